@@ -1,0 +1,240 @@
+"""Claims: a paper's statement, its figure, and a *rule* that decides from measured metrics.
+
+A rule is a small expression over metric keys, evaluated safely (no ``eval``)::
+
+    rollout_error.fput.rohnn.h10 < rollout_error.fput.ae_node.h10
+    max_of("energy_drift.*.rohnn") <= 0.05 and latent_dim.fput < 16
+    speedup.n512 >= 0.5 * speedup_paper
+
+Grammar: numbers; metric keys written as dotted names (``a.b.c``) or, for keys that are not
+Python identifiers, ``m("key-with-dashes")``; ``+ - * / **``; comparisons (chains allowed);
+``and``/``or``/``not``; functions ``abs``, ``min``, ``max``, ``log10`` and glob aggregates
+``max_of``, ``min_of``, ``mean_of``, ``count_of`` over keys matching a pattern (``fnmatch``).
+
+``holds`` is always computed here from the numbers: ``True``/``False``, or ``None`` when the
+rule cannot be decided (a metric is missing or not finite), with the reason in ``note``.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import math
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Claim", "RuleError", "check_rule", "evaluate_rule"]
+
+Number = float | int
+
+
+class RuleError(ValueError):
+    """A rule that does not parse or uses something outside the grammar."""
+
+
+class _Undecidable(Exception):
+    """A metric the rule needs is missing or not finite."""
+
+
+_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
+_SCALAR_FUNCS: dict[str, Callable[..., Any]] = {
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "log10": math.log10,
+}
+_AGGREGATES: dict[str, Callable[[list[float]], float]] = {
+    "max_of": max,
+    "min_of": min,
+    "mean_of": lambda xs: sum(xs) / len(xs),
+    "count_of": lambda xs: float(len(xs)),
+}
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` as a string, or None when the node is not a plain dotted name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+class _Evaluator:
+    def __init__(self, metrics: Mapping[str, Any] | None) -> None:
+        self.metrics = metrics
+        self.used: dict[str, float | None] = {}
+
+    def metric(self, key: str) -> float:
+        if self.metrics is None:  # syntax check only
+            return 1.0
+        if key not in self.metrics:
+            self.used[key] = None
+            raise _Undecidable(f"metric {key!r} is missing")
+        value = self.metrics[key]
+        if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+            self.used[key] = None
+            raise _Undecidable(f"metric {key!r} is not a number ({value!r})")
+        if not math.isfinite(value):
+            self.used[key] = None
+            raise _Undecidable(f"metric {key!r} is not finite ({value!r})")
+        self.used[key] = float(value)
+        return float(value)
+
+    def aggregate(self, name: str, pattern: str) -> float:
+        if self.metrics is None:
+            return 1.0
+        keys = sorted(k for k in self.metrics if fnmatch.fnmatchcase(k, pattern))
+        if not keys:
+            raise _Undecidable(f"no metric matches {pattern!r}")
+        return _AGGREGATES[name]([self.metric(k) for k in keys])
+
+    def eval(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Expression):
+            return self.eval(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            if isinstance(node.value, bool):
+                raise RuleError("booleans are not allowed as constants")
+            return node.value
+        name = _dotted(node) if isinstance(node, ast.Name | ast.Attribute) else None
+        if name is not None:
+            return self.metric(name)
+        if isinstance(node, ast.Compare):
+            left = self.eval(node.left)
+            for op, comparator in zip(node.ops, node.comparators, strict=True):
+                fn = _COMPARE.get(type(op))
+                if fn is None:
+                    raise RuleError(f"comparison {type(op).__name__} is not allowed")
+                right = self.eval(comparator)
+                if not fn(left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.BoolOp):
+            values = [self.eval(v) for v in node.values]  # evaluate all: record every metric
+            return all(values) if isinstance(node.op, ast.And) else any(values)
+        if isinstance(node, ast.UnaryOp):
+            operand = self.eval(node.operand)
+            if isinstance(node.op, ast.Not):
+                return not operand
+            if isinstance(node.op, ast.USub):
+                return -operand
+            if isinstance(node.op, ast.UAdd):
+                return +operand
+            raise RuleError(f"unary operator {type(node.op).__name__} is not allowed")
+        if isinstance(node, ast.BinOp):
+            fn = _BINARY.get(type(node.op))
+            if fn is None:
+                raise RuleError(f"operator {type(node.op).__name__} is not allowed")
+            left, right = self.eval(node.left), self.eval(node.right)
+            try:
+                return fn(left, right)
+            except ZeroDivisionError as exc:
+                raise _Undecidable("division by zero") from exc
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            fname = node.func.id
+            if fname == "m" or fname in _AGGREGATES:
+                if len(node.args) != 1 or not (
+                    isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+                ):
+                    raise RuleError(f"{fname}() takes one string argument")
+                key = node.args[0].value
+                return self.metric(key) if fname == "m" else self.aggregate(fname, key)
+            if fname in _SCALAR_FUNCS:
+                args = [self.eval(a) for a in node.args]
+                try:
+                    return _SCALAR_FUNCS[fname](*args)
+                except (ValueError, TypeError) as exc:
+                    raise _Undecidable(f"{fname}{tuple(args)}: {exc}") from exc
+            raise RuleError(f"function {fname!r} is not allowed")
+        raise RuleError(f"{ast.dump(node)[:60]} is not allowed in a rule")
+
+
+def _parse(rule: str) -> ast.Expression:
+    if not isinstance(rule, str) or not rule.strip():
+        raise RuleError("a rule must be a non-empty string")
+    try:
+        return ast.parse(rule.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise RuleError(f"rule {rule!r} does not parse: {exc.msg}") from exc
+
+
+def check_rule(rule: str) -> None:
+    """Raise :class:`RuleError` if ``rule`` is outside the grammar (no metrics needed)."""
+    _Evaluator(None).eval(_parse(rule))
+
+
+def evaluate_rule(
+    rule: str, metrics: Mapping[str, Any]
+) -> tuple[bool | None, dict[str, float | None], str]:
+    """Evaluate ``rule`` on ``metrics``.
+
+    Returns:
+        ``(holds, measured, note)``: ``holds`` is ``None`` when undecidable; ``measured`` maps
+        every metric key the rule read to its value; ``note`` explains an undecidable rule.
+    """
+    tree = _parse(rule)
+    ev = _Evaluator(metrics)
+    try:
+        holds = bool(ev.eval(tree))
+        note = ""
+    except _Undecidable as exc:
+        holds, note = None, str(exc)
+    return holds, ev.used, note
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim of the paper, checked against our measurements.
+
+    Attributes:
+        id: short stable identifier (``"long_horizon_accuracy"``).
+        statement: the paper's claim in words.
+        paper_value: the paper's figure or qualitative result, as text.
+        rule: an expression over metric keys (see the module docstring) deciding whether the
+            claim holds in our run.
+    """
+
+    id: str
+    statement: str
+    paper_value: str
+    rule: str
+
+    def __post_init__(self) -> None:
+        if not self.id or not self.id.replace("_", "").replace("-", "").isalnum():
+            raise ValueError(f"claim id must be a short identifier, got {self.id!r}")
+        check_rule(self.rule)
+
+    def evaluate(self, metrics: Mapping[str, Any]) -> dict[str, Any]:
+        """The claim as a results.json entry, with ``holds`` computed from ``metrics``."""
+        holds, measured, note = evaluate_rule(self.rule, metrics)
+        entry: dict[str, Any] = {
+            "id": self.id,
+            "statement": self.statement,
+            "paper_value": self.paper_value,
+            "measured": measured,
+            "rule": self.rule,
+            "holds": holds,
+        }
+        if note:
+            entry["note"] = note
+        return entry

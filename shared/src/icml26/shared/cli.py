@@ -1,0 +1,258 @@
+"""The umbrella ``icml26`` command.
+
+::
+
+    icml26 list
+    icml26 show <slug> [--profile P] [--bench]
+    icml26 run <slug> [--profile smoke|quick|full] [--out DIR] [--set field=value ...]
+    icml26 bench <slug> [same options]
+    icml26 reproduce [slugs ...] [--profile quick] [--out DIR]
+    icml26 report DIR
+
+Exit codes: 0 success, 1 a job or report failed, 2 bad usage (unknown paper, bad override).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from icml26.shared.configs import OverrideError, config_fields
+from icml26.shared.progress import log
+from icml26.shared.registry import InstalledPaper, UnknownPaperError, find, installed
+from icml26.shared.report import write_report
+from icml26.shared.results import ResultsError
+from icml26.shared.rundir import ConfigMismatchError
+from icml26.shared.runner import ProfileError, run_job
+
+__all__ = ["main"]
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed without a traceback, exit code 2."""
+
+
+def _load(slug: str) -> tuple[InstalledPaper, object]:
+    try:
+        entry = find(slug)
+    except UnknownPaperError as exc:
+        raise UsageError(str(exc)) from exc
+    return entry, entry.load()
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    papers = installed()
+    if not papers:
+        print("no icml26 papers installed (install e.g. icml26-ro-hnn)")
+        return 0
+    width = max(len(s) for s in papers)
+    for slug, entry in papers.items():
+        try:
+            paper = entry.load()
+            line = f"{paper.framework or '-':6}  {paper.summary or paper.title}"
+        except Exception as exc:  # a broken package must not hide the others
+            line = f"(fails to load: {type(exc).__name__}: {exc})"
+        print(f"{slug:{width}}  {entry.version:10}  {line}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    entry, paper = _load(args.slug)
+    kind = "bench" if args.bench else "run"
+    try:
+        profiles = paper.profiles_for(kind)  # type: ignore[attr-defined]
+    except LookupError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.profile not in profiles:
+        raise UsageError(
+            f"{args.slug} has no profile {args.profile!r}; profiles: {', '.join(profiles)}"
+        )
+    print(f"{paper.slug} {entry.version}: {paper.title}")  # type: ignore[attr-defined]
+    print(f"\n{kind} config, profile {args.profile} (override with --set field=value):")
+    for name, tp, value in config_fields(profiles[args.profile]):
+        print(f"  {name} ({tp}) = {value!r}")
+    claims = paper.claims_for(kind)  # type: ignore[attr-defined]
+    if claims:
+        print("\nclaims:")
+        for c in claims:
+            print(f"  [{c.id}] {c.statement}\n      paper: {c.paper_value}\n      rule:  {c.rule}")
+    return 0
+
+
+def cmd_job(args: argparse.Namespace) -> int:
+    entry, paper = _load(args.slug)
+    try:
+        run_dir = run_job(
+            paper,  # type: ignore[arg-type]
+            entry.version,
+            kind=args.command,
+            profile=args.profile,
+            overrides=args.set,
+            out=args.out,
+            runs_root=args.runs_root,
+        )
+    except (OverrideError, ProfileError, ConfigMismatchError, LookupError) as exc:
+        raise UsageError(str(exc)) from exc
+    print(run_dir.results_path)
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    papers = installed()
+    slugs = args.slugs or list(papers)
+    unknown = [s for s in slugs if s not in papers]
+    if unknown:
+        raise UsageError(
+            f"unknown papers: {', '.join(unknown)}; installed: {', '.join(papers) or 'none'}"
+        )
+    if not slugs:
+        raise UsageError("no icml26 papers installed")
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    root = (
+        Path(args.out) if args.out else Path(args.runs_root) / f"reproduce-{stamp}-{args.profile}"
+    )
+    root.mkdir(parents=True, exist_ok=True)
+    failed = []
+    for slug in slugs:
+        folder = root / slug
+        folder.mkdir(exist_ok=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "icml26.shared.cli",
+            "run",
+            slug,
+            "--profile",
+            args.profile,
+            "--out",
+            str(folder),
+        ]
+        log(f"reproduce: {slug} ({args.profile})")
+        # A child process per paper: a crash, a leak or a framework's global state stays there.
+        with open(folder / "log.txt", "w", encoding="utf-8") as log_file:
+            code = subprocess.run(
+                cmd, stdout=log_file, stderr=subprocess.STDOUT, check=False
+            ).returncode
+        if code != 0:
+            failed.append(slug)
+            log(f"reproduce: {slug} FAILED (exit {code}); see {folder / 'log.txt'}")
+            if not (folder / "error.txt").exists():
+                tail = (
+                    (folder / "log.txt")
+                    .read_text(encoding="utf-8", errors="replace")
+                    .splitlines()[-20:]
+                )
+                (folder / "error.txt").write_text("\n".join(tail) + "\n", encoding="utf-8")
+    md, page, _ = write_report(root)
+    print(md)
+    print(page)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    try:
+        md, page, entries = write_report(args.dir)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from exc
+    print(md)
+    print(page)
+    bad = [e for e in entries if not e.ok]
+    for e in bad:
+        print(f"{e.folder}: {e.error.splitlines()[-1] if e.error else 'failed'}", file=sys.stderr)
+    if not entries:
+        print(f"no run folders under {args.dir}", file=sys.stderr)
+        return 1
+    return 1 if bad else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="icml26", description="Run, benchmark and report the icml26 paper packages."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("list", help="installed papers, one line each").set_defaults(func=cmd_list)
+
+    show = sub.add_parser("show", help="a paper's config fields and claims")
+    show.add_argument("slug")
+    show.add_argument("--profile", default="quick")
+    show.add_argument("--bench", action="store_true", help="show the bench config instead")
+    show.set_defaults(func=cmd_show)
+
+    for kind, text in (("run", "run a paper's main job"), ("bench", "run a paper's benchmarks")):
+        job = sub.add_parser(kind, help=text)
+        job.add_argument("slug")
+        job.add_argument("--profile", default="quick", help="smoke, quick or full (default: quick)")
+        job.add_argument(
+            "--out", type=Path, help="the run folder (default: a new folder under runs/<slug>/)"
+        )
+        job.add_argument(
+            "--set",
+            action="append",
+            default=[],
+            metavar="FIELD=VALUE",
+            help="override a config field (repeatable; dotted for nested fields)",
+        )
+        job.add_argument(
+            "--runs-root",
+            type=Path,
+            default=Path(os.environ.get("ICML26_RUNS", "runs")),
+            help=argparse.SUPPRESS,
+        )
+        job.set_defaults(func=cmd_job)
+
+    rep = sub.add_parser(
+        "reproduce", help="run papers (all by default) and write report.md / report.html"
+    )
+    rep.add_argument("slugs", nargs="*")
+    rep.add_argument("--profile", default="quick")
+    rep.add_argument("--out", type=Path, help="folder for the runs and the report")
+    rep.add_argument(
+        "--runs-root",
+        type=Path,
+        default=Path(os.environ.get("ICML26_RUNS", "runs")),
+        help=argparse.SUPPRESS,
+    )
+    rep.set_defaults(func=cmd_reproduce)
+
+    report = sub.add_parser("report", help="rebuild report.md / report.html from run folders")
+    report.add_argument("dir", type=Path)
+    report.set_defaults(func=cmd_report)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        print(f"icml26: error: {exc}", file=sys.stderr)
+        return 2
+    except ResultsError as exc:
+        print(f"icml26: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("icml26: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        import traceback
+
+        traceback.print_exc()
+        print(
+            f"icml26: error: {getattr(args, 'slug', '')} {args.command} failed: {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""The plugin contract between a paper package and the umbrella ``icml26`` CLI.
+
+A package registers one :class:`Paper` under the entry-point group ``icml26.papers``::
+
+    [project.entry-points."icml26.papers"]
+    ro-hnn = "icml26.ro_hnn.paper:PAPER"
+
+The module holding ``PAPER`` must import quickly (no torch or jax at module level): the CLI
+loads every paper for ``icml26 list``. ``run`` and ``bench`` may be given as
+``"module:function"`` strings so the framework is imported only when a run starts.
+
+``run(config, run_dir)`` trains/evaluates and returns a mapping of metrics (nested mappings
+are flattened to dotted keys); the runner evaluates ``claims`` on them and writes
+``results.json``. ``bench(config, run_dir)`` does the same for performance claims.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from icml26.shared.claims import Claim
+
+__all__ = ["PROFILES", "Paper"]
+
+PROFILES = ("smoke", "quick", "full")
+_SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+JobFn = Callable[[Any, Any], Mapping[str, Any]]
+
+
+def _resolve(target: JobFn | str) -> JobFn:
+    if callable(target):
+        return target
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"job {target!r} must be a callable or 'module:function'")
+    fn = getattr(importlib.import_module(module_name), attr)
+    if not callable(fn):
+        raise TypeError(f"{target} is not callable")
+    return fn
+
+
+def _check_profiles(slug: str, what: str, profiles: Mapping[str, Any]) -> None:
+    missing = [p for p in PROFILES if p not in profiles]
+    if missing:
+        raise ValueError(f"{slug}: {what} lack the profiles {', '.join(missing)}")
+    types = {type(c) for c in profiles.values()}
+    if len(types) != 1:
+        raise ValueError(f"{slug}: all {what} must be instances of one config class")
+    for name, cfg in profiles.items():
+        if not dataclasses.is_dataclass(cfg) or isinstance(cfg, type):
+            raise TypeError(f"{slug}: {what}[{name!r}] must be a dataclass instance")
+        params = getattr(type(cfg), "__dataclass_params__", None)
+        if params is None or not params.frozen:
+            raise TypeError(f"{slug}: config class {type(cfg).__name__} must be a frozen dataclass")
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A paper package as the CLI sees it.
+
+    Attributes:
+        slug: the package slug (``ro-hnn``), also the CLI name.
+        title: the paper's title.
+        profiles: ``smoke``/``quick``/``full`` (and optionally more) config instances of one
+            frozen dataclass for ``run``.
+        run: ``run(config, run_dir) -> metrics`` or ``"module:function"``.
+        claims: the paper's claims checked on ``run``'s metrics.
+        bench: like ``run``, for the performance claims (optional).
+        bench_profiles: configs for ``bench`` (default: ``profiles``).
+        bench_claims: claims checked on ``bench``'s metrics.
+        framework: ``"jax"``, ``"torch"`` or ``"numpy"`` (informational).
+        summary: one line for ``icml26 list``.
+    """
+
+    slug: str
+    title: str
+    profiles: Mapping[str, Any]
+    run: JobFn | str
+    claims: Sequence[Claim] = ()
+    bench: JobFn | str | None = None
+    bench_profiles: Mapping[str, Any] | None = None
+    bench_claims: Sequence[Claim] = ()
+    framework: str = ""
+    summary: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not _SLUG.match(self.slug):
+            raise ValueError(f"slug {self.slug!r} must be lower-case words joined by '-'")
+        _check_profiles(self.slug, "profiles", self.profiles)
+        if self.bench is not None:
+            _check_profiles(self.slug, "bench profiles", self.bench_profiles or self.profiles)
+        for claims in (self.claims, self.bench_claims):
+            ids = [c.id for c in claims]
+            if len(ids) != len(set(ids)):
+                raise ValueError(f"{self.slug}: claim ids must be unique, got {ids}")
+
+    @property
+    def module(self) -> str:
+        """The import name of the package: ``icml26.<slug with underscores>``."""
+        return "icml26." + self.slug.replace("-", "_")
+
+    def profiles_for(self, kind: str) -> Mapping[str, Any]:
+        """The configs of ``kind`` (``"run"`` or ``"bench"``), without importing the job."""
+        if kind == "run":
+            return self.profiles
+        if kind == "bench":
+            if self.bench is None:
+                raise LookupError(f"{self.slug} has no bench")
+            return self.bench_profiles or self.profiles
+        raise ValueError(f"kind must be 'run' or 'bench', got {kind!r}")
+
+    def claims_for(self, kind: str) -> Sequence[Claim]:
+        return self.bench_claims if kind == "bench" else self.claims
+
+    def job(self, kind: str) -> JobFn:
+        """The ``run`` or ``bench`` function (importing its module if given as a string)."""
+        self.profiles_for(kind)  # validates kind
+        target = self.bench if kind == "bench" else self.run
+        assert target is not None
+        return _resolve(target)
