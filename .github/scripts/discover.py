@@ -36,9 +36,11 @@ def changed_files(base: str) -> list[str] | None:
 
 def select(files: list[str] | None, members: dict[str, str]) -> list[str]:
     """Slugs to test given changed ``files`` and ``members`` (slug -> folder relative to ROOT)."""
-    if files is None or any(
-        f == g or f.startswith(g) for f in files for g in GLOBAL if g.endswith("/") or f == g
-    ):
+
+    def is_global(path: str) -> bool:
+        return any(path.startswith(g) if g.endswith("/") else path == g for g in GLOBAL)
+
+    if files is None or any(is_global(f) for f in files):
         return sorted(members)
     return sorted(
         slug for slug, folder in members.items() if any(f.startswith(folder + "/") for f in files)
