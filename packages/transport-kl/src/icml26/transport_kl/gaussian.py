@@ -152,9 +152,12 @@ def _kwkl1(m1: Array, s1: Array, m2: Array, s2: Array, lam: Array) -> Array:
     dd = w.T @ d
     lam_v = jnp.broadcast_to(lam, v1.shape)
     val_comm = 0.5 * jnp.sum(_kw_ratio(v1, v2, lam_v) * ((jnp.sqrt(v2) - jnp.sqrt(v1)) ** 2 + dd**2))
-    # lam = 0: whiten by S1 (affine invariance of the Kalman-Wasserstein flow)
-    l_inv, ker1 = psd_inv_sqrt(s1)
-    s2w = symmetrize(l_inv @ s2 @ l_inv)
+    # lam = 0: whiten by S1 (affine invariance of the Kalman-Wasserstein flow). The branch not
+    # taken gets harmless inputs so that it cannot inject NaN into gradients.
+    eye = jnp.eye(s1.shape[-1], dtype=s1.dtype)
+    zero_branch = lam == 0
+    l_inv, ker1 = psd_inv_sqrt(jnp.where(zero_branch, s1, eye))
+    s2w = symmetrize(l_inv @ jnp.where(zero_branch, s2, eye) @ l_inv)
     v2w, uw = jnp.linalg.eigh(s2w)
     v2w = jnp.maximum(v2w, 0.0)
     ddw = uw.T @ (l_inv @ d)
