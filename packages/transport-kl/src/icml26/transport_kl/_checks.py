@@ -18,7 +18,9 @@ def is_concrete(*xs: Any) -> bool:
 
 def _check_cov(name: str, cov: np.ndarray, d: int, rtol: float) -> None:
     if cov.shape[-2:] != (d, d):
-        raise ValueError(f"{name} must have shape (..., {d}, {d}) to match the mean, got {cov.shape}")
+        raise ValueError(
+            f"{name} must have shape (..., {d}, {d}) to match the mean, got {cov.shape}"
+        )
     if not np.all(np.isfinite(cov)):
         raise ValueError(f"{name} contains NaN or inf")
     scale = np.maximum(np.max(np.abs(cov), axis=(-1, -2)), np.finfo(float).tiny)

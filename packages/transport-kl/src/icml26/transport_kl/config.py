@@ -73,7 +73,9 @@ class TransportKLConfig:
         if not 0 < self.gamma <= 1:
             raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
         if not self.student_t_dof > 4:
-            raise ValueError(f"student_t_dof must be > 4 (finite fourth moments), got {self.student_t_dof}")
+            raise ValueError(
+                f"student_t_dof must be > 4 (finite fourth moments), got {self.student_t_dof}"
+            )
         for name in ("eps_grid", "rho_grid"):
             grid = getattr(self, name)
             if len(grid) < 2:

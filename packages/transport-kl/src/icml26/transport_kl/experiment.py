@@ -76,9 +76,7 @@ def _divergence_stage(cfg: TransportKLConfig, run_dir: RunDir) -> tuple[dict[str
         res = flow.flow_divergence(
             m1, s1, m2, s2, geometry="kalman_wasserstein", lam=0.0, steps=cfg.flow_steps
         )
-        record(
-            "kwkl", "gaussian", float(gaussian.kwkl(m1, s1, m2, s2, 0.0)), res.value, "lam=0"
-        )
+        record("kwkl", "gaussian", float(gaussian.kwkl(m1, s1, m2, s2, 0.0)), res.value, "lam=0")
         res = flow.flow_divergence(
             m1, c1, m2, c2, geometry="kalman_wasserstein", lam=cfg.lam, steps=cfg.flow_steps
         )

@@ -85,7 +85,9 @@ def moment_flow(
         metric = g @ c @ g + jnp.trace(a @ c @ a @ s)
         return dm, symmetrize(ds), t * metric
 
-    def step(state: tuple[Array, Array, Array], k: Array) -> tuple[tuple[Array, Array, Array], None]:
+    def step(
+        state: tuple[Array, Array, Array], k: Array
+    ) -> tuple[tuple[Array, Array, Array], None]:
         t = k * h
 
         def add(x: tuple[Array, ...], y: tuple[Array, ...], c: float) -> tuple[Array, ...]:
@@ -159,7 +161,9 @@ def flow_divergence(
         ValueError: bad inputs, or the shooting does not reach ``N2`` (residual > 1e-7).
     """
     if geometry not in ("wasserstein", "kalman_wasserstein"):
-        raise ValueError(f"geometry must be 'wasserstein' or 'kalman_wasserstein', got {geometry!r}")
+        raise ValueError(
+            f"geometry must be 'wasserstein' or 'kalman_wasserstein', got {geometry!r}"
+        )
     check_gaussian_pair(mean1, cov1, mean2, cov2)
     check_nonnegative("lam", lam)
     m1, s1, m2, s2 = (jnp.asarray(x, jnp.float64) for x in (mean1, cov1, mean2, cov2))
@@ -265,7 +269,6 @@ def w2_by_coupling_search(
     """
     check_gaussian_pair(mean1, cov1, mean2, cov2)
     m1, s1, m2, s2 = (jnp.asarray(x, jnp.float64) for x in (mean1, cov1, mean2, cov2))
-    d = m1.shape[-1]
     best = _coupling_search(psd_sqrt(s1), psd_sqrt(s2), jax.random.key(seed), iters=iters)
     dm = m2 - m1
     return float(dm @ dm + jnp.trace(s1) + jnp.trace(s2) - 2.0 * best)

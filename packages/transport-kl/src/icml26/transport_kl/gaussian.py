@@ -151,7 +151,9 @@ def _kwkl1(m1: Array, s1: Array, m2: Array, s2: Array, lam: Array) -> Array:
     v2 = jnp.maximum(jnp.diagonal(w.T @ s2 @ w), 0.0)
     dd = w.T @ d
     lam_v = jnp.broadcast_to(lam, v1.shape)
-    val_comm = 0.5 * jnp.sum(_kw_ratio(v1, v2, lam_v) * ((jnp.sqrt(v2) - jnp.sqrt(v1)) ** 2 + dd**2))
+    val_comm = 0.5 * jnp.sum(
+        _kw_ratio(v1, v2, lam_v) * ((jnp.sqrt(v2) - jnp.sqrt(v1)) ** 2 + dd**2)
+    )
     # lam = 0: whiten by S1 (affine invariance of the Kalman-Wasserstein flow). The branch not
     # taken gets harmless inputs so that it cannot inject NaN into gradients.
     eye = jnp.eye(s1.shape[-1], dtype=s1.dtype)

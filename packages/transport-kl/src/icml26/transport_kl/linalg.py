@@ -20,7 +20,12 @@ def symmetrize(a: Array) -> Array:
 
 def _rank_tol(w: Array, d: int) -> Array:
     """Eigenvalues below this count as zero (relative to the largest, as ``numpy.linalg.pinv``)."""
-    return jnp.maximum(jnp.max(jnp.abs(w), axis=-1, keepdims=True), 1e-300) * d * 1e3 * jnp.finfo(w.dtype).eps
+    return (
+        jnp.maximum(jnp.max(jnp.abs(w), axis=-1, keepdims=True), 1e-300)
+        * d
+        * 1e3
+        * jnp.finfo(w.dtype).eps
+    )
 
 
 def psd_eigh(a: Array) -> tuple[Array, Array, Array]:
