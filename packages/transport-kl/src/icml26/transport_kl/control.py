@@ -114,7 +114,7 @@ def riccati_residual(a: Any, b: Any, q: Any, r: Any, gamma: float, p: Any) -> fl
     a, b, q, r, p = (np.asarray(x, float) for x in (a, b, q, r, p))
     gain = np.linalg.solve(r + gamma * b.T @ p @ b, gamma * b.T @ p @ a)
     rhs = q + gamma * a.T @ p @ a - gamma * a.T @ p @ b @ gain
-    return float(np.linalg.norm(p - rhs) / max(np.linalg.norm(p), 1e-300))
+    return float(np.linalg.norm(p - rhs)) / max(float(np.linalg.norm(p)), 1e-300)
 
 
 @partial(jax.jit, static_argnames=("max_iter",))
@@ -122,11 +122,13 @@ def _sda(a: Array, g: Array, h: Array, *, max_iter: int) -> tuple[Array, Array, 
     """Structured doubling for ``P = Q + A^T P (I + G P)^{-1} A`` (quadratic convergence)."""
     eye = jnp.eye(a.shape[0], dtype=a.dtype)
 
-    def cond(state: tuple[Array, ...]) -> Array:
+    State = tuple[Array, Array, Array, Array, Array]
+
+    def cond(state: State) -> Array:
         _, _, _, k, delta = state
         return (k < max_iter) & (delta > 1e-14)
 
-    def body(state: tuple[Array, ...]) -> tuple[Array, ...]:
+    def body(state: State) -> State:
         a_k, g_k, h_k, k, _ = state
         w = eye + g_k @ h_k
         wa = jnp.linalg.solve(w, a_k)
@@ -138,7 +140,7 @@ def _sda(a: Array, g: Array, h: Array, *, max_iter: int) -> tuple[Array, Array, 
         delta = jnp.linalg.norm(h_n - h_k) / jnp.maximum(jnp.linalg.norm(h_n), 1e-300)
         return a_n, 0.5 * (g_n + g_n.T), h_n, k + 1, delta
 
-    init = (a, g, h, jnp.asarray(0), jnp.asarray(jnp.inf, a.dtype))
+    init: State = (a, g, h, jnp.asarray(0), jnp.asarray(jnp.inf, a.dtype))
     _, _, p, k, delta = jax.lax.while_loop(cond, body, init)
     return p, k, delta
 

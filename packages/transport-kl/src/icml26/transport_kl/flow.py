@@ -90,8 +90,10 @@ def moment_flow(
     ) -> tuple[tuple[Array, Array, Array], None]:
         t = k * h
 
-        def add(x: tuple[Array, ...], y: tuple[Array, ...], c: float) -> tuple[Array, ...]:
-            return tuple(xi + c * yi for xi, yi in zip(x, y, strict=True))
+        def add(
+            x: tuple[Array, Array, Array], y: tuple[Array, Array, Array], c: float
+        ) -> tuple[Array, Array, Array]:
+            return (x[0] + c * y[0], x[1] + c * y[1], x[2] + c * y[2])
 
         k1 = rhs(t, state)
         k2 = rhs(t + h / 2, add(state, k1, h / 2))
