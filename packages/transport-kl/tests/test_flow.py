@@ -50,3 +50,22 @@ def test_coupling_search_matches_bures(pair) -> None:
 def test_flow_rejects_bad_geometry(pair) -> None:
     with pytest.raises(ValueError, match="geometry must be"):
         flow.flow_divergence(*pair, geometry="fisher")  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_random_3d_pairs_all_geometries(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+
+    def spd() -> np.ndarray:
+        x = rng.normal(size=(3, 3))
+        return x @ x.T / 3 + 0.3 * np.eye(3)
+
+    m1, m2, s1, s2 = rng.normal(size=3), rng.normal(size=3), spd(), spd()
+    res = flow.flow_divergence(m1, s1, m2, s2, geometry="wasserstein", steps=256)
+    assert res.value == pytest.approx(float(gaussian.wkl(m1, s1, m2, s2)), rel=1e-8)
+    res = flow.flow_divergence(m1, s1, m2, s2, geometry="kalman_wasserstein", steps=256)
+    assert res.value == pytest.approx(float(gaussian.kwkl(m1, s1, m2, s2, 0.0)), rel=1e-7)
+    assert flow.fisher_rao_divergence(m2, s2, m1, s1) == pytest.approx(
+        float(gaussian.kl(m1, s1, m2, s2)), rel=1e-10
+    )
