@@ -15,8 +15,9 @@ class RunConfig:
 
     Simulated tasks ``sim_<noise>`` (``pl``: Plackett-Luce, ``bt``: Bradley-Terry) rerank
     ``sim_n`` candidates per query; each method gets its own oracle with its own window.
-    ``llm_queries = 0`` skips the LLM task. ``llm_endpoint`` (an OpenAI-compatible base URL)
-    replaces the local model; ``data`` (a JSONL file, see ``icml26.blitzrank.data.io``)
+    ``llm_queries = 0`` skips the LLM task. ``llm_mode`` is ``first_token`` (one forward pass
+    per call, local models only) or ``generate``. ``llm_endpoint`` (an OpenAI-compatible base
+    URL, always ``generate``) replaces the local model; ``data`` (a JSONL file, see ``icml26.blitzrank.data.io``)
     replaces the factbook questions.
     """
 
@@ -46,6 +47,7 @@ class RunConfig:
     llm_window: int = 6
     llm_stride: int = 3
     llm_methods: tuple[str, ...] = ("blitzrank", "sliding_window", "setwise")
+    llm_mode: str = "first_token"
     llm_model: str = "smollm2-135m-instruct"
     llm_endpoint: str = ""
     llm_endpoint_model: str = ""
@@ -82,6 +84,8 @@ class RunConfig:
         unknown = set(self.llm_methods) - {"blitzrank", "sliding_window", "setwise", "pairwise", "tourrank"}
         if unknown:
             raise ValueError(f"unknown llm_methods {sorted(unknown)}")
+        if self.llm_mode not in ("generate", "first_token"):
+            raise ValueError(f"llm_mode must be 'generate' or 'first_token', got {self.llm_mode!r}")
         if self.llm_endpoint and not self.llm_endpoint.startswith(("http://", "https://")):
             raise ValueError(f"llm_endpoint must be an http(s) URL, got {self.llm_endpoint!r}")
 

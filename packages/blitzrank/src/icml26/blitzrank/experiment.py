@@ -226,9 +226,10 @@ def _llm_task(cfg: RunConfig) -> tuple[str, dict[str, dict[str, float]], dict[st
         model=cfg.llm_model, endpoint=cfg.llm_endpoint, endpoint_model=cfg.llm_endpoint_model
     )
     methods = [f"blitzrank_k{cfg.llm_k}" if x == "blitzrank" else x for x in cfg.llm_methods]
+    mode = "generate" if cfg.llm_endpoint else cfg.llm_mode
 
     def factory(q: RerankQuery, meth: str, qi: int) -> OracleFactory:
-        return lambda k: LLMOracle(backend, q.query, q.passages, k)
+        return lambda k: LLMOracle(backend, q.query, q.passages, k, mode=mode)
 
     t0 = time.perf_counter()
     res = _evaluate(
@@ -241,7 +242,12 @@ def _llm_task(cfg: RunConfig) -> tuple[str, dict[str, dict[str, float]], dict[st
         stride=cfg.llm_stride,
         setwise_window=cfg.llm_k,
     )
-    info = {"llm_seconds": time.perf_counter() - t0, "llm_backend": type(backend).__name__}
+    info = {
+        "llm_seconds": time.perf_counter() - t0,
+        "llm_backend": type(backend).__name__,
+        "llm_mode": mode,
+        "llm_model": cfg.llm_endpoint_model if cfg.llm_endpoint else cfg.llm_model,
+    }
     return task, res, info
 
 

@@ -20,7 +20,13 @@ PROFILES = {
         cyclic_ks=(5,),
         llm_queries=0,
     ),
-    "quick": RunConfig(sim_queries=20, perfect_seeds=20, cyclic_queries=10, llm_queries=3),
+    "quick": RunConfig(
+        sim_queries=20,
+        perfect_seeds=20,
+        cyclic_queries=10,
+        llm_queries=3,
+        llm_methods=("blitzrank", "sliding_window"),
+    ),
     "full": RunConfig(
         sim_queries=100, perfect_seeds=50, cyclic_queries=30, llm_queries=20, llm_n=20, llm_k=5,
         llm_methods=("blitzrank", "sliding_window", "setwise", "pairwise", "tourrank"),

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from icml26.blitzrank.oracles.base import BaseOracle, OracleError
-from icml26.blitzrank.oracles.prompts import listwise_messages, parse_ranking
+from icml26.blitzrank.oracles.prompts import LETTERS, listwise_messages, parse_ranking
 
 __all__ = ["ChatBackend", "LLMOracle"]
 
@@ -34,6 +34,11 @@ class LLMOracle(BaseOracle):
         passages: candidate passages (ids ``0..n-1``).
         k: the prompt window (most passages per call).
         tokens_per_id: output budget per identifier (``max_tokens = 8 + tokens_per_id * q``).
+        mode: ``"generate"`` (the model writes ``[2] > [1] > ...``, parsed robustly) or
+            ``"first_token"`` (one forward pass: passages labelled ``[A]``, ``[B]``, ...,
+            ordered by the logit of each label as the first token of the answer, as in
+            FIRST, Reddy et al. 2024; needs a back end with ``first_token_logits``, and
+            counts one output token per call).
     """
 
     blocking = True
@@ -45,7 +50,8 @@ class LLMOracle(BaseOracle):
         passages: Sequence[str],
         k: int,
         *,
-        tokens_per_id: int = 6,
+        tokens_per_id: int = 5,
+        mode: str = "generate",
     ) -> None:
         if not passages or any(not isinstance(p, str) for p in passages):
             raise ValueError("passages must be a non-empty list of strings")
@@ -56,8 +62,28 @@ class LLMOracle(BaseOracle):
         self.query = query
         self.passages = list(passages)
         self.tokens_per_id = tokens_per_id
+        if mode not in ("generate", "first_token"):
+            raise ValueError(f"mode must be 'generate' or 'first_token', got {mode!r}")
+        if mode == "first_token":
+            if not hasattr(backend, "first_token_logits"):
+                raise TypeError("mode='first_token' needs a back end with first_token_logits (a local model)")
+            if k > len(LETTERS):
+                raise ValueError(f"mode='first_token' labels passages A..Z: k must be <= 26, got {k}")
+        self.mode = mode
 
     def _answer(self, items: tuple[int, ...], top: int | None) -> tuple[list[int], dict[str, Any]]:
+        if self.mode == "first_token":
+            messages = listwise_messages(
+                self.query, [self.passages[i] for i in items], top, letters=True
+            )
+            try:
+                logits, prompt_tokens = self.backend.first_token_logits(  # type: ignore[attr-defined]
+                    messages, [LETTERS[j] for j in range(len(items))], prefix="["
+                )
+            except Exception as exc:
+                raise OracleError(f"the LLM back end failed: {type(exc).__name__}: {exc}") from exc
+            order = sorted(range(len(items)), key=lambda j: (-float(logits[j]), j))
+            return [items[j] for j in order], {"input_tokens": prompt_tokens, "output_tokens": 1}
         q = len(items) if top is None else top
         messages = listwise_messages(self.query, [self.passages[i] for i in items], top)
         try:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["ParsedRanking", "listwise_messages", "parse_ranking"]
+__all__ = ["LETTERS", "ParsedRanking", "label", "listwise_messages", "parse_ranking"]
 
 _ID = re.compile(r"\[\s*(\d+)\s*\]|\b(\d+)\b")
 
@@ -25,24 +25,41 @@ SYSTEM = (
 )
 
 
-def listwise_messages(query: str, passages: Sequence[str], top: int | None = None) -> list[dict[str, str]]:
-    """Chat messages asking to order ``passages`` (or pick the best ``top``) for ``query``."""
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def label(i: int, letters: bool = False) -> str:
+    """The identifier of the ``i``-th presented passage (0-based): ``1, 2, ...`` or ``A, B, ...``."""
+    return LETTERS[i] if letters else str(i + 1)
+
+
+def listwise_messages(
+    query: str, passages: Sequence[str], top: int | None = None, *, letters: bool = False
+) -> list[dict[str, str]]:
+    """Chat messages asking to order ``passages`` (or pick the best ``top``) for ``query``.
+
+    ``letters=True`` labels passages ``[A]``, ``[B]``, ... (one token each in common BPE
+    vocabularies: what single-token "first-token" scoring needs; at most 26 passages).
+    """
     k = len(passages)
     if k < 2:
         raise ValueError("a listwise prompt needs at least 2 passages")
-    lines = [f"[{i + 1}] {p.strip()}" for i, p in enumerate(passages)]
+    if letters and k > len(LETTERS):
+        raise ValueError(f"letter labels allow at most {len(LETTERS)} passages, got {k}")
+    lines = [f"[{label(i, letters)}] {p.strip()}" for i, p in enumerate(passages)]
+    ex = " > ".join(f"[{label(i, letters)}]" for i in (1, 0, 2)[: min(3, k)])
     if top is None or top >= k:
         ask = (
             f"Rank the {k} passages above by relevance to the query. Answer only with the "
-            f"identifiers in descending order of relevance, like [2] > [1] > [3]. "
+            f"identifiers in descending order of relevance, like {ex}. "
             f"List all {k} identifiers once."
         )
     elif top == 1:
-        ask = "Which passage above is the most relevant to the query? Answer only with its identifier, like [2]."
+        ask = f"Which passage above is the most relevant to the query? Answer only with its identifier, like [{label(1, letters)}]."
     else:
         ask = (
             f"Select the {top} passages above most relevant to the query. Answer only with "
-            f"their identifiers in descending order of relevance, like [2] > [1]."
+            f"their identifiers in descending order of relevance, like {ex}."
         )
     user = f"Query: {query.strip()}\n\n" + "\n".join(lines) + f"\n\nQuery: {query.strip()}\n{ask}"
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
