@@ -139,15 +139,16 @@ def reach_schedule(
     idx = idx[np.lexsort((rank[idx], st.below[idx], st.above[idx]))]
     multi = [int(i) for i in idx if st.class_size[i] > 1]
     single = [int(i) for i in idx if st.class_size[i] == 1]
+    comp = graph.comparable()
     selected: list[int] = []
     taken: set[int] = set()
     for i in multi + single:
-        if st.labels[i] not in taken:
+        # one item per tier, and never one already comparable with every chosen item
+        if st.labels[i] not in taken and not (selected and comp[i, selected].all()):
             selected.append(i)
             taken.add(int(st.labels[i]))
         if len(selected) == k:
             break
-    comp = graph.comparable()
     if len(selected) < k:  # pad with tiers undetermined against the chosen ones
         rest = np.flatnonzero(~excluded)
         rest = rest[np.lexsort((rank[rest], st.below[rest], st.above[rest]))]
