@@ -18,7 +18,8 @@ def test_sliding_window_one_pass_brings_top_window_minus_stride() -> None:
     scores, truth = _case()
     out = sliding_window(PerfectOracle(scores, 20), window=20, stride=10)
     assert out.ranking[:10] == truth[:10]
-    assert out.calls == 9 and sorted(out.ranking) == list(range(100))
+    assert out.calls == 9
+    assert sorted(out.ranking) == list(range(100))
 
 
 @pytest.mark.parametrize("window", [3, 4, 6])
@@ -49,7 +50,9 @@ def test_tourrank_perfect_oracle_ranks_the_best_first() -> None:
 
 def test_default_stages_decrease_and_pass_through_m() -> None:
     s = default_stages(100, 10)
-    assert s == sorted(s, reverse=True) and 10 in s and s[-1] == 1
+    assert s == sorted(s, reverse=True)
+    assert 10 in s
+    assert s[-1] == 1
 
 
 @pytest.mark.parametrize("stride", [0, 20, -1])

@@ -38,7 +38,9 @@ edge_lists = st.integers(2, 9).flatmap(
 
 @given(edge_lists)
 @settings(max_examples=60, deadline=None)
-def test_incremental_closure_and_sccs_match_networkx(case: tuple[int, list[tuple[int, int]]]) -> None:
+def test_incremental_closure_and_sccs_match_networkx(
+    case: tuple[int, list[tuple[int, int]]],
+) -> None:
     n, edges = case
     g = TournamentGraph(n)
     for a, b in edges:
@@ -78,7 +80,8 @@ def test_ordering_records_every_induced_pair_but_closure_needs_only_the_chain() 
     g.add_ordering([3, 1, 4, 0])
     assert g.wins.sum() == 6  # 4 choose 2
     for a, b in itertools.combinations([3, 1, 4, 0], 2):
-        assert g.wins[a, b] == 1 and g.reach[a, b]
+        assert g.wins[a, b] == 1
+        assert g.reach[a, b]
     assert g.edges_added == 3
 
 
@@ -86,7 +89,8 @@ def test_partial_answer_rest_is_below_prefix() -> None:
     g = TournamentGraph(4)
     g.add_ordering([2], rest=[0, 1, 3])
     assert g.state().above.tolist() == [1, 1, 0, 1]
-    assert not g.reach[0, 1] and not g.reach[1, 0]
+    assert not g.reach[0, 1]
+    assert not g.reach[1, 0]
 
 
 def test_answer_already_implied_changes_nothing() -> None:
@@ -125,4 +129,5 @@ def test_to_networkx_weights() -> None:
     g.add_ordering([0, 1, 2])
     g.add_ordering([0, 1])
     nxg = g.to_networkx()
-    assert nxg[0][1]["weight"] == 2 and nxg[1][2]["weight"] == 1
+    assert nxg[0][1]["weight"] == 2
+    assert nxg[1][2]["weight"] == 1

@@ -74,7 +74,9 @@ def test_cyclic_oracle_yields_pure_tiers_in_group_order() -> None:
 def test_true_cycle_ground_truth_is_a_regular_tournament() -> None:
     oracle = CyclicOracle(np.arange(6.0)[::-1], 3)
     a, b, c = (int(i) for i in np.flatnonzero(oracle.group == 0))
-    assert oracle.beats(a, b) and oracle.beats(b, c) and oracle.beats(c, a)
+    assert oracle.beats(a, b)
+    assert oracle.beats(b, c)
+    assert oracle.beats(c, a)
     ans = [oracle.compare([a, b, c]).order for _ in range(3)]
     assert len(set(ans)) == 3  # the adversary rotates its linear answer
 
@@ -82,15 +84,18 @@ def test_true_cycle_ground_truth_is_a_regular_tournament() -> None:
 def test_budget_stops_early_uncertified() -> None:
     scores = np.random.default_rng(0).normal(size=50)
     res = BlitzRank(10, k=5, max_calls=3).rank(PerfectOracle(scores, 5))
-    assert res.calls == 3 and not res.certified
-    assert len(res.ranking) == 50 and len(set(res.ranking)) == 50
+    assert res.calls == 3
+    assert not res.certified
+    assert len(res.ranking) == 50
+    assert len(set(res.ranking)) == 50
 
 
 def test_parallel_rounds_async_matches_truth() -> None:
     scores = np.random.default_rng(3).normal(size=60)
     oracle = PerfectOracle(scores, 6)
     res = asyncio.run(BlitzRank(8, k=6, parallel=3).arank(oracle))
-    assert res.certified and res.top == list(np.argsort(-scores)[:8])
+    assert res.certified
+    assert res.top == list(np.argsort(-scores)[:8])
     assert res.rounds < res.calls
     for r in range(0, len(res.queries), 3):  # queries of one round are disjoint
         chunk = res.queries[r : r + 3]
@@ -107,15 +112,21 @@ def test_tokens_accounted_per_call() -> None:
     assert oracle.usage.input_tokens == tm.header + 7 + (30 + 40 + 50) + 3 * tm.per_item
     assert oracle.usage.output_tokens == tm.out_header + 3 * tm.per_id
     oracle.compare([4, 5], top=1)
-    assert oracle.usage.calls == 2 and oracle.usage.items_shown == 5
+    assert oracle.usage.calls == 2
+    assert oracle.usage.items_shown == 5
     assert oracle.usage.output_tokens == 2 * tm.out_header + 4 * tm.per_id
 
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"m": 0}, "m must"), ({"m": 3, "k": 1}, "k must"), ({"m": 3, "parallel": 0}, "parallel"),
-     ({"m": 3, "mode": "x"}, "mode"), ({"m": 3, "schedule": "x"}, "schedule"),
-     ({"m": 3, "max_calls": 0}, "max_calls")],
+    [
+        ({"m": 0}, "m must"),
+        ({"m": 3, "k": 1}, "k must"),
+        ({"m": 3, "parallel": 0}, "parallel"),
+        ({"m": 3, "mode": "x"}, "mode"),
+        ({"m": 3, "schedule": "x"}, "schedule"),
+        ({"m": 3, "max_calls": 0}, "max_calls"),
+    ],
 )
 def test_bad_ranker_arguments(kwargs: dict, match: str) -> None:
     m = kwargs.pop("m")

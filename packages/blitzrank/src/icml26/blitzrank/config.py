@@ -81,7 +81,13 @@ class RunConfig:
                 raise ValueError(f"{name} must be >= 0")
         if self.parallel < 1 or self.tourrank_tournaments < 1:
             raise ValueError("parallel and tourrank_tournaments must be >= 1")
-        unknown = set(self.llm_methods) - {"blitzrank", "sliding_window", "setwise", "pairwise", "tourrank"}
+        unknown = set(self.llm_methods) - {
+            "blitzrank",
+            "sliding_window",
+            "setwise",
+            "pairwise",
+            "tourrank",
+        }
         if unknown:
             raise ValueError(f"unknown llm_methods {sorted(unknown)}")
         if self.llm_mode not in ("generate", "first_token"):

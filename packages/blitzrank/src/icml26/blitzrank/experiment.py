@@ -258,7 +258,7 @@ def _pareto_plot(run_dir: Any, tasks: dict[str, dict[str, dict[str, float]]]) ->
         1,
         len(names),
         title="nDCG@10 vs tokens per query (up-left is better)",
-    ) as (fig, axes):
+    ) as (_fig, axes):
         axes = np.atleast_1d(axes)
         for ax, task in zip(axes, names, strict=True):
             for meth, rec in tasks[task].items():
@@ -267,16 +267,26 @@ def _pareto_plot(run_dir: Any, tasks: dict[str, dict[str, dict[str, float]]]) ->
                         ax.axhline(rec["ndcg10"], color="grey", ls=":", lw=1)
                     continue
                 marker = "*" if meth.startswith("blitzrank") else "o"
-                ax.scatter(rec["tokens"], rec["ndcg10"], marker=marker, s=70 if marker == "*" else 30)
-                ax.annotate(meth, (rec["tokens"], rec["ndcg10"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+                ax.scatter(
+                    rec["tokens"], rec["ndcg10"], marker=marker, s=70 if marker == "*" else 30
+                )
+                ax.annotate(
+                    meth,
+                    (rec["tokens"], rec["ndcg10"]),
+                    fontsize=7,
+                    xytext=(3, 3),
+                    textcoords="offset points",
+                )
             ax.set_xscale("log")
             ax.set_xlabel("tokens per query (in + out)")
             ax.set_ylabel("nDCG@10")
             ax.set_title(task)
 
 
-def _calls_plot(run_dir: Any, reach: dict[str, float], entropy: dict[str, float], reference: dict[int, float]) -> None:
-    with figure(run_dir.plot_path("calls_perfect_vs_k")) as (fig, ax):
+def _calls_plot(
+    run_dir: Any, reach: dict[str, float], entropy: dict[str, float], reference: dict[int, float]
+) -> None:
+    with figure(run_dir.plot_path("calls_perfect_vs_k")) as (_fig, ax):
         ks = sorted(int(k[1:]) for k in reach)
         ax.plot(ks, [reach[f"k{k}"] for k in ks], "o-", label="BlitzRank (reach schedule)")
         ax.plot(ks, [entropy[f"k{k}"] for k in ks], "s--", label="entropy schedule")
@@ -313,8 +323,22 @@ def run(config: RunConfig, run_dir: Any) -> dict[str, Any]:
             checkpoint(name, _sim_task(config, noise))
     if "calls_perfect" not in parts and config.perfect_seeds:
         t0 = time.perf_counter()
-        reach = calls_perfect(config.perfect_n, config.m, config.perfect_ks, config.perfect_seeds, "reach", config.seed)
-        entropy = calls_perfect(config.perfect_n, config.m, config.perfect_ks, config.perfect_seeds, "entropy", config.seed)
+        reach = calls_perfect(
+            config.perfect_n,
+            config.m,
+            config.perfect_ks,
+            config.perfect_seeds,
+            "reach",
+            config.seed,
+        )
+        entropy = calls_perfect(
+            config.perfect_n,
+            config.m,
+            config.perfect_ks,
+            config.perfect_seeds,
+            "entropy",
+            config.seed,
+        )
         log(f"calls_perfect: {reach} (entropy {entropy}) in {time.perf_counter() - t0:.1f}s")
         checkpoint("calls_perfect", {"reach": reach, "entropy": entropy})
     if "sim_cyclic" not in parts and config.cyclic_queries:
@@ -342,12 +366,21 @@ def run(config: RunConfig, run_dir: Any) -> dict[str, Any]:
     if "llm" in parts:
         task = parts["llm"]["task"]
         metrics["repaired_calls"] = {
-            task: {m: r["repaired_calls"] for m, r in parts["llm"]["res"].items() if "repaired_calls" in r}
+            task: {
+                m: r["repaired_calls"]
+                for m, r in parts["llm"]["res"].items()
+                if "repaired_calls" in r
+            }
         }
     if "calls_perfect" in parts:
         metrics["calls_perfect"] = parts["calls_perfect"]["reach"]
         metrics["calls_perfect_entropy"] = parts["calls_perfect"]["entropy"]
-        _calls_plot(run_dir, parts["calls_perfect"]["reach"], parts["calls_perfect"]["entropy"], REFERENCE_CALLS)
+        _calls_plot(
+            run_dir,
+            parts["calls_perfect"]["reach"],
+            parts["calls_perfect"]["entropy"],
+            REFERENCE_CALLS,
+        )
     if "sim_cyclic" in parts:
         cyc = parts["sim_cyclic"]
         metrics["certified_rate"]["sim_cyclic"] = cyc["certified_rate"]
@@ -373,10 +406,15 @@ def bench(config: BenchConfig, run_dir: Any) -> dict[str, Any]:
         calls[f"n{n}"] = float(np.mean(used))
         share[f"n{n}"] = ms[f"n{n}"] / config.llm_call_ms
         log(f"bench n={n}: {ms[f'n{n}']:.2f} ms engine per call, {calls[f'n{n}']:.1f} calls")
-    with figure(run_dir.plot_path("engine_overhead"), 1, 2) as (fig, (ax1, ax2)):
+    with figure(run_dir.plot_path("engine_overhead"), 1, 2) as (_fig, (ax1, ax2)):
         xs = list(config.ns)
         ax1.plot(xs, [ms[f"n{n}"] for n in xs], "o-")
-        ax1.axhline(config.llm_call_ms, color="grey", ls=":", label=f"one LLM call ({config.llm_call_ms:.0f} ms)")
+        ax1.axhline(
+            config.llm_call_ms,
+            color="grey",
+            ls=":",
+            label=f"one LLM call ({config.llm_call_ms:.0f} ms)",
+        )
         ax1.set_xscale("log")
         ax1.set_yscale("log")
         ax1.set_xlabel("n items")

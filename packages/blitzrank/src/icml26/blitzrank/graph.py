@@ -21,6 +21,7 @@ sorting classes by the number of items strictly above them is a topological orde
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -129,7 +130,7 @@ class TournamentGraph:
             if rest:
                 self.wins[u, rest] += 1
         changed = False
-        for a, b in zip(order[:-1], order[1:], strict=True):  # chain edges suffice for closure
+        for a, b in itertools.pairwise(order):  # chain edges suffice for closure
             changed |= self._close(a, b)
         last = order[-1]
         for r in rest:

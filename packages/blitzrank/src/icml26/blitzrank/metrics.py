@@ -17,7 +17,9 @@ def dcg(gains: Sequence[float] | np.ndarray) -> float:
     return float(np.sum((2.0**g - 1.0) / np.log2(np.arange(2, g.size + 2))))
 
 
-def ndcg_at_k(ranking: Sequence[int], relevance: Sequence[float] | np.ndarray, k: int = 10) -> float:
+def ndcg_at_k(
+    ranking: Sequence[int], relevance: Sequence[float] | np.ndarray, k: int = 10
+) -> float:
     """nDCG@k of ``ranking`` (item ids best first) against graded ``relevance[item]``.
 
     Returns 0 when no item is relevant (the convention of trec_eval for an empty ideal list).

@@ -28,7 +28,12 @@ PROFILES = {
         llm_methods=("blitzrank", "sliding_window"),
     ),
     "full": RunConfig(
-        sim_queries=100, perfect_seeds=50, cyclic_queries=30, llm_queries=20, llm_n=20, llm_k=5,
+        sim_queries=100,
+        perfect_seeds=50,
+        cyclic_queries=30,
+        llm_queries=20,
+        llm_n=20,
+        llm_k=5,
         llm_methods=("blitzrank", "sliding_window", "setwise", "pairwise", "tourrank"),
     ),
 }
@@ -76,7 +81,7 @@ CLAIMS = [
         "Under a non-transitive oracle BlitzRank still certifies, and the tiers it reports "
         "collapse real preference cycles only (every multi-item tier inside one cyclic group).",
         "cycles collapsed into equivalence classes give tiered rankings (qualitative)",
-        "min_of(\"certified_rate.sim_cyclic.*\") == 1 and tier_purity.sim_cyclic == 1 and cycles_found.sim_cyclic > 0",
+        'min_of("certified_rate.sim_cyclic.*") == 1 and tier_purity.sim_cyclic == 1 and cycles_found.sim_cyclic > 0',
     ),
     Claim(
         "perfect_oracle_calls",
@@ -101,7 +106,7 @@ BENCH_CLAIMS = [
         "The engine's work per oracle call (graph update, closure, certification, schedule) "
         "is small next to an LLM call: under 10% of a 1 s call for n up to 1000.",
         "not stated numerically (the engine runs between LLM calls)",
-        "max_of(\"engine_share_of_llm_call.*\") < 0.1",
+        'max_of("engine_share_of_llm_call.*") < 0.1',
     ),
 ]
 

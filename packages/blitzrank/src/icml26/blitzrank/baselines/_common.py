@@ -25,7 +25,9 @@ class BaselineResult:
         return self.ranking[:m]
 
 
-def start(oracle: Oracle, prior: Sequence[int] | None, window: int, m: int | None = None) -> list[int]:
+def start(
+    oracle: Oracle, prior: Sequence[int] | None, window: int, m: int | None = None
+) -> list[int]:
     """Validate the common arguments and return the initial order as a list."""
     n = int(oracle.n)
     if isinstance(window, bool) or not isinstance(window, int) or window < 2:

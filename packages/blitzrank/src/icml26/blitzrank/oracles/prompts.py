@@ -103,4 +103,6 @@ def parse_ranking(text: str, k: int, top: int | None = None) -> ParsedRanking:
     expected = k if top is None else min(top, k)
     missing = max(0, expected - len(seen))
     order = seen + [i for i in range(k) if i not in seen]
-    return ParsedRanking(order=tuple(order), missing=missing, duplicates=duplicates, unknown=unknown)
+    return ParsedRanking(
+        order=tuple(order), missing=missing, duplicates=duplicates, unknown=unknown
+    )
