@@ -34,6 +34,8 @@ class RunConfig:
     stride: int = 10
     setwise_window: int = 4
     tourrank_tournaments: int = 2
+    sweep_temperatures: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5)
+    sweep_queries: int = 10
     parallel: int = 1
     max_calls: int = 0
     perfect_ks: tuple[int, ...] = (2, 3, 5, 10, 20)
@@ -76,7 +78,16 @@ class RunConfig:
             raise ValueError(f"rho must be in [-1, 1], got {self.rho}")
         if self.pl_temperature < 0 or self.bt_temperature <= 0:
             raise ValueError("pl_temperature must be >= 0 and bt_temperature > 0")
-        for name in ("sim_queries", "perfect_seeds", "cyclic_queries", "llm_queries", "max_calls"):
+        if any(t <= 0 for t in self.sweep_temperatures):
+            raise ValueError("sweep_temperatures must be > 0")
+        for name in (
+            "sweep_queries",
+            "sim_queries",
+            "perfect_seeds",
+            "cyclic_queries",
+            "llm_queries",
+            "max_calls",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
         if self.parallel < 1 or self.tourrank_tournaments < 1:

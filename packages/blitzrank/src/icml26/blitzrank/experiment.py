@@ -131,9 +131,14 @@ def _evaluate(
     return result
 
 
-def _sim_task(cfg: RunConfig, noise: str) -> dict[str, dict[str, float]]:
+def _sim_task(
+    cfg: RunConfig, noise: str, temperature: float | None = None, n_queries: int | None = None
+) -> dict[str, dict[str, float]]:
     queries = make_simulated_queries(
-        cfg.sim_queries, cfg.sim_n, rho=cfg.rho, seed=cfg.seed * 1000 + {"pl": 1, "bt": 2}[noise]
+        n_queries or cfg.sim_queries,
+        cfg.sim_n,
+        rho=cfg.rho,
+        seed=cfg.seed * 1000 + {"pl": 1, "bt": 2}[noise],
     )
     methods = [f"blitzrank_k{k}" for k in cfg.ks] + [
         "sliding_window",
@@ -141,7 +146,8 @@ def _sim_task(cfg: RunConfig, noise: str) -> dict[str, dict[str, float]]:
         "pairwise",
         "tourrank",
     ]
-    temperature = cfg.pl_temperature if noise == "pl" else cfg.bt_temperature
+    if temperature is None:
+        temperature = cfg.pl_temperature if noise == "pl" else cfg.bt_temperature
 
     def factory(q: RerankQuery, meth: str, qi: int) -> OracleFactory:
         def make(k: int) -> BaseOracle:
@@ -300,6 +306,41 @@ def _calls_plot(
         ax.legend()
 
 
+def _tkey(t: float) -> str:
+    """A metric-key-safe name for a temperature: 0.25 -> ``t0p25``."""
+    return "t" + f"{t:g}".replace(".", "p")
+
+
+def _sweep_plot(run_dir: Any, sweep: dict[str, dict[str, dict[str, float]]]) -> None:
+    temps = list(sweep)
+    xs = [float(t[1:].replace("p", ".")) for t in temps]
+    methods = [m for m in sweep[temps[0]] if m != "first_stage"]
+    with figure(
+        run_dir.plot_path("ndcg_vs_noise"), 1, 2, title="Plackett-Luce oracle noise sweep"
+    ) as (
+        _fig,
+        (ax1, ax2),
+    ):
+        for meth in methods:
+            style = "o-" if meth.startswith("blitzrank") else "s--"
+            ax1.plot(xs, [sweep[t][meth]["ndcg10"] for t in temps], style, label=meth)
+            ax2.plot(xs, [sweep[t][meth]["tokens"] for t in temps], style, label=meth)
+        ax1.plot(
+            xs,
+            [sweep[t]["first_stage"]["ndcg10"] for t in temps],
+            ":",
+            color="grey",
+            label="first stage",
+        )
+        for ax in (ax1, ax2):
+            ax.set_xscale("log")
+            ax.set_xlabel("oracle temperature T (noise)")
+        ax1.set_ylabel("nDCG@10")
+        ax2.set_ylabel("tokens per query")
+        ax2.set_yscale("log")
+        ax1.legend(fontsize=6)
+
+
 #: Mean calls of the authors' code with a perfect oracle (n = 100, m = 10), from the notes.
 REFERENCE_CALLS = {2: 150.0, 3: 68.0, 5: 33.0, 10: 14.2, 20: 6.4}
 
@@ -321,6 +362,14 @@ def run(config: RunConfig, run_dir: Any) -> dict[str, Any]:
         name = f"sim_{noise}"
         if name not in parts and config.sim_queries:
             checkpoint(name, _sim_task(config, noise))
+    if "noise_sweep" not in parts and config.sweep_queries and config.sweep_temperatures:
+        checkpoint(
+            "noise_sweep",
+            {
+                _tkey(t): _sim_task(config, "pl", temperature=t, n_queries=config.sweep_queries)
+                for t in config.sweep_temperatures
+            },
+        )
     if "calls_perfect" not in parts and config.perfect_seeds:
         t0 = time.perf_counter()
         reach = calls_perfect(
@@ -386,6 +435,15 @@ def run(config: RunConfig, run_dir: Any) -> dict[str, Any]:
         metrics["certified_rate"]["sim_cyclic"] = cyc["certified_rate"]
         metrics["tier_purity"] = {"sim_cyclic": cyc["tier_purity"]}
         metrics["cycles_found"] = {"sim_cyclic": cyc["cycles_found"]}
+    if "noise_sweep" in parts:
+        sweep = parts["noise_sweep"]
+        metrics["noise_sweep"] = {
+            key: {
+                t: {m: rec[key] for m, rec in res.items() if key in rec} for t, res in sweep.items()
+            }
+            for key in ("ndcg10", "tokens")
+        }
+        _sweep_plot(run_dir, sweep)
     if tasks:
         _pareto_plot(run_dir, tasks)
     return metrics

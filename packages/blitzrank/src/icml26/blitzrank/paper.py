@@ -18,6 +18,8 @@ PROFILES = {
         perfect_n=40,
         cyclic_queries=2,
         cyclic_ks=(5,),
+        sweep_temperatures=(0.1, 0.5),
+        sweep_queries=1,
         llm_queries=0,
     ),
     "quick": RunConfig(
