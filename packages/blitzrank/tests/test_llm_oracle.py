@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import pytest
 
 from icml26.blitzrank import BlitzRank, LLMOracle, OracleError, parse_ranking
-from icml26.blitzrank.oracles.backends import EndpointChat
 from icml26.blitzrank.oracles.prompts import listwise_messages
+from icml26.shared.llm import ChatClient
 
 
 @pytest.mark.parametrize(
@@ -146,11 +146,11 @@ def _closed_port() -> int:
 
 def test_unreachable_endpoint_is_retried_then_reported() -> None:
     port = _closed_port()
-    chat = EndpointChat(f"http://127.0.0.1:{port}/v1", "m", retries=2, backoff=0.01, timeout=2)
+    chat = ChatClient(f"http://127.0.0.1:{port}/v1", "m", max_retries=1, timeout=2)
     oracle = LLMOracle(chat, "q", ["a", "b"], k=2)
-    with pytest.raises(OracleError, match=rf"127\.0\.0\.1:{port}.*3 attempts"):
+    with pytest.raises(OracleError, match=rf"cannot reach .*127\.0\.0\.1:{port}.*2 attempt"):
         oracle.compare([0, 1])
-    assert chat.retried == 2
+    assert oracle.usage.calls == 0
 
 
 @pytest.fixture
@@ -163,14 +163,24 @@ def server() -> Iterator[tuple[str, list[int]]]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             if body["model"] == "bad":
-                code, payload = 400, {"error": "unknown model"}
+                code, payload = 400, {"error": {"message": "unknown model"}}
             elif len(codes) < 2:
-                code, payload = 500, {"error": "busy"}
+                code, payload = 500, {"error": {"message": "busy"}}
             else:
                 code = 200
                 payload = {
-                    "choices": [{"message": {"content": "[2] > [1]"}}],
-                    "usage": {"prompt_tokens": 33, "completion_tokens": 5},
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": "[2] > [1]"},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 33, "completion_tokens": 5, "total_tokens": 38},
                 }
             codes.append(code)
             data = json.dumps(payload).encode()
@@ -193,7 +203,7 @@ def server() -> Iterator[tuple[str, list[int]]]:
 
 def test_endpoint_server_errors_are_retried(server: tuple[str, list[int]]) -> None:
     url, codes = server
-    chat = EndpointChat(url, "m", retries=3, backoff=0.01)
+    chat = ChatClient(url, "m", max_retries=3)
     oracle = LLMOracle(chat, "q", ["a", "b"], k=2)
     assert oracle.compare([0, 1]).order == (1, 0)
     assert codes == [500, 500, 200]
@@ -202,14 +212,7 @@ def test_endpoint_server_errors_are_retried(server: tuple[str, list[int]]) -> No
 
 def test_endpoint_client_error_is_not_retried(server: tuple[str, list[int]]) -> None:
     url, codes = server
-    chat = EndpointChat(url, "bad", retries=3, backoff=0.01)
-    with pytest.raises(OracleError, match=r"refused the request.*400"):
+    chat = ChatClient(url, "bad", max_retries=3)
+    with pytest.raises(OracleError, match=r"HTTP 400"):
         LLMOracle(chat, "q", ["a", "b"], k=2).compare([0, 1])
     assert codes == [400]
-
-
-def test_endpoint_arguments_validated() -> None:
-    with pytest.raises(ValueError, match="http"):
-        EndpointChat("localhost:8000", "m")
-    with pytest.raises(ValueError, match="model"):
-        EndpointChat("http://x/v1", "")

@@ -51,6 +51,7 @@ class RunConfig:
     llm_methods: tuple[str, ...] = ("blitzrank", "sliding_window", "setwise")
     llm_mode: str = "first_token"
     llm_model: str = "smollm2-135m-instruct"
+    llm_device: str = ""
     llm_endpoint: str = ""
     llm_endpoint_model: str = ""
     data: str = ""
