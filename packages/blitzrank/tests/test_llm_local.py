@@ -13,12 +13,13 @@ def test_smollm2_oracle_answers_a_valid_order(mode: str) -> None:
     import torch
 
     from icml26.blitzrank import BlitzRank, LLMOracle
-    from icml26.blitzrank.oracles.backends import LocalChat, load_local_model
+    from icml26.blitzrank.oracles.backends import LocalChat
+    from icml26.shared.llm import ModelSpecError
 
     torch.set_num_threads(1)
     try:
-        model, tok = load_local_model()
-    except (FileNotFoundError, OSError, ImportError) as exc:
+        chat = LocalChat.from_spec("smollm2-135m-instruct", device="cpu")
+    except (ModelSpecError, FileNotFoundError, OSError, ImportError) as exc:
         pytest.skip(f"bundled model unavailable: {exc}")
     passages = [
         "Paris is the capital of France.",
@@ -26,9 +27,7 @@ def test_smollm2_oracle_answers_a_valid_order(mode: str) -> None:
         "France borders Spain.",
         "The Moon orbits Earth.",
     ]
-    oracle = LLMOracle(
-        LocalChat(model, tok), "What is the capital of France?", passages, 4, mode=mode
-    )
+    oracle = LLMOracle(chat, "What is the capital of France?", passages, 4, mode=mode)
     ans = oracle.compare([0, 1, 2, 3])
     assert sorted(ans.order) == [0, 1, 2, 3]
     assert oracle.usage.input_tokens > 50
