@@ -17,7 +17,8 @@ class RunConfig:
     ``sim_n`` candidates per query; each method gets its own oracle with its own window.
     ``llm_queries = 0`` skips the LLM task. ``llm_mode`` is ``first_token`` (one forward pass
     per call, local models only) or ``generate``. ``llm_endpoint`` (an OpenAI-compatible base
-    URL, always ``generate``) replaces the local model; ``data`` (a JSONL file, see ``icml26.blitzrank.data.io``)
+    URL, always ``generate``) replaces the local model; ``llm_threads`` caps torch's CPU
+    threads (1 suits a 135M model on a shared laptop; 0 keeps torch's default); ``data`` (a JSONL file, see ``icml26.blitzrank.data.io``)
     replaces the factbook questions.
     """
 
@@ -52,6 +53,7 @@ class RunConfig:
     llm_mode: str = "first_token"
     llm_model: str = "smollm2-135m-instruct"
     llm_device: str = ""
+    llm_threads: int = 1
     llm_endpoint: str = ""
     llm_endpoint_model: str = ""
     data: str = ""
@@ -79,6 +81,8 @@ class RunConfig:
             raise ValueError(f"rho must be in [-1, 1], got {self.rho}")
         if self.pl_temperature < 0 or self.bt_temperature <= 0:
             raise ValueError("pl_temperature must be >= 0 and bt_temperature > 0")
+        if self.llm_threads < 0:
+            raise ValueError("llm_threads must be >= 0 (0: torch's default)")
         if any(t <= 0 for t in self.sweep_temperatures):
             raise ValueError("sweep_temperatures must be > 0")
         for name in (

@@ -228,6 +228,10 @@ def _llm_task(cfg: RunConfig) -> tuple[str, dict[str, dict[str, float]], dict[st
 
         task = "factbook"
         queries = make_factbook_queries(cfg.llm_queries, cfg.llm_n, seed=cfg.seed)
+    if cfg.llm_threads and not cfg.llm_endpoint:
+        import torch
+
+        torch.set_num_threads(cfg.llm_threads)
     backend = make_backend(
         model=cfg.llm_model,
         endpoint=cfg.llm_endpoint,
