@@ -194,7 +194,9 @@ def calls_perfect(
 
 def _cyclic_task(cfg: RunConfig) -> dict[str, Any]:
     """Certification and tier purity under the adversarial cyclic oracle."""
-    purity, found, rates = [], [], {}
+    purity: list[float] = []
+    found: list[int] = []
+    rates: dict[str, float] = {}
     rng = np.random.default_rng(cfg.seed + 17)
     for k in cfg.cyclic_ks:
         cert = []

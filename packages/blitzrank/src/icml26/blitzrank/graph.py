@@ -163,7 +163,7 @@ class TournamentGraph:
         """Wins minus losses of each item over all recorded pairs (tie-break inside a tier)."""
         return self.wins.sum(axis=1) - self.wins.sum(axis=0)
 
-    def ranking(self, prior: Sequence[int] | None = None) -> list[int]:
+    def ranking(self, prior: Sequence[int] | np.ndarray | None = None) -> list[int]:
         """All items, best first: by tier, then net wins inside a tier, then ``prior`` order.
 
         Args:
@@ -176,7 +176,7 @@ class TournamentGraph:
         keys = np.lexsort((prior_rank, -net, st.labels, -st.below, st.above))
         return [int(i) for i in keys]
 
-    def tiers(self, prior: Sequence[int] | None = None) -> list[list[int]]:
+    def tiers(self, prior: Sequence[int] | np.ndarray | None = None) -> list[list[int]]:
         """The tiered ranking: equivalence classes in a topological order of the condensation.
 
         Items inside a tier are mutually reachable (a preference cycle), so no order among
@@ -205,7 +205,7 @@ class TournamentGraph:
         return g
 
 
-def _rank_of(order: Sequence[int], n: int) -> np.ndarray:
+def _rank_of(order: Sequence[int] | np.ndarray, n: int) -> np.ndarray:
     """Position of each item in ``order`` (a permutation of ``0..n-1``)."""
     order_arr = np.asarray(list(order), dtype=np.int64)
     if order_arr.shape != (n,) or set(order_arr.tolist()) != set(range(n)):

@@ -154,13 +154,13 @@ def reach_schedule(
     if len(selected) < k:  # pad with tiers undetermined against the chosen ones
         rest = np.flatnonzero(~excluded)
         rest = rest[np.lexsort((rank[rest], st.below[rest], st.above[rest]))]
-        for i in rest:
+        for j in rest.tolist():
             if len(selected) == k:
                 break
-            if st.labels[i] in taken or comp[i, selected].all():
+            if st.labels[j] in taken or comp[j, selected].all():
                 continue
-            selected.append(int(i))
-            taken.add(int(st.labels[i]))
+            selected.append(int(j))
+            taken.add(int(st.labels[j]))
     if len(selected) < 2 or all(comp[x, y] for x in selected for y in selected):
         return []
     return selected

@@ -50,11 +50,11 @@ def pairwise(
     order = start(oracle, prior, 2, m)
     if both_orders:
         view = _BothOrders(oracle)
-        ranking, _ = heap_select(view, order, m, arity=2)  # type: ignore[arg-type]
+        ranking, _ = heap_select(view, order, m, arity=2)
         calls = view.calls
     else:
         pair_view = _PairOnly(oracle)
-        ranking, calls = heap_select(pair_view, order, m, arity=2)  # type: ignore[arg-type]
+        ranking, calls = heap_select(pair_view, order, m, arity=2)
     return BaselineResult(ranking=ranking, calls=calls, rounds=calls)
 
 

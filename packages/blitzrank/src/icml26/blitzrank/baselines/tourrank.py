@@ -22,7 +22,7 @@ __all__ = ["default_stages", "tourrank"]
 
 def default_stages(n: int, m: int) -> list[int]:
     """Field sizes after each stage: halving-ish down to 1, always passing through ``m``."""
-    sizes = []
+    sizes: list[int] = []
     for frac in (0.5, 0.2, 0.1, 0.05, 0.02):
         s = max(1, round(n * frac))
         if not sizes or s < sizes[-1]:
