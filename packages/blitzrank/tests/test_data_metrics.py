@@ -107,3 +107,25 @@ def test_trec_loader(tmp_path: Path) -> None:
         load_trec(
             tmp_path / "run", tmp_path / "qrels", tmp_path / "topics.tsv", tmp_path / "docs.tsv"
         )
+
+
+def test_load_queries_dispatches_on_folder_or_file(tmp_path: Path) -> None:
+    from icml26.blitzrank import load_queries
+
+    (tmp_path / "run").write_text("q1 Q0 d2 1 9.0 bm25\nq1 Q0 d1 2 8.0 bm25\n")
+    (tmp_path / "qrels").write_text("q1 0 d1 1\n")
+    (tmp_path / "queries.tsv").write_text("q1\tquestion\n")
+    (tmp_path / "passages.jsonl").write_text(
+        '{"id": "d1", "text": "one"}\n{"id": "d2", "text": "two"}\n'
+    )
+    [q] = load_queries(tmp_path)
+    assert q.passages == ("two", "one")
+    assert q.relevance.tolist() == [0.0, 1.0]
+    with pytest.raises(FileNotFoundError, match="run"):
+        load_queries(_empty(tmp_path))
+
+
+def _empty(tmp_path: Path) -> Path:
+    d = tmp_path / "empty"
+    d.mkdir()
+    return d

@@ -11,7 +11,13 @@
 
 from icml26.blitzrank.baselines import BaselineResult, pairwise, setwise, sliding_window, tourrank
 from icml26.blitzrank.certify import Certificate, certify
-from icml26.blitzrank.data import RerankQuery, load_jsonl_queries, load_trec, make_simulated_queries
+from icml26.blitzrank.data import (
+    RerankQuery,
+    load_jsonl_queries,
+    load_queries,
+    load_trec,
+    make_simulated_queries,
+)
 from icml26.blitzrank.graph import GraphState, TournamentGraph
 from icml26.blitzrank.metrics import ndcg_at_k
 from icml26.blitzrank.oracles import (
@@ -53,6 +59,7 @@ __all__ = [
     "certify",
     "entropy_schedule",
     "load_jsonl_queries",
+    "load_queries",
     "load_trec",
     "make_simulated_queries",
     "ndcg_at_k",

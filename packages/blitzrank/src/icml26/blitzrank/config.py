@@ -18,8 +18,9 @@ class RunConfig:
     ``llm_queries = 0`` skips the LLM task. ``llm_mode`` is ``first_token`` (one forward pass
     per call, local models only) or ``generate``. ``llm_endpoint`` (an OpenAI-compatible base
     URL, always ``generate``) replaces the local model; ``llm_threads`` caps torch's CPU
-    threads (1 suits a 135M model on a shared laptop; 0 keeps torch's default); ``data`` (a JSONL file, see ``icml26.blitzrank.data.io``)
-    replaces the factbook questions.
+    threads (1 suits a 135M model on a shared laptop; 0 keeps torch's default); ``data``
+    (a JSONL file, or a folder with a TREC run + qrels, see ``icml26.blitzrank.data.io``)
+    replaces the factbook questions (first ``llm_n`` candidates of each).
     """
 
     seed: int = 0

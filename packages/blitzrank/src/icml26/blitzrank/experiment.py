@@ -218,13 +218,13 @@ def _cyclic_task(cfg: RunConfig) -> dict[str, Any]:
 
 
 def _llm_task(cfg: RunConfig) -> tuple[str, dict[str, dict[str, float]], dict[str, Any]]:
-    from icml26.blitzrank.data.io import load_jsonl_queries
+    from icml26.blitzrank.data.io import load_queries
     from icml26.blitzrank.oracles.backends import make_backend
     from icml26.blitzrank.oracles.llm import LLMOracle
 
     if cfg.data:
         task = "user"
-        queries = load_jsonl_queries(cfg.data)[: cfg.llm_queries]
+        queries = load_queries(cfg.data, depth=cfg.llm_n)[: cfg.llm_queries]
     else:
         from icml26.blitzrank.data.factbook import make_factbook_queries
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from icml26.blitzrank.data.types import RerankQuery
 
-__all__ = ["load_jsonl_queries", "load_trec"]
+__all__ = ["load_jsonl_queries", "load_queries", "load_trec"]
 
 
 def _existing(path: str | os.PathLike[str]) -> Path:
@@ -126,3 +126,15 @@ def load_trec(
             )
         )
     return out
+
+
+def load_queries(path: str | os.PathLike[str], *, depth: int = 100) -> list[RerankQuery]:
+    """A JSONL file, or a folder with ``run``, ``qrels``, ``queries.tsv`` and
+    ``passages.tsv`` (or ``passages.jsonl``) for :func:`load_trec`."""
+    p = Path(path)
+    if p.is_dir():
+        passages = p / "passages.tsv"
+        if not passages.is_file():
+            passages = p / "passages.jsonl"
+        return load_trec(p / "run", p / "qrels", p / "queries.tsv", passages, depth=depth)
+    return load_jsonl_queries(p)
