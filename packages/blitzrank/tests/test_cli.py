@@ -61,3 +61,44 @@ def test_config_validation(kwargs: dict, match: str) -> None:
 def test_unknown_method() -> None:
     with pytest.raises(ValueError, match="unknown method"):
         run_method("bm42", lambda k: None, m=3)  # type: ignore[arg-type,return-value]
+
+
+def test_user_jsonl_through_the_llm_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--set data=...`` with a scripted chat back end standing in for the model."""
+    from dataclasses import dataclass
+
+    import icml26.blitzrank.oracles.backends as backends
+
+    @dataclass
+    class Reply:
+        text: str
+        prompt_tokens: int
+        completion_tokens: int
+
+    class ByNumber:
+        """Ranks passages "doc <r>" by the number r (smaller is better)."""
+
+        def complete(self, conversations, *, max_tokens=64, temperature=0.0):  # type: ignore[no-untyped-def]
+            out = []
+            for conv in conversations:
+                lines = [ln for ln in conv[-1]["content"].splitlines() if ln.startswith("[")]
+                ids = sorted(lines, key=lambda ln: int(ln.split()[-1]))
+                out.append(Reply(" > ".join(ln[: ln.index("]") + 1] for ln in ids), 80, 12))
+            return out
+
+    monkeypatch.setattr(backends, "make_backend", lambda **kw: ByNumber())
+    monkeypatch.setenv("ICML26_QUIET", "1")
+    cands = [
+        {"id": f"d{i}", "text": f"doc {r}", "relevance": int(r < 3)}
+        for i, r in enumerate([7, 2, 9, 0, 5, 1, 8, 3, 6, 4, 10, 11])
+    ]
+    data = tmp_path / "q.jsonl"
+    data.write_text(json.dumps({"qid": "q", "query": "best doc?", "candidates": cands}) + "\n")
+    out = tmp_path / "run"
+    args = ["run", "blitzrank", "--profile", "smoke", "--out", str(out), "--set", f"data={data}"]
+    args += ["--set", "llm_queries=1", "--set", "llm_mode=generate", "--set", "llm_n=12"]
+    assert main(args) == 0
+    m = json.loads((out / "results.json").read_text())["metrics"]
+    assert m["ndcg10.user.blitzrank_k4"] == pytest.approx(1.0)
+    assert m["certified_rate.user.blitzrank_k4"] == 1.0
+    assert m["tokens_in.user.blitzrank_k4"] == 80 * m["calls.user.blitzrank_k4"]

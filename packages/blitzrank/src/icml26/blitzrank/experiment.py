@@ -230,15 +230,12 @@ def _llm_task(cfg: RunConfig) -> tuple[str, dict[str, dict[str, float]], dict[st
 
         task = "factbook"
         queries = make_factbook_queries(cfg.llm_queries, cfg.llm_n, seed=cfg.seed)
-    if cfg.llm_threads and not cfg.llm_endpoint:
-        import torch
-
-        torch.set_num_threads(cfg.llm_threads)
     backend = make_backend(
         model=cfg.llm_model,
         endpoint=cfg.llm_endpoint,
         endpoint_model=cfg.llm_endpoint_model,
         device=cfg.llm_device or None,
+        threads=cfg.llm_threads,
     )
     methods = [f"blitzrank_k{cfg.llm_k}" if x == "blitzrank" else x for x in cfg.llm_methods]
     mode = "generate" if cfg.llm_endpoint else cfg.llm_mode

@@ -58,10 +58,18 @@ def make_backend(
     device: str | None = None,
     timeout: float = 60.0,
     max_retries: int = 3,
+    threads: int = 0,
 ) -> Any:
-    """A :class:`ChatClient` for ``endpoint`` when set, else :class:`LocalChat` on ``model``."""
+    """A :class:`ChatClient` for ``endpoint`` when set, else :class:`LocalChat` on ``model``.
+
+    ``threads > 0`` caps torch's CPU threads for the local model (0: torch's default).
+    """
     if endpoint:
         return ChatClient(
             endpoint, endpoint_model or model, timeout=timeout, max_retries=max_retries
         )
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
     return LocalChat.from_spec(model, device=device or None)
