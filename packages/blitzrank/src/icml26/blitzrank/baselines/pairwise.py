@@ -1,0 +1,72 @@
+"""Pairwise ranking prompting (PRP, Qin et al. 2024): top-m by heap sort on pairwise calls.
+
+Each call shows two items and asks which is better (``top=1``). A binary heap over the
+first-stage list finds the best of a parent and its two children with two pairwise calls.
+With ``both_orders`` every comparison is asked in both presentations (PRP's debiasing): the
+first-shown item wins only if it wins both, so the cost doubles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from icml26.blitzrank.baselines._common import BaselineResult, start
+from icml26.blitzrank.oracles.base import Comparison, Oracle
+
+__all__ = ["pairwise"]
+
+
+class _BothOrders:
+    """An oracle view that asks each pair twice (a, b) and (b, a) and resolves by agreement."""
+
+    def __init__(self, oracle: Oracle) -> None:
+        self.inner = oracle
+        self.n, self.k, self.usage = oracle.n, 2, oracle.usage
+        self.calls = 0
+
+    def compare(self, items: Sequence[int], top: int | None = None) -> Comparison:
+        a, b = items
+        first = self.inner.compare([a, b], top=1).order[0]
+        second = self.inner.compare([b, a], top=1).order[0]
+        self.calls += 2
+        winner = a if (first == a and second == a) else b if first == b and second == b else a
+        loser = b if winner == a else a
+        return Comparison(order=(winner,), rest=(loser,))
+
+    async def acompare(self, items: Sequence[int], top: int | None = None) -> Comparison:
+        return self.compare(items, top)
+
+
+def pairwise(
+    oracle: Oracle,
+    prior: Sequence[int] | None = None,
+    *,
+    m: int = 10,
+    both_orders: bool = False,
+) -> BaselineResult:
+    """Heap-sort top-``m`` selection with pairwise calls."""
+    from icml26.blitzrank.baselines.setwise import heap_select
+
+    order = start(oracle, prior, 2, m)
+    if both_orders:
+        view = _BothOrders(oracle)
+        ranking, _ = heap_select(view, order, m, arity=2)
+        calls = view.calls
+    else:
+        pair_view = _PairOnly(oracle)
+        ranking, calls = heap_select(pair_view, order, m, arity=2)
+    return BaselineResult(ranking=ranking, calls=calls, rounds=calls)
+
+
+class _PairOnly:
+    """Restricts an oracle to two items per call, so heap selection uses pairwise knockouts."""
+
+    def __init__(self, oracle: Oracle) -> None:
+        self.inner = oracle
+        self.n, self.k, self.usage = oracle.n, 2, oracle.usage
+
+    def compare(self, items: Sequence[int], top: int | None = None) -> Comparison:
+        return self.inner.compare(items, top)
+
+    async def acompare(self, items: Sequence[int], top: int | None = None) -> Comparison:
+        return self.inner.compare(items, top)

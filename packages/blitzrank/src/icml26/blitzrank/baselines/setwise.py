@@ -1,0 +1,76 @@
+"""Setwise reranking with a c-ary heap (Zhuang et al. 2024, "A Setwise Approach").
+
+Each comparison shows a parent and its children (up to ``window`` items) and asks only for the
+best one (``top=1``: a one-label answer, so few output tokens). A max-heap is built bottom-up
+over the first-stage list and the top ``m`` are popped, ``window - 1`` children per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from icml26.blitzrank.baselines._common import BaselineResult, start
+from icml26.blitzrank.oracles.base import Oracle
+
+__all__ = ["heap_select", "setwise"]
+
+
+def heap_select(oracle: Oracle, order: list[int], m: int, arity: int) -> tuple[list[int], int]:
+    """Top-``m`` of ``order`` by heap selection with ``arity`` children per node.
+
+    With ``arity + 1`` items per call, each sift step is one "best of" call; with a pairwise
+    oracle (``oracle.k == 2``) the best of a parent and its children is found by a knockout of
+    pairwise calls. Returns (the full ranking: the top-m popped, then the rest), calls.
+    """
+    heap = list(order)
+    calls = 0
+
+    def best_of(items: list[int]) -> int:
+        nonlocal calls
+        if len(items) <= oracle.k:
+            calls += 1
+            return oracle.compare(items, top=1).order[0]
+        champion = items[0]
+        for challenger in items[1:]:
+            calls += 1
+            champion = oracle.compare([champion, challenger], top=1).order[0]
+        return champion
+
+    def sift_down(i: int, size: int) -> None:
+        while True:
+            kids = [c for c in range(arity * i + 1, arity * i + 1 + arity) if c < size]
+            if not kids:
+                return
+            members = [heap[i]] + [heap[c] for c in kids]
+            winner = best_of(members)
+            if winner == heap[i]:
+                return
+            j = kids[[heap[c] for c in kids].index(winner)]
+            heap[i], heap[j] = heap[j], heap[i]
+            i = j
+
+    size = len(heap)
+    for i in range((size - 2) // arity, -1, -1):
+        sift_down(i, size)
+    top: list[int] = []
+    for _ in range(min(m, size)):
+        top.append(heap[0])
+        size -= 1
+        heap[0] = heap[size]
+        if size > 1:
+            sift_down(0, size)
+    rest = [i for i in order if i not in set(top)]
+    return top + rest, calls
+
+
+def setwise(
+    oracle: Oracle,
+    prior: Sequence[int] | None = None,
+    *,
+    m: int = 10,
+    window: int = 4,
+) -> BaselineResult:
+    """Setwise heap selection of the top ``m`` with ``window`` items per call (parent + children)."""
+    order = start(oracle, prior, window, m)
+    ranking, calls = heap_select(oracle, order, m, arity=window - 1)
+    return BaselineResult(ranking=ranking, calls=calls, rounds=calls)

@@ -1,0 +1,92 @@
+"""TourRank (Chen et al. 2025): tournament-style selection with points, repeated r times.
+
+One tournament: the candidates are dealt into groups of at most ``window``; from each group
+the oracle selects the best few (``top=q``) who advance; stages shrink the field
+(``100 -> 50 -> 20 -> 10 -> 5 -> 2 -> 1`` by default, scaled to n). Every advance earns a
+point. ``tournaments`` independent tournaments (shuffled groupings) run in parallel and the
+final ranking sorts by total points, ties by the first-stage order. Rounds = stages (the
+queries of a stage, and the tournaments, are independent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from icml26.blitzrank.baselines._common import BaselineResult, start
+from icml26.blitzrank.oracles.base import Oracle
+
+__all__ = ["default_stages", "tourrank"]
+
+
+def default_stages(n: int, m: int) -> list[int]:
+    """Field sizes after each stage: halving-ish down to 1, always passing through ``m``."""
+    sizes: list[int] = []
+    for frac in (0.5, 0.2, 0.1, 0.05, 0.02):
+        s = max(1, round(n * frac))
+        if not sizes or s < sizes[-1]:
+            sizes.append(s)
+    if m < n and m not in sizes:
+        sizes.append(m)
+    sizes.append(1)
+    return sorted({s for s in sizes if s < n}, reverse=True)
+
+
+def tourrank(
+    oracle: Oracle,
+    prior: Sequence[int] | None = None,
+    *,
+    m: int = 10,
+    window: int = 20,
+    tournaments: int = 2,
+    stages: Sequence[int] | None = None,
+    seed: int = 0,
+) -> BaselineResult:
+    """TourRank-``tournaments`` with groups of at most ``window`` items."""
+    order = start(oracle, prior, window, m)
+    n = len(order)
+    if tournaments < 1:
+        raise ValueError(f"tournaments must be >= 1, got {tournaments}")
+    plan = list(stages) if stages is not None else default_stages(n, m)
+    if any(b >= a for a, b in zip([n, *plan[:-1]], plan, strict=True)) or plan[-1] < 1:
+        raise ValueError(f"stages must strictly decrease from n={n} to >= 1, got {plan}")
+    rng = np.random.default_rng(seed)
+    points = np.zeros(n)
+    calls = 0
+    for t in range(tournaments):
+        field_ = list(order) if t == 0 else [order[i] for i in rng.permutation(n)]
+        for target in plan:
+            groups = max(1, -(-len(field_) // window))
+            members = [field_[g::groups] for g in range(groups)]
+            quota = _split(target, [len(x) for x in members])
+            advanced = []
+            for grp, q in zip(members, quota, strict=True):
+                if q == 0 or len(grp) < 2:
+                    advanced.extend(grp[:q])
+                    continue
+                if q >= len(grp):
+                    advanced.extend(grp)
+                    continue
+                ans = oracle.compare(grp, top=q)
+                calls += 1
+                advanced.extend(ans.order)
+            points[advanced] += 1
+            field_ = advanced
+    rank_prior = {item: r for r, item in enumerate(order)}
+    ranking = sorted(order, key=lambda i: (-points[i], rank_prior[i]))
+    return BaselineResult(ranking=ranking, calls=calls, rounds=len(plan))
+
+
+def _split(total: int, sizes: list[int]) -> list[int]:
+    """``total`` advancing places shared among groups in proportion to their sizes."""
+    n = sum(sizes)
+    raw = [total * s / n for s in sizes]
+    quota = [min(s, int(np.floor(r))) for r, s in zip(raw, sizes, strict=True)]
+    rema = sorted(range(len(sizes)), key=lambda g: -(raw[g] - quota[g]))
+    for g in rema:
+        if sum(quota) >= total:
+            break
+        if quota[g] < sizes[g]:
+            quota[g] += 1
+    return quota

@@ -1,0 +1,131 @@
+"""Run and bench configurations (frozen dataclasses, validated on creation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["BenchConfig", "RunConfig"]
+
+_NOISES = ("pl", "bt")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The main job: simulated reranking, perfect-oracle calls, cyclic oracles, an LLM task.
+
+    Simulated tasks ``sim_<noise>`` (``pl``: Plackett-Luce, ``bt``: Bradley-Terry) rerank
+    ``sim_n`` candidates per query; each method gets its own oracle with its own window.
+    ``llm_queries = 0`` skips the LLM task. ``llm_mode`` is ``first_token`` (one forward pass
+    per call, local models only) or ``generate``. ``llm_endpoint`` (an OpenAI-compatible base
+    URL, always ``generate``) replaces the local model; ``llm_threads`` caps torch's CPU
+    threads (1 suits a 135M model on a shared laptop; 0 keeps torch's default); ``data``
+    (a JSONL file, or a folder with a TREC run + qrels, see ``icml26.blitzrank.data.io``)
+    replaces the factbook questions (first ``llm_n`` candidates of each).
+    """
+
+    seed: int = 0
+    m: int = 10
+    ks: tuple[int, ...] = (10, 20)
+    noises: tuple[str, ...] = ("pl", "bt")
+    sim_queries: int = 20
+    sim_n: int = 100
+    rho: float = 0.5
+    pl_temperature: float = 0.25
+    bt_temperature: float = 0.25
+    window: int = 20
+    stride: int = 10
+    setwise_window: int = 4
+    tourrank_tournaments: int = 2
+    sweep_temperatures: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5)
+    sweep_queries: int = 10
+    parallel: int = 1
+    max_calls: int = 0
+    perfect_ks: tuple[int, ...] = (2, 3, 5, 10, 20)
+    perfect_seeds: int = 20
+    perfect_n: int = 100
+    cyclic_queries: int = 10
+    cyclic_ks: tuple[int, ...] = (2, 5, 10)
+    llm_queries: int = 3
+    llm_n: int = 12
+    llm_k: int = 4
+    llm_window: int = 6
+    llm_stride: int = 3
+    llm_methods: tuple[str, ...] = ("blitzrank", "sliding_window", "setwise")
+    llm_mode: str = "first_token"
+    llm_model: str = "smollm2-135m-instruct"
+    llm_device: str = ""
+    llm_threads: int = 1
+    llm_endpoint: str = ""
+    llm_endpoint_model: str = ""
+    data: str = ""
+
+    def __post_init__(self) -> None:
+        if self.m < 1:
+            raise ValueError(f"m must be >= 1, got {self.m}")
+        for name in ("ks", "perfect_ks", "cyclic_ks"):
+            ks = getattr(self, name)
+            if any(k < 2 for k in ks):
+                raise ValueError(f"{name}: every k must be >= 2, got {ks}")
+        if not set(self.noises) <= set(_NOISES):
+            raise ValueError(f"noises must be among {_NOISES}, got {self.noises}")
+        if self.sim_n < max(self.m, 2) or self.perfect_n < max(self.m, 2):
+            raise ValueError(f"sim_n and perfect_n must be >= m={self.m}")
+        if self.llm_queries and self.llm_n < self.m:
+            raise ValueError(f"llm_n={self.llm_n} must be >= m={self.m} when the LLM task runs")
+        if not 1 <= self.stride < self.window:
+            raise ValueError(f"stride must be in 1..window-1, got stride={self.stride}")
+        if not 1 <= self.llm_stride < self.llm_window:
+            raise ValueError("llm_stride must be in 1..llm_window-1")
+        if self.setwise_window < 2 or self.llm_k < 2:
+            raise ValueError("setwise_window and llm_k must be >= 2")
+        if not -1 <= self.rho <= 1:
+            raise ValueError(f"rho must be in [-1, 1], got {self.rho}")
+        if self.pl_temperature < 0 or self.bt_temperature <= 0:
+            raise ValueError("pl_temperature must be >= 0 and bt_temperature > 0")
+        if self.llm_threads < 0:
+            raise ValueError("llm_threads must be >= 0 (0: torch's default)")
+        if any(t <= 0 for t in self.sweep_temperatures):
+            raise ValueError("sweep_temperatures must be > 0")
+        for name in (
+            "sweep_queries",
+            "sim_queries",
+            "perfect_seeds",
+            "cyclic_queries",
+            "llm_queries",
+            "max_calls",
+        ):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
+        if self.parallel < 1 or self.tourrank_tournaments < 1:
+            raise ValueError("parallel and tourrank_tournaments must be >= 1")
+        unknown = set(self.llm_methods) - {
+            "blitzrank",
+            "sliding_window",
+            "setwise",
+            "pairwise",
+            "tourrank",
+        }
+        if unknown:
+            raise ValueError(f"unknown llm_methods {sorted(unknown)}")
+        if self.llm_mode not in ("generate", "first_token"):
+            raise ValueError(f"llm_mode must be 'generate' or 'first_token', got {self.llm_mode!r}")
+        if self.llm_endpoint and not self.llm_endpoint.startswith(("http://", "https://")):
+            raise ValueError(f"llm_endpoint must be an http(s) URL, got {self.llm_endpoint!r}")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """Engine overhead per oracle call (graph update + closure + certification + schedule)."""
+
+    seed: int = 0
+    ns: tuple[int, ...] = (100, 300, 1000)
+    k: int = 10
+    m: int = 10
+    repeats: int = 3
+    llm_call_ms: float = 1000.0
+
+    def __post_init__(self) -> None:
+        if not self.ns or any(n < max(self.m, self.k) for n in self.ns):
+            raise ValueError(f"every n must be >= max(m, k), got {self.ns}")
+        if self.k < 2 or self.m < 1 or self.repeats < 1 or self.llm_call_ms <= 0:
+            raise ValueError("need k >= 2, m >= 1, repeats >= 1, llm_call_ms > 0")

@@ -1,0 +1,199 @@
+"""Simulated oracles over latent scores, with a token model of a listwise LLM prompt.
+
+* :class:`PerfectOracle`: sorts by the latent score (a consistent, noiseless oracle).
+* :class:`PlackettLuceOracle`: an order drawn from Plackett-Luce with utilities
+  ``score / temperature`` (Gumbel-max: sort ``score / T + Gumbel``); ``T -> 0`` is perfect.
+* :class:`BradleyTerryOracle`: every pair in the query decided independently,
+  ``P(i > j) = sigmoid((s_i - s_j) / T)``, the order given by pairwise wins (Copeland), so
+  answers to different queries are mutually inconsistent but each is a valid order.
+* :class:`CyclicOracle`: adversarial non-transitivity: items are split, by score, into
+  groups whose internal preferences form a regular tournament (for three items the cycle
+  ``a > b > c > a``); between groups the order is consistent. A k-wise answer must be a
+  linear order, so inside a group it starts from a member that rotates from call to call,
+  and different answers contradict each other exactly along the cycles.
+
+Tokens are charged as a listwise prompt would be (:class:`TokenModel`): an instruction
+header, the query, each passage with its identifier, and an output of identifiers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from icml26.blitzrank.oracles.base import BaseOracle
+
+__all__ = [
+    "BradleyTerryOracle",
+    "CyclicOracle",
+    "PerfectOracle",
+    "PlackettLuceOracle",
+    "TokenModel",
+    "make_oracle",
+]
+
+
+@dataclass(frozen=True)
+class TokenModel:
+    """Token cost of one call of a listwise / setwise / pairwise prompt.
+
+    ``input = header + query + sum(passage + per_item)``;
+    ``output = out_header + per_id * (number of ids the answer must list)``.
+    """
+
+    header: int = 60
+    per_item: int = 5
+    out_header: int = 2
+    per_id: int = 4
+
+    def __post_init__(self) -> None:
+        for name in ("header", "per_item", "out_header", "per_id"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"TokenModel.{name} must be >= 0")
+
+    def cost(
+        self, passage_tokens: np.ndarray, items: Sequence[int], query_tokens: int, listed: int
+    ) -> dict[str, int]:
+        inp = self.header + query_tokens + int(passage_tokens[list(items)].sum())
+        inp += self.per_item * len(items)
+        return {"input_tokens": inp, "output_tokens": self.out_header + self.per_id * listed}
+
+
+class _Simulated(BaseOracle):
+    def __init__(
+        self,
+        scores: Sequence[float] | np.ndarray,
+        k: int,
+        *,
+        passage_tokens: Sequence[int] | np.ndarray | None = None,
+        query_tokens: int = 12,
+        token_model: TokenModel | None = None,
+        seed: int = 0,
+    ) -> None:
+        s = np.asarray(scores, dtype=float)
+        if s.ndim != 1:
+            raise ValueError(f"scores must be one-dimensional, got shape {s.shape}")
+        if not np.all(np.isfinite(s)):
+            raise ValueError("scores contain NaN or infinite values")
+        super().__init__(int(s.shape[0]), k)
+        self.scores = s
+        if passage_tokens is None:
+            passage_tokens = np.full(self.n, 100)
+        self.passage_tokens = np.asarray(passage_tokens, dtype=np.int64)
+        if self.passage_tokens.shape != s.shape:
+            raise ValueError("passage_tokens must have one entry per item")
+        self.query_tokens = int(query_tokens)
+        self.tokens = token_model or TokenModel()
+        self.rng = np.random.default_rng(seed)
+
+    def _answer(self, items: tuple[int, ...], top: int | None) -> tuple[list[int], dict[str, Any]]:
+        order = self._order(np.asarray(items))
+        listed = len(items) if top is None else top
+        return [int(i) for i in order], self.tokens.cost(
+            self.passage_tokens, items, self.query_tokens, listed
+        )
+
+    def _order(self, items: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class PerfectOracle(_Simulated):
+    """Orders by the latent score, ties by id: consistent and noiseless."""
+
+    def _order(self, items: np.ndarray) -> np.ndarray:
+        return items[np.lexsort((items, -self.scores[items]))]
+
+
+class PlackettLuceOracle(_Simulated):
+    """Plackett-Luce answers with utilities ``score / temperature``."""
+
+    def __init__(self, scores: Any, k: int, *, temperature: float = 0.5, **kw: Any) -> None:
+        if not temperature >= 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature!r}")
+        super().__init__(scores, k, **kw)
+        self.temperature = float(temperature)
+
+    def _order(self, items: np.ndarray) -> np.ndarray:
+        if self.temperature == 0:
+            return items[np.lexsort((items, -self.scores[items]))]
+        keys = self.scores[items] / self.temperature + self.rng.gumbel(size=items.shape[0])
+        return items[np.argsort(-keys, kind="stable")]
+
+
+class BradleyTerryOracle(_Simulated):
+    """Independent Bradley-Terry pairs inside each query, ordered by pairwise wins."""
+
+    def __init__(self, scores: Any, k: int, *, temperature: float = 0.5, **kw: Any) -> None:
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature!r}")
+        super().__init__(scores, k, **kw)
+        self.temperature = float(temperature)
+
+    def _order(self, items: np.ndarray) -> np.ndarray:
+        s = self.scores[items]
+        p = 1.0 / (1.0 + np.exp(-(s[:, None] - s[None, :]) / self.temperature))
+        upper = np.triu(self.rng.random(p.shape) < p, 1)
+        beats = upper | np.tril(~upper.T, -1)
+        wins = beats.sum(axis=1)
+        jitter = self.rng.random(items.shape[0])
+        return items[np.lexsort((jitter, -wins))]
+
+
+class CyclicOracle(_Simulated):
+    """Consistent between groups of ``group_size`` items (by score), cyclic inside each.
+
+    Inside a group of odd size g, member ``i`` beats member ``j`` iff ``(j - i) mod g`` is in
+    ``1..(g-1)/2`` (a regular tournament: every member wins and loses equally often).
+    """
+
+    def __init__(self, scores: Any, k: int, *, group_size: int = 3, **kw: Any) -> None:
+        super().__init__(scores, k, **kw)
+        if group_size < 3 or group_size % 2 == 0:
+            raise ValueError(f"group_size must be an odd integer >= 3, got {group_size}")
+        self.group_size = group_size
+        by_score = np.lexsort((np.arange(self.n), -self.scores))
+        self.group = np.empty(self.n, dtype=np.int64)
+        self.slot = np.empty(self.n, dtype=np.int64)
+        self.group[by_score] = np.arange(self.n) // group_size
+        self.slot[by_score] = np.arange(self.n) % group_size
+        self._calls = 0
+
+    def beats(self, i: int, j: int) -> bool:
+        """The oracle's pairwise preference (the ground-truth non-transitive tournament)."""
+        if self.group[i] != self.group[j]:
+            return bool(self.group[i] < self.group[j])
+        g = int(np.sum(self.group == self.group[i]))
+        if g < 3:  # a last group with fewer than 3 members is ordered by score
+            return bool(self.slot[i] < self.slot[j])
+        d = (self.slot[j] - self.slot[i]) % g
+        return bool(1 <= d <= (g - 1) // 2)
+
+    def _order(self, items: np.ndarray) -> np.ndarray:
+        self._calls += 1
+        wins = np.array([sum(self.beats(i, j) for j in items if j != i) for i in items])
+        rot = (self.slot[items] + self._calls) % self.group_size  # rotating start in a cycle
+        return items[np.lexsort((rot, -wins, self.group[items]))]
+
+
+def make_oracle(
+    noise: str,
+    scores: Any,
+    k: int,
+    *,
+    temperature: float = 0.5,
+    group_size: int = 3,
+    **kw: Any,
+) -> _Simulated:
+    """A simulated oracle by name: ``perfect``, ``pl``, ``bt`` or ``cyclic``."""
+    if noise == "perfect":
+        return PerfectOracle(scores, k, **kw)
+    if noise == "pl":
+        return PlackettLuceOracle(scores, k, temperature=temperature, **kw)
+    if noise == "bt":
+        return BradleyTerryOracle(scores, k, temperature=temperature, **kw)
+    if noise == "cyclic":
+        return CyclicOracle(scores, k, group_size=group_size, **kw)
+    raise ValueError(f"noise must be one of perfect, pl, bt, cyclic; got {noise!r}")

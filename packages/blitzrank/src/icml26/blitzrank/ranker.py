@@ -1,0 +1,242 @@
+"""BlitzRank: ask k-wise questions until the top-m is certified (or a budget is spent).
+
+The loop: certify the current tournament graph; if the top-m is not determined, let the
+schedule pick the next k items (``parallel`` disjoint queries per round for a batched or
+async oracle), ask the oracle, add each answer's induced tournament to the graph, repeat.
+Because every query holds an undetermined pair, the loop ends after at most ``n choose 2``
+answers even when the oracle is inconsistent; cycles then show up as tiers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from icml26.blitzrank.certify import Mode, certify
+from icml26.blitzrank.graph import TournamentGraph
+from icml26.blitzrank.oracles.base import Comparison, Oracle
+from icml26.blitzrank.schedule import Schedule, schedule
+
+__all__ = ["BlitzRank", "RankResult", "check_prior"]
+
+
+@dataclass(frozen=True)
+class RankResult:
+    """The outcome of one ranking.
+
+    Attributes:
+        ranking: every item, best first (tiers in order; inside a tier by net wins).
+        top: the first ``m`` items of ``ranking``.
+        tiers: the tiers (equivalence classes) covering positions 1..m, best first.
+        certified: the top-m was certified (see :mod:`icml26.blitzrank.certify`).
+        boundary_tie: a preference cycle straddles position m.
+        calls: oracle calls made by this ranking.
+        rounds: sequential rounds (a round sends up to ``parallel`` queries at once).
+        queries: the items of every query, in order.
+        engine_seconds: time spent in graph updates, certification and scheduling.
+        oracle_seconds: time spent waiting for the oracle.
+        graph: the final tournament graph.
+    """
+
+    ranking: list[int]
+    top: list[int]
+    tiers: list[list[int]]
+    certified: bool
+    boundary_tie: bool
+    calls: int
+    rounds: int
+    queries: list[tuple[int, ...]] = field(repr=False)
+    engine_seconds: float = 0.0
+    oracle_seconds: float = 0.0
+    graph: TournamentGraph | None = field(default=None, repr=False)
+
+
+def check_prior(prior: Sequence[int] | None, n: int) -> np.ndarray:
+    """``prior`` (a first-stage order of ``0..n-1``) as an array; ``None`` -> ``0..n-1``."""
+    if prior is None:
+        return np.arange(n)
+    arr = np.asarray(list(prior), dtype=np.int64)
+    if arr.shape != (n,) or len(set(arr.tolist())) != n or arr.min() < 0 or arr.max() >= n:
+        raise ValueError(f"prior must be a permutation of 0..{n - 1} (duplicate or missing ids)")
+    return arr
+
+
+class BlitzRank:
+    """Top-m selection with a k-wise oracle through the tournament graph.
+
+    Args:
+        m: how many top items to determine (``1 <= m <= n``).
+        k: items per query; default the oracle's ``k``. Must be >= 2 and <= the oracle's k.
+        mode: ``"ordered"`` certifies the top-m and their order; ``"set"`` only the set.
+        schedule: ``"reach"`` (default) or ``"entropy"`` (see
+            :mod:`icml26.blitzrank.schedule`).
+        parallel: disjoint queries sent together per round (batched / async oracles).
+        max_calls: budget of oracle calls; ``None`` for no budget (termination is guaranteed
+            anyway).
+    """
+
+    def __init__(
+        self,
+        m: int,
+        *,
+        k: int | None = None,
+        mode: Mode = "ordered",
+        schedule: Schedule = "reach",
+        parallel: int = 1,
+        max_calls: int | None = None,
+    ) -> None:
+        if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+            raise ValueError(f"m must be a positive integer, got {m!r}")
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 2):
+            raise ValueError(f"k must be an integer >= 2, got {k!r}")
+        if mode not in ("ordered", "set"):
+            raise ValueError(f"mode must be 'ordered' or 'set', got {mode!r}")
+        if schedule not in ("reach", "entropy"):
+            raise ValueError(f"schedule must be 'reach' or 'entropy', got {schedule!r}")
+        if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
+            raise ValueError(f"parallel must be an integer >= 1, got {parallel!r}")
+        if max_calls is not None and max_calls < 1:
+            raise ValueError(f"max_calls must be >= 1 or None, got {max_calls!r}")
+        self.m = m
+        self.k = k
+        self.mode: Mode = mode
+        self.schedule: Schedule = schedule
+        self.parallel = parallel
+        self.max_calls = max_calls
+
+    def _setup(self, oracle: Oracle, prior: Sequence[int] | None) -> tuple[int, int, np.ndarray]:
+        n = int(oracle.n)
+        if self.m > n:
+            raise ValueError(f"m={self.m} exceeds the number of items n={n}")
+        k = self.k if self.k is not None else int(oracle.k)
+        if k > oracle.k:
+            raise ValueError(f"k={k} exceeds the oracle's window of {oracle.k} items")
+        if k < 2:
+            raise ValueError(f"k must be >= 2, got {k}")
+        return n, k, check_prior(prior, n)
+
+    def _next_queries(
+        self, graph: TournamentGraph, k: int, prior: np.ndarray, calls: int
+    ) -> list[list[int]] | None:
+        """The next round's queries, ``[]`` when certified, ``None`` when out of budget."""
+        if certify(graph, self.m, self.mode).certified:
+            return []
+        if self.max_calls is not None and calls >= self.max_calls:
+            return None
+        budget = self.parallel
+        if self.max_calls is not None:
+            budget = min(budget, self.max_calls - calls)
+        queries: list[list[int]] = []
+        taken: set[int] = set()
+        for _ in range(budget):
+            q = schedule(
+                self.schedule, graph, self.m, k, mode=self.mode, prior=prior, exclude=taken
+            )
+            if not q:
+                break
+            queries.append(q)
+            taken.update(q)
+        if not queries:  # cannot happen while items are open: a scheduler bug
+            raise RuntimeError("the top-m is not certified but no informative query exists")
+        # Show each query in the current best-known order (how a reranker's prompt lists it).
+        pos = {item: r for r, item in enumerate(graph.ranking(prior))}
+        return [sorted(q, key=pos.__getitem__) for q in queries]
+
+    def _result(
+        self,
+        graph: TournamentGraph,
+        prior: np.ndarray,
+        calls: int,
+        rounds: int,
+        queries: list[tuple[int, ...]],
+        engine_s: float,
+        oracle_s: float,
+    ) -> RankResult:
+        cert = certify(graph, self.m, self.mode)
+        tiers_all = graph.tiers(prior)
+        ranking = [i for t in tiers_all for i in t]
+        tiers, covered = [], 0
+        for t in tiers_all:
+            if covered >= self.m:
+                break
+            tiers.append(t)
+            covered += len(t)
+        return RankResult(
+            ranking=ranking,
+            top=ranking[: self.m],
+            tiers=tiers,
+            certified=cert.certified,
+            boundary_tie=cert.boundary_tie,
+            calls=calls,
+            rounds=rounds,
+            queries=queries,
+            engine_seconds=engine_s,
+            oracle_seconds=oracle_s,
+            graph=graph,
+        )
+
+    def rank(self, oracle: Oracle, prior: Sequence[int] | None = None) -> RankResult:
+        """Rank ``oracle``'s items; ``prior`` is the first-stage order (tie-breaks, prompts)."""
+        n, k, prior_arr = self._setup(oracle, prior)
+        graph = TournamentGraph(n)
+        calls = rounds = 0
+        queries: list[tuple[int, ...]] = []
+        engine_s = oracle_s = 0.0
+        while True:
+            t0 = time.perf_counter()
+            batch = self._next_queries(graph, k, prior_arr, calls)
+            engine_s += time.perf_counter() - t0
+            if not batch:
+                break
+            t0 = time.perf_counter()
+            answers = [oracle.compare(q) for q in batch]
+            oracle_s += time.perf_counter() - t0
+            engine_s += self._absorb(graph, batch, answers, queries)
+            calls += len(batch)
+            rounds += 1
+        return self._result(graph, prior_arr, calls, rounds, queries, engine_s, oracle_s)
+
+    async def arank(self, oracle: Oracle, prior: Sequence[int] | None = None) -> RankResult:
+        """As :meth:`rank`, sending each round's queries concurrently (``oracle.acompare``)."""
+        n, k, prior_arr = self._setup(oracle, prior)
+        graph = TournamentGraph(n)
+        calls = rounds = 0
+        queries: list[tuple[int, ...]] = []
+        engine_s = oracle_s = 0.0
+        while True:
+            t0 = time.perf_counter()
+            batch = self._next_queries(graph, k, prior_arr, calls)
+            engine_s += time.perf_counter() - t0
+            if not batch:
+                break
+            t0 = time.perf_counter()
+            answers = list(await asyncio.gather(*(oracle.acompare(q) for q in batch)))
+            oracle_s += time.perf_counter() - t0
+            engine_s += self._absorb(graph, batch, answers, queries)
+            calls += len(batch)
+            rounds += 1
+        return self._result(graph, prior_arr, calls, rounds, queries, engine_s, oracle_s)
+
+    @staticmethod
+    def _absorb(
+        graph: TournamentGraph,
+        batch: list[list[int]],
+        answers: list[Comparison],
+        log: list[tuple[int, ...]],
+    ) -> float:
+        t0 = time.perf_counter()
+        for q, ans in zip(batch, answers, strict=True):
+            graph.add_ordering(ans.order, ans.rest)
+            log.append(tuple(q))
+        return time.perf_counter() - t0
+
+
+def rank_top_m(oracle: Oracle, m: int, **kwargs: Any) -> RankResult:
+    """One-call convenience: ``BlitzRank(m, **kwargs).rank(oracle)``."""
+    prior = kwargs.pop("prior", None)
+    return BlitzRank(m, **kwargs).rank(oracle, prior)
