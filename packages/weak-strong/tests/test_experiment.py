@@ -23,10 +23,16 @@ def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
     for stream in ("calibrated", "drift", "adversarial", "math", "sudoku"):
         for policy in ("online", "oracle", "fixed_calibrated", "weak_only", "always_strong"):
             for a in ("a0.05", "a0.1", "a0.2"):
-                for metric in ("incorrect_accept", "incorrect_reject", "strong_freq", "final_accuracy"):
+                for metric in (
+                    "incorrect_accept",
+                    "incorrect_reject",
+                    "strong_freq",
+                    "final_accuracy",
+                ):
                     v = m[f"{metric}.{stream}.{policy}.{a}"]
                     assert 0.0 <= v <= 1.0
-        assert f"calibration_ece.{stream}" in m and f"sharpness.{stream}" in m
+        assert f"calibration_ece.{stream}" in m
+        assert f"sharpness.{stream}" in m
     assert m["strong_freq.calibrated.always_strong.a0.1"] == 1.0
     assert {c["id"] for c in results["claims"]} == {c.id for c in PAPER.claims}
     assert all(c["holds"] in (True, False) for c in results["claims"])

@@ -80,19 +80,24 @@ def test_label_free_thresholds_need_calibration() -> None:
     cal = make_stream("calibrated", 20000, 5)
     over = make_stream("overconfident", 20000, 5)
     for st, ok in ((cal, True), (over, False)):
-        ta, tr = label_free_thresholds(st.scores, 0.1, 0.1)
+        ta, _tr = label_free_thresholds(st.scores, 0.1, 0.1)
         ia = np.mean(st.scores[~st.labels] > ta)
         assert bool(abs(ia - 0.1) < 0.02) is ok
 
 
 def test_online_update_rule_by_hand() -> None:
-    p = OnlineWeakStrong(0.1, 0.2, step_size=0.5, tau_a=0.7, tau_r=0.3, explore=1.0, explore_min=0.5)
+    p = OnlineWeakStrong(
+        0.1, 0.2, step_size=0.5, tau_a=0.7, tau_r=0.3, explore=1.0, explore_min=0.5
+    )
     step = p.decide(0.5)  # band: always queried, weight 1
-    assert step.region == DEFER and step.queried and step.prob == 1.0
+    assert step.region == DEFER
+    assert step.queried
+    assert step.prob == 1.0
     p.observe(step, 0.5, False)  # wrong answer in the band: tau_a -= eta * alpha
     assert p.tau_a == pytest.approx(0.7 - 0.5 * 0.1)
     step = p.decide(0.9)  # t = 2: p_t = max(0.5, 1 / sqrt 2)
-    assert step.region == ACCEPT and step.prob == pytest.approx(1 / np.sqrt(2))
+    assert step.region == ACCEPT
+    assert step.prob == pytest.approx(1 / np.sqrt(2))
     if step.queried:
         p.observe(step, 0.9, False)  # wrong answer accepted: tau_a += eta (1 - alpha) / p
         assert p.tau_a == pytest.approx(0.65 + 0.5 * 0.9 * np.sqrt(2))
@@ -106,7 +111,8 @@ def test_online_controls_errors_on_every_synthetic_stream() -> None:
         p = OnlineWeakStrong(0.1, 0.1, seed=4, step_size=0.01)
         tr = run_policy(p, st.scores, st.labels)
         bounds = online_error_bounds(p, tr)
-        assert bounds["accept"].holds and bounds["reject"].holds
+        assert bounds["accept"].holds
+        assert bounds["reject"].holds
         # The theory's slack at this length is a few points; the rates sit near the target.
         assert bounds["accept"].rate <= 0.1 + 0.035
         assert bounds["reject"].rate <= 0.1 + 0.035
@@ -121,13 +127,15 @@ def test_online_error_control_against_adaptive_adversary_over_seeds() -> None:
         p = OnlineWeakStrong(0.1, 0.1, seed=seed, step_size=0.05)
         tr = run_adaptive_adversary(p, 3000, seed=1000 + seed)
         b = online_error_bounds(p, tr, delta=0.05)
-        assert b["accept"].holds and b["reject"].holds, (seed, b)
+        assert b["accept"].holds, (seed, b)
+        assert b["reject"].holds, (seed, b)
         worst = max(worst, b["accept"].rate - 0.1, b["reject"].rate - 0.1)
     # A policy with fixed thresholds facing the same adversary errs on every item.
     fixed = FixedThresholds(0.7, 0.3)
     tr = run_adaptive_adversary(fixed, 500, seed=0)
     r = error_rates(tr.accepted, tr.labels, tr.queried)
-    assert r.incorrect_accept == 1.0 and r.incorrect_reject == 1.0
+    assert r.incorrect_accept == 1.0
+    assert r.incorrect_reject == 1.0
     assert worst < 0.2
 
 

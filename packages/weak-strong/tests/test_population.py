@@ -63,7 +63,12 @@ def test_deterministic_optimum_matches_brute_force(seed, n, alpha, beta, monoton
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(2, 30), alpha=st.floats(0.01, 0.6), beta=st.floats(0.01, 0.6))
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(2, 30),
+    alpha=st.floats(0.01, 0.6),
+    beta=st.floats(0.01, 0.6),
+)
 def test_randomised_optimum_matches_lp(seed, n, alpha, beta) -> None:
     linprog = pytest.importorskip("scipy.optimize").linprog
     law = random_law(np.random.default_rng(seed), n, monotone=False)
@@ -100,7 +105,9 @@ def test_sharper_calibrated_verifiers_defer_less() -> None:
 
     freqs = []
     for kappa in (0.5, 2.0, 8.0):
-        law = ScoreLaw.from_density(lambda s: s, lambda s, k=kappa: beta_dist.pdf(s, 0.6 * k, 0.4 * k))
+        law = ScoreLaw.from_density(
+            lambda s: s, lambda s, k=kappa: beta_dist.pdf(s, 0.6 * k, 0.4 * k)
+        )
         freqs.append(policy_risks(optimal_policy(law, 0.1, 0.1))["strong_freq"])
     assert freqs[0] < freqs[1] < freqs[2]
 

@@ -11,7 +11,13 @@ import pytest
 
 from icml26.weak_strong.policies import AlwaysStrong, OnlineWeakStrong
 from icml26.weak_strong.tasks import math as wmath
-from icml26.weak_strong.tasks.sudoku import count_solutions, make_puzzle, run_sudoku, solve, weak_score
+from icml26.weak_strong.tasks.sudoku import (
+    count_solutions,
+    make_puzzle,
+    run_sudoku,
+    solve,
+    weak_score,
+)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +60,8 @@ def test_weak_score_is_in_unit_interval_and_exact_on_singles(puzzles) -> None:
 
 def test_sudoku_run_exhaustive_and_online(puzzles) -> None:
     ref = run_sudoku(AlwaysStrong(), puzzles, seed=1)
-    assert ref.solved == len(puzzles) and ref.trace.queried.all()
+    assert ref.solved == len(puzzles)
+    assert ref.trace.queried.all()
     assert np.array_equal(ref.trace.accepted, ref.trace.labels)
     on = run_sudoku(OnlineWeakStrong(0.1, 0.1, seed=0), puzzles, seed=1)
     assert on.trace.queried.mean() < 1.0
@@ -114,10 +121,18 @@ def test_cached_samples_and_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     fake = FakeBackend()
     fake.problems = problems
     monkeypatch.setattr(wmath, "_backend", lambda model, batch_size: fake)
-    kw = {"model": "fake", "k": 4, "temperature": 0.7, "max_tokens": 8, "seed": 0, "cache": tmp_path}
+    kw = {
+        "model": "fake",
+        "k": 4,
+        "temperature": 0.7,
+        "max_tokens": 8,
+        "seed": 0,
+        "cache": tmp_path,
+    }
     record = wmath.cached_samples(problems, **kw)
     again = wmath.cached_samples(problems, **kw)
-    assert fake.calls == 1 and again == record  # the second call reads the cache
+    assert fake.calls == 1
+    assert again == record
     stream = wmath.stream_from_samples(record)
     assert len(stream) == 20
     np.testing.assert_array_equal(stream.labels, np.tile([True, False], 10))

@@ -72,9 +72,9 @@ class WeakStrongConfig:
     delta: float = 0.05
     math_source: str = "llm"
     math_model: str = "smollm2-135m-instruct"
-    math_problems: int = 150
-    math_samples: int = 8
-    math_temperature: float = 0.8
+    math_problems: int = 40
+    math_samples: int = 5
+    math_temperature: float = 0.7
     math_max_tokens: int = 12
     math_cache: str = ""
     sudoku_puzzles: int = 40

@@ -203,7 +203,9 @@ def _sudoku(cfg: WeakStrongConfig) -> tuple[dict[str, float], dict[str, Any]]:
         reference = run_sudoku(AlwaysStrong(), puzzles, seed=move_seed)
         ref = reference.trace
         if r == 0:
-            sums["calibration_ece.sudoku"].append(expected_calibration_error(ref.scores, ref.labels))
+            sums["calibration_ece.sudoku"].append(
+                expected_calibration_error(ref.scores, ref.labels)
+            )
             sums["sharpness.sudoku"].append(sharpness(ref.scores))
             sums["resolution.sudoku"].append(resolution(ref.scores, ref.labels))
             sums["base_accuracy.sudoku"].append(float(ref.labels.mean()))
@@ -349,9 +351,7 @@ def run(config: WeakStrongConfig, run_dir: RunDir) -> dict[str, float]:
         summary = {"online_strong_freq_mean": float(np.mean(online_sf))} if online_sf else {}
         run_dir.log_metrics(step, stage=name, seconds=seconds, **summary)
         log(f"{name}: {seconds:.1f}s")
-        run_dir.checkpoints.save(
-            step, {"metrics": metrics, "plot_data": plot_data, "done": done}
-        )
+        run_dir.checkpoints.save(step, {"metrics": metrics, "plot_data": plot_data, "done": done})
     make_plots(config, run_dir, plot_data, population_laws())
     return metrics
 
@@ -373,7 +373,9 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, float]:
     best: dict[str, float] = {}
     for _ in range(config.rounds):
         timings = {
-            "online": decisions_only(OnlineWeakStrong(config.alpha, config.alpha, seed=config.seed)),
+            "online": decisions_only(
+                OnlineWeakStrong(config.alpha, config.alpha, seed=config.seed)
+            ),
             "fixed": decisions_only(FixedThresholds(0.7, 0.3)),
         }
         t0 = time.perf_counter()

@@ -81,9 +81,7 @@ def online_error_bounds(
 
     # accept side
     c_a = max(0.0, (1.0 - policy.tau_a0) / eta + (1.0 - alpha) / p_min)
-    v_a = float(
-        np.sum(inv[wrong & acc]) * (1 - alpha) ** 2 + np.sum(inv[wrong & rej]) * alpha**2
-    )
+    v_a = float(np.sum(inv[wrong & acc]) * (1 - alpha) ** 2 + np.sum(inv[wrong & rej]) * alpha**2)
     b_a = max(1.0 - alpha, alpha * (1.0 / p_min - 1.0))
     vmax_a = n * max((1 - alpha) ** 2, alpha**2) * (1.0 / p_min - 1.0)
     r_a = _peeled_radius(v_a, b_a, delta / 2, vmax_a)
@@ -98,8 +96,6 @@ def online_error_bounds(
     ia = float((trace.accepted & wrong).sum() / n0) if n0 else 0.0
     ir = float((~trace.accepted & right).sum() / n1) if n1 else 0.0
     return {
-        "accept": ErrorBound(
-            ia, alpha, alpha + (c_a + r_a) / n0 if n0 else 1.0, c_a, r_a, n0
-        ),
+        "accept": ErrorBound(ia, alpha, alpha + (c_a + r_a) / n0 if n0 else 1.0, c_a, r_a, n0),
         "reject": ErrorBound(ir, beta, beta + (c_r + r_r) / n1 if n1 else 1.0, c_r, r_r, n1),
     }

@@ -88,9 +88,7 @@ def error_rates(accepted: Any, labels: Any, queried: Any) -> ErrorRates:
     )
 
 
-def running_error_rates(
-    accepted: Any, labels: Any, queried: Any
-) -> dict[str, NDArray[np.float64]]:
+def running_error_rates(accepted: Any, labels: Any, queried: Any) -> dict[str, NDArray[np.float64]]:
     """The same metrics after each prefix ``1..t`` of the stream (arrays of length ``T``)."""
     acc, y, q = _decisions(accepted, labels, queried)
     t = np.arange(1, acc.size + 1)

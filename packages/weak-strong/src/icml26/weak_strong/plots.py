@@ -57,11 +57,14 @@ def _running(run_dir: RunDir, data: dict[str, Any], streams: list[str], alpha: f
         width=8.0,
         height=1.9 * n + 0.6,
         title=f"Running error rates, target alpha = beta = {alpha:g}",
-    ) as (fig, axes):
+    ) as (_fig, axes):
         axes = np.asarray(axes, dtype=object).reshape(rows, cols)
         for row, s in enumerate(streams):
             for col, (key, label) in enumerate(
-                (("incorrect_accept", "incorrect acceptance"), ("incorrect_reject", "incorrect rejection"))
+                (
+                    ("incorrect_accept", "incorrect acceptance"),
+                    ("incorrect_reject", "incorrect rejection"),
+                )
             ):
                 ax = axes[row, col]
                 for p in ("online", "fixed_calibrated", "oracle"):
@@ -84,7 +87,7 @@ def _strong_calls(run_dir: RunDir, data: dict[str, Any], streams: list[str]) -> 
         rows,
         cols,
         title="Strong-verification frequency over the stream",
-    ) as (fig, axes):
+    ) as (_fig, axes):
         axes = np.asarray(axes, dtype=object).reshape(rows, cols)
         for i, s in enumerate(streams):
             ax = axes[i // cols, i % cols]
@@ -107,7 +110,7 @@ def _thresholds(run_dir: RunDir, data: dict[str, Any], streams: list[str], alpha
         rows,
         cols,
         title=f"Online thresholds over time (alpha = beta = {alpha:g})",
-    ) as (fig, axes):
+    ) as (_fig, axes):
         axes = np.asarray(axes, dtype=object).reshape(rows, cols)
         for i, s in enumerate(streams):
             ax = axes[i // cols, i % cols]
@@ -123,9 +126,10 @@ def _thresholds(run_dir: RunDir, data: dict[str, Any], streams: list[str], alpha
 
 
 def _reliability(run_dir: RunDir, data: dict[str, Any], streams: list[str]) -> None:
-    with figure(
-        run_dir.plot_path("reliability"), title="Calibration of the weak verifiers"
-    ) as (fig, ax):
+    with figure(run_dir.plot_path("reliability"), title="Calibration of the weak verifiers") as (
+        _fig,
+        ax,
+    ):
         ax.plot([0, 1], [0, 1], color="k", ls="--", lw=0.8)
         for i, s in enumerate(streams):
             if "reliability" not in data[s]:
@@ -141,23 +145,36 @@ def _reliability(run_dir: RunDir, data: dict[str, Any], streams: list[str]) -> N
 def _two_threshold(
     run_dir: RunDir, laws: dict[str, ScoreLaw], alpha: float, data: dict[str, Any]
 ) -> None:
-    panels = [("medium", "calibrated verifier"), ("nonmonotone", "confident mistakes on (0.8, 0.9]")]
+    panels = [
+        ("medium", "calibrated verifier"),
+        ("nonmonotone", "confident mistakes on (0.8, 0.9]"),
+    ]
     with figure(
         run_dir.plot_path("two_threshold_policy"),
         1,
         2,
         width=8.0,
         title=f"Population-optimal policy on the score axis (alpha = beta = {alpha:g})",
-    ) as (fig, axes):
+    ) as (_fig, axes):
         for ax, (name, label) in zip(axes, panels, strict=True):
             law = laws[name]
             pol = optimal_policy(law, alpha, alpha, order="eta")
             s = law.atoms
-            ax.fill_between(s, 0, pol.reject, color=PALETTE[1], alpha=0.35, step="mid", label="reject")
             ax.fill_between(
-                s, pol.reject, pol.reject + pol.defer, color=PALETTE[7], alpha=0.15, step="mid", label="defer (strong)"
+                s, 0, pol.reject, color=PALETTE[1], alpha=0.35, step="mid", label="reject"
             )
-            ax.fill_between(s, 1 - pol.accept, 1, color=PALETTE[2], alpha=0.35, step="mid", label="accept")
+            ax.fill_between(
+                s,
+                pol.reject,
+                pol.reject + pol.defer,
+                color=PALETTE[7],
+                alpha=0.15,
+                step="mid",
+                label="defer (strong)",
+            )
+            ax.fill_between(
+                s, 1 - pol.accept, 1, color=PALETTE[2], alpha=0.35, step="mid", label="accept"
+            )
             ax.plot(s, law.eta, color="k", lw=1.2, label="P(correct | score)")
             density = law.mass / law.mass.max()
             ax.plot(s, density, color=PALETTE[5], lw=0.8, ls=":", label="score density (scaled)")
@@ -167,8 +184,12 @@ def _two_threshold(
             ax.set_ylim(0, 1.02)
         calib = data.get("calibrated", {}).get("online")
         if calib:
-            axes[0].axvline(calib["tau_a"][-1], color=PALETTE[0], ls="--", lw=1, label="online tau_a (end)")
-            axes[0].axvline(calib["tau_r"][-1], color=PALETTE[0], ls="-.", lw=1, label="online tau_r (end)")
+            axes[0].axvline(
+                calib["tau_a"][-1], color=PALETTE[0], ls="--", lw=1, label="online tau_a (end)"
+            )
+            axes[0].axvline(
+                calib["tau_r"][-1], color=PALETTE[0], ls="-.", lw=1, label="online tau_r (end)"
+            )
         axes[0].legend(fontsize=6, loc="center left")
 
 
@@ -180,13 +201,16 @@ def _sharpness(run_dir: RunDir, laws: dict[str, ScoreLaw], alphas: tuple[float, 
         2,
         width=8.0,
         title="What a weak verifier is worth: sharpness and calibration",
-    ) as (fig, axes):
+    ) as (_fig, axes):
         for i, name in enumerate(("sharp", "medium", "blunt", "nonmonotone")):
             law = laws[name]
             for order, ls in (("eta", "-"), ("score", "--")):
                 if name != "nonmonotone" and order == "score":
                     continue
-                sf = [policy_risks(optimal_policy(law, a, a, order=order))["strong_freq"] for a in grid]
+                sf = [
+                    policy_risks(optimal_policy(law, a, a, order=order))["strong_freq"]
+                    for a in grid
+                ]
                 lab = f"{name}" + (f" ({order} thresholds)" if name == "nonmonotone" else "")
                 axes[0].plot(grid, sf, color=PALETTE[i], ls=ls, label=lab)
         axes[0].set_xlabel("alpha = beta")

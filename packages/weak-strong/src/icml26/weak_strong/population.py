@@ -209,9 +209,7 @@ def policy_risks(policy: PopulationPolicy) -> dict[str, float]:
     ia = float(np.dot(law.p_incorrect, policy.accept) / pi0) if pi0 > 0 else 0.0
     ir = float(np.dot(law.p_correct, policy.reject) / pi1) if pi1 > 0 else 0.0
     strong = float(np.dot(law.mass, policy.defer))
-    acc = 1.0 - float(
-        np.dot(law.p_incorrect, policy.accept) + np.dot(law.p_correct, policy.reject)
-    )
+    acc = 1.0 - float(np.dot(law.p_incorrect, policy.accept) + np.dot(law.p_correct, policy.reject))
     return {
         "incorrect_accept": ia,
         "incorrect_reject": ir,

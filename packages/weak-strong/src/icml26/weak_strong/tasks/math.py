@@ -38,8 +38,10 @@ __all__ = [
     "Problem",
     "agreement_scores",
     "cached_samples",
+    "conversation",
     "extract_answer",
     "load_samples",
+    "main",
     "make_problems",
     "math_stream",
     "sample_answers",
@@ -98,12 +100,16 @@ def make_problems(n: int, seed: int = 0) -> list[Problem]:
 
 
 def extract_answer(text: str) -> int | None:
-    """The last integer in a reply (thousands separators allowed), or None."""
-    found = _NUMBER.findall(text)
+    """The final number of a reply: the first integer after the last ``=`` when there is one
+    (``"6 * 5 = 30, so"`` -> 30), else the last integer (``"The answer is 1,234."`` -> 1234);
+    None when the reply holds no number."""
+    tail = text.rsplit("=", 1)[1] if "=" in text else text
+    found = _NUMBER.findall(tail)
     if not found:
         return None
+    pick = found[0] if "=" in text else found[-1]
     try:
-        return int(found[-1].replace(",", ""))
+        return int(pick.replace(",", ""))
     except ValueError:
         return None
 
@@ -117,10 +123,17 @@ def agreement_scores(answers: Sequence[int | None]) -> list[float]:
     return [0.0 if a is None else counts[a] / k for a in answers]
 
 
-def _cache_key(model: str, prompts: Sequence[str], k: int, temperature: float, tokens: int, seed: int) -> str:
+def _cache_key(
+    model: str, prompts: Sequence[str], k: int, temperature: float, tokens: int, seed: int
+) -> str:
     h = hashlib.sha256()
     h.update(json.dumps([model, list(prompts), k, temperature, tokens, seed]).encode())
     return h.hexdigest()[:20]
+
+
+def conversation(question: str) -> list[dict[str, str]]:
+    """The chat sent for one problem: the instruction and the problem."""
+    return [{"role": "user", "content": f"{INSTRUCTION}\n\nProblem: {question}"}]
 
 
 def sample_answers(
@@ -135,11 +148,7 @@ def sample_answers(
     """``k`` sampled replies per problem from a chat ``backend`` (``.complete``)."""
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
-    conversations = [
-        [{"role": "user", "content": f"{INSTRUCTION}\n\nProblem: {p.question}"}]
-        for p in problems
-        for _ in range(k)
-    ]
+    conversations = [conversation(p.question) for p in problems for _ in range(k)]
     replies = backend.complete(
         conversations, max_tokens=max_tokens, temperature=temperature, seed=seed
     )
@@ -186,10 +195,9 @@ def cached_samples(
     prompts = [p.question for p in problems]
     key = _cache_key(model, prompts, k, temperature, max_tokens, seed)
     if cache is None:
-        base = os.environ.get("ICML26_CACHE_DIR") or str(
-            Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "icml26"
-        )
-        cache = base
+        from icml26.shared.llm import cache_dir  # light: no framework import
+
+        cache = cache_dir()
     path = Path(cache).expanduser() / "weak-strong" / f"math-{key}.json"
     if path.is_file():
         return load_samples(path)
@@ -287,3 +295,43 @@ def math_stream(
         )
         return stream_from_samples(record)
     return stream_from_samples(load_samples(source))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Sample answers into the cache; optionally write the first problems as a fixture.
+
+    ``python -m icml26.weak_strong.tasks.math --problems 40 --samples 5 --fixture out.json``
+    """
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--model", default="smollm2-135m-instruct")
+    ap.add_argument("--problems", type=int, default=40)
+    ap.add_argument("--samples", type=int, default=5)
+    ap.add_argument("--temperature", type=float, default=0.7)
+    ap.add_argument("--max-tokens", type=int, default=12)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cache", default=None)
+    ap.add_argument("--fixture", default=None, help="write the first --fixture-problems here")
+    ap.add_argument("--fixture-problems", type=int, default=16)
+    args = ap.parse_args(argv)
+    record = cached_samples(
+        make_problems(args.problems, args.seed),
+        model=args.model,
+        k=args.samples,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        seed=args.seed,
+        cache=args.cache,
+    )
+    stream = stream_from_samples(record)
+    print(f"{len(stream)} answers, {stream.labels.mean():.1%} correct")
+    if args.fixture:
+        subset = dict(record, problems=record["problems"][: args.fixture_problems])
+        atomic_write_json(args.fixture, subset)
+        print(f"fixture -> {args.fixture}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

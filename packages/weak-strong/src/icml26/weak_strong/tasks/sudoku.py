@@ -32,8 +32,8 @@ from icml26.weak_strong.policies import ACCEPT, DEFER, Policy, Trace
 __all__ = [
     "SudokuRun",
     "candidates",
-    "line_candidates",
     "count_solutions",
+    "line_candidates",
     "make_puzzle",
     "run_sudoku",
     "solve",
