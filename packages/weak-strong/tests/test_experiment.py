@@ -61,7 +61,7 @@ def test_user_stream_file(tmp_path: Path) -> None:
         np.testing.assert_array_equal(st.labels, y)
     out = tmp_path / "run"
     argv = ["run", "weak-strong", "--profile", "smoke", "--out", str(out)]
-    argv += ["--set", "streams=user", "--set", f"stream_file={csv}", "--set", "alphas=0.1"]
+    argv += ["--set", f"stream_file={csv}", "--set", "streams=user", "--set", "alphas=0.1"]
     assert main(argv) == 0
     assert "incorrect_accept.user.online.a0.1" in load_results(out / "results.json")["metrics"]
 

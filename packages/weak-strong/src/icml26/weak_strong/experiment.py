@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -166,7 +167,16 @@ def _static_stream(
     return _finish(sums, margins), plot
 
 
-def _record(sums, margins, name, pname, alpha, policy, trace: Trace, cfg) -> None:
+def _record(
+    sums: dict[str, list[float]],
+    margins: dict[str, list[float]],
+    name: str,
+    pname: str,
+    alpha: float,
+    policy: Policy,
+    trace: Trace,
+    cfg: WeakStrongConfig,
+) -> None:
     rates = error_rates(trace.accepted, trace.labels, trace.queried)
     tail = f"{name}.{pname}.{akey(alpha)}"
     for k, v in rates.as_dict().items():
@@ -181,7 +191,7 @@ def _record(sums, margins, name, pname, alpha, policy, trace: Trace, cfg) -> Non
             margins[f"margin_{side}.{tail}"].append(b.bound - b.rate)
 
 
-def _finish(sums, margins) -> dict[str, float]:
+def _finish(sums: dict[str, list[float]], margins: dict[str, list[float]]) -> dict[str, float]:
     out = {k: float(np.mean(v)) for k, v in sums.items()}
     out.update({k: float(np.min(v)) for k, v in margins.items()})
     return out
@@ -242,7 +252,7 @@ SHARPNESS_FAMILY = {"sharp": 0.5, "medium": 2.0, "blunt": 8.0}  # Beta concentra
 _MEAN = 0.6
 
 
-def _beta_pdf(a: float, b: float):
+def _beta_pdf(a: float, b: float) -> Callable[[np.ndarray], np.ndarray]:
     from scipy.stats import beta as beta_dist
 
     return lambda s: beta_dist.pdf(s, a, b)

@@ -4,7 +4,7 @@ diagrams, and the value of sharpness."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -204,7 +204,11 @@ def _sharpness(run_dir: RunDir, laws: dict[str, ScoreLaw], alphas: tuple[float, 
     ) as (_fig, axes):
         for i, name in enumerate(("sharp", "medium", "blunt", "nonmonotone")):
             law = laws[name]
-            for order, ls in (("eta", "-"), ("score", "--")):
+            orders: tuple[tuple[Literal["eta", "score"], str], ...] = (
+                ("eta", "-"),
+                ("score", "--"),
+            )
+            for order, ls in orders:
                 if name != "nonmonotone" and order == "score":
                     continue
                 sf = [

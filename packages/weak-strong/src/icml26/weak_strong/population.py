@@ -150,7 +150,9 @@ class PopulationPolicy:
         return np.clip(1.0 - self.accept - self.reject, 0.0, 1.0)
 
 
-def _fill(order: NDArray[np.intp], cost: NDArray[np.float64], budget: float, randomize: bool):
+def _fill(
+    order: NDArray[np.intp], cost: NDArray[np.float64], budget: float, randomize: bool
+) -> NDArray[np.float64]:
     """Greedy knapsack along ``order``: take atoms while their cost fits ``budget``."""
     take = np.zeros(cost.size)
     spent = 0.0

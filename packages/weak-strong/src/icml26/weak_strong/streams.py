@@ -108,7 +108,9 @@ def make_stream(kind: str, n: int, seed: int | np.random.Generator = 0) -> Strea
     return _adversarial_order(scores, labels, rng)
 
 
-def _adversarial_order(scores: NDArray[np.float64], labels: NDArray[np.bool_], rng) -> Stream:
+def _adversarial_order(
+    scores: NDArray[np.float64], labels: NDArray[np.bool_], rng: np.random.Generator
+) -> Stream:
     n = scores.size
     trap = (labels & (scores < 0.5)) | (~labels & (scores > 0.5))
     traps = rng.permutation(np.flatnonzero(trap))
@@ -152,7 +154,7 @@ def run_adaptive_adversary(
     prob = np.empty(n)
     tau_a_hist, tau_r_hist = np.empty(n), np.empty(n)
     for t in range(n):
-        tau_a, tau_r = policy.thresholds  # type: ignore[attr-defined]
+        tau_a, tau_r = policy.thresholds
         tau_a_hist[t], tau_r_hist[t] = tau_a, tau_r
         if chooser is not None:
             s, h = chooser(tau_a, tau_r, rng)

@@ -210,7 +210,7 @@ def run_sudoku(
             s = weak_score(grid, cell, digit)
             h = on_path and solution[cell] == digit
             if hasattr(policy, "thresholds"):
-                ta, tr = policy.thresholds  # type: ignore[attr-defined]
+                ta, tr = policy.thresholds
             else:
                 ta, tr = float("nan"), float("nan")
             step = policy.decide(s)
