@@ -1,0 +1,145 @@
+"""The configuration of the main job and of the benchmark, with its three profiles each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["POLICIES", "STREAMS", "BenchConfig", "WeakStrongConfig"]
+
+#: Every stream the main job knows: the synthetic ones, the LLM math stream, Sudoku moves,
+#: and ``user`` (a CSV/JSON file of scores and labels given as ``stream_file``).
+STREAMS = (
+    "calibrated",
+    "overconfident",
+    "underconfident",
+    "drift",
+    "adversarial",
+    "math",
+    "sudoku",
+    "user",
+)
+POLICIES = ("online", "oracle", "fixed_calibrated", "weak_only", "always_strong", "label_free")
+
+
+@dataclass(frozen=True)
+class WeakStrongConfig:
+    """Main job: every policy on every stream at every target ``alpha = beta``.
+
+    Attributes:
+        seed: one seed for streams, exploration coins, problems and puzzles.
+        streams: which streams to run (see :data:`STREAMS`).
+        policies: which policies (see :data:`POLICIES`).
+        alphas: targets, used for both errors (``alpha = beta``).
+        n_items: items per synthetic stream.
+        repeats: independent repetitions (fresh stream and coins) averaged in the metrics.
+        n_calibration: calibration split of ``fixed_calibrated`` / ``label_free`` (items);
+            capped at a fifth of a stream.
+        step_size, tau_a, tau_r, explore, explore_min, use_verdict: the online algorithm.
+        weak_threshold: the cut of ``weak_only``.
+        delta: failure probability of the reported finite-sample bound.
+        math_source: ``"llm"`` (sample with ``math_model``, cached), ``"fixture"`` (the small
+            sample set shipped with the package) or a path to a samples JSON file.
+        math_model: a model spec for :func:`icml26.shared.llm.load_causal_lm`, or
+            ``"http://host:port/v1|model-name"`` for an OpenAI-compatible endpoint.
+        math_problems, math_samples, math_temperature, math_max_tokens: the sampling.
+        math_cache: cache folder for sampled replies ("" = the user cache folder).
+        sudoku_puzzles, sudoku_blanks: Sudoku task size.
+        stream_file: a CSV (``score,label`` columns) or JSON file for the ``user`` stream.
+    """
+
+    seed: int = 0
+    streams: tuple[str, ...] = (
+        "calibrated",
+        "overconfident",
+        "underconfident",
+        "drift",
+        "adversarial",
+        "math",
+        "sudoku",
+    )
+    policies: tuple[str, ...] = POLICIES
+    alphas: tuple[float, ...] = (0.05, 0.1, 0.2)
+    n_items: int = 20_000
+    repeats: int = 3
+    n_calibration: int = 1000
+    step_size: float = 0.01
+    tau_a: float = 0.7
+    tau_r: float = 0.3
+    explore: float = 0.3
+    explore_min: float = 0.05
+    use_verdict: bool = False
+    weak_threshold: float = 0.5
+    delta: float = 0.05
+    math_source: str = "llm"
+    math_model: str = "smollm2-135m-instruct"
+    math_problems: int = 40
+    math_samples: int = 5
+    math_temperature: float = 0.7
+    math_max_tokens: int = 12
+    math_cache: str = ""
+    sudoku_puzzles: int = 40
+    sudoku_blanks: int = 45
+    stream_file: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.streams:
+            raise ValueError("streams must name at least one stream")
+        bad = [s for s in self.streams if s not in STREAMS]
+        if bad:
+            raise ValueError(f"unknown streams {bad}; streams: {', '.join(STREAMS)}")
+        if len(set(self.streams)) != len(self.streams):
+            raise ValueError(f"streams repeat a name: {self.streams}")
+        if "user" in self.streams and not self.stream_file:
+            raise ValueError("the 'user' stream needs stream_file=<path to CSV or JSON>")
+        bad = [p for p in self.policies if p not in POLICIES]
+        if bad or not self.policies:
+            raise ValueError(f"unknown policies {bad}; policies: {', '.join(POLICIES)}")
+        if not self.alphas:
+            raise ValueError("alphas must hold at least one target")
+        for a in self.alphas:
+            if not (0 < a < 1):
+                raise ValueError(f"every alpha must lie in (0, 1), got {a}")
+        for name in ("n_items", "repeats", "n_calibration", "math_problems", "math_samples"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.n_items < 100:
+            raise ValueError(f"n_items must be at least 100, got {self.n_items}")
+        if not self.step_size > 0:
+            raise ValueError(f"step_size must be positive, got {self.step_size}")
+        if not (0 < self.explore_min <= self.explore <= 1):
+            raise ValueError(
+                f"need 0 < explore_min <= explore <= 1, got {self.explore_min}, {self.explore}"
+            )
+        if not (0 <= self.weak_threshold <= 1):
+            raise ValueError(f"weak_threshold must lie in [0, 1], got {self.weak_threshold}")
+        if not (0 < self.delta < 1):
+            raise ValueError(f"delta must lie in (0, 1), got {self.delta}")
+        if not self.math_temperature >= 0 or self.math_max_tokens < 1:
+            raise ValueError("math_temperature must be >= 0 and math_max_tokens >= 1")
+        if self.sudoku_puzzles < 1 or not (1 <= self.sudoku_blanks <= 64):
+            raise ValueError("sudoku_puzzles must be >= 1 and sudoku_blanks in 1..64")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """Benchmark: per-decision cost of the online policy on a long stream.
+
+    Attributes:
+        seed: stream and coin seed.
+        n_items: stream length (the issue asks for 1M).
+        alpha: target used for both errors.
+        rounds: timed repetitions (the best is reported).
+    """
+
+    seed: int = 0
+    n_items: int = 1_000_000
+    alpha: float = 0.1
+    rounds: int = 3
+
+    def __post_init__(self) -> None:
+        if self.n_items < 1000:
+            raise ValueError(f"n_items must be at least 1000, got {self.n_items}")
+        if not (0 < self.alpha < 1):
+            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}")
+        if self.rounds < 1:
+            raise ValueError(f"rounds must be at least 1, got {self.rounds}")

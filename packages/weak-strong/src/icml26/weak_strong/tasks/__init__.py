@@ -1,0 +1,1 @@
+"""Real task streams: LLM answers to generated math problems, step-by-step Sudoku solving."""

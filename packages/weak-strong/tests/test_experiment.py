@@ -1,0 +1,99 @@
+"""The CLI end to end on the smoke profile, configs, and the user-stream file path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from icml26.shared.cli import main
+from icml26.shared.results import load_results
+from icml26.weak_strong.config import WeakStrongConfig
+from icml26.weak_strong.paper import PAPER
+from icml26.weak_strong.streams import load_stream_file
+
+
+def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert main(["run", "weak-strong", "--profile", "smoke", "--out", str(out)]) == 0
+    results = load_results(out / "results.json")
+    m = results["metrics"]
+    for stream in ("calibrated", "drift", "adversarial", "math", "sudoku"):
+        for policy in ("online", "oracle", "fixed_calibrated", "weak_only", "always_strong"):
+            for a in ("a0.05", "a0.1", "a0.2"):
+                for metric in (
+                    "incorrect_accept",
+                    "incorrect_reject",
+                    "strong_freq",
+                    "final_accuracy",
+                ):
+                    v = m[f"{metric}.{stream}.{policy}.{a}"]
+                    assert 0.0 <= v <= 1.0
+        assert f"calibration_ece.{stream}" in m
+        assert f"sharpness.{stream}" in m
+    assert m["strong_freq.calibrated.always_strong.a0.1"] == 1.0
+    assert {c["id"] for c in results["claims"]} == {c.id for c in PAPER.claims}
+    assert all(c["holds"] in (True, False) for c in results["claims"])
+    for name in ("running_errors", "strong_calls", "two_threshold_policy", "sharpness_value"):
+        assert (out / "plots" / f"{name}.png").stat().st_size > 0
+
+
+def test_bench_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    assert main(["bench", "weak-strong", "--profile", "smoke", "--out", str(out)]) == 0
+    m = load_results(out / "results.json")["metrics"]
+    assert m["overhead_us.online"] > 0
+
+
+def test_user_stream_file(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    s = rng.random(500)
+    y = rng.random(500) < s
+    csv = tmp_path / "stream.csv"
+    csv.write_text("score,label\n" + "\n".join(f"{a},{int(b)}" for a, b in zip(s, y, strict=True)))
+    js = tmp_path / "stream.json"
+    js.write_text(json.dumps({"scores": s.tolist(), "labels": y.astype(int).tolist()}))
+    for path in (csv, js):
+        st = load_stream_file(str(path))
+        np.testing.assert_allclose(st.scores, s)
+        np.testing.assert_array_equal(st.labels, y)
+    out = tmp_path / "run"
+    argv = ["run", "weak-strong", "--profile", "smoke", "--out", str(out)]
+    argv += ["--set", f"stream_file={csv}", "--set", "streams=user", "--set", "alphas=0.1"]
+    assert main(argv) == 0
+    assert "incorrect_accept.user.online.a0.1" in load_results(out / "results.json")["metrics"]
+
+
+def test_user_stream_file_errors(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no stream file"):
+        load_stream_file(str(tmp_path / "nope.csv"))
+    bad = tmp_path / "bad.csv"
+    bad.write_text("score,label\n1.7,1\n")
+    with pytest.raises(ValueError, match="must lie in \\[0, 1\\]"):
+        load_stream_file(str(bad))
+    bad.write_text("s,l\n0.5,1\n")
+    with pytest.raises(ValueError, match="'score' and 'label'"):
+        load_stream_file(str(bad))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("alphas", (1.2,), "every alpha must lie in \\(0, 1\\)"),
+        ("streams", ("nope",), "unknown streams"),
+        ("streams", ("user",), "needs stream_file"),
+        ("policies", ("magic",), "unknown policies"),
+        ("n_items", 5, "n_items must be at least 100"),
+        ("step_size", 0.0, "step_size must be positive"),
+    ],
+)
+def test_config_validation(field: str, value, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        WeakStrongConfig(**{field: value})
+
+
+def test_cli_rejects_bad_override(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "weak-strong", "--set", "alphas=0,0.1"]) == 2
+    assert "alpha" in capsys.readouterr().err
