@@ -86,6 +86,24 @@ def test_bad_overrides_name_the_problem(override: str, message: str) -> None:
         apply_overrides(Config(), [override])
 
 
+@dataclass(frozen=True)
+class Paired:
+    mode: Literal["synthetic", "file"] = "synthetic"
+    path: str = ""
+
+    def __post_init__(self) -> None:
+        if self.mode == "file" and not self.path:
+            raise ValueError("mode=file needs a path")
+
+
+def test_cross_field_checks_see_all_overrides_in_any_order() -> None:
+    assert apply_overrides(Paired(), ["mode=file", "path=x.csv"]) == Paired("file", "x.csv")
+    assert apply_overrides(Paired(), ["path=x.csv", "mode=file"]) == Paired("file", "x.csv")
+    assert apply_overrides(Config(), ["seed=1", "seed=2"]).seed == 2
+    with pytest.raises(OverrideError, match="mode=file needs a path"):
+        apply_overrides(Paired(), ["mode=file"])
+
+
 def test_config_to_dict_and_fields() -> None:
     d = config_to_dict(Config())
     assert d["model"] == {"width": 32, "activation": "tanh"}

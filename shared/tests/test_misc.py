@@ -52,6 +52,8 @@ def test_figure_writes_png_and_nothing_on_error(tmp_path: Path) -> None:
         axes[0].legend()
         axes[1].plot([0, 1], [0, 1])
     assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
+    with figure(tmp_path / "grid.png", 1, 1, squeeze=False) as (_fig, grid):
+        assert grid.shape == (1, 1)
 
     def failing_plot() -> None:
         with figure(tmp_path / "b.png") as (_fig, ax):

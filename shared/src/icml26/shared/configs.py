@@ -153,7 +153,8 @@ def _parse_value(text: str, tp: Any, field: str) -> Any:
     raise OverrideError(f"{field}: fields of type {_type_name(tp)} cannot be set from the CLI")
 
 
-def _set_path(config: Any, path: list[str], raw: str, full: str) -> Any:
+def _collect(config: Any, path: list[str], raw: str, full: str, changes: dict[str, Any]) -> None:
+    """Parse one override into ``changes`` (nested dicts for nested dataclasses)."""
     names = {f.name for f in dataclasses.fields(config)}
     head = path[0]
     if head not in names:
@@ -162,29 +163,45 @@ def _set_path(config: Any, path: list[str], raw: str, full: str) -> Any:
             f"fields are: {', '.join(sorted(names))}"
         )
     current = getattr(config, head)
+    is_group = dataclasses.is_dataclass(current) and not isinstance(current, type)
     if len(path) > 1:
-        if not (dataclasses.is_dataclass(current) and not isinstance(current, type)):
+        if not is_group:
             raise OverrideError(f"{full!r}: field {head!r} has no sub-fields")
-        new_value = _set_path(current, path[1:], raw, full)
+        _collect(current, path[1:], raw, full, changes.setdefault(head, {}))
     else:
-        if dataclasses.is_dataclass(current) and not isinstance(current, type):
+        if is_group:
             raise OverrideError(f"{full!r} is a group of fields; set one of its sub-fields")
         tp = typing.get_type_hints(type(config))[head]
-        new_value = _parse_value(raw, tp, full)
-    try:
-        return dataclasses.replace(config, **{head: new_value})
-    except (ValueError, TypeError) as exc:
-        raise OverrideError(f"{full}={raw}: {exc}") from exc
+        changes[head] = _parse_value(raw, tp, full)
+
+
+def _rebuild(config: Any, changes: dict[str, Any]) -> Any:
+    values = {
+        name: _rebuild(getattr(config, name), value) if isinstance(value, dict) else value
+        for name, value in changes.items()
+    }
+    return dataclasses.replace(config, **values)
 
 
 def apply_overrides(config: Any, overrides: Sequence[str]) -> Any:
-    """Return ``config`` with each ``"dotted.field=value"`` override applied, in order."""
+    """Return ``config`` with the ``"dotted.field=value"`` overrides applied.
+
+    Every value is parsed first (a later override of the same field wins); the config is then
+    rebuilt once, so ``__post_init__`` checks that relate several fields see all overrides
+    together, whatever their order on the command line.
+    """
     if not dataclasses.is_dataclass(config) or isinstance(config, type):
         raise TypeError("overrides apply to a dataclass instance")
+    changes: dict[str, Any] = {}
     for item in overrides:
         key, sep, raw = item.partition("=")
         key = key.strip()
         if not sep or not key:
             raise OverrideError(f"override {item!r} must look like field=value")
-        config = _set_path(config, key.split("."), raw.strip(), key)
-    return config
+        _collect(config, key.split("."), raw.strip(), key, changes)
+    if not changes:
+        return config
+    try:
+        return _rebuild(config, changes)
+    except (ValueError, TypeError) as exc:
+        raise OverrideError(f"{' '.join(overrides)}: {exc}") from exc

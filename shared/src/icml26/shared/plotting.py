@@ -66,8 +66,8 @@ def figure(
 ) -> Iterator[tuple[Any, Any]]:
     """Create a styled figure, yield ``(fig, axes)``, and save it atomically to ``path``.
 
-    ``axes`` is a single Axes for a 1x1 grid, else an array (as ``plt.subplots``). Nothing is
-    written if the block raises.
+    ``axes`` is a single Axes for a 1x1 grid, else an array (as ``plt.subplots``; pass
+    ``squeeze=False`` for a 2-D array always). Nothing is written if the block raises.
     """
     import matplotlib as mpl
     from matplotlib.figure import Figure
@@ -76,7 +76,8 @@ def figure(
         w = width if width is not None else 3.6 * ncols + 0.6
         h = height if height is not None else 2.8 * nrows + 0.4
         fig = Figure(figsize=(w, h), layout="constrained")
-        axes = fig.subplots(nrows, ncols, squeeze=True, **subplots_kw)
+        subplots_kw.setdefault("squeeze", True)
+        axes = fig.subplots(nrows, ncols, **subplots_kw)
         if title:
             fig.suptitle(title)
         yield fig, axes
