@@ -16,7 +16,9 @@ from icml26.bll_ntk.gaussian import BayesLinReg, LinearisedLaplace, maximise_evi
 def _data(n: int = 40, d: int = 5, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     Z = torch.randn(n, d, generator=g, dtype=torch.float64)
-    y = Z @ torch.randn(d, generator=g, dtype=torch.float64) + 0.3 * torch.randn(n, generator=g, dtype=torch.float64)
+    y = Z @ torch.randn(d, generator=g, dtype=torch.float64) + 0.3 * torch.randn(
+        n, generator=g, dtype=torch.float64
+    )
     return Z, y
 
 
@@ -51,8 +53,13 @@ def test_type2_ml_matches_scikit_learn_bayesian_ridge() -> None:
     Z, y = _data(n=200, d=6, seed=3)
     post = BayesLinReg().fit(Z, y)
     br = BayesianRidge(
-        fit_intercept=False, alpha_1=1e-12, alpha_2=1e-12, lambda_1=1e-12, lambda_2=1e-12,
-        tol=1e-10, max_iter=1000,
+        fit_intercept=False,
+        alpha_1=1e-12,
+        alpha_2=1e-12,
+        lambda_1=1e-12,
+        lambda_2=1e-12,
+        tol=1e-10,
+        max_iter=1000,
     ).fit(Z.numpy(), y.numpy())
     assert post.alpha == pytest.approx(br.lambda_, rel=2e-2)
     assert post.noise == pytest.approx(1.0 / br.alpha_, rel=2e-2)
@@ -78,7 +85,9 @@ def test_laplace_both_spaces_match_direct_inverse(n: int) -> None:
     assert lap._function_space is (n < 12)
     cov = torch.linalg.inv(0.9 * torch.eye(12, dtype=torch.float64) + Z.T @ Z / 0.3)
     zs = torch.randn(5, 12, dtype=torch.float64)
-    torch.testing.assert_close(lap.predict_var(zs), torch.einsum("nd,de,ne->n", zs, cov, zs), rtol=1e-7, atol=1e-9)
+    torch.testing.assert_close(
+        lap.predict_var(zs), torch.einsum("nd,de,ne->n", zs, cov, zs), rtol=1e-7, atol=1e-9
+    )
     torch.testing.assert_close(lap.predict_cov(zs), zs @ cov @ zs.T, rtol=1e-7, atol=1e-9)
     # Laplace evidence: log p(r|v*) + log p(v*) + D/2 log 2π − ½ log|Λ|
     a, s = 0.9, 0.3

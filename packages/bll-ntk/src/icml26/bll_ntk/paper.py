@@ -169,7 +169,7 @@ PROFILES = {
         bandit_update_every=20,
         toy=False,
     ),
-    "quick": Config(),
+    "quick": Config(cls_hidden=(16, 16), train_steps=1000, cls_train_steps=1500),
     "full": Config(
         n_splits=10,
         train_steps=3000,
