@@ -127,7 +127,9 @@ def test_probit_and_mc_predictives_agree_roughly() -> None:
 def test_every_posterior_fits_regression_and_classification(cls: type) -> None:
     x, y = _reg_data(30, 2, 1)
     pred = cls(make_mlp(2, 1, (6, 6))).fit(x, y).predict(x[:5])
-    assert pred.mean.shape == (5, 1) and bool((pred.var >= 0).all()) and pred.noise > 0
+    assert pred.mean.shape == (5, 1)
+    assert bool((pred.var >= 0).all())
+    assert pred.noise > 0
     labels = (x[:, 0] > 0).long()
     post = cls(make_mlp(2, 2, (6, 6)), likelihood="classification").fit(x, labels)
     p = post.predict(x[:5])
@@ -140,7 +142,7 @@ def test_bad_inputs_raise_clear_errors() -> None:
     x, y = _reg_data(10, 2, 0)
     with pytest.raises(LastLayerError, match="no last layer named 'out'"):
         BLL(model, last_layer="out")
-    with pytest.raises(LastLayerError, match="not an nn.Linear"):
+    with pytest.raises(LastLayerError, match=r"not an nn\.Linear"):
         BLL(model, last_layer="act0")
     not_last = nn.Sequential(nn.Linear(2, 3), nn.Tanh())
     with pytest.raises(LastLayerError, match="final operation"):

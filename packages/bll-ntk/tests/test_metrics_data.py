@@ -38,12 +38,14 @@ def test_classification_metrics() -> None:
 
 def test_data_sets_load_and_split() -> None:
     X, y = load_regression("autompg")
-    assert X.shape == (392, 8) and np.isfinite(X).all()
+    assert X.shape == (392, 8)
+    assert np.isfinite(X).all()
     s = regression_split(X, y, seed=0)
     assert s.x_train.shape[0] + s.x_test.shape[0] == 392
     assert abs(float(s.y_train.mean())) < 1e-5
     task = load_classification("digits", seed=0)
-    assert task.n_classes == 8 and int(task.y_train.max()) == 7
+    assert task.n_classes == 8
+    assert int(task.y_train.max()) == 7
     assert set(task.ood) == {"digits_heldout", "digits_noise", "digits_shift"}
 
 
@@ -55,7 +57,8 @@ def test_csv_and_bad_names(tmp_path: Path) -> None:
     ]
     path.write_text("\n".join(rows))
     X, y = load_regression(f"csv:{path}")
-    assert X.shape == (30, 2) and y.shape == (30,)
+    assert X.shape == (30, 2)
+    assert y.shape == (30,)
     X, y = load_regression(f"csv:{path}#a")
     assert X.shape == (30, 2)
     with pytest.raises(FileNotFoundError, match="does not exist"):
@@ -74,7 +77,8 @@ def test_wheel_bandit_rewards() -> None:
         np.array([[0.1, 0.1], [0.9, 0.1], [-0.9, 0.1], [-0.6, -0.6], [0.6, -0.6]])
     )
     assert list(mu.argmax(1)) == [0, 1, 2, 3, 4]
-    assert mu[1, 1] == 50.0 and mu[0, 0] == 1.2
+    assert mu[1, 1] == 50.0
+    assert mu[0, 0] == 1.2
     with pytest.raises(ValueError, match="delta"):
         WheelBandit(delta=1.5)
 
@@ -83,4 +87,5 @@ def test_thompson_sampling_runs_and_regret_is_monotone() -> None:
     s = BanditSettings(steps=40, hidden=(6, 6), train_steps=10, retrain_every=20, update_every=10)
     for m in ("bll", "ntk_bll", "lla", "ensemble"):
         c = run_thompson(m, s, seed=0)
-        assert c.shape == (40,) and bool(np.all(np.diff(c) >= 0))
+        assert c.shape == (40,)
+        assert bool(np.all(np.diff(c) >= 0))

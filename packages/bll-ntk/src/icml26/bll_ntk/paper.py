@@ -45,11 +45,11 @@ class Config:
     seed: int = 0
     regression: tuple[str, ...] = _REGRESSION
     n_splits: int = 5
-    hidden: tuple[int, ...] = (50, 50)
+    hidden: tuple[int, ...] = (50,)
     activation: Literal["tanh", "relu", "gelu"] = "tanh"
     train_steps: int = 1500
     lr: float = 3e-3
-    weight_decay: float = 1e-4
+    weight_decay: float = 1e-3
     batch_size: int = 128
     classification: tuple[str, ...] = ("digits", "wine")
     cls_hidden: tuple[int, ...] = (32, 32)
@@ -169,9 +169,16 @@ PROFILES = {
         bandit_update_every=20,
         toy=False,
     ),
-    "quick": Config(cls_hidden=(16, 16), train_steps=1000, cls_train_steps=1500),
+    "quick": Config(
+        cls_hidden=(16, 16),
+        train_steps=1000,
+        cls_train_steps=1500,
+        bandit_steps=800,
+        bandit_update_every=40,
+    ),
     "full": Config(
         n_splits=10,
+        hidden=(50, 50),
         train_steps=3000,
         classification=("digits", "wine", "mnist"),
         cls_hidden=(32, 32),
