@@ -88,7 +88,7 @@ def _subsample_errors(
 
 
 def run(cfg: Config, run_dir: RunDir) -> dict[str, Any]:
-    torch.set_num_threads(min(torch.get_num_threads(), 2))
+    torch.set_num_threads(1)  # tiny networks: extra threads only spin
     seed_everything(cfg.seed)
     metrics: dict[str, Any] = defaultdict(dict)
     # ---- UCI-style regression --------------------------------------------------------------
@@ -217,7 +217,7 @@ def run(cfg: Config, run_dir: RunDir) -> dict[str, Any]:
 
 def bench(cfg: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     """Fit + predict seconds of bll, ntk_bll and lla on a synthetic regression per size."""
-    torch.set_num_threads(min(torch.get_num_threads(), 2))
+    torch.set_num_threads(1)  # tiny networks: extra threads only spin
     seed_everything(cfg.seed)
     out: dict[str, Any] = defaultdict(dict)
     gen = torch.Generator().manual_seed(cfg.seed)
