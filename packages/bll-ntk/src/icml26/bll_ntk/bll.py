@@ -114,6 +114,7 @@ class _Base:
         alpha: float | None = None,
         noise: float | None = None,
         predictive: str = "probit",
+        refit: bool = False,
     ) -> None:
         if likelihood not in ("regression", "classification"):
             raise ValueError(
@@ -129,6 +130,7 @@ class _Base:
         self.likelihood = likelihood
         self.alpha, self.noise, self.predictive = alpha, noise, predictive
         self._given = (alpha, noise)
+        self.refit = refit
         self._fitted = False
 
     @property
@@ -146,7 +148,13 @@ class _Base:
 
 class BLL(_Base):
     """Standard Bayesian last layer: prior ``N(0, α⁻¹ I)`` on ``vec([W, b])``, α and σ² by
-    type-II maximum likelihood unless given."""
+    type-II maximum likelihood unless given.
+
+    Classification uses the Laplace/GLM approximation. By default (``refit=False``) it is
+    taken at the trained head, the usual choice because on the (nearly separable) training
+    features the MAP-refit's Laplace evidence drives α towards 0. ``refit=True`` re-estimates
+    the head as the MAP under the prior.
+    """
 
     def _prior_factor(self, x: torch.Tensor) -> torch.Tensor | None:
         return None
@@ -184,7 +192,7 @@ class BLL(_Base):
                 )
             phis, ys = (phi, y) if idx is None else (phi[idx], y[idx])
             ws = None if w is None else torch.full((phis.shape[0],), float(w), dtype=torch.float64)
-            self.posterior_ = LastLayerGLM(C, K=K, alpha=self.alpha, refit=True).fit(
+            self.posterior_ = LastLayerGLM(C, K=K, alpha=self.alpha, refit=self.refit).fit(
                 phis, ys, self.net.head_vector(), ws
             )
             self.alpha_, self.noise_ = self.posterior_.alpha, None
@@ -250,11 +258,18 @@ class NTKBLL(BLL):
         alpha: float | None = None,
         noise: float | None = None,
         predictive: str = "probit",
+        refit: bool = False,
         seed: int = 0,
         chunk: int = 128,
     ) -> None:
         super().__init__(
-            model, last_layer, likelihood, alpha=alpha, noise=noise, predictive=predictive
+            model,
+            last_layer,
+            likelihood,
+            alpha=alpha,
+            noise=noise,
+            predictive=predictive,
+            refit=refit,
         )
         if ridge < 0:
             raise ValueError(f"ridge must be >= 0, got {ridge}")
@@ -304,6 +319,7 @@ class NTKBLL(BLL):
                 self.likelihood,
                 alpha=self.alpha,
                 noise=self.noise,
+                refit=self.refit,
             )
             ref.fit(x, y, mask)
             self.alpha, self.noise = ref.alpha_, ref.noise_
