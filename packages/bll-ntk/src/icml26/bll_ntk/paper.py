@@ -236,9 +236,10 @@ CLAIMS = [
     ),
     Claim(
         "bandit_regret_vs_bll",
-        "Lower cumulative regret than BLL on the wheel bandit with Thompson sampling.",
+        "Lower cumulative regret than BLL on the wheel bandit with Thompson sampling "
+        "(we ask for at least 10% lower, so that a tie does not count).",
         "about 0.39x BLL's regret at delta = 0.99",
-        "bandit_regret.ntk_bll < bandit_regret.bll",
+        "bandit_regret.ntk_bll <= 0.9 * bandit_regret.bll",
     ),
     Claim(
         "subsampling_converges",
