@@ -63,7 +63,7 @@ class Config:
     dropout: float = 0.1
     mc_samples: int = 50
     predictive: Literal["probit", "mc"] = "probit"
-    lla_max_params: int = 30000
+    lla_max_params: int = 10000
     bandit_steps: int = 1000
     bandit_delta: float = 0.95
     bandit_seeds: int = 1
@@ -180,7 +180,6 @@ PROFILES = {
         n_splits=10,
         hidden=(50, 50),
         train_steps=3000,
-        classification=("digits", "wine", "mnist"),
         cls_hidden=(32, 32),
         cls_train_steps=3000,
         subsample_sizes=(16, 64, 256, 1024),
@@ -188,7 +187,7 @@ PROFILES = {
         bandit_steps=2000,
         bandit_delta=0.99,
         bandit_seeds=3,
-        bandit_update_every=10,
+        bandit_update_every=25,
     ),
 }
 
