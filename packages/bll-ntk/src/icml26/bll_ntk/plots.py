@@ -1,0 +1,131 @@
+"""Figures: 1-D regression bands, reliability diagrams, regret curves, subsampling error."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from icml26.bll_ntk.metrics import reliability_curve
+from icml26.shared import PALETTE, figure
+
+__all__ = ["plot_regret", "plot_reliability", "plot_subsample", "plot_toy"]
+
+
+def plot_regret(curves: dict[str, np.ndarray], path: Path) -> None:
+    with figure(path, width=5.5, height=3.6, title="Wheel bandit: Thompson sampling") as (_fig, ax):
+        for i, (m, c) in enumerate(curves.items()):
+            ax.plot(
+                np.arange(1, len(c) + 1),
+                c,
+                label=m,
+                color=PALETTE[i % len(PALETTE)],
+                lw=2.2 if m == "ntk_bll" else 1.4,
+            )
+        ax.set_xlabel("pull")
+        ax.set_ylabel("cumulative expected regret")
+        ax.legend(ncol=2)
+
+
+def plot_reliability(data: dict[str, dict[str, Any]], path: Path) -> None:
+    methods = list(next(iter(data.values())))
+    with figure(
+        path,
+        nrows=len(data),
+        ncols=len(methods),
+        width=1.9 * len(methods),
+        height=2.0 * len(data) + 0.4,
+    ) as (_fig, axes):
+        for i, (name, per) in enumerate(data.items()):
+            for j, m in enumerate(methods):
+                ax = np.asarray(axes).reshape(len(data), len(methods))[i][j]
+                if m not in per:
+                    ax.set_axis_off()
+                    continue
+                probs, labels = per[m]
+                _c, a, _n = reliability_curve(probs, labels, 10)
+                edges = np.linspace(0, 1, 11)
+                ax.bar(
+                    edges[:-1],
+                    a,
+                    width=0.1,
+                    align="edge",
+                    color=PALETTE[0],
+                    alpha=0.7,
+                    edgecolor="white",
+                )
+                ax.plot([0, 1], [0, 1], "k--", lw=0.8)
+                ax.set_title(f"{name}: {m}", fontsize=7)
+                ax.set_xlim(0, 1)
+                ax.set_ylim(0, 1)
+                if i == len(data) - 1:
+                    ax.set_xlabel("confidence")
+                if j == 0:
+                    ax.set_ylabel("accuracy")
+
+
+def plot_subsample(
+    both: dict[str, dict[str, float]], proj: dict[str, dict[str, float]], path: Path
+) -> None:
+    with figure(path, width=5.0, height=3.4, title="Subsampled NTK-BLL vs exact") as (_fig, ax):
+        for i, name in enumerate(both):
+            ks = sorted(both[name], key=lambda s: int(s[1:]))
+            xs = [int(k[1:]) for k in ks]
+            ax.plot(
+                xs,
+                [both[name][k] for k in ks],
+                "o-",
+                color=PALETTE[i],
+                label=f"{name}: proj + posterior",
+            )
+            if name in proj:
+                ax.plot(
+                    xs,
+                    [proj[name][k] for k in ks],
+                    "s--",
+                    color=PALETTE[i],
+                    label=f"{name}: proj only",
+                )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("subsample size m")
+        ax.set_ylabel("mean relative error of variance")
+        ax.legend(fontsize=6)
+
+
+def plot_toy(cfg: Any, path: Path) -> None:
+    """Bands (±2 std of the predictive) of each method on a 1-D regression with a gap."""
+    from icml26.bll_ntk.evaluate import fit_all
+    from icml26.bll_ntk.experiment import _settings
+
+    gen = torch.Generator().manual_seed(cfg.seed)
+    x = torch.cat(
+        [torch.rand(80, 1, generator=gen) * 1.4 - 2.0, torch.rand(80, 1, generator=gen) * 1.4 + 0.6]
+    )
+    y = torch.sin(2.0 * x) + 0.1 * torch.randn(x.shape, generator=gen)
+    s = _settings(cfg, cfg.hidden, max(cfg.train_steps, 1500), cfg.seed)
+    fitted = fit_all(x, y, 1, "regression", s)
+    grid = torch.linspace(-3.5, 3.5, 300)[:, None]
+    names = [m for m in fitted.models if not m.startswith("ntk_bll_")]
+    ncols = 3
+    nrows = math.ceil(len(names) / ncols)
+    with figure(path, nrows=nrows, ncols=ncols, width=10, height=2.6 * nrows) as (
+        _fig,
+        axes,
+    ):
+        for i, m in enumerate(names):
+            ax = np.asarray(axes).reshape(nrows, ncols)[i // ncols][i % ncols]
+            pred = fitted.models[m].predict(grid)
+            mu = pred.mean[:, 0].numpy()
+            sd = pred.total_var[:, 0].sqrt().numpy()
+            g = grid[:, 0].numpy()
+            ax.fill_between(g, mu - 2 * sd, mu + 2 * sd, color=PALETTE[i % len(PALETTE)], alpha=0.3)
+            ax.plot(g, mu, color=PALETTE[i % len(PALETTE)])
+            ax.scatter(x[:, 0], y[:, 0], s=4, color="k")
+            ax.set_title(m)
+            ax.set_ylim(-4, 4)
+        for j in range(len(names), nrows * ncols):
+            np.asarray(axes).reshape(nrows, ncols)[j // ncols][j % ncols].set_axis_off()
