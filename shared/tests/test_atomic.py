@@ -40,3 +40,14 @@ def test_unserialisable_json_writes_nothing(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
     atomic_write_json(target, {"x": 1})
     assert json.loads(target.read_text()) == {"x": 1}
+
+
+def test_written_files_get_ordinary_permissions(tmp_path: Path) -> None:
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        target = atomic_write_text(tmp_path / "r.txt", "x")
+    finally:
+        os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o644

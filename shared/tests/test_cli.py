@@ -48,6 +48,7 @@ def test_run_writes_a_complete_run_folder(fake_paper: str, tmp_path: Path) -> No
     assert [c["holds"] for c in results["claims"]] == [True, True]
     assert results["config"]["n"] == 7
     assert results["profile"] == "smoke"
+    assert results["cpu_seconds"] >= 0
     assert (out / "plots" / "curve.png").stat().st_size > 0
     assert len((out / "metrics.jsonl").read_text().splitlines()) == 3
     assert json.loads((out / "env.json").read_text())["paper"] == fake_paper

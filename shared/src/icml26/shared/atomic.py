@@ -38,10 +38,15 @@ def atomic_path(target: str | os.PathLike[str], *, suffix: str = "") -> Iterator
     )
     os.close(fd)
     tmp = Path(tmp_name)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; give the usual permissions
     try:
         yield tmp
         if not tmp.exists():
             raise FileNotFoundError(f"the writer did not create {tmp} for {target}")
+        if tmp.stat().st_mode & 0o777 == 0o600:  # a writer that re-created the file
+            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     finally:
         if tmp.exists():

@@ -190,7 +190,9 @@ def render_markdown(entries: list[ReportEntry], root: Path) -> str:
             out += ["**Failed.**", "", "```", e.error or "", "```"]
             continue
         assert e.results is not None
-        out.append(f"Finished in {_fmt(e.seconds)} s. Folder: `{e.folder}`.")
+        cpu = e.results.get("cpu_seconds")
+        cpu_text = f" ({_fmt(cpu)} s of CPU)" if cpu is not None else ""
+        out.append(f"Finished in {_fmt(e.seconds)} s{cpu_text}. Folder: `{e.folder}`.")
         out.append("")
         rows = [
             [

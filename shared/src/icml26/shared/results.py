@@ -97,8 +97,13 @@ def build_results(
     claims: Sequence[Claim],
     seconds: float,
     kind: str = "run",
+    cpu_seconds: float | None = None,
 ) -> dict[str, Any]:
-    """Assemble and validate a results object; every claim's ``holds`` is computed here."""
+    """Assemble and validate a results object; every claim's ``holds`` is computed here.
+
+    ``cpu_seconds`` (optional) is the process CPU time, all threads: on a shared machine it
+    tells how long the run would take unloaded better than the wall-clock ``seconds``.
+    """
     flat = flatten_metrics(metrics)
     results = {
         "paper": paper,
@@ -110,6 +115,8 @@ def build_results(
         "claims": [claim.evaluate(flat) for claim in claims],
         "seconds": round(float(seconds), 3),
     }
+    if cpu_seconds is not None:
+        results["cpu_seconds"] = round(float(cpu_seconds), 3)
     validate_results(results)
     return results
 

@@ -63,7 +63,7 @@ def run_job(
     run_dir.results_path.unlink(missing_ok=True)
     run_dir.update_env(paper=paper.slug, kind=kind, profile=profile, version=version)
     log(f"{paper.slug} {kind} ({profile}) -> {run_dir.path}{' (resuming)' if resuming else ''}")
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     try:
         metrics = fn(config, run_dir)
         if metrics is None:
@@ -77,6 +77,7 @@ def run_job(
             claims=paper.claims_for(kind),
             seconds=time.perf_counter() - start,
             kind=kind,
+            cpu_seconds=time.process_time() - cpu_start,
         )
     except BaseException:
         atomic_write_text(run_dir.path / ERROR_FILE, traceback.format_exc())
