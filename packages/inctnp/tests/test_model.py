@@ -87,6 +87,22 @@ def test_prefix_targets_see_only_earlier_points() -> None:
             torch.testing.assert_close(std[:, j : j + 1], s, **TOL)
 
 
+def test_target_prefix_masks_each_target_to_its_own_prefix() -> None:
+    model = _model()
+    x, y, xt = _data(2, 9)
+    prefix = torch.tensor([1, 3, 9, 5, 2])
+    with torch.no_grad():
+        mean, std = model(x, y, xt, target_prefix=prefix)
+        for j, c in enumerate(prefix.tolist()):
+            m, s = model(x[:, :c], y[:, :c], xt[:, j : j + 1])
+            torch.testing.assert_close(mean[:, j : j + 1], m, **TOL)
+            torch.testing.assert_close(std[:, j : j + 1], s, **TOL)
+        with pytest.raises(ValueError, match="target_prefix must hold 5 lengths"):
+            model(x, y, xt, target_prefix=torch.tensor([0, 1, 2, 3, 4]))
+        with pytest.raises(ValueError, match="causal"):
+            _model(causal=False)(x, y, xt, target_prefix=prefix)
+
+
 def test_cache_memory_is_linear_in_n() -> None:
     model = _model()
     for n in (5, 17, 40):

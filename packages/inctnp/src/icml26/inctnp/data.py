@@ -156,7 +156,11 @@ def load_csv_table(
 class TabularSource:
     """Random subsets of a table's rows as regression tasks (features and target standardised).
 
-    Rows are split once into train/test (``test_fraction``); tasks never mix the two.
+    Rows are split once into train/test (``test_fraction``); tasks never mix the two. With a
+    single table a network can memorise the training rows' x -> y map and become confidently
+    wrong on test rows; training tasks therefore get a random affine transform of y
+    (``y' = s y + c``, ``|s|`` in [0.5, 1.5] with random sign, ``c ~ N(0, 0.5^2)``), so the map
+    must be inferred from each task's context. Test tasks are never transformed.
     """
 
     ordered = False
@@ -167,6 +171,7 @@ class TabularSource:
         y: np.ndarray,
         *,
         name: str = "table",
+        augment: bool = True,
         test_fraction: float = 0.3,
         seed: int = 0,
     ) -> None:
@@ -187,7 +192,7 @@ class TabularSource:
         mu, sd = x[train].mean(0), x[train].std(0) + 1e-8
         self.x = ((x - mu) / sd).astype(np.float32)
         self.y = ((y - y[train].mean()) / (y[train].std() + 1e-8)).astype(np.float32)
-        self.name, self.dim_x = name, x.shape[1]
+        self.name, self.dim_x, self.augment = name, x.shape[1], augment
         self.reference, self.noise_std = _fit_gp_reference(
             self.x[train].astype(float), self.y[train].astype(float), seed
         )
@@ -215,6 +220,10 @@ class TabularSource:
         )
         x = torch.from_numpy(self.x[picks])
         y = torch.from_numpy(self.y[picks]).unsqueeze(-1)
+        if split == "train" and self.augment:
+            sign = torch.where(torch.rand(batch, 1, 1, generator=g) < 0.5, -1.0, 1.0)
+            scale = sign * (0.5 + torch.rand(batch, 1, 1, generator=g))
+            y = scale * y + 0.5 * torch.randn(batch, 1, 1, generator=g)
         return TaskBatch(x, y, [self.reference] * batch, self.noise_std)
 
     oracle = GPSource.oracle

@@ -130,9 +130,17 @@ def update_latency_ms(
     return float(np.median(times)), nbytes
 
 
-def scaling_exponent(sizes: Sequence[int], millis: Sequence[float]) -> float:
-    """Least-squares slope of log(time) against log(N): ~1 linear, ~2 quadratic."""
-    if len(sizes) < 2:
+def scaling_exponent(sizes: Sequence[int], millis: Sequence[float], *, upper: bool = True) -> float:
+    """Least-squares slope of log(time) against log(N): ~1 linear, ~2 quadratic.
+
+    With ``upper`` (default) the fit uses the sizes at or above the median, the regime that
+    asymptotic cost describes (small N is dominated by fixed per-call overheads).
+    """
+    n, t = np.asarray(sizes, float), np.asarray(millis, float)
+    if upper and len(n) >= 4:
+        keep = n >= np.median(n)
+        n, t = n[keep], t[keep]
+    if len(n) < 2:
         return math.nan
-    slope, _ = np.polyfit(np.log(np.asarray(sizes, float)), np.log(np.asarray(millis, float)), 1)
+    slope, _ = np.polyfit(np.log(n), np.log(t), 1)
     return float(slope)

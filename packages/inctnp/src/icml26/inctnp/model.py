@@ -14,9 +14,9 @@ never attend to each other, so predictions factorise over targets: TNP-D, Nguyen
   costs O(N) per layer. ``update`` then ``predict`` equals ``condition`` on the whole
   sequence then ``predict``, to float tolerance.
 
-Training masks (``forward``): with ``prefix_targets=True`` target j attends only to context
-tokens i < j, which is the autoregressive, teacher-forced objective of incTNP: every prefix
-of the sequence is a context for the next point, all in one pass.
+Training masks (``forward``): with ``target_prefix`` target j attends only to the first
+``target_prefix[j]`` context tokens: incTNP's autoregressive, teacher-forced objective, in which
+prefixes of the sequence are contexts for the points that follow them, all in one pass.
 """
 
 from __future__ import annotations
@@ -196,13 +196,23 @@ class NeuralProcess(nn.Module):
 
     # -- training / batch forward -------------------------------------------------------------
     def forward(
-        self, xc: torch.Tensor, yc: torch.Tensor, xt: torch.Tensor, *, prefix_targets: bool = False
+        self,
+        xc: torch.Tensor,
+        yc: torch.Tensor,
+        xt: torch.Tensor,
+        *,
+        prefix_targets: bool = False,
+        target_prefix: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Predictive ``(mean, std)`` at ``xt`` ``[B, T, dim_y]`` given the context.
 
-        With ``prefix_targets`` (needs T == N and a causal model), target j sees only context
-        points i < j: the autoregressive training pass. Target 0 then sees no context; its
-        prediction is returned but carries no information (callers drop it).
+        Training masks for a causal model (incTNP), both one forward pass:
+
+        * ``target_prefix`` (``[T]`` integers >= 1): target j sees only the first
+          ``target_prefix[j]`` context points, i.e. it is predicted from that prefix.
+        * ``prefix_targets=True`` (needs T == N): shorthand for ``target_prefix[j] = j``, every
+          point predicted from all earlier ones. Target 0 would see no context; it is given
+          point 0 to stay well defined and callers must drop its prediction.
         """
         _check_xy(self.config, xc, yc, "context")
         _check_xy(self.config, xt, None, "target")
@@ -213,14 +223,23 @@ class NeuralProcess(nn.Module):
         ctx_mask = (
             torch.ones(n, n, dtype=torch.bool, device=device).tril() if self.config.causal else None
         )
-        tgt_mask = None
         if prefix_targets:
-            if not self.config.causal or t != n:
-                raise ValueError(
-                    "prefix_targets needs a causal model and one target per context point"
-                )
-            tgt_mask = torch.ones(t, n, dtype=torch.bool, device=device).tril(-1)
-            tgt_mask[0, 0] = True  # keep row 0 well defined; its prediction is discarded
+            if t != n:
+                raise ValueError("prefix_targets needs one target per context point")
+            target_prefix = torch.arange(n, device=device).clamp_min(1)
+        tgt_mask = None
+        if target_prefix is not None:
+            if not self.config.causal:
+                raise ValueError("prefix masks need a causal model (incTNP)")
+            if (
+                target_prefix.shape != (t,)
+                or int(target_prefix.min()) < 1
+                or int(target_prefix.max()) > n
+            ):
+                raise ValueError(f"target_prefix must hold {t} lengths in [1, {n}]")
+            tgt_mask = torch.arange(n, device=device).unsqueeze(0) < target_prefix.to(
+                device
+            ).unsqueeze(1)
         hc, ht = self._context_tokens(xc, yc), self._target_tokens(xt)
         for block in self.blocks:
             q, k, v = block.keys_values(hc)

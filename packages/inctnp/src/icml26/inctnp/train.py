@@ -2,9 +2,13 @@
 
 * ``split``: each task's sequence is cut once into a context prefix of random size and target
   suffix; loss = Gaussian NLL of the targets (TNP-D's standard meta-training).
-* ``autoregressive``: one causal pass with ``prefix_targets``: every prefix of the sequence is
-  the context of the next point (teacher forcing), so a task of N points gives N - 1
-  predictions at every context size in one forward pass (incTNP's data-efficient strategy).
+* ``autoregressive``: one causal pass in which prefixes of the sequence are contexts for the
+  points that follow them (teacher forcing with the causal mask; incTNP's data-efficient
+  strategy). Point j (j >= min_ctx) is predicted from a prefix of random length
+  c_j ~ U{min_ctx, ..., j}: next-point (c_j = j) and longer horizons alike, N - min_ctx
+  predictions per task per pass at every context size. An unbiased draw of the
+  "every prefix predicts every following point" objective at the cost of one target per point.
+  (Next-point-only training is overconfident at longer horizons on time-ordered data.)
 
 Both see the same tasks, batch sizes and step counts (equal budgets). Training resumes from
 the newest checkpoint in the run folder, and runs under ``torchrun`` with DDP::
@@ -71,10 +75,13 @@ def split_loss(
 
 
 def autoregressive_loss(
-    model: nn.Module, x: torch.Tensor, y: torch.Tensor, min_ctx: int
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, g: torch.Generator, min_ctx: int
 ) -> torch.Tensor:
-    mean, std = model(x, y, x, prefix_targets=True)
-    return gaussian_nll(y[:, min_ctx:], mean[:, min_ctx:], std[:, min_ctx:]).mean()
+    n = x.shape[1]
+    j = torch.arange(min_ctx, n)
+    prefix = min_ctx + (torch.rand(len(j), generator=g) * (j - min_ctx + 1)).long()
+    mean, std = model(x, y, x[:, min_ctx:], target_prefix=prefix.to(x.device))
+    return gaussian_nll(y[:, min_ctx:], mean, std).mean()
 
 
 def _schedule(cfg: TrainConfig) -> Any:
@@ -148,7 +155,7 @@ def train(
         if strategy == "split":
             loss = split_loss(net, x, y, g, cfg.min_ctx)
         else:
-            loss = autoregressive_loss(net, x, y, cfg.min_ctx)
+            loss = autoregressive_loss(net, x, y, g, cfg.min_ctx)
         if not torch.isfinite(loss):
             raise FloatingPointError(f"{tag}: loss became {loss.item()} at step {step}")
         opt.zero_grad(set_to_none=True)
