@@ -158,9 +158,10 @@ class TabularSource:
 
     Rows are split once into train/test (``test_fraction``); tasks never mix the two. With a
     single table a network can memorise the training rows' x -> y map and become confidently
-    wrong on test rows; training tasks therefore get a random affine transform of y
-    (``y' = s y + c``, ``|s|`` in [0.5, 1.5] with random sign, ``c ~ N(0, 0.5^2)``), so the map
-    must be inferred from each task's context. Test tasks are never transformed.
+    wrong on test rows; training tasks therefore get their feature columns randomly permuted
+    and sign-flipped and a random affine transform of y (``y' = s y + c``, ``|s|`` in
+    [0.5, 1.5] with random sign, ``c ~ N(0, 0.5^2)``), so the map must be inferred from each
+    task's context. Test tasks are never transformed.
     """
 
     ordered = False
@@ -221,6 +222,9 @@ class TabularSource:
         x = torch.from_numpy(self.x[picks])
         y = torch.from_numpy(self.y[picks]).unsqueeze(-1)
         if split == "train" and self.augment:
+            cols = torch.stack([torch.randperm(self.dim_x, generator=g) for _ in range(batch)])
+            flips = torch.where(torch.rand(batch, 1, self.dim_x, generator=g) < 0.5, -1.0, 1.0)
+            x = flips * torch.gather(x, 2, cols.unsqueeze(1).expand(-1, n, -1))
             sign = torch.where(torch.rand(batch, 1, 1, generator=g) < 0.5, -1.0, 1.0)
             scale = sign * (0.5 + torch.rand(batch, 1, 1, generator=g))
             y = scale * y + 0.5 * torch.randn(batch, 1, 1, generator=g)
