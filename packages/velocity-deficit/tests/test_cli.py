@@ -34,7 +34,12 @@ def test_smoke_run_writes_results_plots_and_claims(tmp_path: Path) -> None:
     assert "fd.gmm16.mafm.nfe2" not in m  # MAFM only on `compare`
     assert {c["id"] for c in res["claims"]} == {c.id for c in PAPER.claims}
     plots = {p.name for p in (out / "plots").iterdir()}
-    assert {"velocity_ratio_vs_t.png", "quality_vs_nfe_digits.png", "samples_digits.png", "ssc_sweep_digits_mafm.png"} <= plots
+    assert {
+        "velocity_ratio_vs_t.png",
+        "quality_vs_nfe_digits.png",
+        "samples_digits.png",
+        "ssc_sweep_digits_mafm.png",
+    } <= plots
     # resuming reuses the finished datasets
     assert main(["run", "velocity-deficit", "--profile", "smoke", "--out", str(out)]) == 0
     again = load_results(out / "results.json")["metrics"]
@@ -60,8 +65,24 @@ def test_smoke_bench(tmp_path: Path) -> None:
         ("ssc_select_nfe=3", "must be one of nfe"),
     ],
 )
-def test_bad_config_exits_2(override: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "velocity-deficit", "--profile", "smoke", "--out", str(tmp_path / "x"), "--set", override]) == 2
+def test_bad_config_exits_2(
+    override: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(
+            [
+                "run",
+                "velocity-deficit",
+                "--profile",
+                "smoke",
+                "--out",
+                str(tmp_path / "x"),
+                "--set",
+                override,
+            ]
+        )
+        == 2
+    )
     assert message in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
 

@@ -20,15 +20,19 @@ def test_specs() -> None:
 
 def test_gmm_and_digits() -> None:
     ds = load_dataset("gmm16", n_train=300, n_test=100, seed=3)
-    assert ds.x_train.shape == (300, 16) and ds.x_test.shape == (100, 16)
-    assert ds.gmm is not None and ds.n_classes == 8
+    assert ds.x_train.shape == (300, 16)
+    assert ds.x_test.shape == (100, 16)
+    assert ds.gmm is not None
+    assert ds.n_classes == 8
     # the density is fixed per dimension, the draws follow the seed
     again = load_dataset("gmm16", n_train=300, n_test=100, seed=4)
     np.testing.assert_array_equal(ds.gmm.means, again.gmm.means)
     digits = load_dataset("digits", n_test=1000)
-    assert digits.dim == 64 and digits.image_shape == (8, 8)
+    assert digits.dim == 64
+    assert digits.image_shape == (8, 8)
     assert len(digits.x_test) == 1797 // 3  # a third at most for a small real set
-    assert digits.x_train.min() >= -1 and digits.x_train.max() <= 1
+    assert digits.x_train.min() >= -1
+    assert digits.x_train.max() <= 1
     assert set(np.unique(digits.y_train)) == set(range(10))
 
 
@@ -38,16 +42,23 @@ def test_npy_with_labels_and_images(tmp_path: Path) -> None:
     np.save(tmp_path / "arr.npy", x)
     np.save(tmp_path / "arr.labels.npy", np.arange(60) % 3)
     ds = load_dataset(f"npy:{tmp_path / 'arr.npy'}", n_test=10)
-    assert ds.dim == 20 and ds.image_shape == (4, 5) and ds.n_classes == 3
+    assert ds.dim == 20
+    assert ds.image_shape == (4, 5)
+    assert ds.n_classes == 3
     from PIL import Image
 
     for cls in ("a", "b"):
         (tmp_path / "imgs" / cls).mkdir(parents=True)
         for i in range(6):
-            Image.fromarray(rng.integers(0, 255, (6, 6), dtype=np.uint8)).save(tmp_path / "imgs" / cls / f"{i}.png")
+            Image.fromarray(rng.integers(0, 255, (6, 6), dtype=np.uint8)).save(
+                tmp_path / "imgs" / cls / f"{i}.png"
+            )
     imgs = load_dataset(f"images:{tmp_path / 'imgs'}", n_test=3)
-    assert imgs.dim == 36 and imgs.n_classes == 2 and imgs.image_shape == (6, 6)
-    assert imgs.x_train.min() >= -1 and imgs.x_train.max() <= 1
+    assert imgs.dim == 36
+    assert imgs.n_classes == 2
+    assert imgs.image_shape == (6, 6)
+    assert imgs.x_train.min() >= -1
+    assert imgs.x_train.max() <= 1
     Image.fromarray(np.zeros((7, 7), dtype=np.uint8)).save(tmp_path / "imgs" / "a" / "odd.png")
     with pytest.raises(DatasetError, match="resize"):
         load_dataset(f"images:{tmp_path / 'imgs'}", n_test=3)

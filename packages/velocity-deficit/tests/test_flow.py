@@ -37,14 +37,18 @@ def test_mafm_reduces_to_fm_and_is_nonnegative(lam: float, power: float) -> None
     torch.testing.assert_close(mafm_loss(v, u, t, lam=0.0), fm_loss(v, u))
     # the magnitude term vanishes at t = 1 when power > 0
     if power > 0:
-        torch.testing.assert_close(mafm_loss(v, u, torch.ones(16), lam=lam, power=power), fm_loss(v, u))
+        torch.testing.assert_close(
+            mafm_loss(v, u, torch.ones(16), lam=lam, power=power), fm_loss(v, u)
+        )
 
 
 @pytest.mark.parametrize("lam", [0.0, 0.5, 2.0])
 def test_mafm_minimiser_length_matches_closed_form(lam: float) -> None:
     """Minimise the empirical MAFM loss over one vector v for a cloud of targets u."""
     g = torch.Generator().manual_seed(0)
-    u = torch.randn(400, 6, generator=g, dtype=torch.float64) + torch.tensor([1.0, 0, 0, 0, 0, 0], dtype=torch.float64)
+    u = torch.randn(400, 6, generator=g, dtype=torch.float64) + torch.tensor(
+        [1.0, 0, 0, 0, 0, 0], dtype=torch.float64
+    )
     t = torch.zeros(400, dtype=torch.float64)
     v = torch.zeros(1, 6, dtype=torch.float64, requires_grad=True)
     with torch.no_grad():

@@ -46,7 +46,9 @@ def test_gaussian_velocity_equals_least_squares_fit(t: float) -> None:
     std=st.floats(0.1, 2.0),
 )
 @settings(max_examples=40, deadline=None)
-def test_one_component_mixture_equals_gaussian_formula(t: float, mean: list[float], std: float) -> None:
+def test_one_component_mixture_equals_gaussian_formula(
+    t: float, mean: list[float], std: float
+) -> None:
     gmm = IsotropicGMM(np.array([mean]), np.array([std]), np.array([1.0]))
     x = torch.randn(7, 3, dtype=torch.float64)
     np.testing.assert_allclose(
@@ -67,7 +69,12 @@ def test_mixture_velocity_is_the_conditional_mean() -> None:
     t = 0.6
     xt, u = (1 - t) * x0 + t * x1, x1 - x0
     resid = u - gmm.optimal_velocity(xt, t)
-    for g in (torch.ones_like(xt[:, :1]), xt[:, :1], torch.sin(3 * xt[:, 1:]), xt.pow(2).sum(1, keepdim=True)):
+    for g in (
+        torch.ones_like(xt[:, :1]),
+        xt[:, :1],
+        torch.sin(3 * xt[:, 1:]),
+        xt.pow(2).sum(1, keepdim=True),
+    ):
         corr = (resid * g).mean(0) / (u.norm(dim=1).mean() * g.abs().mean())
         assert corr.abs().max() < 0.01
     # and it beats a perturbed field on the FM loss

@@ -33,7 +33,9 @@ def test_fd_equals_direct_formula_with_scipy_sqrtm() -> None:
 def test_fd_diagonal_closed_form_and_samples() -> None:
     s1, s2, mu = np.array([1.0, 2.0, 0.5]), np.array([0.5, 2.0, 1.5]), np.array([1.0, 0.0, -1.0])
     exact = (mu**2).sum() + ((s1 - s2) ** 2).sum()
-    assert frechet_distance_gaussians(np.zeros(3), np.diag(s1**2), mu, np.diag(s2**2)) == pytest.approx(exact)
+    assert frechet_distance_gaussians(
+        np.zeros(3), np.diag(s1**2), mu, np.diag(s2**2)
+    ) == pytest.approx(exact)
     rng = np.random.default_rng(1)
     a = rng.normal(size=(200_000, 3)) * s1
     b = mu + rng.normal(size=(200_000, 3)) * s2
@@ -95,7 +97,8 @@ def test_feature_classifier_learns_and_identity_without_labels() -> None:
     y = rng.integers(0, 2, 600)
     x = rng.normal(size=(600, 5)) + 3.0 * y[:, None]
     clf = FeatureClassifier(5, 2, width=32, feat_dim=8).fit(x, y, steps=150, x_val=x, y_val=y)
-    assert clf.accuracy is not None and clf.accuracy > 0.95
+    assert clf.accuracy is not None
+    assert clf.accuracy > 0.95
     assert clf.features(x).shape == (600, 8)
     ident = FeatureClassifier(5, 0).fit(x, None)
     np.testing.assert_allclose(ident.features(x), x)

@@ -38,9 +38,11 @@ def test_convergence_order(method: str, order: int) -> None:
 def test_power_grid_and_custom_grid() -> None:
     x0 = torch.tensor([[0.7]], dtype=torch.float64)
     g = time_grid(200, "power", rho=2.0)
-    assert g[0] == 0 and g[-1] == 1 and torch.all(g[1:] > g[:-1])
+    assert g[0] == 0
+    assert g[-1] == 1
+    assert torch.all(g[1:] > g[:-1])
     assert abs(float(integrate(_ode, x0, grid=g, method="heun")) - _exact(0.7)) < 1e-5
-    out, path = integrate(_ode, x0, grid=[0.0, 0.5, 1.0], return_path=True)
+    _out, path = integrate(_ode, x0, grid=[0.0, 0.5, 1.0], return_path=True)
     assert len(path) == 3
 
 
@@ -88,13 +90,20 @@ def test_power_schedule_shape_and_integral(alpha: float, beta: float) -> None:
     assert float(s(0.0)) == pytest.approx(1 + alpha)
     assert float(s(1.0)) == pytest.approx(1.0)
     # constant unit velocity: the corrected flow moves by int_0^1 gamma = 1 + alpha / (beta + 1)
-    out = integrate(corrected(lambda x, t: torch.ones_like(x), s), torch.zeros(1, 1, dtype=torch.float64), steps=400, method="midpoint")
+    out = integrate(
+        corrected(lambda x, t: torch.ones_like(x), s),
+        torch.zeros(1, 1, dtype=torch.float64),
+        steps=400,
+        method="midpoint",
+    )
     assert float(out) == pytest.approx(1 + alpha / (beta + 1), abs=1e-4)
 
 
 def test_window_schedule_and_labels() -> None:
     s = ScaleSchedule("window", 0.2, t_stop=0.4)
-    assert torch.allclose(s(torch.tensor([0.0, 0.39, 0.4, 0.9])), torch.tensor([1.2, 1.2, 1.0, 1.0]))
+    assert torch.allclose(
+        s(torch.tensor([0.0, 0.39, 0.4, 0.9])), torch.tensor([1.2, 1.2, 1.0, 1.0])
+    )
     assert ScaleSchedule("power", -0.05, 2.0).label() == "am0p05_b2"
     with pytest.raises(ValueError, match="alpha"):
         ScaleSchedule("power", -1.5)

@@ -17,7 +17,10 @@ def test_trained_model_matches_gaussian_optimal_velocity() -> None:
     mean, std = np.array([1.0, -1.0], dtype=np.float32), 0.5
     x = mean + std * rng.standard_normal((4000, 2)).astype(np.float32)
     model, losses = train_velocity_model(
-        x, None, TrainSettings(steps=600, batch_size=256, width=64, depth=1, lr=3e-3, ema_decay=0.99), seed=0
+        x,
+        None,
+        TrainSettings(steps=600, batch_size=256, width=64, depth=1, lr=3e-3, ema_decay=0.99),
+        seed=0,
     )
     assert losses[-1] < losses[0]
     probe = torch.randn(500, 2)
@@ -34,7 +37,13 @@ def test_checkpoint_resume_is_exact(tmp_path) -> None:
     s20 = TrainSettings(steps=20, batch_size=16, width=8, depth=1, checkpoint_every=10)
     straight, _ = train_velocity_model(x, None, s20, seed=1)
     ck = Checkpoints(tmp_path / "ck")
-    train_velocity_model(x, None, TrainSettings(steps=10, batch_size=16, width=8, depth=1, checkpoint_every=10), seed=1, checkpoints=ck)
+    train_velocity_model(
+        x,
+        None,
+        TrainSettings(steps=10, batch_size=16, width=8, depth=1, checkpoint_every=10),
+        seed=1,
+        checkpoints=ck,
+    )
     resumed, _ = train_velocity_model(x, None, s20, seed=1, checkpoints=ck)
     for a, b in zip(straight.state_dict().values(), resumed.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b)

@@ -115,7 +115,9 @@ class VDConfig:
             if isinstance(k, bool) or k < 1:
                 raise ValueError(f"NFE must be >= 1, got {k}")
             if k % per:
-                raise ValueError(f"{self.sampler} spends {per} evaluations per step: NFE {k} is not a multiple")
+                raise ValueError(
+                    f"{self.sampler} spends {per} evaluations per step: NFE {k} is not a multiple"
+                )
         if self.ssc_select_nfe not in self.nfe:
             raise ValueError(f"ssc_select_nfe={self.ssc_select_nfe} must be one of nfe {self.nfe}")
         if not any(a > 0 for a in self.ssc_alphas):

@@ -139,7 +139,9 @@ def _load_images(folder: Path) -> tuple[np.ndarray, np.ndarray | None, tuple[int
     try:
         from PIL import Image
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise DatasetError("images:<folder> needs Pillow: pip install 'icml26-velocity-deficit[images]'") from exc
+        raise DatasetError(
+            "images:<folder> needs Pillow: pip install 'icml26-velocity-deficit[images]'"
+        ) from exc
     classes = sorted(p for p in folder.iterdir() if p.is_dir())
     groups = [(i, sorted(c.iterdir())) for i, c in enumerate(classes)] or [
         (0, sorted(folder.iterdir()))
@@ -155,7 +157,9 @@ def _load_images(folder: Path) -> tuple[np.ndarray, np.ndarray | None, tuple[int
             if shape is None:
                 shape = arr.shape  # type: ignore[assignment]
             elif arr.shape != shape:
-                raise DatasetError(f"{f} has size {arr.shape}, the others {shape}: resize them first")
+                raise DatasetError(
+                    f"{f} has size {arr.shape}, the others {shape}: resize them first"
+                )
             xs.append(arr.reshape(-1))
             ys.append(label)
     if not xs or shape is None:

@@ -52,9 +52,7 @@ def _velocity_fn(model: VelocityMLP, labels: torch.Tensor | None) -> VelocityFn:
     return fn
 
 
-def _sample(
-    fn: VelocityFn, x0: torch.Tensor, nfe: int, config: VDConfig
-) -> np.ndarray:
+def _sample(fn: VelocityFn, x0: torch.Tensor, nfe: int, config: VDConfig) -> np.ndarray:
     steps = steps_for_nfe(nfe, config.sampler)
     x = integrate(fn, x0, grid=time_grid(steps, config.grid), method=config.sampler)
     assert isinstance(x, torch.Tensor)
@@ -86,9 +84,7 @@ def _schedules(config: VDConfig) -> list[ScaleSchedule]:
     ]
 
 
-def _score(
-    samples: np.ndarray, ds: Dataset, clf: FeatureClassifier, seed: int
-) -> dict[str, float]:
+def _score(samples: np.ndarray, ds: Dataset, clf: FeatureClassifier, seed: int) -> dict[str, float]:
     if not np.all(np.isfinite(samples)):
         nan = float("nan")
         return {"fd": nan, "integration_lag": nan, "nn_gap": nan, "sw": nan}
@@ -135,7 +131,9 @@ def _run_dataset(spec: str, config: VDConfig, run_dir: RunDir, device: str) -> d
         if not conditional or ds.y_test is None:
             return None
         g = np.random.default_rng(seed)
-        return torch.as_tensor(g.choice(ds.y_test, size=max(n, config.ratio_samples)), device=device)
+        return torch.as_tensor(
+            g.choice(ds.y_test, size=max(n, config.ratio_samples)), device=device
+        )
 
     data_t = torch.as_tensor(ds.x_train, device=device)
     gen = torch.Generator().manual_seed(config.seed + 7)
@@ -153,7 +151,9 @@ def _run_dataset(spec: str, config: VDConfig, run_dir: RunDir, device: str) -> d
             tag=f"{name}/{method}",
         )
         trained[method] = model
-        log(f"{name}/{method}: trained in {time.perf_counter() - t0:.1f}s, final loss {losses[-1] if losses else float('nan'):.4f}")
+        log(
+            f"{name}/{method}: trained in {time.perf_counter() - t0:.1f}s, final loss {losses[-1] if losses else float('nan'):.4f}"
+        )
         # velocity ratio R(t); a conditional model sees each x1's own label
         key = "velocity_ratio" if method == "baseline" else f"velocity_ratio_{method}"
         if conditional and ds.y_train is not None:
@@ -185,7 +185,9 @@ def _run_dataset(spec: str, config: VDConfig, run_dir: RunDir, device: str) -> d
 
     # SSC sweep on the validation reference (training data, separate noise), per model
     chosen: dict[str, ScaleSchedule] = {}
-    sweep_noise = torch.randn(n, ds.dim, generator=torch.Generator().manual_seed(config.seed + 11)).to(device)
+    sweep_noise = torch.randn(
+        n, ds.dim, generator=torch.Generator().manual_seed(config.seed + 11)
+    ).to(device)
     sweep_labels = labels_for(config.seed + 11)
     for method, model in trained.items():
         fn = _velocity_fn(model, sweep_labels)
@@ -202,16 +204,23 @@ def _run_dataset(spec: str, config: VDConfig, run_dir: RunDir, device: str) -> d
         chosen[method] = best[1]
         flat[f"ssc_alpha.{name}.{method}"] = best[1].alpha
         flat[f"ssc_beta.{name}.{method}"] = best[1].beta
-        log(f"{name}/{method}: SSC picked {best[1].label()} (val FD {best[0]:.4g} vs {base_val:.4g} plain)")
+        log(
+            f"{name}/{method}: SSC picked {best[1].label()} (val FD {best[0]:.4g} vs {base_val:.4g} plain)"
+        )
 
     # evaluation on the test reference: every method, every NFE, the same noise
-    test_noise = torch.randn(n, ds.dim, generator=torch.Generator().manual_seed(config.seed + 13)).to(device)
+    test_noise = torch.randn(
+        n, ds.dim, generator=torch.Generator().manual_seed(config.seed + 13)
+    ).to(device)
     test_labels = labels_for(config.seed + 13)
     arrays: dict[str, Any] = {"samples": {}, "image_shape": ds.image_shape}
     show_nfe = config.ssc_select_nfe
     for method, model in trained.items():
         fn = _velocity_fn(model, test_labels)
-        variants = {method: fn, ("ssc" if method == "baseline" else f"{method}_ssc"): corrected(fn, chosen[method])}
+        variants = {
+            method: fn,
+            ("ssc" if method == "baseline" else f"{method}_ssc"): corrected(fn, chosen[method]),
+        }
         for variant, vfn in variants.items():
             for k in config.nfe:
                 s = _sample(vfn, test_noise, k, config)
@@ -231,7 +240,9 @@ def _run_dataset(spec: str, config: VDConfig, run_dir: RunDir, device: str) -> d
         match = [
             k for k in sorted(config.nfe) if flat[f"fd.{name}.{variant}.nfe{k}"] <= base_fd[ref_nfe]
         ]
-        flat[f"steps_to_match_baseline_250.{name}.{variant}"] = float(match[0]) if match else float("nan")
+        flat[f"steps_to_match_baseline_250.{name}.{variant}"] = (
+            float(match[0]) if match else float("nan")
+        )
     arrays["real"] = ds.x_test[:n]
     return {"metrics": flat, "arrays": arrays}
 
@@ -256,10 +267,18 @@ def _ratio_with_labels(
 
 # -- plots -------------------------------------------------------------------------------------
 def _plot_ratio(metrics: dict[str, Any], config: VDConfig, run_dir: RunDir) -> None:
-    names = sorted({k.split(".")[1] for k in metrics if k.startswith("velocity_ratio.")},
-                   key=lambda s: (not s.startswith("gmm"), int(s[3:]) if s[3:].isdigit() else 0, s))
+    names = sorted(
+        {k.split(".")[1] for k in metrics if k.startswith("velocity_ratio.")},
+        key=lambda s: (not s.startswith("gmm"), int(s[3:]) if s[3:].isdigit() else 0, s),
+    )
     ts = list(config.ratio_times)
-    with figure(run_dir.plot_path("velocity_ratio_vs_t"), 1, 2, width=9.5, title="Velocity deficit: learned |v| / E|x1 - x0|") as (fig, axes):
+    with figure(
+        run_dir.plot_path("velocity_ratio_vs_t"),
+        1,
+        2,
+        width=9.5,
+        title="Velocity deficit: learned |v| / E|x1 - x0|",
+    ) as (_fig, axes):
         for name in names:
             r = [metrics[f"velocity_ratio.{name}.{_tkey(t)}"] for t in ts]
             line = axes[0].plot(ts, r, label=f"{name} (FM)")[0]
@@ -271,7 +290,11 @@ def _plot_ratio(metrics: dict[str, Any], config: VDConfig, run_dir: RunDir) -> N
                 axes[1].plot(ts, r, color=line.get_color(), label=f"{name} FM")
                 axes[1].plot(ts, mm, ls="--", color=line.get_color(), label=f"{name} MAFM")
         axes[0].axhline(1.0, color="k", lw=0.8)
-        axes[0].set(xlabel="t (0 = noise, 1 = data)", ylabel="ratio", title="FM models (dotted: exact field)")
+        axes[0].set(
+            xlabel="t (0 = noise, 1 = data)",
+            ylabel="ratio",
+            title="FM models (dotted: exact field)",
+        )
         axes[0].legend(fontsize=7)
         axes[1].axhline(1.0, color="k", lw=0.8)
         axes[1].set(xlabel="t", ylabel="ratio", title="FM vs MAFM")
@@ -281,13 +304,19 @@ def _plot_ratio(metrics: dict[str, Any], config: VDConfig, run_dir: RunDir) -> N
         if name.startswith("gmm"):
             dims.append(int(name[3:]))
             learned.append(np.mean([metrics[f"velocity_ratio.{name}.{_tkey(t)}"] for t in ts]))
-            oracle.append(np.mean([metrics[f"velocity_ratio_oracle.{name}.{_tkey(t)}"] for t in ts]))
+            oracle.append(
+                np.mean([metrics[f"velocity_ratio_oracle.{name}.{_tkey(t)}"] for t in ts])
+            )
     if dims:
-        with figure(run_dir.plot_path("velocity_ratio_vs_dim")) as (fig, ax):
+        with figure(run_dir.plot_path("velocity_ratio_vs_dim")) as (_fig, ax):
             ax.plot(dims, learned, "o-", label="learned (FM)")
             ax.plot(dims, oracle, "s:", label="exact field")
             ax.set_xscale("log", base=2)
-            ax.set(xlabel="dimension d", ylabel="mean over t of ratio", title="Deficit vs dimension (GMMs)")
+            ax.set(
+                xlabel="dimension d",
+                ylabel="mean over t of ratio",
+                title="Deficit vs dimension (GMMs)",
+            )
             ax.legend()
 
 
@@ -295,10 +324,22 @@ def _plot_dataset(name: str, res: dict[str, Any], config: VDConfig, run_dir: Run
     metrics, arrays = res["metrics"], res["arrays"]
     variants = [m for m in METHODS if f"fd.{name}.{m}.nfe{config.nfe[0]}" in metrics]
     nfe = sorted(config.nfe)
-    with figure(run_dir.plot_path(f"quality_vs_nfe_{name}"), 1, 2, width=9.5, title=f"{name}: quality vs NFE ({config.sampler})") as (fig, axes):
+    with figure(
+        run_dir.plot_path(f"quality_vs_nfe_{name}"),
+        1,
+        2,
+        width=9.5,
+        title=f"{name}: quality vs NFE ({config.sampler})",
+    ) as (_fig, axes):
         for v in variants:
             axes[0].plot(nfe, [metrics[f"fd.{name}.{v}.nfe{k}"] for k in nfe], "o-", label=v, ms=3)
-            axes[1].plot(nfe, [metrics[f"integration_lag.{name}.{v}.nfe{k}"] for k in nfe], "o-", label=v, ms=3)
+            axes[1].plot(
+                nfe,
+                [metrics[f"integration_lag.{name}.{v}.nfe{k}"] for k in nfe],
+                "o-",
+                label=v,
+                ms=3,
+            )
         axes[0].axhline(metrics[f"fd.{name}.real"], color="k", lw=0.8, ls=":", label="real vs real")
         axes[0].set(xscale="log", yscale="log", xlabel="NFE", ylabel="FD (classifier features)")
         axes[1].axhline(0.0, color="k", lw=0.8)
@@ -309,7 +350,7 @@ def _plot_dataset(name: str, res: dict[str, Any], config: VDConfig, run_dir: Run
         neutral = metrics.get(f"ssc_sweep.{name}.{method}.neutral")
         if neutral is None:
             continue
-        with figure(run_dir.plot_path(f"ssc_sweep_{name}_{method}")) as (fig, ax):
+        with figure(run_dir.plot_path(f"ssc_sweep_{name}_{method}")) as (_fig, ax):
             betas = config.ssc_betas if config.ssc_kind == "power" else (1.0,)
             for b in betas:
                 pts = []
@@ -318,24 +359,42 @@ def _plot_dataset(name: str, res: dict[str, Any], config: VDConfig, run_dir: Run
                     pts.append((a, metrics[f"ssc_sweep.{name}.{method}.{lab}"]))
                 pts.append((0.0, neutral))
                 pts.sort()
-                label = f"beta={b:g}" if config.ssc_kind == "power" else f"window t<{config.ssc_t_stop:g}"
+                label = (
+                    f"beta={b:g}"
+                    if config.ssc_kind == "power"
+                    else f"window t<{config.ssc_t_stop:g}"
+                )
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label)
             ax.axhline(neutral, color="k", lw=0.8, ls=":", label="no SSC")
-            ax.set(xlabel="alpha (gamma(0) = 1 + alpha)", ylabel=f"validation FD @ NFE {config.ssc_select_nfe}",
-                   title=f"SSC sweep, {name} / {method}")
+            ax.set(
+                xlabel="alpha (gamma(0) = 1 + alpha)",
+                ylabel=f"validation FD @ NFE {config.ssc_select_nfe}",
+                title=f"SSC sweep, {name} / {method}",
+            )
             ax.legend()
     samples = arrays["samples"]
     real = np.asarray(arrays["real"])
     shape = arrays["image_shape"]
     panels = [("real", real), *((v, np.asarray(samples[v])) for v in variants if v in samples)]
-    with figure(run_dir.plot_path(f"samples_{name}"), 1, len(panels), width=2.4 * len(panels), height=2.7,
-                title=f"{name}: samples at NFE {config.ssc_select_nfe}") as (fig, axes):
+    with figure(
+        run_dir.plot_path(f"samples_{name}"),
+        1,
+        len(panels),
+        width=2.4 * len(panels),
+        height=2.7,
+        title=f"{name}: samples at NFE {config.ssc_select_nfe}",
+    ) as (_fig, axes):
         axes = np.atleast_1d(axes)
         if shape is not None:
             h, w = shape
             for ax, (label, x) in zip(axes, panels, strict=True):
                 k = min(8, int(math.sqrt(len(x))))
-                tiles = np.clip(x[: k * k], -1, 1).reshape(k, k, h, w).transpose(0, 2, 1, 3).reshape(k * h, k * w)
+                tiles = (
+                    np.clip(x[: k * k], -1, 1)
+                    .reshape(k, k, h, w)
+                    .transpose(0, 2, 1, 3)
+                    .reshape(k * h, k * w)
+                )
                 ax.imshow(tiles, cmap="gray", vmin=-1, vmax=1)
                 ax.set_title(label)
                 ax.axis("off")
@@ -348,10 +407,18 @@ def _plot_dataset(name: str, res: dict[str, Any], config: VDConfig, run_dir: Run
                 ax.scatter(p[:, 0], p[:, 1], s=2, alpha=0.5)
                 ax.set_title(label)
                 ax.set_aspect("equal", adjustable="datalim")
-    with figure(run_dir.plot_path(f"radial_{name}"), title=f"{name}: radius about the data mean, NFE {config.ssc_select_nfe}") as (fig, ax):
+    with figure(
+        run_dir.plot_path(f"radial_{name}"),
+        title=f"{name}: radius about the data mean, NFE {config.ssc_select_nfe}",
+    ) as (_fig, ax):
         centre = real.mean(0)
         r_real = radii(real, centre)
-        bins = np.linspace(0, max(r_real.max(), *(radii(np.asarray(samples[v]), centre).max() for v in samples)) * 1.02, 40)
+        bins = np.linspace(
+            0,
+            max(r_real.max(), *(radii(np.asarray(samples[v]), centre).max() for v in samples))
+            * 1.02,
+            40,
+        )
         ax.hist(r_real, bins=bins, histtype="stepfilled", alpha=0.25, color="k", label="real")
         for v in variants:
             if v in samples:
@@ -393,12 +460,19 @@ def run(config: VDConfig, run_dir: RunDir) -> dict[str, Any]:
         if spec.startswith("gmm"):
             dims.append(math.log2(int(spec[3:])))
             learned.append(np.mean([metrics[f"velocity_ratio.{spec}.{_tkey(t)}"] for t in ts]))
-            oracle.append(np.mean([metrics[f"velocity_ratio_oracle.{spec}.{_tkey(t)}"] for t in ts]))
+            oracle.append(
+                np.mean([metrics[f"velocity_ratio_oracle.{spec}.{_tkey(t)}"] for t in ts])
+            )
     if len(set(dims)) >= 2:
         metrics["velocity_ratio_slope_vs_dim"] = float(np.polyfit(dims, learned, 1)[0])
         metrics["velocity_ratio_oracle_slope_vs_dim"] = float(np.polyfit(dims, oracle, 1)[0])
     _plot_ratio(metrics, config, run_dir)
-    (run_dir.path / "metrics_flat.json").write_text(json.dumps({k: v for k, v in metrics.items() if isinstance(v, float) and math.isfinite(v)}, indent=1))
+    (run_dir.path / "metrics_flat.json").write_text(
+        json.dumps(
+            {k: v for k, v in metrics.items() if isinstance(v, float) and math.isfinite(v)},
+            indent=1,
+        )
+    )
     return metrics
 
 
@@ -448,10 +522,20 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
         ssc.append(timed(ssc_fn, k, "euler"))
     metrics["ssc_overhead_ratio"] = float(np.median(ssc) / np.median(plain))
     metrics[f"throughput.euler_ssc.nfe{k}"] = config.batch / float(np.median(ssc))
-    with figure(run_dir.plot_path("throughput")) as (fig, ax):
+    with figure(run_dir.plot_path("throughput")) as (_fig, ax):
         for sampler in config.samplers:
-            ax.plot(config.nfe, [metrics[f"throughput.{sampler}.nfe{k}"] for k in config.nfe], "o-", label=sampler)
-        ax.set(xscale="log", yscale="log", xlabel="NFE", ylabel="samples / s",
-               title=f"sampling throughput (d={config.dim}, batch {config.batch}, {device})")
+            ax.plot(
+                config.nfe,
+                [metrics[f"throughput.{sampler}.nfe{k}"] for k in config.nfe],
+                "o-",
+                label=sampler,
+            )
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="NFE",
+            ylabel="samples / s",
+            title=f"sampling throughput (d={config.dim}, batch {config.batch}, {device})",
+        )
         ax.legend()
     return metrics

@@ -41,7 +41,9 @@ def linear_path(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(x_t, u)`` on the linear path for per-row times ``t`` of shape ``(n,)``."""
     if x0.shape != x1.shape:
-        raise ValueError(f"x0 and x1 must have the same shape, got {tuple(x0.shape)} and {tuple(x1.shape)}")
+        raise ValueError(
+            f"x0 and x1 must have the same shape, got {tuple(x0.shape)} and {tuple(x1.shape)}"
+        )
     if t.shape != (x0.shape[0],):
         raise ValueError(f"t must have shape ({x0.shape[0]},), got {tuple(t.shape)}")
     tt = t[:, None]
@@ -55,7 +57,9 @@ def ot_coupling(x0: torch.Tensor, x1: torch.Tensor) -> torch.Tensor:
     (``ot.emd``); with equal uniform weights the plan is a permutation.
     """
     if x0.shape != x1.shape:
-        raise ValueError(f"x0 and x1 must have the same shape, got {tuple(x0.shape)} and {tuple(x1.shape)}")
+        raise ValueError(
+            f"x0 and x1 must have the same shape, got {tuple(x0.shape)} and {tuple(x1.shape)}"
+        )
     a = x0.detach().cpu().double().numpy()
     b = x1.detach().cpu().double().numpy()
     cost = ot.dist(a, b)  # squared Euclidean
@@ -68,7 +72,9 @@ def ot_coupling(x0: torch.Tensor, x1: torch.Tensor) -> torch.Tensor:
 def fm_loss(v: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     """The flow-matching MSE ``E |v - u|^2 / d``."""
     if v.shape != u.shape:
-        raise ValueError(f"prediction and target shapes differ: {tuple(v.shape)} vs {tuple(u.shape)}")
+        raise ValueError(
+            f"prediction and target shapes differ: {tuple(v.shape)} vs {tuple(u.shape)}"
+        )
     return (v - u).pow(2).mean()
 
 
@@ -83,7 +89,9 @@ def mafm_loss(
 ) -> torch.Tensor:
     """The MAFM objective (module docstring): MSE plus ``lam (1 - t)^power (|v| - |u|)^2``, per dim."""
     if v.shape != u.shape:
-        raise ValueError(f"prediction and target shapes differ: {tuple(v.shape)} vs {tuple(u.shape)}")
+        raise ValueError(
+            f"prediction and target shapes differ: {tuple(v.shape)} vs {tuple(u.shape)}"
+        )
     if lam < 0 or power < 0:
         raise ValueError(f"lam and power must be >= 0, got {lam}, {power}")
     d = v.shape[1]
@@ -94,7 +102,9 @@ def mafm_loss(
     return ((mse + weight * (v_norm - u_norm) ** 2) / d).mean()
 
 
-def mafm_optimal_norm(mean_norm: float, mean_length: float, lam: float, weight: float = 1.0) -> float:
+def mafm_optimal_norm(
+    mean_norm: float, mean_length: float, lam: float, weight: float = 1.0
+) -> float:
     """Length of the pointwise MAFM minimiser: ``(|m| + lam w rho) / (1 + lam w)``."""
     lw = lam * weight
     return (mean_norm + lw * mean_length) / (1 + lw)

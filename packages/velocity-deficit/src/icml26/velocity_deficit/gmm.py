@@ -80,9 +80,7 @@ class IsotropicGMM:
         var = (1 - t) ** 2 + t**2 * stds[None, :] ** 2  # (n or 1, K)
         # |x - t mu_k|^2 without forming (n, K, d)
         sq = (
-            (x**2).sum(1, keepdim=True)
-            - 2 * t * (x @ means.T)
-            + t**2 * (means**2).sum(1)[None, :]
+            (x**2).sum(1, keepdim=True) - 2 * t * (x @ means.T) + t**2 * (means**2).sum(1)[None, :]
         ).clamp_min(0)
         d = x.shape[1]
         return -0.5 * sq / var - 0.5 * d * torch.log(2 * math.pi * var)

@@ -63,7 +63,9 @@ def frechet_distance(a: np.ndarray, b: np.ndarray) -> float:
     return frechet_distance_gaussians(a.mean(0), ca, b.mean(0), cb)
 
 
-def sliced_wasserstein(a: np.ndarray, b: np.ndarray, *, n_projections: int = 256, seed: int = 0) -> float:
+def sliced_wasserstein(
+    a: np.ndarray, b: np.ndarray, *, n_projections: int = 256, seed: int = 0
+) -> float:
     """Sliced 2-Wasserstein distance (POT's Monte-Carlo estimate over random directions)."""
     a, b = _check_pair(a, b)
     return float(ot.sliced_wasserstein_distance(a, b, n_projections=n_projections, seed=seed))

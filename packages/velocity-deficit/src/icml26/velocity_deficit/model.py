@@ -79,7 +79,9 @@ class VelocityMLP(nn.Module):
         if t.ndim == 0:
             t = t.expand(x.shape[0])
         if t.shape != (x.shape[0],):
-            raise ValueError(f"t must be a scalar or have shape ({x.shape[0]},), got {tuple(t.shape)}")
+            raise ValueError(
+                f"t must be a scalar or have shape ({x.shape[0]},), got {tuple(t.shape)}"
+            )
         h = self.inp(x) + self.temb(time_features(t, self.time_dim))
         if self.label is not None:
             if y is None:

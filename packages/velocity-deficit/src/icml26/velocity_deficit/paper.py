@@ -32,16 +32,16 @@ _QUICK = VDConfig(
     compare=("digits", "mnist"),
     n_train=10_000,
     n_test=1000,
-    width=256,
+    width=128,
     depth=2,
-    train_steps=1500,
+    train_steps=1000,
     batch_size=256,
     nfe=(5, 10, 25, 50, 100, 250),
     n_samples=500,
     ratio_samples=500,
-    ssc_alphas=(-0.05, 0.05, 0.1, 0.2, 0.4),
+    ssc_alphas=(-0.05, 0.05, 0.1, 0.2),
     ssc_betas=(1.0, 3.0),
-    classifier_steps=500,
+    classifier_steps=400,
 )
 
 _FULL = VDConfig(

@@ -9,6 +9,7 @@ of silently wrong samples when it does not).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -97,11 +98,13 @@ def integrate(
     times = [torch.tensor(float(t), dtype=x0.dtype, device=x0.device) for t in g]
     x = x0
     path = [x0] if return_path else []
-    for t0, t1 in zip(times[:-1], times[1:], strict=True):
+    for t0, t1 in itertools.pairwise(times):
         h = t1 - t0
         v0 = velocity(x, t0)
         if v0.shape != x.shape:
-            raise ValueError(f"velocity returned shape {tuple(v0.shape)} for x of shape {tuple(x.shape)}")
+            raise ValueError(
+                f"velocity returned shape {tuple(v0.shape)} for x of shape {tuple(x.shape)}"
+            )
         if method == "euler":
             x = x + h * v0
         elif method == "heun":

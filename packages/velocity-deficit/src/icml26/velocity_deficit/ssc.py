@@ -63,7 +63,9 @@ class ScaleSchedule:
         t = torch.as_tensor(t)
         if self.kind == "power":
             return 1.0 + self.alpha * (1.0 - t).clamp_min(0) ** self.beta
-        return torch.where(t < self.t_stop, 1.0 + self.alpha, 1.0).to(t.dtype if t.is_floating_point() else torch.float64)
+        return torch.where(t < self.t_stop, 1.0 + self.alpha, 1.0).to(
+            t.dtype if t.is_floating_point() else torch.float64
+        )
 
     def label(self) -> str:
         """A metric-key-safe name, e.g. ``a0p2_b2`` (``p`` for the decimal point, ``m`` for minus)."""
