@@ -23,8 +23,10 @@ def test_trained_model_matches_gaussian_optimal_velocity() -> None:
         seed=0,
     )
     assert losses[-1] < losses[0]
-    probe = torch.randn(500, 2)
     for t in (0.2, 0.5, 0.8):
+        # probe where the model was trained: x_t drawn from the path's marginal p_t
+        x1 = torch.tensor(mean) + std * torch.randn(500, 2)
+        probe = (1 - t) * torch.randn(500, 2) + t * x1
         with torch.no_grad():
             v = model(probe, torch.tensor(t))
         exact = gaussian_optimal_velocity(probe, t, torch.tensor(mean), std)
@@ -37,13 +39,9 @@ def test_checkpoint_resume_is_exact(tmp_path) -> None:
     s20 = TrainSettings(steps=20, batch_size=16, width=8, depth=1, checkpoint_every=10)
     straight, _ = train_velocity_model(x, None, s20, seed=1)
     ck = Checkpoints(tmp_path / "ck")
-    train_velocity_model(
-        x,
-        None,
-        TrainSettings(steps=10, batch_size=16, width=8, depth=1, checkpoint_every=10),
-        seed=1,
-        checkpoints=ck,
-    )
+    train_velocity_model(x, None, s20, seed=1, checkpoints=ck)
+    assert ck.steps() == [10, 20]
+    ck.path(20).unlink()  # as if killed after step 10
     resumed, _ = train_velocity_model(x, None, s20, seed=1, checkpoints=ck)
     for a, b in zip(straight.state_dict().values(), resumed.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b)

@@ -69,7 +69,7 @@ class VDConfig:
     ssc_t_stop: float = 0.5
     ssc_select_nfe: int = 50
     classifier_steps: int = 1000
-    threads: int = 2
+    threads: int = 1
     device: str = "cpu"
 
     def __post_init__(self) -> None:
@@ -153,7 +153,7 @@ class BenchConfig:
     nfe: tuple[int, ...] = (10, 50, 250)
     samplers: tuple[str, ...] = ("euler", "heun", "midpoint")
     repeats: int = 3
-    threads: int = 2
+    threads: int = 1
     device: str = "cpu"
 
     def __post_init__(self) -> None:
