@@ -30,6 +30,7 @@ class VDConfig:
         conditional: class-conditional models where the data have labels.
         n_train, n_test: training cap and held-out reference size per dataset.
         width, depth, train_steps, batch_size, lr, ema_decay: the velocity MLP and its training.
+        skip: the MLP's time-scaled input skip ``a(t) x`` (False: the ablation in the README).
         coupling: ``independent`` or ``ot`` (OT-CFM minibatch coupling, POT).
         mafm_lambda, mafm_power: MAFM's weight ``lambda (1 - t)^p``.
         sampler, grid: ODE solver and time grid; ``nfe`` the evaluation budgets compared.
@@ -50,6 +51,7 @@ class VDConfig:
     n_test: int = 1000
     width: int = 256
     depth: int = 2
+    skip: bool = True
     train_steps: int = 2000
     batch_size: int = 256
     lr: float = 1e-3

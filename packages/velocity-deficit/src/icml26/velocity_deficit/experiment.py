@@ -67,6 +67,7 @@ def _settings(config: VDConfig, objective: str) -> TrainSettings:
         ema_decay=config.ema_decay,
         width=config.width,
         depth=config.depth,
+        skip=config.skip,
         objective=objective,  # type: ignore[arg-type]
         coupling=config.coupling,
         mafm_lambda=config.mafm_lambda,

@@ -29,6 +29,7 @@ class TrainSettings:
     Attributes:
         objective: ``fm`` (MSE) or ``mafm`` (magnitude-aware).
         coupling: ``independent`` pairs or ``ot`` (exact minibatch OT, OT-CFM).
+        skip: the model's time-scaled input skip ``a(t) x`` (``icml26.velocity_deficit.model``).
         mafm_lambda, mafm_power: MAFM's ``lambda`` and ``p`` (``icml26.velocity_deficit.flow``).
     """
 
@@ -38,6 +39,7 @@ class TrainSettings:
     ema_decay: float = 0.999
     width: int = 256
     depth: int = 2
+    skip: bool = True
     objective: Literal["fm", "mafm"] = "fm"
     coupling: Literal["independent", "ot"] = "independent"
     mafm_lambda: float = 1.0
@@ -91,7 +93,9 @@ def train_velocity_model(
     n_classes = 0 if y is None else int(np.max(y)) + 1
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
-    model = VelocityMLP(x.shape[1], settings.width, settings.depth, n_classes).to(device)
+    model = VelocityMLP(
+        x.shape[1], settings.width, settings.depth, n_classes, skip=settings.skip
+    ).to(device)
     ema = copy.deepcopy(model).requires_grad_(False)
     opt = torch.optim.Adam(model.parameters(), lr=settings.lr)
     objective = (
