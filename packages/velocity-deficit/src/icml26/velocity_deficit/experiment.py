@@ -444,7 +444,8 @@ def run(config: VDConfig, run_dir: RunDir) -> dict[str, Any]:
         t0 = time.perf_counter()
         safe = spec.replace("/", "_").replace(":", "_")
         done = partial / f"{safe}.pt"
-        if done.exists():
+        reused = done.exists()
+        if reused:
             res = torch.load(done, weights_only=False)
             log(f"{spec}: reusing finished results from {done}")
         else:
@@ -452,7 +453,9 @@ def run(config: VDConfig, run_dir: RunDir) -> dict[str, Any]:
             with run_dir.artefact(f"partial/{safe}.pt") as tmp:
                 torch.save(res, tmp)
         metrics.update(res["metrics"])
-        _plot_dataset(_dataset_name(res, spec), res, config, run_dir)
+        name = _dataset_name(res, spec)
+        if not (reused and run_dir.plot_path(f"radial_{name}").exists()):
+            _plot_dataset(name, res, config, run_dir)
         run_dir.log_metrics(None, dataset=spec, seconds=time.perf_counter() - t0)
     # the deficit against dimension: slope of the mean ratio over log2(d) across GMMs
     ts = config.ratio_times
