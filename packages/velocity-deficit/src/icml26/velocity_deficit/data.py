@@ -120,7 +120,7 @@ def _load_npy(path: Path) -> tuple[np.ndarray, np.ndarray | None, tuple[int, int
         raw = np.load(path, allow_pickle=False)
     except ValueError as exc:
         raise DatasetError(f"{path} is not a plain numeric .npy array: {exc}") from exc
-    shape = tuple(raw.shape[1:]) if raw.ndim == 3 else None
+    shape = (int(raw.shape[1]), int(raw.shape[2])) if raw.ndim == 3 else None
     x = _check_array(raw, str(path))
     label_path = path.with_name(path.stem + ".labels.npy")
     y = None
@@ -130,7 +130,7 @@ def _load_npy(path: Path) -> tuple[np.ndarray, np.ndarray | None, tuple[int, int
             raise DatasetError(f"{label_path} has {len(y)} labels for {len(x)} examples")
         if y.min() < 0:
             raise DatasetError(f"{label_path}: labels must be non-negative integers")
-    return x, y, shape  # type: ignore[return-value]
+    return x, y, shape
 
 
 def _load_images(folder: Path) -> tuple[np.ndarray, np.ndarray | None, tuple[int, int]]:
@@ -155,7 +155,7 @@ def _load_images(folder: Path) -> tuple[np.ndarray, np.ndarray | None, tuple[int
             with Image.open(f) as im:
                 arr = np.asarray(im.convert("L"), dtype=np.float32) / 127.5 - 1.0
             if shape is None:
-                shape = arr.shape  # type: ignore[assignment]
+                shape = (int(arr.shape[0]), int(arr.shape[1]))
             elif arr.shape != shape:
                 raise DatasetError(
                     f"{f} has size {arr.shape}, the others {shape}: resize them first"
@@ -187,6 +187,7 @@ def load_dataset(
     rng = np.random.default_rng(seed)
     shape: tuple[int, int] | None = None
     gmm = None
+    y: np.ndarray | None
     if kind == "gmm":
         gmm = random_gmm(int(arg), seed=1000 + int(arg))  # the density is fixed per dimension
         x, y = gmm.sample((n_train or 20_000) + n_test, rng)
