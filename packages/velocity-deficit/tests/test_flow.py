@@ -1,0 +1,97 @@
+"""Path, FM/MAFM objectives and OT-CFM coupling against closed forms and scipy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linear_sum_assignment
+
+from icml26.velocity_deficit.flow import (
+    fm_loss,
+    linear_path,
+    mafm_loss,
+    mafm_optimal_norm,
+    ot_coupling,
+)
+
+
+def test_linear_path_endpoints_and_derivative() -> None:
+    x0, x1 = torch.randn(5, 3, dtype=torch.float64), torch.randn(5, 3, dtype=torch.float64)
+    xt0, u = linear_path(x0, x1, torch.zeros(5, dtype=torch.float64))
+    xt1, _ = linear_path(x0, x1, torch.ones(5, dtype=torch.float64))
+    torch.testing.assert_close(xt0, x0)
+    torch.testing.assert_close(xt1, x1)
+    t, h = torch.full((5,), 0.3, dtype=torch.float64), 1e-6
+    fd = (linear_path(x0, x1, t + h)[0] - linear_path(x0, x1, t - h)[0]) / (2 * h)
+    torch.testing.assert_close(fd, u)
+
+
+@given(lam=st.floats(0, 5), power=st.floats(0, 3))
+@settings(max_examples=30, deadline=None)
+def test_mafm_reduces_to_fm_and_is_nonnegative(lam: float, power: float) -> None:
+    v, u, t = torch.randn(16, 4), torch.randn(16, 4), torch.rand(16)
+    assert mafm_loss(v, u, t, lam=lam, power=power) >= fm_loss(v, u) - 1e-6
+    torch.testing.assert_close(mafm_loss(v, u, t, lam=0.0), fm_loss(v, u))
+    # the magnitude term vanishes at t = 1 when power > 0
+    if power > 0:
+        torch.testing.assert_close(
+            mafm_loss(v, u, torch.ones(16), lam=lam, power=power), fm_loss(v, u)
+        )
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.5, 2.0])
+def test_mafm_minimiser_length_matches_closed_form(lam: float) -> None:
+    """Minimise the empirical MAFM loss over one vector v for a cloud of targets u."""
+    g = torch.Generator().manual_seed(0)
+    u = torch.randn(400, 6, generator=g, dtype=torch.float64) + torch.tensor(
+        [1.0, 0, 0, 0, 0, 0], dtype=torch.float64
+    )
+    t = torch.zeros(400, dtype=torch.float64)
+    v = torch.zeros(1, 6, dtype=torch.float64, requires_grad=True)
+    with torch.no_grad():
+        v += u.mean(0)
+    opt = torch.optim.LBFGS([v], lr=0.5, max_iter=500, tolerance_grad=1e-12, tolerance_change=1e-14)
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        loss = mafm_loss(v.expand_as(u), u, t, lam=lam, power=1.0)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    m = u.mean(0)
+    expected = mafm_optimal_norm(float(m.norm()), float(u.norm(dim=1).mean()), lam)
+    assert abs(float(v.detach().norm()) - expected) < 1e-4
+    cos = torch.nn.functional.cosine_similarity(v.detach()[0], m, dim=0)
+    assert float(cos) > 1 - 1e-8
+
+
+def test_ot_coupling_is_the_optimal_assignment() -> None:
+    g = torch.Generator().manual_seed(1)
+    x0, x1 = torch.randn(40, 3, generator=g), torch.randn(40, 3, generator=g) + 2.0
+    paired = ot_coupling(x0, x1)
+    # a permutation of x0
+    assert sorted(map(tuple, paired.tolist())) == sorted(map(tuple, x0.tolist()))
+    cost = torch.cdist(x0.double(), x1.double()).pow(2).numpy()
+    rows, cols = linear_sum_assignment(cost)
+    best = cost[rows, cols].sum()
+    ours = (paired.double() - x1.double()).pow(2).sum().item()
+    assert ours == pytest.approx(best, rel=1e-9)
+    assert ours <= (x0.double() - x1.double()).pow(2).sum().item()
+
+
+def test_shape_mismatches_raise() -> None:
+    with pytest.raises(ValueError, match="same shape"):
+        linear_path(torch.zeros(3, 2), torch.zeros(3, 3), torch.zeros(3))
+    with pytest.raises(ValueError, match=r"t must have shape \(3,\)"):
+        linear_path(torch.zeros(3, 2), torch.zeros(3, 2), torch.zeros(4))
+    with pytest.raises(ValueError, match="shapes differ"):
+        fm_loss(torch.zeros(3, 2), torch.zeros(3, 3))
+    with pytest.raises(ValueError, match=">= 0"):
+        mafm_loss(torch.zeros(3, 2), torch.zeros(3, 2), torch.zeros(3), lam=-1.0)
+    with pytest.raises(ValueError, match="same shape"):
+        ot_coupling(torch.zeros(3, 2), torch.zeros(4, 2))
+    assert np.isfinite(mafm_loss(torch.zeros(3, 2), torch.ones(3, 2), torch.zeros(3)).item())
