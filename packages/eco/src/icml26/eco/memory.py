@@ -10,6 +10,7 @@ weights are counted where they live, in the optimizer state (``qdata``/``qscale`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
@@ -71,7 +72,17 @@ def static_memory(params: Iterable[torch.Tensor], optimizer: Optimizer | None) -
         totals[role] += key[2]
 
     params = list(params)
-    n_params = sum(p.numel() for p in params)
+    shape_of = getattr(optimizer, "param_shape", None)
+
+    def numel(p: torch.Tensor) -> int:
+        if shape_of is not None:
+            try:
+                return math.prod(shape_of(p))
+            except KeyError:
+                pass
+        return p.numel()
+
+    n_params = sum(numel(p) for p in params)
     for p in params:
         add("weights", p)
     if optimizer is not None:

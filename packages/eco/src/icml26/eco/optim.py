@@ -110,6 +110,7 @@ class QuantizedOptimizer(Optimizer):
         self.seed = seed
         self.check_finite = bool(check_finite)
         self._index: dict[int, int] = {}
+        self._shapes: dict[int, torch.Size] = {}
         super().__init__(params, defaults)  # calls add_param_group for each group
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
@@ -122,6 +123,7 @@ class QuantizedOptimizer(Optimizer):
             self._check_param(p, fmt)
         for p in group["params"]:
             self._index[id(p)] = len(self._index)
+            self._shapes[id(p)] = torch.Size(p.shape)
             if fmt is not None:
                 self._init_storage(p, fmt)
         if self.release_weights:
@@ -147,14 +149,6 @@ class QuantizedOptimizer(Optimizer):
         if fmt is None:
             return
         fmt.check(p.shape)
-        if self.release_weights:
-            own = p.untyped_storage().nbytes() == p.numel() * p.element_size()
-            if not (p.is_contiguous() and p.storage_offset() == 0 and own):
-                raise ValueError(
-                    f"parameter of shape {tuple(p.shape)} is a view sharing storage; "
-                    "release_weights=True needs parameters that own their storage "
-                    "(or pass release_weights=False)"
-                )
 
     def _all_params(self) -> Iterator[torch.Tensor]:
         for group in self.param_groups:
@@ -185,7 +179,7 @@ class QuantizedOptimizer(Optimizer):
         state = self.state[p]
         if "qdata" not in state:
             raise KeyError("this parameter is not stored quantized by this optimizer")
-        return QTensor(state["qdata"], state["qscale"], p.shape)
+        return QTensor(state["qdata"], state["qscale"], self._shapes[id(p)])
 
     def dequantized(self, p: torch.Tensor) -> torch.Tensor:
         """``p``'s stored weights in float32 (for a full-precision group: ``p`` itself)."""
@@ -209,25 +203,31 @@ class QuantizedOptimizer(Optimizer):
             for p in group["params"]:
                 yield p, fmt
 
-    @staticmethod
-    def is_released(p: torch.Tensor) -> bool:
-        """True when ``p``'s storage is freed (its values live only in the quantized state)."""
-        return p.numel() > 0 and p.untyped_storage().nbytes() == 0
+    def param_shape(self, p: torch.Tensor) -> torch.Size:
+        """``p``'s logical shape (also while released, when ``p`` itself is empty)."""
+        return self._shapes[id(p)]
+
+    def is_released(self, p: torch.Tensor) -> bool:
+        """True when ``p`` holds no values (they live only in the quantized state)."""
+        return p.numel() == 0 and math.prod(self._shapes[id(p)]) > 0
 
     @torch.no_grad()
     def materialize(self) -> None:
         """Fill every released parameter with its dequantized weights (idempotent)."""
         for p, fmt in self._quantized_params():
             if self.is_released(p):
-                p.untyped_storage().resize_(p.numel() * p.element_size())
-                p.copy_(fmt.dequantize(self.qtensor(p), p.dtype))
+                p.data = fmt.dequantize(self.qtensor(p), p.dtype).to(p.device)
 
     @torch.no_grad()
     def release(self) -> None:
-        """Free the storage of every quantized parameter (the quantized state stays)."""
+        """Drop the values of every quantized parameter (the quantized state stays).
+
+        The parameter object, its dtype, device and autograd identity are kept (so hooks,
+        DDP and the optimizer still see the same tensor); its data becomes an empty tensor.
+        """
         for p, _ in self._quantized_params():
             if not self.is_released(p):
-                p.untyped_storage().resize_(0)
+                p.data = torch.empty(0, dtype=p.dtype, device=p.device)
 
     def attach(self, module: nn.Module) -> torch.utils.hooks.RemovableHandle:
         """Materialize the weights before each forward of ``module`` (a forward pre-hook)."""
@@ -252,7 +252,7 @@ class QuantizedOptimizer(Optimizer):
                     if p.grad is not None and not torch.isfinite(p.grad).all():
                         raise NonFiniteGradientError(
                             f"non-finite gradient (NaN/inf) for the parameter of shape "
-                            f"{tuple(p.shape)} at index {self._index[id(p)]}; step refused, "
+                            f"{tuple(self._shapes[id(p)])} at index {self._index[id(p)]}; step refused, "
                             "no weight changed"
                         )
         for group in self.param_groups:
