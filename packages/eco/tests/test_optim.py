@@ -170,9 +170,11 @@ def test_quadratic_eco_neighbourhood_is_lr_independent_naive_error_grows_like_in
     eco = [_quadratic(lr, True) for lr in lrs]
     naive = [_quadratic(lr, False) for lr in lrs]
     # naive: stalls where lr·a·|w − w*|/(1 − β) < Δ/2, i.e. error ≈ Δ(1−β)/(2 lr a): ∝ 1/lr
-    assert naive[1] > 2.0 * naive[0] and naive[2] > 2.0 * naive[1]
+    assert naive[1] > 2.0 * naive[0]
+    assert naive[2] > 2.0 * naive[1]
     # ECO: a neighbourhood of radius O(Δ) = O(1) whatever the learning rate
-    assert max(eco) < 0.5 and max(eco) < 1.5 * min(eco)
+    assert max(eco) < 0.5
+    assert max(eco) < 1.5 * min(eco)
     assert eco[-1] < naive[-1] / 4
 
 
@@ -216,14 +218,16 @@ def test_no_fp32_master_copy_exists_and_memory_accounting_matches() -> None:
     assert mem.optimizer_states == 8 * n + 4 * len(params)  # m, v + step counters
     master = MasterWeightAdamW(list(_model().parameters()), lr=1e-3, fmt="fp8")
     m2 = static_memory(master.param_groups[0]["params"], master)
-    assert m2.master == 4 * n and m2.weights == mem.weights
+    assert m2.master == 4 * n
+    assert m2.weights == mem.weights
     plain = torch.optim.AdamW(_model().parameters())
     plain_params = plain.param_groups[0]["params"]
     for p in plain_params:
         p.grad = torch.ones_like(p)
     plain.step()
     m3 = static_memory(plain_params, plain)
-    assert m3.weights == 4 * n and m3.master == 0
+    assert m3.weights == 4 * n
+    assert m3.master == 0
 
 
 def test_int4_groups_memory_and_materialize() -> None:
@@ -291,7 +295,8 @@ def test_bf16_parameters_keep_fp32_state_and_scales() -> None:
 def test_full_precision_group_is_left_unquantized() -> None:
     a, b = nn.Parameter(torch.randn(4, 8)), nn.Parameter(torch.randn(3))
     opt = ECOAdamW([{"params": [a]}, {"params": [b], "fmt": None}], lr=0.1)
-    assert opt.is_released(a) and not opt.is_released(b)
+    assert opt.is_released(a)
+    assert not opt.is_released(b)
     b0 = b.detach().clone()
     opt.materialize()
     a.grad, b.grad = torch.ones(4, 8), torch.ones(3)

@@ -57,8 +57,10 @@ def test_int4_error_is_at_most_half_a_step(x: torch.Tensor, group: int | None) -
     assert torch.all(err <= q.scale.reshape(-1, 1) / 2 * (1 + 1e-5))
     codes = xr.reshape_as(groups) / q.scale.reshape(-1, 1)
     assert torch.allclose(codes, codes.round(), atol=1e-4)
-    assert codes.min() >= -8 and codes.max() <= 7
-    assert q.data.dtype == torch.uint8 and q.data.numel() == math.ceil(x.numel() / 2)
+    assert codes.min() >= -8
+    assert codes.max() <= 7
+    assert q.data.dtype == torch.uint8
+    assert q.data.numel() == math.ceil(x.numel() / 2)
 
 
 @pytest.mark.parametrize("kind", ["fp8", "int4"])
