@@ -306,7 +306,7 @@ def test_full_precision_group_is_left_unquantized() -> None:
 
 
 def test_bad_input_raises_clear_errors() -> None:
-    with pytest.raises(TypeError, match="unsupported parameter dtype torch.float64"):
+    with pytest.raises(TypeError, match=r"unsupported parameter dtype torch\.float64"):
         ECOAdamW([nn.Parameter(torch.randn(4, 8, dtype=torch.float64))])
     with pytest.raises(ValueError, match="does not divide the last dimension 10"):
         ECOAdamW([nn.Parameter(torch.randn(4, 10))], fmt="int4", group_size=4)

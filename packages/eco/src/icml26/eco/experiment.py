@@ -309,7 +309,7 @@ def _plots(
             ax.set_xlabel("step")
             ax.set_ylabel("loss")
         axes[-1].legend(loc="upper right", ncol=2, fontsize=6)
-    with figure(run_dir.plot_path("pareto"), 1, n, width=4.2 * n + 0.5, height=3.4) as (fig, axes):
+    with figure(run_dir.plot_path("pareto"), 1, n, width=4.2 * n + 0.5, height=3.4) as (_fig, axes):
         axes = _as_list(axes)
         for ax, (wname, per) in zip(axes, records.items(), strict=True):
             points = {s: (r["static_bytes_per_param"], r["val_loss"]) for s, r in per.items()}
