@@ -290,7 +290,7 @@ def _plots(
 ) -> None:
     n = len(records)
     with figure(run_dir.plot_path("loss_curves"), 1, n, width=4.2 * n + 1.5, height=3.4) as (
-        fig,
+        _fig,
         axes,
     ):
         axes = _as_list(axes)
