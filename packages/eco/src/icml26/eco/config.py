@@ -66,14 +66,14 @@ class ECOConfig:
     n_experts: int = 4
     top_k: int = 2
     moe_d_ff: int = 128
-    lm_batch_size: int = 16
-    lm_steps: int = 250
+    lm_batch_size: int = 8
+    lm_steps: int = 200
     lm_lr: float = 3e-3
     val_batches: int = 8
     # MNIST MLP
     mlp_hidden: int = 256
     mlp_batch_size: int = 128
-    mlp_steps: int = 400
+    mlp_steps: int = 300
     mlp_lr: float = 1e-3
     # optimiser / formats
     beta1: float = 0.9

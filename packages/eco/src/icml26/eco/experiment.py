@@ -248,6 +248,7 @@ def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
         metrics["lr_sweep"] = sweep_metrics
 
     _plots(cfg, run_dir, records, sweep)
+    run_dir.update_env(cpu_seconds=time.process_time())
     return metrics
 
 
@@ -444,6 +445,7 @@ def bench(cfg: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
         if eco in memory and master in memory:
             ratios[f"eco_{fmt}_vs_master_{fmt}"] = memory[eco] / memory[master]
     metrics["memory_ratio"] = ratios
+    run_dir.update_env(cpu_seconds=time.process_time())
     with figure(run_dir.plot_path("step_time"), width=7.5, height=3.2) as (_fig, ax):
         names = list(cfg.schemes)
         ax.bar(

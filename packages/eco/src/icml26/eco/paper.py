@@ -29,7 +29,7 @@ PROFILES = {
         threads=1,
     ),
     # <= 5 minutes on 2 cores: every scheme on every workload, a 4-point lr sweep
-    "quick": ECOConfig(threads=2),
+    "quick": ECOConfig(threads=1),
     # the best 2 cores allow in ~30 minutes: longer training, a 5-point sweep
     "full": ECOConfig(
         corpus_bytes=8_000_000,
@@ -51,7 +51,7 @@ PROFILES = {
             "naive_fp8_sr",
             "eco_fp8_sr",
         ),
-        threads=2,
+        threads=1,
     ),
 }
 
@@ -69,7 +69,7 @@ BENCH_PROFILES = {
         rounds=1,
         threads=1,
     ),
-    "quick": BenchConfig(schemes=ALL_SCHEMES, threads=2),
+    "quick": BenchConfig(schemes=ALL_SCHEMES, threads=1),
     "full": BenchConfig(
         schemes=ALL_SCHEMES, d_model=256, d_ff=1024, timed_steps=30, rounds=3, threads=2
     ),
