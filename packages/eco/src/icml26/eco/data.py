@@ -43,7 +43,7 @@ def stdlib_corpus(n_bytes: int) -> tuple[bytes, str]:
     text = b"".join(chunks)[:n_bytes]
     if len(text) < n_bytes:
         raise ValueError(f"the standard library at {root} holds only {len(text)} bytes of source")
-    return text, f"python stdlib sources ({root}, {len(files)} files scanned)"
+    return text, f"python stdlib sources ({root}, first {len(chunks)} of {len(files)} files)"
 
 
 @dataclass(frozen=True)

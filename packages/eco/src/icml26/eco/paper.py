@@ -30,19 +30,14 @@ PROFILES = {
     ),
     # <= 5 minutes on 2 cores: every scheme on every workload, a 4-point lr sweep
     "quick": ECOConfig(threads=1),
-    # the best 2 cores allow in ~30 minutes: longer training, a 5-point sweep
+    # ~25 CPU-minutes: 4x longer LM training, 5x longer MLP, a 5-point sweep with SR too
     "full": ECOConfig(
-        corpus_bytes=8_000_000,
-        d_model=128,
-        n_layers=4,
-        d_ff=512,
-        moe_d_ff=256,
-        n_experts=8,
-        lm_batch_size=32,
-        lm_steps=1500,
-        mlp_steps=2000,
+        corpus_bytes=4_000_000,
+        lm_batch_size=16,
+        lm_steps=800,
+        mlp_steps=1500,
         sweep_lrs=(3e-3, 1e-3, 3e-4, 1e-4, 3e-5),
-        sweep_steps=1500,
+        sweep_steps=1000,
         sweep_schemes=(
             "master_fp8_rtn",
             "naive_fp8_rtn",
