@@ -72,17 +72,23 @@ def _workloads(cfg: ECOConfig, names: set[str]) -> dict[str, Any]:
                     seed=cfg.seed,
                     device=cfg.device,
                 )
-    if "mlp" in names:
-        out["mlp"] = MLPWorkload(
-            load_mnist(seed=cfg.seed), (cfg.mlp_hidden,), cfg.mlp_batch_size, device=cfg.device
-        )
+    if names & {"mlp", "logreg"}:
+        mnist = load_mnist(seed=cfg.seed)
+        if "mlp" in names:
+            out["mlp"] = MLPWorkload(
+                mnist, (cfg.mlp_hidden,), cfg.mlp_batch_size, device=cfg.device
+            )
+        if "logreg" in names:
+            out["logreg"] = MLPWorkload(
+                mnist, (), cfg.mlp_batch_size, name="logreg", device=cfg.device
+            )
     return out
 
 
 def _spec(
     cfg: ECOConfig, workload: str, lr: float | None = None, steps: int | None = None
 ) -> TrainSpec:
-    lm = workload != "mlp"
+    lm = workload in ("dense_lm", "moe_lm")
     return TrainSpec(
         steps=steps or (cfg.lm_steps if lm else cfg.mlp_steps),
         lr=lr or (cfg.lm_lr if lm else cfg.mlp_lr),
@@ -221,12 +227,16 @@ def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
         val_sweep: dict[str, dict[str, float]] = {}
         for k, lr in enumerate(lrs):
             sweep_metrics["lr"][f"lr{k}"] = lr
+            steps = cfg.sweep_steps
+            if cfg.sweep_equal_budget:
+                steps = round(cfg.sweep_steps * lrs[0] / lr)
+            sweep_metrics.setdefault("steps", {})[f"lr{k}"] = steps
             for scheme in cfg.sweep_schemes:
                 rec = run_one(
                     f"sweep/{cfg.sweep_workload}/{scheme}/lr{lr:g}",
                     wl,
                     scheme,
-                    _spec(cfg, cfg.sweep_workload, lr=lr, steps=cfg.sweep_steps),
+                    _spec(cfg, cfg.sweep_workload, lr=lr, steps=steps),
                 )
                 val_sweep.setdefault(scheme, {})[f"lr{k}"] = rec["val_loss"]
                 sweep.setdefault(scheme, {})[lr] = rec["val_loss"]
