@@ -9,6 +9,7 @@ import pytest
 
 from icml26.eco.config import BenchConfig, ECOConfig
 from icml26.eco.paper import PAPER
+from icml26.eco.report import markdown_tables
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
 
@@ -40,6 +41,9 @@ def test_run_smoke_writes_results_plots_and_resumes(tmp_path: Path) -> None:
     assert main(["run", "eco", "--profile", "smoke", "--out", str(out), *SMALL]) == 0
     again = load_results(out / "results.json")["metrics"]
     assert again == m
+    table = markdown_tables(results)
+    assert "| `eco_fp8_rtn` | 9.0" in table
+    assert "lr=0.01" in table
     memory = json.loads((out / "memory.json").read_text())
     assert memory["static_bytes_per_param_measured_on"] == "moe_lm"
 
