@@ -4,7 +4,7 @@
 master copies and optimizer states. It is measured by walking the model's parameters and the
 optimizer's state and summing the bytes of their storages (each storage counted once), never
 from a bytes-per-parameter formula. A parameter released by
-:class:`icml26.eco.optim.QuantizedOptimizer` has a 0-byte storage and so counts nothing; its
+:class:`icml26.eco.optim.QuantizedOptimizer` is an empty tensor and so counts nothing; its
 weights are counted where they live, in the optimizer state (``qdata``/``qscale``).
 """
 
