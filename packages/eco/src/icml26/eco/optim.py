@@ -4,8 +4,9 @@ All optimizers here are ``torch.optim.Optimizer`` subclasses. For every paramete
 with a weight format (``fmt="fp8"`` or ``"int4"``) the optimizer state holds the weights as
 ``qdata`` (``uint8`` codes) and ``qscale`` (``float32`` scales); see
 :mod:`icml26.eco.quantize`. The parameter tensor the model computes with is only a *working
-buffer*: with ``release_weights=True`` (default) its data is replaced by an empty tensor after every
-step (same Parameter object, dtype, device) and re-filled with ``dequantize(qdata, qscale)`` by :meth:`QuantizedOptimizer.materialize`, which
+buffer*: with ``release_weights=True`` (default) its data is replaced by an empty tensor
+after every step (same Parameter object, dtype and device) and re-filled with
+``dequantize(qdata, qscale)`` by :meth:`QuantizedOptimizer.materialize`, which
 :meth:`QuantizedOptimizer.attach` runs as a forward pre-hook. Between steps the process then
 holds, per weight, 1 byte (FP8) or ½ byte (INT4) plus the optimizer's moments.
 
