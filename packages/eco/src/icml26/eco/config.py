@@ -1,0 +1,188 @@
+"""Configs of the main job (:class:`ECOConfig`) and the benchmark (:class:`BenchConfig`).
+
+Light on purpose (no torch import): ``paper.py`` builds the profiles from these classes and
+is loaded by ``icml26 list``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ALL_SCHEMES", "SWEEP_WORKLOADS", "WORKLOADS", "BenchConfig", "ECOConfig"]
+
+WORKLOADS = ("dense_lm", "moe_lm", "mlp")
+SWEEP_WORKLOADS = (*WORKLOADS, "logreg")
+_KINDS = ("master", "naive", "eco")
+ALL_SCHEMES: tuple[str, ...] = (
+    "fp32",
+    *tuple(
+        f"{kind}_{fmt}_{r}" for fmt in ("fp8", "int4") for kind in _KINDS for r in ("rtn", "sr")
+    ),
+)
+
+
+def _positive(obj: object, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise ValueError(f"{name} must be > 0, got {value!r}")
+
+
+def _check_schemes(field: str, schemes: tuple[str, ...]) -> None:
+    unknown = [s for s in schemes if s not in ALL_SCHEMES]
+    if unknown:
+        raise ValueError(f"{field}: unknown schemes {unknown}; known: {', '.join(ALL_SCHEMES)}")
+    if not schemes:
+        raise ValueError(f"{field} must name at least one scheme")
+
+
+def _check_groups(fp8: int | None, int4: int | None) -> None:
+    if fp8 is not None and fp8 < 1:
+        raise ValueError(f"fp8_group_size must be >= 1 or none, got {fp8}")
+    if int4 is not None and (int4 < 2 or int4 % 2):
+        raise ValueError(f"int4_group_size must be an even number >= 2 or none, got {int4}")
+
+
+@dataclass(frozen=True)
+class ECOConfig:
+    """The main job: every scheme on every workload, then a learning-rate sweep.
+
+    Workloads: ``dense_lm`` and ``moe_lm`` (byte-level transformer LMs trained from scratch on
+    ``text_file``, or the Python standard library's source when empty) and ``mlp`` (MNIST-5k);
+    the sweep may also use ``logreg`` (softmax regression on MNIST-5k, a convex problem).
+    ``sweep_steps`` are the steps at the largest rate; with ``sweep_equal_budget`` a rate
+    ``lr`` trains ``sweep_steps * max(sweep_lrs) / lr`` steps.
+    Matrices use ``fp8_group_size`` / ``int4_group_size`` elements of the last dimension per
+    scale (``none`` = per tensor); vectors use one scale per tensor.
+    """
+
+    seed: int = 0
+    workloads: tuple[str, ...] = WORKLOADS
+    schemes: tuple[str, ...] = ALL_SCHEMES
+    text_file: str = ""
+    corpus_bytes: int = 2_000_000
+    # language models
+    seq_len: int = 64
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 4
+    d_ff: int = 256
+    n_experts: int = 4
+    top_k: int = 2
+    moe_d_ff: int = 128
+    lm_batch_size: int = 8
+    lm_steps: int = 200
+    lm_lr: float = 3e-3
+    val_batches: int = 8
+    # MNIST MLP
+    mlp_hidden: int = 256
+    mlp_batch_size: int = 128
+    mlp_steps: int = 300
+    mlp_lr: float = 1e-3
+    # optimiser / formats
+    beta1: float = 0.9
+    beta2: float = 0.95
+    weight_decay: float = 0.0
+    fp8_group_size: int | None = None
+    int4_group_size: int | None = 16
+    # learning-rate sweep (naive removal's error ~ 1/lr): by default on a convex problem
+    # (softmax regression on MNIST-5k), with steps ∝ 1/lr so every rate gets the same lr·steps
+    # budget and the comparison is between (near-)stationary errors, as in the theorem
+    sweep_workload: str = "logreg"
+    sweep_schemes: tuple[str, ...] = ("master_fp8_rtn", "naive_fp8_rtn", "eco_fp8_rtn")
+    sweep_lrs: tuple[float, ...] = (1e-2, 3e-3, 1e-3)
+    sweep_steps: int = 150
+    sweep_equal_budget: bool = True
+    device: str = "cpu"
+    threads: int = 0  # torch intra-op threads; 0 = torch's default
+
+    def __post_init__(self) -> None:
+        if isinstance(self.seed, bool) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        bad = [w for w in self.workloads if w not in WORKLOADS]
+        if bad or not self.workloads:
+            raise ValueError(
+                f"workloads must be a non-empty subset of {WORKLOADS}, got {self.workloads}"
+            )
+        _check_schemes("schemes", self.schemes)
+        _positive(
+            self,
+            "corpus_bytes",
+            "seq_len",
+            "d_model",
+            "n_layers",
+            "n_heads",
+            "d_ff",
+            "moe_d_ff",
+            "lm_batch_size",
+            "lm_steps",
+            "lm_lr",
+            "val_batches",
+            "mlp_hidden",
+            "mlp_batch_size",
+            "mlp_steps",
+            "mlp_lr",
+            "sweep_steps",
+        )
+        if self.d_model % self.n_heads:
+            raise ValueError(f"n_heads {self.n_heads} must divide d_model {self.d_model}")
+        if not 1 <= self.top_k <= self.n_experts:
+            raise ValueError(f"need 1 <= top_k <= n_experts, got {self.top_k}, {self.n_experts}")
+        if not (0 < self.beta1 < 1 and 0 < self.beta2 < 1):
+            raise ValueError(f"betas must be in (0, 1), got {self.beta1}, {self.beta2}")
+        if self.weight_decay < 0:
+            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
+        _check_groups(self.fp8_group_size, self.int4_group_size)
+        if self.sweep_workload not in SWEEP_WORKLOADS:
+            raise ValueError(
+                f"sweep_workload must be one of {SWEEP_WORKLOADS}, got {self.sweep_workload!r}"
+            )
+        if self.sweep_lrs:
+            _check_schemes("sweep_schemes", self.sweep_schemes)
+            if any(not lr > 0 for lr in self.sweep_lrs):
+                raise ValueError(f"sweep_lrs must be positive, got {self.sweep_lrs}")
+        if self.threads < 0:
+            raise ValueError(f"threads must be >= 0, got {self.threads}")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """Optimizer-step time and static memory per scheme on one model (``dense_lm``/``moe_lm``)."""
+
+    seed: int = 0
+    model: str = "moe_lm"
+    schemes: tuple[str, ...] = ALL_SCHEMES
+    reference: str = "master_fp8_rtn"
+    d_model: int = 128
+    n_layers: int = 2
+    n_heads: int = 4
+    d_ff: int = 512
+    n_experts: int = 8
+    top_k: int = 2
+    seq_len: int = 64
+    batch_size: int = 8
+    warmup_steps: int = 2
+    timed_steps: int = 10
+    rounds: int = 2
+    fp8_group_size: int | None = None
+    int4_group_size: int | None = 16
+    device: str = "cpu"
+    threads: int = 0
+
+    def __post_init__(self) -> None:
+        if self.model not in ("dense_lm", "moe_lm"):
+            raise ValueError(f"model must be 'dense_lm' or 'moe_lm', got {self.model!r}")
+        _check_schemes("schemes", self.schemes)
+        if self.reference not in self.schemes:
+            raise ValueError(f"reference {self.reference!r} must be one of schemes")
+        _positive(self, "d_model", "n_layers", "n_heads", "d_ff", "seq_len", "batch_size")
+        _positive(self, "timed_steps", "rounds")
+        if self.warmup_steps < 0:
+            raise ValueError(f"warmup_steps must be >= 0, got {self.warmup_steps}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"n_heads {self.n_heads} must divide d_model {self.d_model}")
+        if not 1 <= self.top_k <= self.n_experts:
+            raise ValueError(f"need 1 <= top_k <= n_experts, got {self.top_k}, {self.n_experts}")
+        _check_groups(self.fp8_group_size, self.int4_group_size)
+        if self.threads < 0:
+            raise ValueError(f"threads must be >= 0, got {self.threads}")

@@ -1,0 +1,469 @@
+"""The ``icml26 run eco`` and ``icml26 bench eco`` jobs.
+
+``run``: train every scheme on every workload with the same seed, data and steps; record
+final/validation loss, the relative loss gap to the master-weight baseline of the same format
+and rounding, measured static bytes per parameter and peak memory; then sweep the learning
+rate on one workload to show naive removal's error growing like ``1/lr`` while ECO's does not.
+Every finished (workload, scheme) is checkpointed, so a killed run resumes where it stopped.
+
+``bench``: time ``optimizer.step()`` (+ re-materializing the working weights) per scheme,
+interleaving schemes round-robin so that machine load affects all alike, relative to the
+master-weight AdamW step; and the static-memory ratio ECO-FP8 / master-FP8.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import asdict
+from typing import Any
+
+import torch
+
+from icml26.eco.config import BenchConfig, ECOConfig
+from icml26.eco.data import load_mnist, load_text
+from icml26.eco.memory import static_memory
+from icml26.eco.models import LMConfig, TinyLM
+from icml26.eco.optim import QuantizedOptimizer
+from icml26.eco.schemes import make_optimizer, parse_scheme
+from icml26.eco.train import LMWorkload, MLPWorkload, TrainResult, TrainSpec, train
+from icml26.shared import PALETTE, figure, log, seed_everything
+from icml26.shared.rundir import RunDir
+
+__all__ = ["bench", "pareto_front", "run"]
+
+
+def _setup(seed: int, threads: int, device: str) -> None:
+    if threads:
+        torch.set_num_threads(threads)
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} requested but CUDA is not available")
+    seed_everything(seed, torch=True)
+
+
+def _lm_config(cfg: ECOConfig, moe: bool) -> LMConfig:
+    return LMConfig(
+        seq_len=cfg.seq_len,
+        d_model=cfg.d_model,
+        n_layers=cfg.n_layers,
+        n_heads=cfg.n_heads,
+        d_ff=cfg.moe_d_ff if moe else cfg.d_ff,
+        n_experts=cfg.n_experts if moe else 0,
+        top_k=cfg.top_k,
+    )
+
+
+def _workloads(cfg: ECOConfig, names: set[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if names & {"dense_lm", "moe_lm"}:
+        text = load_text(cfg.text_file or None, cfg.corpus_bytes)
+        log(
+            f"eco: text corpus {text.source}: {text.train.numel()} train / {text.val.numel()} val bytes"
+        )
+        for name in ("dense_lm", "moe_lm"):
+            if name in names:
+                out[name] = LMWorkload(
+                    name,
+                    text,
+                    _lm_config(cfg, moe=name == "moe_lm"),
+                    cfg.lm_batch_size,
+                    val_batches=cfg.val_batches,
+                    seed=cfg.seed,
+                    device=cfg.device,
+                )
+    if names & {"mlp", "logreg"}:
+        mnist = load_mnist(seed=cfg.seed)
+        if "mlp" in names:
+            out["mlp"] = MLPWorkload(
+                mnist, (cfg.mlp_hidden,), cfg.mlp_batch_size, device=cfg.device
+            )
+        if "logreg" in names:
+            out["logreg"] = MLPWorkload(
+                mnist, (), cfg.mlp_batch_size, name="logreg", device=cfg.device
+            )
+    return out
+
+
+def _spec(
+    cfg: ECOConfig, workload: str, lr: float | None = None, steps: int | None = None
+) -> TrainSpec:
+    lm = workload in ("dense_lm", "moe_lm")
+    return TrainSpec(
+        steps=steps or (cfg.lm_steps if lm else cfg.mlp_steps),
+        lr=lr or (cfg.lm_lr if lm else cfg.mlp_lr),
+        betas=(cfg.beta1, cfg.beta2),
+        weight_decay=cfg.weight_decay,
+        fp8_group_size=cfg.fp8_group_size,
+        int4_group_size=cfg.int4_group_size,
+    )
+
+
+def pareto_front(points: dict[str, tuple[float, float]]) -> list[str]:
+    """Names whose ``(memory, loss)`` no other point dominates (≤ in both, < in one)."""
+    front = []
+    for name, (mem, loss) in points.items():
+        dominated = any(
+            m2 <= mem and l2 <= loss and (m2 < mem or l2 < loss)
+            for other, (m2, l2) in points.items()
+            if other != name
+        )
+        if not dominated:
+            front.append(name)
+    return sorted(front, key=lambda n: points[n][0])
+
+
+def _relative_gap(val: float, ref: float) -> float:
+    return (val - ref) / ref
+
+
+def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
+    """The main job (see the module docstring). Returns the metrics of the issue's contract."""
+    _setup(cfg.seed, cfg.threads, cfg.device)
+    run_dir.update_env(torch=torch.__version__, threads=torch.get_num_threads())
+    done: dict[str, dict[str, Any]] = {}
+    latest = run_dir.checkpoints.latest()
+    if latest is not None:
+        done = latest[1]
+        log(f"eco: resuming with {len(done)} finished trainings")
+    needed = set(cfg.workloads) | ({cfg.sweep_workload} if cfg.sweep_lrs else set())
+    workloads = _workloads(cfg, needed)
+
+    def run_one(key: str, workload: Any, scheme: str, spec: TrainSpec) -> dict[str, Any]:
+        if key in done:
+            return done[key]
+        t0 = time.perf_counter()
+        res: TrainResult = train(workload, scheme, spec, cfg.seed)
+        record = asdict(res)
+        record["seconds"] = time.perf_counter() - t0
+        done[key] = record
+        run_dir.checkpoints.save(len(done), done)
+        run_dir.log_metrics(
+            len(done),
+            job=key,
+            final_loss=res.final_loss,
+            val_loss=res.val_loss,
+            static_bytes_per_param=res.static_bytes_per_param,
+            seconds=record["seconds"],
+        )
+        log(
+            f"eco: {key}: val {res.val_loss:.4f} final {res.final_loss:.4f} "
+            f"{res.static_bytes_per_param:.2f} B/param ({record['seconds']:.1f}s)"
+        )
+        return record
+
+    metrics: dict[str, Any] = {
+        "final_loss": {},
+        "val_loss": {},
+        "loss_gap_vs_master": {},
+        "static_bytes_per_param": {},
+        "peak_memory_mb": {},
+        "n_params": {},
+    }
+    records: dict[str, dict[str, dict[str, Any]]] = {}
+    for wname in cfg.workloads:
+        records[wname] = {}
+        for scheme in cfg.schemes:
+            records[wname][scheme] = run_one(
+                f"{wname}/{scheme}", workloads[wname], scheme, _spec(cfg, wname)
+            )
+    for wname, per in records.items():
+        metrics["n_params"][wname] = next(iter(per.values()))["n_params"]
+        for scheme, rec in per.items():
+            metrics["final_loss"].setdefault(wname, {})[scheme] = rec["final_loss"]
+            metrics["val_loss"].setdefault(wname, {})[scheme] = rec["val_loss"]
+            metrics["peak_memory_mb"].setdefault(wname, {})[scheme] = rec["peak_memory_mb"]
+            if "val_accuracy" in rec["extra"]:
+                metrics.setdefault("val_accuracy", {}).setdefault(wname, {})[scheme] = rec["extra"][
+                    "val_accuracy"
+                ]
+            ref_name = parse_scheme(scheme).master_name or "master_fp8_rtn"
+            if ref_name in per:
+                metrics["loss_gap_vs_master"].setdefault(wname, {})[scheme] = _relative_gap(
+                    rec["val_loss"], per[ref_name]["val_loss"]
+                )
+    # static bytes per parameter: measured on the largest model run (the MoE when present)
+    mem_workload = max(records, key=lambda w: metrics["n_params"][w])
+    for scheme, rec in records[mem_workload].items():
+        metrics["static_bytes_per_param"][scheme] = rec["static_bytes_per_param"]
+    run_dir.write_json(
+        "memory.json",
+        {
+            "static_bytes_per_param_measured_on": mem_workload,
+            "breakdown": {
+                w: {s: r["memory"] for s, r in per.items()} for w, per in records.items()
+            },
+        },
+    )
+    metrics["pareto"] = {}
+    for wname, per in records.items():
+        points = {s: (r["static_bytes_per_param"], r["val_loss"]) for s, r in per.items()}
+        front = pareto_front(points)
+        eco = [s for s in per if s.startswith("eco_")]
+        baselines = {s: p for s, p in points.items() if not s.startswith("eco_")}
+        undominated = [
+            s
+            for s in eco
+            if not any(m <= points[s][0] and loss < points[s][1] for m, loss in baselines.values())
+        ]
+        metrics["pareto"][wname] = {
+            "undominated_eco": len(undominated),
+            "eco_on_front": sum(s in front for s in eco),
+        }
+        run_dir.write_json(f"pareto_{wname}.json", {"front": front, "points": points})
+
+    # learning-rate sweep
+    sweep: dict[str, dict[float, float]] = {}
+    if cfg.sweep_lrs:
+        wl = workloads[cfg.sweep_workload]
+        lrs = sorted(cfg.sweep_lrs, reverse=True)
+        sweep_metrics: dict[str, Any] = {
+            "lr": {},
+            "gap": {},
+            "gap_at_min_lr": {},
+            "gap_at_max_lr": {},
+            "loglog_slope": {},
+        }
+        val_sweep: dict[str, dict[str, float]] = {}
+        for k, lr in enumerate(lrs):
+            sweep_metrics["lr"][f"lr{k}"] = lr
+            steps = cfg.sweep_steps
+            if cfg.sweep_equal_budget:
+                steps = round(cfg.sweep_steps * lrs[0] / lr)
+            sweep_metrics.setdefault("steps", {})[f"lr{k}"] = steps
+            for scheme in cfg.sweep_schemes:
+                rec = run_one(
+                    f"sweep/{cfg.sweep_workload}/{scheme}/lr{lr:g}",
+                    wl,
+                    scheme,
+                    _spec(cfg, cfg.sweep_workload, lr=lr, steps=steps),
+                )
+                val_sweep.setdefault(scheme, {})[f"lr{k}"] = rec["val_loss"]
+                sweep.setdefault(scheme, {})[lr] = rec["val_loss"]
+        metrics["val_loss"]["lr_sweep"] = val_sweep
+        for scheme in cfg.sweep_schemes:
+            ref = parse_scheme(scheme).master_name
+            if ref is None or ref not in val_sweep or ref == scheme:
+                continue
+            gaps = {k: val_sweep[scheme][k] - val_sweep[ref][k] for k in val_sweep[scheme]}
+            sweep_metrics["gap"][scheme] = gaps
+            sweep_metrics["gap_at_min_lr"][scheme] = gaps[f"lr{len(lrs) - 1}"]
+            sweep_metrics["gap_at_max_lr"][scheme] = gaps["lr0"]
+            if len(lrs) > 1 and all(g > 0 for g in gaps.values()):
+                xs = [math.log(lr) for lr in lrs]
+                ys = [math.log(gaps[f"lr{k}"]) for k in range(len(lrs))]
+                sweep_metrics["loglog_slope"][scheme] = _slope(xs, ys)
+            else:
+                sweep_metrics["loglog_slope"][scheme] = float("nan")
+        metrics["lr_sweep"] = sweep_metrics
+
+    _plots(cfg, run_dir, records, sweep)
+    run_dir.update_env(cpu_seconds=time.process_time())
+    return metrics
+
+
+def _slope(xs: list[float], ys: list[float]) -> float:
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    num = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    den = sum((x - mx) ** 2 for x in xs)
+    return num / den
+
+
+def _style(scheme: str) -> dict[str, Any]:
+    s = parse_scheme(scheme)
+    colour = {"fp32": PALETTE[7], "master": PALETTE[0], "naive": PALETTE[1], "eco": PALETTE[2]}[
+        s.kind
+    ]
+    return {
+        "color": colour,
+        "linestyle": "-" if s.rounding in (None, "rtn") else "--",
+        "marker": {None: "*", "fp8": "o", "int4": "s"}[s.fmt],
+    }
+
+
+def _smooth(xs: list[float], k: int) -> list[float]:
+    out, acc = [], 0.0
+    for i, x in enumerate(xs):
+        acc = x if i == 0 else 0.9 * acc + 0.1 * x
+        out.append(acc)
+    return out[::k] if k > 1 else out
+
+
+def _as_list(axes: Any) -> list[Any]:
+    return list(axes.flat) if hasattr(axes, "flat") else [axes]
+
+
+def _plots(
+    cfg: ECOConfig,
+    run_dir: RunDir,
+    records: dict[str, dict[str, dict[str, Any]]],
+    sweep: dict[str, dict[float, float]],
+) -> None:
+    n = len(records)
+    with figure(run_dir.plot_path("loss_curves"), 1, n, width=4.2 * n + 1.5, height=3.4) as (
+        _fig,
+        axes,
+    ):
+        axes = _as_list(axes)
+        for ax, (wname, per) in zip(axes, records.items(), strict=True):
+            for scheme, rec in per.items():
+                st = _style(scheme)
+                ax.plot(
+                    _smooth(rec["losses"], 1),
+                    color=st["color"],
+                    linestyle=st["linestyle"],
+                    linewidth=1.0,
+                    label=scheme,
+                    alpha=0.9 if "fp8" in scheme or scheme == "fp32" else 0.6,
+                )
+            ax.set_title(f"{wname}: training loss (EMA 0.9)")
+            ax.set_xlabel("step")
+            ax.set_ylabel("loss")
+        axes[-1].legend(loc="upper right", ncol=2, fontsize=6)
+    with figure(run_dir.plot_path("pareto"), 1, n, width=4.2 * n + 0.5, height=3.4) as (_fig, axes):
+        axes = _as_list(axes)
+        for ax, (wname, per) in zip(axes, records.items(), strict=True):
+            points = {s: (r["static_bytes_per_param"], r["val_loss"]) for s, r in per.items()}
+            front = pareto_front(points)
+            for scheme, (mem, loss) in points.items():
+                st = _style(scheme)
+                ax.scatter(
+                    mem,
+                    loss,
+                    color=st["color"],
+                    marker=st["marker"],
+                    facecolors="none" if st["linestyle"] == "--" else st["color"],
+                    s=36,
+                    label=scheme,
+                )
+            fx = [points[s][0] for s in front]
+            fy = [points[s][1] for s in front]
+            ax.step(fx, fy, where="post", color="grey", linewidth=0.8, alpha=0.7)
+            ax.set_title(f"{wname}: static memory vs validation loss")
+            ax.set_xlabel("static bytes / parameter (measured)")
+            ax.set_ylabel("validation loss")
+        axes[0].legend(fontsize=6, ncol=2)
+    if sweep:
+        with figure(run_dir.plot_path("lr_sweep"), 1, 2, width=8.5, height=3.4) as (
+            _fig,
+            (ax1, ax2),
+        ):
+            for scheme, vals in sweep.items():
+                lrs = sorted(vals)
+                st = _style(scheme)
+                ax1.plot(
+                    lrs,
+                    [vals[lr] for lr in lrs],
+                    color=st["color"],
+                    linestyle=st["linestyle"],
+                    marker=st["marker"],
+                    label=scheme,
+                )
+                ref = parse_scheme(scheme).master_name
+                if ref in sweep and ref != scheme:
+                    gaps = [max(vals[lr] - sweep[ref][lr], 1e-5) for lr in lrs]
+                    ax2.plot(
+                        lrs,
+                        gaps,
+                        color=st["color"],
+                        linestyle=st["linestyle"],
+                        marker=st["marker"],
+                        label=f"{scheme} − {ref}",
+                    )
+            for ax in (ax1, ax2):
+                ax.set_xscale("log")
+                ax.set_xlabel("peak learning rate")
+            ax2.set_yscale("log")
+            ax1.set_ylabel(f"{cfg.sweep_workload} validation loss")
+            ax2.set_ylabel("gap to master weights")
+            ax1.legend(fontsize=6)
+            ax2.legend(fontsize=6)
+
+
+def bench(cfg: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
+    """Optimizer step time per scheme relative to ``cfg.reference``; static memory ratio."""
+    _setup(cfg.seed, cfg.threads, cfg.device)
+    run_dir.update_env(torch=torch.__version__, threads=torch.get_num_threads())
+    lm_cfg = LMConfig(
+        seq_len=cfg.seq_len,
+        d_model=cfg.d_model,
+        n_layers=cfg.n_layers,
+        n_heads=cfg.n_heads,
+        d_ff=cfg.d_ff,
+        n_experts=cfg.n_experts if cfg.model == "moe_lm" else 0,
+        top_k=cfg.top_k,
+    )
+    gen = torch.Generator().manual_seed(cfg.seed)
+    x = torch.randint(0, lm_cfg.vocab_size, (cfg.batch_size, cfg.seq_len + 1), generator=gen).to(
+        cfg.device
+    )
+    setups = {}
+    for scheme in cfg.schemes:
+        torch.manual_seed(cfg.seed)
+        model = TinyLM(lm_cfg).to(cfg.device)
+        opt = make_optimizer(
+            scheme,
+            model,
+            lr=1e-3,
+            fp8_group_size=cfg.fp8_group_size,
+            int4_group_size=cfg.int4_group_size,
+            seed=cfg.seed,
+        )
+        setups[scheme] = (model, opt)
+    times: dict[str, list[float]] = {s: [] for s in cfg.schemes}
+
+    def one_step(scheme: str, timed: bool) -> None:
+        model, opt = setups[scheme]
+        _, loss = model(x[:, :-1], x[:, 1:])
+        assert loss is not None
+        loss.backward()
+        if cfg.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        opt.step()
+        if isinstance(opt, QuantizedOptimizer):
+            opt.materialize()
+        if cfg.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        if timed:
+            times[scheme].append(time.perf_counter() - t0)
+        opt.zero_grad(set_to_none=True)
+
+    for scheme in cfg.schemes:
+        for _ in range(cfg.warmup_steps):
+            one_step(scheme, timed=False)
+    for _ in range(cfg.rounds):
+        for scheme in cfg.schemes:
+            for _ in range(cfg.timed_steps):
+                one_step(scheme, timed=True)
+    median = {s: statistics.median(t) for s, t in times.items()}
+    memory = {}
+    for scheme, (model, opt) in setups.items():
+        if isinstance(opt, QuantizedOptimizer):
+            opt.release()
+        memory[scheme] = static_memory(list(model.parameters()), opt).bytes_per_param
+    ref = median[cfg.reference]
+    metrics: dict[str, Any] = {
+        "step_time_ratio": {s: median[s] / ref for s in cfg.schemes},
+        "step_time_ms": {s: 1e3 * median[s] for s in cfg.schemes},
+        "static_bytes_per_param": memory,
+        "n_params": sum(p.numel() for p in next(iter(setups.values()))[0].parameters()),
+    }
+    ratios = {}
+    for fmt in ("fp8", "int4"):
+        eco, master = f"eco_{fmt}_rtn", f"master_{fmt}_rtn"
+        if eco in memory and master in memory:
+            ratios[f"eco_{fmt}_vs_master_{fmt}"] = memory[eco] / memory[master]
+    metrics["memory_ratio"] = ratios
+    run_dir.update_env(cpu_seconds=time.process_time())
+    with figure(run_dir.plot_path("step_time"), width=7.5, height=3.2) as (_fig, ax):
+        names = list(cfg.schemes)
+        ax.bar(
+            range(len(names)),
+            [metrics["step_time_ratio"][s] for s in names],
+            color=[_style(s)["color"] for s in names],
+        )
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=7)
+        ax.set_ylabel(f"step time / {cfg.reference}")
+    return metrics

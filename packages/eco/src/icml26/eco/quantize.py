@@ -1,0 +1,202 @@
+"""Quantized weight storage: FP8 (e4m3) and INT4 with per-tensor or per-group scales.
+
+A weight tensor ``x`` is stored as ``(data, scale)``:
+
+* ``data`` is ``uint8``: for FP8 the raw bytes of a ``torch.float8_e4m3fn`` tensor (kept as
+  ``uint8`` so that ``Optimizer.load_state_dict`` never casts it), for INT4 two 4-bit codes
+  packed per byte (low nibble first), the codes being ``c + 8`` for ``c`` in ``[-8, 7]``;
+* ``scale`` is ``float32``, one per group of ``group_size`` consecutive elements of the last
+  dimension (or one for the whole tensor when ``group_size`` is ``None``), chosen as
+  ``amax(|x_group|) / qmax`` so the largest element maps onto the largest code
+  (``qmax = 448`` for e4m3, ``7`` for INT4). ``x ≈ scale * code``.
+
+Rounding is round-to-nearest (``"rtn"``, ties to even) or stochastic (``"sr"``): a value
+between two neighbouring grid points ``lo < y < hi`` becomes ``hi`` with probability
+``(y - lo) / (hi - lo)``, so ``E[q(y)] = y`` (unbiased). On the CPU float8 has casts and
+storage but no elementwise arithmetic, so every computation here runs in float32 and only
+the final, exactly representable grid value is cast to float8.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+import torch
+
+__all__ = [
+    "FP8_MAX",
+    "INT4_MAX",
+    "QTensor",
+    "QuantFormat",
+    "fp8_grid_step",
+    "stochastic_round_fp8",
+]
+
+FP8_MAX = 448.0  # largest finite float8_e4m3fn
+FP8_MIN_NORMAL_EXP = -6  # smallest normal exponent of e4m3; subnormal spacing 2**-9
+FP8_MANTISSA_BITS = 3
+INT4_MAX = 7  # symmetric scale maps amax onto 7; codes span [-8, 7]
+INT4_MIN = -8
+
+Kind = Literal["fp8", "int4"]
+Rounding = Literal["rtn", "sr"]
+
+
+class QTensor(NamedTuple):
+    """A quantized tensor: packed ``uint8`` codes, ``float32`` scales, the original shape."""
+
+    data: torch.Tensor
+    scale: torch.Tensor
+    shape: torch.Size
+
+    @property
+    def nbytes(self) -> int:
+        return self.data.nbytes + self.scale.nbytes
+
+
+def fp8_grid_step(y: torch.Tensor) -> torch.Tensor:
+    """Spacing of the e4m3 grid at ``y`` (float32): ``2**(max(floor(log2|y|), -6) - 3)``."""
+    _, exponent = torch.frexp(y)  # y = m * 2**exponent, 0.5 <= |m| < 1
+    e = torch.clamp(exponent.to(torch.int32) - 1, min=FP8_MIN_NORMAL_EXP)
+    return torch.ldexp(torch.ones_like(y), (e - FP8_MANTISSA_BITS).to(y.dtype))
+
+
+def stochastic_round_fp8(y: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """Stochastically round float32 ``y`` (``|y| <= 448``) onto the e4m3 grid, given ``u ~ U[0,1)``.
+
+    All steps are exact in float32: ``y / step`` is a power-of-two division, ``floor`` is exact
+    and the two neighbours ``lo`` and ``lo + step`` are e4m3 numbers (normal or subnormal).
+    """
+    step = fp8_grid_step(y)
+    scaled = y / step
+    lo = torch.floor(scaled)
+    up = (u < (scaled - lo)).to(y.dtype)
+    return (lo + up) * step
+
+
+@dataclass(frozen=True)
+class QuantFormat:
+    """A weight format: ``kind`` (``"fp8"`` e4m3 or ``"int4"``), ``group_size``, ``rounding``.
+
+    Args:
+        kind: ``"fp8"`` (float8 e4m3, 1 byte per weight) or ``"int4"`` (½ byte per weight).
+        group_size: elements of the last dimension sharing one scale; ``None`` means one scale
+            per tensor. Must divide the last dimension of every tensor it quantizes.
+        rounding: ``"rtn"`` (round to nearest) or ``"sr"`` (stochastic rounding).
+    """
+
+    kind: Kind = "fp8"
+    group_size: int | None = None
+    rounding: Rounding = "rtn"
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("fp8", "int4"):
+            raise ValueError(f"unsupported weight format {self.kind!r}; use 'fp8' or 'int4'")
+        if self.rounding not in ("rtn", "sr"):
+            raise ValueError(f"rounding must be 'rtn' or 'sr', got {self.rounding!r}")
+        if self.group_size is not None and (
+            isinstance(self.group_size, bool)
+            or not isinstance(self.group_size, int)
+            or self.group_size < 1
+        ):
+            raise ValueError(
+                f"group_size must be a positive integer or None, got {self.group_size!r}"
+            )
+        if self.kind == "int4" and self.group_size is not None and self.group_size % 2:
+            raise ValueError(
+                f"int4 packs two codes per byte: group_size must be even, got {self.group_size}"
+            )
+
+    @property
+    def qmax(self) -> float:
+        return FP8_MAX if self.kind == "fp8" else float(INT4_MAX)
+
+    @property
+    def bits(self) -> int:
+        return 8 if self.kind == "fp8" else 4
+
+    def describe(self) -> str:
+        groups = "per-tensor" if self.group_size is None else f"group {self.group_size}"
+        return f"{self.kind} ({groups}, {self.rounding})"
+
+    # -- grouping ----------------------------------------------------------------------------
+    def _groups(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` as a float32 ``(n_groups, group)`` matrix (validating the group size)."""
+        if self.group_size is None:
+            return x.reshape(1, -1).float()
+        last = x.shape[-1] if x.dim() > 0 else 1
+        if last % self.group_size:
+            raise ValueError(
+                f"group_size {self.group_size} does not divide the last dimension {last} of a "
+                f"tensor of shape {tuple(x.shape)}; choose a divisor or group_size=None"
+            )
+        return x.reshape(-1, self.group_size).float()
+
+    def check(self, shape: torch.Size | tuple[int, ...]) -> None:
+        """Raise ``ValueError`` if a tensor of ``shape`` cannot be stored in this format."""
+        self._groups(torch.empty(shape, device="meta"))
+
+    # -- quantize / dequantize ---------------------------------------------------------------
+    def quantize(self, x: torch.Tensor, *, generator: torch.Generator | None = None) -> QTensor:
+        """Quantize ``x`` (any float dtype). ``generator`` drives stochastic rounding."""
+        if not x.is_floating_point():
+            raise TypeError(f"can only quantize floating-point tensors, got {x.dtype}")
+        groups = self._groups(x)
+        if not torch.isfinite(groups).all():
+            raise ValueError("cannot quantize a tensor holding NaN or infinity")
+        amax = groups.abs().amax(dim=1, keepdim=True)
+        scale = torch.where(amax > 0, amax / self.qmax, torch.ones_like(amax))
+        y = torch.clamp(groups / scale, -self.qmax, self.qmax)
+        if self.rounding == "sr":
+            u = torch.rand(y.shape, generator=generator, device=y.device, dtype=torch.float32)
+        if self.kind == "fp8":
+            grid = stochastic_round_fp8(y, u) if self.rounding == "sr" else y
+            data = grid.to(torch.float8_e4m3fn).view(torch.uint8).reshape(-1)
+        else:
+            if self.rounding == "sr":
+                lo = torch.floor(y)
+                codes = lo + (u < (y - lo)).to(y.dtype)
+            else:
+                codes = torch.round(y)
+            codes = torch.clamp(codes, INT4_MIN, INT4_MAX).to(torch.int16) + 8
+            data = _pack_nibbles(codes.reshape(-1).to(torch.uint8))
+        return QTensor(data, scale.reshape(-1).contiguous(), torch.Size(x.shape))
+
+    def dequantize(self, q: QTensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """The float tensor ``scale * code`` of shape ``q.shape``."""
+        numel = math.prod(q.shape)
+        if self.kind == "fp8":
+            codes = q.data.view(torch.float8_e4m3fn).float()
+        else:
+            codes = _unpack_nibbles(q.data, numel).float() - 8.0
+        groups = codes.reshape(q.scale.numel(), -1) * q.scale.reshape(-1, 1)
+        return groups.reshape(q.shape).to(dtype)
+
+    def roundtrip(
+        self, x: torch.Tensor, *, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
+        """``dequantize(quantize(x))`` in float32."""
+        return self.dequantize(self.quantize(x, generator=generator))
+
+    def storage_bytes(self, shape: torch.Size | tuple[int, ...]) -> int:
+        """Bytes ``quantize`` holds for a tensor of ``shape`` (codes + float32 scales)."""
+        numel = math.prod(shape)
+        n_groups = 1 if self.group_size is None else numel // self.group_size
+        code_bytes = numel if self.kind == "fp8" else (numel + 1) // 2
+        return code_bytes + 4 * n_groups
+
+
+def _pack_nibbles(codes: torch.Tensor) -> torch.Tensor:
+    """Pack ``uint8`` values in ``[0, 15]`` two per byte (low nibble = even index)."""
+    if codes.numel() % 2:
+        codes = torch.cat([codes, codes.new_zeros(1)])
+    pairs = codes.reshape(-1, 2)
+    return (pairs[:, 0] | (pairs[:, 1] << 4)).contiguous()
+
+
+def _unpack_nibbles(packed: torch.Tensor, numel: int) -> torch.Tensor:
+    lo = packed & 0x0F
+    hi = packed >> 4
+    return torch.stack([lo, hi], dim=1).reshape(-1)[:numel]

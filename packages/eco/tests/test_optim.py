@@ -1,0 +1,336 @@
+"""The optimizers: ECO's momentum injection, baselines against torch.optim, convergence on a
+quadratic, storage-only weights, memory accounting, checkpoints and bad input."""
+
+from __future__ import annotations
+
+import gc
+import io
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from icml26.eco import (
+    ECOSGD,
+    ECOAdamW,
+    MasterWeightAdamW,
+    MasterWeightSGD,
+    NonFiniteGradientError,
+    QuantFormat,
+    static_memory,
+)
+
+
+def _int4_per_tensor(x: np.ndarray) -> np.ndarray:
+    """Independent INT4 round-to-nearest with one symmetric scale amax/7 (numpy, float64)."""
+    scale = np.abs(x).max() / 7.0
+    return np.clip(np.round(x / scale), -8, 7) * scale
+
+
+def test_eco_sgd_injection_matches_the_formula_by_hand() -> None:
+    w0 = torch.tensor([0.7, -0.32, 0.0, 0.1])
+    g = np.array([0.5, 0.2, -0.3, 0.04])
+    lr, beta = 0.1, 0.5
+    p = nn.Parameter(w0.clone())
+    opt = ECOSGD([p], lr=lr, momentum=beta, fmt="int4", rounding="rtn", release_weights=False)
+    p.grad = torch.tensor(g, dtype=torch.float32)
+    opt.step()
+    # by hand: ŵ0 = [0.7, -0.3, 0, 0.1]; w̃ = ŵ0 - lr g = [0.65, -0.32, 0.03, 0.096]
+    w_hat0 = np.array([0.7, -0.3, 0.0, 0.1])
+    w_tilde = w_hat0 - lr * g
+    np.testing.assert_allclose(w_tilde, [0.65, -0.32, 0.03, 0.096], atol=1e-12)
+    q = _int4_per_tensor(w_tilde)  # scale 0.65/7; codes [7, -3, 0, 1]
+    np.testing.assert_allclose(q / (0.65 / 7), [7, -3, 0, 1], atol=1e-9)
+    e = w_tilde - q
+    expected_b = g + (1 - 1 / beta) / lr * e  # b ← b + (1 − 1/β) e / η
+    np.testing.assert_allclose(
+        expected_b,
+        [0.5, 0.2 - 10 * (-0.32 + 3 * 0.65 / 7), -0.6, 0.04 - 10 * (0.096 - 0.65 / 7)],
+        atol=1e-9,
+    )
+    np.testing.assert_allclose(opt.state[p]["momentum_buffer"].numpy(), expected_b, atol=1e-5)
+    np.testing.assert_allclose(opt.dequantized(p).numpy(), q, atol=1e-6)
+    np.testing.assert_allclose(p.detach().numpy(), q, atol=1e-6)  # working buffer = storage
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.1])
+def test_eco_adamw_injection_matches_the_formula_by_hand(weight_decay: float) -> None:
+    w0 = np.array([0.7, -0.32, 0.0, 0.1, 0.43, -0.2])
+    g1 = np.array([0.5, 0.2, -0.3, 0.04, -1e-3, 0.0])
+    g2 = np.array([0.1, -0.4, 0.2, 0.3, 0.05, 0.01])
+    lr, b1, b2, eps = 0.02, 0.9, 0.99, 1e-8
+    p = nn.Parameter(torch.tensor(w0, dtype=torch.float32))
+    opt = ECOAdamW(
+        [p],
+        lr=lr,
+        betas=(b1, b2),
+        eps=eps,
+        weight_decay=weight_decay,
+        fmt="int4",
+        release_weights=False,
+    )
+    w_hat, m, v = _int4_per_tensor(w0), np.zeros(6), np.zeros(6)
+    for t, g in enumerate((g1, g2), start=1):
+        p.grad = torch.tensor(g, dtype=torch.float32)
+        opt.step()
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        denom = np.sqrt(v / (1 - b2**t)) + eps
+        w_tilde = w_hat * (1 - lr * weight_decay) - lr * (m / (1 - b1**t)) / denom
+        w_hat = _int4_per_tensor(w_tilde)
+        e = w_tilde - w_hat
+        # m += (1 − ηλ)(1 − β1^t)/η · (1 − 1/β1) · (sqrt(v̂) + ε) · e
+        m = m + (1 - lr * weight_decay) * (1 - b1**t) / lr * (1 - 1 / b1) * denom * e
+        np.testing.assert_allclose(opt.dequantized(p).numpy(), w_hat, atol=1e-6)
+        np.testing.assert_allclose(opt.state[p]["exp_avg"].numpy(), m, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(opt.state[p]["exp_avg_sq"].numpy(), v, rtol=1e-5, atol=1e-12)
+
+
+def _linear_problem(n: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(0)
+    return torch.randn(n, 16, generator=gen) * 0.1, torch.randn(n, 16, generator=gen)
+
+
+@pytest.mark.parametrize(
+    ("ours", "ref", "kw"),
+    [
+        (MasterWeightAdamW, torch.optim.AdamW, {"betas": (0.9, 0.99), "weight_decay": 0.05}),
+        (
+            MasterWeightSGD,
+            torch.optim.SGD,
+            {"momentum": 0.8, "weight_decay": 0.01, "dampening": 0.1},
+        ),
+    ],
+)
+def test_master_weights_follow_torch_optim_exactly(ours: type, ref: type, kw: dict) -> None:
+    """With a constant gradient (a linear loss) the master copy must equal torch's iterate."""
+    w0, grad = _linear_problem()
+    a, b = nn.Parameter(w0.clone()), nn.Parameter(w0.clone())
+    opt_a = ours([a], lr=3e-3, fmt="fp8", **kw)
+    opt_b = ref([b], lr=3e-3, **kw)
+    for _ in range(25):
+        opt_a.materialize()  # what the forward pre-hook of attach() does
+        a.grad, b.grad = grad.clone(), grad.clone()
+        opt_a.step()
+        opt_b.step()
+    torch.testing.assert_close(opt_a.state[a]["master"], b.detach(), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(opt_a.dequantized(a), QuantFormat("fp8").roundtrip(b.detach()))
+
+
+def test_eco_tracks_master_weights_where_naive_removal_stalls() -> None:
+    """Constant gradients, updates far below the FP8 grid step: naive removal never moves, ECO
+    follows the AdamW trajectory to within a few grid steps (its constant-radius neighbourhood)."""
+    w0, grad = _linear_problem()
+    lr, steps = 2e-4, 300
+    ref = nn.Parameter(w0.clone())
+    opt_ref = torch.optim.AdamW([ref], lr=lr, betas=(0.9, 0.99), weight_decay=0.0)
+    eco_p, naive_p = nn.Parameter(w0.clone()), nn.Parameter(w0.clone())
+    eco = ECOAdamW([eco_p], lr=lr, betas=(0.9, 0.99), fmt="fp8")
+    naive = ECOAdamW([naive_p], lr=lr, betas=(0.9, 0.99), fmt="fp8", error_feedback=False)
+    start = QuantFormat("fp8").roundtrip(w0)
+    for _ in range(steps):
+        eco.materialize()
+        naive.materialize()
+        for p, o in ((ref, opt_ref), (eco_p, eco), (naive_p, naive)):
+            p.grad = grad.clone()
+            o.step()
+    moved = (ref.detach() - w0).abs()
+    assert moved.min() > 0.9 * lr * steps  # AdamW moves ~lr per step per weight
+    # naive removal: updates below half a grid step vanish; only the amax element (which sets
+    # the scale and is never rounded) and the grid it rescales move
+    naive_err = (naive.dequantized(naive_p) - ref.detach()).abs()
+    assert naive_err.mean() > 0.8 * moved.mean()
+    # ECO: within β/(1−β) = 9 local grid steps of AdamW (e4m3 step ≤ 2^-3 |w|)
+    grid = torch.maximum(start.abs(), ref.detach().abs()) * 2.0**-3
+    eco_err = (eco.dequantized(eco_p) - ref.detach()).abs()
+    assert (eco_err / grid).max() <= 9.0
+    assert eco_err.mean() < 0.6 * naive_err.mean()
+
+
+def _quadratic(lr: float, error_feedback: bool, steps: int = 400) -> float:
+    gen = torch.Generator().manual_seed(0)
+    n = 32
+    target = torch.rand(n, generator=gen) * 10 - 5
+    target[0] = 7.0  # pins the per-tensor INT4 scale to 1: grid step 1
+    curv = torch.rand(n, generator=gen) + 0.5
+    w = nn.Parameter(torch.zeros(n))
+    w.data[0] = 7.0
+    opt = ECOSGD(
+        [w], lr=lr, momentum=0.9, fmt="int4", error_feedback=error_feedback, release_weights=False
+    )
+    for _ in range(steps):
+        w.grad = curv * (w.detach() - target)
+        opt.step()
+    return float((opt.dequantized(w) - target).abs().mean())
+
+
+def test_quadratic_eco_neighbourhood_is_lr_independent_naive_error_grows_like_inverse_lr() -> None:
+    lrs = (0.1, 0.03, 0.01)
+    eco = [_quadratic(lr, True) for lr in lrs]
+    naive = [_quadratic(lr, False) for lr in lrs]
+    # naive: stalls where lr·a·|w − w*|/(1 − β) < Δ/2, i.e. error ≈ Δ(1−β)/(2 lr a): ∝ 1/lr
+    assert naive[1] > 2.0 * naive[0]
+    assert naive[2] > 2.0 * naive[1]
+    # ECO: a neighbourhood of radius O(Δ) = O(1) whatever the learning rate
+    assert max(eco) < 0.5
+    assert max(eco) < 1.5 * min(eco)
+    assert eco[-1] < naive[-1] / 4
+
+
+def _model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+
+
+def test_no_fp32_master_copy_exists_and_memory_accounting_matches() -> None:
+    model = _model()
+    params = list(model.parameters())
+    shapes = [p.shape for p in params]
+    n = sum(p.numel() for p in params)
+    opt = ECOAdamW(params, lr=1e-3, fmt="fp8")
+    opt.attach(model)
+    x = torch.randn(5, 8)
+    model(x).square().mean().backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    assert all(opt.is_released(p) for p in params)
+    assert "tensor([]" in repr(params[0])  # a released parameter is an empty tensor, safe to print
+    assert all("master" not in opt.state[p] for p in params)
+    gc.collect()
+    with warnings.catch_warnings():  # gc.get_objects() also sees deprecated torch aliases
+        warnings.simplefilter("ignore", FutureWarning)
+        alive = [o for o in gc.get_objects() if isinstance(o, torch.Tensor)]
+    for p, shape in zip(params, shapes, strict=True):
+        assert opt.param_shape(p) == shape
+        same_size_fp32 = [
+            o
+            for o in alive
+            if o.dtype == torch.float32
+            and o.numel() == shape.numel()
+            and o.untyped_storage().nbytes() > 0
+        ]
+        held = {id(t) for t in (opt.state[p]["exp_avg"], opt.state[p]["exp_avg_sq"])}
+        extra = [o for o in same_size_fp32 if id(o) not in held and not any(o is q for q in params)]
+        assert not extra, f"an fp32 copy of a {tuple(shape)} weight is alive"
+    mem = static_memory(params, opt)
+    assert mem.n_params == n
+    assert mem.master == 0
+    assert mem.weights == n * 1 + 4 * len(params)  # fp8 codes + one fp32 scale per tensor
+    assert mem.optimizer_states == 8 * n + 4 * len(params)  # m, v + step counters
+    master = MasterWeightAdamW(list(_model().parameters()), lr=1e-3, fmt="fp8")
+    m2 = static_memory(master.param_groups[0]["params"], master)
+    assert m2.master == 4 * n
+    assert m2.weights == mem.weights
+    plain = torch.optim.AdamW(_model().parameters())
+    plain_params = plain.param_groups[0]["params"]
+    for p in plain_params:
+        p.grad = torch.ones_like(p)
+    plain.step()
+    m3 = static_memory(plain_params, plain)
+    assert m3.weights == 4 * n
+    assert m3.master == 0
+
+
+def test_int4_groups_memory_and_materialize() -> None:
+    lin = nn.Linear(32, 6, bias=False)
+    before = lin.weight.detach().clone()
+    opt = ECOAdamW(lin.parameters(), fmt="int4", group_size=8)
+    mem = static_memory([lin.weight], opt)
+    assert mem.weights == 32 * 6 // 2 + 4 * (32 * 6 // 8)
+    assert opt.is_released(lin.weight)
+    opt.attach(lin)
+    out = lin(torch.eye(32))  # forward pre-hook materializes
+    torch.testing.assert_close(out.T, QuantFormat("int4", 8).roundtrip(before))
+
+
+def _train_steps(
+    model: nn.Module, opt: torch.optim.Optimizer, steps: int, seed: int
+) -> list[float]:
+    gen = torch.Generator().manual_seed(seed)
+    losses = []
+    for _ in range(steps):
+        x = torch.randn(6, 8, generator=gen)
+        loss = (model(x) - 1.0).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("cls", [ECOAdamW, MasterWeightAdamW, ECOSGD])
+def test_state_dict_round_trip_gives_bit_identical_next_steps(cls: type) -> None:
+    kw = {"fmt": "int4", "group_size": None, "rounding": "sr", "seed": 3}
+    model = _model()
+    opt = cls(model.parameters(), lr=1e-2, **kw)
+    opt.attach(model)
+    _train_steps(model, opt, 3, seed=0)
+    buf = io.BytesIO()
+    torch.save(opt.state_dict(), buf)
+    buf.seek(0)
+    loaded = torch.load(buf, weights_only=True)  # plain tensors/str/int: safe loading works
+    model2 = _model()  # different weights until the state is loaded
+    opt2 = cls(model2.parameters(), lr=1e-2, **kw)
+    opt2.attach(model2)
+    opt2.load_state_dict(loaded)
+    a = _train_steps(model, opt, 2, seed=1)
+    b = _train_steps(model2, opt2, 2, seed=1)
+    assert a == b
+    for p, q in zip(model.parameters(), model2.parameters(), strict=True):
+        assert torch.equal(opt.state[p]["qdata"], opt2.state[q]["qdata"])
+        assert torch.equal(opt.state[p]["qscale"], opt2.state[q]["qscale"])
+        assert opt2.state[q]["qscale"].dtype == torch.float32
+
+
+def test_bf16_parameters_keep_fp32_state_and_scales() -> None:
+    p = nn.Parameter(torch.randn(4, 8, dtype=torch.bfloat16))
+    opt = ECOAdamW([p], fmt="fp8", release_weights=False)
+    p.grad = torch.randn(4, 8, dtype=torch.bfloat16)
+    opt.step()
+    assert opt.state[p]["exp_avg"].dtype == torch.float32
+    assert p.dtype == torch.bfloat16
+    opt.load_state_dict(opt.state_dict())
+    assert opt.state[p]["qscale"].dtype == torch.float32
+
+
+def test_full_precision_group_is_left_unquantized() -> None:
+    a, b = nn.Parameter(torch.randn(4, 8)), nn.Parameter(torch.randn(3))
+    opt = ECOAdamW([{"params": [a]}, {"params": [b], "fmt": None}], lr=0.1)
+    assert opt.is_released(a)
+    assert not opt.is_released(b)
+    b0 = b.detach().clone()
+    opt.materialize()
+    a.grad, b.grad = torch.ones(4, 8), torch.ones(3)
+    opt.step()
+    assert "qdata" not in opt.state[b]
+    torch.testing.assert_close(b.detach(), b0 - 0.1, atol=1e-4, rtol=0)
+
+
+def test_bad_input_raises_clear_errors() -> None:
+    with pytest.raises(TypeError, match=r"unsupported parameter dtype torch\.float64"):
+        ECOAdamW([nn.Parameter(torch.randn(4, 8, dtype=torch.float64))])
+    with pytest.raises(ValueError, match="does not divide the last dimension 10"):
+        ECOAdamW([nn.Parameter(torch.randn(4, 10))], fmt="int4", group_size=4)
+    with pytest.raises(ValueError, match="unsupported weight format"):
+        ECOAdamW([nn.Parameter(torch.randn(4))], fmt="nf4")
+    with pytest.raises(ValueError, match="momentum"):
+        ECOSGD([nn.Parameter(torch.randn(4))], momentum=0.0)
+    with pytest.raises(ValueError, match="betas"):
+        ECOAdamW([nn.Parameter(torch.randn(4))], betas=(0.0, 0.99))
+    with pytest.raises(ValueError, match="learning rate"):
+        ECOAdamW([nn.Parameter(torch.randn(4))], lr=0.0)
+    p = nn.Parameter(torch.randn(4, 8))
+    q = nn.Parameter(torch.randn(4, 8))
+    opt = ECOAdamW([p, q], fmt="fp8")
+    before = [opt.state[t]["qdata"].clone() for t in (p, q)]
+    with pytest.raises(RuntimeError, match="size"):
+        p.grad = torch.ones(4, 8)  # released: holds no values until materialize()/forward
+    opt.materialize()
+    p.grad = torch.ones(4, 8)
+    q.grad = torch.ones(4, 8)
+    q.grad[1, 2] = float("nan")
+    with pytest.raises(NonFiniteGradientError, match=r"shape \(4, 8\) at index 1"):
+        opt.step()
+    assert all(torch.equal(opt.state[t]["qdata"], b) for t, b in zip((p, q), before, strict=True))
