@@ -166,18 +166,21 @@ class SymplecticAutoencoder(nnx.Module):
     def init_from_basis(self, basis: jax.Array, q_ref: jax.Array, *, key: jax.Array, noise: float = 1e-2) -> None:
         """Start near a linear reduced basis: ``φ(z) ≈ V σ(...σ(z)) + q_ref`` (then retract).
 
-        The last layer's first ``d`` columns span ``basis`` (``V``, ``n × d``); inner layers are
-        ``[I; 0]`` plus ``noise``; the result is put back on the manifold exactly.
+        The last layer's columns are the leading columns of ``basis`` (``V``, ``n × k``, ``k >= d``,
+        orthonormal; completed by random directions if ``k`` is below the layer's width), so the
+        decoder starts as a warped PSD and its extra directions are the next PSD modes; inner
+        layers are ``[I; 0]`` plus ``noise``; the result is on the manifold exactly.
         """
-        n, d = basis.shape
-        if (n, d) != (self.n, self.d):
-            raise ValueError(f"basis must have shape ({self.n}, {self.d}), got {basis.shape}")
+        n, k = basis.shape
+        if n != self.n or k < self.d:
+            raise ValueError(f"basis must have shape ({self.n}, >= {self.d}), got {basis.shape}")
         keys = jax.random.split(key, len(self.layers) + 1)
         for i, layer in enumerate(self.layers):
             out_dim, in_dim = layer.phi.shape
             if i == len(self.layers) - 1:
-                extra = jax.random.normal(keys[-1], (out_dim, in_dim - d), basis.dtype)
-                phi, r = jnp.linalg.qr(jnp.concatenate([basis, extra], axis=1))
+                cols = basis[:, : min(k, in_dim)]
+                extra = jax.random.normal(keys[-1], (out_dim, in_dim - cols.shape[1]), basis.dtype)
+                phi, r = jnp.linalg.qr(jnp.concatenate([cols, extra], axis=1))
                 phi = phi * jnp.sign(jnp.diagonal(r))[None, :]
                 layer.b[...] = jnp.asarray(q_ref, basis.dtype)
             else:

@@ -81,7 +81,7 @@ class RunConfig:
     n_train: int = 24
     n_test: int = 16
     horizon: int = 20
-    steps: int = 300
+    steps: int = 400
     batch: int = 16
     window: int = 6
     lr: float = 3e-3

@@ -21,7 +21,7 @@ import numpy as np
 from icml26.ro_hnn.config import BenchConfig, RunConfig
 from icml26.shared import RunDir, atomic_write_json, figure, log
 
-__all__ = ["bench", "run"]
+__all__ = ["bench", "reduction_setup", "run"]
 
 _CURVES = ("error_curve", "energy_curve", "energy_reference", "latent_pred", "latent_true")
 
@@ -58,7 +58,30 @@ def _datasets(config: RunConfig) -> list[tuple[Any, Any]]:
     return out
 
 
-def _unit(config: RunConfig, run_dir: RunDir, ds: Any, system: Any, kind: str, k: int, basis: np.ndarray) -> dict[str, Any]:
+def reduction_setup(ds: Any, arch: Any) -> tuple[np.ndarray, float, float]:
+    """PSD basis (wide enough for RO-HNN's last layer) and the typical latent / full coordinate sizes."""
+    from icml26.ro_hnn.autoencoder import psd_basis
+
+    snapshots = ds.train.x.reshape(-1, 2 * ds.n)
+    q, p = snapshots[:, : ds.n], snapshots[:, ds.n :]
+    width = min(ds.n, 2 * q.shape[0], max(arch.latent_dof, *arch.ae_hidden))
+    basis = psd_basis(q, p, width, ds.q_ref)
+    v = basis[:, : arch.latent_dof]
+    z = np.concatenate([(q - ds.q_ref) @ v, p @ v], axis=1)
+    latent_scale = float(np.sqrt(np.mean(z**2))) or 1.0
+    full_scale = float(np.sqrt(np.mean((snapshots - ds.x_ref) ** 2))) or 1.0
+    return basis, latent_scale, full_scale
+
+
+def _unit(
+    config: RunConfig,
+    run_dir: RunDir,
+    ds: Any,
+    system: Any,
+    kind: str,
+    k: int,
+    setup: tuple[np.ndarray, float, float],
+) -> dict[str, Any]:
     """Train and evaluate one (system, model, seed); cached in ``<run>/units``."""
     from icml26.ro_hnn.evaluate import evaluate_model
     from icml26.ro_hnn.models import build_model
@@ -68,6 +91,7 @@ def _unit(config: RunConfig, run_dir: RunDir, ds: Any, system: Any, kind: str, k
     if path.exists():
         return {k2: (np.asarray(v) if k2 in _CURVES else v) for k2, v in json.loads(path.read_text()).items()}
     seed = config.seed + k
+    basis, latent_scale, full_scale = setup
     model = build_model(
         kind,
         n=ds.n,
@@ -76,6 +100,8 @@ def _unit(config: RunConfig, run_dir: RunDir, ds: Any, system: Any, kind: str, k
         arch=config.arch,
         basis=basis,
         q_ref=ds.q_ref,
+        latent_scale=latent_scale,
+        full_scale=full_scale,
         seed=seed,
     )
     settings = TrainSettings(
@@ -126,20 +152,18 @@ def _mean(values: list[float]) -> float:
 def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     """Train and evaluate every model on every system (see the module doc)."""
     _enable_x64()
-    from icml26.ro_hnn.autoencoder import psd_basis
-
     metrics: dict[str, Any] = {}
     per_system: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for ds, system in _datasets(config):
         log(f"{ds.name}: n={ds.n} (phase space {2 * ds.n}), latent {2 * config.arch.latent_dof}, "
             f"train {ds.train.x.shape[0]}x{ds.horizon} steps, test {ds.test.x.shape[0]}x{10 * ds.horizon}")
-        snapshots = ds.train.x.reshape(-1, 2 * ds.n)
-        basis = psd_basis(snapshots[:, : ds.n], snapshots[:, ds.n :], config.arch.latent_dof, ds.q_ref)
+        basis, latent_scale, full_scale = reduction_setup(ds, config.arch)
         per_system[ds.name] = {}
         metrics.setdefault("latent_dim", {})[ds.name] = 2 * config.arch.latent_dof
         metrics.setdefault("full_dim", {})[ds.name] = 2 * ds.n
         for kind in config.models:
-            units = [_unit(config, run_dir, ds, system, kind, k, basis) for k in range(config.n_seeds)]
+            setup = (basis, latent_scale, full_scale)
+            units = [_unit(config, run_dir, ds, system, kind, k, setup) for k in range(config.n_seeds)]
             per_system[ds.name][kind] = units
             for h in ("h1", "h5", "h10"):
                 metrics.setdefault("rollout_error", {}).setdefault(ds.name, {}).setdefault(kind, {})[h] = _mean(
@@ -228,7 +252,6 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     import jax.numpy as jnp
     from flax import nnx
 
-    from icml26.ro_hnn.autoencoder import psd_basis
     from icml26.ro_hnn.data import make_dataset
     from icml26.ro_hnn.evaluate import predict_batch
     from icml26.ro_hnn.models import build_model
@@ -240,9 +263,18 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     for n in config.sizes:
         system = FPUTChain(n=n)
         ds = make_dataset(system, n_train=8, n_test=config.trajectories, horizon=max(10, config.horizon // 10), seed=config.seed)
-        snaps = ds.train.x.reshape(-1, 2 * n)
-        basis = psd_basis(snaps[:, :n], snaps[:, n:], config.arch.latent_dof, ds.q_ref)
-        model = build_model("rohnn", n=n, dt=system.dt, damped=False, arch=config.arch, basis=basis, q_ref=ds.q_ref, seed=config.seed)
+        basis, latent_scale, _ = reduction_setup(ds, config.arch)
+        model = build_model(
+            "rohnn",
+            n=n,
+            dt=system.dt,
+            damped=False,
+            arch=config.arch,
+            basis=basis,
+            q_ref=ds.q_ref,
+            latent_scale=latent_scale,
+            seed=config.seed,
+        )
         graphdef, state = nnx.split(model)
         x0 = jnp.asarray(ds.test.x[:, 0])
 

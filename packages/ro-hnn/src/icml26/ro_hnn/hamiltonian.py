@@ -6,6 +6,8 @@
   Integrated by Strang-split Störmer-Verlet (:func:`icml26.ro_hnn.integrators.strang_step`).
 * :class:`PlainHNN`: ``H = MLP(q, p)`` (Greydanus et al. 2019), optional constant diagonal
   damping; the same integrator. Used as the full-order baseline.
+``input_scale`` (``1 / std`` of the training coordinates) normalises the networks' inputs.
+
 * :class:`NeuralODE`: ``dx/dt = MLP(x)`` integrated by RK4 (no structure), for the AE baseline.
 
 Each exposes ``vector_field(x)`` and ``step(x, h)`` on one state ``x = (q, p)``.
@@ -73,12 +75,16 @@ class GeometricHNN(nnx.Module):
         hidden: Sequence[int] = (32, 32),
         damped: bool = False,
         iterations: int = 4,
+        input_scale: float = 1.0,
         rngs: nnx.Rngs,
         dtype: jnp.dtype = jnp.float64,
     ) -> None:
         if d < 1:
             raise ValueError(f"latent dimension must be >= 1, got {d}")
+        if not input_scale > 0:
+            raise ValueError(f"input_scale must be positive, got {input_scale}")
         self.d, self.iterations = d, iterations
+        self.input_scale = float(input_scale)
         self.inverse_mass = SPDField(d, hidden, rngs=rngs, dtype=dtype)
         self.potential_net = MLP([d, *hidden, 1], rngs=rngs, dtype=dtype)
         # a learnable quadratic part keeps V bounded below near the data: ½ qᵀ K q, K SPD.
@@ -87,10 +93,19 @@ class GeometricHNN(nnx.Module):
 
     def potential(self, q: jax.Array) -> jax.Array:
         k = spd_from_cholesky(self.stiffness[...], self.d, 0.0)
-        return 0.5 * q @ k @ q + self.potential_net(q)[0]
+        return 0.5 * q @ k @ q + self.potential_net(q * self.input_scale)[0]
+
+    def mass_inverse(self, q: jax.Array) -> jax.Array:
+        """``M^{-1}(q)``, SPD for every ``q``."""
+        return self.inverse_mass(q * self.input_scale)
+
+    def damping_matrix(self, q: jax.Array) -> jax.Array:
+        """``D(q)``, SPD for every ``q``."""
+        assert self.damping_field is not None
+        return self.damping_field(q * self.input_scale)
 
     def hamiltonian(self, q: jax.Array, p: jax.Array) -> jax.Array:
-        return 0.5 * p @ self.inverse_mass(q) @ p + self.potential(q)
+        return 0.5 * p @ self.mass_inverse(q) @ p + self.potential(q)
 
     def energy(self, x: jax.Array) -> jax.Array:
         q, p = split_state(x)
@@ -98,19 +113,18 @@ class GeometricHNN(nnx.Module):
 
     def velocity(self, q: jax.Array, p: jax.Array) -> jax.Array:
         """``∂H/∂p = M^{-1}(q) p`` in closed form."""
-        return self.inverse_mass(q) @ p
+        return self.mass_inverse(q) @ p
 
     def damping_operator(self, q: jax.Array) -> jax.Array:
         """``B(q) = D(q) M^{-1}(q)``: ``dp/dt ⊃ -D ∂H/∂p = -B p``."""
-        assert self.damping_field is not None
-        return self.damping_field(q) @ self.inverse_mass(q)
+        return self.damping_matrix(q) @ self.mass_inverse(q)
 
     def vector_field(self, x: jax.Array) -> jax.Array:
         q, p = split_state(x)
         dq = self.velocity(q, p)
         dp = -jax.grad(self.hamiltonian, argnums=0)(q, p)
         if self.damping_field is not None:
-            dp = dp - self.damping_field(q) @ dq
+            dp = dp - self.damping_matrix(q) @ dq
         return jnp.concatenate([dq, dp])
 
     def step(self, x: jax.Array, h: float | jax.Array) -> jax.Array:
@@ -130,15 +144,17 @@ class PlainHNN(nnx.Module):
         hidden: Sequence[int] = (128, 128),
         damped: bool = False,
         iterations: int = 4,
+        input_scale: float = 1.0,
         rngs: nnx.Rngs,
         dtype: jnp.dtype = jnp.float64,
     ) -> None:
         self.n, self.iterations = n, iterations
+        self.input_scale = float(input_scale)
         self.net = MLP([2 * n, *hidden, 1], rngs=rngs, dtype=dtype)
         self.damping_raw = nnx.Param(jnp.full(n, -2.0, dtype)) if damped else None
 
     def hamiltonian(self, q: jax.Array, p: jax.Array) -> jax.Array:
-        return self.net(jnp.concatenate([q, p]))[0]
+        return self.net(jnp.concatenate([q, p]) * self.input_scale)[0]
 
     def energy(self, x: jax.Array) -> jax.Array:
         q, p = split_state(x)
@@ -169,13 +185,15 @@ class NeuralODE(nnx.Module):
         dim: int,
         *,
         hidden: Sequence[int] = (32, 32),
+        input_scale: float = 1.0,
         rngs: nnx.Rngs,
         dtype: jnp.dtype = jnp.float64,
     ) -> None:
+        self.input_scale = float(input_scale)
         self.net = MLP([dim, *hidden, dim], rngs=rngs, dtype=dtype)
 
     def vector_field(self, x: jax.Array) -> jax.Array:
-        return self.net(x)
+        return self.net(x * self.input_scale) / self.input_scale
 
     def step(self, x: jax.Array, h: float | jax.Array) -> jax.Array:
         return rk4_step(self.vector_field, x, h)

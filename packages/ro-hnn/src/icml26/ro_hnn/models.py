@@ -77,6 +77,8 @@ def build_model(
     arch: Architecture,
     basis: jax.Array | None = None,
     q_ref: jax.Array | None = None,
+    latent_scale: float = 1.0,
+    full_scale: float = 1.0,
     seed: int = 0,
 ) -> ReducedModel:
     """A freshly initialised model of ``kind`` for a system with ``n`` coordinates.
@@ -87,9 +89,12 @@ def build_model(
         dt: observation step.
         damped: learn dissipation (SPD ``D(q)`` for HNNs; the NODE is free to dissipate).
         arch: the sizes.
-        basis: PSD basis ``(n, d)`` fitted on the training data (required for ``psd_hnn`` and
-            ``ae_node``; used to initialise ``rohnn`` when ``arch.init_from_psd``).
+        basis: PSD basis ``(n, k)``, ``k >= d``, fitted on the training data (required for
+            ``psd_hnn`` and ``ae_node``, which use its first ``d`` columns; ``rohnn`` starts from it
+            when ``arch.init_from_psd``, using more columns for its wider last layer).
         q_ref: reference configuration (mean of the training data), shape ``(n,)``.
+        latent_scale: typical size of the latent coordinates (networks see ``z / latent_scale``).
+        full_scale: typical size of the full coordinates (for ``full_hnn``).
         seed: initialisation seed.
     """
     if kind not in MODELS:
@@ -100,8 +105,12 @@ def build_model(
     rngs = nnx.Rngs(seed)
     q_ref = jnp.zeros(n) if q_ref is None else jnp.asarray(q_ref)
     needs_basis = kind in ("psd_hnn", "ae_node") or (kind == "rohnn" and arch.init_from_psd)
-    if needs_basis and (basis is None or tuple(basis.shape) != (n, d)):
-        raise ValueError(f"{kind} needs a PSD basis of shape ({n}, {d})")
+    if needs_basis and (basis is None or basis.shape[0] != n or basis.shape[1] < d):
+        raise ValueError(f"{kind} needs a PSD basis of shape ({n}, >= {d})")
+    narrow = None if basis is None else jnp.asarray(basis)[:, :d]
+    if not (latent_scale > 0 and full_scale > 0):
+        raise ValueError("latent_scale and full_scale must be positive")
+    lat_in, full_in = 1.0 / float(latent_scale), 1.0 / float(full_scale)
     hidden: Sequence[int] = arch.hnn_hidden
     autoencoder: nnx.Module
     dynamics: nnx.Module
@@ -110,16 +119,22 @@ def build_model(
         if arch.init_from_psd:
             assert basis is not None
             autoencoder.init_from_basis(jnp.asarray(basis), q_ref, key=rngs.params())
-        dynamics = GeometricHNN(d, hidden=hidden, damped=damped, iterations=arch.iterations, rngs=rngs)
+        dynamics = GeometricHNN(
+            d, hidden=hidden, damped=damped, iterations=arch.iterations, input_scale=lat_in, rngs=rngs
+        )
     elif kind == "psd_hnn":
-        assert basis is not None
-        autoencoder = PSDAutoencoder(jnp.asarray(basis), q_ref)
-        dynamics = GeometricHNN(d, hidden=hidden, damped=damped, iterations=arch.iterations, rngs=rngs)
+        assert narrow is not None
+        autoencoder = PSDAutoencoder(narrow, q_ref)
+        dynamics = GeometricHNN(
+            d, hidden=hidden, damped=damped, iterations=arch.iterations, input_scale=lat_in, rngs=rngs
+        )
     elif kind == "ae_node":
-        assert basis is not None
-        autoencoder = MLPAutoencoder(jnp.asarray(basis), q_ref, hidden=arch.ae_mlp_hidden, rngs=rngs)
-        dynamics = NeuralODE(2 * d, hidden=arch.node_hidden, rngs=rngs)
+        assert narrow is not None
+        autoencoder = MLPAutoencoder(narrow, q_ref, hidden=arch.ae_mlp_hidden, rngs=rngs)
+        dynamics = NeuralODE(2 * d, hidden=arch.node_hidden, input_scale=lat_in, rngs=rngs)
     else:
         autoencoder = IdentityAutoencoder(n)
-        dynamics = PlainHNN(n, hidden=arch.full_hidden, damped=damped, iterations=arch.iterations, rngs=rngs)
+        dynamics = PlainHNN(
+            n, hidden=arch.full_hidden, damped=damped, iterations=arch.iterations, input_scale=full_in, rngs=rngs
+        )
     return ReducedModel(kind, autoencoder, dynamics, dt=dt, substeps=arch.substeps)

@@ -90,8 +90,8 @@ class FPUTChain(HamiltonianSystem):
     """
 
     n: int = 32
-    beta: float = 0.5
-    modes: int = 3
+    beta: float = 0.25
+    modes: int = 2
     dt: float = 0.1
     name: str = "fput"
     damping: float = 0.0
