@@ -4,18 +4,34 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+os.environ.setdefault(
+    "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+)
 os.environ.setdefault("ICML26_QUIET", "1")
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import jax
+import numpy as np
+import pytest
 
 jax.config.update("jax_enable_x64", True)
 
 from icml26.ro_hnn.config import Architecture  # noqa: E402
 
-TINY = Architecture(latent_dof=2, ae_hidden=(4,), hnn_hidden=(8,), node_hidden=(8,), ae_mlp_hidden=(8,), full_hidden=(8,), iterations=2)
+TINY = Architecture(
+    latent_dof=2,
+    ae_hidden=(4,),
+    hnn_hidden=(8,),
+    node_hidden=(8,),
+    ae_mlp_hidden=(8,),
+    full_hidden=(8,),
+    iterations=2,
+)
+
+
+@pytest.fixture(scope="session")
+def tiny() -> Architecture:
+    """Tiny model sizes for fast tests."""
+    return TINY
 
 
 @pytest.fixture(scope="session")

@@ -32,7 +32,9 @@ def test_activation_inverse(x: float, c: float) -> None:
     assert float(jax.grad(lambda t: smooth_leaky(t, c))(jnp.asarray(x))) > 0
 
 
-def _ae(seed: int, n: int = 9, d: int = 3, hidden: tuple[int, ...] = (5, 7)) -> SymplecticAutoencoder:
+def _ae(
+    seed: int, n: int = 9, d: int = 3, hidden: tuple[int, ...] = (5, 7)
+) -> SymplecticAutoencoder:
     ae = SymplecticAutoencoder(n, d, hidden=hidden, rngs=nnx.Rngs(seed))
     # random biases, so the test does not rely on zero initialisation
     for i, layer in enumerate(ae.layers):

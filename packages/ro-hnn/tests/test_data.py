@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from icml26.ro_hnn.config import Architecture, BenchConfig, RunConfig
-from icml26.ro_hnn.data import Trajectories, dataset_from_trajectories, load_trajectories, save_trajectories
+from icml26.ro_hnn.data import (
+    Trajectories,
+    dataset_from_trajectories,
+    load_trajectories,
+    save_trajectories,
+)
 
 
 def _write(path: Path, **arrays: np.ndarray) -> Path:
@@ -30,7 +35,9 @@ def test_roundtrip_and_split(tmp_path: Path, rng: np.random.Generator) -> None:
 
 def test_single_trajectory_file_is_accepted(tmp_path: Path) -> None:
     t = np.linspace(0, 1, 11)
-    back = load_trajectories(_write(tmp_path / "one.npz", q=np.ones((11, 3)), p=np.zeros((11, 3)), t=t))
+    back = load_trajectories(
+        _write(tmp_path / "one.npz", q=np.ones((11, 3)), p=np.zeros((11, 3)), t=t)
+    )
     assert back.x.shape == (1, 11, 6)
 
 
@@ -39,12 +46,20 @@ def test_single_trajectory_file_is_accepted(tmp_path: Path) -> None:
     [
         ({"q": np.ones((2, 5, 3)), "p": np.ones((2, 5, 3))}, "lacks the arrays"),
         ({"q": np.ones((2, 5, 3)), "p": np.ones((2, 5, 2)), "t": np.arange(5.0)}, "same shape"),
-        ({"q": np.ones((2, 5, 3)), "p": np.ones((2, 5, 3)), "t": np.arange(4.0)}, "t must have shape"),
-        ({"q": np.ones((2, 5, 3)), "p": np.ones((2, 5, 3)), "t": np.array([0, 1, 2, 4, 5.0])}, "uniform"),
+        (
+            {"q": np.ones((2, 5, 3)), "p": np.ones((2, 5, 3)), "t": np.arange(4.0)},
+            "t must have shape",
+        ),
+        (
+            {"q": np.ones((2, 5, 3)), "p": np.ones((2, 5, 3)), "t": np.array([0, 1, 2, 4, 5.0])},
+            "uniform",
+        ),
         ({"q": np.full((2, 5, 3), np.nan), "p": np.ones((2, 5, 3)), "t": np.arange(5.0)}, "NaN"),
     ],
 )
-def test_bad_files_raise_clear_errors(tmp_path: Path, arrays: dict[str, np.ndarray], message: str) -> None:
+def test_bad_files_raise_clear_errors(
+    tmp_path: Path, arrays: dict[str, np.ndarray], message: str
+) -> None:
     with pytest.raises(ValueError, match=message):
         load_trajectories(_write(tmp_path / "bad.npz", **arrays))
 

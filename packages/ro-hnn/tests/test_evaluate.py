@@ -20,7 +20,7 @@ def test_rollout_error_closed_form() -> None:
     assert rollout_error(pred, ref, np.zeros(4), 5) == np.inf
     with pytest.raises(ValueError, match="steps"):
         rollout_error(ref, ref, np.zeros(4), 11)
-    with pytest.raises(ValueError, match="shape|must both"):
+    with pytest.raises(ValueError, match=r"shape|must both"):
         rollout_error(ref[:, :5], ref, np.zeros(4), 3)
 
 

@@ -20,12 +20,16 @@ from icml26.ro_hnn.manifolds import (
     tril_size,
 )
 
-dims = st.tuples(st.integers(1, 5), st.integers(0, 6)).map(lambda t: (t[0] + t[1], t[0]))  # (n, d), d <= n
+dims = st.tuples(st.integers(1, 5), st.integers(0, 6)).map(
+    lambda t: (t[0] + t[1], t[0])
+)  # (n, d), d <= n
 
 
 @settings(max_examples=10, deadline=None)
 @given(dims, st.integers(0, 2**31 - 1), st.floats(1e-3, 0.3))
-def test_retraction_restores_the_constraint_exactly(nd: tuple[int, int], seed: int, eps: float) -> None:
+def test_retraction_restores_the_constraint_exactly(
+    nd: tuple[int, int], seed: int, eps: float
+) -> None:
     n, d = nd
     k1, k2, k3 = jax.random.split(jax.random.key(seed), 3)
     phi, psi = random_biorthogonal(k1, n, d)
@@ -35,11 +39,13 @@ def test_retraction_restores_the_constraint_exactly(nd: tuple[int, int], seed: i
     phi2, psi2 = biorthogonal_retraction(phi, psi)
     assert float(biorthogonal_defect(phi2, psi2)) < 1e-12
     # identity on the manifold
-    phi3, psi3 = biorthogonal_retraction(phi2, psi2)
+    _phi3, psi3 = biorthogonal_retraction(phi2, psi2)
     np.testing.assert_allclose(psi3, psi2, atol=1e-12)
 
 
-def _reference_projection(phi: np.ndarray, psi: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _reference_projection(
+    phi: np.ndarray, psi: np.ndarray, x: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Orthogonal projection onto ker C, C(X, Y) = Ψᵀ X + Yᵀ Φ, by brute-force linear algebra."""
     n, d = phi.shape
     cols = []
@@ -74,7 +80,9 @@ def test_tangent_projection_matches_brute_force(nd: tuple[int, int], seed: int) 
 def test_sylvester_against_scipy(rng: np.random.Generator) -> None:
     a, b = rng.standard_normal((4, 4)), rng.standard_normal((3, 3))
     g, f, c = a @ a.T + np.eye(4), b @ b.T + np.eye(3), rng.standard_normal((4, 3))
-    np.testing.assert_allclose(solve_sylvester_spd(g, f, c), scipy.linalg.solve_sylvester(g, f, c), atol=1e-12)
+    np.testing.assert_allclose(
+        solve_sylvester_spd(g, f, c), scipy.linalg.solve_sylvester(g, f, c), atol=1e-12
+    )
 
 
 @settings(max_examples=15, deadline=None)

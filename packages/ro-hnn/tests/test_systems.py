@@ -15,7 +15,10 @@ def test_fput_potential_matches_a_loop(rng: np.random.Generator) -> None:
     q = rng.standard_normal(7) * 0.1
     k = ((7 + 1) / np.pi) ** 2
     ext = np.concatenate([[0.0], q, [0.0]])
-    expected = sum(k * (0.5 * (ext[i + 1] - ext[i]) ** 2 + 0.25 * 0.7 * k * (ext[i + 1] - ext[i]) ** 4) for i in range(8))
+    expected = sum(
+        k * (0.5 * (ext[i + 1] - ext[i]) ** 2 + 0.25 * 0.7 * k * (ext[i + 1] - ext[i]) ** 4)
+        for i in range(8)
+    )
     assert abs(float(sys.potential(jnp.asarray(q))) - expected) < 1e-12
 
 
@@ -41,7 +44,7 @@ def test_reference_solver_conserves_energy_and_is_accurate() -> None:
 
 def test_cloth_is_damped_and_springs_are_right() -> None:
     cloth = DampedCloth(nx=3, ny=3)
-    a, b, rest = cloth._springs
+    a, _b, rest = cloth._springs
     assert len(a) == 6 + 6 + 8  # structural + shear
     np.testing.assert_allclose(sorted(set(np.round(rest, 12))), [0.5, np.sqrt(0.5)])
     assert cloth.dof == 3 * 7
@@ -49,7 +52,9 @@ def test_cloth_is_damped_and_springs_are_right() -> None:
     traj = simulate(cloth, x0, 200)
     energy = np.asarray(jax.vmap(jax.vmap(cloth.hamiltonian))(traj))
     assert np.all(energy > 0)
-    assert np.all(np.diff(energy, axis=1) < 1e-4 * energy[:, :1])  # never gains energy (beyond O(h²) wiggle)
+    assert np.all(
+        np.diff(energy, axis=1) < 1e-4 * energy[:, :1]
+    )  # never gains energy (beyond O(h²) wiggle)
     assert np.all(energy[:, -1] < 0.8 * energy[:, 0])
 
 

@@ -8,21 +8,38 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import TINY
 from flax import nnx
 
 from icml26.ro_hnn.autoencoder import BiorthogonalLayer, symplecticity_defect
-from icml26.ro_hnn.config import MODELS
+from icml26.ro_hnn.config import MODELS, Architecture
 from icml26.ro_hnn.manifolds import biorthogonal_defect
 from icml26.ro_hnn.models import build_model
 from icml26.ro_hnn.train import Trainer, TrainSettings
 
 SETTINGS = TrainSettings(steps=8, batch=4, window=2, lr=1e-2, chunk=4, checkpoint_every=4)
+TINY = Architecture(
+    latent_dof=2,
+    ae_hidden=(4,),
+    hnn_hidden=(8,),
+    node_hidden=(8,),
+    ae_mlp_hidden=(8,),
+    full_hidden=(8,),
+    iterations=2,
+)
 
 
 def _model(kind: str, fput_data, seed: int = 0):  # type: ignore[no-untyped-def]
-    system, ds, basis = fput_data
-    return build_model(kind, n=ds.n, dt=ds.train.dt, damped=False, arch=TINY, basis=basis, q_ref=ds.q_ref, seed=seed)
+    _system, ds, basis = fput_data
+    return build_model(
+        kind,
+        n=ds.n,
+        dt=ds.train.dt,
+        damped=False,
+        arch=TINY,
+        basis=basis,
+        q_ref=ds.q_ref,
+        seed=seed,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +54,11 @@ def trained(fput_data, tmp_path_factory):  # type: ignore[no-untyped-def]
 
 
 def test_constraints_hold_exactly_after_training(trained, fput_data) -> None:  # type: ignore[no-untyped-def]
-    model, trainer, before, _ = trained
+    model, _trainer, before, _ = trained
     _, ds, _ = fput_data
-    moved = jax.tree_util.tree_map(lambda a, b: float(jnp.max(jnp.abs(a - b))), nnx.state(model, nnx.Param), before)
+    moved = jax.tree_util.tree_map(
+        lambda a, b: float(jnp.max(jnp.abs(a - b))), nnx.state(model, nnx.Param), before
+    )
     assert max(jax.tree_util.tree_leaves(moved)) > 1e-4  # the weights did change
     layers = [m for _, m in nnx.iter_modules(model) if isinstance(m, BiorthogonalLayer)]
     assert layers
@@ -57,7 +76,9 @@ def test_loss_decreases(trained) -> None:  # type: ignore[no-untyped-def]
     assert np.mean(trainer.losses[-3:]) < np.mean(trainer.losses[:3])
 
 
-def test_checkpoint_resume_reproduces_an_uninterrupted_run(trained, fput_data, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_checkpoint_resume_reproduces_an_uninterrupted_run(
+    trained, fput_data, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     model, _, _, ckpt = trained
     _, ds, _ = fput_data
     # a finished run restores and does not train further
@@ -72,7 +93,9 @@ def test_checkpoint_resume_reproduces_an_uninterrupted_run(trained, fput_data, t
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        Trainer(killed, ds.train.x, ds.x_ref, SETTINGS, seed=0).fit(checkpoint_dir=tmp_path / "c", on_chunk=die)
+        Trainer(killed, ds.train.x, ds.x_ref, SETTINGS, seed=0).fit(
+            checkpoint_dir=tmp_path / "c", on_chunk=die
+        )
     resumed = _model("rohnn", fput_data)
     t3 = Trainer(resumed, ds.train.x, ds.x_ref, SETTINGS, seed=0)
     t3.fit(checkpoint_dir=tmp_path / "c")
@@ -83,6 +106,7 @@ def test_checkpoint_resume_reproduces_an_uninterrupted_run(trained, fput_data, t
     assert max(jax.tree_util.tree_leaves(diffs)) < 1e-10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", [m for m in MODELS if m != "rohnn"])
 def test_baselines_train_and_predict(kind: str, fput_data) -> None:  # type: ignore[no-untyped-def]
     _, ds, _ = fput_data

@@ -22,6 +22,7 @@ All maps act on one state vector; batch with ``jax.vmap``.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import jax
@@ -125,7 +126,7 @@ class SymplecticAutoencoder(nnx.Module):
         widths = [d, *[min(int(h), n) for h in hidden], n]
         if not 0 < d <= n:
             raise ValueError(f"latent dimension d={d} must satisfy 0 < d <= n={n}")
-        if any(a > b for a, b in zip(widths, widths[1:], strict=False)):
+        if any(a > b for a, b in itertools.pairwise(widths)):
             raise ValueError(f"layer widths must be non-decreasing from d to n, got {widths}")
         if not 0.0 <= c < 1.0:
             raise ValueError(f"activation parameter c must be in [0, 1), got {c}")
@@ -133,7 +134,7 @@ class SymplecticAutoencoder(nnx.Module):
         self.layers = nnx.List(
             [
                 BiorthogonalLayer(a, b, activation=i > 0, c=c, rngs=rngs, dtype=dtype)
-                for i, (a, b) in enumerate(zip(widths, widths[1:], strict=False))
+                for i, (a, b) in enumerate(itertools.pairwise(widths))
             ]
         )
 
@@ -163,7 +164,9 @@ class SymplecticAutoencoder(nnx.Module):
         (zp,) = pullback(p)  # Dφ(z_q)ᵀ p
         return jnp.concatenate([zq, zp])
 
-    def init_from_basis(self, basis: jax.Array, q_ref: jax.Array, *, key: jax.Array, noise: float = 1e-2) -> None:
+    def init_from_basis(
+        self, basis: jax.Array, q_ref: jax.Array, *, key: jax.Array, noise: float = 1e-2
+    ) -> None:
         """Start near a linear reduced basis: ``φ(z) ≈ V σ(...σ(z)) + q_ref`` (then retract).
 
         The last layer's columns are the leading columns of ``basis`` (``V``, ``n × k``, ``k >= d``,
@@ -199,7 +202,9 @@ def psd_basis(q: np.ndarray, p: np.ndarray, d: int, q_ref: np.ndarray | None = N
     """
     q, p = np.asarray(q), np.asarray(p)
     if q.ndim != 2 or q.shape != p.shape:
-        raise ValueError(f"snapshots q and p must both have shape (S, n), got {q.shape} and {p.shape}")
+        raise ValueError(
+            f"snapshots q and p must both have shape (S, n), got {q.shape} and {p.shape}"
+        )
     if not 0 < d <= q.shape[1]:
         raise ValueError(f"latent dimension d={d} must satisfy 0 < d <= n={q.shape[1]}")
     centred = q - (0.0 if q_ref is None else q_ref)
@@ -274,7 +279,9 @@ def symplecticity_defect(decode, z: jax.Array) -> jax.Array:  # type: ignore[no-
     """``||DΨ(z)ᵀ J_{2n} DΨ(z) - J_{2d}||_F`` for a decoder ``Ψ = decode`` at one latent ``z``."""
     jac = jax.jacfwd(decode)(z)  # (2n, 2d)
     big, small = jac.shape[0] // 2, z.shape[0] // 2
-    return jnp.linalg.norm(jac.T @ canonical_j(big, jac.dtype) @ jac - canonical_j(small, jac.dtype))
+    return jnp.linalg.norm(
+        jac.T @ canonical_j(big, jac.dtype) @ jac - canonical_j(small, jac.dtype)
+    )
 
 
 def canonical_j(n: int, dtype: jnp.dtype = jnp.float64) -> jax.Array:

@@ -102,13 +102,27 @@ class RunConfig:
             raise ValueError("nothing to run: give at least one system or a data_file")
         bad = [m for m in self.models if m not in MODELS]
         if bad or not self.models:
-            raise ValueError(f"models must be a non-empty subset of {', '.join(MODELS)}, got {self.models}")
-        positive = ("n_seeds", "n_train", "n_test", "horizon", "steps", "batch", "window", "chunk", "checkpoint_every")
+            raise ValueError(
+                f"models must be a non-empty subset of {', '.join(MODELS)}, got {self.models}"
+            )
+        positive = (
+            "n_seeds",
+            "n_train",
+            "n_test",
+            "horizon",
+            "steps",
+            "batch",
+            "window",
+            "chunk",
+            "checkpoint_every",
+        )
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.window > self.horizon:
-            raise ValueError(f"window ({self.window}) cannot exceed the training horizon ({self.horizon})")
+            raise ValueError(
+                f"window ({self.window}) cannot exceed the training horizon ({self.horizon})"
+            )
         if self.fput_n < 2 or self.wave_n < 4 or self.cloth_n < 2:
             raise ValueError("sizes: fput_n >= 2, wave_n >= 4, cloth_n >= 2")
         if self.lr <= 0 or self.noise < 0 or min(self.w_rec, self.w_latent, self.w_obs) < 0:

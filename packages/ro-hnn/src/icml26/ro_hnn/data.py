@@ -37,11 +37,11 @@ class Trajectories:
                 f"trajectories must be an array of shape (N, T+1, 2n), got {getattr(x, 'shape', type(x))}"
             )
         if x.shape[-1] % 2 or x.shape[-1] == 0:
-            raise ValueError(
-                f"the phase-space dimension must be even (q and p), got {x.shape[-1]}"
-            )
+            raise ValueError(f"the phase-space dimension must be even (q and p), got {x.shape[-1]}")
         if x.shape[0] < 1 or x.shape[1] < 2:
-            raise ValueError(f"need at least one trajectory of two time points, got shape {x.shape}")
+            raise ValueError(
+                f"need at least one trajectory of two time points, got shape {x.shape}"
+            )
         if not np.all(np.isfinite(x)):
             bad = int(np.sum(~np.isfinite(x)))
             raise ValueError(f"trajectories contain {bad} NaN or infinite values")
@@ -75,7 +75,9 @@ def load_trajectories(path: str | os.PathLike[str]) -> Trajectories:
     if q.ndim == 2:
         q, p = q[None], p[None]
     if q.shape != p.shape or q.ndim != 3:
-        raise ValueError(f"q and p must have the same shape (N, T+1, n), got {q.shape} and {p.shape}")
+        raise ValueError(
+            f"q and p must have the same shape (N, T+1, n), got {q.shape} and {p.shape}"
+        )
     if t.ndim != 1 or t.shape[0] != q.shape[1]:
         raise ValueError(f"t must have shape ({q.shape[1]},) to match q, got {t.shape}")
     steps = np.diff(t)
@@ -114,13 +116,17 @@ class Dataset:
         return np.concatenate([self.q_ref, np.zeros(self.n)])
 
 
-def make_dataset(system, *, n_train: int, n_test: int, horizon: int, seed: int, noise: float = 0.0) -> Dataset:  # type: ignore[no-untyped-def]
+def make_dataset(
+    system, *, n_train: int, n_test: int, horizon: int, seed: int, noise: float = 0.0
+) -> Dataset:  # type: ignore[no-untyped-def]
     """Simulate ``system`` from fresh initial conditions: training to ``horizon``, test to ``10 × horizon``."""
     from icml26.ro_hnn.systems import simulate
 
     rng = np.random.default_rng(seed)
     x_train = np.asarray(simulate(system, system.sample_initial_conditions(rng, n_train), horizon))
-    x_test = np.asarray(simulate(system, system.sample_initial_conditions(rng, n_test), 10 * horizon))
+    x_test = np.asarray(
+        simulate(system, system.sample_initial_conditions(rng, n_test), 10 * horizon)
+    )
     if noise > 0:
         scale = np.std(x_train, axis=(0, 1), keepdims=True)
         x_train = x_train + noise * scale * rng.standard_normal(x_train.shape)
@@ -133,7 +139,9 @@ def make_dataset(system, *, n_train: int, n_test: int, horizon: int, seed: int, 
     )
 
 
-def dataset_from_trajectories(traj: Trajectories, *, n_test: int, name: str = "user", damped: bool = True) -> Dataset:
+def dataset_from_trajectories(
+    traj: Trajectories, *, n_test: int, name: str = "user", damped: bool = True
+) -> Dataset:
     """Split a user's trajectories: the last ``n_test`` (at most half) are held out.
 
     Training uses the first tenth of each training trajectory (``horizon = (T) // 10``), the
@@ -144,7 +152,9 @@ def dataset_from_trajectories(traj: Trajectories, *, n_test: int, name: str = "u
         raise ValueError("a user dataset needs at least two trajectories (train and test)")
     horizon = (length - 1) // 10
     if horizon < 2:
-        raise ValueError(f"trajectories need at least 21 time points to test 10x the horizon, got {length}")
+        raise ValueError(
+            f"trajectories need at least 21 time points to test 10x the horizon, got {length}"
+        )
     held = min(n_test, count // 2)
     train = traj.x[: count - held, : horizon + 1]
     test = traj.x[count - held :, : 10 * horizon + 1]

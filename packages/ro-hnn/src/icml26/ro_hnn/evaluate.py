@@ -37,7 +37,9 @@ __all__ = [
 
 
 @partial(jax.jit, static_argnames=("graphdef", "steps"))
-def predict_batch(graphdef: Any, state: Any, x0: jax.Array, steps: int) -> tuple[jax.Array, jax.Array]:
+def predict_batch(
+    graphdef: Any, state: Any, x0: jax.Array, steps: int
+) -> tuple[jax.Array, jax.Array]:
     """Latent ``(B, steps+1, 2d)`` and decoded ``(B, steps+1, 2n)`` rollouts from ``x0 (B, 2n)``."""
     model = nnx.merge(graphdef, state)
     return jax.vmap(lambda x: model.predict(x, steps))(x0)
@@ -56,7 +58,9 @@ def _defects(graphdef: Any, state: Any, z: jax.Array) -> jax.Array:
     return jax.vmap(lambda zz: symplecticity_defect(model.decode, zz))(z)
 
 
-def _per_trajectory_relative(pred: np.ndarray, ref: np.ndarray, x_ref: np.ndarray, steps: int) -> np.ndarray:
+def _per_trajectory_relative(
+    pred: np.ndarray, ref: np.ndarray, x_ref: np.ndarray, steps: int
+) -> np.ndarray:
     diff = np.sum((pred[:, : steps + 1] - ref[:, : steps + 1]) ** 2, axis=(1, 2))
     norm = np.sum((ref[:, : steps + 1] - x_ref) ** 2, axis=(1, 2))
     err = np.sqrt(diff / np.maximum(norm, 1e-300))
@@ -67,7 +71,9 @@ def _per_trajectory_relative(pred: np.ndarray, ref: np.ndarray, x_ref: np.ndarra
 def rollout_error(pred: np.ndarray, ref: np.ndarray, x_ref: np.ndarray, steps: int) -> float:
     """Median over trajectories of the relative L2 error over the first ``steps`` steps."""
     if pred.shape != ref.shape or pred.ndim != 3:
-        raise ValueError(f"prediction {pred.shape} and reference {ref.shape} must both be (B, T, D)")
+        raise ValueError(
+            f"prediction {pred.shape} and reference {ref.shape} must both be (B, T, D)"
+        )
     if not 0 < steps < ref.shape[1]:
         raise ValueError(f"steps must be in [1, {ref.shape[1] - 1}], got {steps}")
     return float(np.median(_per_trajectory_relative(pred, ref, x_ref, steps)))
@@ -110,7 +116,9 @@ def evaluate_model(
     """
     steps = x_test.shape[1] - 1
     if steps < 10 * horizon:
-        raise ValueError(f"test trajectories have {steps} steps, need 10 x horizon = {10 * horizon}")
+        raise ValueError(
+            f"test trajectories have {steps} steps, need 10 x horizon = {10 * horizon}"
+        )
     graphdef, state = nnx.split(model)
     x0 = jnp.asarray(x_test[:, 0])
     z, pred = predict_batch(graphdef, state, x0, steps)  # compiles
@@ -124,12 +132,16 @@ def evaluate_model(
     for k in (1, 5, 10):
         out[f"h{k}"] = rollout_error(pred, x_test, x_ref, k * horizon)
     _, train_pred = predict_batch(graphdef, state, jnp.asarray(x_train[:, 0]), horizon)
-    out["train_h1"] = rollout_error(np.asarray(train_pred), x_train[:, : horizon + 1], x_ref, horizon)
+    out["train_h1"] = rollout_error(
+        np.asarray(train_pred), x_train[:, : horizon + 1], x_ref, horizon
+    )
     out["error_curve"] = error_curve(pred, x_test, x_ref)
     flat = jnp.asarray(x_test.reshape(-1, x_test.shape[-1]))
     z_true, recon = _reconstruct(graphdef, state, flat)
     recon = np.asarray(recon).reshape(x_test.shape)
-    out["projection_error"] = rollout_error(recon, x_test, x_ref, steps) if model.kind != "full_hnn" else 0.0
+    out["projection_error"] = (
+        rollout_error(recon, x_test, x_ref, steps) if model.kind != "full_hnn" else 0.0
+    )
     if model.kind != "full_hnn":
         sample = z_true[:: max(1, z_true.shape[0] // 64)]
         out["symplecticity_defect"] = float(jnp.max(_defects(graphdef, state, sample)))
@@ -144,5 +156,7 @@ def evaluate_model(
         out["energy_reference"] = h_true[0]
     d = z.shape[-1] // 2
     out["latent_pred"] = z[0, :, : min(d, 2)]
-    out["latent_true"] = np.asarray(z_true).reshape(x_test.shape[0], x_test.shape[1], -1)[0, :, : min(d, 2)]
+    out["latent_true"] = np.asarray(z_true).reshape(x_test.shape[0], x_test.shape[1], -1)[
+        0, :, : min(d, 2)
+    ]
     return out

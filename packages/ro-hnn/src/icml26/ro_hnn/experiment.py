@@ -53,7 +53,9 @@ def _datasets(config: RunConfig) -> list[tuple[Any, Any]]:
     if config.data_file:
         ds = dataset_from_trajectories(load_trajectories(config.data_file), n_test=config.n_test)
         if ds.horizon < config.window:
-            raise ValueError(f"{config.data_file}: horizon {ds.horizon} is shorter than window {config.window}")
+            raise ValueError(
+                f"{config.data_file}: horizon {ds.horizon} is shorter than window {config.window}"
+            )
         out.append((ds, None))
     return out
 
@@ -89,7 +91,10 @@ def _unit(
 
     path = run_dir.path / "units" / f"{ds.name}.{kind}.s{k}.json"
     if path.exists():
-        return {k2: (np.asarray(v) if k2 in _CURVES else v) for k2, v in json.loads(path.read_text()).items()}
+        return {
+            k2: (np.asarray(v) if k2 in _CURVES else v)
+            for k2, v in json.loads(path.read_text()).items()
+        }
     seed = config.seed + k
     basis, latent_scale, full_scale = setup
     model = build_model(
@@ -121,7 +126,9 @@ def _unit(
     def on_chunk(step: int, loss: float) -> None:
         run_dir.log_metrics(step, system=ds.name, model=kind, seed=seed, loss=loss)
 
-    trainer.fit(checkpoint_dir=run_dir.checkpoints.folder / f"{ds.name}-{kind}-s{k}", on_chunk=on_chunk)
+    trainer.fit(
+        checkpoint_dir=run_dir.checkpoints.folder / f"{ds.name}-{kind}-s{k}", on_chunk=on_chunk
+    )
     train_seconds = time.perf_counter() - start
     metrics = evaluate_model(
         model,
@@ -140,7 +147,13 @@ def _unit(
         f"drift {metrics.get('energy_drift', float('nan')):.3g} ({train_seconds:.0f}s)"
     )
     path.parent.mkdir(exist_ok=True)
-    atomic_write_json(path, {k2: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v) for k2, v in metrics.items()})
+    atomic_write_json(
+        path,
+        {
+            k2: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
+            for k2, v in metrics.items()
+        },
+    )
     return metrics
 
 
@@ -155,28 +168,34 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     metrics: dict[str, Any] = {}
     per_system: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for ds, system in _datasets(config):
-        log(f"{ds.name}: n={ds.n} (phase space {2 * ds.n}), latent {2 * config.arch.latent_dof}, "
-            f"train {ds.train.x.shape[0]}x{ds.horizon} steps, test {ds.test.x.shape[0]}x{10 * ds.horizon}")
+        log(
+            f"{ds.name}: n={ds.n} (phase space {2 * ds.n}), latent {2 * config.arch.latent_dof}, "
+            f"train {ds.train.x.shape[0]}x{ds.horizon} steps, test {ds.test.x.shape[0]}x{10 * ds.horizon}"
+        )
         basis, latent_scale, full_scale = reduction_setup(ds, config.arch)
         per_system[ds.name] = {}
         metrics.setdefault("latent_dim", {})[ds.name] = 2 * config.arch.latent_dof
         metrics.setdefault("full_dim", {})[ds.name] = 2 * ds.n
         for kind in config.models:
             setup = (basis, latent_scale, full_scale)
-            units = [_unit(config, run_dir, ds, system, kind, k, setup) for k in range(config.n_seeds)]
+            units = [
+                _unit(config, run_dir, ds, system, kind, k, setup) for k in range(config.n_seeds)
+            ]
             per_system[ds.name][kind] = units
             for h in ("h1", "h5", "h10"):
-                metrics.setdefault("rollout_error", {}).setdefault(ds.name, {}).setdefault(kind, {})[h] = _mean(
-                    [u[h] for u in units]
-                )
-                metrics.setdefault("seed_std", {}).setdefault("rollout_error", {}).setdefault(ds.name, {}).setdefault(
+                metrics.setdefault("rollout_error", {}).setdefault(ds.name, {}).setdefault(
                     kind, {}
-                )[h] = float(np.std([u[h] for u in units]))
+                )[h] = _mean([u[h] for u in units])
+                metrics.setdefault("seed_std", {}).setdefault("rollout_error", {}).setdefault(
+                    ds.name, {}
+                ).setdefault(kind, {})[h] = float(np.std([u[h] for u in units]))
             if "energy_drift" in units[0]:
-                metrics.setdefault("energy_drift", {}).setdefault(ds.name, {})[kind] = _mean([u["energy_drift"] for u in units])
+                metrics.setdefault("energy_drift", {}).setdefault(ds.name, {})[kind] = _mean(
+                    [u["energy_drift"] for u in units]
+                )
             if "symplecticity_defect" in units[0]:
-                metrics.setdefault("symplecticity_defect", {}).setdefault(ds.name, {})[kind] = float(
-                    max(u["symplecticity_defect"] for u in units)
+                metrics.setdefault("symplecticity_defect", {}).setdefault(ds.name, {})[kind] = (
+                    float(max(u["symplecticity_defect"] for u in units))
                 )
             metrics.setdefault("projection_error", {}).setdefault(ds.name, {})[kind] = _mean(
                 [u["projection_error"] for u in units]
@@ -193,37 +212,62 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     return metrics
 
 
-def _plots(run_dir: RunDir, per_system: dict[str, dict[str, list[dict[str, Any]]]], config: RunConfig) -> None:
+def _plots(
+    run_dir: RunDir, per_system: dict[str, dict[str, list[dict[str, Any]]]], config: RunConfig
+) -> None:
     from icml26.shared import PALETTE
 
     names = list(per_system)
     cols = len(names)
-    with figure(run_dir.plot_path("error_growth"), 1, cols, title="Rollout error vs time (median over test ICs, mean over seeds)") as (fig, axes):
+    with figure(
+        run_dir.plot_path("error_growth"),
+        1,
+        cols,
+        title="Rollout error vs time (median over test ICs, mean over seeds)",
+    ) as (_fig, axes):
         axes = np.atleast_1d(axes)
         for ax, name in zip(axes, names, strict=True):
             for i, (kind, units) in enumerate(per_system[name].items()):
                 curve = np.mean([np.asarray(u["error_curve"], dtype=float) for u in units], axis=0)
-                ax.semilogy(np.arange(curve.size), curve, color=PALETTE[i % len(PALETTE)], label=kind)
+                ax.semilogy(
+                    np.arange(curve.size), curve, color=PALETTE[i % len(PALETTE)], label=kind
+                )
             for k in (1, 5):
                 ax.axvline(k * (curve.size - 1) / 10, color="grey", lw=0.8, ls=":")
             ax.set_title(name)
             ax.set_xlabel("step (dotted: 1x, 5x training horizon)")
         axes[0].set_ylabel("relative error")
         axes[0].legend()
-    with figure(run_dir.plot_path("energy"), 1, cols, title="True energy on decoded rollouts (test IC 0, first seed)") as (fig, axes):
+    with figure(
+        run_dir.plot_path("energy"),
+        1,
+        cols,
+        title="True energy on decoded rollouts (test IC 0, first seed)",
+    ) as (_fig, axes):
         axes = np.atleast_1d(axes)
         for ax, name in zip(axes, names, strict=True):
             units = per_system[name]
             first = next(iter(units.values()))[0]
             if "energy_reference" in first:
-                ax.plot(np.asarray(first["energy_reference"]), color="black", lw=2.2, label="reference")
+                ax.plot(
+                    np.asarray(first["energy_reference"]), color="black", lw=2.2, label="reference"
+                )
                 for i, (kind, us) in enumerate(units.items()):
-                    ax.plot(np.asarray(us[0]["energy_curve"], dtype=float), color=PALETTE[i % len(PALETTE)], label=kind)
+                    ax.plot(
+                        np.asarray(us[0]["energy_curve"], dtype=float),
+                        color=PALETTE[i % len(PALETTE)],
+                        label=kind,
+                    )
             ax.set_title(name)
             ax.set_xlabel("step")
         axes[0].set_ylabel("H(x)")
         axes[0].legend()
-    with figure(run_dir.plot_path("latent_trajectories"), 1, cols, title="RO-HNN latent coordinates (test IC 0): rollout vs encoded truth") as (fig, axes):
+    with figure(
+        run_dir.plot_path("latent_trajectories"),
+        1,
+        cols,
+        title="RO-HNN latent coordinates (test IC 0): rollout vs encoded truth",
+    ) as (_fig, axes):
         axes = np.atleast_1d(axes)
         for ax, name in zip(axes, names, strict=True):
             units = per_system[name].get("rohnn") or next(iter(per_system[name].values()))
@@ -235,11 +279,17 @@ def _plots(run_dir: RunDir, per_system: dict[str, dict[str, list[dict[str, Any]]
             ax.set_title(name)
             ax.set_xlabel("step")
         axes[0].legend()
-    with figure(run_dir.plot_path("training_loss"), 1, cols, title="Training loss (first seed)") as (fig, axes):
+    with figure(
+        run_dir.plot_path("training_loss"), 1, cols, title="Training loss (first seed)"
+    ) as (_fig, axes):
         axes = np.atleast_1d(axes)
         for ax, name in zip(axes, names, strict=True):
             for i, (kind, units) in enumerate(per_system[name].items()):
-                ax.semilogy(np.asarray(units[0]["loss_curve"], dtype=float), color=PALETTE[i % len(PALETTE)], label=kind)
+                ax.semilogy(
+                    np.asarray(units[0]["loss_curve"], dtype=float),
+                    color=PALETTE[i % len(PALETTE)],
+                    label=kind,
+                )
             ax.set_title(name)
             ax.set_xlabel("optimiser step")
         axes[0].legend()
@@ -262,7 +312,13 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     rows = []
     for n in config.sizes:
         system = FPUTChain(n=n)
-        ds = make_dataset(system, n_train=8, n_test=config.trajectories, horizon=max(10, config.horizon // 10), seed=config.seed)
+        ds = make_dataset(
+            system,
+            n_train=8,
+            n_test=config.trajectories,
+            horizon=max(10, config.horizon // 10),
+            seed=config.seed,
+        )
         basis, latent_scale, _ = reduction_setup(ds, config.arch)
         model = build_model(
             "rohnn",
@@ -287,8 +343,8 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
                 best = min(best, time.perf_counter() - start)
             return best
 
-        t_reduced = timed(lambda: predict_batch(graphdef, state, x0, config.horizon))
-        t_full = timed(lambda: simulate(system, x0, config.horizon))
+        t_reduced = timed(lambda g=graphdef, s=state, x=x0: predict_batch(g, s, x, config.horizon))
+        t_full = timed(lambda sy=system, x=x0: simulate(sy, x, config.horizon))
         settings = TrainSettings(steps=config.train_steps, chunk=config.train_steps)
         trainer = Trainer(model, ds.train.x, ds.x_ref, settings, seed=config.seed)
         trainer.fit()  # compiles and runs once
@@ -302,10 +358,16 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
         metrics.setdefault("train_step_seconds", {})[f"n{n}"] = t_step
         metrics.setdefault("reference_substeps", {})[f"n{n}"] = system.substeps()
         rows.append((n, t_full, t_reduced, t_step))
-        log(f"bench n={n}: full {t_full:.3f}s reduced {t_reduced:.3f}s speedup {t_full / t_reduced:.1f}x, train step {t_step * 1e3:.1f} ms")
-    with figure(run_dir.plot_path("rollout_cost"), title="Rollout cost vs full dimension (FPUT)") as (fig, ax):
+        log(
+            f"bench n={n}: full {t_full:.3f}s reduced {t_reduced:.3f}s speedup {t_full / t_reduced:.1f}x, train step {t_step * 1e3:.1f} ms"
+        )
+    with figure(
+        run_dir.plot_path("rollout_cost"), title="Rollout cost vs full dimension (FPUT)"
+    ) as (_fig, ax):
         sizes = [r[0] for r in rows]
-        ax.loglog(sizes, [r[1] for r in rows], "o-", label="full-order reference (leapfrog, small steps)")
+        ax.loglog(
+            sizes, [r[1] for r in rows], "o-", label="full-order reference (leapfrog, small steps)"
+        )
         ax.loglog(sizes, [r[2] for r in rows], "s-", label="RO-HNN (latent rollout + decode)")
         ax.set_xlabel("masses n (phase space 2n)")
         ax.set_ylabel("seconds")

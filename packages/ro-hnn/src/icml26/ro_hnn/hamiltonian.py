@@ -89,7 +89,9 @@ class GeometricHNN(nnx.Module):
         self.potential_net = MLP([d, *hidden, 1], rngs=rngs, dtype=dtype)
         # a learnable quadratic part keeps V bounded below near the data: ½ qᵀ K q, K SPD.
         self.stiffness = nnx.Param(jnp.zeros(tril_size(d), dtype))
-        self.damping_field = SPDField(d, hidden, scale=0.1, rngs=rngs, dtype=dtype) if damped else None
+        self.damping_field = (
+            SPDField(d, hidden, scale=0.1, rngs=rngs, dtype=dtype) if damped else None
+        )
 
     def potential(self, q: jax.Array) -> jax.Array:
         k = spd_from_cholesky(self.stiffness[...], self.d, 0.0)

@@ -106,7 +106,9 @@ def strang_step(
         velocity: ``∂H/∂p`` in closed form, if known.
     """
     if x.ndim != 1 or x.shape[0] % 2:
-        raise ValueError(f"a phase-space state must be a vector of even length, got shape {x.shape}")
+        raise ValueError(
+            f"a phase-space state must be a vector of even length, got shape {x.shape}"
+        )
     d = x.shape[0] // 2
     q, p = x[:d], x[d:]
     if damping is not None:

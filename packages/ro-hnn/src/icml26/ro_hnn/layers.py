@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import jax
@@ -31,7 +32,7 @@ class MLP(nnx.Module):
         self.linears = nnx.List(
             [
                 nnx.Linear(a, b, rngs=rngs, dtype=dtype, param_dtype=dtype)
-                for a, b in zip(sizes, sizes[1:], strict=False)
+                for a, b in itertools.pairwise(sizes)
             ]
         )
         last = self.linears[-1]

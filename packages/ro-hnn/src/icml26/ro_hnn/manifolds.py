@@ -28,7 +28,9 @@ __all__ = [
 ]
 
 
-def random_biorthogonal(key: jax.Array, n: int, d: int, dtype: jnp.dtype = jnp.float64) -> tuple[jax.Array, jax.Array]:
+def random_biorthogonal(
+    key: jax.Array, n: int, d: int, dtype: jnp.dtype = jnp.float64
+) -> tuple[jax.Array, jax.Array]:
     """A random point of ``B(n, d)``: ``Φ = Ψ`` with orthonormal columns (QR of a Gaussian)."""
     if not 0 < d <= n:
         raise ValueError(f"a biorthogonal pair needs 0 < d <= n, got n={n}, d={d}")

@@ -34,7 +34,9 @@ __all__ = ["MODELS", "Architecture", "ReducedModel", "build_model"]
 class ReducedModel(nnx.Module):
     """An autoencoder plus latent dynamics advanced ``substeps`` times per observation step ``dt``."""
 
-    def __init__(self, kind: str, autoencoder: nnx.Module, dynamics: nnx.Module, *, dt: float, substeps: int) -> None:
+    def __init__(
+        self, kind: str, autoencoder: nnx.Module, dynamics: nnx.Module, *, dt: float, substeps: int
+    ) -> None:
         self.kind = kind
         self.autoencoder = autoencoder
         self.dynamics = dynamics
@@ -115,18 +117,30 @@ def build_model(
     autoencoder: nnx.Module
     dynamics: nnx.Module
     if kind == "rohnn":
-        autoencoder = SymplecticAutoencoder(n, d, hidden=arch.ae_hidden, c=arch.activation_c, rngs=rngs)
+        autoencoder = SymplecticAutoencoder(
+            n, d, hidden=arch.ae_hidden, c=arch.activation_c, rngs=rngs
+        )
         if arch.init_from_psd:
             assert basis is not None
             autoencoder.init_from_basis(jnp.asarray(basis), q_ref, key=rngs.params())
         dynamics = GeometricHNN(
-            d, hidden=hidden, damped=damped, iterations=arch.iterations, input_scale=lat_in, rngs=rngs
+            d,
+            hidden=hidden,
+            damped=damped,
+            iterations=arch.iterations,
+            input_scale=lat_in,
+            rngs=rngs,
         )
     elif kind == "psd_hnn":
         assert narrow is not None
         autoencoder = PSDAutoencoder(narrow, q_ref)
         dynamics = GeometricHNN(
-            d, hidden=hidden, damped=damped, iterations=arch.iterations, input_scale=lat_in, rngs=rngs
+            d,
+            hidden=hidden,
+            damped=damped,
+            iterations=arch.iterations,
+            input_scale=lat_in,
+            rngs=rngs,
         )
     elif kind == "ae_node":
         assert narrow is not None
@@ -135,6 +149,11 @@ def build_model(
     else:
         autoencoder = IdentityAutoencoder(n)
         dynamics = PlainHNN(
-            n, hidden=arch.full_hidden, damped=damped, iterations=arch.iterations, input_scale=full_in, rngs=rngs
+            n,
+            hidden=arch.full_hidden,
+            damped=damped,
+            iterations=arch.iterations,
+            input_scale=full_in,
+            rngs=rngs,
         )
     return ReducedModel(kind, autoencoder, dynamics, dt=dt, substeps=arch.substeps)

@@ -45,15 +45,25 @@ PROFILES = {
         batch=32,
         window=8,
         checkpoint_every=500,
-        arch=Architecture(latent_dof=6, ae_hidden=(32,), hnn_hidden=(64, 64), full_hidden=(128, 128)),
+        arch=Architecture(
+            latent_dof=6, ae_hidden=(32,), hnn_hidden=(64, 64), full_hidden=(128, 128)
+        ),
     ),
 }
 
 BENCH_PROFILES = {
-    "smoke": BenchConfig(sizes=(8, 16), horizon=20, trajectories=2, repeats=1, train_steps=2,
-                         arch=Architecture(latent_dof=2, ae_hidden=(4,), hnn_hidden=(8,), iterations=1)),
+    "smoke": BenchConfig(
+        sizes=(8, 16),
+        horizon=20,
+        trajectories=2,
+        repeats=1,
+        train_steps=2,
+        arch=Architecture(latent_dof=2, ae_hidden=(4,), hnn_hidden=(8,), iterations=1),
+    ),
     "quick": BenchConfig(),
-    "full": BenchConfig(sizes=(32, 128, 512, 1024), horizon=400, trajectories=32, repeats=5, train_steps=50),
+    "full": BenchConfig(
+        sizes=(32, 128, 512, 1024), horizon=400, trajectories=32, repeats=5, train_steps=50
+    ),
 }
 
 _SYSTEMS = ("fput", "wave", "cloth")
@@ -70,7 +80,9 @@ CLAIMS = [
         "long_horizon_beats_unconstrained",
         "RO-HNN is more accurate at long horizons than an unconstrained autoencoder with latent neural ODE.",
         "qualitative (stable long-term predictions vs unstructured baselines)",
-        " and ".join(f"rollout_error.{s}.rohnn.h10 < rollout_error.{s}.ae_node.h10" for s in _SYSTEMS),
+        " and ".join(
+            f"rollout_error.{s}.rohnn.h10 < rollout_error.{s}.ae_node.h10" for s in _SYSTEMS
+        ),
     ),
     Claim(
         "generalises",

@@ -98,7 +98,9 @@ class FPUTChain(HamiltonianSystem):
 
     def __post_init__(self) -> None:
         if self.n < 2 or self.modes < 1 or self.modes > self.n:
-            raise ValueError(f"FPUT needs n >= 2 and 1 <= modes <= n, got n={self.n}, modes={self.modes}")
+            raise ValueError(
+                f"FPUT needs n >= 2 and 1 <= modes <= n, got n={self.n}, modes={self.modes}"
+            )
 
     @property
     def dof(self) -> int:
@@ -207,7 +209,9 @@ class DampedCloth(HamiltonianSystem):
                     if 0 <= a < self.nx and 0 <= b < self.ny:
                         pairs.append((i * self.ny + j, a * self.ny + b))
         springs = np.asarray(pairs)
-        rest = np.linalg.norm(self._grid(0.0)[springs[:, 0]] - self._grid(0.0)[springs[:, 1]], axis=1)
+        rest = np.linalg.norm(
+            self._grid(0.0)[springs[:, 0]] - self._grid(0.0)[springs[:, 1]], axis=1
+        )
         object.__setattr__(self, "_springs", (springs[:, 0], springs[:, 1], rest))
 
     @property

@@ -72,7 +72,9 @@ def project_gradients(graphdef: Any, params: Any, rest: Any, grads: Any) -> Any:
     model = nnx.merge(graphdef, params, rest)
     gmodel = nnx.merge(graphdef, grads, rest)
     for layer, glayer in zip(_biorthogonal_pairs(model), _biorthogonal_pairs(gmodel), strict=True):
-        gx, gy = biorthogonal_tangent_projection(layer.phi[...], layer.psi[...], glayer.phi[...], glayer.psi[...])
+        gx, gy = biorthogonal_tangent_projection(
+            layer.phi[...], layer.psi[...], glayer.phi[...], glayer.psi[...]
+        )
         glayer.phi[...] = gx
         glayer.psi[...] = gy
     return nnx.split(gmodel, nnx.Param, ...)[1]
@@ -118,7 +120,11 @@ def joint_loss(
         "latent": jnp.mean(jnp.sum((z - enc) ** 2, axis=-1)) / z_scale,
         "obs": jnp.mean(jnp.sum((pred - windows) ** 2, axis=-1)) / scale,
     }
-    total = settings.w_rec * parts["rec"] + settings.w_latent * parts["latent"] + settings.w_obs * parts["obs"]
+    total = (
+        settings.w_rec * parts["rec"]
+        + settings.w_latent * parts["latent"]
+        + settings.w_obs * parts["obs"]
+    )
     return total, parts
 
 
@@ -187,7 +193,9 @@ class Trainer:
         seed: int = 0,
     ) -> None:
         if x_train.ndim != 3 or x_train.shape[-1] != model.full_dim:
-            raise ValueError(f"x_train must have shape (N, T+1, {model.full_dim}), got {x_train.shape}")
+            raise ValueError(
+                f"x_train must have shape (N, T+1, {model.full_dim}), got {x_train.shape}"
+            )
         if x_train.shape[1] < settings.window + 1:
             raise ValueError(
                 f"trajectories of {x_train.shape[1]} points are shorter than a window of {settings.window + 1}"
@@ -224,9 +232,18 @@ class Trainer:
         while self.step < s.steps:
             n = min(s.chunk, s.steps - self.step)
             # keys depend only on the step index, so a resumed run draws the same batches
-            keys = jax.vmap(lambda i: jax.random.fold_in(self.key, i))(jnp.arange(self.step, self.step + n))
+            keys = jax.vmap(lambda i: jax.random.fold_in(self.key, i))(
+                jnp.arange(self.step, self.step + n)
+            )
             self.params, self.opt_state, losses = train_chunk(
-                self.graphdef, s, self.params, self.rest, self.opt_state, keys, self.data, self.scale
+                self.graphdef,
+                s,
+                self.params,
+                self.rest,
+                self.opt_state,
+                keys,
+                self.data,
+                self.scale,
             )
             losses = np.asarray(losses)
             if not np.all(np.isfinite(losses)):
@@ -236,7 +253,9 @@ class Trainer:
             self.step += n
             if on_chunk is not None:
                 on_chunk(self.step, float(losses[-1]))
-            if manager is not None and (self.step - last_saved >= s.checkpoint_every or self.step >= s.steps):
+            if manager is not None and (
+                self.step - last_saved >= s.checkpoint_every or self.step >= s.steps
+            ):
                 manager.save(self.step, self._state())
                 last_saved = self.step
         nnx.update(self.model, self.params)
@@ -244,7 +263,9 @@ class Trainer:
 
     def _state(self) -> dict[str, Any]:
         return {
-            "leaves": [np.asarray(v) for v in jax.tree_util.tree_leaves((self.params, self.opt_state))],
+            "leaves": [
+                np.asarray(v) for v in jax.tree_util.tree_leaves((self.params, self.opt_state))
+            ],
             "step": np.asarray(self.step),
             "losses": np.asarray(self.losses if self.losses else [np.nan]),
         }
@@ -268,7 +289,9 @@ class _CheckpointManager:
 
         self._ocp = ocp
         self.folder = Path(folder).absolute()
-        options = ocp.CheckpointManagerOptions(max_to_keep=1, enable_async_checkpointing=False, create=True)
+        options = ocp.CheckpointManagerOptions(
+            max_to_keep=1, enable_async_checkpointing=False, create=True
+        )
         self.manager = ocp.CheckpointManager(self.folder, options=options)
 
     def save(self, step: int, state: dict[str, Any]) -> None:
