@@ -36,7 +36,7 @@ def test_inverse_mass_and_damping_are_spd_for_random_inputs(d: int) -> None:
     graphdef, state = nnx.split(hnn)
 
     @jax.jit
-    def matrices(offset: jax.Array, q: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def matrices(state: nnx.State, offset: jax.Array, q: jax.Array) -> tuple[jax.Array, jax.Array]:
         model = nnx.merge(graphdef, state)
         model.inverse_mass.offset[...] = offset  # push the network away from its initialisation
         return model.mass_inverse(q), model.damping_matrix(q)
@@ -46,7 +46,7 @@ def test_inverse_mass_and_damping_are_spd_for_random_inputs(d: int) -> None:
     def check(seed: int, scale: float) -> None:
         k1, k2 = jax.random.split(jax.random.key(seed))
         offset = 3.0 * jax.random.normal(k1, hnn.inverse_mass.offset.shape)
-        for m in matrices(offset, scale * jax.random.normal(k2, (d,))):
+        for m in matrices(state, offset, scale * jax.random.normal(k2, (d,))):
             m = np.asarray(m)
             np.testing.assert_allclose(m, m.T, atol=1e-12 * max(1.0, np.abs(m).max()))
             assert np.linalg.eigvalsh(m).min() > 0
