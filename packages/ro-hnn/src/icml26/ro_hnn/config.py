@@ -1,0 +1,163 @@
+"""Configs of the run and bench jobs: frozen dataclasses, validated on creation (no jax import)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["MODELS", "SYSTEM_NAMES", "Architecture", "BenchConfig", "RunConfig"]
+
+MODELS = ("rohnn", "psd_hnn", "ae_node", "full_hnn")
+SYSTEM_NAMES = ("fput", "wave", "cloth")
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """Sizes shared by the models (see :func:`icml26.ro_hnn.models.build_model`).
+
+    Attributes:
+        latent_dof: latent configuration dimension ``d`` (latent phase space ``2d``).
+        ae_hidden: hidden widths of the symplectic autoencoder's embedding ``φ`` (capped at ``n``).
+        hnn_hidden: hidden widths of the geometric HNN's ``M^{-1}``, ``V`` and ``D`` networks.
+        node_hidden: hidden widths of the neural ODE's vector field.
+        ae_mlp_hidden: hidden widths of the unconstrained autoencoder's MLPs.
+        full_hidden: hidden widths of the full-order plain HNN.
+        iterations: fixed-point iterations of the implicit Störmer-Verlet stages.
+        substeps: latent integrator steps per observation step.
+        activation_c: asymmetry of the biorthogonal layers' activation, in ``[0, 1)``.
+        init_from_psd: start the RO-HNN embedding (and the MLP autoencoder) at the PSD basis.
+    """
+
+    latent_dof: int = 4
+    ae_hidden: tuple[int, ...] = (16,)
+    hnn_hidden: tuple[int, ...] = (32, 32)
+    node_hidden: tuple[int, ...] = (32, 32)
+    ae_mlp_hidden: tuple[int, ...] = (64,)
+    full_hidden: tuple[int, ...] = (64, 64)
+    iterations: int = 3
+    substeps: int = 1
+    activation_c: float = 0.5
+    init_from_psd: bool = True
+
+    def __post_init__(self) -> None:
+        if self.latent_dof < 1:
+            raise ValueError(f"latent_dof must be >= 1, got {self.latent_dof}")
+        if self.iterations < 1 or self.substeps < 1:
+            raise ValueError("iterations and substeps must be >= 1")
+        if not 0.0 <= self.activation_c < 1.0:
+            raise ValueError(f"activation_c must be in [0, 1), got {self.activation_c}")
+        for name in ("ae_hidden", "hnn_hidden", "node_hidden", "ae_mlp_hidden", "full_hidden"):
+            if any(int(w) < 1 for w in getattr(self, name)):
+                raise ValueError(f"{name} widths must be positive, got {getattr(self, name)}")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The main job: train every model on every system, roll out to 1x/5x/10x the horizon.
+
+    Attributes:
+        seed: seeds the data (``seed``) and the models (``seed + k`` for ``k < n_seeds``).
+        systems: systems to run, among ``fput``, ``wave``, ``cloth``.
+        models: models to train, among ``rohnn``, ``psd_hnn``, ``ae_node``, ``full_hnn``.
+        n_seeds: model seeds per (system, model); metrics are means over seeds.
+        fput_n: FPUT masses; wave_n: wave nodes; cloth_n: cloth nodes per side.
+        n_train, n_test: trajectories (initial conditions) for training and for testing.
+        horizon: observation steps of the training horizon (test rollouts go to 10x).
+        steps: optimiser steps per model; batch: windows per step; window: rollout length.
+        lr: peak Adam learning rate (cosine decay); w_*: loss weights.
+        noise: relative Gaussian noise added to the training data.
+        chunk: optimiser steps per compiled call; checkpoint_every: steps between checkpoints.
+        data_file: a user ``.npz`` (``q``, ``p``, ``t``) run as the extra system ``user``.
+        arch: model sizes.
+    """
+
+    seed: int = 0
+    systems: tuple[str, ...] = SYSTEM_NAMES
+    models: tuple[str, ...] = MODELS
+    n_seeds: int = 3
+    fput_n: int = 32
+    wave_n: int = 64
+    cloth_n: int = 5
+    n_train: int = 24
+    n_test: int = 16
+    horizon: int = 20
+    steps: int = 400
+    batch: int = 16
+    window: int = 6
+    lr: float = 3e-3
+    w_rec: float = 1.0
+    w_latent: float = 1.0
+    w_obs: float = 1.0
+    noise: float = 0.0
+    chunk: int = 50
+    checkpoint_every: int = 200
+    data_file: str = ""
+    arch: Architecture = field(default_factory=Architecture)
+
+    def __post_init__(self) -> None:
+        unknown = [s for s in self.systems if s not in SYSTEM_NAMES]
+        if unknown:
+            raise ValueError(f"unknown systems {unknown}; choose among {', '.join(SYSTEM_NAMES)}")
+        if not self.systems and not self.data_file:
+            raise ValueError("nothing to run: give at least one system or a data_file")
+        bad = [m for m in self.models if m not in MODELS]
+        if bad or not self.models:
+            raise ValueError(
+                f"models must be a non-empty subset of {', '.join(MODELS)}, got {self.models}"
+            )
+        positive = (
+            "n_seeds",
+            "n_train",
+            "n_test",
+            "horizon",
+            "steps",
+            "batch",
+            "window",
+            "chunk",
+            "checkpoint_every",
+        )
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.window > self.horizon:
+            raise ValueError(
+                f"window ({self.window}) cannot exceed the training horizon ({self.horizon})"
+            )
+        if self.fput_n < 2 or self.wave_n < 4 or self.cloth_n < 2:
+            raise ValueError("sizes: fput_n >= 2, wave_n >= 4, cloth_n >= 2")
+        if self.lr <= 0 or self.noise < 0 or min(self.w_rec, self.w_latent, self.w_obs) < 0:
+            raise ValueError("lr must be > 0; noise and loss weights must be >= 0")
+        if self.seed < 0:
+            raise ValueError(f"seed must be >= 0, got {self.seed}")
+        if self.data_file and not Path(self.data_file).suffix == ".npz":
+            raise ValueError(f"data_file must be a .npz file with q, p, t; got {self.data_file!r}")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """Rollout cost of RO-HNN vs the full-order reference integrator on FPUT chains of growing size.
+
+    Attributes:
+        seed: initialisation seed.
+        sizes: FPUT chain lengths ``n`` (full phase space ``2n``).
+        horizon: observation steps rolled out.
+        trajectories: initial conditions rolled out at once.
+        repeats: timed repetitions (the minimum is kept).
+        train_steps: timed optimiser steps of RO-HNN (training step time).
+        arch: RO-HNN sizes.
+    """
+
+    seed: int = 0
+    sizes: tuple[int, ...] = (32, 128, 512)
+    horizon: int = 200
+    trajectories: int = 16
+    repeats: int = 3
+    train_steps: int = 20
+    arch: Architecture = field(default_factory=Architecture)
+
+    def __post_init__(self) -> None:
+        if not self.sizes or any(n < max(2, self.arch.latent_dof) for n in self.sizes):
+            raise ValueError(f"sizes must be >= max(2, latent_dof), got {self.sizes}")
+        for name in ("horizon", "trajectories", "repeats", "train_steps"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -1,0 +1,161 @@
+"""Trajectory data: generated from a system, or a user's ``.npz`` (``q``, ``p``, ``t``), split for training.
+
+A dataset holds trajectories ``x`` of shape ``(N, T+1, 2n)`` sampled every ``dt``. Training sees
+the first ``horizon`` steps of the training trajectories; testing rolls out from held-out
+initial conditions to ``10 × horizon`` steps.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "Dataset",
+    "Trajectories",
+    "dataset_from_trajectories",
+    "load_trajectories",
+    "make_dataset",
+    "save_trajectories",
+]
+
+
+@dataclass(frozen=True)
+class Trajectories:
+    """Phase-space trajectories ``x`` (``(N, T+1, 2n)``, ``x = (q, p)``) at a uniform step ``dt``."""
+
+    x: np.ndarray
+    dt: float
+
+    def __post_init__(self) -> None:
+        x = self.x
+        if not isinstance(x, np.ndarray) or x.ndim != 3:
+            raise ValueError(
+                f"trajectories must be an array of shape (N, T+1, 2n), got {getattr(x, 'shape', type(x))}"
+            )
+        if x.shape[-1] % 2 or x.shape[-1] == 0:
+            raise ValueError(f"the phase-space dimension must be even (q and p), got {x.shape[-1]}")
+        if x.shape[0] < 1 or x.shape[1] < 2:
+            raise ValueError(
+                f"need at least one trajectory of two time points, got shape {x.shape}"
+            )
+        if not np.all(np.isfinite(x)):
+            bad = int(np.sum(~np.isfinite(x)))
+            raise ValueError(f"trajectories contain {bad} NaN or infinite values")
+        if not (self.dt > 0 and np.isfinite(self.dt)):
+            raise ValueError(f"dt must be a positive number, got {self.dt}")
+
+    @property
+    def n(self) -> int:
+        """Configuration dimension."""
+        return self.x.shape[-1] // 2
+
+    @property
+    def q(self) -> np.ndarray:
+        return self.x[..., : self.n]
+
+    @property
+    def p(self) -> np.ndarray:
+        return self.x[..., self.n :]
+
+
+def load_trajectories(path: str | os.PathLike[str]) -> Trajectories:
+    """Read ``q``, ``p`` (``(N, T+1, n)`` or ``(T+1, n)``) and ``t`` (``(T+1,)``, uniform) from a ``.npz``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"trajectory file {path} does not exist")
+    with np.load(path) as data:
+        missing = [k for k in ("q", "p", "t") if k not in data]
+        if missing:
+            raise ValueError(f"{path} lacks the arrays {missing}; it needs q, p and t")
+        q, p, t = (np.asarray(data[k], dtype=np.float64) for k in ("q", "p", "t"))
+    if q.ndim == 2:
+        q, p = q[None], p[None]
+    if q.shape != p.shape or q.ndim != 3:
+        raise ValueError(
+            f"q and p must have the same shape (N, T+1, n), got {q.shape} and {p.shape}"
+        )
+    if t.ndim != 1 or t.shape[0] != q.shape[1]:
+        raise ValueError(f"t must have shape ({q.shape[1]},) to match q, got {t.shape}")
+    steps = np.diff(t)
+    if steps.size == 0 or np.any(steps <= 0) or not np.allclose(steps, steps[0], rtol=1e-6, atol=0):
+        raise ValueError("t must be strictly increasing with a uniform step")
+    return Trajectories(np.concatenate([q, p], axis=-1), float(steps[0]))
+
+
+def save_trajectories(path: str | os.PathLike[str], traj: Trajectories) -> None:
+    """Write ``traj`` as a ``.npz`` readable by :func:`load_trajectories`."""
+    t = traj.dt * np.arange(traj.x.shape[1])
+    np.savez(path, q=traj.q, p=traj.p, t=t)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Training windows and test trajectories of one system."""
+
+    name: str
+    train: Trajectories  # (n_train, horizon + 1, 2n)
+    test: Trajectories  # (n_test, 10 * horizon + 1, 2n)
+    horizon: int
+    damped: bool
+
+    @property
+    def n(self) -> int:
+        return self.train.n
+
+    @property
+    def q_ref(self) -> np.ndarray:
+        """Mean training configuration (the centre of the reduced bases and of the error norm)."""
+        return self.train.q.reshape(-1, self.n).mean(axis=0)
+
+    @property
+    def x_ref(self) -> np.ndarray:
+        return np.concatenate([self.q_ref, np.zeros(self.n)])
+
+
+def make_dataset(
+    system, *, n_train: int, n_test: int, horizon: int, seed: int, noise: float = 0.0
+) -> Dataset:  # type: ignore[no-untyped-def]
+    """Simulate ``system`` from fresh initial conditions: training to ``horizon``, test to ``10 × horizon``."""
+    from icml26.ro_hnn.systems import simulate
+
+    rng = np.random.default_rng(seed)
+    x_train = np.asarray(simulate(system, system.sample_initial_conditions(rng, n_train), horizon))
+    x_test = np.asarray(
+        simulate(system, system.sample_initial_conditions(rng, n_test), 10 * horizon)
+    )
+    if noise > 0:
+        scale = np.std(x_train, axis=(0, 1), keepdims=True)
+        x_train = x_train + noise * scale * rng.standard_normal(x_train.shape)
+    return Dataset(
+        system.name,
+        Trajectories(x_train, system.dt),
+        Trajectories(x_test, system.dt),
+        horizon,
+        system.damped,
+    )
+
+
+def dataset_from_trajectories(
+    traj: Trajectories, *, n_test: int, name: str = "user", damped: bool = True
+) -> Dataset:
+    """Split a user's trajectories: the last ``n_test`` (at most half) are held out.
+
+    Training uses the first tenth of each training trajectory (``horizon = (T) // 10``), the
+    test rollouts the whole length (``10 × horizon``). Damping is learned unless told otherwise.
+    """
+    count, length = traj.x.shape[:2]
+    if count < 2:
+        raise ValueError("a user dataset needs at least two trajectories (train and test)")
+    horizon = (length - 1) // 10
+    if horizon < 2:
+        raise ValueError(
+            f"trajectories need at least 21 time points to test 10x the horizon, got {length}"
+        )
+    held = min(n_test, count // 2)
+    train = traj.x[: count - held, : horizon + 1]
+    test = traj.x[count - held :, : 10 * horizon + 1]
+    return Dataset(name, Trajectories(train, traj.dt), Trajectories(test, traj.dt), horizon, damped)

@@ -1,0 +1,162 @@
+"""Evaluation: rollouts from held-out initial conditions and the metrics of the issue.
+
+* rollout error at horizon ``h`` steps: per test trajectory
+  ``sqrt(Σ_{t<=h} |x̂_t - x_t|²) / sqrt(Σ_{t<=h} |x_t - x_ref|²)`` (relative L2 over the window,
+  ``x_ref`` the mean training state), median over trajectories; a trajectory that diverges
+  (non-finite prediction) counts as infinite error;
+* energy drift: ``max_t |H(x̂_t) - H_ref(t)| / |H(x_0)|`` with the *true* Hamiltonian on decoded
+  states, ``H_ref(t) = H(x_0)`` for conservative systems and ``H(x_t)`` (the reference
+  trajectory's energy) for damped ones; median over trajectories;
+* symplecticity defect: ``max_z |DΨ(z)ᵀ J_{2n} DΨ(z) - J_{2d}|_F`` over encoded test states;
+* projection error: ``|x - Ψ(E(x))| / |x - x_ref|`` over all test states (relative L2 per
+  trajectory, median).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+from icml26.ro_hnn.autoencoder import symplecticity_defect
+from icml26.ro_hnn.models import ReducedModel
+
+__all__ = [
+    "energy_drift",
+    "error_curve",
+    "evaluate_model",
+    "predict_batch",
+    "rollout_error",
+]
+
+
+@partial(jax.jit, static_argnames=("graphdef", "steps"))
+def predict_batch(
+    graphdef: Any, state: Any, x0: jax.Array, steps: int
+) -> tuple[jax.Array, jax.Array]:
+    """Latent ``(B, steps+1, 2d)`` and decoded ``(B, steps+1, 2n)`` rollouts from ``x0 (B, 2n)``."""
+    model = nnx.merge(graphdef, state)
+    return jax.vmap(lambda x: model.predict(x, steps))(x0)
+
+
+@partial(jax.jit, static_argnames=("graphdef",))
+def _reconstruct(graphdef: Any, state: Any, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    model = nnx.merge(graphdef, state)
+    z = jax.vmap(model.encode)(x)
+    return z, jax.vmap(model.decode)(z)
+
+
+@partial(jax.jit, static_argnames=("graphdef",))
+def _defects(graphdef: Any, state: Any, z: jax.Array) -> jax.Array:
+    model = nnx.merge(graphdef, state)
+    return jax.vmap(lambda zz: symplecticity_defect(model.decode, zz))(z)
+
+
+def _per_trajectory_relative(
+    pred: np.ndarray, ref: np.ndarray, x_ref: np.ndarray, steps: int
+) -> np.ndarray:
+    diff = np.sum((pred[:, : steps + 1] - ref[:, : steps + 1]) ** 2, axis=(1, 2))
+    norm = np.sum((ref[:, : steps + 1] - x_ref) ** 2, axis=(1, 2))
+    err = np.sqrt(diff / np.maximum(norm, 1e-300))
+    finite = np.all(np.isfinite(pred[:, : steps + 1]), axis=(1, 2))
+    return np.where(finite, err, np.inf)
+
+
+def rollout_error(pred: np.ndarray, ref: np.ndarray, x_ref: np.ndarray, steps: int) -> float:
+    """Median over trajectories of the relative L2 error over the first ``steps`` steps."""
+    if pred.shape != ref.shape or pred.ndim != 3:
+        raise ValueError(
+            f"prediction {pred.shape} and reference {ref.shape} must both be (B, T, D)"
+        )
+    if not 0 < steps < ref.shape[1]:
+        raise ValueError(f"steps must be in [1, {ref.shape[1] - 1}], got {steps}")
+    return float(np.median(_per_trajectory_relative(pred, ref, x_ref, steps)))
+
+
+def error_curve(pred: np.ndarray, ref: np.ndarray, x_ref: np.ndarray) -> np.ndarray:
+    """Median over trajectories of ``|x̂_t - x_t| / rms_t |x_t - x_ref|`` at every time ``t``."""
+    rms = np.sqrt(np.mean(np.sum((ref - x_ref) ** 2, axis=-1), axis=1, keepdims=True))
+    err = np.linalg.norm(pred - ref, axis=-1) / np.maximum(rms, 1e-300)
+    return np.median(np.where(np.isfinite(err), err, np.inf), axis=0)
+
+
+def energy_drift(h_pred: np.ndarray, h_ref: np.ndarray) -> float:
+    """Median over trajectories of ``max_t |H(x̂_t) - h_ref(t)| / |h_ref(0)|`` (``(B, T)`` arrays)."""
+    rel = np.abs(h_pred - h_ref) / np.maximum(np.abs(h_ref[:, :1]), 1e-300)
+    worst = np.where(np.all(np.isfinite(h_pred), axis=1), np.max(rel, axis=1), np.inf)
+    return float(np.median(worst))
+
+
+def evaluate_model(
+    model: ReducedModel,
+    x_test: np.ndarray,
+    x_train: np.ndarray,
+    x_ref: np.ndarray,
+    horizon: int,
+    *,
+    energy: Callable[[jax.Array], jax.Array] | None = None,
+    damped: bool = False,
+) -> dict[str, Any]:
+    """All metrics of one trained model (see the module doc) plus curves for the plots.
+
+    Args:
+        model: the trained model.
+        x_test: held-out trajectories ``(B, 10·horizon + 1, 2n)``.
+        x_train: training trajectories (``h1`` error on them gives the generalisation gap).
+        x_ref: reference state for the relative norms.
+        horizon: training horizon in steps.
+        energy: the true Hamiltonian of one state, if known.
+        damped: the system is dissipative (energy compared with the reference trajectory).
+    """
+    steps = x_test.shape[1] - 1
+    if steps < 10 * horizon:
+        raise ValueError(
+            f"test trajectories have {steps} steps, need 10 x horizon = {10 * horizon}"
+        )
+    graphdef, state = nnx.split(model)
+    x0 = jnp.asarray(x_test[:, 0])
+    z, pred = predict_batch(graphdef, state, x0, steps)  # compiles
+    jax.block_until_ready(pred)
+    start = time.perf_counter()
+    z, pred = predict_batch(graphdef, state, x0, steps)
+    jax.block_until_ready(pred)
+    seconds = time.perf_counter() - start
+    z, pred = np.asarray(z), np.asarray(pred)
+    out: dict[str, Any] = {"rollout_seconds": seconds}
+    for k in (1, 5, 10):
+        out[f"h{k}"] = rollout_error(pred, x_test, x_ref, k * horizon)
+    _, train_pred = predict_batch(graphdef, state, jnp.asarray(x_train[:, 0]), horizon)
+    out["train_h1"] = rollout_error(
+        np.asarray(train_pred), x_train[:, : horizon + 1], x_ref, horizon
+    )
+    out["error_curve"] = error_curve(pred, x_test, x_ref)
+    flat = jnp.asarray(x_test.reshape(-1, x_test.shape[-1]))
+    z_true, recon = _reconstruct(graphdef, state, flat)
+    recon = np.asarray(recon).reshape(x_test.shape)
+    out["projection_error"] = (
+        rollout_error(recon, x_test, x_ref, steps) if model.kind != "full_hnn" else 0.0
+    )
+    if model.kind != "full_hnn":
+        sample = z_true[:: max(1, z_true.shape[0] // 64)]
+        out["symplecticity_defect"] = float(jnp.max(_defects(graphdef, state, sample)))
+    if energy is not None:
+        h = jax.jit(jax.vmap(jax.vmap(energy)))
+        h_pred = np.asarray(h(jnp.asarray(np.nan_to_num(pred, nan=0.0, posinf=0.0, neginf=0.0))))
+        h_pred = np.where(np.all(np.isfinite(pred), axis=-1), h_pred, np.nan)
+        h_true = np.asarray(h(jnp.asarray(x_test)))
+        h_ref = h_true if damped else np.repeat(h_true[:, :1], h_true.shape[1], axis=1)
+        out["energy_drift"] = energy_drift(h_pred, h_ref)
+        out["energy_curve"] = h_pred[0]
+        out["energy_reference"] = h_true[0]
+    d = z.shape[-1] // 2
+    out["latent_pred"] = z[0, :, : min(d, 2)]
+    out["latent_true"] = np.asarray(z_true).reshape(x_test.shape[0], x_test.shape[1], -1)[
+        0, :, : min(d, 2)
+    ]
+    return out

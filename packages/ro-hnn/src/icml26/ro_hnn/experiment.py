@@ -1,0 +1,375 @@
+"""The ``icml26 run ro-hnn`` and ``icml26 bench ro-hnn`` jobs.
+
+``run``: for every system, simulate training trajectories (``horizon`` steps) and held-out test
+trajectories (``10 × horizon``), fit the PSD basis on the training snapshots, train each model
+for ``n_seeds`` seeds, roll out from the test initial conditions and measure. Each finished
+(system, model, seed) unit is stored in ``<run>/units/`` and training checkpoints in
+``<run>/checkpoints/`` (orbax), so a killed run resumes where it stopped.
+
+``bench``: rollout cost of a reduced model vs the full-order reference integrator on FPUT
+chains of growing size, and RO-HNN's training-step time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import numpy as np
+
+from icml26.ro_hnn.config import BenchConfig, RunConfig
+from icml26.shared import RunDir, atomic_write_json, figure, log
+
+__all__ = ["bench", "reduction_setup", "run"]
+
+_CURVES = ("error_curve", "energy_curve", "energy_reference", "latent_pred", "latent_true")
+
+
+def _enable_x64() -> None:
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+
+
+def _datasets(config: RunConfig) -> list[tuple[Any, Any]]:
+    """``(dataset, system or None)`` for every system of the config (and the user's file)."""
+    from icml26.ro_hnn.data import dataset_from_trajectories, load_trajectories, make_dataset
+    from icml26.ro_hnn.systems import make_system
+
+    sizes = {"fput": config.fput_n, "wave": config.wave_n, "cloth": config.cloth_n}
+    out = []
+    for name in config.systems:
+        system = make_system(name, sizes[name])
+        ds = make_dataset(
+            system,
+            n_train=config.n_train,
+            n_test=config.n_test,
+            horizon=config.horizon,
+            seed=config.seed,
+            noise=config.noise,
+        )
+        out.append((ds, system))
+    if config.data_file:
+        ds = dataset_from_trajectories(load_trajectories(config.data_file), n_test=config.n_test)
+        if ds.horizon < config.window:
+            raise ValueError(
+                f"{config.data_file}: horizon {ds.horizon} is shorter than window {config.window}"
+            )
+        out.append((ds, None))
+    return out
+
+
+def reduction_setup(ds: Any, arch: Any) -> tuple[np.ndarray, float, float]:
+    """PSD basis (wide enough for RO-HNN's last layer) and the typical latent / full coordinate sizes."""
+    from icml26.ro_hnn.autoencoder import psd_basis
+
+    snapshots = ds.train.x.reshape(-1, 2 * ds.n)
+    q, p = snapshots[:, : ds.n], snapshots[:, ds.n :]
+    width = min(ds.n, 2 * q.shape[0], max(arch.latent_dof, *arch.ae_hidden))
+    basis = psd_basis(q, p, width, ds.q_ref)
+    v = basis[:, : arch.latent_dof]
+    z = np.concatenate([(q - ds.q_ref) @ v, p @ v], axis=1)
+    latent_scale = float(np.sqrt(np.mean(z**2))) or 1.0
+    full_scale = float(np.sqrt(np.mean((snapshots - ds.x_ref) ** 2))) or 1.0
+    return basis, latent_scale, full_scale
+
+
+def _unit(
+    config: RunConfig,
+    run_dir: RunDir,
+    ds: Any,
+    system: Any,
+    kind: str,
+    k: int,
+    setup: tuple[np.ndarray, float, float],
+) -> dict[str, Any]:
+    """Train and evaluate one (system, model, seed); cached in ``<run>/units``."""
+    from icml26.ro_hnn.evaluate import evaluate_model
+    from icml26.ro_hnn.models import build_model
+    from icml26.ro_hnn.train import Trainer, TrainSettings
+
+    path = run_dir.path / "units" / f"{ds.name}.{kind}.s{k}.json"
+    if path.exists():
+        return {
+            k2: (np.asarray(v) if k2 in _CURVES else v)
+            for k2, v in json.loads(path.read_text()).items()
+        }
+    seed = config.seed + k
+    basis, latent_scale, full_scale = setup
+    model = build_model(
+        kind,
+        n=ds.n,
+        dt=ds.train.dt,
+        damped=ds.damped,
+        arch=config.arch,
+        basis=basis,
+        q_ref=ds.q_ref,
+        latent_scale=latent_scale,
+        full_scale=full_scale,
+        seed=seed,
+    )
+    settings = TrainSettings(
+        steps=config.steps,
+        batch=config.batch,
+        window=config.window,
+        lr=config.lr,
+        w_rec=config.w_rec,
+        w_latent=config.w_latent,
+        w_obs=config.w_obs,
+        chunk=config.chunk,
+        checkpoint_every=config.checkpoint_every,
+    )
+    trainer = Trainer(model, ds.train.x, ds.x_ref, settings, seed=seed)
+    start = time.perf_counter()
+
+    def on_chunk(step: int, loss: float) -> None:
+        run_dir.log_metrics(step, system=ds.name, model=kind, seed=seed, loss=loss)
+
+    trainer.fit(
+        checkpoint_dir=run_dir.checkpoints.folder / f"{ds.name}-{kind}-s{k}", on_chunk=on_chunk
+    )
+    train_seconds = time.perf_counter() - start
+    metrics = evaluate_model(
+        model,
+        ds.test.x,
+        ds.train.x,
+        ds.x_ref,
+        ds.horizon,
+        energy=None if system is None else system.hamiltonian,
+        damped=ds.damped,
+    )
+    metrics["train_seconds"] = train_seconds
+    metrics["final_loss"] = trainer.losses[-1]
+    metrics["loss_curve"] = trainer.losses
+    log(
+        f"  {ds.name:6s} {kind:9s} seed {seed}: h1 {metrics['h1']:.3g} h10 {metrics['h10']:.3g} "
+        f"drift {metrics.get('energy_drift', float('nan')):.3g} ({train_seconds:.0f}s)"
+    )
+    path.parent.mkdir(exist_ok=True)
+    atomic_write_json(
+        path,
+        {
+            k2: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
+            for k2, v in metrics.items()
+        },
+    )
+    return metrics
+
+
+def _mean(values: list[float]) -> float:
+    arr = np.asarray(values, dtype=float)
+    return float(np.mean(arr)) if np.all(np.isfinite(arr)) else float("inf")
+
+
+def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
+    """Train and evaluate every model on every system (see the module doc)."""
+    _enable_x64()
+    metrics: dict[str, Any] = {}
+    per_system: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for ds, system in _datasets(config):
+        log(
+            f"{ds.name}: n={ds.n} (phase space {2 * ds.n}), latent {2 * config.arch.latent_dof}, "
+            f"train {ds.train.x.shape[0]}x{ds.horizon} steps, test {ds.test.x.shape[0]}x{10 * ds.horizon}"
+        )
+        basis, latent_scale, full_scale = reduction_setup(ds, config.arch)
+        per_system[ds.name] = {}
+        metrics.setdefault("latent_dim", {})[ds.name] = 2 * config.arch.latent_dof
+        metrics.setdefault("full_dim", {})[ds.name] = 2 * ds.n
+        for kind in config.models:
+            setup = (basis, latent_scale, full_scale)
+            units = [
+                _unit(config, run_dir, ds, system, kind, k, setup) for k in range(config.n_seeds)
+            ]
+            per_system[ds.name][kind] = units
+            for h in ("h1", "h5", "h10"):
+                metrics.setdefault("rollout_error", {}).setdefault(ds.name, {}).setdefault(
+                    kind, {}
+                )[h] = _mean([u[h] for u in units])
+                metrics.setdefault("seed_std", {}).setdefault("rollout_error", {}).setdefault(
+                    ds.name, {}
+                ).setdefault(kind, {})[h] = float(np.std([u[h] for u in units]))
+            if "energy_drift" in units[0]:
+                metrics.setdefault("energy_drift", {}).setdefault(ds.name, {})[kind] = _mean(
+                    [u["energy_drift"] for u in units]
+                )
+            if "symplecticity_defect" in units[0]:
+                metrics.setdefault("symplecticity_defect", {}).setdefault(ds.name, {})[kind] = (
+                    float(max(u["symplecticity_defect"] for u in units))
+                )
+            metrics.setdefault("projection_error", {}).setdefault(ds.name, {})[kind] = _mean(
+                [u["projection_error"] for u in units]
+            )
+            metrics.setdefault("rollout_seconds", {}).setdefault(ds.name, {})[kind] = float(
+                np.mean([u["rollout_seconds"] for u in units])
+            )
+            metrics.setdefault("train_seconds", {}).setdefault(ds.name, {})[kind] = float(
+                np.mean([u["train_seconds"] for u in units])
+            )
+            gaps = [u["h1"] / max(u["train_h1"], 1e-300) for u in units]
+            metrics.setdefault("generalisation_gap", {}).setdefault(ds.name, {})[kind] = _mean(gaps)
+    _plots(run_dir, per_system, config)
+    return metrics
+
+
+def _plots(
+    run_dir: RunDir, per_system: dict[str, dict[str, list[dict[str, Any]]]], config: RunConfig
+) -> None:
+    from icml26.shared import PALETTE
+
+    names = list(per_system)
+    cols = len(names)
+    with figure(
+        run_dir.plot_path("error_growth"),
+        1,
+        cols,
+        title="Rollout error vs time (median over test ICs, mean over seeds)",
+    ) as (_fig, axes):
+        axes = np.atleast_1d(axes)
+        for ax, name in zip(axes, names, strict=True):
+            for i, (kind, units) in enumerate(per_system[name].items()):
+                curve = np.mean([np.asarray(u["error_curve"], dtype=float) for u in units], axis=0)
+                ax.semilogy(
+                    np.arange(curve.size), curve, color=PALETTE[i % len(PALETTE)], label=kind
+                )
+            for k in (1, 5):
+                ax.axvline(k * (curve.size - 1) / 10, color="grey", lw=0.8, ls=":")
+            ax.set_title(name)
+            ax.set_xlabel("step (dotted: 1x, 5x training horizon)")
+        axes[0].set_ylabel("relative error")
+        axes[0].legend()
+    with figure(
+        run_dir.plot_path("energy"),
+        1,
+        cols,
+        title="True energy on decoded rollouts (test IC 0, first seed)",
+    ) as (_fig, axes):
+        axes = np.atleast_1d(axes)
+        for ax, name in zip(axes, names, strict=True):
+            units = per_system[name]
+            first = next(iter(units.values()))[0]
+            if "energy_reference" in first:
+                ax.plot(
+                    np.asarray(first["energy_reference"]), color="black", lw=2.2, label="reference"
+                )
+                for i, (kind, us) in enumerate(units.items()):
+                    ax.plot(
+                        np.asarray(us[0]["energy_curve"], dtype=float),
+                        color=PALETTE[i % len(PALETTE)],
+                        label=kind,
+                    )
+            ax.set_title(name)
+            ax.set_xlabel("step")
+        axes[0].set_ylabel("H(x)")
+        axes[0].legend()
+    with figure(
+        run_dir.plot_path("latent_trajectories"),
+        1,
+        cols,
+        title="RO-HNN latent coordinates (test IC 0): rollout vs encoded truth",
+    ) as (_fig, axes):
+        axes = np.atleast_1d(axes)
+        for ax, name in zip(axes, names, strict=True):
+            units = per_system[name].get("rohnn") or next(iter(per_system[name].values()))
+            pred = np.asarray(units[0]["latent_pred"], dtype=float)
+            true = np.asarray(units[0]["latent_true"], dtype=float)
+            for j in range(pred.shape[1]):
+                ax.plot(true[:, j], color=PALETTE[j], lw=2.2, alpha=0.5, label=f"E(x)_q{j}")
+                ax.plot(pred[:, j], color=PALETTE[j], ls="--", label=f"rollout q{j}")
+            ax.set_title(name)
+            ax.set_xlabel("step")
+        axes[0].legend()
+    with figure(
+        run_dir.plot_path("training_loss"), 1, cols, title="Training loss (first seed)"
+    ) as (_fig, axes):
+        axes = np.atleast_1d(axes)
+        for ax, name in zip(axes, names, strict=True):
+            for i, (kind, units) in enumerate(per_system[name].items()):
+                ax.semilogy(
+                    np.asarray(units[0]["loss_curve"], dtype=float),
+                    color=PALETTE[i % len(PALETTE)],
+                    label=kind,
+                )
+            ax.set_title(name)
+            ax.set_xlabel("optimiser step")
+        axes[0].legend()
+
+
+def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
+    """Rollout speed-up of RO-HNN over the full-order reference integrator, and training-step time."""
+    _enable_x64()
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    from icml26.ro_hnn.data import make_dataset
+    from icml26.ro_hnn.evaluate import predict_batch
+    from icml26.ro_hnn.models import build_model
+    from icml26.ro_hnn.systems import FPUTChain, simulate
+    from icml26.ro_hnn.train import Trainer, TrainSettings
+
+    metrics: dict[str, Any] = {}
+    rows = []
+    for n in config.sizes:
+        system = FPUTChain(n=n)
+        ds = make_dataset(
+            system,
+            n_train=8,
+            n_test=config.trajectories,
+            horizon=max(10, config.horizon // 10),
+            seed=config.seed,
+        )
+        basis, latent_scale, _ = reduction_setup(ds, config.arch)
+        model = build_model(
+            "rohnn",
+            n=n,
+            dt=system.dt,
+            damped=False,
+            arch=config.arch,
+            basis=basis,
+            q_ref=ds.q_ref,
+            latent_scale=latent_scale,
+            seed=config.seed,
+        )
+        graphdef, state = nnx.split(model)
+        x0 = jnp.asarray(ds.test.x[:, 0])
+
+        def timed(fn: Any) -> float:
+            jax.block_until_ready(fn())  # compile
+            best = float("inf")
+            for _ in range(config.repeats):
+                start = time.perf_counter()
+                jax.block_until_ready(fn())
+                best = min(best, time.perf_counter() - start)
+            return best
+
+        t_reduced = timed(lambda g=graphdef, s=state, x=x0: predict_batch(g, s, x, config.horizon))
+        t_full = timed(lambda sy=system, x=x0: simulate(sy, x, config.horizon))
+        settings = TrainSettings(steps=config.train_steps, chunk=config.train_steps)
+        trainer = Trainer(model, ds.train.x, ds.x_ref, settings, seed=config.seed)
+        trainer.fit()  # compiles and runs once
+        trainer.step = 0
+        start = time.perf_counter()
+        trainer.fit()
+        t_step = (time.perf_counter() - start) / config.train_steps
+        metrics.setdefault("rollout_speedup", {})[f"n{n}"] = t_full / t_reduced
+        metrics.setdefault("reduced_rollout_seconds", {})[f"n{n}"] = t_reduced
+        metrics.setdefault("full_rollout_seconds", {})[f"n{n}"] = t_full
+        metrics.setdefault("train_step_seconds", {})[f"n{n}"] = t_step
+        metrics.setdefault("reference_substeps", {})[f"n{n}"] = system.substeps()
+        rows.append((n, t_full, t_reduced, t_step))
+        log(
+            f"bench n={n}: full {t_full:.3f}s reduced {t_reduced:.3f}s speedup {t_full / t_reduced:.1f}x, train step {t_step * 1e3:.1f} ms"
+        )
+    with figure(
+        run_dir.plot_path("rollout_cost"), title="Rollout cost vs full dimension (FPUT)"
+    ) as (_fig, ax):
+        sizes = [r[0] for r in rows]
+        ax.loglog(
+            sizes, [r[1] for r in rows], "o-", label="full-order reference (leapfrog, small steps)"
+        )
+        ax.loglog(sizes, [r[2] for r in rows], "s-", label="RO-HNN (latent rollout + decode)")
+        ax.set_xlabel("masses n (phase space 2n)")
+        ax.set_ylabel("seconds")
+        ax.legend()
+    return metrics

@@ -1,0 +1,159 @@
+"""The four models compared, as one interface: encode, step in latent space, decode.
+
+========  ===========================================  =======================================
+kind      reduction (autoencoder)                      latent dynamics
+========  ===========================================  =======================================
+rohnn     symplectic autoencoder (biorthogonal, exact)  geometric HNN, Strang/Störmer-Verlet
+psd_hnn   PSD cotangent lift (linear, fixed)            geometric HNN, Strang/Störmer-Verlet
+ae_node   unconstrained MLP autoencoder                 neural ODE, RK4
+full_hnn  none (full phase space)                       plain HNN, Strang/Störmer-Verlet
+========  ===========================================  =======================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from icml26.ro_hnn.autoencoder import (
+    IdentityAutoencoder,
+    MLPAutoencoder,
+    PSDAutoencoder,
+    SymplecticAutoencoder,
+)
+from icml26.ro_hnn.config import MODELS, Architecture
+from icml26.ro_hnn.hamiltonian import GeometricHNN, NeuralODE, PlainHNN
+from icml26.ro_hnn.integrators import rollout
+
+__all__ = ["MODELS", "Architecture", "ReducedModel", "build_model"]
+
+
+class ReducedModel(nnx.Module):
+    """An autoencoder plus latent dynamics advanced ``substeps`` times per observation step ``dt``."""
+
+    def __init__(
+        self, kind: str, autoencoder: nnx.Module, dynamics: nnx.Module, *, dt: float, substeps: int
+    ) -> None:
+        self.kind = kind
+        self.autoencoder = autoencoder
+        self.dynamics = dynamics
+        self.dt, self.substeps = float(dt), int(substeps)
+
+    @property
+    def full_dim(self) -> int:
+        return 2 * int(self.autoencoder.n)
+
+    @property
+    def latent_dim(self) -> int:
+        return 2 * int(self.autoencoder.d)
+
+    def encode(self, x: jax.Array) -> jax.Array:
+        if x.shape[-1] != self.full_dim:
+            raise ValueError(f"expected states of dimension {self.full_dim}, got shape {x.shape}")
+        return self.autoencoder.encode(x)
+
+    def decode(self, z: jax.Array) -> jax.Array:
+        return self.autoencoder.decode(z)
+
+    def latent_step(self, z: jax.Array) -> jax.Array:
+        h = self.dt / self.substeps
+        for _ in range(self.substeps):
+            z = self.dynamics.step(z, h)
+        return z
+
+    def predict(self, x0: jax.Array, steps: int) -> tuple[jax.Array, jax.Array]:
+        """Roll out from one full state ``x0``: latent ``(steps+1, 2d)`` and decoded ``(steps+1, 2n)``."""
+        z = rollout(self.latent_step, self.encode(x0), steps)
+        return z, jax.vmap(self.decode)(z)
+
+
+def build_model(
+    kind: str,
+    *,
+    n: int,
+    dt: float,
+    damped: bool,
+    arch: Architecture,
+    basis: jax.Array | None = None,
+    q_ref: jax.Array | None = None,
+    latent_scale: float = 1.0,
+    full_scale: float = 1.0,
+    seed: int = 0,
+) -> ReducedModel:
+    """A freshly initialised model of ``kind`` for a system with ``n`` coordinates.
+
+    Args:
+        kind: one of :data:`MODELS`.
+        n: full configuration dimension.
+        dt: observation step.
+        damped: learn dissipation (SPD ``D(q)`` for HNNs; the NODE is free to dissipate).
+        arch: the sizes.
+        basis: PSD basis ``(n, k)``, ``k >= d``, fitted on the training data (required for
+            ``psd_hnn`` and ``ae_node``, which use its first ``d`` columns; ``rohnn`` starts from it
+            when ``arch.init_from_psd``, using more columns for its wider last layer).
+        q_ref: reference configuration (mean of the training data), shape ``(n,)``.
+        latent_scale: typical size of the latent coordinates (networks see ``z / latent_scale``).
+        full_scale: typical size of the full coordinates (for ``full_hnn``).
+        seed: initialisation seed.
+    """
+    if kind not in MODELS:
+        raise ValueError(f"unknown model {kind!r}; models: {', '.join(MODELS)}")
+    d = arch.latent_dof
+    if kind != "full_hnn" and d > n:
+        raise ValueError(f"latent_dof={d} exceeds the system's {n} coordinates")
+    rngs = nnx.Rngs(seed)
+    q_ref = jnp.zeros(n) if q_ref is None else jnp.asarray(q_ref)
+    needs_basis = kind in ("psd_hnn", "ae_node") or (kind == "rohnn" and arch.init_from_psd)
+    if needs_basis and (basis is None or basis.shape[0] != n or basis.shape[1] < d):
+        raise ValueError(f"{kind} needs a PSD basis of shape ({n}, >= {d})")
+    narrow = None if basis is None else jnp.asarray(basis)[:, :d]
+    if not (latent_scale > 0 and full_scale > 0):
+        raise ValueError("latent_scale and full_scale must be positive")
+    lat_in, full_in = 1.0 / float(latent_scale), 1.0 / float(full_scale)
+    hidden: Sequence[int] = arch.hnn_hidden
+    autoencoder: nnx.Module
+    dynamics: nnx.Module
+    if kind == "rohnn":
+        autoencoder = SymplecticAutoencoder(
+            n, d, hidden=arch.ae_hidden, c=arch.activation_c, rngs=rngs
+        )
+        if arch.init_from_psd:
+            assert basis is not None
+            autoencoder.init_from_basis(jnp.asarray(basis), q_ref, key=rngs.params())
+        dynamics = GeometricHNN(
+            d,
+            hidden=hidden,
+            damped=damped,
+            iterations=arch.iterations,
+            input_scale=lat_in,
+            rngs=rngs,
+        )
+    elif kind == "psd_hnn":
+        assert narrow is not None
+        autoencoder = PSDAutoencoder(narrow, q_ref)
+        dynamics = GeometricHNN(
+            d,
+            hidden=hidden,
+            damped=damped,
+            iterations=arch.iterations,
+            input_scale=lat_in,
+            rngs=rngs,
+        )
+    elif kind == "ae_node":
+        assert narrow is not None
+        autoencoder = MLPAutoencoder(narrow, q_ref, hidden=arch.ae_mlp_hidden, rngs=rngs)
+        dynamics = NeuralODE(2 * d, hidden=arch.node_hidden, input_scale=lat_in, rngs=rngs)
+    else:
+        autoencoder = IdentityAutoencoder(n)
+        dynamics = PlainHNN(
+            n,
+            hidden=arch.full_hidden,
+            damped=damped,
+            iterations=arch.iterations,
+            input_scale=full_in,
+            rngs=rngs,
+        )
+    return ReducedModel(kind, autoencoder, dynamics, dt=dt, substeps=arch.substeps)

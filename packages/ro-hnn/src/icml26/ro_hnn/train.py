@@ -1,0 +1,305 @@
+"""Joint training of autoencoder and latent dynamics, with Riemannian steps on biorthogonal weights.
+
+Loss on a batch of windows ``x_{0..K}`` (relative squared errors)::
+
+    L = w_rec  |Ψ(E(x_k)) - x_k|² / s_x                  reconstruction
+      + w_lat  |z_k - E(x_k)|² / s_z                     latent rollout, z_0 = E(x_0), z_{k+1} = step(z_k)
+      + w_obs  |Ψ(z_k) - x_k|² / s_x                     observed rollout
+
+with ``s_x`` the mean squared norm of the centred training states and ``s_z`` that of the
+encoded window (held constant in the gradient). Optimiser: gradient clipping + Adam with cosine
+decay (optax). For the biorthogonal layers the Euclidean gradient is first projected onto the
+tangent space of the manifold, and after each update the pair is retracted onto it
+(:mod:`icml26.ro_hnn.manifolds`), so ``Ψᵀ Φ = I`` holds to floating point at every step.
+
+Training runs ``chunk`` steps per compiled call (one ``lax.scan``, static shapes), so it
+compiles once per model and system; an orbax checkpoint is written every
+``checkpoint_every`` steps and training resumes from it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import nnx
+
+from icml26.ro_hnn.autoencoder import BiorthogonalLayer
+from icml26.ro_hnn.integrators import rollout
+from icml26.ro_hnn.manifolds import biorthogonal_retraction, biorthogonal_tangent_projection
+from icml26.ro_hnn.models import ReducedModel
+
+__all__ = [
+    "TrainSettings",
+    "Trainer",
+    "joint_loss",
+    "make_optimizer",
+    "project_gradients",
+    "retract",
+    "sample_windows",
+    "train_chunk",
+]
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    steps: int = 300
+    batch: int = 16
+    window: int = 6
+    lr: float = 3e-3
+    w_rec: float = 1.0
+    w_latent: float = 1.0
+    w_obs: float = 1.0
+    chunk: int = 50
+    checkpoint_every: int = 200
+    clip: float = 1.0
+
+
+def _biorthogonal_pairs(model: nnx.Module) -> list[BiorthogonalLayer]:
+    return [m for _, m in nnx.iter_modules(model) if isinstance(m, BiorthogonalLayer)]
+
+
+def project_gradients(graphdef: Any, params: Any, rest: Any, grads: Any) -> Any:
+    """Replace the gradients of every biorthogonal pair by their tangent-space projection."""
+    model = nnx.merge(graphdef, params, rest)
+    gmodel = nnx.merge(graphdef, grads, rest)
+    for layer, glayer in zip(_biorthogonal_pairs(model), _biorthogonal_pairs(gmodel), strict=True):
+        gx, gy = biorthogonal_tangent_projection(
+            layer.phi[...], layer.psi[...], glayer.phi[...], glayer.psi[...]
+        )
+        glayer.phi[...] = gx
+        glayer.psi[...] = gy
+    return nnx.split(gmodel, nnx.Param, ...)[1]
+
+
+def retract(graphdef: Any, params: Any, rest: Any) -> Any:
+    """Put every biorthogonal pair back on the manifold (``Ψᵀ Φ = I`` exactly)."""
+    model = nnx.merge(graphdef, params, rest)
+    for layer in _biorthogonal_pairs(model):
+        phi, psi = biorthogonal_retraction(layer.phi[...], layer.psi[...])
+        layer.phi[...] = phi
+        layer.psi[...] = psi
+    return nnx.split(model, nnx.Param, ...)[1]
+
+
+def make_optimizer(settings: TrainSettings) -> optax.GradientTransformation:
+    """Gradient clipping + Adam with warm-up and cosine decay."""
+    schedule = optax.warmup_cosine_decay_schedule(
+        0.0, settings.lr, max(1, settings.steps // 20), settings.steps, settings.lr * 0.05
+    )
+    return optax.chain(optax.clip_by_global_norm(settings.clip), optax.adam(schedule))
+
+
+def joint_loss(
+    graphdef: Any,
+    settings: TrainSettings,
+    params: Any,
+    rest: Any,
+    windows: jax.Array,
+    scale: jax.Array,
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """The joint loss (module doc) on ``windows (B, K+1, 2n)``; returns ``(loss, parts)``."""
+    model = nnx.merge(graphdef, params, rest)
+    k = windows.shape[1] - 1
+    enc = jax.vmap(jax.vmap(model.encode))(windows)
+    rec = jax.vmap(jax.vmap(model.decode))(enc)
+    z = jax.vmap(lambda z0: rollout(model.latent_step, z0, k))(enc[:, 0])
+    pred = jax.vmap(jax.vmap(model.decode))(z)
+    centred = enc - enc.mean(axis=(0, 1))
+    z_scale = jax.lax.stop_gradient(jnp.mean(jnp.sum(centred**2, axis=-1))) + 1e-12
+    parts = {
+        "rec": jnp.mean(jnp.sum((rec - windows) ** 2, axis=-1)) / scale,
+        "latent": jnp.mean(jnp.sum((z - enc) ** 2, axis=-1)) / z_scale,
+        "obs": jnp.mean(jnp.sum((pred - windows) ** 2, axis=-1)) / scale,
+    }
+    total = (
+        settings.w_rec * parts["rec"]
+        + settings.w_latent * parts["latent"]
+        + settings.w_obs * parts["obs"]
+    )
+    return total, parts
+
+
+def sample_windows(key: jax.Array, data: jax.Array, batch: int, window: int) -> jax.Array:
+    """``batch`` random windows of ``window + 1`` consecutive states from ``data (N, T+1, D)``."""
+    n_traj, length = data.shape[:2]
+    k1, k2 = jax.random.split(key)
+    idx = jax.random.randint(k1, (batch,), 0, n_traj)
+    start = jax.random.randint(k2, (batch,), 0, length - window)
+
+    def cut(i: jax.Array, t: jax.Array) -> jax.Array:
+        return jax.lax.dynamic_slice_in_dim(data[i], t, window + 1, axis=0)
+
+    return jax.vmap(cut)(idx, start)
+
+
+@partial(jax.jit, static_argnames=("graphdef", "settings"))
+def train_chunk(
+    graphdef: Any,
+    settings: TrainSettings,
+    params: Any,
+    rest: Any,
+    opt_state: Any,
+    keys: jax.Array,
+    data: jax.Array,
+    scale: jax.Array,
+) -> tuple[Any, Any, jax.Array]:
+    """``len(keys)`` Riemannian optimiser steps in one compiled ``lax.scan``.
+
+    Compiled once per (model structure, settings, shapes): every seed reuses it.
+    """
+    tx = make_optimizer(settings)
+
+    def one(carry: tuple[Any, Any], key: jax.Array) -> tuple[tuple[Any, Any], jax.Array]:
+        params, opt_state = carry
+        windows = sample_windows(key, data, settings.batch, settings.window)
+        grad_fn = jax.value_and_grad(joint_loss, argnums=2, has_aux=True)
+        (loss, _), grads = grad_fn(graphdef, settings, params, rest, windows, scale)
+        grads = project_gradients(graphdef, params, rest, grads)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        params = retract(graphdef, optax.apply_updates(params, updates), rest)
+        return (params, opt_state), loss
+
+    (params, opt_state), losses = jax.lax.scan(one, (params, opt_state), keys)
+    return params, opt_state, losses
+
+
+class Trainer:
+    """Train one :class:`ReducedModel` on trajectories ``x_train (N, T+1, 2n)``.
+
+    Args:
+        model: the model (its parameters are updated in place by :meth:`fit`).
+        x_train: training trajectories.
+        x_ref: the reference state subtracted before measuring norms.
+        settings: optimisation settings.
+        seed: seeds the window sampling.
+    """
+
+    def __init__(
+        self,
+        model: ReducedModel,
+        x_train: np.ndarray,
+        x_ref: np.ndarray,
+        settings: TrainSettings,
+        *,
+        seed: int = 0,
+    ) -> None:
+        if x_train.ndim != 3 or x_train.shape[-1] != model.full_dim:
+            raise ValueError(
+                f"x_train must have shape (N, T+1, {model.full_dim}), got {x_train.shape}"
+            )
+        if x_train.shape[1] < settings.window + 1:
+            raise ValueError(
+                f"trajectories of {x_train.shape[1]} points are shorter than a window of {settings.window + 1}"
+            )
+        self.model = model
+        self.settings = settings
+        self.data = jnp.asarray(x_train)
+        x_ref = jnp.asarray(x_ref)
+        self.scale = jnp.mean(jnp.sum((self.data - x_ref) ** 2, axis=-1))
+        self.key = jax.random.key(seed)
+        self.graphdef, self.params, self.rest = nnx.split(model, nnx.Param, ...)
+        self.opt_state = make_optimizer(settings).init(self.params)
+        self.step = 0
+        self.losses: list[float] = []
+
+    def loss(self, windows: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
+        """The joint loss of the current parameters on ``windows``."""
+        return joint_loss(self.graphdef, self.settings, self.params, self.rest, windows, self.scale)
+
+    def fit(
+        self,
+        *,
+        checkpoint_dir: str | os.PathLike[str] | None = None,
+        on_chunk: Callable[[int, float], None] | None = None,
+    ) -> list[float]:
+        """Train to ``settings.steps`` (resuming from ``checkpoint_dir`` if it holds a checkpoint)."""
+        s = self.settings
+        manager = _CheckpointManager(checkpoint_dir) if checkpoint_dir is not None else None
+        if manager is not None:
+            restored = manager.restore()
+            if restored is not None:
+                self._load(restored)
+        last_saved = self.step
+        while self.step < s.steps:
+            n = min(s.chunk, s.steps - self.step)
+            # keys depend only on the step index, so a resumed run draws the same batches
+            keys = jax.vmap(lambda i: jax.random.fold_in(self.key, i))(
+                jnp.arange(self.step, self.step + n)
+            )
+            self.params, self.opt_state, losses = train_chunk(
+                self.graphdef,
+                s,
+                self.params,
+                self.rest,
+                self.opt_state,
+                keys,
+                self.data,
+                self.scale,
+            )
+            losses = np.asarray(losses)
+            if not np.all(np.isfinite(losses)):
+                first = self.step + int(np.argmin(np.isfinite(losses)))
+                raise FloatingPointError(f"{self.model.kind}: non-finite loss at step {first}")
+            self.losses.extend(float(v) for v in losses)
+            self.step += n
+            if on_chunk is not None:
+                on_chunk(self.step, float(losses[-1]))
+            if manager is not None and (
+                self.step - last_saved >= s.checkpoint_every or self.step >= s.steps
+            ):
+                manager.save(self.step, self._state())
+                last_saved = self.step
+        nnx.update(self.model, self.params)
+        return self.losses
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            "leaves": [
+                np.asarray(v) for v in jax.tree_util.tree_leaves((self.params, self.opt_state))
+            ],
+            "step": np.asarray(self.step),
+            "losses": np.asarray(self.losses if self.losses else [np.nan]),
+        }
+
+    def _load(self, state: dict[str, Any]) -> None:
+        treedef = jax.tree_util.tree_structure((self.params, self.opt_state))
+        leaves = [jnp.asarray(v) for v in state["leaves"]]
+        if len(leaves) != treedef.num_leaves:
+            raise ValueError("the checkpoint does not match this model's parameters")
+        self.params, self.opt_state = jax.tree_util.tree_unflatten(treedef, leaves)
+        self.step = int(state["step"])
+        self.losses = [float(v) for v in np.asarray(state["losses"]) if np.isfinite(v)]
+        nnx.update(self.model, self.params)
+
+
+class _CheckpointManager:
+    """A thin synchronous wrapper of ``orbax.checkpoint.CheckpointManager`` keeping the last checkpoint."""
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        import orbax.checkpoint as ocp
+
+        self._ocp = ocp
+        self.folder = Path(folder).absolute()
+        options = ocp.CheckpointManagerOptions(
+            max_to_keep=1, enable_async_checkpointing=False, create=True
+        )
+        self.manager = ocp.CheckpointManager(self.folder, options=options)
+
+    def save(self, step: int, state: dict[str, Any]) -> None:
+        self.manager.save(step, args=self._ocp.args.StandardSave(state))
+        self.manager.wait_until_finished()
+
+    def restore(self) -> dict[str, Any] | None:
+        step = self.manager.latest_step()
+        if step is None:
+            return None
+        return dict(self.manager.restore(step, args=self._ocp.args.StandardRestore()))

@@ -1,0 +1,53 @@
+"""Test setup: float64 JAX on one CPU thread, quiet logs, and a tiny trained RO-HNN shared by tests."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault(
+    "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+)
+os.environ.setdefault("ICML26_QUIET", "1")
+
+import jax
+import numpy as np
+import pytest
+
+jax.config.update("jax_enable_x64", True)
+
+from icml26.ro_hnn.config import Architecture  # noqa: E402
+
+TINY = Architecture(
+    latent_dof=2,
+    ae_hidden=(4,),
+    hnn_hidden=(8,),
+    node_hidden=(8,),
+    ae_mlp_hidden=(8,),
+    full_hidden=(8,),
+    iterations=2,
+)
+
+
+@pytest.fixture(scope="session")
+def tiny() -> Architecture:
+    """Tiny model sizes for fast tests."""
+    return TINY
+
+
+@pytest.fixture(scope="session")
+def fput_data():  # type: ignore[no-untyped-def]
+    """A small FPUT dataset (n = 6) and its PSD basis."""
+    from icml26.ro_hnn.autoencoder import psd_basis
+    from icml26.ro_hnn.data import make_dataset
+    from icml26.ro_hnn.systems import FPUTChain
+
+    system = FPUTChain(n=6, modes=2)
+    ds = make_dataset(system, n_train=4, n_test=2, horizon=4, seed=0)
+    snaps = ds.train.x.reshape(-1, 2 * ds.n)
+    basis = psd_basis(snaps[:, : ds.n], snaps[:, ds.n :], TINY.latent_dof, ds.q_ref)
+    return system, ds, basis
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(1234)

@@ -1,0 +1,114 @@
+"""Symplectic autoencoder: exact left inverse, exact symplecticity (random and trained), PSD, baselines."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26.ro_hnn.autoencoder import (
+    MLPAutoencoder,
+    PSDAutoencoder,
+    SymplecticAutoencoder,
+    canonical_j,
+    psd_basis,
+    smooth_leaky,
+    smooth_leaky_inverse,
+    split_state,
+    symplecticity_defect,
+)
+from icml26.ro_hnn.manifolds import biorthogonal_defect
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.floats(-50, 50), st.floats(0.0, 0.9))
+def test_activation_inverse(x: float, c: float) -> None:
+    y = smooth_leaky(jnp.asarray(x), c)
+    assert abs(float(smooth_leaky_inverse(y, c)) - x) < 1e-10 * max(1.0, abs(x))
+    assert float(jax.grad(lambda t: smooth_leaky(t, c))(jnp.asarray(x))) > 0
+
+
+def _ae(
+    seed: int, n: int = 9, d: int = 3, hidden: tuple[int, ...] = (5, 7)
+) -> SymplecticAutoencoder:
+    ae = SymplecticAutoencoder(n, d, hidden=hidden, rngs=nnx.Rngs(seed))
+    # random biases, so the test does not rely on zero initialisation
+    for i, layer in enumerate(ae.layers):
+        layer.b[...] = jax.random.normal(jax.random.key(seed + 100 + i), layer.b.shape)
+    return ae
+
+
+@settings(max_examples=5, deadline=None)
+@given(st.integers(0, 10_000))
+def test_decoder_is_symplectic_and_encoder_is_left_inverse_for_random_parameters(seed: int) -> None:
+    ae = _ae(seed)
+    z = jax.random.normal(jax.random.key(seed), (6,))
+    np.testing.assert_allclose(ae.encode(ae.decode(z)), z, atol=1e-12)
+    assert float(symplecticity_defect(ae.decode, z)) < 1e-12
+
+
+def test_defect_is_a_real_check() -> None:
+    """The same measurement flags a decoder that is not symplectic."""
+    ae = _ae(0)
+    ae.layers[0].psi[...] = ae.layers[0].psi[...] * 1.1  # break Ψᵀ Φ = I
+    z = jnp.ones(6)
+    assert float(symplecticity_defect(ae.decode, z)) > 1e-3
+
+
+def test_symplecticity_defect_against_a_hand_computed_jacobian() -> None:
+    """Linear decoder x = A z: defect = |Aᵀ J A - J|_F computed without autodiff."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((6, 4))
+    expected = np.linalg.norm(a.T @ np.asarray(canonical_j(3)) @ a - np.asarray(canonical_j(2)))
+    got = float(symplecticity_defect(lambda z: jnp.asarray(a) @ z, jnp.zeros(4)))
+    assert abs(got - expected) < 1e-12
+
+
+def test_psd_basis_is_symplectic_and_exact_on_its_subspace(rng: np.random.Generator) -> None:
+    v_true = np.linalg.qr(rng.standard_normal((10, 3)))[0]
+    q = rng.standard_normal((40, 3)) @ v_true.T
+    p = rng.standard_normal((40, 3)) @ v_true.T
+    v = psd_basis(q, p, 3)
+    np.testing.assert_allclose(v.T @ v, np.eye(3), atol=1e-12)
+    ae = PSDAutoencoder(jnp.asarray(v), jnp.zeros(10))
+    assert float(symplecticity_defect(ae.decode, jnp.ones(6))) < 1e-13
+    x = jnp.asarray(np.concatenate([q[0], p[0]]))
+    np.testing.assert_allclose(ae.decode(ae.encode(x)), x, atol=1e-12)
+
+
+def test_init_from_basis_starts_on_the_linear_subspace(rng: np.random.Generator) -> None:
+    v = np.linalg.qr(rng.standard_normal((9, 3)))[0]
+    ae = SymplecticAutoencoder(9, 3, hidden=(5,), rngs=nnx.Rngs(0))
+    ae.init_from_basis(jnp.asarray(v), jnp.full(9, 0.5), key=jax.random.key(0), noise=0.0)
+    for layer in ae.layers:
+        assert float(biorthogonal_defect(layer.phi[...], layer.psi[...])) < 1e-13
+    q = ae.embed(jnp.array([0.3, -0.2, 0.1]))
+    resid = (np.eye(9) - v @ v.T) @ (np.asarray(q) - 0.5)
+    assert np.linalg.norm(resid) < 1e-12
+
+
+def test_unconstrained_autoencoder_is_not_symplectic_in_general(rng: np.random.Generator) -> None:
+    v = np.linalg.qr(rng.standard_normal((9, 3)))[0]
+    ae = MLPAutoencoder(jnp.asarray(v), jnp.zeros(9), hidden=(8,), rngs=nnx.Rngs(0))
+    assert float(symplecticity_defect(ae.decode, jnp.ones(6))) < 1e-13  # starts at PSD
+    last = ae.dec.linears[-1]
+    last.kernel[...] = 0.3 * jax.random.normal(jax.random.key(1), last.kernel.shape)
+    assert float(symplecticity_defect(ae.decode, jnp.ones(6))) > 1e-2
+
+
+def test_bad_inputs_raise() -> None:
+    with pytest.raises(ValueError, match="even last dimension"):
+        split_state(jnp.ones(7))
+    with pytest.raises(ValueError, match="non-decreasing"):
+        SymplecticAutoencoder(9, 3, hidden=(2,), rngs=nnx.Rngs(0))
+    with pytest.raises(ValueError, match="0 < d <= n"):
+        SymplecticAutoencoder(3, 4, hidden=(), rngs=nnx.Rngs(0))
+    ae = _ae(0)
+    with pytest.raises(ValueError, match="even last dimension"):
+        ae.encode(jnp.ones(17))
+    with pytest.raises(ValueError, match="shape"):
+        psd_basis(np.ones((4, 3)), np.ones((4, 2)), 2)

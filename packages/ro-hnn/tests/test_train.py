@@ -1,0 +1,135 @@
+"""Training: constraints hold exactly after Riemannian steps, all models train, checkpoints resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from icml26.ro_hnn.autoencoder import BiorthogonalLayer, symplecticity_defect
+from icml26.ro_hnn.config import MODELS, Architecture
+from icml26.ro_hnn.manifolds import biorthogonal_defect
+from icml26.ro_hnn.models import build_model
+from icml26.ro_hnn.train import Trainer, TrainSettings
+
+SETTINGS = TrainSettings(steps=8, batch=4, window=2, lr=1e-2, chunk=4, checkpoint_every=4)
+TINY = Architecture(
+    latent_dof=2,
+    ae_hidden=(4,),
+    hnn_hidden=(8,),
+    node_hidden=(8,),
+    ae_mlp_hidden=(8,),
+    full_hidden=(8,),
+    iterations=2,
+)
+
+
+def _model(kind: str, fput_data, seed: int = 0):  # type: ignore[no-untyped-def]
+    _system, ds, basis = fput_data
+    return build_model(
+        kind,
+        n=ds.n,
+        dt=ds.train.dt,
+        damped=False,
+        arch=TINY,
+        basis=basis,
+        q_ref=ds.q_ref,
+        seed=seed,
+    )
+
+
+@pytest.fixture(scope="module")
+def trained(fput_data, tmp_path_factory):  # type: ignore[no-untyped-def]
+    _, ds, _ = fput_data
+    model = _model("rohnn", fput_data)
+    before = jax.tree_util.tree_map(jnp.copy, nnx.state(model, nnx.Param))
+    ckpt = tmp_path_factory.mktemp("ckpt") / "rohnn"
+    trainer = Trainer(model, ds.train.x, ds.x_ref, SETTINGS, seed=0)
+    trainer.fit(checkpoint_dir=ckpt)
+    return model, trainer, before, ckpt
+
+
+def test_constraints_hold_exactly_after_training(trained, fput_data) -> None:  # type: ignore[no-untyped-def]
+    model, _trainer, before, _ = trained
+    _, ds, _ = fput_data
+    moved = jax.tree_util.tree_map(
+        lambda a, b: float(jnp.max(jnp.abs(a - b))), nnx.state(model, nnx.Param), before
+    )
+    assert max(jax.tree_util.tree_leaves(moved)) > 1e-4  # the weights did change
+    layers = [m for _, m in nnx.iter_modules(model) if isinstance(m, BiorthogonalLayer)]
+    assert layers
+    for layer in layers:
+        assert float(biorthogonal_defect(layer.phi[...], layer.psi[...])) < 1e-12
+    z = jax.vmap(model.encode)(jnp.asarray(ds.test.x[:, 0]))
+    for zz in z:
+        assert float(symplecticity_defect(model.decode, zz)) < 1e-11
+    np.testing.assert_allclose(jax.vmap(model.encode)(jax.vmap(model.decode)(z)), z, atol=1e-11)
+
+
+def test_loss_decreases(trained) -> None:  # type: ignore[no-untyped-def]
+    _, trainer, _, _ = trained
+    assert len(trainer.losses) == SETTINGS.steps
+    assert np.mean(trainer.losses[-3:]) < np.mean(trainer.losses[:3])
+
+
+def test_checkpoint_resume_reproduces_an_uninterrupted_run(
+    trained, fput_data, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    model, _, _, ckpt = trained
+    _, ds, _ = fput_data
+    # a finished run restores and does not train further
+    again = _model("rohnn", fput_data)
+    t2 = Trainer(again, ds.train.x, ds.x_ref, SETTINGS, seed=0)
+    t2.fit(checkpoint_dir=ckpt)
+    assert t2.step == SETTINGS.steps
+    # a run killed after the first checkpoint resumes to the same parameters
+    killed = _model("rohnn", fput_data)
+
+    def die(step: int, loss: float) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(killed, ds.train.x, ds.x_ref, SETTINGS, seed=0).fit(
+            checkpoint_dir=tmp_path / "c", on_chunk=die
+        )
+    resumed = _model("rohnn", fput_data)
+    t3 = Trainer(resumed, ds.train.x, ds.x_ref, SETTINGS, seed=0)
+    t3.fit(checkpoint_dir=tmp_path / "c")
+    assert t3.step == SETTINGS.steps
+    ref = nnx.state(model, nnx.Param)
+    got = nnx.state(resumed, nnx.Param)
+    diffs = jax.tree_util.tree_map(lambda a, b: float(jnp.max(jnp.abs(a - b))), ref, got)
+    assert max(jax.tree_util.tree_leaves(diffs)) < 1e-10
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", [m for m in MODELS if m != "rohnn"])
+def test_baselines_train_and_predict(kind: str, fput_data) -> None:  # type: ignore[no-untyped-def]
+    _, ds, _ = fput_data
+    model = _model(kind, fput_data)
+    trainer = Trainer(model, ds.train.x, ds.x_ref, SETTINGS, seed=0)
+    trainer.fit()
+    assert np.all(np.isfinite(trainer.losses))
+    z, x = model.predict(jnp.asarray(ds.test.x[0, 0]), 5)
+    assert x.shape == (6, 2 * ds.n)
+    assert z.shape == ((6, 2 * TINY.latent_dof) if kind != "full_hnn" else (6, 2 * ds.n))
+    assert np.all(np.isfinite(np.asarray(x)))
+
+
+def test_bad_training_inputs(fput_data) -> None:  # type: ignore[no-untyped-def]
+    _, ds, basis = fput_data
+    model = _model("rohnn", fput_data)
+    with pytest.raises(ValueError, match="x_train must have shape"):
+        Trainer(model, ds.train.x[..., :-2], ds.x_ref, SETTINGS)
+    with pytest.raises(ValueError, match="shorter than a window"):
+        Trainer(model, ds.train.x[:, :2], ds.x_ref, SETTINGS)
+    with pytest.raises(ValueError, match="expected states of dimension"):
+        model.encode(jnp.ones(2 * ds.n + 2))
+    with pytest.raises(ValueError, match="unknown model"):
+        build_model("lnn", n=ds.n, dt=0.1, damped=False, arch=TINY, basis=basis)
+    with pytest.raises(ValueError, match="PSD basis"):
+        build_model("psd_hnn", n=ds.n, dt=0.1, damped=False, arch=TINY, basis=None)
