@@ -136,9 +136,13 @@ def lora_sft(
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     model.train()
-    losses = []
+    losses: list[float] = []
+    order = np.empty(0, dtype=np.int64)
+    size = min(batch_size, len(examples))
     for _ in range(steps):
-        idx = rng.choice(len(examples), size=min(batch_size, len(examples)), replace=False)
+        if len(order) < size:
+            order = np.concatenate([order, rng.permutation(len(examples))])
+        idx, order = order[:size], order[size:]
         total, count = _nll_sum(model, _batch([examples[i] for i in idx], pad, device))
         loss = total / max(count, 1)
         opt.zero_grad(set_to_none=True)

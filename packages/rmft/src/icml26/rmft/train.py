@@ -74,7 +74,8 @@ def sft(
     rng: np.random.Generator,
     weight_decay: float = 0.0,
 ) -> list[float]:
-    """``steps`` AdamW steps on minibatches drawn from ``data``; returns the training losses."""
+    """``steps`` AdamW steps on minibatches of ``data`` (shuffled epochs, so a batch as large
+    as the data is full-batch descent); returns the training losses."""
     if steps < 0 or batch_size < 1 or lr <= 0:
         raise ValueError(
             f"need steps >= 0, batch_size >= 1, lr > 0; got {steps}, {batch_size}, {lr}"
@@ -82,9 +83,13 @@ def sft(
     device = next(model.parameters()).device
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     model.train()
-    losses = []
+    losses: list[float] = []
+    order = np.empty(0, dtype=np.int64)
+    size = min(batch_size, len(data))
     for _ in range(steps):
-        idx = torch.from_numpy(rng.integers(0, len(data), size=min(batch_size, len(data))))
+        if len(order) < size:
+            order = np.concatenate([order, rng.permutation(len(data))])
+        idx, order = torch.from_numpy(order[:size]), order[size:]
         logits, _ = model(data.inputs[idx].to(device))
         loss = F.cross_entropy(logits.flatten(0, 1), data.targets[idx].to(device).flatten())
         opt.zero_grad(set_to_none=True)
