@@ -7,12 +7,22 @@ import math
 import numpy as np
 import pytest
 
-from icml26.rmft.baselines import EXP3, UCB, Greedy, Hedge, RandomPolicy, ThompsonSampling, make_baseline
+from icml26.rmft.baselines import (
+    EXP3,
+    UCB,
+    Greedy,
+    Hedge,
+    RandomPolicy,
+    ThompsonSampling,
+    make_baseline,
+)
 from icml26.rmft.envs import EnvSpec, Instances, sample_instances
 from icml26.rmft.rollout import rollout
 
 
-def _fixed(means: list[float], horizon: int, n: int, seed: int, kind: str = "bernoulli") -> Instances:
+def _fixed(
+    means: list[float], horizon: int, n: int, seed: int, kind: str = "bernoulli"
+) -> Instances:
     rng = np.random.default_rng(seed)
     mu = np.broadcast_to(np.asarray(means), (n, horizon, len(means))).copy()
     rewards = (rng.uniform(size=mu.shape) < mu).astype(float)

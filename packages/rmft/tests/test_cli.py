@@ -22,7 +22,16 @@ def test_smoke_run_writes_metrics_plots_and_claims(smoke_run: Path) -> None:
     results = json.loads((smoke_run / "results.json").read_text())
     metrics = results["metrics"]
     for env in ("bernoulli_k3_t8", "bernoulli_k3_t16", "bernoulli_k4_t8", "gaussian_k3_t8"):
-        for policy in ("base", "rmft_iter1", "rmft_iter2", "rmft_final", "ucb", "ts", "greedy", "exp3"):
+        for policy in (
+            "base",
+            "rmft_iter1",
+            "rmft_iter2",
+            "rmft_final",
+            "ucb",
+            "ts",
+            "greedy",
+            "exp3",
+        ):
             assert f"regret.{env}.{policy}" in metrics
         assert f"regret_per_step.{env}.base" in metrics
     for env in ("bernoulli_k3_t3", "restaurants_k3_t3"):
@@ -31,7 +40,9 @@ def test_smoke_run_writes_metrics_plots_and_claims(smoke_run: Path) -> None:
     assert "regret.experts_k3_t8.hedge" in metrics
     assert 0 <= metrics["invalid_action_rate.llm_base"] <= 1
     assert "invalid_action_rate.llm_rmft_iter1" in metrics
-    assert metrics["regret_per_step.bernoulli_k3_t16.ucb"] == pytest.approx(metrics["regret.bernoulli_k3_t16.ucb"] / 16)
+    assert metrics["regret_per_step.bernoulli_k3_t16.ucb"] == pytest.approx(
+        metrics["regret.bernoulli_k3_t16.ucb"] / 16
+    )
     claims = {c["id"]: c for c in results["claims"]}
     assert set(claims) >= {"numeric_rmft_improves", "generalises_horizon", "llm_rmft_improves"}
     for claim in claims.values():
@@ -52,7 +63,11 @@ def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path)
     assert main(["run", "rmft", "--profile", "smoke", "--out", str(copy)]) == 0
     a = json.loads((smoke_run / "results.json").read_text())["metrics"]
     b = json.loads((copy / "results.json").read_text())["metrics"]
-    for key in ("regret.bernoulli_k3_t8.rmft_iter2", "regret.bernoulli_k3_t3.llm_rmft_iter1", "regret.bernoulli_k3_t3.llm_base"):
+    for key in (
+        "regret.bernoulli_k3_t8.rmft_iter2",
+        "regret.bernoulli_k3_t3.llm_rmft_iter1",
+        "regret.bernoulli_k3_t3.llm_base",
+    ):
         assert b[key] == pytest.approx(a[key])
 
 
@@ -65,6 +80,17 @@ def test_bench_smoke(tmp_path: Path) -> None:
 
 
 def test_bad_override_fails_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", "rmft", "--profile", "smoke", "--set", "train_env=bernoulli_k1_t8", "--out", str(tmp_path / "bad")])
+    code = main(
+        [
+            "run",
+            "rmft",
+            "--profile",
+            "smoke",
+            "--set",
+            "train_env=bernoulli_k1_t8",
+            "--out",
+            str(tmp_path / "bad"),
+        ]
+    )
     assert code != 0
     assert "K >= 2" in capsys.readouterr().err

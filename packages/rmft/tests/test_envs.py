@@ -36,7 +36,9 @@ def test_nonstationary_regret_is_dynamic() -> None:
     means = np.array([[[0.9, 0.1], [0.9, 0.1], [0.2, 0.7], [0.2, 0.7]]])
     inst = Instances(spec, means, np.zeros_like(means))
     np.testing.assert_allclose(cumulative_regret(inst, np.zeros((1, 4), int)), [[0, 0, 0.5, 1.0]])
-    drawn = sample_instances(EnvSpec("nonstationary", 3, 40, n_changes=3), 5, np.random.default_rng(2))
+    drawn = sample_instances(
+        EnvSpec("nonstationary", 3, 40, n_changes=3), 5, np.random.default_rng(2)
+    )
     assert len({tuple(row) for row in drawn.means[0]}) == 4  # four segments
 
 
@@ -55,7 +57,12 @@ def test_experts_regret_matches_brute_force(k: int, t: int, seed: int) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.sampled_from(["bernoulli", "gaussian", "nonstationary"]), st.integers(2, 6), st.integers(1, 20), st.integers(0, 10_000))
+@given(
+    st.sampled_from(["bernoulli", "gaussian", "nonstationary"]),
+    st.integers(2, 6),
+    st.integers(1, 20),
+    st.integers(0, 10_000),
+)
 def test_bandit_pseudo_regret_is_non_decreasing(kind: str, k: int, t: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     inst = sample_instances(f"{kind}_k{k}_t{t}", 4, rng)

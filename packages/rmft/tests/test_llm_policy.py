@@ -66,7 +66,9 @@ def test_parse_action_rejects_bad_k() -> None:
 
 def test_prompt_describes_task_and_history() -> None:
     spec = parse_env("bernoulli_k3_t10")
-    msgs = build_messages(SCENARIOS["buttons"], spec, 4, np.array([2, 0, 2]), np.array([1.0, 0, 2.0]))
+    msgs = build_messages(
+        SCENARIOS["buttons"], spec, 4, np.array([2, 0, 2]), np.array([1.0, 0, 2.0])
+    )
     assert msgs[0]["role"] == "system"
     assert "3 buttons" in msgs[0]["content"]
     assert "10 rounds" in msgs[0]["content"]
@@ -146,4 +148,8 @@ def test_llm_policy_rejects_unsupported_settings() -> None:
     with pytest.raises(ValueError, match="unknown scenario"):
         LLMPolicy(backend, scenario="casino")
     with pytest.raises(ValueError, match="Bernoulli bandits"):
-        rollout(LLMPolicy(backend), sample_instances("experts_k3_t3", 1, np.random.default_rng(0)), np.random.default_rng(0))
+        rollout(
+            LLMPolicy(backend),
+            sample_instances("experts_k3_t3", 1, np.random.default_rng(0)),
+            np.random.default_rng(0),
+        )

@@ -9,11 +9,11 @@ import pytest
 
 pytest.importorskip("peft")
 
-from icml26.rmft.envs import parse_env  # noqa: E402
-from icml26.rmft.llm_policy import SCENARIOS, build_messages  # noqa: E402
-from icml26.rmft.llm_train import add_lora, completion_nll, encode_examples, lora_sft  # noqa: E402
-from icml26.rmft.tiny_lm import make_tiny_lm  # noqa: E402
-from icml26.shared.llm import format_chat, load_causal_lm  # noqa: E402
+from icml26.rmft.envs import parse_env
+from icml26.rmft.llm_policy import SCENARIOS, build_messages
+from icml26.rmft.llm_train import add_lora, completion_nll, encode_examples, lora_sft
+from icml26.rmft.tiny_lm import make_tiny_lm
+from icml26.shared.llm import format_chat, load_causal_lm
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,10 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _pairs(n: int = 6) -> list:
     spec = parse_env("bernoulli_k3_t5")
     return [
-        (build_messages(SCENARIOS["buttons"], spec, t, np.array([t, 0, 1]), np.array([0, 0, 1])), f"Button {t % 3 + 1}. Action: {t % 3 + 1}")
+        (
+            build_messages(SCENARIOS["buttons"], spec, t, np.array([t, 0, 1]), np.array([0, 0, 1])),
+            f"Button {t % 3 + 1}. Action: {t % 3 + 1}",
+        )
         for t in range(n)
     ]
 
@@ -64,6 +67,14 @@ def test_lora_needs_adapters(tiny: Path) -> None:
     for p in model.parameters():
         p.requires_grad_(False)
     with pytest.raises(ValueError, match="no trainable parameters"):
-        lora_sft(model, tok, encode_examples(tok, _pairs(1)), steps=1, lr=1e-3, batch_size=1, rng=np.random.default_rng(0))
+        lora_sft(
+            model,
+            tok,
+            encode_examples(tok, _pairs(1)),
+            steps=1,
+            lr=1e-3,
+            batch_size=1,
+            rng=np.random.default_rng(0),
+        )
     with pytest.raises(ValueError, match="rank"):
         add_lora(model, rank=0)

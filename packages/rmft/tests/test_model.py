@@ -7,7 +7,13 @@ import pytest
 import torch
 
 from icml26.rmft.envs import sample_instances
-from icml26.rmft.model import N_FEATURES, ArmTransformer, ModelConfig, TransformerPolicy, trajectory_features
+from icml26.rmft.model import (
+    N_FEATURES,
+    ArmTransformer,
+    ModelConfig,
+    TransformerPolicy,
+    trajectory_features,
+)
 from icml26.rmft.rollout import rollout
 
 

@@ -23,8 +23,12 @@ def test_global_selection_keeps_the_k_smallest(regrets: list[float], data: st.Da
 
 
 @given(st.integers(1, 6), st.integers(1, 8), st.data())
-def test_group_selection_keeps_the_best_of_every_group(groups: int, size: int, data: st.DataObject) -> None:
-    regrets = np.array(data.draw(st.lists(st.floats(0, 10), min_size=groups * size, max_size=groups * size)))
+def test_group_selection_keeps_the_best_of_every_group(
+    groups: int, size: int, data: st.DataObject
+) -> None:
+    regrets = np.array(
+        data.draw(st.lists(st.floats(0, 10), min_size=groups * size, max_size=groups * size))
+    )
     keep = data.draw(st.integers(1, size))
     idx = select_lowest_regret(regrets, keep, group_size=size)
     assert len(idx) == groups * keep
@@ -49,6 +53,8 @@ def test_ties_are_stable_and_output_sorted() -> None:
         ([1.0, 2.0], 3, 2, "keep"),
     ],
 )
-def test_bad_selection_inputs(regrets: list[float], keep: int, group: int | None, match: str) -> None:
+def test_bad_selection_inputs(
+    regrets: list[float], keep: int, group: int | None, match: str
+) -> None:
     with pytest.raises(ValueError, match=match):
         select_lowest_regret(np.array(regrets), keep, group_size=group)

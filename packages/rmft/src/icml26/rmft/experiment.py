@@ -29,7 +29,7 @@ from icml26.rmft.baselines import make_baseline
 from icml26.rmft.config import RMFTConfig
 from icml26.rmft.envs import EnvSpec, Instances, parse_env, sample_instances
 from icml26.rmft.rollout import Policy, Trajectories, rollout
-from icml26.shared import RunDir, figure, log, seed_everything
+from icml26.shared import PALETTE, RunDir, figure, log, seed_everything
 
 __all__ = ["generalisation_axis", "run", "summarise"]
 
@@ -401,36 +401,57 @@ _BASELINE_STYLE = {
 }
 
 
+def _colour(policy: str) -> str:
+    """One colour per policy across every panel (Okabe-Ito)."""
+    fixed = {"ucb": 0, "ts": 1, "greedy": 2, "exp3": 3, "hedge": 6, "random": 6}
+    if policy in fixed:
+        return PALETTE[fixed[policy]]
+    if policy.endswith("base"):
+        return PALETTE[4]
+    return PALETTE[7] if "rmft" in policy else PALETTE[5]
+
+
+def _final_policies(config: RMFTConfig) -> set[str]:
+    return {
+        "base",
+        "llm_base",
+        f"rmft_iter{config.rmft_iterations}",
+        f"llm_rmft_iter{config.llm_iterations}",
+    }
+
+
 def _plots(run_dir: RunDir, config: RMFTConfig, state: _State) -> None:
+    """Cumulative regret curves per environment, and regret at T against RMFT iteration."""
     envs = list(state.results)
     cols = min(3, len(envs))
     rows = math.ceil(len(envs) / cols)
-    with figure(run_dir.plot_path("regret_curves"), rows, cols) as (fig, axes):
+    shown = _final_policies(config)
+    with figure(
+        run_dir.plot_path("regret_curves"),
+        rows,
+        cols,
+        title="Cumulative regret (mean over instances)",
+    ) as (_fig, axes):
         flat = np.atleast_1d(axes).ravel()
         for ax, env in zip(flat, envs, strict=False):
             for policy, s in state.results[env].items():
-                curve = np.asarray(s["curve"])
-                t = np.arange(1, len(curve) + 1)
-                is_iter = "_iter" in policy
-                final_iter = policy.endswith(f"iter{config.rmft_iterations}") or policy.endswith(
-                    f"iter{config.llm_iterations}"
-                )
-                if is_iter and not final_iter:
+                if policy not in shown and policy not in _BASELINE_STYLE:
                     continue
-                ax.plot(
-                    t,
-                    curve,
-                    _BASELINE_STYLE.get(policy, "-"),
-                    label=policy,
-                    lw=2 if "rmft" in policy else 1.2,
-                )
+                curve = np.asarray(s["curve"])
+                ax.plot(np.arange(1, len(curve) + 1), curve, _BASELINE_STYLE.get(policy, "-"), color=_colour(policy),
+                        label=policy, lw=2.2 if "rmft" in policy else 1.3)  # fmt: skip
             ax.set_title(env, fontsize=9)
             ax.set_xlabel("t")
             ax.set_ylabel("cumulative regret")
             ax.legend(fontsize=6)
         for ax in flat[len(envs) :]:
             ax.axis("off")
-    with figure(run_dir.plot_path("regret_vs_iteration"), rows, cols) as (_fig, axes):
+    with figure(
+        run_dir.plot_path("regret_vs_iteration"),
+        rows,
+        cols,
+        title="Regret at T vs RMFT iteration (0 = base; ±1 s.e.)",
+    ) as (_fig, axes):
         flat = np.atleast_1d(axes).ravel()
         for ax, env in zip(flat, envs, strict=False):
             res = state.results[env]
@@ -443,20 +464,28 @@ def _plots(run_dir: RunDir, config: RMFTConfig, state: _State) -> None:
                 names = [base] + [f"{prefix}{i}" for i in range(1, n + 1) if f"{prefix}{i}" in res]
                 ys = np.array([res[p]["regret"] for p in names])
                 es = np.array([res[p]["se"] for p in names])
+                label = "LLM (LoRA RMFT)" if base == "llm_base" else "numerical Transformer"
                 ax.errorbar(
                     np.arange(len(names)),
                     ys,
                     yerr=es,
                     marker="o",
                     capsize=3,
-                    label="LLM" if base == "llm_base" else "Transformer",
+                    color=_colour(prefix),
+                    label=label,
                 )
+                ax.set_xticks(np.arange(len(names)))
             for policy, s in res.items():
                 if policy in _BASELINE_STYLE:
-                    ax.axhline(s["regret"], ls=_BASELINE_STYLE[policy], lw=1, color="grey")
-                    ax.annotate(policy, (0, s["regret"]), fontsize=6, color="grey")
+                    ax.axhline(
+                        s["regret"],
+                        ls=_BASELINE_STYLE[policy],
+                        lw=1,
+                        color=_colour(policy),
+                        label=policy,
+                    )
             ax.set_title(env, fontsize=9)
-            ax.set_xlabel("RMFT iteration (0 = base)")
+            ax.set_xlabel("RMFT iteration")
             ax.set_ylabel("regret at T")
             ax.legend(fontsize=6)
         for ax in flat[len(envs) :]:

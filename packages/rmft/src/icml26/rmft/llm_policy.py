@@ -6,7 +6,8 @@ fine-tunable with LoRA) or an OpenAI-compatible endpoint (``ChatClient``, e.g. G
 Each round the model sees the task (a *scenario*: the abstract ``buttons`` game, or the
 ``restaurants`` story, the natural-language-described scenario) and a summary of its own
 history (per-option counts and average rewards, the format that helps LLMs most in bandit
-studies), is asked to think briefly and end with ``Action: <number>``. Replies that name no
+studies), is asked for one sentence of reasoning and a last line ``Action: <number>`` (with
+a one-line example of the format: small models follow examples better than instructions). Replies that name no
 valid option are *invalid*: a uniformly random option is played instead and the step is
 counted in ``invalid_action_rate``. The full reply (reasoning and action) is kept in
 :attr:`LLMPolicy.records`, because RMFT fine-tunes on the model's own reasoning text.
@@ -86,8 +87,9 @@ def build_messages(
             )
     lines.append(f"Total reward so far: {sums.sum():g}.")
     lines.append(
-        f"Think briefly about which {opt} to choose, then end with a line 'Action: <{opt} "
-        f"number from 1 to {k}>'."
+        f"Which {opt} do you choose now? Give one short sentence of reasoning, then a last "
+        f"line 'Action: <{opt} number from 1 to {k}>'. For example:\n"
+        f"{opt.capitalize()} {k} has the fewest tries, so I will try it.\nAction: {k}"
     )
     return [
         {"role": "system", "content": scenario.system.format(k=k, t=horizon, option=opt)},
