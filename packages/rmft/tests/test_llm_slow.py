@@ -20,8 +20,12 @@ def test_smollm2_plays_a_bandit_and_one_rmft_iteration_fits_its_transcripts() ->
     torch.set_num_threads(2)
     model, tok = load_causal_lm("smollm2-135m-instruct", device="cpu")
     backend = LocalChatModel(add_lora(model, rank=4, alpha=8), tok, batch_size=4)
-    settings = LLMSettings(n_instances=2, rollouts_per_instance=2, steps=3, lr=2e-4, batch_size=4, max_tokens=32)
-    stats, pairs = llm_rmft_iteration(backend, parse_env("bernoulli_k3_t2"), settings, np.random.default_rng(0))
+    settings = LLMSettings(
+        n_instances=2, rollouts_per_instance=2, steps=3, lr=2e-4, batch_size=4, max_tokens=32
+    )
+    stats, pairs = llm_rmft_iteration(
+        backend, parse_env("bernoulli_k3_t2"), settings, np.random.default_rng(0)
+    )
     assert pairs, "SmolLM2 produced no parsable action in 8 decisions"
     assert stats.loss_after < stats.loss_before
     assert backend.usage.requests == 8
