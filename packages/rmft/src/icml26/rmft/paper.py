@@ -42,8 +42,9 @@ PROFILES = {
         experts_env="experts_k5_t50",
     ),
     # The best 2 cores allow in about half an hour: bigger model and data, more iterations,
-    # and the LLM path on the bundled SmolLM2-135M-Instruct (LoRA): about 500 decisions at
-    # roughly a second each plus 16 LoRA steps, so short games on few instances.
+    # and the LLM path on the bundled SmolLM2-135M-Instruct (LoRA). Generation costs about
+    # 30-40 s per batched call of 8 replies on 2 cores, and this plays 40 such calls plus 12
+    # LoRA steps: short games (K = 3, T = 5) on few instances, about half an hour in all.
     "full": RMFTConfig(
         eval_instances=512,
         d_model=48,
@@ -55,15 +56,15 @@ PROFILES = {
         finetune_steps=120,
         experts_env="experts_k5_t50",
         llm_model="smollm2-135m-instruct",
-        llm_env="bernoulli_k3_t6",
-        llm_nl_env="restaurants_k3_t6",
+        llm_env="bernoulli_k3_t5",
+        llm_nl_env="restaurants_k3_t5",
         llm_iterations=2,
         llm_eval_instances=8,
         llm_rollout_instances=4,
-        llm_rollouts_per_instance=4,
-        llm_steps=8,
-        llm_batch_size=4,
-        llm_max_tokens=40,
+        llm_rollouts_per_instance=2,
+        llm_steps=6,
+        llm_batch_size=8,
+        llm_max_tokens=32,
     ),
 }
 
