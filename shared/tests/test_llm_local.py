@@ -140,7 +140,8 @@ def test_load_folder_pads_left_and_is_eval(tiny_dir: Path) -> None:
 def test_builtin_cached_path_loads_without_converting(
     tmp_path: Path, tiny_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A complete cache folder is loaded as is: neither the wheel nor a conversion is needed."""
+    """A complete cache folder is loaded as is: neither the wheel nor a conversion is needed
+    (the wheel may even be uninstalled since)."""
     import shutil
 
     target = tmp_path / "models" / "smollm2-135m-instruct"
@@ -151,7 +152,11 @@ def test_builtin_cached_path_loads_without_converting(
         raise AssertionError("must not convert when the cache is complete")
 
     monkeypatch.setattr(loader_mod, "_convert_gguf", boom)
-    monkeypatch.setattr(loader_mod, "builtin_gguf_path", lambda m: Path("/nonexistent.gguf"))
+
+    def no_wheel(model: object) -> Path:
+        raise loader_mod.ModelSpecError("the wheel is not installed")
+
+    monkeypatch.setattr(loader_mod, "builtin_gguf_path", no_wheel)
     model, _ = load_causal_lm("smollm2-135m-instruct", device="cpu", cache=tmp_path)
     assert model.config.hidden_size == 32
 

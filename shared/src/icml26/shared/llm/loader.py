@@ -301,15 +301,15 @@ def load_causal_lm(
     device = device or _default_device()
     torch_dtype = _torch_dtype(dtype, device)
     if resolved.kind in {"builtin", "gguf"}:
-        gguf = (
-            builtin_gguf_path(BUILTIN_MODELS[resolved.spec])
-            if resolved.kind == "builtin"
-            else resolved.path
-        )
-        assert gguf is not None
         assert resolved.cache_key is not None
         folder = Path(cache or cache_dir()).expanduser() / "models" / resolved.cache_key
-        if not _is_cached(folder):
+        if not _is_cached(folder):  # only a conversion needs the GGUF (and its wheel)
+            gguf = (
+                builtin_gguf_path(BUILTIN_MODELS[resolved.spec])
+                if resolved.kind == "builtin"
+                else resolved.path
+            )
+            assert gguf is not None
             _convert_gguf(gguf, folder)
         source, local_only = str(folder), True
     elif resolved.kind == "folder":

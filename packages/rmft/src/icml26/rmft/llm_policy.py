@@ -1,0 +1,214 @@
+"""LLM policies: a text prompt per decision, the model's reasoning, then a parsed action.
+
+Works with any :class:`icml26.shared.llm.ChatBackend`: a local model (``LocalChatModel``,
+fine-tunable with LoRA) or an OpenAI-compatible endpoint (``ChatClient``, e.g. GPT-4o mini).
+
+Each round the model sees the task (a *scenario*: the abstract ``buttons`` game, or the
+``restaurants`` story, the natural-language-described scenario) and a summary of its own
+history (per-option counts and average rewards, the format that helps LLMs most in bandit
+studies), is asked for one sentence of reasoning and a last line ``Action: <number>`` (with
+a one-line example of the format: small models follow examples better than instructions). Replies that name no
+valid option are *invalid*: a uniformly random option is played instead and the step is
+counted in ``invalid_action_rate``. The full reply (reasoning and action) is kept in
+:attr:`LLMPolicy.records`, because RMFT fine-tunes on the model's own reasoning text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from icml26.rmft.envs import EnvSpec
+
+__all__ = ["SCENARIOS", "LLMPolicy", "Scenario", "build_messages", "parse_action"]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """How a Bernoulli bandit is put into words."""
+
+    name: str
+    option: str  # "button"
+    system: str  # format fields: {k}, {t}, {option}
+    round_word: str  # "Round"
+    pulled: str  # "pressed"
+    reward_word: str  # "average reward"
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "buttons": Scenario(
+        name="buttons",
+        option="button",
+        system=(
+            "You are playing a game with {k} buttons, numbered 1 to {k}, for {t} rounds. Each "
+            "round you press one button. Each button pays a reward of 1 with its own fixed but "
+            "unknown probability, and 0 otherwise. Your goal is to collect as much total reward "
+            "as possible over all {t} rounds."
+        ),
+        round_word="Round",
+        pulled="pressed",
+        reward_word="average reward",
+    ),
+    "restaurants": Scenario(
+        name="restaurants",
+        option="restaurant",
+        system=(
+            "You are spending {t} evenings in a new town that has {k} restaurants, numbered 1 to "
+            "{k}. Every evening you have dinner at one of them. At each restaurant there is a "
+            "fixed but unknown chance that you enjoy the meal (score 1) rather than not (score "
+            "0). You want to enjoy as many dinners as possible over the {t} evenings."
+        ),
+        round_word="Evening",
+        pulled="visited",
+        reward_word="share of meals enjoyed",
+    ),
+}
+
+
+def build_messages(
+    scenario: Scenario, spec: EnvSpec, t: int, counts: np.ndarray, sums: np.ndarray
+) -> list[dict[str, str]]:
+    """The conversation for step ``t`` (0-based) of one episode; ``counts``/``sums`` ``(K,)``."""
+    k, horizon = spec.n_arms, spec.horizon
+    opt = scenario.option
+    lines = [f"{scenario.round_word} {t + 1} of {horizon}. Your results so far:"]
+    for arm in range(k):
+        n = int(counts[arm])
+        if n == 0:
+            lines.append(f"- {opt.capitalize()} {arm + 1}: never {scenario.pulled}")
+        else:
+            lines.append(
+                f"- {opt.capitalize()} {arm + 1}: {scenario.pulled} {n} time{'s' * (n != 1)}, "
+                f"{scenario.reward_word} {sums[arm] / n:.2f}"
+            )
+    lines.append(f"Total reward so far: {sums.sum():g}.")
+    lines.append(
+        f"Which {opt} do you choose now? Give one short sentence of reasoning, then a last "
+        f"line 'Action: <{opt} number from 1 to {k}>'. For example:\n"
+        f"{opt.capitalize()} {k} has the fewest tries, so I will try it.\nAction: {k}"
+    )
+    return [
+        {"role": "system", "content": scenario.system.format(k=k, t=horizon, option=opt)},
+        {"role": "user", "content": "\n".join(lines)},
+    ]
+
+
+_ACTION = re.compile(
+    r"action\s*[:=\-]?\s*\**\s*(?:button|arm|restaurant|option|number)?\s*(?:no\.?|#)?\s*(\d+)",
+    re.IGNORECASE,
+)
+_MENTION = re.compile(r"(?:button|arm|restaurant|option)\s*(?:no\.?|#)?\s*(\d+)", re.IGNORECASE)
+
+
+def parse_action(text: str, n_arms: int) -> int | None:
+    """The 0-based option a reply chose, or ``None`` when it is malformed.
+
+    Rules, in order: the last ``Action: <n>`` (also ``action = button 3``, ``**Action:** #3``);
+    otherwise a reply that is only a number; otherwise a reply whose every mention of an
+    option names the same number. A number outside ``1..n_arms`` is invalid, and so is a reply
+    that mentions several options without an ``Action:`` line (ambiguous).
+    """
+    if not isinstance(text, str):
+        return None
+    if n_arms < 2:
+        raise ValueError(f"n_arms must be >= 2, got {n_arms}")
+    found = _ACTION.findall(text)
+    if found:
+        choice = int(found[-1])
+    elif re.fullmatch(r"\s*\**\s*(\d+)\s*\.?\s*\**\s*", text):
+        choice = int(re.sub(r"\D", "", text))
+    else:
+        mentions = {int(m) for m in _MENTION.findall(text)}
+        if len(mentions) != 1:
+            return None
+        choice = mentions.pop()
+    return choice - 1 if 1 <= choice <= n_arms else None
+
+
+class LLMPolicy:
+    """A :class:`~icml26.rmft.rollout.Policy` backed by a chat model.
+
+    Args:
+        backend: a ``ChatBackend`` (local model or endpoint).
+        scenario: ``"buttons"`` or ``"restaurants"`` (or a :class:`Scenario`).
+        max_tokens: reply length cap (reasoning plus action).
+        temperature: sampling temperature (``0``: greedy).
+        name: the metric name (``llm_base``, ``llm_rmft_iter1``).
+
+    Attributes (after a rollout):
+        invalid: ``(n, T)`` True where the reply was malformed.
+        records: per episode, per step: ``{"messages", "reply", "action", "valid"}``.
+    """
+
+    def __init__(
+        self,
+        backend: Any,
+        *,
+        scenario: str | Scenario = "buttons",
+        max_tokens: int = 64,
+        temperature: float = 0.7,
+        name: str = "llm",
+    ) -> None:
+        if isinstance(scenario, str):
+            if scenario not in SCENARIOS:
+                raise ValueError(
+                    f"unknown scenario {scenario!r}; expected one of {sorted(SCENARIOS)}"
+                )
+            scenario = SCENARIOS[scenario]
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        self.backend, self.scenario = backend, scenario
+        self.max_tokens, self.temperature, self.name = max_tokens, temperature, name
+
+    def reset(self, spec: EnvSpec, n: int, rng: np.random.Generator) -> None:
+        if spec.full_information or not spec.binary_rewards:
+            raise ValueError(
+                f"LLM policies play Bernoulli bandits with bandit feedback, not {spec.name}"
+            )
+        self.spec, self.n, self.rng = spec, n, rng
+        self.counts = np.zeros((n, spec.n_arms))
+        self.sums = np.zeros((n, spec.n_arms))
+        self.invalid = np.zeros((n, spec.horizon), dtype=bool)
+        self.records: list[list[dict[str, Any]]] = [[] for _ in range(n)]
+
+    def conversations(self, t: int) -> list[list[dict[str, str]]]:
+        return [
+            build_messages(self.scenario, self.spec, t, self.counts[i], self.sums[i])
+            for i in range(self.n)
+        ]
+
+    def act(self, t: int) -> np.ndarray:
+        convs = self.conversations(t)
+        seed = int(self.rng.integers(0, 2**31 - 1))
+        replies = self.backend.complete(
+            convs, max_tokens=self.max_tokens, temperature=self.temperature, seed=seed
+        )
+        actions = np.zeros(self.n, dtype=np.int64)
+        for i, (conv, reply) in enumerate(zip(convs, replies, strict=True)):
+            parsed = parse_action(reply.text, self.spec.n_arms)
+            valid = parsed is not None
+            actions[i] = parsed if valid else self.rng.integers(0, self.spec.n_arms)
+            self.invalid[i, t] = not valid
+            self.records[i].append(
+                {"messages": conv, "reply": reply.text, "action": int(actions[i]), "valid": valid}
+            )
+        return actions
+
+    def update(
+        self, t: int, actions: np.ndarray, rewards: np.ndarray, full: np.ndarray | None
+    ) -> None:
+        rows = np.arange(self.n)
+        self.counts[rows, actions] += 1
+        self.sums[rows, actions] += rewards
+
+
+def transcripts(
+    records: Sequence[Sequence[dict[str, Any]]],
+) -> list[tuple[list[dict[str, str]], str]]:
+    """``(messages, reply)`` pairs of every step of the given episodes (the RMFT training set
+    of the LLM path: the model's own reasoning and action)."""
+    return [(step["messages"], step["reply"]) for episode in records for step in episode]

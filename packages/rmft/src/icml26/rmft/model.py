@@ -1,0 +1,208 @@
+"""The numerical Transformer policy: a small decoder over the (action, reward) history.
+
+Input: one token per (time, arm). Token ``0`` is a start token; token ``j ≥ 1`` describes
+step ``j − 1`` from arm ``k``'s side: ``[is_start, chosen, observed, reward · observed]``
+(bandit feedback: only the chosen arm is observed; full information: every arm is). The
+logits at token ``j`` are the policy's preferences over arms for step ``j``, so one causal
+forward pass scores a whole trajectory (teacher forcing) and a cache of keys and values
+makes rollouts O(T) forward steps.
+
+Each block: causal self-attention along time, per arm (shared weights); a DeepSets mixing
+layer across arms at each time (``[h_k, mean_j h_j] → MLP``); a feed-forward layer; all
+pre-LayerNorm with residuals. Nothing depends on the arm index or an absolute position, so
+the same weights play any number of arms ``K`` (the policy is arm-permutation equivariant)
+and any horizon ``T``: what the generalisation experiments need.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = [
+    "N_FEATURES",
+    "ArmTransformer",
+    "ModelConfig",
+    "TransformerPolicy",
+    "trajectory_features",
+]
+
+N_FEATURES = 4
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    d_model: int = 32
+    n_layers: int = 2
+    n_heads: int = 4
+    ff_mult: int = 2
+    dropout: float = 0.0
+
+    def __post_init__(self) -> None:
+        if min(self.d_model, self.n_layers, self.n_heads, self.ff_mult) < 1:
+            raise ValueError(f"d_model, n_layers, n_heads, ff_mult must be >= 1, got {self}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model {self.d_model} must be divisible by n_heads {self.n_heads}")
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+
+
+class _Block(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.n_heads = cfg.n_heads
+        self.ln_time = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln_arms = nn.LayerNorm(d)
+        self.mix = nn.Sequential(nn.Linear(2 * d, d), nn.GELU(), nn.Linear(d, d))
+        self.ln_ff = nn.LayerNorm(d)
+        f = cfg.ff_mult * d
+        self.ff = nn.Sequential(nn.Linear(d, f), nn.GELU(), nn.Linear(f, d))
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(
+        self, h: torch.Tensor, cache: list[torch.Tensor] | None
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """``h``: ``(B, L, K, d)`` new positions; ``cache``: ``[keys, values]`` of earlier
+        positions, each ``(B·K, heads, L_past, d_head)``, or None."""
+        b, length, k, d = h.shape
+        x = self.ln_time(h).permute(0, 2, 1, 3).reshape(b * k, length, d)
+        q, key, v = self.qkv(x).split(d, dim=-1)
+        heads = self.n_heads
+
+        def split(t: torch.Tensor) -> torch.Tensor:
+            return t.view(b * k, length, heads, d // heads).transpose(1, 2)
+
+        q, key, v = split(q), split(key), split(v)
+        if cache is not None:
+            key = torch.cat([cache[0], key], dim=2)
+            v = torch.cat([cache[1], v], dim=2)
+        past = key.shape[2] - length
+        # position i of the new chunk sees every cached position and new positions <= i
+        mask = torch.ones(length, key.shape[2], dtype=torch.bool, device=h.device).tril(past)
+        att = F.scaled_dot_product_attention(q, key, v, attn_mask=mask)
+        att = att.transpose(1, 2).reshape(b, k, length, d).permute(0, 2, 1, 3)
+        h = h + self.drop(self.proj(att))
+        z = self.ln_arms(h)
+        pooled = z.mean(dim=2, keepdim=True).expand_as(z)
+        h = h + self.drop(self.mix(torch.cat([z, pooled], dim=-1)))
+        h = h + self.drop(self.ff(self.ln_ff(h)))
+        return h, [key, v]
+
+
+class ArmTransformer(nn.Module):
+    """Policy logits ``(B, L, K)`` from history tokens ``(B, L, K, N_FEATURES)``."""
+
+    def __init__(self, cfg: ModelConfig | None = None) -> None:
+        super().__init__()
+        self.cfg = cfg or ModelConfig()
+        d = self.cfg.d_model
+        self.embed = nn.Linear(N_FEATURES, d)
+        self.blocks = nn.ModuleList(_Block(self.cfg) for _ in range(self.cfg.n_layers))
+        self.ln_out = nn.LayerNorm(d)
+        self.head = nn.Linear(d, 1)
+
+    def forward(
+        self, tokens: torch.Tensor, cache: list[list[torch.Tensor]] | None = None
+    ) -> tuple[torch.Tensor, list[list[torch.Tensor]]]:
+        """Logits for each new position and the updated cache (pass it back to continue)."""
+        if tokens.ndim != 4 or tokens.shape[-1] != N_FEATURES:
+            raise ValueError(f"tokens must be (B, L, K, {N_FEATURES}), got {tuple(tokens.shape)}")
+        if tokens.shape[2] < 2:
+            raise ValueError(f"need K >= 2 arms, got K = {tokens.shape[2]}")
+        if not torch.isfinite(tokens).all():
+            raise ValueError("tokens contain NaN or infinite values")
+        h = self.embed(tokens)
+        new_cache = []
+        for i, block in enumerate(self.blocks):
+            h, c = block(h, cache[i] if cache is not None else None)
+            new_cache.append(c)
+        return self.head(self.ln_out(h)).squeeze(-1), new_cache
+
+
+def start_tokens(n: int, k: int) -> np.ndarray:
+    """``(n, 1, K, F)`` start tokens."""
+    x = np.zeros((n, 1, k, N_FEATURES), dtype=np.float32)
+    x[..., 0] = 1.0
+    return x
+
+
+def step_tokens(
+    actions: np.ndarray, rewards: np.ndarray, full: np.ndarray | None, k: int
+) -> np.ndarray:
+    """``(n, 1, K, F)`` tokens describing one step: the chosen arms ``(n,)``, their rewards
+    ``(n,)`` and, with full information, every arm's reward ``(n, K)``."""
+    n = actions.shape[0]
+    x = np.zeros((n, 1, k, N_FEATURES), dtype=np.float32)
+    rows = np.arange(n)
+    x[rows, 0, actions, 1] = 1.0
+    if full is not None:
+        x[:, 0, :, 2] = 1.0
+        x[:, 0, :, 3] = full
+    else:
+        x[rows, 0, actions, 2] = 1.0
+        x[rows, 0, actions, 3] = rewards
+    return x
+
+
+def trajectory_features(
+    actions: np.ndarray, rewards: np.ndarray, k: int, full: np.ndarray | None = None
+) -> np.ndarray:
+    """Teacher-forcing inputs ``(n, T, K, F)`` for trajectories ``actions``/``rewards``
+    ``(n, T)`` (``full``: ``(n, T, K)`` reward tables in the full-information setting): the
+    start token, then steps ``0..T−2``; the targets are ``actions`` itself."""
+    n, horizon = actions.shape
+    parts = [start_tokens(n, k)]
+    for t in range(horizon - 1):
+        parts.append(
+            step_tokens(actions[:, t], rewards[:, t], None if full is None else full[:, t], k)
+        )
+    return np.concatenate(parts, axis=1)
+
+
+class TransformerPolicy:
+    """Rolls out an :class:`ArmTransformer` (a :class:`~icml26.rmft.rollout.Policy`):
+    samples ``a_t ~ softmax(logits_t / temperature)``; ``temperature == 0`` is greedy."""
+
+    def __init__(
+        self,
+        model: ArmTransformer,
+        *,
+        temperature: float = 1.0,
+        name: str = "transformer",
+        device: str | torch.device = "cpu",
+    ) -> None:
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        self.model, self.temperature, self.name = model, temperature, name
+        self.device = torch.device(device)
+
+    def reset(self, spec, n: int, rng: np.random.Generator) -> None:  # type: ignore[no-untyped-def]
+        self.k, self.n, self.rng = spec.n_arms, n, rng
+        self.cache: list[list[torch.Tensor]] | None = None
+        self.pending = start_tokens(n, self.k)
+
+    @torch.inference_mode()
+    def act(self, t: int) -> np.ndarray:
+        self.model.eval()
+        tokens = torch.from_numpy(self.pending).to(self.device)
+        logits, self.cache = self.model(tokens, self.cache)
+        logits = logits[:, -1, :].double().cpu().numpy()
+        if self.temperature == 0:
+            return np.argmax(logits, axis=1)
+        z = logits / self.temperature
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        u = self.rng.random((self.n, 1))
+        return np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), self.k - 1)
+
+    def update(
+        self, t: int, actions: np.ndarray, rewards: np.ndarray, full: np.ndarray | None
+    ) -> None:
+        self.pending = step_tokens(actions, rewards, full, self.k)

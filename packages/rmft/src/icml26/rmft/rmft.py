@@ -1,0 +1,113 @@
+"""Iterative regret-minimization fine-tuning (RMFT) for the numerical Transformer.
+
+The loop (the paper's Iterative RMFT): starting from a weak base model,
+
+1. roll out ``L = n_instances × rollouts_per_instance`` trajectories with the *current* model
+   (sampling from its policy) on freshly drawn instances;
+2. keep the ``keep_per_instance`` lowest-regret rollouts of every instance
+   (:func:`~icml26.rmft.selection.select_lowest_regret`);
+3. fine-tune the current model on them (behaviour cloning of its own best trajectories; no
+   teacher algorithm is ever imitated);
+4. evaluate; repeat.
+
+The base model is pretrained weakly on a mix of random and greedy trajectories
+(:func:`weak_pretraining`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from icml26.rmft.baselines import Greedy, RandomPolicy
+from icml26.rmft.envs import EnvSpec, sample_instances
+from icml26.rmft.model import ArmTransformer, TransformerPolicy
+from icml26.rmft.rollout import Trajectories, rollout
+from icml26.rmft.selection import select_lowest_regret
+from icml26.rmft.train import sft, sft_data, sft_loss
+
+__all__ = ["IterationStats", "RMFTSettings", "numeric_rmft_iteration", "weak_pretraining"]
+
+
+@dataclass(frozen=True)
+class RMFTSettings:
+    """One RMFT iteration's knobs (see the module docstring)."""
+
+    n_instances: int = 128
+    rollouts_per_instance: int = 8
+    keep_per_instance: int = 1
+    steps: int = 150
+    lr: float = 1e-3
+    batch_size: int = 64
+    temperature: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.n_instances < 1 or self.rollouts_per_instance < 1 or self.steps < 0:
+            raise ValueError(f"n_instances, rollouts_per_instance >= 1 and steps >= 0: {self}")
+        if not 1 <= self.keep_per_instance <= self.rollouts_per_instance:
+            raise ValueError(
+                f"keep_per_instance must be in 1..rollouts_per_instance "
+                f"({self.rollouts_per_instance}), got {self.keep_per_instance}"
+            )
+        if self.temperature <= 0:
+            raise ValueError(f"rollout temperature must be > 0 (sampling), got {self.temperature}")
+
+
+@dataclass(frozen=True)
+class IterationStats:
+    """What one RMFT iteration saw: mean regret of all rollouts and of the kept ones, and
+    the NLL of the kept trajectories before and after fine-tuning."""
+
+    rollout_regret: float
+    selected_regret: float
+    loss_before: float
+    loss_after: float
+
+
+def weak_pretraining(
+    model: ArmTransformer,
+    spec: EnvSpec,
+    *,
+    n_trajectories: int,
+    greedy_fraction: float,
+    steps: int,
+    lr: float,
+    batch_size: int,
+    rng: np.random.Generator,
+) -> list[float]:
+    """Behaviour-clone a mix of random and greedy trajectories: a weak base model."""
+    if not 0 <= greedy_fraction <= 1:
+        raise ValueError(f"greedy_fraction must be in [0, 1], got {greedy_fraction}")
+    n_greedy = round(n_trajectories * greedy_fraction)
+    parts: list[Trajectories] = []
+    for policy, n in ((Greedy(), n_greedy), (RandomPolicy(), n_trajectories - n_greedy)):
+        if n:
+            parts.append(rollout(policy, sample_instances(spec, n, rng), rng))
+    return sft(model, sft_data(parts), steps=steps, lr=lr, batch_size=batch_size, rng=rng)
+
+
+def numeric_rmft_iteration(
+    model: ArmTransformer,
+    spec: EnvSpec,
+    settings: RMFTSettings,
+    rng: np.random.Generator,
+    *,
+    device: str = "cpu",
+) -> IterationStats:
+    """One RMFT iteration in place on ``model`` (steps 1-3 of the module docstring)."""
+    m = settings.rollouts_per_instance
+    instances = sample_instances(spec, settings.n_instances, rng).repeat(m)
+    policy = TransformerPolicy(model, temperature=settings.temperature, device=device)
+    trajs = rollout(policy, instances, rng)
+    keep = select_lowest_regret(trajs.final_regret, settings.keep_per_instance, group_size=m)
+    data = sft_data(trajs.subset(keep))
+    before = sft_loss(model, data)
+    sft(model, data, steps=settings.steps, lr=settings.lr, batch_size=settings.batch_size, rng=rng)
+    after = sft_loss(model, data)
+    return IterationStats(
+        rollout_regret=float(trajs.final_regret.mean()),
+        selected_regret=float(trajs.final_regret[keep].mean()),
+        loss_before=before,
+        loss_after=after,
+    )

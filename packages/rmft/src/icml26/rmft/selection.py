@@ -1,0 +1,45 @@
+"""Trajectory selection: keep the lowest-regret rollouts (the regret signal of RMFT)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["select_lowest_regret"]
+
+
+def select_lowest_regret(
+    regrets: np.ndarray, keep: int, *, group_size: int | None = None
+) -> np.ndarray:
+    """Indices of the ``keep`` lowest-regret trajectories.
+
+    Args:
+        regrets: ``(N,)`` final regret of each trajectory.
+        keep: how many to keep, overall (``group_size=None``) or per group.
+        group_size: when set, ``regrets`` holds consecutive groups of this size (several
+            rollouts of the same instance, see :meth:`Instances.repeat`) and ``keep`` are
+            kept in every group: each instance contributes its best rollouts, so easy
+            instances (whose regret is small whatever one does) do not crowd out hard ones.
+
+    Returns:
+        Sorted integer indices into ``regrets``. Ties are broken by index (stable).
+
+    Raises:
+        ValueError: ``keep`` outside ``1..N`` (or ``1..group_size``), NaN regrets, or ``N`` not
+            a multiple of ``group_size``.
+    """
+    regrets = np.asarray(regrets, dtype=np.float64)
+    if regrets.ndim != 1 or regrets.size == 0:
+        raise ValueError(f"regrets must be a non-empty 1-D array, got shape {regrets.shape}")
+    if not np.isfinite(regrets).all():
+        raise ValueError("regrets contain NaN or infinite values")
+    limit = regrets.size if group_size is None else group_size
+    if isinstance(keep, bool) or not isinstance(keep, int | np.integer) or not 1 <= keep <= limit:
+        raise ValueError(f"keep must be an integer in 1..{limit}, got {keep!r}")
+    if group_size is None:
+        return np.sort(np.argsort(regrets, kind="stable")[:keep])
+    if group_size < 1 or regrets.size % group_size:
+        raise ValueError(f"{regrets.size} trajectories do not split into groups of {group_size}")
+    grouped = regrets.reshape(-1, group_size)
+    within = np.argsort(grouped, axis=1, kind="stable")[:, :keep]
+    offsets = (np.arange(grouped.shape[0]) * group_size)[:, None]
+    return np.sort((within + offsets).ravel())

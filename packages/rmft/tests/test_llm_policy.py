@@ -1,0 +1,155 @@
+"""LLM policy without a model: prompts, robust parsing, invalid actions, transcripts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26.rmft.envs import parse_env, sample_instances
+from icml26.rmft.llm_policy import SCENARIOS, LLMPolicy, build_messages, parse_action
+from icml26.rmft.llm_rmft import LLMSettings, select_llm_transcripts, write_openai_finetune_jsonl
+from icml26.rmft.rollout import rollout
+from icml26.shared.llm import Completion, TokenUsage
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Button 2 looks best so far.\nAction: 2", 1),
+        ("action: 3", 2),
+        ("**Action:** 1", 0),
+        ("Action = button #3", 2),
+        ("I will try restaurant 1, then... Action: restaurant 2", 1),
+        ("Action: 1\nWait, no. Action: 3", 2),
+        ("3", 2),
+        (" **2** ", 1),
+        ("I press button 3. Button 3 it is.", 2),
+    ],
+)
+def test_parse_action_reads_well_formed_and_recoverable_replies(text: str, expected: int) -> None:
+    assert parse_action(text, 3) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "I am not sure what to do.",
+        "Action: 7",  # out of range
+        "Action: 0",
+        "Button 1 is good but button 2 might be better",  # ambiguous, no Action line
+        "Action:",
+        "The answer is forty-two",
+        "4",
+    ],
+)
+def test_parse_action_rejects_malformed_replies(text: str) -> None:
+    assert parse_action(text, 3) is None
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(max_size=200), st.integers(2, 9))
+def test_parse_action_never_crashes_and_stays_in_range(text: str, k: int) -> None:
+    got = parse_action(text, k)
+    assert got is None or 0 <= got < k
+
+
+def test_parse_action_rejects_bad_k() -> None:
+    with pytest.raises(ValueError, match="n_arms"):
+        parse_action("Action: 1", 1)
+
+
+def test_prompt_describes_task_and_history() -> None:
+    spec = parse_env("bernoulli_k3_t10")
+    msgs = build_messages(
+        SCENARIOS["buttons"], spec, 4, np.array([2, 0, 2]), np.array([1.0, 0, 2.0])
+    )
+    assert msgs[0]["role"] == "system"
+    assert "3 buttons" in msgs[0]["content"]
+    assert "10 rounds" in msgs[0]["content"]
+    user = msgs[1]["content"]
+    assert "Round 5 of 10" in user
+    assert "Button 1: pressed 2 times, average reward 0.50" in user
+    assert "Button 2: never pressed" in user
+    assert "Total reward so far: 3." in user
+    story = build_messages(SCENARIOS["restaurants"], spec, 0, np.zeros(3), np.zeros(3))
+    assert "restaurants" in story[0]["content"]
+    assert "Evening 1 of 10" in story[1]["content"]
+
+
+class ScriptedBackend:
+    """Replies from a function of (conversation, call index)."""
+
+    def __init__(self, reply) -> None:  # type: ignore[no-untyped-def]
+        self.reply, self.calls, self.usage = reply, 0, TokenUsage()
+
+    def complete(self, conversations, **kwargs):  # type: ignore[no-untyped-def]
+        out = []
+        for conv in conversations:
+            out.append(Completion(self.reply(conv, self.calls), 10, 3))
+            self.usage.add(out[-1])
+            self.calls += 1
+        return out
+
+
+def test_invalid_replies_play_random_arms_and_are_counted() -> None:
+    backend = ScriptedBackend(lambda conv, i: "Action: 1" if i % 2 == 0 else "no idea")
+    inst = sample_instances("bernoulli_k3_t6", 4, np.random.default_rng(0))
+    policy = LLMPolicy(backend, name="llm_base")
+    trajs = rollout(policy, inst, np.random.default_rng(0))
+    assert trajs.invalid.mean() == pytest.approx(0.5)
+    valid_actions = trajs.actions[~trajs.invalid]
+    assert (valid_actions == 0).all()
+    assert len(trajs.records) == 4
+    assert len(trajs.records[0]) == 6
+    assert trajs.records[0][0]["reply"] in {"Action: 1", "no idea"}
+    assert backend.usage.requests == 24
+
+
+def test_history_in_prompts_matches_what_happened() -> None:
+    seen = []
+
+    def reply(conv, i):  # type: ignore[no-untyped-def]
+        seen.append(conv[1]["content"])
+        return "Action: 2"
+
+    inst = sample_instances("bernoulli_k2_t3", 1, np.random.default_rng(0))
+    trajs = rollout(LLMPolicy(ScriptedBackend(reply)), inst, np.random.default_rng(0))
+    total = trajs.rewards[0, :2].sum()
+    assert f"Button 2: pressed 2 times, average reward {total / 2:.2f}" in seen[2]
+
+
+def test_transcript_selection_keeps_best_episodes_and_valid_steps(tmp_path: Path) -> None:
+    # arm 0 is always best on these instances; episodes alternate good and bad replies
+    backend = ScriptedBackend(lambda conv, i: "Action: 1" if (i // 3) % 2 == 0 else "garbage")
+    inst = sample_instances("bernoulli_k3_t3", 2, np.random.default_rng(0)).repeat(2)
+    inst.means[:, :, 0] = 0.99
+    policy = LLMPolicy(backend)
+    trajs = rollout(policy, inst, np.random.default_rng(0))
+    settings = LLMSettings(n_instances=2, rollouts_per_instance=2, keep_per_instance=1)
+    keep, pairs = select_llm_transcripts(trajs, settings)
+    assert len(keep) == 2
+    for i in keep:
+        assert trajs.final_regret[i] <= trajs.final_regret[i ^ 1]
+    assert all(reply == "Action: 1" for _, reply in pairs)
+    path = write_openai_finetune_jsonl(pairs, tmp_path / "ft.jsonl")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == len(pairs)
+    assert lines[0]["messages"][-1] == {"role": "assistant", "content": pairs[0][1]}
+
+
+def test_llm_policy_rejects_unsupported_settings() -> None:
+    backend = ScriptedBackend(lambda c, i: "Action: 1")
+    with pytest.raises(ValueError, match="unknown scenario"):
+        LLMPolicy(backend, scenario="casino")
+    with pytest.raises(ValueError, match="Bernoulli bandits"):
+        rollout(
+            LLMPolicy(backend),
+            sample_instances("experts_k3_t3", 1, np.random.default_rng(0)),
+            np.random.default_rng(0),
+        )
