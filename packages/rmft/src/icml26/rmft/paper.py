@@ -35,11 +35,23 @@ PROFILES = {
         llm_batch_size=4,
         llm_max_tokens=8,
     ),
-    # <= 5 min on 2 cores: the numerical Transformer study (K = 5, T = 50, 3 iterations).
+    # <= 5 min on 2 cores: the numerical Transformer study (K = 5, T = 50, 3 iterations), then
+    # the LLM path on the bundled SmolLM2 with a handful of steps (one RMFT iteration on 3-step
+    # games: 184 s in all on an idle 2-core machine, of which about 95 s are the LLM part).
     "quick": RMFTConfig(
         eval_instances=192,
         keep_per_instance=2,
         experts_env="experts_k5_t50",
+        llm_model="smollm2-135m-instruct",
+        llm_env="bernoulli_k3_t3",
+        llm_nl_env="restaurants_k3_t3",
+        llm_iterations=1,
+        llm_eval_instances=2,
+        llm_rollout_instances=3,
+        llm_rollouts_per_instance=3,
+        llm_steps=3,
+        llm_batch_size=4,
+        llm_max_tokens=32,
     ),
     # The best 2 cores allow in about half an hour: bigger model and data, more iterations,
     # and the LLM path on the bundled SmolLM2-135M-Instruct (LoRA). Generation costs about
