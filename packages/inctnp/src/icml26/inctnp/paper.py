@@ -33,7 +33,7 @@ class RunConfig:
     layers: int = 3
     heads: int = 4
     # training (equal budget for both models)
-    steps: int = 1500
+    steps: int = 1000
     batch_size: int = 16
     n_points: int = 64
     lr: float = 5e-4
