@@ -299,11 +299,11 @@ class QuantizedOptimizer(Optimizer):
         group: dict[str, Any],
     ) -> torch.Tensor:
         """Update the optimizer state with ``grad`` and return the new float32 iterate ``w̃``."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must define _direction (abstract hook)")
 
     def _inject(self, error: torch.Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         """ECO: fold the quantization error ``e = w̃ − q(w̃)`` into the momentum."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must define _inject (abstract hook)")
 
     # -- checkpoints --------------------------------------------------------------------------
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -411,6 +411,30 @@ class _SGDMixin(QuantizedOptimizer):
         state["momentum_buffer"].add_(error, alpha=(1.0 - 1.0 / beta) / lr)
 
 
+def _adamw_defaults(
+    lr: float,
+    betas: tuple[float, float],
+    eps: float,
+    weight_decay: float,
+    mode: Mode,
+    fmt: str | None,
+    group_size: int | None,
+    rounding: str,
+) -> dict[str, Any]:
+    """Validated param-group defaults shared by the AdamW variants.
+
+    Only ``betas[0]`` (the first moment) carries ECO's injected error, so only it must be > 0
+    under ECO; ``betas[1]`` just has to lie in [0, 1).
+    """
+    _check_beta("betas[0]", betas[0], mode)
+    _check_beta("betas[1]", betas[1], "naive")
+    if not eps > 0:
+        raise ValueError(f"eps must be > 0, got {eps!r}")
+    defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
+    defaults.update(_group_defaults(fmt, group_size, rounding))
+    return defaults
+
+
 def _group_defaults(fmt: str | None, group_size: int | None, rounding: str) -> dict[str, Any]:
     _fmt_of({"fmt": fmt, "group_size": group_size, "rounding": rounding})  # validate early
     return {"fmt": fmt, "group_size": group_size, "rounding": rounding}
@@ -449,12 +473,7 @@ class ECOAdamW(_AdamWMixin):
         check_finite: bool = True,
     ) -> None:
         mode: Mode = "eco" if error_feedback else "naive"
-        _check_beta("betas[0]", betas[0], mode)
-        _check_beta("betas[1]", betas[1], "naive")
-        if not eps > 0:
-            raise ValueError(f"eps must be > 0, got {eps!r}")
-        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
-        defaults.update(_group_defaults(fmt, group_size, rounding))
+        defaults = _adamw_defaults(lr, betas, eps, weight_decay, mode, fmt, group_size, rounding)
         super().__init__(
             params,
             defaults,
@@ -487,12 +506,9 @@ class MasterWeightAdamW(_AdamWMixin):
         seed: int = 0,
         check_finite: bool = True,
     ) -> None:
-        _check_beta("betas[0]", betas[0], "master")
-        _check_beta("betas[1]", betas[1], "master")
-        if not eps > 0:
-            raise ValueError(f"eps must be > 0, got {eps!r}")
-        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
-        defaults.update(_group_defaults(fmt, group_size, rounding))
+        defaults = _adamw_defaults(
+            lr, betas, eps, weight_decay, "master", fmt, group_size, rounding
+        )
         super().__init__(
             params,
             defaults,

@@ -149,5 +149,5 @@ class BaseOracle:
 
     def _answer(self, items: tuple[int, ...], top: int | None) -> tuple[list[int], dict[str, Any]]:
         """A full order of ``items`` best first (only its first ``top`` are used), and usage
-        deltas (``input_tokens``, ``output_tokens``, repair counts)."""
-        raise NotImplementedError
+        deltas (``input_tokens``, ``output_tokens``, repair counts). Abstract hook."""
+        raise NotImplementedError(f"{type(self).__name__} must define _answer (abstract hook)")

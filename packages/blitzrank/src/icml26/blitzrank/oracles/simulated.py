@@ -97,7 +97,8 @@ class _Simulated(BaseOracle):
         )
 
     def _order(self, items: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """Abstract hook: the simulated oracle's order of ``items``, best first."""
+        raise NotImplementedError(f"{type(self).__name__} must define _order (abstract hook)")
 
 
 class PerfectOracle(_Simulated):
