@@ -188,6 +188,9 @@ def _make_member_sessions(member: Member) -> None:
 
     @nox.session(name=f"build-{member.slug}", tags=[*tags, "build"], default=False)
     def build(session: nox.Session) -> None:
+        """Build, check, install from the wheels, run the smoke job; ``-- DIR`` then copies
+        this member's checked wheel and sdist to DIR (what the release job publishes)."""
+        keep = Path(session.posargs[0]).resolve() if session.posargs else None
         dist = Path(session.create_tmp()) / "dist"
         shutil.rmtree(dist, ignore_errors=True)
         names = [member.name] if member.slug == "shared" else [member.name, "icml26-shared"]
@@ -233,6 +236,13 @@ def _make_member_sessions(member: Member) -> None:
                 session.error(f"icml26 run {member.slug} --profile smoke wrote no {results}")
             claims = json.loads(results.read_text())["claims"]
             session.log(f"smoke run from the wheels: {results} ({len(claims)} claims)")
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            stem = member.name.replace("-", "_")
+            own = [a for a in artefacts if Path(a).name.startswith(stem + "-")]
+            for artefact in own:
+                shutil.copy2(artefact, keep)
+            session.log(f"kept the checked artefacts in {keep}: {[Path(a).name for a in own]}")
 
 
 def _local_members(member: Member) -> set[str]:
