@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import shutil
 import subprocess
 import tomllib
@@ -39,6 +40,9 @@ import nox
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).parent
+# Test processes import torch and jax many times (CLI subprocesses, reproduce children): let
+# Python cache their bytecode in the session venv instead of compiling them on every import.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 nox.options.default_venv_backend = "uv"
 nox.needs_version = ">=2024.10.9"
 
