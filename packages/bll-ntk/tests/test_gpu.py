@@ -93,7 +93,8 @@ def test_regression_posterior_on_cuda_matches_cpu(name: str, cuda_device: torch.
     pred = gpu.predict(x_test.to(cuda_device))
     _on(pred.mean, cuda_device)
     _on(pred.var, cuda_device)
-    assert torch.isfinite(pred.var).all() and (pred.var >= 0).all()
+    assert torch.isfinite(pred.var).all()
+    assert (pred.var >= 0).all()
 
     own = make(cpu_model).fit(x, y)  # the CPU's own type-II ML
     assert gpu.alpha_ == pytest.approx(own.alpha_, rel=HYPER_RTOL)
@@ -112,7 +113,10 @@ def test_masked_multi_output_regression_on_cuda(cuda_device: torch.device) -> No
     mask = torch.zeros(45, 3, dtype=torch.bool)
     mask[torch.arange(45), torch.arange(45) % 3] = True
     cpu_model, gpu_model = _pair(model, cuda_device)
-    for make in (lambda m: NTKBLL(m, alpha=0.7, noise=0.05), lambda m: BLL(m, alpha=0.7, noise=0.05)):
+    for make in (
+        lambda m: NTKBLL(m, alpha=0.7, noise=0.05),
+        lambda m: BLL(m, alpha=0.7, noise=0.05),
+    ):
         gpu = make(gpu_model).fit(x.to(cuda_device), y, mask)
         ref = make(cpu_model).fit(x, y, mask)
         pred, want = gpu.predict(x.to(cuda_device)), ref.predict(x)

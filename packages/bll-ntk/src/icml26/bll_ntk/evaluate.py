@@ -202,7 +202,10 @@ def evaluate_classification(
             p_ood = model.predict(x_ood)
             preds[name][ood_name] = p_ood
             r[f"ood_auroc.{ood_name}"] = M.auroc(_entropy(pred.probs), _entropy(p_ood.probs))
-            v_in, v_out = pred.logit_var.double().cpu().numpy(), p_ood.logit_var.double().cpu().numpy()
+            v_in, v_out = (
+                pred.logit_var.double().cpu().numpy(),
+                p_ood.logit_var.double().cpu().numpy(),
+            )
             r[f"ood_auroc_var.{ood_name}"] = (
                 M.auroc(v_in, v_out) if np.ptp(np.r_[v_in, v_out]) > 0 else math.nan
             )
