@@ -195,7 +195,9 @@ def test_training_on_cuda_matches_cpu(
 @gpu
 @pytest.mark.parametrize("causal", [False, True], ids=["tnp", "inctnp"])
 def test_update_latency_runs_on_cuda(causal: bool, cuda_device: torch.device) -> None:
-    ms, nbytes = update_latency_ms(_model(causal), 64, 3, device=str(cuda_device))
+    model = _model(causal)
+    ms, nbytes = update_latency_ms(model, 64, 3, device=str(cuda_device))
+    assert next(model.parameters()).device.type == "cpu"  # the run plots it on the CPU after
     ms_cpu, nbytes_cpu = update_latency_ms(_model(causal), 64, 3, device="cpu")
     assert ms > 0
     assert nbytes == nbytes_cpu

@@ -164,6 +164,23 @@ def test_training_on_cuda_matches_cpu(settings: TrainSettings, cuda_device: torc
 
 
 @gpu
+def test_training_resumes_on_cuda(cuda_device: torch.device, tmp_path: Path) -> None:
+    """A run killed after its first checkpoint resumes on CUDA to the uninterrupted weights."""
+    from icml26.shared import Checkpoints
+
+    x = _x(120, seed=11).numpy()
+    s = TrainSettings(steps=20, batch_size=16, width=8, depth=1, checkpoint_every=10)
+    straight, _ = train_velocity_model(x, None, s, seed=1, device=str(cuda_device))
+    ck = Checkpoints(tmp_path / "ck")
+    train_velocity_model(x, None, s, seed=1, device=str(cuda_device), checkpoints=ck)
+    ck.path(20).unlink()  # as if killed after step 10
+    resumed, _ = train_velocity_model(x, None, s, seed=1, device=str(cuda_device), checkpoints=ck)
+    for a, b in zip(straight.state_dict().values(), resumed.state_dict().values(), strict=True):
+        _on(b, cuda_device)
+        torch.testing.assert_close(b, a)
+
+
+@gpu
 def test_feature_classifier_on_cuda_matches_cpu(cuda_device: torch.device) -> None:
     x = _x(150, seed=10).numpy()
     y = (x[:, 0] > 0).astype(np.int64) + (x[:, 1] > 0)
