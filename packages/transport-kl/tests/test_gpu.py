@@ -44,10 +44,10 @@ def _on(x: Any, device: jax.Device) -> None:
 
 
 def _both(fn: Callable[..., Any], gpu: jax.Device, *args: Any) -> tuple[Any, Any]:
-    """``fn(*args)`` on the GPU (inputs put there) and on the CPU."""
-    with jax.default_device(gpu):
+    """``fn(*args)`` on the GPU (inputs put there) and on the CPU, inputs kept float64."""
+    with jax.enable_x64(True), jax.default_device(gpu):
         on_gpu = fn(*(jax.device_put(a, gpu) for a in args))
-    with jax.default_device(_cpu()):
+    with jax.enable_x64(True), jax.default_device(_cpu()):
         on_cpu = fn(*(jax.device_put(a, _cpu()) for a in args))
     return on_gpu, on_cpu
 
