@@ -68,6 +68,7 @@ class ReportEntry:
     paper: str
     kind: str = "run"
     profile: str = "?"
+    version: str = "?"
     results: dict[str, Any] | None = None
     error: str | None = None
     plots: list[Path] = field(default_factory=list)
@@ -111,6 +112,7 @@ def _entry(folder: Path) -> ReportEntry:
         paper=str(env.get("paper") or folder.name),
         kind=str(env.get("kind", "run")),
         profile=str(env.get("profile", "?")),
+        version=str(env.get("version", "?")),
     )
     results_path = folder / "results.json"
     if results_path.exists():
@@ -119,6 +121,7 @@ def _entry(folder: Path) -> ReportEntry:
             entry.paper = entry.results["paper"]
             entry.profile = entry.results["profile"]
             entry.kind = entry.results.get("kind", entry.kind)
+            entry.version = entry.results["version"]
         except ResultsError as exc:
             entry.error = str(exc)
     error_path = folder / "error.txt"
@@ -301,7 +304,7 @@ def summary_table(entries: Sequence[ReportEntry]) -> Table:
             (
                 e.paper,
                 e.kind,
-                e.results["version"] if e.results else "?",
+                e.version,
                 e.profile,
                 f"{held}/{total}" if e.ok else "-",
                 _seconds(e.seconds),

@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,9 @@ from icml26.shared.report import REPRODUCE_FILE, ReportEntry, write_report
 
 __all__ = [
     "THREAD_VARIABLES",
-    "PaperJob",
     "Outcome",
+    "PaperJob",
+    "ReproduceError",
     "Resources",
     "reproduce",
     "resources_for",
@@ -222,7 +224,7 @@ def _unpack(data: bytes, folder: Path) -> None:
             for member in tar.getmembers():
                 if member.name.startswith(("/", "..")) or not (member.isfile() or member.isdir()):
                     raise ReproduceError(f"refusing to unpack {member.name!r}")
-            tar.extractall(folder)  # noqa: S202 - members checked above
+            tar.extractall(folder)  # members checked above
 
 
 def _replace_folder(folder: Path, data: bytes) -> None:
@@ -372,11 +374,11 @@ def reproduce(
     runner: Callable[[], list[Outcome]]
     if ray_address is not None:
         _import_ray()  # fail before any folder is made
-        runner = lambda: run_on_ray(planned, ray_address)  # noqa: E731
+        runner = partial(run_on_ray, planned, ray_address)
     elif jobs == 1:
-        runner = lambda: run_sequential(planned)  # noqa: E731
+        runner = partial(run_sequential, planned)
     else:
-        runner = lambda: run_parallel(planned, jobs)  # noqa: E731
+        runner = partial(run_parallel, planned, jobs)
     root.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     outcomes = runner()
@@ -391,4 +393,3 @@ def reproduce(
     atomic_write_json(root / REPRODUCE_FILE, record)
     md, page, entries = write_report(root)
     return outcomes, entries, md, page
-
