@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -180,3 +181,14 @@ def test_empty_folder_gives_an_empty_report(tmp_path: Path) -> None:
     assert "No run jobs with claims." in md
     assert "0 jobs (0 finished, 0 failed)" in md
     assert "<h1>icml26 reproduction report</h1>" in render_html([], tmp_path)
+
+
+def test_error_after_results_marks_them_stale(root: Path) -> None:
+    folder = root / "alpha-run"
+    (folder / "error.txt").write_text("icml26: error: the folder holds a run with another config\n")
+    entry = next(e for e in collect_entries(root) if e.folder == folder)
+    assert not entry.ok
+    assert "another config" in (entry.error or "")
+    os.utime(folder / "error.txt", (0, 0))  # an old error, then a run that succeeded
+    entry = next(e for e in collect_entries(root) if e.folder == folder)
+    assert entry.ok

@@ -114,7 +114,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from icml26.shared.reproduce import ReproduceError, reproduce
 
     papers = installed()
-    slugs = args.slugs or list(papers)
+    slugs = list(dict.fromkeys(args.slugs)) or list(papers)
     unknown = [s for s in slugs if s not in papers]
     if unknown:
         raise UsageError(

@@ -115,7 +115,15 @@ def _entry(folder: Path) -> ReportEntry:
         version=str(env.get("version", "?")),
     )
     results_path = folder / "results.json"
-    if results_path.exists():
+    error_path = folder / "error.txt"
+    # The runner never leaves both: an error written after the results (a rerun that failed
+    # before it could start, e.g. on another config) makes those results stale.
+    stale = (
+        error_path.exists()
+        and results_path.exists()
+        and error_path.stat().st_mtime >= results_path.stat().st_mtime
+    )
+    if results_path.exists() and not stale:
         try:
             entry.results = load_results(results_path)
             entry.paper = entry.results["paper"]
@@ -124,7 +132,6 @@ def _entry(folder: Path) -> ReportEntry:
             entry.version = entry.results["version"]
         except ResultsError as exc:
             entry.error = str(exc)
-    error_path = folder / "error.txt"
     if entry.results is None and entry.error is None:
         if error_path.exists():
             lines = error_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()

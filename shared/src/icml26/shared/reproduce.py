@@ -155,6 +155,7 @@ def _run_child(job: PaperJob, folder: Path, threads: int | None) -> tuple[int, f
     """Run ``job`` into ``folder`` in a child process, its output in ``log.txt``; on a failure
     that left no ``error.txt`` (a crash before the runner could write one), the log's tail."""
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / _ERROR_FILE).unlink(missing_ok=True)  # an earlier try's error is not this one's
     env = thread_environment(threads) if threads is not None else None
     start = time.perf_counter()
     with open(folder / _LOG_FILE, "w", encoding="utf-8") as log_file:
