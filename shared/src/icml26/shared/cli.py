@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from icml26.shared.configs import OverrideError, config_fields
+from icml26.shared.paper import Paper
 from icml26.shared.progress import log
 from icml26.shared.registry import InstalledPaper, UnknownPaperError, find, installed
 from icml26.shared.report import write_report
@@ -101,7 +102,7 @@ def cmd_job(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_or_none(entry: InstalledPaper) -> object | None:
+def _load_or_none(entry: InstalledPaper) -> Paper | None:
     """The paper, or None when its module fails to load (its run then fails and is reported)."""
     try:
         return entry.load()
