@@ -24,7 +24,7 @@ import html
 import json
 import os
 import platform
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -302,11 +302,21 @@ def claims_table(entries: Sequence[ReportEntry]) -> Table:
     return Table(header, tuple(rows), tuple(classes), css_class="by-paper")
 
 
-def summary_table(entries: Sequence[ReportEntry]) -> Table:
-    """One row per job: version, profile, claims held, wall and CPU seconds, status."""
+def summary_table(
+    entries: Sequence[ReportEntry], timings: Mapping[str, Any] | None = None
+) -> Table:
+    """One row per job: version, profile, claims held, wall and CPU seconds, status.
+
+    A run that failed has no ``results.json`` to time it: its wall time is the one the
+    reproduce measured around its child process (``timings``: ``reproduce.json``'s papers).
+    """
     rows: list[tuple[Inline, ...]] = []
     for e in entries:
         held, total = e.held()
+        wall = e.seconds
+        if wall is None and e.kind == "run" and timings:
+            measured = timings.get(e.paper, {})
+            wall = measured.get("seconds") if isinstance(measured, Mapping) else None
         rows.append(
             (
                 e.paper,
@@ -314,7 +324,7 @@ def summary_table(entries: Sequence[ReportEntry]) -> Table:
                 e.version,
                 e.profile,
                 f"{held}/{total}" if e.ok else "-",
-                _seconds(e.seconds),
+                _seconds(wall),
                 _seconds(e.cpu_seconds),
                 "ok" if e.ok else "FAILED",
             )
@@ -335,7 +345,7 @@ def _overview(entries: Sequence[ReportEntry], root: Path) -> str:
         f"{_seconds(sum(e.cpu_seconds or 0.0 for e in entries))} s of CPU."
     )
     how = _read_json_object(root / REPRODUCE_FILE)
-    if how.get("seconds") is not None:
+    if isinstance(how.get("seconds"), int | float):
         text += f" The reproduce took {_seconds(float(how['seconds']))} s ({how.get('mode', '?')})."
     stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     return text + f" Built {stamp} on {platform.platform()} ({os.cpu_count()} CPUs)."
@@ -379,7 +389,12 @@ def build_document(entries: Sequence[ReportEntry], root: str | os.PathLike[str])
     blocks.append(Heading(2, "Claims"))
     table = claims_table(entries)
     blocks.append(table if table.rows else Paragraph("No run jobs with claims."))
-    blocks += [Heading(2, "Summary"), Paragraph(_overview(entries, root)), summary_table(entries)]
+    timings = _read_json_object(root / REPRODUCE_FILE).get("papers")
+    blocks += [
+        Heading(2, "Summary"),
+        Paragraph(_overview(entries, root)),
+        summary_table(entries, timings if isinstance(timings, Mapping) else None),
+    ]
     for e in entries:
         blocks += _section(e, root)
     return blocks
