@@ -24,42 +24,36 @@ from icml26.shared.reproduce import (
     resources_for,
     thread_environment,
 )
-from icml26.shared.results import load_results
 
+# Always fails, after writing down the thread variables its process was given; asks Ray for
+# 2 CPUs. With fake-paper (which succeeds and plots), one reproduce covers both outcomes.
 BROKEN_PAPER = (
-    "from icml26_fake_paper import PROFILES\n"
-    "from icml26.shared import Paper\n"
-    "def run(config, run_dir):\n    raise ValueError('broken on purpose')\n"
-    "PAPER = Paper(slug='broken-paper', title='t', profiles=PROFILES, run=run)\n"
-)
-# Reports the thread variables its process was given, and asks Ray for 2 CPUs.
-ENV_PAPER = (
-    "import os\n"
+    "import json, os\n"
     "from icml26_fake_paper import PROFILES\n"
     "from icml26.shared import Paper\n"
     "VARS = ('OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'ICML26_THREADS')\n"
     "def run(config, run_dir):\n"
-    "    return {v.lower(): int(os.environ.get(v, '0')) for v in VARS}\n"
-    "PAPER = Paper(slug='env-paper', title='t', profiles=PROFILES, run=run,\n"
+    "    run_dir.write_json('threads.json', {v: int(os.environ.get(v, '0')) for v in VARS})\n"
+    "    raise ValueError('broken on purpose')\n"
+    "PAPER = Paper(slug='broken-paper', title='t', profiles=PROFILES, run=run,\n"
     "              extra={'resources': {'num_cpus': 2}})\n"
 )
 
 
 @pytest.fixture
 def papers(fake_paper: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """fake-paper, broken-paper and env-paper, visible here and to child processes."""
+    """fake-paper and broken-paper, visible here and to child processes."""
     module_dir = Path(sys.path[0])
     (module_dir / "icml26_broken_paper.py").write_text(BROKEN_PAPER)
-    (module_dir / "icml26_env_paper.py").write_text(ENV_PAPER)
-    monkeypatch.setenv(
-        "ICML26_EXTRA_PAPERS",
-        "icml26_fake_paper:PAPER,icml26_broken_paper:PAPER,icml26_env_paper:PAPER",
-    )
+    monkeypatch.setenv("ICML26_EXTRA_PAPERS", "icml26_fake_paper:PAPER,icml26_broken_paper:PAPER")
     for name in THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     yield ["fake-paper", "broken-paper"]
-    for name in ("icml26_broken_paper", "icml26_env_paper"):
-        sys.modules.pop(name, None)
+    sys.modules.pop("icml26_broken_paper", None)
+
+
+def _threads(folder: Path) -> dict[str, int]:
+    return json.loads((folder / "broken-paper" / "threads.json").read_text())
 
 
 def _timeless(md: str) -> str:
@@ -83,10 +77,9 @@ def _reproduce(out: Path, slugs: list[str], *extra: str) -> tuple[int, str]:
 
 
 def test_jobs_2_gives_the_same_report_as_sequential(papers: list[str], tmp_path: Path) -> None:
-    slugs = [*papers, "env-paper"]
-    code_seq, seq = _reproduce(tmp_path / "seq", slugs)
-    code_par, par = _reproduce(tmp_path / "par", slugs, "--jobs", "2")
-    assert code_seq == code_par == 1  # broken-paper fails in both, the others still run
+    code_seq, seq = _reproduce(tmp_path / "seq", papers)
+    code_par, par = _reproduce(tmp_path / "par", papers, "--jobs", "2")
+    assert code_seq == code_par == 1  # broken-paper fails in both, fake-paper still runs
     assert _timeless(par) == _timeless(seq)
     assert "| fake-paper | run | 9.9.9 | smoke | 1/2 |" in par
     # A failed paper's wall time is the one the reproduce measured around its child.
@@ -99,13 +92,12 @@ def test_jobs_2_gives_the_same_report_as_sequential(papers: list[str], tmp_path:
     assert "(2 papers at a time)" in par
     how = json.loads((tmp_path / "par" / "reproduce.json").read_text())
     assert how["mode"] == "2 papers at a time"
-    assert set(how["papers"]) == set(slugs)
+    assert set(how["papers"]) == set(papers)
     assert how["papers"]["broken-paper"]["returncode"] == 1
     # Each child got its share of the CPU threads; sequential children the environment as is.
     share = max(1, (os.cpu_count() or 1) // 2)
-    for folder, value in (("par", share), ("seq", 0)):
-        metrics = load_results(tmp_path / folder / "env-paper" / "results.json")["metrics"]
-        assert metrics == {name.lower(): value for name in THREAD_VARIABLES}
+    assert _threads(tmp_path / "par") == dict.fromkeys(THREAD_VARIABLES, share)
+    assert _threads(tmp_path / "seq") == dict.fromkeys(THREAD_VARIABLES, 0)
     # `icml26 report` rebuilds the same report from the folders.
     (tmp_path / "par" / "report.md").unlink()
     assert main(["report", str(tmp_path / "par")]) == 1
@@ -151,11 +143,11 @@ def test_ray_missing_is_a_clear_error(
 
 
 def test_resources_come_from_paper_extra(papers: list[str]) -> None:
-    from icml26_env_paper import PAPER as env_paper
+    from icml26_broken_paper import PAPER as broken_paper
     from icml26_fake_paper import PAPER as fake
 
     assert resources_for(fake) == Resources(num_cpus=1, num_gpus=0)
-    assert resources_for(env_paper) == Resources(num_cpus=2, num_gpus=0)
+    assert resources_for(broken_paper) == Resources(num_cpus=2, num_gpus=0)
     assert Resources(num_cpus=0.5).threads == 1
     assert Resources(num_cpus=2.5, num_gpus=1).threads == 3
     for bad, message in [
@@ -182,35 +174,31 @@ def test_ray_task_body_runs_the_job_and_ships_the_folder_back(
     papers: list[str], tmp_path: Path
 ) -> None:
     """What a Ray worker does, run here without Ray: unpack, run the child, pack."""
-    folder = tmp_path / "root" / "env-paper"
+    folder = tmp_path / "root" / "broken-paper"
     folder.mkdir(parents=True)
     (folder / "stale.txt").write_text("from an earlier try")
-    job = PaperJob("env-paper", "smoke", folder, Resources(num_cpus=2))
+    job = PaperJob("broken-paper", "smoke", folder, Resources(num_cpus=2))
     code, seconds, packed = ray_task(job, _pack(folder))
-    assert code == 0
+    assert code == 1
     assert seconds > 0
-    assert (folder / "stale.txt").exists()
-    assert not (folder / "results.json").exists()
+    assert not (folder / "error.txt").exists()  # the worker's scratch copy, not this folder
     _replace_folder(folder, packed)
-    results = load_results(folder / "results.json")
-    assert results["metrics"]["icml26_threads"] == 2  # the request's CPUs, not the machine's
+    assert "broken on purpose" in (folder / "error.txt").read_text()
+    assert _threads(folder.parent) == dict.fromkeys(THREAD_VARIABLES, 2)  # the request's CPUs
     assert (folder / "stale.txt").read_text() == "from an earlier try"  # sent there and back
     assert (folder / "log.txt").exists()
-    assert sorted(p.name for p in folder.parent.iterdir()) == ["env-paper"]  # no staging left
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["broken-paper"]  # no staging left
 
 
 @pytest.mark.slow
 def test_ray_local_gives_the_same_report_as_sequential(papers: list[str], tmp_path: Path) -> None:
     pytest.importorskip("ray")
-    slugs = [*papers, "env-paper"]
-    code_seq, seq = _reproduce(tmp_path / "seq", slugs)
-    code_ray, on_ray = _reproduce(tmp_path / "ray", slugs, "--ray", "local")
+    code_seq, seq = _reproduce(tmp_path / "seq", papers)
+    code_ray, on_ray = _reproduce(tmp_path / "ray", papers, "--ray", "local")
     assert code_seq == code_ray == 1
-    # env-paper's metrics are its thread variables: unset sequentially, 2 (its request) on Ray.
-    seq_env = load_results(tmp_path / "seq" / "env-paper" / "results.json")["metrics"]
-    ray_env = load_results(tmp_path / "ray" / "env-paper" / "results.json")["metrics"]
-    assert set(seq_env.values()) == {0}
-    assert set(ray_env.values()) == {2}
-    assert _timeless(on_ray) == _timeless(seq)  # the report shows claims, not every metric
+    assert _timeless(on_ray) == _timeless(seq)
     assert "(Ray tasks at local)" in on_ray
     assert (tmp_path / "ray" / "fake-paper" / "plots" / "curve.png").stat().st_size > 0
+    # broken-paper asked for 2 CPUs: its child had 2 threads (unset when run sequentially).
+    assert _threads(tmp_path / "ray") == dict.fromkeys(THREAD_VARIABLES, 2)
+    assert _threads(tmp_path / "seq") == dict.fromkeys(THREAD_VARIABLES, 0)
