@@ -10,10 +10,13 @@ from icml26.lean_slt.theorems import THEOREM_MAP, markdown_table, theorem_for
 
 def test_rows_complete_and_functions_exist() -> None:
     for row in THEOREM_MAP:
-        assert row.statement and row.hypotheses and row.check
+        assert row.statement
+        assert row.hypotheses
+        assert row.check
         assert bool(row.lean_name) == bool(row.lean_file)
         if row.lean_file:
-            assert row.lean_file.startswith("SLT/") and row.lean_file.endswith(".lean")
+            assert row.lean_file.startswith("SLT/")
+            assert row.lean_file.endswith(".lean")
         for ref in row.function.split(","):
             name = ref.strip().split(" ")[0].rstrip(".*")
             module, _, attr = name.rpartition(".")

@@ -107,7 +107,11 @@ def concentration_bound(t: np.ndarray | float, lipschitz: float) -> np.ndarray:
 
 
 def estimate_lipschitz(
-    fn: ArrayFn, dim: int, rng: np.random.Generator, pairs: int = 2000, scales: tuple[float, ...] = (1.0, 1e-2, 1e-4)
+    fn: ArrayFn,
+    dim: int,
+    rng: np.random.Generator,
+    pairs: int = 2000,
+    scales: tuple[float, ...] = (1.0, 1e-2, 1e-4),
 ) -> float:
     """A lower estimate of the Lipschitz constant: the largest ``|f(x) - f(y)| / ||x - y||``
     over random Gaussian ``x`` and ``y = x + s u`` (``u`` a random unit direction, ``s`` in
@@ -169,7 +173,9 @@ class TailCheck:
     draws: int
 
 
-def effective_variance_ratio(t: np.ndarray, tail: np.ndarray, lipschitz: float, draws: int, min_count: int = 100) -> float:
+def effective_variance_ratio(
+    t: np.ndarray, tail: np.ndarray, lipschitz: float, draws: int, min_count: int = 100
+) -> float:
     """``L_eff^2 / L^2`` with ``L_eff^2 = max_t t^2 / (2 log(2 / P(t)))`` over ``t`` where at
     least ``min_count`` draws exceed ``t``: the smallest variance proxy for which the
     empirical tail still sits under ``2 exp(-t^2 / 2 L_eff^2)``. The theorem says <= 1."""

@@ -69,14 +69,14 @@ class LeanSLTConfig:
     linear_sizes: tuple[int, ...] = (50, 100, 200, 500, 1000, 2000, 5000)
     linear_dims: tuple[int, ...] = (5, 10, 20, 40, 80, 160)
     linear_dim_n: int = 2000
-    l1_dim: int = 500
+    l1_dim: int = 1000
     l1_radius: float = 1.0
-    l1_sizes: tuple[int, ...] = (100, 200, 400, 800)
+    l1_sizes: tuple[int, ...] = (100, 200, 400, 800, 1600)
     l0_dim: int = 20
     l0_sparsity: int = 2
     l0_sizes: tuple[int, ...] = (50, 100, 200, 500, 1000, 2000, 5000)
     ls_reps: int = 20
-    l1_reps: int = 4
+    l1_reps: int = 8
     maurey_dims: tuple[int, ...] = (2, 5, 10, 100, 1000)
     maurey_radius: float = 1.0
     maurey_eps: float = 0.25
@@ -99,7 +99,9 @@ class LeanSLTConfig:
             if getattr(self, name) < 2:
                 raise ValueError(f"{name} must be at least 2, got {getattr(self, name)}")
         if self.concentration_draws < 1000:
-            raise ValueError(f"concentration_draws must be at least 1000, got {self.concentration_draws}")
+            raise ValueError(
+                f"concentration_draws must be at least 1000, got {self.concentration_draws}"
+            )
         if self.concentration_dim < 1:
             raise ValueError(f"concentration_dim must be at least 1, got {self.concentration_dim}")
         for name in ("sigma", "l1_radius", "maurey_radius", "maurey_eps"):
@@ -111,7 +113,9 @@ class LeanSLTConfig:
         if max(self.linear_dims) >= self.linear_dim_n:
             raise ValueError("every linear_dims entry must be below linear_dim_n")
         if not (1 <= self.l0_sparsity <= self.l0_dim <= 40):
-            raise ValueError("need 1 <= l0_sparsity <= l0_dim <= 40 (best subset enumerates supports)")
+            raise ValueError(
+                "need 1 <= l0_sparsity <= l0_dim <= 40 (best subset enumerates supports)"
+            )
         if min(self.l0_sizes) <= self.l0_sparsity:
             raise ValueError("every l0_sizes entry must exceed l0_sparsity")
 

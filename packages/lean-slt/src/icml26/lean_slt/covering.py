@@ -75,7 +75,9 @@ def interval_covering_number(length: float, eps: float | np.ndarray) -> np.ndarr
     return np.maximum(1, np.ceil(ell / (2 * e) - 1e-12)).astype(float)
 
 
-def euclidean_ball_log_covering_bound(radius: float, eps: float | np.ndarray, dim: int) -> np.ndarray:
+def euclidean_ball_log_covering_bound(
+    radius: float, eps: float | np.ndarray, dim: int
+) -> np.ndarray:
     """``log`` of the volumetric bound ``N(eps, B_2^d(R)) <= (1 + 2R/eps)^d``.
 
     Mirrors ``coveringNumber_euclideanBall_le`` (``SLT/CoveringNumber.lean``). For
@@ -88,7 +90,9 @@ def euclidean_ball_log_covering_bound(radius: float, eps: float | np.ndarray, di
     return np.where(e >= R, 0.0, bound)
 
 
-def euclidean_ball_log_covering_lower(radius: float, eps: float | np.ndarray, dim: int) -> np.ndarray:
+def euclidean_ball_log_covering_lower(
+    radius: float, eps: float | np.ndarray, dim: int
+) -> np.ndarray:
     """``log`` of the volume lower bound ``N(eps, B_2^d(R)) >= (R/eps)^d`` (Vershynin, Cor. 4.2.13)."""
     R = check_nonnegative("radius", radius)
     e = as_positive_array("eps", eps)
@@ -171,7 +175,12 @@ def _gv_log_size(radius: float, eps: float, dim: int, k: int) -> float:
     j = np.arange(0, k + 1)[:, None].astype(float)
     m = np.arange(0, k + 1)[None, :].astype(float)
     valid = (m <= j) & (2 * (k - j) + 4 * m <= h0 + 1e-12)
-    terms = log_binomial(k, j) + log_binomial(j, m) + log_binomial(dim - k, k - j) + (k - j) * math.log(2)
+    terms = (
+        log_binomial(k, j)
+        + log_binomial(j, m)
+        + log_binomial(dim - k, k - j)
+        + (k - j) * math.log(2)
+    )
     terms = np.where(valid, terms, -np.inf)
     finite = terms[np.isfinite(terms)]
     log_b = float(np.logaddexp.reduce(finite)) if finite.size else 0.0
@@ -228,7 +237,9 @@ def lipschitz_class_log_covering_bounds(lipschitz: float, eps: float) -> tuple[f
 # -- samples and greedy nets --------------------------------------------------------------------
 
 
-def sample_l1_ball(rng: np.random.Generator, size: int, dim: int, radius: float = 1.0) -> np.ndarray:
+def sample_l1_ball(
+    rng: np.random.Generator, size: int, dim: int, radius: float = 1.0
+) -> np.ndarray:
     """``size`` points uniform in ``B_1^d(R)`` (exponential spacings with random signs)."""
     m, d = check_dimension("size", size), check_dimension("dim", dim)
     R = check_positive("radius", radius)

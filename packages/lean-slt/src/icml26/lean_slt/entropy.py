@@ -96,8 +96,10 @@ def dudley_bound(
     (1 for a Gaussian process with its canonical metric ``sqrt(E (X_t - X_u)^2)``).
     """
     s = check_positive("sigma", sigma)
-    return DUDLEY_CONSTANT * s * entropy_integral(
-        log_covering, diameter, breakpoints=breakpoints, steps=steps
+    return (
+        DUDLEY_CONSTANT
+        * s
+        * entropy_integral(log_covering, diameter, breakpoints=breakpoints, steps=steps)
     )
 
 

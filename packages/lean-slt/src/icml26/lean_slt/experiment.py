@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -44,7 +45,6 @@ from icml26.lean_slt.least_squares import (
     l1_local_complexity_bound,
     linear_critical_radius,
     master_error_bound,
-    ols,
 )
 from icml26.lean_slt.processes import make_process, monte_carlo_sup
 from icml26.lean_slt.theorems import THEOREM_MAP
@@ -122,7 +122,9 @@ def run_dudley(cfg: LeanSLTConfig) -> DudleyResult:
                 f"{key}.slope_gap": abs(slope_b - slope_mc),
             }
         )
-        log(f"dudley {name}: ratio {ratios[-1]:.1f} at n={cur['n'][-1]:g}, slope gap {abs(slope_b - slope_mc):.3f}")
+        log(
+            f"dudley {name}: ratio {ratios[-1]:.1f} at n={cur['n'][-1]:g}, slope gap {abs(slope_b - slope_mc):.3f}"
+        )
     out.metrics["checks.dudley_violations"] = float(violations)
     return out
 
@@ -157,8 +159,14 @@ def run_concentration(cfg: LeanSLTConfig) -> ConcentrationResult:
                 f"{key}.lipschitz_estimate": est,
             }
         )
-        out.curves[name] = {"t": tc.t.tolist(), "tail": tc.tail.tolist(), "bound": tc.bound.tolist()}
-        log(f"concentration {name}: excess {tc.max_excess:.2e} (mc {tc.mc_error:.2e}), tightness {tc.variance_ratio:.3f}")
+        out.curves[name] = {
+            "t": tc.t.tolist(),
+            "tail": tc.tail.tolist(),
+            "bound": tc.bound.tolist(),
+        }
+        log(
+            f"concentration {name}: excess {tc.max_excess:.2e} (mc {tc.mc_error:.2e}), tightness {tc.variance_ratio:.3f}"
+        )
     out.metrics["checks.concentration_violations"] = float(violations)
     return out
 
@@ -177,20 +185,24 @@ class LeastSquaresResult:
 THEORY_EXPONENT = {"linear": -1.0, "linear_dim": 1.0, "l1": -0.5, "l0": -1.0}
 
 
-def _gaussian_design(rng: np.random.Generator, n: int, d: int, normalise: bool = False) -> np.ndarray:
+def _gaussian_design(
+    rng: np.random.Generator, n: int, d: int, normalise: bool = False
+) -> np.ndarray:
     X = rng.standard_normal((n, d))
     if normalise:  # columnNormBound: ||X_j||_2 <= sqrt(n), here with equality
         X *= math.sqrt(n) / np.linalg.norm(X, axis=0)
     return X
 
 
-def _linear_case(rng: np.random.Generator, n: int, d: int, sigma: float) -> tuple[float, float, float]:
+def _linear_case(
+    rng: np.random.Generator, n: int, d: int, sigma: float
+) -> tuple[float, float, float]:
     """One OLS fit: (error, exact-critical-radius master radius, its probability)."""
     X = _gaussian_design(rng, n, d)
     theta = rng.standard_normal(d)
     y = X @ theta + sigma * rng.standard_normal(n)
-    err = empirical_error(X, ols(X, y), theta)
-    rank = int(np.linalg.matrix_rank(X))
+    theta_hat, _, rank, _ = np.linalg.lstsq(X, y, rcond=None)  # rank of the design, as computed
+    err = empirical_error(X, theta_hat, theta)
     ds = linear_critical_radius(sigma, rank, n)
     radius, prob = master_error_bound(ds, ds, n, sigma)
     return err, radius, prob
@@ -217,6 +229,7 @@ def run_least_squares(cfg: LeanSLTConfig) -> LeastSquaresResult:
     for setting in cfg.ls_settings:
         xs: list[float] = []
         errs: list[float] = []
+        e: list[float] = []
         covered: list[bool] = []
         probs: list[float] = []
         radii: list[float] = []
@@ -227,20 +240,22 @@ def run_least_squares(cfg: LeanSLTConfig) -> LeastSquaresResult:
             for v in sorted(set(grid)):
                 n, d = (v, cfg.linear_dim) if setting == "linear" else (cfg.linear_dim_n, v)
                 cases = [_linear_case(rng, n, d, sig) for _ in range(cfg.ls_reps)]
-                e = np.asarray([c[0] for c in cases])
+                e_lin = np.asarray([c[0] for c in cases])
                 xs.append(float(v))
-                errs.append(float(e.mean()))
+                errs.append(float(e_lin.mean()))
                 radii.append(cases[0][1])
                 probs.append(cases[0][2])
                 covered += [c[0] <= c[1] for c in cases]
                 formal = formal_linear_rate_bound(sig, d, n)[0]
-                formal_ratio.append(formal / float(e.mean()))
+                formal_ratio.append(formal / float(e_lin.mean()))
             extra["formal_looseness"] = float(np.mean(formal_ratio))
         elif setting == "l1":
             d, R = cfg.l1_dim, cfg.l1_radius
             formal_radius = []
             for n in sorted(set(cfg.l1_sizes)):
-                ds = critical_radius(lambda de, n=n: l1_local_complexity_bound(de, R, d, n), sig)
+                ds = critical_radius(
+                    lambda de, n=n, d=d, R=R: l1_local_complexity_bound(de, R, d, n), sig
+                )
                 radius, prob = master_error_bound(ds, ds, n, sig)
                 e = []
                 for _ in range(cfg.l1_reps):
@@ -257,7 +272,12 @@ def run_least_squares(cfg: LeanSLTConfig) -> LeastSquaresResult:
             fit_formal = fit_exponent(np.asarray(xs), np.asarray(formal_radius))
             extra["formal_exponent"] = fit_formal.exponent
             extra["slow_rate_ratio"] = float(
-                np.mean([er / (sig * R * math.sqrt(math.log(d) / n)) for er, n in zip(errs, xs, strict=True)])
+                np.mean(
+                    [
+                        er / (sig * R * math.sqrt(math.log(d) / n))
+                        for er, n in zip(errs, xs, strict=True)
+                    ]
+                )
             )
         elif setting == "l0":
             d, s = cfg.l0_dim, cfg.l0_sparsity
@@ -287,9 +307,13 @@ def run_least_squares(cfg: LeanSLTConfig) -> LeastSquaresResult:
         if covered:
             out.metrics[f"{key}.master_coverage"] = float(np.mean(covered))
             out.metrics[f"{key}.master_probability"] = float(min(probs))
-            out.metrics[f"{key}.master_looseness"] = float(np.mean(np.asarray(radii) / np.asarray(errs)))
+            out.metrics[f"{key}.master_looseness"] = float(
+                np.mean(np.asarray(radii) / np.asarray(errs))
+            )
         out.curves[setting] = {"x": xs, "err": errs, "intercept": [fit.intercept]}
-        log(f"least squares {setting}: exponent {fit.exponent:.3f} ± {fit.stderr:.3f} (theory {THEORY_EXPONENT[setting]:g})")
+        log(
+            f"least squares {setting}: exponent {fit.exponent:.3f} ± {fit.stderr:.3f} (theory {THEORY_EXPONENT[setting]:g})"
+        )
     viol = sum(
         int(out.metrics[k] < out.metrics[k.replace("coverage", "probability")] - 0.05)
         for k in out.metrics
@@ -314,7 +338,9 @@ def run_maurey(cfg: LeanSLTConfig) -> MaureyResult:
     """``coveringNumber_l1Ball_le`` squeezed between a certified packing and greedy covers."""
     rng = _rng(cfg, "maurey")
     R, eps = cfg.maurey_radius, cfg.maurey_eps
-    out = MaureyResult(curves={k: [] for k in ("d", "log_bound", "log_packing", "log_greedy", "log_volume_l2")})
+    out = MaureyResult(
+        curves={k: [] for k in ("d", "log_bound", "log_packing", "log_greedy", "log_volume_l2")}
+    )
     violations = 0
     high: list[float] = []
     for d in sorted(set(cfg.maurey_dims)):
@@ -346,15 +372,18 @@ def run_maurey(cfg: LeanSLTConfig) -> MaureyResult:
         )
         if d >= 100:
             high.append(squeeze)
-        for k, v in (
+        row: tuple[tuple[str, float], ...] = (
             ("d", d),
             ("log_bound", log_bound),
             ("log_packing", log_packing),
             ("log_greedy", log_greedy),
             ("log_volume_l2", float(euclidean_ball_log_covering_bound(R, eps, d))),
-        ):
-            out.curves[k].append(float(v))
-        log(f"maurey d={d}: log bound {log_bound:.1f}, packing {log_packing:.2f}, greedy {log_greedy:.2f}")
+        )
+        for name, value in row:
+            out.curves[name].append(float(value))
+        log(
+            f"maurey d={d}: log bound {log_bound:.1f}, packing {log_packing:.2f}, greedy {log_greedy:.2f}"
+        )
     out.metrics["maurey.squeeze_high_dim"] = max(high) if high else float("nan")
     out.metrics["checks.maurey_violations"] = float(violations)
     return out
@@ -362,7 +391,7 @@ def run_maurey(cfg: LeanSLTConfig) -> MaureyResult:
 
 # -- the job ------------------------------------------------------------------------------------
 
-_STAGES = {
+_STAGES: dict[str, Callable[[LeanSLTConfig], Any]] = {
     "dudley": run_dudley,
     "concentration": run_concentration,
     "least_squares": run_least_squares,
@@ -392,7 +421,9 @@ def run(cfg: LeanSLTConfig, run_dir: RunDir) -> dict[str, Any]:
     metrics: dict[str, Any] = {}
     for part in cfg.parts:
         metrics.update(done[part]["metrics"])
-    metrics["checks.failed"] = float(sum(v for k, v in metrics.items() if k.startswith("checks.") and k.endswith("violations")))
+    metrics["checks.failed"] = float(
+        sum(v for k, v in metrics.items() if k.startswith("checks.") and k.endswith("violations"))
+    )
     return metrics
 
 
@@ -446,7 +477,9 @@ def bench(cfg: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
         t_quad = _best_time(quad_bound, 1)
     rng = np.random.default_rng(cfg.seed)
     pts = sample_l1_ball(rng, cfg.greedy_points, cfg.greedy_dim)
-    pts = np.concatenate([pts, sample_sparse_sign_vectors(rng, cfg.greedy_points, cfg.greedy_dim, 1)])
+    pts = np.concatenate(
+        [pts, sample_sparse_sign_vectors(rng, cfg.greedy_points, cfg.greedy_dim, 1)]
+    )
     eps = 0.25
     n_ours = len(greedy_net(pts, eps))
     t_greedy = _best_time(lambda: greedy_net(pts, eps), cfg.rounds)

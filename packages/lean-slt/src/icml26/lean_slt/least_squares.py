@@ -100,8 +100,8 @@ def project_l1_ball(v: np.ndarray, radius: float) -> np.ndarray:
 
 def _top_singular_value_sq(X: np.ndarray, rng_seed: int = 0, iters: int = 50) -> float:
     """``||X||_op^2`` by power iteration on ``X^T X`` (a full SVD costs far more)."""
-    v = np.random.default_rng(rng_seed).standard_normal(X.shape[1])
-    v /= np.linalg.norm(v)
+    v = np.asarray(np.random.default_rng(rng_seed).standard_normal(X.shape[1]), dtype=float)
+    v = v / float(np.linalg.norm(v))
     val = 0.0
     for _ in range(iters):
         w = X.T @ (X @ v)

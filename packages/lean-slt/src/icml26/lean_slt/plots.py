@@ -23,8 +23,13 @@ def _plain_ticks(ax: Any) -> None:
 
 def _dudley(curves: dict[str, dict[str, list[float]]], run_dir: RunDir) -> None:
     names = list(curves)
-    with figure(run_dir.plot_path("dudley_bound_vs_mc"), 1, len(names), squeeze=False,
-                title="Dudley's bound (12 sqrt2 * entropy integral) vs Monte Carlo E sup") as (_, axes):
+    with figure(
+        run_dir.plot_path("dudley_bound_vs_mc"),
+        1,
+        len(names),
+        squeeze=False,
+        title="Dudley's bound (12 sqrt2 * entropy integral) vs Monte Carlo E sup",
+    ) as (_, axes):
         for ax, name in zip(axes[0], names, strict=True):
             c = curves[name]
             n = np.asarray(c["n"])
@@ -41,8 +46,13 @@ def _dudley(curves: dict[str, dict[str, list[float]]], run_dir: RunDir) -> None:
 
 def _concentration(curves: dict[str, dict[str, list[float]]], run_dir: RunDir) -> None:
     names = list(curves)
-    with figure(run_dir.plot_path("concentration_tails"), 1, len(names), squeeze=False,
-                title="P(|f - Ef| >= t) vs the bound 2 exp(-t^2 / 2L^2)") as (_, axes):
+    with figure(
+        run_dir.plot_path("concentration_tails"),
+        1,
+        len(names),
+        squeeze=False,
+        title="P(|f - Ef| >= t) vs the bound 2 exp(-t^2 / 2L^2)",
+    ) as (_, axes):
         for ax, name in zip(axes[0], names, strict=True):
             c = curves[name]
             t, tail = np.asarray(c["t"]), np.asarray(c["tail"])
@@ -60,14 +70,25 @@ def _rates(curves: dict[str, dict[str, list[float]]], run_dir: RunDir) -> None:
     from icml26.lean_slt.experiment import THEORY_EXPONENT
 
     names = list(curves)
-    with figure(run_dir.plot_path("ls_rates"), 1, len(names), squeeze=False,
-                title="least-squares error ||f_hat - f*||_n^2 (log-log)") as (_, axes):
+    with figure(
+        run_dir.plot_path("ls_rates"),
+        1,
+        len(names),
+        squeeze=False,
+        title="least-squares error ||f_hat - f*||_n^2 (log-log)",
+    ) as (_, axes):
         for ax, name in zip(axes[0], names, strict=True):
             c = curves[name]
             x, err = np.asarray(c["x"]), np.asarray(c["err"])
             ax.loglog(x, err, "o", color=PALETTE[0], label="simulated")
             slope = float(np.polyfit(np.log(x), np.log(err), 1)[0])
-            ax.loglog(x, np.exp(c["intercept"][0]) * x**slope, "-", color=PALETTE[0], label=f"fit {slope:.2f}")
+            ax.loglog(
+                x,
+                np.exp(c["intercept"][0]) * x**slope,
+                "-",
+                color=PALETTE[0],
+                label=f"fit {slope:.2f}",
+            )
             th = THEORY_EXPONENT[name]
             ax.loglog(x, err[0] * (x / x[0]) ** th, "--", color=PALETTE[1], label=f"theory {th:g}")
             ax.set_title(name)
@@ -77,11 +98,17 @@ def _rates(curves: dict[str, dict[str, list[float]]], run_dir: RunDir) -> None:
 
 
 def _maurey(curves: dict[str, list[float]], run_dir: RunDir) -> None:
-    with figure(run_dir.plot_path("maurey"), title="log N(eps, l1 ball in R^d): bounds from both sides") as (_, ax):
+    with figure(
+        run_dir.plot_path("maurey"), title="log N(eps, l1 ball in R^d): bounds from both sides"
+    ) as (_, ax):
         d = np.asarray(curves["d"])
-        ax.semilogx(d, curves["log_bound"], "o-", color=PALETTE[1], label="Maurey (2d+1)^ceil(R^2/eps^2)")
+        ax.semilogx(
+            d, curves["log_bound"], "o-", color=PALETTE[1], label="Maurey (2d+1)^ceil(R^2/eps^2)"
+        )
         ax.semilogx(d, curves["log_volume_l2"], ":", color=PALETTE[3], label="l2-ball volume bound")
-        ax.semilogx(d, curves["log_packing"], "s-", color=PALETTE[2], label="certified packing (lower)")
+        ax.semilogx(
+            d, curves["log_packing"], "s-", color=PALETTE[2], label="certified packing (lower)"
+        )
         ax.semilogx(d, curves["log_greedy"], "^-", color=PALETTE[0], label="greedy net of samples")
         ax.set_yscale("log")
         ax.set_xlabel("d")

@@ -298,7 +298,9 @@ def make_process(name: str, n: int) -> GaussianProcess:
     return PROCESSES[name](n)
 
 
-def monte_carlo_sup(process: GaussianProcess, rng: np.random.Generator, draws: int) -> MonteCarloSup:
+def monte_carlo_sup(
+    process: GaussianProcess, rng: np.random.Generator, draws: int
+) -> MonteCarloSup:
     """Estimate ``E sup X_t`` from ``draws`` simulated suprema."""
     m = check_dimension("draws", draws, 2)
     sups = process.sample_sup(rng, m)
