@@ -22,7 +22,9 @@ class Linear(nn.Module):
         return x.flatten(1) @ self.w.T + self.b
 
 
-def exact_linear_robust(model: Linear, x: torch.Tensor, y: torch.Tensor, eps: float) -> torch.Tensor:
+def exact_linear_robust(
+    model: Linear, x: torch.Tensor, y: torch.Tensor, eps: float
+) -> torch.Tensor:
     """Closed-form L-inf robustness of a linear classifier inside [0, 1]: for every wrong class
     j the pairwise margin a.(x+δ) + c, a = w_y - w_j, is minimised coordinate-wise by moving
     each coordinate by eps against sign(a), clipped to the box."""

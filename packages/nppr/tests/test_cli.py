@@ -14,7 +14,9 @@ from icml26.shared.results import load_results
 MODELS = ("cnn_std", "cnn_at")
 
 
-def test_smoke_run_writes_the_contract_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_smoke_run_writes_the_contract_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ICML26_QUIET", "1")
     out = tmp_path / "run"
     assert main(["run", "nppr", "--profile", "smoke", "--out", str(out)]) == 0
@@ -27,7 +29,10 @@ def test_smoke_run_writes_the_contract_keys(tmp_path: Path, monkeypatch: pytest.
         keys += [f"pr.{d}.{model}" for d in ("uniform", "gaussian", "laplace")]
         keys += [f"nppr.{f}.{model}" for f in ("none", "x", "y", "xy")]
         for e in (0.05, 0.1):
-            keys += [f"{k}.{model}.{eps_tag(e)}" for k in ("ar.pgd", "pr.uniform", "pr.gaussian", "pr.laplace", "nppr.none")]
+            keys += [
+                f"{k}.{model}.{eps_tag(e)}"
+                for k in ("ar.pgd", "pr.uniform", "pr.gaussian", "pr.laplace", "nppr.none")
+            ]
     for key in keys:
         if not key.startswith("nppr_over_pr"):
             assert m[f"{key}.lo"] <= m[key] <= m[f"{key}.hi"], key
@@ -66,7 +71,9 @@ def test_smoke_run_writes_the_contract_keys(tmp_path: Path, monkeypatch: pytest.
         ("at_method=trades", "at_method"),
     ],
 )
-def test_bad_config_is_refused(override: str, message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_bad_config_is_refused(
+    override: str, message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     out = tmp_path / "o"
     assert main(["run", "nppr", "--profile", "smoke", "--out", str(out), "--set", override]) == 2
     assert message in capsys.readouterr().err

@@ -18,7 +18,8 @@ def test_digits_are_in_unit_range_and_split() -> None:
     assert d.input_shape == (1, 8, 8)
     assert d.n_classes == 10
     assert len(d.y_train) + len(d.y_test) == 1797
-    assert 0.0 <= float(d.x_train.min()) and float(d.x_train.max()) <= 1.0
+    assert float(d.x_train.min()) >= 0.0
+    assert float(d.x_train.max()) <= 1.0
 
 
 def test_npz_round_trip_and_errors(tmp_path: Path) -> None:
@@ -26,7 +27,8 @@ def test_npz_round_trip_and_errors(tmp_path: Path) -> None:
     y = np.arange(50) % 3
     np.savez(tmp_path / "d.npz", x=x, y=y)
     d = load_npz(tmp_path / "d.npz")
-    assert d.input_shape == (1, 5, 5) and d.n_classes == 3
+    assert d.input_shape == (1, 5, 5)
+    assert d.n_classes == 3
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_npz(tmp_path / "missing.npz")
     np.savez(tmp_path / "bad.npz", x=x * 255, y=y)
@@ -101,7 +103,8 @@ def test_training_perturbations_stay_in_the_ball(training: str) -> None:
     x, y = torch.rand(8, 1, 8, 8), torch.randint(0, 3, (8,))
     xa = training_perturbation(model, x, y, TrainConfig(training=training, eps=0.1))
     assert float((xa - x).abs().max()) <= 0.1 + 1e-6
-    assert 0.0 <= float(xa.min()) and float(xa.max()) <= 1.0
+    assert float(xa.min()) >= 0.0
+    assert float(xa.max()) <= 1.0
 
 
 def test_bad_train_config() -> None:

@@ -31,14 +31,19 @@ def test_shapes_and_budget_for_every_form(form: str, shape: tuple[int, ...]) -> 
 
 def test_input_independent_form_ignores_the_input() -> None:
     gmm = PerturbationGMM((1, 6, 6), 3, 0.1, form="none", k=2)
-    a, b = gmm(torch.rand(2, 1, 6, 6), torch.tensor([0, 1])), gmm(torch.rand(2, 1, 6, 6), torch.tensor([2, 2]))
-    assert torch.equal(a.mu, b.mu) and torch.equal(a.logits, b.logits)
+    a, b = (
+        gmm(torch.rand(2, 1, 6, 6), torch.tensor([0, 1])),
+        gmm(torch.rand(2, 1, 6, 6), torch.tensor([2, 2])),
+    )
+    assert torch.equal(a.mu, b.mu)
+    assert torch.equal(a.logits, b.logits)
 
 
 def test_y_form_depends_only_on_the_label() -> None:
     gmm = PerturbationGMM((1, 6, 6), 3, 0.1, form="y", k=2)
     p = gmm(torch.rand(3, 1, 6, 6), torch.tensor([0, 0, 1]))
-    assert torch.equal(p.mu[0], p.mu[1]) and not torch.equal(p.mu[0], p.mu[2])
+    assert torch.equal(p.mu[0], p.mu[1])
+    assert not torch.equal(p.mu[0], p.mu[2])
 
 
 @given(st.floats(0.001, 0.9), st.floats(-5, 5))
@@ -69,7 +74,9 @@ def test_hard_sampling_follows_the_mixture_weights() -> None:
     gmm = PerturbationGMM((1, 2, 1), 2, 0.1, form="none", k=k, latent_size=1)
     gmm.d = d
     z = gmm.sample_latent(p, 20000, torch.Generator().manual_seed(0))[:, 0, 0]
-    freq = torch.stack([(z < -5).float().mean(), (z.abs() < 5).float().mean(), (z > 5).float().mean()])
+    freq = torch.stack(
+        [(z < -5).float().mean(), (z.abs() < 5).float().mean(), (z > 5).float().mean()]
+    )
     assert freq.tolist() == pytest.approx([0.6, 0.3, 0.1], abs=0.015)  # 4 binomial sd
 
 
@@ -110,7 +117,8 @@ def test_gradients_reach_every_head_through_the_classifier() -> None:
     out = clf((x + gmm.decode(gmm.rsample_latent(p, 3, 0.5))).flatten(0, 1)).sum()
     out.backward()
     for name, prm in gmm.named_parameters():
-        assert prm.grad is not None and float(prm.grad.abs().sum()) > 0, name
+        assert prm.grad is not None, name
+        assert float(prm.grad.abs().sum()) > 0, name
 
 
 def test_regularisers_vanish_at_their_optimum() -> None:
@@ -123,7 +131,8 @@ def test_regularisers_vanish_at_their_optimum() -> None:
     same = torch.tensor([[[1.0, 0, 0, 0], [1.0, 0, 0, 0]]])
     peaked = torch.tensor([[10.0, -10.0]])
     reg2 = gmm.regularisers(MixtureParams(peaked, same, torch.zeros(1, 2, 4)))
-    assert float(reg2["entropy"]) > 0.9 and float(reg2["diversity"]) > 1.0
+    assert float(reg2["entropy"]) > 0.9
+    assert float(reg2["diversity"]) > 1.0
 
 
 @pytest.mark.parametrize(
@@ -146,3 +155,18 @@ def test_wrong_input_shape_is_refused() -> None:
     gmm = PerturbationGMM((1, 8, 8), 3, 0.1)
     with pytest.raises(ValueError, match="built for"):
         gmm(torch.rand(2, 1, 6, 6), torch.zeros(2, dtype=torch.long))
+
+
+def test_x_form_uses_attached_features() -> None:
+    gmm = PerturbationGMM((1, 8, 8), 3, 0.1, form="x", k=2, feature_dim=3, hidden=8)
+    x, y = torch.rand(4, 1, 8, 8), torch.zeros(4, dtype=torch.long)
+    with pytest.raises(RuntimeError, match="set_feature_extractor"):
+        gmm(x, y)
+    gmm.set_feature_extractor(lambda t: torch.zeros(t.shape[0], 3))
+    a = gmm(x, y).mu
+    gmm.set_feature_extractor(lambda t: torch.ones(t.shape[0], 3))
+    assert not torch.equal(a, gmm(x, y).mu)
+    gmm.set_feature_extractor(lambda t: torch.ones(t.shape[0], 5))
+    with pytest.raises(ValueError, match="expected 3"):
+        gmm(x, y)
+    assert not any("feature" in k for k in gmm.state_dict())  # the extractor is not saved

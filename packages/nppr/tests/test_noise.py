@@ -20,7 +20,9 @@ class Constant(nn.Module):
 
     def __init__(self, label: int, n_classes: int = 3) -> None:
         super().__init__()
-        self.logits = nn.Parameter(torch.nn.functional.one_hot(torch.tensor(label), n_classes).float())
+        self.logits = nn.Parameter(
+            torch.nn.functional.one_hot(torch.tensor(label), n_classes).float()
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.logits.expand(x.shape[0], -1)
@@ -41,27 +43,37 @@ def test_pr_of_a_model_constant_in_the_ball_is_one(dist: str) -> None:
 @settings(max_examples=30, deadline=None)
 def test_draws_stay_in_the_ball(dist: str, eps: float, scale: float) -> None:
     g = torch.Generator().manual_seed(0)
-    d = FixedNoise(dist, eps, scale)(torch.zeros(4, 1, 3, 3), torch.zeros(4, dtype=torch.long), 8, g)
+    d = FixedNoise(dist, eps, scale)(
+        torch.zeros(4, 1, 3, 3), torch.zeros(4, dtype=torch.long), 8, g
+    )
     assert d.shape == (8, 4, 1, 3, 3)
     assert float(d.abs().max()) <= eps + 1e-7
 
 
 @pytest.mark.parametrize(
     ("dist", "scale", "std"),
-    [("uniform", 1.0, 1 / math.sqrt(3)), ("gaussian", 0.1, 0.1), ("laplace", 0.05, 0.05 * math.sqrt(2))],
+    [
+        ("uniform", 1.0, 1 / math.sqrt(3)),
+        ("gaussian", 0.1, 0.1),
+        ("laplace", 0.05, 0.05 * math.sqrt(2)),
+    ],
 )
 def test_draws_have_the_stated_law(dist: str, scale: float, std: float) -> None:
     """Std of the (barely clipped at these scales) draws, in units of eps, against the closed form."""
     eps = 0.2
     g = torch.Generator().manual_seed(0)
-    d = FixedNoise(dist, eps, scale)(torch.zeros(1, 1, 50, 50), torch.zeros(1, dtype=torch.long), 40, g)
+    d = FixedNoise(dist, eps, scale)(
+        torch.zeros(1, 1, 50, 50), torch.zeros(1, dtype=torch.long), 40, g
+    )
     assert float(d.mean()) == pytest.approx(0.0, abs=0.01 * eps)
     assert float(d.std()) / eps == pytest.approx(std, rel=0.02)
 
 
 def test_huge_scale_gives_sign_corners() -> None:
     g = torch.Generator().manual_seed(0)
-    d = FixedNoise("gaussian", 0.1, 1e4)(torch.zeros(1, 1, 20, 20), torch.zeros(1, dtype=torch.long), 10, g)
+    d = FixedNoise("gaussian", 0.1, 1e4)(
+        torch.zeros(1, 1, 20, 20), torch.zeros(1, dtype=torch.long), 10, g
+    )
     assert float((d.abs() == 0.1).float().mean()) > 0.999
 
 

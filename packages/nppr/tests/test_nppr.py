@@ -30,7 +30,9 @@ def fitted(request: pytest.FixtureRequest) -> dict[str, object]:
     for form in ("none", "y"):
         torch.manual_seed(0)
         gmm = PerturbationGMM((1, 6, 6), 2, EPS, form=form, k=2, latent_size=6, hidden=16)
-        fit_nppr(model, x[:200], y[:200], gmm, FitConfig(steps=100, batch_size=32, samples=4, lr=0.05))
+        fit_nppr(
+            model, x[:200], y[:200], gmm, FitConfig(steps=100, batch_size=32, samples=4, lr=0.05)
+        )
         out[f"gmm_{form}"] = gmm
     return out
 
@@ -84,7 +86,9 @@ def test_margin_loss_closed_form() -> None:
     y = torch.tensor([0, 2])
     margins = torch.tensor([2.0 - 1.0, -1.0 - 3.0])
     assert torch.allclose(margin_loss(logits, y), torch.nn.functional.softplus(margins))
-    assert torch.allclose(margin_loss(logits, y, scale=0.5), 0.5 * torch.nn.functional.softplus(margins / 0.5))
+    assert torch.allclose(
+        margin_loss(logits, y, scale=0.5), 0.5 * torch.nn.functional.softplus(margins / 0.5)
+    )
 
 
 def test_fit_refuses_a_model_that_gets_nothing_right(linear_problem) -> None:  # type: ignore[no-untyped-def]

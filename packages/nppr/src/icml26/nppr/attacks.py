@@ -46,7 +46,10 @@ class _CountingModel(nn.Module):
 
 
 def art_classifier(
-    model: nn.Module, input_shape: tuple[int, ...], n_classes: int, clip: tuple[float, float] = (0.0, 1.0)
+    model: nn.Module,
+    input_shape: tuple[int, ...],
+    n_classes: int,
+    clip: tuple[float, float] = (0.0, 1.0),
 ) -> Any:
     """An ART ``PyTorchClassifier`` over ``model`` (logits out, cross-entropy loss)."""
     from art.estimators.classification import PyTorchClassifier
@@ -65,18 +68,26 @@ def art_classifier(
 @torch.no_grad()
 def _predict(model: nn.Module, x: torch.Tensor, batch: int = 1024) -> torch.Tensor:
     device = next(model.parameters()).device
-    return torch.cat([model(x[i : i + batch].to(device)).argmax(-1).cpu() for i in range(0, len(x), batch)])
+    return torch.cat(
+        [model(x[i : i + batch].to(device)).argmax(-1).cpu() for i in range(0, len(x), batch)]
+    )
 
 
-def clean_accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, level: float = 0.95) -> Estimate:
+def clean_accuracy(
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, level: float = 0.95
+) -> Estimate:
     """Accuracy on unperturbed inputs (Wilson interval)."""
     check_eval_inputs(model, x, y, 1.0)
     t0 = time.perf_counter()
     ok = (_predict(model, x) == y.cpu()).double().numpy()
-    return estimate_from_rates(ok, 1, level=level, forward_passes=len(y), seconds=time.perf_counter() - t0)
+    return estimate_from_rates(
+        ok, 1, level=level, forward_passes=len(y), seconds=time.perf_counter() - t0
+    )
 
 
-def _robust_after(model: nn.Module, x_adv: np.ndarray, y: torch.Tensor, x: torch.Tensor, eps: float) -> np.ndarray:
+def _robust_after(
+    model: nn.Module, x_adv: np.ndarray, y: torch.Tensor, x: torch.Tensor, eps: float
+) -> np.ndarray:
     xa = torch.as_tensor(x_adv, dtype=x.dtype)
     if float((xa - x).abs().max()) > eps * (1 + 1e-4) + 1e-6:
         raise RuntimeError("an ART attack left the eps-ball; refusing to report AR from it")
@@ -116,11 +127,15 @@ def pgd_ar(
         verbose=False,
     )
     t0 = time.perf_counter()
-    np.random.seed(seed)  # ART draws its random starts from NumPy's global generator
+    np.random.seed(seed)  # noqa: NPY002 - ART draws its random starts from NumPy's global generator
     x_adv = attack.generate(x=x.cpu().numpy(), y=y.cpu().numpy())
     robust = _robust_after(model, x_adv, y, x, eps) & (_predict(model, x) == y.cpu()).numpy()
     return estimate_from_rates(
-        robust.astype(np.float64), 1, level=level, forward_passes=counter.count, seconds=time.perf_counter() - t0
+        robust.astype(np.float64),
+        1,
+        level=level,
+        forward_passes=counter.count,
+        seconds=time.perf_counter() - t0,
     )
 
 
@@ -144,7 +159,7 @@ def autoattack_ar(
     n_classes = check_eval_inputs(model, x, y, eps, clip)
     counter = _CountingModel(model).eval()
     clf = art_classifier(counter, tuple(x.shape[1:]), n_classes, clip)
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 - ART's random starts use NumPy's global generator
     xn, yn = x.cpu().numpy(), y.cpu().numpy()
     t0 = time.perf_counter()
     robust = (_predict(model, x) == y.cpu()).numpy()
@@ -152,8 +167,16 @@ def autoattack_ar(
 
     def apgd(loss: str, targeted: bool) -> Any:
         return AutoProjectedGradientDescent(
-            clf, norm=np.inf, eps=eps, eps_step=2 * eps, max_iter=apgd_iters, targeted=targeted,
-            nb_random_init=1, batch_size=batch_size, loss_type=loss, verbose=False,
+            clf,
+            norm=np.inf,
+            eps=eps,
+            eps_step=2 * eps,
+            max_iter=apgd_iters,
+            targeted=targeted,
+            nb_random_init=1,
+            batch_size=batch_size,
+            loss_type=loss,
+            verbose=False,
         )
 
     # 1) APGD-CE, untargeted, on the clean-correct inputs.
@@ -164,7 +187,12 @@ def autoattack_ar(
     # 2) APGD-DLR targeted at the top wrong classes (by clean logits), still-robust inputs only.
     if n_targets > 0 and n_classes >= 4:
         with torch.no_grad():
-            logits = torch.cat([model(x[i : i + 1024].to(next(model.parameters()).device)).cpu() for i in range(0, len(x), 1024)])
+            logits = torch.cat(
+                [
+                    model(x[i : i + 1024].to(next(model.parameters()).device)).cpu()
+                    for i in range(0, len(x), 1024)
+                ]
+            )
         logits[torch.arange(len(y)), y.cpu()] = -float("inf")
         targets = logits.argsort(-1, descending=True)[:, : min(n_targets, n_classes - 1)].numpy()
         attack_t = apgd("difference_logits_ratio", True)
@@ -177,10 +205,22 @@ def autoattack_ar(
     # 3) Square (score-based, no gradients) on what is left.
     idx = np.flatnonzero(robust)
     if idx.size and square_queries > 0:
-        square = SquareAttack(clf, norm=np.inf, eps=eps, max_iter=square_queries, p_init=0.8, nb_restarts=1,
-                              batch_size=batch_size, verbose=False)
+        square = SquareAttack(
+            clf,
+            norm=np.inf,
+            eps=eps,
+            max_iter=square_queries,
+            p_init=0.8,
+            nb_restarts=1,
+            batch_size=batch_size,
+            verbose=False,
+        )
         x_adv[idx] = square.generate(x=xn[idx], y=yn[idx])
         robust[idx] = _robust_after(model, x_adv[idx], y[idx], x[idx], eps)
     return estimate_from_rates(
-        robust.astype(np.float64), 1, level=level, forward_passes=counter.count, seconds=time.perf_counter() - t0
+        robust.astype(np.float64),
+        1,
+        level=level,
+        forward_passes=counter.count,
+        seconds=time.perf_counter() - t0,
     )

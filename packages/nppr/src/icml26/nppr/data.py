@@ -121,7 +121,9 @@ def _image_folder(path: Path, size: int | None) -> tuple[np.ndarray, np.ndarray]
     try:
         from torchvision import datasets, transforms
     except ImportError as exc:  # pragma: no cover - optional dependency
-        raise ImportError("ImageFolder data needs torchvision: pip install icml26-nppr[vision]") from exc
+        raise ImportError(
+            "ImageFolder data needs torchvision: pip install icml26-nppr[vision]"
+        ) from exc
     tf = [transforms.ToTensor()]
     if size is not None:
         tf.insert(0, transforms.Resize((size, size)))
@@ -169,15 +171,21 @@ def load_dataset(
         x, y = _image_folder(p, image_size) if name == "imagefolder" else _cifar10(p)
         return split_data(p.name, x, y, test_fraction, seed)
     if path is not None:
-        raise ValueError(f"dataset {name!r} is embedded; a path is used only by npz/imagefolder/cifar10")
+        raise ValueError(
+            f"dataset {name!r} is embedded; a path is used only by npz/imagefolder/cifar10"
+        )
     loaders = {"mnist5k": _mnist5k, "digits": _digits, "mnist1d": lambda: _mnist1d(seed)}
     if name not in loaders:
-        raise ValueError(f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)}, npz, imagefolder, cifar10")
+        raise ValueError(
+            f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)}, npz, imagefolder, cifar10"
+        )
     x, y = loaders[name]()
     return split_data(name, x, y, test_fraction, seed)
 
 
-def subset(x: torch.Tensor, y: torch.Tensor, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+def subset(
+    x: torch.Tensor, y: torch.Tensor, n: int, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The first ``n`` of a seeded permutation (all when ``n >= len``)."""
     g = torch.Generator().manual_seed(seed)
     idx = torch.randperm(len(y), generator=g)[: min(n, len(y))]

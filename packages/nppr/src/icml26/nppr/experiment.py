@@ -61,7 +61,9 @@ def make_splits(data: ImageData, cfg: RunConfig) -> Splits:
     n_fit = min(cfg.n_fit, len(ytr) // 2)
     fit, sel = slice(0, n_fit), slice(n_fit, n_fit + cfg.n_select)
     xe, ye = subset(data.x_test, data.y_test, cfg.n_eval, cfg.seed + 1)
-    return Splits(xtr, ytr, xtr[fit], ytr[fit], xtr[sel], ytr[sel], xe, ye, data.n_classes, data.input_shape)
+    return Splits(
+        xtr, ytr, xtr[fit], ytr[fit], xtr[sel], ytr[sel], xe, ye, data.n_classes, data.input_shape
+    )
 
 
 # -- stage 1-2: data and classifiers ---------------------------------------------------------
@@ -92,8 +94,15 @@ def prepare_classifier(
     )
     t0 = time.perf_counter()
     train_classifier(
-        model, splits.x_train, splits.y_train, tcfg, seed=cfg.seed, device=cfg.device,
-        checkpoint_dir=run_dir.path / "checkpoints", tag=tag, log=run_dir.log_metrics,
+        model,
+        splits.x_train,
+        splits.y_train,
+        tcfg,
+        seed=cfg.seed,
+        device=cfg.device,
+        checkpoint_dir=run_dir.path / "checkpoints",
+        tag=tag,
+        log=run_dir.log_metrics,
     )
     log(f"{tag}: trained ({tcfg.training}) in {time.perf_counter() - t0:.0f}s")
     path.parent.mkdir(exist_ok=True)
@@ -102,49 +111,86 @@ def prepare_classifier(
 
 
 # -- stage 3: the headline budget ------------------------------------------------------------
-def _gmm(cfg: RunConfig, splits: Splits, form: str, eps: float) -> PerturbationGMM:
+def _gmm(
+    cfg: RunConfig, splits: Splits, form: str, eps: float, model: nn.Module | None = None
+) -> PerturbationGMM:
+    """The mixture of ``form``; the x-conditioned forms also see the frozen classifier's
+    log-probabilities (the official code conditions on a frozen backbone's features)."""
     spatial = min(splits.input_shape[1:])
-    return PerturbationGMM(
-        splits.input_shape, splits.n_classes, eps, form=form, k=cfg.k,
-        latent_size=min(cfg.latent_size, spatial), hidden=cfg.hidden,
+    use_features = form in ("x", "xy") and model is not None
+    gmm = PerturbationGMM(
+        splits.input_shape,
+        splits.n_classes,
+        eps,
+        form=form,
+        k=cfg.k,
+        latent_size=min(cfg.latent_size, spatial),
+        hidden=cfg.hidden,
         logstd_bounds=(cfg.logstd_lo, cfg.logstd_hi),
+        feature_dim=splits.n_classes if use_features else 0,
     )
+    if use_features:
+        assert model is not None
+        frozen = model
+        gmm.set_feature_extractor(lambda x: frozen(x).log_softmax(-1))
+    return gmm
 
 
 def _fit_cfg(cfg: RunConfig, steps: int) -> FitConfig:
     return FitConfig(
-        steps=steps, batch_size=cfg.fit_batch, samples=cfg.fit_samples, lr=cfg.fit_lr,
-        tau_start=cfg.tau_start, tau_end=cfg.tau_end, entropy_weight=cfg.entropy_weight,
+        steps=steps,
+        batch_size=cfg.fit_batch,
+        samples=cfg.fit_samples,
+        lr=cfg.fit_lr,
+        tau_start=cfg.tau_start,
+        tau_end=cfg.tau_end,
+        entropy_weight=cfg.entropy_weight,
         diversity_weight=cfg.diversity_weight,
     )
 
 
 def fitted_gmm(
-    cfg: RunConfig, model: nn.Module, splits: Splits, form: str, eps: float, steps: int,
-    run_dir: Any, tag: str,
+    cfg: RunConfig,
+    model: nn.Module,
+    splits: Splits,
+    form: str,
+    eps: float,
+    steps: int,
+    run_dir: Any,
+    tag: str,
 ) -> tuple[PerturbationGMM, dict[str, float]]:
     """Fit (or reload from ``<run>/gmm/``) the mixture of ``form`` at budget ``eps``."""
     from safetensors.torch import load_file, save_file
 
     from icml26.shared import atomic_path
 
-    gmm = _gmm(cfg, splits, form, eps)
+    gmm = _gmm(cfg, splits, form, eps, model)
     path = run_dir.path / "gmm" / f"{tag}.{form}.{eps_tag(eps)}.safetensors"
     cost_path = path.with_suffix(".json")
     if path.is_file() and cost_path.is_file():
         gmm.load_state_dict(load_file(str(path)))
         return gmm.to(cfg.device).eval(), json.loads(cost_path.read_text())
     torch.manual_seed(cfg.seed)
-    gmm = _gmm(cfg, splits, form, eps)
+    gmm = _gmm(cfg, splits, form, eps, model)
     res = fit_nppr(
-        model, splits.x_fit, splits.y_fit, gmm, _fit_cfg(cfg, steps), seed=cfg.seed,
-        log=run_dir.log_metrics, tag=f"{tag}.{form}.{eps_tag(eps)}",
+        model,
+        splits.x_fit,
+        splits.y_fit,
+        gmm,
+        _fit_cfg(cfg, steps),
+        seed=cfg.seed,
+        log=run_dir.log_metrics,
+        tag=f"{tag}.{form}.{eps_tag(eps)}",
     )
     path.parent.mkdir(exist_ok=True)
     with atomic_path(path, suffix=".safetensors") as tmp:
         save_file({k: v.detach().cpu().contiguous() for k, v in gmm.state_dict().items()}, str(tmp))
-    cost = {"fit_forward_passes": float(res.forward_passes), "fit_seconds": res.seconds,
-            "fit_loss_first": res.losses[0], "fit_loss_last": float(np.mean(res.losses[-10:]))}
+    cost = {
+        "fit_forward_passes": float(res.forward_passes),
+        "fit_seconds": res.seconds,
+        "fit_loss_first": res.losses[0],
+        "fit_loss_last": float(np.mean(res.losses[-10:])),
+    }
     atomic_write_json(cost_path, cost)
     return gmm.eval(), cost
 
@@ -164,21 +210,58 @@ def measure_headline(
     xe, ye = splits.x_eval.to(cfg.device), splits.y_eval.to(cfg.device)
     out: dict[str, float] = {}
     _put(out, f"clean_acc.{tag}", clean_accuracy(model, xe, ye, level=cfg.level), hw)
-    _put(out, f"ar.pgd.{tag}", pgd_ar(model, xe, ye, eps, steps=cfg.pgd_steps, restarts=cfg.pgd_restarts,
-                                      level=cfg.level, seed=cfg.seed), hw)
+    _put(
+        out,
+        f"ar.pgd.{tag}",
+        pgd_ar(
+            model,
+            xe,
+            ye,
+            eps,
+            steps=cfg.pgd_steps,
+            restarts=cfg.pgd_restarts,
+            level=cfg.level,
+            seed=cfg.seed,
+        ),
+        hw,
+    )
     n_aa = min(cfg.aa_inputs, len(ye))
-    _put(out, f"ar.autoattack.{tag}", autoattack_ar(
-        model, xe[:n_aa], ye[:n_aa], eps, apgd_iters=cfg.aa_iters, n_targets=cfg.aa_targets,
-        square_queries=cfg.square_queries, level=cfg.level, seed=cfg.seed), hw)
+    _put(
+        out,
+        f"ar.autoattack.{tag}",
+        autoattack_ar(
+            model,
+            xe[:n_aa],
+            ye[:n_aa],
+            eps,
+            apgd_iters=cfg.aa_iters,
+            n_targets=cfg.aa_targets,
+            square_queries=cfg.square_queries,
+            level=cfg.level,
+            seed=cfg.seed,
+        ),
+        hw,
+    )
     for dist in DISTRIBUTIONS:
-        est = estimate_fixed_pr(model, xe, ye, dist, eps, m, scale=cfg.noise_scale, level=cfg.level, seed=cfg.seed)
+        est = estimate_fixed_pr(
+            model, xe, ye, dist, eps, m, scale=cfg.noise_scale, level=cfg.level, seed=cfg.seed
+        )
         _put(out, f"pr.{dist}.{tag}", est, hw)
     lowest = min(DISTRIBUTIONS, key=lambda d: out[f"pr.{d}.{tag}"])
     for suffix in ("", ".lo", ".hi"):
         out[f"pr.min.{tag}{suffix}"] = out[f"pr.{lowest}.{tag}{suffix}"]
     tuned, noise = tuned_fixed_pr(
-        model, splits.x_select, splits.y_select, xe, ye, eps, scales=cfg.tuned_scales, m=m,
-        level=cfg.level, seed=cfg.seed)
+        model,
+        splits.x_select,
+        splits.y_select,
+        xe,
+        ye,
+        eps,
+        scales=cfg.tuned_scales,
+        m=m,
+        level=cfg.level,
+        seed=cfg.seed,
+    )
     _put(out, f"pr.tuned.{tag}", tuned, hw)
     out[f"pr.tuned_scale.{tag}"] = noise.scale
     out[f"pr.tuned_family.{tag}"] = float(DISTRIBUTIONS.index(noise.dist))
@@ -191,8 +274,14 @@ def measure_headline(
         out[f"forward_passes.fit.{key}"] = cost["fit_forward_passes"]
         out[f"seconds.fit.{key}"] = cost["fit_seconds"]
         out[f"fit_loss.{key}"] = cost["fit_loss_last"]
-        select_pr[form] = float(kept_rates(model, splits.x_select, splits.y_select, gmm.sampler, 16, eps, seed=cfg.seed).mean())
-        log(f"{tag} NPPR[{form}] = {est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}]  (fit {cost['fit_seconds']:.0f}s)")
+        select_pr[form] = float(
+            kept_rates(
+                model, splits.x_select, splits.y_select, gmm.sampler, 16, eps, seed=cfg.seed
+            ).mean()
+        )
+        log(
+            f"{tag} NPPR[{form}] = {est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}]  (fit {cost['fit_seconds']:.0f}s)"
+        )
     best = min(select_pr, key=lambda f: select_pr[f])
     for suffix in ("", ".lo", ".hi"):
         out[f"nppr.best.{tag}{suffix}"] = out[f"nppr.{best}.{tag}{suffix}"]
@@ -220,35 +309,65 @@ def ordering_slack(metrics: dict[str, float], tag: str, forms: tuple[str, ...]) 
 
 # -- stage 4: the budget sweep ---------------------------------------------------------------
 def sweep_budgets(
-    cfg: RunConfig, model: nn.Module, splits: Splits, tag: str, run_dir: Any, headline: dict[str, float]
+    cfg: RunConfig,
+    model: nn.Module,
+    splits: Splits,
+    tag: str,
+    run_dir: Any,
+    headline: dict[str, float],
 ) -> dict[str, float]:
     """PGD, the three fixed distributions and NPPR (``none`` form) at every ``sweep_eps``."""
     out: dict[str, float] = {}
-    xs, ys = splits.x_eval[: cfg.sweep_inputs].to(cfg.device), splits.y_eval[: cfg.sweep_inputs].to(cfg.device)
+    xs, ys = (
+        splits.x_eval[: cfg.sweep_inputs].to(cfg.device),
+        splits.y_eval[: cfg.sweep_inputs].to(cfg.device),
+    )
     for eps in cfg.sweep_eps:
         et = eps_tag(eps)
         if math.isclose(eps, cfg.eps) and "none" in cfg.forms:
-            for key in (f"ar.pgd.{tag}", *(f"pr.{d}.{tag}" for d in DISTRIBUTIONS), f"nppr.none.{tag}"):
+            for key in (
+                f"ar.pgd.{tag}",
+                *(f"pr.{d}.{tag}" for d in DISTRIBUTIONS),
+                f"nppr.none.{tag}",
+            ):
                 for suffix in ("", ".lo", ".hi"):
                     out[f"{key}.{et}{suffix}"] = headline[f"{key}{suffix}"]
             continue
-        out.update(pgd_ar(model, xs, ys, eps, steps=cfg.pgd_steps, level=cfg.level, seed=cfg.seed).as_metrics(f"ar.pgd.{tag}.{et}"))
+        out.update(
+            pgd_ar(
+                model, xs, ys, eps, steps=cfg.pgd_steps, level=cfg.level, seed=cfg.seed
+            ).as_metrics(f"ar.pgd.{tag}.{et}")
+        )
         for dist in DISTRIBUTIONS:
-            est = estimate_fixed_pr(model, xs, ys, dist, eps, cfg.sweep_mc_samples, scale=cfg.noise_scale, level=cfg.level, seed=cfg.seed)
+            est = estimate_fixed_pr(
+                model,
+                xs,
+                ys,
+                dist,
+                eps,
+                cfg.sweep_mc_samples,
+                scale=cfg.noise_scale,
+                level=cfg.level,
+                seed=cfg.seed,
+            )
             out.update(est.as_metrics(f"pr.{dist}.{tag}.{et}"))
         gmm, _ = fitted_gmm(cfg, model, splits, "none", eps, cfg.sweep_fit_steps, run_dir, tag)
-        est = estimate_nppr(model, xs, ys, gmm, cfg.sweep_mc_samples, level=cfg.level, seed=cfg.seed)
+        est = estimate_nppr(
+            model, xs, ys, gmm, cfg.sweep_mc_samples, level=cfg.level, seed=cfg.seed
+        )
         out.update(est.as_metrics(f"nppr.none.{tag}.{et}"))
-        log(f"{tag} {et}: AR {out[f'ar.pgd.{tag}.{et}']:.3f}  NPPR {est.value:.3f}  PR uniform {out[f'pr.uniform.{tag}.{et}']:.3f}")
+        log(
+            f"{tag} {et}: AR {out[f'ar.pgd.{tag}.{et}']:.3f}  NPPR {est.value:.3f}  PR uniform {out[f'pr.uniform.{tag}.{et}']:.3f}"
+        )
     return out
 
 
-def _cached_stage(run_dir: Any, name: str, fn: Any) -> dict[str, float]:
-    """Run ``fn()`` once per run folder; a resumed run reads its metrics back."""
+def _cached_stage(run_dir: Any, name: str, fn: Any, *args: Any) -> dict[str, float]:
+    """Run ``fn(*args)`` once per run folder; a resumed run reads its metrics back."""
     path = run_dir.path / "checkpoints" / f"{name}.metrics.json"
     if path.is_file():
         return {k: float(v) for k, v in json.loads(path.read_text()).items()}
-    out = fn()
+    out = fn(*args)
     path.parent.mkdir(exist_ok=True)
     atomic_write_json(path, out)
     return out
@@ -278,25 +397,42 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
             model = prepare_classifier(cfg, s, name, run_dir, tag)
         for p in model.parameters():
             p.requires_grad_(False)
-        head = _cached_stage(run_dir, f"{tag}.headline", lambda: measure_headline(cfg, model, s, tag, run_dir))
+        head = _cached_stage(
+            run_dir, f"{tag}.headline", measure_headline, cfg, model, s, tag, run_dir
+        )
         metrics.update(head)
         if s is splits:
-            metrics.update(_cached_stage(run_dir, f"{tag}.sweep", lambda: sweep_budgets(cfg, model, s, tag, run_dir, head)))
+            metrics.update(
+                _cached_stage(
+                    run_dir, f"{tag}.sweep", sweep_budgets, cfg, model, s, tag, run_dir, head
+                )
+            )
             plot_data[tag] = (model, s)
     _plots(cfg, run_dir, metrics, plot_data)
     return metrics
 
 
 # -- plots -----------------------------------------------------------------------------------
-def _plots(cfg: RunConfig, run_dir: Any, metrics: dict[str, float], plot_data: dict[str, Any]) -> None:
+def _plots(
+    cfg: RunConfig, run_dir: Any, metrics: dict[str, float], plot_data: dict[str, Any]
+) -> None:
     tags = list(plot_data)
     if not tags:
         return
     eps_list = sorted(cfg.sweep_eps)
-    series = [("ar.pgd", "AR (PGD)", PALETTE[1]), ("nppr.none", "NPPR (none form)", PALETTE[0]),
-              ("pr.uniform", "PR uniform", PALETTE[2]), ("pr.gaussian", "PR Gaussian", PALETTE[3]),
-              ("pr.laplace", "PR Laplace", PALETTE[4])]
-    with figure(run_dir.plot_path("metrics_vs_eps"), 1, len(tags), title="Robustness against the L-inf budget") as (_f, axes):
+    series = [
+        ("ar.pgd", "AR (PGD)", PALETTE[1]),
+        ("nppr.none", "NPPR (none form)", PALETTE[0]),
+        ("pr.uniform", "PR uniform", PALETTE[2]),
+        ("pr.gaussian", "PR Gaussian", PALETTE[3]),
+        ("pr.laplace", "PR Laplace", PALETTE[4]),
+    ]
+    with figure(
+        run_dir.plot_path("metrics_vs_eps"),
+        1,
+        len(tags),
+        title="Robustness against the L-inf budget",
+    ) as (_f, axes):
         for ax, tag in zip(np.atleast_1d(axes), tags, strict=True):
             for key, label, color in series:
                 ys = [metrics.get(f"{key}.{tag}.{eps_tag(e)}", float("nan")) for e in eps_list]
@@ -314,15 +450,22 @@ def _plots(cfg: RunConfig, run_dir: Any, metrics: dict[str, float], plot_data: d
     forms = [f for f in cfg.forms]
     x0, y0 = s.x_eval[:1].to(cfg.device), s.y_eval[:1].to(cfg.device)
     g = torch.Generator(device=cfg.device).manual_seed(cfg.seed)
-    rows = [("uniform", FixedNoise("uniform", cfg.eps)(x0, y0, 4, g)), ("gaussian", FixedNoise("gaussian", cfg.eps, cfg.noise_scale)(x0, y0, 4, g))]
+    rows = [
+        ("uniform", FixedNoise("uniform", cfg.eps)(x0, y0, 4, g)),
+        ("gaussian", FixedNoise("gaussian", cfg.eps, cfg.noise_scale)(x0, y0, 4, g)),
+    ]
     gmms = {}
     for form in forms:
         gmm, _ = fitted_gmm(cfg, model, s, form, cfg.eps, cfg.fit_steps, run_dir, tag)
         gmms[form] = gmm
         rows.append((f"NPPR {form}", gmm.sampler(x0, y0, 4, g)))
     if len(s.input_shape) == 3:
-        with figure(run_dir.plot_path("perturbation_samples"), len(rows), 4,
-                    title=f"Perturbations δ of one test digit ({tag}, eps {cfg.eps}): fixed vs learned") as (_f, axes):
+        with figure(
+            run_dir.plot_path("perturbation_samples"),
+            len(rows),
+            4,
+            title=f"Perturbations δ of one test digit ({tag}, eps {cfg.eps}): fixed vs learned",
+        ) as (_f, axes):
             for r, (label, d) in enumerate(rows):
                 for c in range(4):
                     ax = axes[r, c]
@@ -330,7 +473,12 @@ def _plots(cfg: RunConfig, run_dir: Any, metrics: dict[str, float], plot_data: d
                     ax.set_xticks([])
                     ax.set_yticks([])
                 axes[r, 0].set_ylabel(label, fontsize=7)
-    with figure(run_dir.plot_path("mixture_weights"), 1, len(forms), title=f"Learned mixture weights π ({tag})") as (_f, axes):
+    with figure(
+        run_dir.plot_path("mixture_weights"),
+        1,
+        len(forms),
+        title=f"Learned mixture weights π ({tag})",
+    ) as (_f, axes):
         xs, ys = s.x_eval[:200].to(cfg.device), s.y_eval[:200].to(cfg.device)
         for ax, form in zip(np.atleast_1d(axes), forms, strict=True):
             with torch.no_grad():
@@ -352,8 +500,17 @@ def bench(cfg: BenchConfig, run_dir: Any) -> dict[str, float]:
     torch.set_num_threads(cfg.threads)
     seed_everything(cfg.seed, torch=True)
     run_dir.update_env(device=cfg.device, torch_threads=cfg.threads)
-    rcfg = replace(RunConfig(), device=cfg.device, threads=cfg.threads, epochs=cfg.epochs, width=cfg.width,
-                   eps=cfg.eps, fit_steps=cfg.fit_steps, sweep_eps=(cfg.eps,), forms=("x",))
+    rcfg = replace(
+        RunConfig(),
+        device=cfg.device,
+        threads=cfg.threads,
+        epochs=cfg.epochs,
+        width=cfg.width,
+        eps=cfg.eps,
+        fit_steps=cfg.fit_steps,
+        sweep_eps=(cfg.eps,),
+        forms=("x",),
+    )
     splits = make_splits(load_dataset("mnist5k", seed=cfg.seed), rcfg)
     model = prepare_classifier(rcfg, splits, "cnn_std", run_dir, "cnn_std")
     for p in model.parameters():
@@ -377,25 +534,35 @@ def bench(cfg: BenchConfig, run_dir: Any) -> dict[str, float]:
         out[f"forward_passes.{name}"] = fixed_fp + n_need * per_input_fp
         out[f"seconds.{name}"] = fixed_s + n_need * per_input_s
         out[f"value.{name}"] = est.value
-        log(f"{name}: {n_need} inputs for ±{h}: {out[f'forward_passes.{name}']:.3g} passes, {out[f'seconds.{name}']:.1f}s")
+        log(
+            f"{name}: {n_need} inputs for ±{h}: {out[f'forward_passes.{name}']:.3g} passes, {out[f'seconds.{name}']:.1f}s"
+        )
     for other in ("pr", "pgd"):
         out[f"cost_ratio.seconds.nppr_over_{other}"] = out["seconds.nppr"] / out[f"seconds.{other}"]
-        out[f"cost_ratio.forward_passes.nppr_over_{other}"] = out["forward_passes.nppr"] / out[f"forward_passes.{other}"]
+        out[f"cost_ratio.forward_passes.nppr_over_{other}"] = (
+            out["forward_passes.nppr"] / out[f"forward_passes.{other}"]
+        )
     # Cost of a fitting step against K.
     k_ms = []
     for k in cfg.ks:
         kcfg = replace(rcfg, k=k)
         torch.manual_seed(cfg.seed)
-        g = _gmm(kcfg, splits, "x", cfg.eps)
-        res = fit_nppr(model, splits.x_fit, splits.y_fit, g, _fit_cfg(kcfg, cfg.k_steps), seed=cfg.seed)
+        g = _gmm(kcfg, splits, "x", cfg.eps, model)
+        res = fit_nppr(
+            model, splits.x_fit, splits.y_fit, g, _fit_cfg(kcfg, cfg.k_steps), seed=cfg.seed
+        )
         k_ms.append(1e3 * res.seconds / cfg.k_steps)
         out[f"fit_ms_per_step.k{k}"] = k_ms[-1]
     out["k_scaling_exponent"] = _slope(list(map(float, cfg.ks)), k_ms)
     # Cost of evaluation against the number of inputs.
     secs = []
     for n in cfg.input_counts:
-        xs, ys = subset(splits.x_eval if n <= len(splits.y_eval) else splits.x_train,
-                        splits.y_eval if n <= len(splits.y_eval) else splits.y_train, n, cfg.seed)
+        xs, ys = subset(
+            splits.x_eval if n <= len(splits.y_eval) else splits.x_train,
+            splits.y_eval if n <= len(splits.y_eval) else splits.y_train,
+            n,
+            cfg.seed,
+        )
         t0 = time.perf_counter()
         estimate_nppr(model, xs, ys, gmm, cfg.mc_samples, seed=cfg.seed)
         secs.append(time.perf_counter() - t0)

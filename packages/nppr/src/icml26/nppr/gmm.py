@@ -10,7 +10,9 @@ Generative model for one input ``x`` with label ``y`` (form ``c`` decides what c
     δ = eps · tanh(decode(z))                           perturbation in the ball
 
 Forms (the paper's four scenarios): ``none`` (input-independent: one mixture for all inputs),
-``x`` (an MLP over the input), ``y`` (a label embedding), ``xy`` (both, concatenated).
+``x`` (an MLP over the input: a 7x7-pooled copy of it and, when ``feature_dim > 0``, features
+from a frozen extractor such as the classifier's own log-probabilities, as the official code
+conditions on a frozen backbone), ``y`` (a label embedding), ``xy`` (both, concatenated).
 ``decode`` is a fixed, parameter-free upsampling of a low-resolution latent image (or the
 identity when the latent has the input's shape), so ``D`` can be much smaller than the input.
 
@@ -31,6 +33,7 @@ What keeps the mixture a distribution and not a point attack:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -64,7 +67,9 @@ def gumbel_softmax_weights(
     ``[n, *logits.shape]``, differentiable in ``logits``."""
     if tau <= 0:
         raise ValueError(f"Gumbel-softmax temperature must be positive, got {tau}")
-    u = torch.rand((n, *logits.shape), generator=generator, device=logits.device, dtype=logits.dtype)
+    u = torch.rand(
+        (n, *logits.shape), generator=generator, device=logits.device, dtype=logits.dtype
+    )
     g = -torch.log(-torch.log(u.clamp(1e-10, 1 - 1e-10)))
     return ((logits.unsqueeze(0) + g) / tau).softmax(-1)
 
@@ -82,6 +87,8 @@ class PerturbationGMM(nn.Module):
             the input's own size (no decoder).
         hidden: width of the condition networks.
         logstd_bounds: ``(lo, hi)`` clamp of the latent log standard deviations.
+        feature_dim: size of the frozen features the ``x``/``xy`` forms also see (0: none);
+            attach the extractor with :meth:`set_feature_extractor`.
     """
 
     def __init__(
@@ -95,6 +102,7 @@ class PerturbationGMM(nn.Module):
         latent_size: int | None = None,
         hidden: int = 128,
         logstd_bounds: tuple[float, float] = (-2.0, 1.0),
+        feature_dim: int = 0,
     ) -> None:
         super().__init__()
         if form not in FORMS:
@@ -116,11 +124,21 @@ class PerturbationGMM(nn.Module):
             raise ValueError(f"latent_size must be in [1, {min(spatial)}], got {size}")
         self.latent_shape = (c, *([size] * len(spatial)))
         self.d = math.prod(self.latent_shape)
-        d_in = math.prod(input_shape)
         if form == "none":
             self.h0 = nn.Parameter(torch.zeros(hidden))
+        if feature_dim < 0:
+            raise ValueError("feature_dim must be >= 0")
+        self.feature_dim = feature_dim
+        self._features: Callable[[torch.Tensor], torch.Tensor] | None = None
         if form in ("x", "xy"):
-            self.x_net = nn.Sequential(nn.Flatten(), nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU())
+            self.pool_size = tuple(min(7, s) for s in spatial)
+            pooled = c * math.prod(self.pool_size)
+            self.x_net = nn.Sequential(
+                nn.Linear(pooled + feature_dim, hidden),
+                nn.ReLU(),
+                nn.Linear(hidden, hidden),
+                nn.ReLU(),
+            )
         if form in ("y", "xy"):
             self.y_emb = nn.Embedding(n_classes, hidden)
         if form == "xy":
@@ -137,19 +155,42 @@ class PerturbationGMM(nn.Module):
             self.logstd_head.bias.zero_()
 
     # -- the distribution ---------------------------------------------------------------------
+    def set_feature_extractor(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
+        """Frozen ``fn(x) -> [B, feature_dim]`` for the ``x``/``xy`` forms (not saved, not trained)."""
+        self._features = fn
+
+    def _x_input(self, x: torch.Tensor) -> torch.Tensor:
+        pool = F.adaptive_avg_pool2d if len(self.input_shape) == 3 else F.adaptive_avg_pool1d
+        parts = [pool(x, self.pool_size).flatten(1)]
+        if self.feature_dim:
+            if self._features is None:
+                raise RuntimeError(
+                    "this GMM conditions on features: call set_feature_extractor first"
+                )
+            with torch.no_grad():
+                feats = self._features(x).flatten(1)
+            if feats.shape[1] != self.feature_dim:
+                raise ValueError(
+                    f"the feature extractor gave {feats.shape[1]} features, expected {self.feature_dim}"
+                )
+            parts.append(feats)
+        return torch.cat(parts, 1)
+
     def condition(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         if self.form == "none":
             return self.h0.expand(x.shape[0], -1)
         if self.form == "x":
-            return self.x_net(x)
+            return self.x_net(self._x_input(x))
         if self.form == "y":
             return self.y_emb(y)
-        return self.mix(torch.cat([self.x_net(x), self.y_emb(y)], -1))
+        return self.mix(torch.cat([self.x_net(self._x_input(x)), self.y_emb(y)], -1))
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> MixtureParams:
         """The mixture's parameters for each input of the batch."""
         if x.shape[1:] != self.input_shape:
-            raise ValueError(f"inputs of shape {tuple(x.shape[1:])} given to a GMM built for {self.input_shape}")
+            raise ValueError(
+                f"inputs of shape {tuple(x.shape[1:])} given to a GMM built for {self.input_shape}"
+            )
         if y.shape != x.shape[:1]:
             raise ValueError("one label per input is needed")
         h = self.condition(x, y)
@@ -164,12 +205,16 @@ class PerturbationGMM(nn.Module):
     ) -> torch.Tensor:
         """Differentiable latent draws ``[n, B, D]`` (Gumbel-softmax + reparameterisation)."""
         w = gumbel_softmax_weights(p.logits, n, tau, generator)  # [n, B, K]
-        xi = torch.randn((n, *p.mu.shape), generator=generator, device=p.mu.device, dtype=p.mu.dtype)
+        xi = torch.randn(
+            (n, *p.mu.shape), generator=generator, device=p.mu.device, dtype=p.mu.dtype
+        )
         comp = p.mu.unsqueeze(0) + p.log_std.exp().unsqueeze(0) * xi  # [n, B, K, D]
         return (w.unsqueeze(-1) * comp).sum(-2)
 
     @torch.no_grad()
-    def sample_latent(self, p: MixtureParams, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
+    def sample_latent(
+        self, p: MixtureParams, n: int, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
         """Exact mixture draws ``[n, B, D]``: a hard component index, then its Gaussian."""
         b = p.logits.shape[0]
         idx = torch.multinomial(p.weights, n, replacement=True, generator=generator).T  # [n, B]

@@ -17,7 +17,13 @@ from torch import nn
 
 from icml26.shared import atomic_path
 
-__all__ = ["ARCHITECTURES", "ClassifierSpec", "build_classifier", "load_classifier", "save_classifier"]
+__all__ = [
+    "ARCHITECTURES",
+    "ClassifierSpec",
+    "build_classifier",
+    "load_classifier",
+    "save_classifier",
+]
 
 ARCHITECTURES = ("cnn", "resnet")
 
@@ -67,8 +73,10 @@ class SmallCNN(nn.Module):
             pool(cells),
             nn.Flatten(),
         )
-        feat = 2 * w * cells ** dims
-        self.head = nn.Sequential(nn.Linear(feat, 4 * w), nn.ReLU(), nn.Linear(4 * w, spec.n_classes))
+        feat = 2 * w * cells**dims
+        self.head = nn.Sequential(
+            nn.Linear(feat, 4 * w), nn.ReLU(), nn.Linear(4 * w, spec.n_classes)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(x))

@@ -96,9 +96,15 @@ def tuned_fixed_pr(
     for dist in DISTRIBUTIONS:
         for scale in scales if dist != "uniform" else (1.0,):
             noise = FixedNoise(dist, eps, scale)
-            pr = float(kept_rates(model, x_select, y_select, noise, m_select, eps, clip=clip, seed=seed).mean())
+            pr = float(
+                kept_rates(
+                    model, x_select, y_select, noise, m_select, eps, clip=clip, seed=seed
+                ).mean()
+            )
             if best is None or pr < best[0]:
                 best = (pr, noise)
     assert best is not None
-    est = estimate_pr_with(model, x_eval, y_eval, best[1], eps, m, level=level, clip=clip, seed=seed + 1)
+    est = estimate_pr_with(
+        model, x_eval, y_eval, best[1], eps, m, level=level, clip=clip, seed=seed + 1
+    )
     return est, best[1]

@@ -63,11 +63,15 @@ class FitResult:
     seconds: float
 
 
-def margin_loss(logits: torch.Tensor, y: torch.Tensor, kappa: float = 0.0, scale: float = 1.0) -> torch.Tensor:
+def margin_loss(
+    logits: torch.Tensor, y: torch.Tensor, kappa: float = 0.0, scale: float = 1.0
+) -> torch.Tensor:
     """``softplus((f_y - max_{j≠y} f_j + κ)/s)`` per sample: a smooth upper surrogate of the
     indicator that the label is kept (positive margin), scaled by ``s``."""
     fy = logits.gather(-1, y.unsqueeze(-1)).squeeze(-1)
-    other = logits.masked_fill(torch.nn.functional.one_hot(y, logits.shape[-1]).bool(), float("-inf"))
+    other = logits.masked_fill(
+        torch.nn.functional.one_hot(y, logits.shape[-1]).bool(), float("-inf")
+    )
     margin = fy - other.max(-1).values
     return torch.nn.functional.softplus((margin + kappa) / scale) * scale
 
@@ -91,7 +95,9 @@ def fit_nppr(
     for p in model.parameters():
         p.requires_grad_(False)
     with torch.no_grad():
-        pred = torch.cat([model(x[i : i + 1024].to(device)).argmax(-1).cpu() for i in range(0, len(y), 1024)])
+        pred = torch.cat(
+            [model(x[i : i + 1024].to(device)).argmax(-1).cpu() for i in range(0, len(y), 1024)]
+        )
     keep = pred == y.cpu()
     if int(keep.sum()) == 0:
         raise ValueError("the classifier gets none of the fitting inputs right: nothing to perturb")
@@ -107,15 +113,21 @@ def fit_nppr(
         for step in range(cfg.steps):
             frac = step / max(1, cfg.steps - 1)
             tau = cfg.tau_start * (cfg.tau_end / cfg.tau_start) ** frac
-            idx = torch.randint(0, len(yf), (min(cfg.batch_size, len(yf)),), generator=gi).to(device)
+            idx = torch.randint(0, len(yf), (min(cfg.batch_size, len(yf)),), generator=gi).to(
+                device
+            )
             xb, yb = xf[idx], yf[idx]
             params = gmm(xb, yb)
             delta = gmm.decode(gmm.rsample_latent(params, cfg.samples, tau, g))  # [S, B, ...]
             xp = (xb.unsqueeze(0) + delta).clamp(*clip)
             logits = model(xp.flatten(0, 1)).view(cfg.samples, len(yb), -1)
-            main = margin_loss(logits, yb.unsqueeze(0).expand(cfg.samples, -1), cfg.kappa, cfg.margin_scale).mean()
+            main = margin_loss(
+                logits, yb.unsqueeze(0).expand(cfg.samples, -1), cfg.kappa, cfg.margin_scale
+            ).mean()
             reg = gmm.regularisers(params)
-            loss = main + cfg.entropy_weight * reg["entropy"] + cfg.diversity_weight * reg["diversity"]
+            loss = (
+                main + cfg.entropy_weight * reg["entropy"] + cfg.diversity_weight * reg["diversity"]
+            )
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(gmm.parameters(), 10.0)

@@ -121,25 +121,49 @@ class RunConfig:
                 parse_model_name(name)
         for name in self.extra_models:
             parse_model_name(name)
-        bad = [d for d in self.extra_datasets if d not in ("mnist5k", "digits", "mnist1d") or d == self.dataset]
+        bad = [
+            d
+            for d in self.extra_datasets
+            if d not in ("mnist5k", "digits", "mnist1d") or d == self.dataset
+        ]
         if bad:
-            raise ValueError(f"extra_datasets must be embedded datasets other than {self.dataset}: {bad}")
+            raise ValueError(
+                f"extra_datasets must be embedded datasets other than {self.dataset}: {bad}"
+            )
         if not self.forms or any(f not in FORMS for f in self.forms):
             raise ValueError(f"forms must be a non-empty subset of {FORMS}, got {self.forms}")
-        for name, value in (("eps", self.eps), ("at_eps", self.at_eps), *(("sweep_eps", e) for e in self.sweep_eps)):
+        for name, value in (
+            ("eps", self.eps),
+            ("at_eps", self.at_eps),
+            *(("sweep_eps", e) for e in self.sweep_eps),
+        ):
             if not 0 < value < 1:
                 raise ValueError(f"{name} must be in (0, 1) for inputs in [0, 1], got {value}")
         if self.at_method not in ("fgsm", "pgd"):
             raise ValueError(f"at_method must be fgsm or pgd, got {self.at_method!r}")
         counts = {
-            "threads": self.threads, "width": self.width, "epochs": self.epochs,
-            "batch_size": self.batch_size, "n_train": self.n_train, "n_eval": self.n_eval,
-            "n_fit": self.n_fit, "n_select": self.n_select, "sweep_inputs": self.sweep_inputs,
-            "mc_samples": self.mc_samples, "sweep_mc_samples": self.sweep_mc_samples,
-            "pgd_steps": self.pgd_steps, "pgd_restarts": self.pgd_restarts, "aa_inputs": self.aa_inputs,
-            "aa_iters": self.aa_iters, "k": self.k, "latent_size": self.latent_size, "hidden": self.hidden,
-            "fit_steps": self.fit_steps, "sweep_fit_steps": self.sweep_fit_steps,
-            "fit_batch": self.fit_batch, "fit_samples": self.fit_samples,
+            "threads": self.threads,
+            "width": self.width,
+            "epochs": self.epochs,
+            "batch_size": self.batch_size,
+            "n_train": self.n_train,
+            "n_eval": self.n_eval,
+            "n_fit": self.n_fit,
+            "n_select": self.n_select,
+            "sweep_inputs": self.sweep_inputs,
+            "mc_samples": self.mc_samples,
+            "sweep_mc_samples": self.sweep_mc_samples,
+            "pgd_steps": self.pgd_steps,
+            "pgd_restarts": self.pgd_restarts,
+            "aa_inputs": self.aa_inputs,
+            "aa_iters": self.aa_iters,
+            "k": self.k,
+            "latent_size": self.latent_size,
+            "hidden": self.hidden,
+            "fit_steps": self.fit_steps,
+            "sweep_fit_steps": self.sweep_fit_steps,
+            "fit_batch": self.fit_batch,
+            "fit_samples": self.fit_samples,
         }
         small = [k for k, v in counts.items() if v < 1]
         if small:
@@ -181,17 +205,51 @@ class BenchConfig:
     def __post_init__(self) -> None:
         if not 0 < self.eps < 1 or not 0 < self.halfwidth < 0.5:
             raise ValueError("eps must be in (0, 1) and halfwidth in (0, 0.5)")
-        if len(self.ks) < 2 or min(self.ks) < 1 or len(self.input_counts) < 2 or min(self.input_counts) < 1:
+        if (
+            len(self.ks) < 2
+            or min(self.ks) < 1
+            or len(self.input_counts) < 2
+            or min(self.input_counts) < 1
+        ):
             raise ValueError("ks and input_counts need at least two positive values")
-        if min(self.threads, self.epochs, self.width, self.n_pilot, self.mc_samples, self.pgd_steps, self.fit_steps, self.k_steps) < 1:
-            raise ValueError("threads, epochs, width, n_pilot, mc_samples, pgd_steps, fit_steps, k_steps must be >= 1")
+        if (
+            min(
+                self.threads,
+                self.epochs,
+                self.width,
+                self.n_pilot,
+                self.mc_samples,
+                self.pgd_steps,
+                self.fit_steps,
+                self.k_steps,
+            )
+            < 1
+        ):
+            raise ValueError(
+                "threads, epochs, width, n_pilot, mc_samples, pgd_steps, fit_steps, k_steps must be >= 1"
+            )
 
 
 _SMOKE = RunConfig(
-    epochs=1, n_train=600, n_eval=40, n_fit=60, n_select=30, sweep_inputs=30,
-    mc_samples=8, sweep_mc_samples=4, tuned_scales=(1.0, 64.0), pgd_steps=3, aa_inputs=10,
-    aa_iters=3, aa_targets=1, square_queries=5, fit_steps=4, sweep_fit_steps=2, latent_size=7,
-    hidden=16, sweep_eps=(0.05, 0.1),
+    epochs=1,
+    n_train=600,
+    n_eval=40,
+    n_fit=60,
+    n_select=30,
+    sweep_inputs=30,
+    mc_samples=8,
+    sweep_mc_samples=4,
+    tuned_scales=(1.0, 64.0),
+    pgd_steps=3,
+    aa_inputs=10,
+    aa_iters=3,
+    aa_targets=1,
+    square_queries=5,
+    fit_steps=4,
+    sweep_fit_steps=2,
+    latent_size=7,
+    hidden=16,
+    sweep_eps=(0.05, 0.1),
 )
 _QUICK = RunConfig()
 _FULL = RunConfig(
@@ -271,9 +329,26 @@ PAPER = Paper(
     claims=CLAIMS,
     bench="icml26.nppr.experiment:bench",
     bench_profiles={
-        "smoke": BenchConfig(epochs=1, n_pilot=30, mc_samples=8, pgd_steps=3, fit_steps=3, ks=(1, 2), k_steps=2, input_counts=(20, 40)),
+        "smoke": BenchConfig(
+            epochs=1,
+            n_pilot=30,
+            mc_samples=8,
+            pgd_steps=3,
+            fit_steps=3,
+            ks=(1, 2),
+            k_steps=2,
+            input_counts=(20, 40),
+        ),
         "quick": BenchConfig(),
-        "full": BenchConfig(epochs=5, n_pilot=500, mc_samples=100, fit_steps=400, ks=(1, 2, 4, 8, 16, 32), k_steps=40, input_counts=(100, 200, 400, 800, 1600)),
+        "full": BenchConfig(
+            epochs=5,
+            n_pilot=500,
+            mc_samples=100,
+            fit_steps=400,
+            ks=(1, 2, 4, 8, 16, 32),
+            k_steps=40,
+            input_counts=(100, 200, 400, 800, 1600),
+        ),
     },
     bench_claims=BENCH_CLAIMS,
     framework="torch",

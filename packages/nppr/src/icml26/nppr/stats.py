@@ -135,10 +135,7 @@ def estimate_from_rates(
     total = float(n * samples_per_input)
     # ddof=0 so that 0/1 outcomes give n_eff = n exactly (the plain Wilson interval).
     var_mean = float(rates.var()) / n if n > 1 else 0.0
-    if var_mean > 0 and 0 < p < 1:
-        n_eff = min(total, p * (1 - p) / var_mean)
-    else:
-        n_eff = total
+    n_eff = min(total, p * (1 - p) / var_mean) if var_mean > 0 and 0 < p < 1 else total
     lo, hi = wilson_interval(p * n_eff, n_eff, level)
     return Estimate(
         value=p,

@@ -58,7 +58,9 @@ def training_perturbation(
     if cfg.training == "std":
         return x
     eps = cfg.eps
-    steps, step = (1, 1.25 * eps) if cfg.training == "fgsm" else (cfg.pgd_steps, 2.5 * eps / cfg.pgd_steps)
+    steps, step = (
+        (1, 1.25 * eps) if cfg.training == "fgsm" else (cfg.pgd_steps, 2.5 * eps / cfg.pgd_steps)
+    )
     delta = torch.empty_like(x).uniform_(-eps, eps)
     for _ in range(steps):
         delta.requires_grad_(True)
@@ -130,7 +132,12 @@ def train_classifier(
             ckpt.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(ckpt, suffix=".pt") as tmp:
                 torch.save(
-                    {"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(), "epoch": epoch + 1},
+                    {
+                        "model": model.state_dict(),
+                        "opt": opt.state_dict(),
+                        "sched": sched.state_dict(),
+                        "epoch": epoch + 1,
+                    },
                     tmp,
                 )
     return model.eval()
