@@ -10,6 +10,7 @@ import pytest
 from icml26.nppr.paper import PAPER, eps_tag
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
+from icml26.shared.testing import check_paper
 
 MODELS = ("cnn_std", "cnn_at")
 
@@ -38,14 +39,13 @@ def test_smoke_run_writes_the_contract_keys(
             assert m[f"{key}.lo"] <= m[key] <= m[f"{key}.hi"], key
         assert 0.0 <= m[key] <= (10.0 if key.startswith("nppr_over") else 1.0), key
     assert "pr.uniform.cnn_std.eps0p05.lo" in m
-    try:
-        from icml26.shared.testing import check_paper
-    except ImportError:  # the shared checker lands on main later
-        claims = {c["id"]: c for c in results["claims"]}
-        assert set(claims) == {c.id for c in PAPER.claims}
-        assert all(c["holds"] in (True, False) for c in claims.values())
-    else:
-        check_paper(PAPER, results)
+    check_paper(PAPER, out)
+    from icml26.nppr.report import markdown_tables
+
+    table = markdown_tables(results)
+    assert "`cnn_std`" in table
+    assert "eps 0.05" in table
+    assert "| `ordering` |" in table
     for plot in ("metrics_vs_eps", "perturbation_samples", "mixture_weights"):
         assert (out / "plots" / f"{plot}.png").is_file()
     assert (out / "models" / "cnn_at.safetensors").is_file()
@@ -78,6 +78,17 @@ def test_bad_config_is_refused(
     assert main(["run", "nppr", "--profile", "smoke", "--out", str(out), "--set", override]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_bench_smoke_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ICML26_QUIET", "1")
+    out = tmp_path / "bench"
+    assert main(["bench", "nppr", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out, kind="bench")
+    m = load_results(out / "results.json")["metrics"]
+    for name in ("pr", "pgd", "nppr"):
+        assert m[f"forward_passes.{name}"] > 0
+        assert m[f"inputs_needed.{name}"] >= 1
 
 
 def test_paper_object_is_light() -> None:

@@ -112,3 +112,14 @@ def test_bad_train_config() -> None:
         TrainConfig(training="trades")
     with pytest.raises(ValueError, match="eps"):
         TrainConfig(training="fgsm", eps=0.0)
+
+
+def test_torchvision_style_dataset_objects() -> None:
+    from icml26.nppr.data import dataset_to_arrays
+
+    items = [(torch.full((1, 4, 4), i / 10), i % 2) for i in range(10)]  # ds[i] -> (tensor, label)
+    x, y = dataset_to_arrays(items)
+    d = from_arrays("list", x, y, test_fraction=0.3)
+    assert d.input_shape == (1, 4, 4)
+    assert len(d.y_test) == 3
+    assert d.n_classes == 2

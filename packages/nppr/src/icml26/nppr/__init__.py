@@ -9,7 +9,7 @@
 """
 
 from icml26.nppr.attacks import art_classifier, autoattack_ar, clean_accuracy, pgd_ar
-from icml26.nppr.data import ImageData, from_arrays, load_dataset, load_npz
+from icml26.nppr.data import ImageData, dataset_to_arrays, from_arrays, load_dataset, load_npz
 from icml26.nppr.gmm import FORMS, MixtureParams, PerturbationGMM, gumbel_softmax_weights
 from icml26.nppr.models import ClassifierSpec, build_classifier, load_classifier, save_classifier
 from icml26.nppr.montecarlo import clip_to_ball, estimate_pr_with, kept_rates
@@ -47,6 +47,7 @@ __all__ = [
     "clean_accuracy",
     "clip_to_ball",
     "clopper_pearson_interval",
+    "dataset_to_arrays",
     "estimate_fixed_pr",
     "estimate_from_rates",
     "estimate_nppr",

@@ -18,7 +18,15 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["DATASETS", "ImageData", "from_arrays", "load_dataset", "load_npz", "split_data"]
+__all__ = [
+    "DATASETS",
+    "ImageData",
+    "dataset_to_arrays",
+    "from_arrays",
+    "load_dataset",
+    "load_npz",
+    "split_data",
+]
 
 DATASETS = ("mnist5k", "digits", "mnist1d")
 
