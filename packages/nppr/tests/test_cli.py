@@ -80,6 +80,7 @@ def test_bad_config_is_refused(
     assert not out.exists()
 
 
+@pytest.mark.slow  # ~15 s more of imports and training; `nox -s slow-nppr` runs it
 def test_bench_smoke_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ICML26_QUIET", "1")
     out = tmp_path / "bench"
