@@ -160,8 +160,11 @@ class PerturbationGMM(nn.Module):
         self._features = fn
 
     def _x_input(self, x: torch.Tensor) -> torch.Tensor:
-        pool = F.adaptive_avg_pool2d if len(self.input_shape) == 3 else F.adaptive_avg_pool1d
-        parts = [pool(x, self.pool_size).flatten(1)]
+        if len(self.input_shape) == 3:
+            pooled = F.adaptive_avg_pool2d(x, (self.pool_size[0], self.pool_size[1]))
+        else:
+            pooled = F.adaptive_avg_pool1d(x, self.pool_size[0])
+        parts = [pooled.flatten(1)]
         if self.feature_dim:
             if self._features is None:
                 raise RuntimeError(
