@@ -311,6 +311,20 @@ def gpu(session: nox.Session) -> None:
     def probe(script: str, *args: str) -> bool:
         return subprocess.run([python, "-c", script, *args], check=False).returncode == 0
 
+    if shutil.which("nvidia-smi"):
+        # The lock holds CPU-only jaxlib: add the CUDA plugin of the same JAX version, so the
+        # JAX packages' gpu tests and smoke jobs run on the device instead of skipping.
+        version = session.run("python", "-c", "import jax; print(jax.__version__)", silent=True)
+        if isinstance(version, str) and version.strip():
+            session.run_install(
+                "uv",
+                "pip",
+                "install",
+                "--python",
+                python,
+                f"jax[cuda12]=={version.strip()}",
+                external=True,
+            )
     if not probe(_CUDA_PROBE):
         session.skip("no CUDA device visible to torch or jax: nothing to run on a GPU here")
     out = Path(session.create_tmp()).resolve() / "gpu-smoke"
