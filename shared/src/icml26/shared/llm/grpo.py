@@ -9,9 +9,12 @@ a scalar reward ``r_i`` (the weighted sum of named components, each logged separ
 and the clipped surrogate per completion token ``t`` (DeepSeekMath eq. 3; DAPO's asymmetric
 clip ``epsilon_high``) is
 
-    L_it = -min(rho_it A_i, clip(rho_it, 1 - eps_low, 1 + eps_high) A_i) + beta KL_it,
+    L_it = -min(rho_it A_i, clip(rho_it, 1 - eps_low, 1 + eps_high) A_i) + beta rho_it KL_it,
     rho_it = pi(o_it | q, o_i<t) / pi_old(o_it | q, o_i<t),
     KL_it = exp(ref_it - logp_it) - (ref_it - logp_it) - 1              (k3 estimator),
+
+the KL term importance-weighted by ``rho_it`` (TRL's default ``use_bias_correction_kl``: the
+samples came from ``pi_old``, not ``pi``),
 
 averaged over the tokens the loss mask keeps (completion tokens before and at EOS, minus
 tokens an environment wrote, minus truncated completions with ``mask_truncated_completions``)
@@ -202,6 +205,7 @@ def reference_grpo_loss(
     ref_logps: torch.Tensor | None = None,
     loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo"] = "grpo",
     max_completion_length: int | None = None,
+    kl_importance_weighted: bool = True,
 ) -> torch.Tensor:
     """The GRPO objective of the module docstring, written out for ``(B, T)`` per-token
     log-probabilities, ``(B,)`` advantages and a ``(B, T)`` 0/1 loss mask."""
@@ -215,7 +219,8 @@ def reference_grpo_loss(
         if ref_logps is None:
             raise ValueError("beta > 0 needs ref_logps")
         d = ref_logps - logps
-        per_token = per_token + beta * (torch.exp(d) - d - 1)
+        kl = torch.exp(d) - d - 1
+        per_token = per_token + beta * (kl * ratio if kl_importance_weighted else kl)
     m = mask.to(per_token.dtype)
     if loss_type == "grpo":
         return ((per_token * m).sum(1) / m.sum(1).clamp(min=1)).mean()
@@ -430,18 +435,48 @@ def make_grpo_trainer(
         raise ValueError(f"train_dataset needs a 'prompt' column, has {train_dataset.column_names}")
     funcs = [checked_reward(f) for f in reward_funcs]
     Trainer = _trainer_class()
-    trainer = Trainer(
-        model=model,
-        reward_funcs=funcs,
-        args=settings.to_trl(output_dir, **trl_overrides),
-        train_dataset=train_dataset,
-        processing_class=tokenizer,
-        rollout_func=rollout_func,
-        peft_config=peft_config,
-    )
+    restore = _snapshot_reference(model, settings, peft_config, Path(output_dir))
+    try:
+        trainer = Trainer(
+            model=model,
+            reward_funcs=funcs,
+            args=settings.to_trl(output_dir, **trl_overrides),
+            train_dataset=train_dataset,
+            processing_class=tokenizer,
+            rollout_func=rollout_func,
+            peft_config=peft_config,
+        )
+    finally:
+        restore()
     trainer.dynamic_sampling = settings.dynamic_sampling
+    # Set by Trainer.train() per step; set here so that a step driven by hand (the roles
+    # runner, the loss test) sees the same value train() would use without accumulation.
+    trainer.current_gradient_accumulation_steps = 1
     _quiet(trainer)
     return trainer
+
+
+def _snapshot_reference(
+    model: Any, settings: GRPOSettings, peft_config: Any, output_dir: Path
+) -> Callable[[], None]:
+    """With ``beta > 0`` and no LoRA, TRL loads the KL reference from
+    ``model.config._name_or_path``: the checkpoint the model came from, not its current
+    weights (after SFT, they differ), and nothing at all for a model built in memory. Save the
+    current weights to ``output_dir/reference`` and point the config there while the trainer
+    is built; the returned function restores the original name."""
+    from peft import PeftModel
+
+    if settings.beta == 0 or peft_config is not None or isinstance(model, PeftModel):
+        return lambda: None
+    folder = output_dir / "reference"
+    model.save_pretrained(folder)
+    original = model.config._name_or_path
+    model.config._name_or_path = str(folder)
+
+    def restore() -> None:
+        model.config._name_or_path = original
+
+    return restore
 
 
 def _quiet(trainer: Any) -> None:
