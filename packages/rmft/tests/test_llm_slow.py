@@ -14,9 +14,9 @@ def test_smollm2_plays_a_bandit_and_one_rmft_iteration_fits_its_transcripts() ->
 
     from icml26.rmft.envs import parse_env
     from icml26.rmft.llm_rmft import LLMSettings, llm_rmft_iteration
+    from icml26.shared.llm import LocalChatModel, load_causal_lm
     from icml26.shared.llm.chat_templates import with_generation_markers
     from icml26.shared.llm.sft import add_lora
-    from icml26.shared.llm import LocalChatModel, load_causal_lm
 
     torch.set_num_threads(2)
     model, tok = load_causal_lm("smollm2-135m-instruct", device="cpu")

@@ -55,7 +55,13 @@ def test_lora_sft_lowers_reply_nll_and_trains_only_adapters(tiny: Path) -> None:
     conversations = as_conversations(_pairs())
     examples = encode_chats(tok, conversations)
     before = completion_nll(model, tok, examples)
-    sft(model, tok, conversations, SFTSettings(steps=8, lr=5e-3, batch_size=6), rng=np.random.default_rng(0))
+    sft(
+        model,
+        tok,
+        conversations,
+        SFTSettings(steps=8, lr=5e-3, batch_size=6),
+        rng=np.random.default_rng(0),
+    )
     assert completion_nll(model, tok, examples) < before
     for n, p in model.named_parameters():
         if n in frozen:

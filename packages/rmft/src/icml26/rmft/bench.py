@@ -60,8 +60,8 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     )
     log(f"rmft bench: numeric {metrics['throughput']}")
     if config.llm_model:
-        from icml26.rmft.llm_policy import LLMPolicy
         from icml26.rmft.llm_model import TINY_SPEC, make_tiny_policy_lm
+        from icml26.rmft.llm_policy import LLMPolicy
         from icml26.shared.llm import LocalChatModel, load_causal_lm
 
         spec_name = config.llm_model

@@ -32,7 +32,9 @@ def as_conversations(
     """
     if not pairs:
         raise ValueError("no transcripts to train on")
-    return [[*map(dict, messages), {"role": "assistant", "content": reply}] for messages, reply in pairs]
+    return [
+        [*map(dict, messages), {"role": "assistant", "content": reply}] for messages, reply in pairs
+    ]
 
 
 def _corpus() -> list[str]:
@@ -63,9 +65,7 @@ def _warm_start_conversations(rng: np.random.Generator) -> list[list[dict[str, s
     return as_conversations(pairs)
 
 
-def make_tiny_policy_lm(
-    folder: str | Path, *, seed: int = 0, warm_start_steps: int = 40
-) -> Path:
+def make_tiny_policy_lm(folder: str | Path, *, seed: int = 0, warm_start_steps: int = 40) -> Path:
     """Save the warm-started tiny model and its tokenizer to ``folder`` and return it (an
     existing model folder is reused)."""
     from icml26.shared.llm.sft import SFTSettings, sft
@@ -75,7 +75,9 @@ def make_tiny_policy_lm(
     if (folder / "config.json").is_file() and (folder / "tokenizer.json").is_file():
         return folder
     model, tokenizer = make_tiny_lm(
-        _corpus(), vocab_size=400, config=TinyModelConfig(hidden_size=32, intermediate_size=64, max_positions=1024),
+        _corpus(),
+        vocab_size=400,
+        config=TinyModelConfig(hidden_size=32, intermediate_size=64, max_positions=1024),
         seed=seed,
     )
     if warm_start_steps:

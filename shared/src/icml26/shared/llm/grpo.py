@@ -76,10 +76,10 @@ def completion_text(completion: Any) -> str:
     if isinstance(completion, str):
         return completion
     if isinstance(completion, Sequence):
-        return "".join(
-            str(m.get("content", "")) for m in completion if isinstance(m, dict)
-        )
-    raise TypeError(f"a completion must be a string or a list of messages, got {type(completion).__name__}")
+        return "".join(str(m.get("content", "")) for m in completion if isinstance(m, dict))
+    raise TypeError(
+        f"a completion must be a string or a list of messages, got {type(completion).__name__}"
+    )
 
 
 def _check_rewards(name: str, values: Any, n: int) -> list[float | None]:
@@ -114,7 +114,9 @@ def checked_reward(fn: RewardFn, name: str | None = None) -> RewardFn:
     label = name or getattr(fn, "__name__", type(fn).__name__)
 
     def reward(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
-        return _check_rewards(label, fn(prompts=prompts, completions=completions, **kwargs), len(completions))
+        return _check_rewards(
+            label, fn(prompts=prompts, completions=completions, **kwargs), len(completions)
+        )
 
     reward.__name__ = label
     reward.__qualname__ = label
@@ -295,7 +297,9 @@ class GRPOSettings:
         if not (self.lr > 0 and math.isfinite(self.lr)):
             raise ValueError(f"lr must be a positive number, got {self.lr!r}")
         if not self.temperature > 0 or not 0 < self.top_p <= 1:
-            raise ValueError(f"need temperature > 0 and 0 < top_p <= 1, got {self.temperature}, {self.top_p}")
+            raise ValueError(
+                f"need temperature > 0 and 0 < top_p <= 1, got {self.temperature}, {self.top_p}"
+            )
         if self.beta < 0:
             raise ValueError(f"beta must be >= 0, got {self.beta}")
         if not 0 < self.epsilon < 1:
@@ -311,7 +315,9 @@ class GRPOSettings:
                 "dynamic_sampling drops groups from a token-level loss: set loss_type='dapo' or "
                 f"'bnpo' (got {self.loss_type!r}, whose per-sequence mean would still count them)"
             )
-        if self.reward_weights is not None and not all(math.isfinite(w) for w in self.reward_weights):
+        if self.reward_weights is not None and not all(
+            math.isfinite(w) for w in self.reward_weights
+        ):
             raise ValueError(f"reward_weights must be finite, got {self.reward_weights}")
         if self.vllm_mode not in ("colocate", "server"):
             raise ValueError(f"vllm_mode must be 'colocate' or 'server', got {self.vllm_mode!r}")
@@ -364,7 +370,6 @@ class GRPOSettings:
 
 def _trainer_class() -> type:
     """``GRPOTrainer`` plus dynamic sampling (built lazily: importing TRL costs seconds)."""
-    import torch
     from trl import GRPOTrainer
 
     class Trainer(GRPOTrainer):  # type: ignore[misc, valid-type]
@@ -390,7 +395,9 @@ def _trainer_class() -> type:
             if "tool_mask" in out:
                 loss_mask = loss_mask * out["tool_mask"]
             out["num_items_in_batch"] = self.accelerator.gather(loss_mask.sum()).sum()
-            self._metrics["train"]["dynamic_sampling/kept_frac"].append(float((~flat).float().mean()))
+            self._metrics["train"]["dynamic_sampling/kept_frac"].append(
+                float((~flat).float().mean())
+            )
             return out
 
     return Trainer
@@ -501,7 +508,13 @@ def train_grpo(
     ``rewards/<name>/mean``, ``kl``, ``clip_ratio/*``, ``frac_reward_zero_std``, ...)."""
     with tempfile.TemporaryDirectory(prefix="icml26-grpo-") as tmp:
         trainer = make_grpo_trainer(
-            model, tokenizer, reward_funcs, train_dataset, settings, output_dir=output_dir or tmp, **kwargs
+            model,
+            tokenizer,
+            reward_funcs,
+            train_dataset,
+            settings,
+            output_dir=output_dir or tmp,
+            **kwargs,
         )
         trainer.train()
         history = [h for h in trainer.state.log_history if "reward" in h]

@@ -75,7 +75,9 @@ class Role:
 class Schedule:
     """Decides which roles train at each step (subclasses below)."""
 
-    def roles_for_step(self, step: int, roles: Sequence[str], history: list[dict[str, Any]]) -> list[str]:
+    def roles_for_step(
+        self, step: int, roles: Sequence[str], history: list[dict[str, Any]]
+    ) -> list[str]:
         raise NotImplementedError
 
 
@@ -89,7 +91,9 @@ class Alternating(Schedule):
         if self.every < 1:
             raise ValueError(f"every must be >= 1, got {self.every}")
 
-    def roles_for_step(self, step: int, roles: Sequence[str], history: list[dict[str, Any]]) -> list[str]:
+    def roles_for_step(
+        self, step: int, roles: Sequence[str], history: list[dict[str, Any]]
+    ) -> list[str]:
         return [roles[(step // self.every) % len(roles)]]
 
 
@@ -117,16 +121,22 @@ class AlternatingOnMetric(Schedule):
         if not 1 <= self.min_steps <= self.max_steps or self.window < 1:
             raise ValueError("need 1 <= min_steps <= max_steps and window >= 1")
 
-    def roles_for_step(self, step: int, roles: Sequence[str], history: list[dict[str, Any]]) -> list[str]:
+    def roles_for_step(
+        self, step: int, roles: Sequence[str], history: list[dict[str, Any]]
+    ) -> list[str]:
         unknown = set(self.thresholds) - set(roles)
         if unknown:
-            raise RoleError(f"AlternatingOnMetric names roles {sorted(unknown)} that are not in {list(roles)}")
+            raise RoleError(
+                f"AlternatingOnMetric names roles {sorted(unknown)} that are not in {list(roles)}"
+            )
         role = roles[self._current % len(roles)]
         if self._since >= self.min_steps:
             switch = self._since >= self.max_steps
             if role in self.thresholds and not switch:
                 metric, threshold, above = self.thresholds[role]
-                mine = [h[metric] for h in history if h["role"] == role and metric in h][-self.window :]
+                mine = [h[metric] for h in history if h["role"] == role and metric in h][
+                    -self.window :
+                ]
                 if len(mine) >= min(self.window, self._since):
                     value = float(np.mean(mine))
                     switch = value > threshold if above else value < threshold
@@ -141,7 +151,9 @@ class AlternatingOnMetric(Schedule):
 class Joint(Schedule):
     """Every role trains every step (each on its own prompts, rewards and optimiser)."""
 
-    def roles_for_step(self, step: int, roles: Sequence[str], history: list[dict[str, Any]]) -> list[str]:
+    def roles_for_step(
+        self, step: int, roles: Sequence[str], history: list[dict[str, Any]]
+    ) -> list[str]:
         return list(roles)
 
 
@@ -157,7 +169,13 @@ def _peft_with_roles(model: Any, names: Sequence[str], rank: int) -> Any:
         return model
 
     def config() -> Any:
-        return LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM")
+        return LoraConfig(
+            r=rank,
+            lora_alpha=2 * rank,
+            lora_dropout=0.0,
+            target_modules="all-linear",
+            task_type="CAUSAL_LM",
+        )
 
     peft_model = get_peft_model(model, config(), adapter_name=names[0])
     for name in names[1:]:
@@ -226,7 +244,10 @@ class MultiRoleTrainer:
         from peft import get_peft_model_state_dict
 
         self._check(role)
-        return {k: v.detach().clone() for k, v in get_peft_model_state_dict(self.model, adapter_name=role).items()}
+        return {
+            k: v.detach().clone()
+            for k, v in get_peft_model_state_dict(self.model, adapter_name=role).items()
+        }
 
     def _check(self, role: str) -> None:
         if role not in self.roles:

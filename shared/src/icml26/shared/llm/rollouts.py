@@ -58,7 +58,9 @@ class Environment(Protocol):
         ...
 
 
-def environment_reward(prompts: Sequence[Any], completions: Sequence[Any], env_reward: Sequence[float], **_: Any) -> list[float]:
+def environment_reward(
+    prompts: Sequence[Any], completions: Sequence[Any], env_reward: Sequence[float], **_: Any
+) -> list[float]:
     """The reward an environment gave each episode (a TRL reward function)."""
     return [float(r) for r in env_reward]
 
@@ -107,17 +109,25 @@ class _Episode:
     done: bool = False
 
 
-def _prompt_ids(tokenizer: Any, prompt: Any, first_observation: str | None, role: str | None) -> list[int]:
+def _prompt_ids(
+    tokenizer: Any, prompt: Any, first_observation: str | None, role: str | None
+) -> list[int]:
     if isinstance(prompt, str):
         text = prompt + (first_observation or "")
         return list(tokenizer(text, add_special_tokens=False)["input_ids"])
     messages = [dict(m) for m in prompt]
     if first_observation:
         messages.append({"role": role or "user", "content": first_observation})
-    return list(tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True, return_dict=True)["input_ids"])
+    return list(
+        tokenizer.apply_chat_template(
+            messages, tokenize=True, add_generation_prompt=True, return_dict=True
+        )["input_ids"]
+    )
 
 
-def _generate(model: Any, tokenizer: Any, contexts: list[list[int]], max_new: int, args: Any) -> list[list[int]]:
+def _generate(
+    model: Any, tokenizer: Any, contexts: list[list[int]], max_new: int, args: Any
+) -> list[list[int]]:
     import torch
 
     device = next(model.parameters()).device
@@ -128,7 +138,11 @@ def _generate(model: Any, tokenizer: Any, contexts: list[list[int]], max_new: in
     for i, c in enumerate(contexts):
         ids[i, width - len(c) :] = torch.tensor(c)
         attention[i, width - len(c) :] = 1
-    sampling: dict[str, Any] = {"do_sample": True, "temperature": float(args.temperature), "top_p": float(args.top_p)}
+    sampling: dict[str, Any] = {
+        "do_sample": True,
+        "temperature": float(args.temperature),
+        "top_p": float(args.top_p),
+    }
     if getattr(args, "top_k", None):
         sampling["top_k"] = int(args.top_k)
     was_training = model.training
@@ -191,7 +205,9 @@ def multi_turn_rollout(
             env = env_factory()
             first = env.reset(prompt)
             if first is not None and not isinstance(first, str):
-                raise RolloutError(f"{type(env).__name__}.reset returned {type(first).__name__}, not a string or None")
+                raise RolloutError(
+                    f"{type(env).__name__}.reset returned {type(first).__name__}, not a string or None"
+                )
             ids = _prompt_ids(tokenizer, prompt, first, observation_role)
             prompt_ids.append(ids)
             episodes.append(_Episode(env, list(ids), [], []))
@@ -218,7 +234,9 @@ def multi_turn_rollout(
                     e.done = True
                     continue
                 if not isinstance(obs, str):
-                    raise RolloutError(f"{type(e.env).__name__}.step returned an observation of type {type(obs).__name__}")
+                    raise RolloutError(
+                        f"{type(e.env).__name__}.step returned an observation of type {type(obs).__name__}"
+                    )
                 obs_ids = observation_ids(tokenizer, obs, observation_role)
                 if len(e.completion) + len(obs_ids) + 1 > budget:
                     e.done = True  # no room for the observation and a reply

@@ -84,7 +84,9 @@ def _check_template(tokenizer: Any) -> None:
         )
 
 
-def encode_chat(tokenizer: Any, messages: Sequence[Message], *, max_length: int = 1024) -> EncodedChat:
+def encode_chat(
+    tokenizer: Any, messages: Sequence[Message], *, max_length: int = 1024
+) -> EncodedChat:
     """Token ids and the assistant-token mask of one conversation (it must contain an
     assistant turn with non-empty content). Longer than ``max_length``: the oldest tokens are
     dropped, so the last assistant turn is kept.
@@ -190,7 +192,11 @@ def _batch(examples: Sequence[EncodedChat], pad_id: int, device: Any) -> dict[st
         attention[i, :n] = 1
         keep = torch.tensor(e.loss_mask, dtype=torch.bool)
         labels[i, :n] = torch.where(keep, row, torch.full_like(row, -100))
-    return {"input_ids": ids.to(device), "attention_mask": attention.to(device), "labels": labels.to(device)}
+    return {
+        "input_ids": ids.to(device),
+        "attention_mask": attention.to(device),
+        "labels": labels.to(device),
+    }
 
 
 def _nll_sum(model: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int]:

@@ -15,7 +15,13 @@ import numpy as np
 
 from icml26.shared.llm.grpo import completion_text
 
-__all__ = ["ReverseDigits", "digit_accuracy", "exact_match"]
+__all__ = [
+    "ReverseDigits",
+    "digit_accuracy",
+    "exact_match",
+    "proposer_conversations",
+    "proposer_solver_roles",
+]
 
 
 @dataclass(frozen=True)
@@ -79,4 +85,59 @@ def exact_match(
     return [
         float(completion_text(c).strip() == target)
         for c, target in zip(completions, answer, strict=True)
+    ]
+
+
+def propose_prompt(length: int) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"propose {length}"}]
+
+
+def proposer_conversations(
+    n: int, rng: np.random.Generator, task: ReverseDigits
+) -> list[list[dict[str, str]]]:
+    """``"propose <k>"`` -> ``k`` random digits: SFT data for a proposer role."""
+    out = []
+    for digits in task.sample(n, rng):
+        out.append([*propose_prompt(len(digits)), {"role": "assistant", "content": digits}])
+    return out
+
+
+def proposer_solver_roles(task: ReverseDigits, settings: Any) -> list[Any]:
+    """Two roles on one task: a *proposer* asked for ``k`` digits (reward 1 when it returns
+    exactly ``k`` digits) and a *solver* that reverses the proposer's valid proposals (reward
+    :func:`digit_accuracy`; random digits until the proposer has made enough). The proposer's
+    outputs are the solver's inputs."""
+    from icml26.shared.llm.roles import Role
+
+    pool: list[str] = []
+
+    def proposer_prompts(rng: np.random.Generator) -> list[dict[str, Any]]:
+        lengths = rng.integers(task.min_len, task.max_len + 1, size=settings.prompts_per_step)
+        return [{"prompt": propose_prompt(int(k)), "length": int(k)} for k in lengths]
+
+    def well_formed(
+        prompts: Sequence[Any], completions: Sequence[Any], length: Sequence[int], **_: Any
+    ) -> list[float]:
+        out = []
+        for completion, k in zip(completions, length, strict=True):
+            text = completion_text(completion).strip()
+            ok = text.isdigit() and len(text) == k
+            if ok:
+                pool.append(text)
+            out.append(float(ok))
+        del pool[:-1000]
+        return out
+
+    def solver_prompts(rng: np.random.Generator) -> list[dict[str, Any]]:
+        n = settings.prompts_per_step
+        src = (
+            [pool[i] for i in rng.integers(0, len(pool), size=n)]
+            if len(pool) >= n
+            else task.sample(n, rng)
+        )
+        return [{"prompt": task.prompt(d), "answer": task.answer(d)} for d in src]
+
+    return [
+        Role("proposer", [well_formed], proposer_prompts, settings),
+        Role("solver", [digit_accuracy], solver_prompts, settings),
     ]

@@ -227,7 +227,9 @@ def make_tiny_lm(
     return make_tiny_model(tokenizer, config, seed=seed), tokenizer
 
 
-def save_tiny_lm(model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast, folder: str | Path) -> Path:
+def save_tiny_lm(
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast, folder: str | Path
+) -> Path:
     """``save_pretrained`` both into ``folder`` (loadable with
     :func:`~icml26.shared.llm.load_causal_lm`); returns the folder."""
     folder = Path(folder)
