@@ -135,19 +135,21 @@ def reward_components(
     """
     if not names or len(set(names)) != len(names):
         raise ValueError(f"component names must be distinct and non-empty, got {list(names)!r}")
-    cache: dict[str, Any] = {"key": None, "value": None}
+    # The batch whose result is cached, held by reference (so identity comparison is safe):
+    # TRL hands every reward function of a batch the same prompts and completions lists.
+    cache: dict[str, Any] = {"batch": None, "value": None}
     label = getattr(fn, "__name__", "reward")
 
     def compute(prompts: list[Any], completions: list[Any], **kwargs: Any) -> dict[str, Any]:
-        key = (id(prompts), id(completions))
-        if cache["key"] != key:
+        batch = cache["batch"]
+        if batch is None or batch[0] is not prompts or batch[1] is not completions:
             value = fn(prompts=prompts, completions=completions, **kwargs)
             if not isinstance(value, dict) or set(value) != set(names):
                 got = sorted(value) if isinstance(value, dict) else type(value).__name__
                 raise RewardError(
                     f"reward function {label!r} must return the components {sorted(names)}, got {got}"
                 )
-            cache["key"], cache["value"] = key, value
+            cache["batch"], cache["value"] = (prompts, completions), value
         return cache["value"]
 
     def make(component: str) -> RewardFn:
