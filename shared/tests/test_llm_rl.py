@@ -164,6 +164,7 @@ def test_assistant_mask_token_by_token(tokenizer: Any) -> None:
     trained = [p for p, m in pieces if m]
     assert trained == ["<think>", "x", "</think>", "3", "2", "1", "<|end|>", "9", "<|end|>"]
     assert "".join(p for p, _ in pieces) == tokenizer.apply_chat_template(msgs, tokenize=False)
+    assert encode_chat(tokenizer, msgs, mask="prefix") == enc
 
 
 @pytest.mark.parametrize(
@@ -187,6 +188,7 @@ def test_smollm2_patched_template_renders_the_same_and_masks_replies(
         vocab_size=300,
         special_tokens=["<|im_start|>", "<|im_end|>"],
     )
+    tok.eos_token = "<|im_end|>"  # as in SmolLM2
     for add in (False, True):
         tok.chat_template = SMOLLM2_CHAT_TEMPLATE
         original = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=add)
@@ -198,6 +200,7 @@ def test_smollm2_patched_template_renders_the_same_and_masks_replies(
     with_generation_markers(tok)
     assert tok.chat_template == SMOLLM2_GENERATION_TEMPLATE
     enc = encode_chat(tok, messages)
+    assert encode_chat(tok, messages, mask="prefix") == enc
     trained = tok.decode([i for i, m in zip(enc.input_ids, enc.loss_mask, strict=True) if m])
     replies = [m["content"] + "<|im_end|>" for m in messages if m["role"] == "assistant"]
     assert trained == "".join(replies)
@@ -225,9 +228,11 @@ def test_smollm2_tokenizer_mask_token_by_token() -> None:
         {"role": "assistant", "content": "321, done."},
     ]
     with pytest.raises(ChatTemplateError, match="generation"):
-        encode_chat(tok, msgs)
+        encode_chat(tok, msgs, mask="markers")
+    by_prefix = encode_chat(tok, msgs)  # the released template: turns found by prefix rendering
     with_generation_markers(tok)
     enc = encode_chat(tok, msgs)
+    assert by_prefix == enc
     reply_ids = tok("321, done.", add_special_tokens=False)["input_ids"] + [
         tok.convert_tokens_to_ids("<|im_end|>")
     ]
@@ -245,7 +250,11 @@ def test_chat_encoding_bad_input(tokenizer: Any) -> None:
         encode_chat(bare, ok)
     bare.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
     with pytest.raises(ChatTemplateError, match="generation"):
-        encode_chat(bare, ok)
+        encode_chat(bare, ok, mask="markers")
+    with pytest.raises(ChatTemplateError, match="markers"):
+        sft(make_tiny_model(bare), bare, [ok], SFTSettings(steps=1, engine="trl"))
+    with pytest.raises(ValueError, match="mask must be"):
+        encode_chat(tokenizer, ok, mask="all")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no patched chat template"):
         with_generation_markers(bare)
     with pytest.raises(ValueError, match="conversation 1: message 1 is an empty assistant reply"):

@@ -292,7 +292,9 @@ def _llm_backend(run_dir: RunDir, config: RMFTConfig, device: str) -> tuple[Any,
     model, tokenizer = load_causal_lm(
         spec, device=device, dtype="float32" if device == "cpu" else None
     )
-    with_generation_markers(tokenizer)  # the SFT loss needs to find the replies
+    # SmolLM2's template gets {% generation %} markers; another checkpoint's unknown template
+    # is kept (the SFT loop then finds the replies by prefix rendering).
+    with_generation_markers(tokenizer, strict=False)
     model = add_lora(model, rank=config.lora_rank, alpha=2 * config.lora_rank)
     return LocalChatModel(model, tokenizer, batch_size=config.llm_batch_size), True
 

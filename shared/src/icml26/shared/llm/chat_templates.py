@@ -48,15 +48,16 @@ def _normalise(template: str) -> str:
     return template.strip()
 
 
-def with_generation_markers(tokenizer: Any) -> Any:
+def with_generation_markers(tokenizer: Any, *, strict: bool = True) -> Any:
     """Give ``tokenizer`` a chat template with ``{% generation %}`` markers, in place; return it.
 
     A template that already has them is kept; a known released template (SmolLM2's) is
-    replaced by its patched twin.
+    replaced by its patched twin. ``strict=False`` leaves an unknown template as it is (the
+    loop SFT engine then finds assistant turns by prefix rendering; TRL's needs markers).
 
     Raises:
-        ValueError: the tokenizer has no chat template, or one this module has no patch for
-            (then set ``tokenizer.chat_template`` to a marked template yourself).
+        ValueError: the tokenizer has no chat template, or (``strict``) one this module has no
+            patch for (then set ``tokenizer.chat_template`` to a marked template yourself).
     """
     template = getattr(tokenizer, "chat_template", None)
     name = getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__
@@ -68,6 +69,8 @@ def with_generation_markers(tokenizer: Any) -> Any:
         if _normalise(template) == _normalise(original):
             tokenizer.chat_template = patched
             return tokenizer
+    if not strict:
+        return tokenizer
     raise ValueError(
         f"no patched chat template is known for {name!r}: set tokenizer.chat_template to a "
         f"template that wraps each assistant turn in {{% generation %}} ... "

@@ -3,7 +3,9 @@
 A conversation is encoded with its tokenizer's chat template and
 ``return_assistant_tokens_mask=True``: the mask is 1 on the tokens between ``{% generation %}``
 and ``{% endgeneration %}`` (each assistant turn's content and its end-of-turn token) and 0 on
-everything else (system and user turns, tool outputs, role headers). The loss is the mean NLL
+everything else (system and user turns, tool outputs, role headers). A released template
+without markers (Qwen2.5's, Llama 3's) works too: each assistant turn is then found by
+rendering the conversation up to it (``mask="prefix"``; a test holds it to the markers). The loss is the mean NLL
 of the masked-in tokens (each predicted from everything before it).
 
 Two engines run the same encoded batches:
@@ -68,55 +70,116 @@ class EncodedChat:
         return int(sum(self.loss_mask))
 
 
-def _check_template(tokenizer: Any) -> None:
+def _has_markers(template: str) -> bool:
+    return "generation %}" in template and "endgeneration" in template
+
+
+def _check_template(tokenizer: Any, mask: str) -> bool:
+    """Whether the template has ``{% generation %}`` markers (raises when they are needed)."""
     template = getattr(tokenizer, "chat_template", None)
     name = getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__
     if not template:
         raise ChatTemplateError(
-            f"the tokenizer {name!r} has no chat template: set tokenizer.chat_template (e.g. "
-            f"icml26.shared.llm.chat_templates.with_generation_markers(tokenizer)) before SFT"
+            f"the tokenizer {name!r} has no chat template: set tokenizer.chat_template (the tiny "
+            f"models' TINY_CHAT_TEMPLATE, or a checkpoint's own) before SFT"
         )
-    if "generation" not in template:
+    marked = _has_markers(template)
+    if mask == "markers" and not marked:
         raise ChatTemplateError(
             f"the chat template of {name!r} has no {{% generation %}} markers, so the "
             f"assistant tokens cannot be masked in: use "
-            f"icml26.shared.llm.chat_templates.with_generation_markers(tokenizer)"
+            f"icml26.shared.llm.chat_templates.with_generation_markers(tokenizer), or mask='prefix'"
         )
+    return marked
+
+
+def _prefix_mask(tokenizer: Any, msgs: list[dict[str, str]]) -> tuple[list[int], list[int]]:
+    """The assistant mask of a template without markers: each assistant turn is what
+    rendering ``msgs[: i + 1]`` adds to rendering ``msgs[:i]`` with the generation prompt; its
+    trained part runs to the end of its first end-of-sequence token (the rest, such as a
+    newline, is context). Token spans come from the fast tokenizer's offsets."""
+    text = tokenizer.apply_chat_template(msgs, tokenize=False)
+    eos = tokenizer.eos_token or ""
+    spans = []
+    for i, m in enumerate(msgs):
+        if m["role"] != "assistant":
+            continue
+        before = (
+            tokenizer.apply_chat_template(msgs[:i], tokenize=False, add_generation_prompt=True)
+            if i
+            else ""
+        )
+        upto = tokenizer.apply_chat_template(msgs[: i + 1], tokenize=False)
+        if not (upto.startswith(before) and text.startswith(upto)):
+            raise ChatTemplateError(
+                "the chat template does not render conversations as prefixes of each other, so "
+                "the assistant turns cannot be found: give it {% generation %} markers"
+            )
+        start = text.find(m["content"], len(before))
+        stop = upto.find(eos, start + len(m["content"])) if eos else -1
+        end = stop + len(eos) if stop >= 0 else len(upto)
+        spans.append((len(before), end))
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    ids = list(enc["input_ids"])
+    mask = [
+        int(any(a <= lo and hi <= b and hi > lo for a, b in spans))
+        for lo, hi in enc["offset_mapping"]
+    ]
+    return ids, mask
 
 
 def encode_chat(
-    tokenizer: Any, messages: Sequence[Message], *, max_length: int = 1024
+    tokenizer: Any,
+    messages: Sequence[Message],
+    *,
+    max_length: int = 1024,
+    mask: Literal["auto", "markers", "prefix"] = "auto",
 ) -> EncodedChat:
     """Token ids and the assistant-token mask of one conversation (it must contain an
     assistant turn with non-empty content). Longer than ``max_length``: the oldest tokens are
     dropped, so the last assistant turn is kept.
 
+    Args:
+        mask: ``"markers"``: the template's ``{% generation %}`` markers
+            (``return_assistant_tokens_mask``); ``"prefix"``: each assistant turn found by
+            rendering the conversation up to it (for released templates without markers,
+            e.g. Qwen2.5's); ``"auto"``: markers when the template has them, else prefix.
+
     Raises:
         ChatTemplateError: see :class:`ChatTemplateError`.
         ValueError: malformed messages, no assistant turn, or an empty assistant reply.
     """
-    _check_template(tokenizer)
+    if mask not in ("auto", "markers", "prefix"):
+        raise ValueError(f"mask must be 'auto', 'markers' or 'prefix', got {mask!r}")
+    marked = _check_template(tokenizer, mask)
     msgs = check_messages(messages)
     if not any(m["role"] == "assistant" for m in msgs):
         raise ValueError("a training conversation needs at least one assistant turn")
     for i, m in enumerate(msgs):
         if m["role"] == "assistant" and not m["content"].strip():
             raise ValueError(f"message {i} is an empty assistant reply: nothing to train on")
-    out = tokenizer.apply_chat_template(
-        msgs, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
-    )
-    ids, mask = list(out["input_ids"]), list(out["assistant_masks"])
-    if not any(mask):
-        raise ChatTemplateError(
-            "the chat template marked no assistant token (check its {% generation %} markers)"
-        )
     if max_length < 2:
         raise ValueError(f"max_length must be >= 2, got {max_length}")
-    return EncodedChat(ids[-max_length:], mask[-max_length:])
+    if mask == "prefix" or (mask == "auto" and not marked):
+        ids, keep = _prefix_mask(tokenizer, msgs)
+    else:
+        out = tokenizer.apply_chat_template(
+            msgs, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+        )
+        ids, keep = list(out["input_ids"]), list(out["assistant_masks"])
+    if not any(keep):
+        raise ChatTemplateError(
+            "no assistant token was found (check the template's {% generation %} markers)"
+        )
+    return EncodedChat(ids[-max_length:], keep[-max_length:])
 
 
 def encode_chats(
-    tokenizer: Any, conversations: Sequence[Sequence[Message]], *, max_length: int = 1024
+    tokenizer: Any,
+    conversations: Sequence[Sequence[Message]],
+    *,
+    max_length: int = 1024,
+    mask: Literal["auto", "markers", "prefix"] = "auto",
 ) -> list[EncodedChat]:
     """:func:`encode_chat` for each conversation; the error names the conversation's index."""
     if not conversations:
@@ -124,7 +187,7 @@ def encode_chats(
     out = []
     for i, conv in enumerate(conversations):
         try:
-            out.append(encode_chat(tokenizer, conv, max_length=max_length))
+            out.append(encode_chat(tokenizer, conv, max_length=max_length, mask=mask))
         except ChatTemplateError:
             raise
         except ValueError as exc:
@@ -338,6 +401,7 @@ def sft(
     if settings.engine == "loop":
         losses = _loop(model, tokenizer, examples, settings, rng or np.random.default_rng(seed))
     else:
+        _check_template(tokenizer, "markers")  # TRL's assistant_only_loss reads the markers
         if not any(p.requires_grad for p in model.parameters()):
             raise ValueError("the model has no trainable parameters (frozen model, or no adapter)")
         losses = _trl(model, tokenizer, conversations, settings, seed)
