@@ -6,12 +6,14 @@ SmolLM2-135M-Instruct with LoRA (the bundled GGUF, ``--models smollm2``), in one
 * ``generate_tokens_per_s``: sampled new tokens per second of :func:`icml26.shared.llm.generate`
   (one batch);
 * ``grpo_steps_per_s_trl``: GRPO optimiser steps per second of plain TRL
-  (``GRPOTrainer.train()`` through :func:`icml26.shared.llm.grpo.train_grpo`);
+  (``GRPOTrainer.train()``, the trainer built before the clock starts);
 * ``grpo_steps_per_s_roles``: the same configuration, one role of
   :class:`icml26.shared.llm.roles.MultiRoleTrainer` (our loop around TRL's ``training_step``);
   ``roles_over_trl`` is the ratio;
 * ``sft_steps_per_s_loop`` / ``sft_steps_per_s_trl``: :func:`icml26.shared.llm.sft.sft` with
-  the plain loop and with TRL's ``SFTTrainer`` on the same conversations; ``loop_over_trl``.
+  the plain loop and with TRL's ``SFTTrainer`` on the same conversations, per call (encoding
+  and trainer set-up included; the TRL import is not, ``trl_import_cpu_s`` has it);
+  ``loop_over_trl``.
 
 Wall-clock rates plus the process CPU seconds of each measurement (``*_cpu_s``): on a shared
 machine the CPU time is the steadier figure. Writes JSON to ``--out`` (default
@@ -71,7 +73,7 @@ def _smollm2(device: str) -> tuple[Any, Any]:
 def bench_model(name: str, *, steps: int, device: str = "cpu") -> dict[str, float]:
     """All rates of the module docstring for ``name`` (``"tiny"`` or ``"smollm2"``)."""
     from icml26.shared.llm.chat import format_chat, generate
-    from icml26.shared.llm.grpo import GRPOSettings, train_grpo
+    from icml26.shared.llm.grpo import GRPOSettings, make_grpo_trainer
     from icml26.shared.llm.roles import MultiRoleTrainer, Role
     from icml26.shared.llm.sft import SFTSettings, add_lora, sft
     from icml26.shared.llm.tasks import ReverseDigits, digit_accuracy
@@ -100,6 +102,11 @@ def bench_model(name: str, *, steps: int, device: str = "cpu") -> dict[str, floa
         return add_lora(base, rank=lora_rank)
 
     out: dict[str, float] = {"params_m": sum(p.numel() for p in base.parameters()) / 1e6}
+    # Paid once per process, by whichever trainer comes first: measured on its own.
+    wall, cpu, _ = _timed(
+        lambda: __import__("trl.trainer.grpo_trainer") and __import__("trl.trainer.sft_trainer")
+    )
+    out["trl_import_cpu_s"] = cpu
     prompts = [format_chat(tok, r["prompt"]) for r in task.dataset(settings.batch_size, rng)]
     generate(base, tok, prompts[:2], max_tokens=4, temperature=1.0, seed=0)  # warm-up
     wall, cpu, replies = _timed(
@@ -119,7 +126,9 @@ def bench_model(name: str, *, steps: int, device: str = "cpu") -> dict[str, floa
 
     model = fresh()
     data = task.dataset(settings.batch_size * (steps + 2), rng)
-    wall, cpu, _ = _timed(lambda: train_grpo(model, tok, [digit_accuracy], data, settings))
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer = make_grpo_trainer(model, tok, [digit_accuracy], data, settings, output_dir=tmp)
+        wall, cpu, _ = _timed(trainer.train)
     out["grpo_steps_per_s_trl"] = steps / wall
     out["grpo_trl_cpu_s"] = cpu
     model.unload()
@@ -174,7 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--steps", type=int, default=0, help="steps per measurement (default: 20 tiny, 3 smollm2)"
     )
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (default 1: on a shared machine more threads spin-wait and inflate CPU time)",
+    )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=Path("llm-bench.json"))
     args = parser.parse_args(argv)
