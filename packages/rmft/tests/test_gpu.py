@@ -127,12 +127,6 @@ def test_config_accepts_cuda(cuda_device: torch.device) -> None:
 
 
 @no_cuda
-@pytest.mark.xfail(
-    strict=True,
-    reason="rmft checks CUDA in the run (experiment.resolve_device), after the run folder "
-    "exists: the check belongs in RMFTConfig.__post_init__ (left to the change refactoring "
-    "rmft's config and LLM code)",
-)
 def test_cuda_without_cuda_is_a_usage_error_before_anything_is_written(tmp_path: Path) -> None:
     out = tmp_path / "run"
     code = main(["run", "rmft", "--profile", "smoke", "--set", "device=cuda", "--out", str(out)])
