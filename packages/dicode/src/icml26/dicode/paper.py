@@ -48,7 +48,7 @@ BENCH_PROFILES = {
     "full": BenchConfig(craftax=True),
 }
 
-_BASE_RETURNS = ", ".join(f"return.{b}" for b in BASELINES)
+_BASE_RETURNS = ", ".join(f'm("return.{b}")' for b in BASELINES)  # `return` is a keyword
 _DEEP_DICODE = ", ".join(f"achievement_success.{a}.dicode" for a in DEEP_ACHIEVEMENTS)
 _DEEP_BASE = ", ".join(f"achievement_success.{a}.{b}" for a in DEEP_ACHIEVEMENTS for b in BASELINES)
 
@@ -59,7 +59,7 @@ CLAIMS = [
         "domain randomisation, PLR, ACCEL, DiCode with uniform selection): the lower end of "
         "DiCode's 95% seed interval lies above every baseline's mean.",
         "+17% mean return over the strongest baseline (Craftax, 2B steps)",
-        f"return.dicode.lo > max({_BASE_RETURNS})",
+        f'm("return.dicode.lo") > max({_BASE_RETURNS})',
         profiles=("quick", "full"),
     ),
     Claim(
@@ -74,7 +74,7 @@ CLAIMS = [
         "Learnability-driven, lineage-aware selection beats the same loop with uniform "
         "selection from the archive (the dicode_random ablation) beyond seed noise.",
         "qualitative (ablation of the curriculum's selection)",
-        "return.dicode.lo > return.dicode_random",
+        'm("return.dicode.lo") > m("return.dicode_random")',
         profiles=("quick", "full"),
     ),
     Claim(

@@ -4,7 +4,8 @@ A world program (written by a foundation model or a mutation operator) is Python
 gets none of Python's power: :func:`check_source` parses it and rejects anything outside a
 small whitelist (no imports, no attribute access except ``world.place``, no dunder or private
 names, no lambdas, comprehensions, ``with``, ``try``, classes, ``global``), and oversized
-programs. :func:`execute` then runs it with a handful of pure builtins, counting executed lines
+programs. Arithmetic is rewritten into a guarded call that accepts numbers only and bounds
+their size, so ``"a" * 10**9`` cannot exhaust memory. :func:`execute` then runs it with a handful of pure builtins, counting executed lines
 (``max_lines``) and wall time (``max_seconds``) with a trace function, so an endless ``while``
 loop or a huge ``range`` is stopped and reported instead of hanging the curriculum.
 """
@@ -12,6 +13,7 @@ loop or a huge ``range`` is stopped and reported instead of hanging the curricul
 from __future__ import annotations
 
 import ast
+import copy
 import sys
 import time
 from collections.abc import Callable
@@ -79,6 +81,61 @@ def _safe_range(*args: int) -> range:
     return r
 
 
+_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "Add": lambda a, b: a + b,
+    "Sub": lambda a, b: a - b,
+    "Mult": lambda a, b: a * b,
+    "Div": lambda a, b: a / b,
+    "FloorDiv": lambda a, b: a // b,
+    "Mod": lambda a, b: a % b,
+    "Pow": lambda a, b: a**b,
+}
+MAX_MAGNITUDE = 1e9
+
+
+def _binop(name: str, a: Any, b: Any) -> Any:
+    """Arithmetic on numbers only (no string or list repetition), bounded in size."""
+    for v in (a, b):
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise ProgramError("invalid", f"arithmetic on {type(v).__name__} is not allowed")
+    if name == "Pow" and (abs(b) > 64 or abs(a) > MAX_MAGNITUDE):
+        raise ProgramError("limit", f"power {a!r} ** {b!r} is too large")
+    if name not in _OPS:
+        raise ProgramError("forbidden", f"operator {name} is not allowed")
+    out = _OPS[name](a, b)
+    if abs(out) > MAX_MAGNITUDE:
+        raise ProgramError("limit", f"value {out:.3g} exceeds {MAX_MAGNITUDE:g}")
+    return out
+
+
+class _GuardArithmetic(ast.NodeTransformer):
+    """Rewrite ``a <op> b`` as ``__binop("<Op>", a, b)`` (and ``x <op>= b`` likewise)."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        call = ast.Call(
+            func=ast.Name("__binop", ast.Load()),
+            args=[ast.Constant(type(node.op).__name__), node.left, node.right],
+            keywords=[],
+        )
+        return ast.copy_location(call, node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        self.generic_visit(node)
+        if not isinstance(node.target, ast.Name):
+            raise ProgramError("forbidden", f"line {node.lineno}: augmented assignment to a non-name")
+        value = ast.Call(
+            func=ast.Name("__binop", ast.Load()),
+            args=[
+                ast.Constant(type(node.op).__name__),
+                ast.Name(node.target.id, ast.Load()),
+                node.value,
+            ],
+            keywords=[],
+        )
+        return ast.copy_location(ast.Assign(targets=[node.target], value=value), node)
+
+
 SAFE_BUILTINS: dict[str, Callable[..., Any]] = {
     "range": _safe_range,
     "min": min,
@@ -141,11 +198,11 @@ def check_source(source: str, *, entry: str = "build", argument: str = "world") 
         if isinstance(node, ast.Constant) and isinstance(node.value, bytes | complex):
             raise ProgramError("forbidden", f"line {line}: {type(node.value).__name__} constant")
     for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef | ast.Assign | ast.Expr | ast.Pass):
+        if isinstance(stmt, ast.FunctionDef | ast.Assign | ast.AugAssign | ast.Expr | ast.Pass | ast.For | ast.While | ast.If):
             continue
         raise ProgramError(
             "forbidden",
-            f"line {stmt.lineno}: top level holds only assignments and def {entry}",
+            f"line {stmt.lineno}: top level holds only assignments, loops, ifs and def {entry}",
         )
     return tree
 
@@ -184,8 +241,13 @@ def execute(
     ``call = (name, argument)`` then calls the function ``name`` the program defined (under
     the same budget). Errors inside the program become :class:`ProgramError` (``runtime``).
     """
-    namespace: dict[str, Any] = {"__builtins__": dict(SAFE_BUILTINS), **(env or {})}
-    code = compile(tree, "<world program>", "exec")
+    namespace: dict[str, Any] = {
+        "__builtins__": dict(SAFE_BUILTINS),
+        "__binop": _binop,
+        **(env or {}),
+    }
+    guarded = ast.fix_missing_locations(_GuardArithmetic().visit(copy.deepcopy(tree)))
+    code = compile(guarded, "<world program>", "exec")
     budget = _Budget(max_lines, max_seconds)
     previous = sys.gettrace()
     sys.settrace(budget)
@@ -207,4 +269,5 @@ def execute(
     finally:
         sys.settrace(previous)
     namespace.pop("__builtins__", None)
+    namespace.pop("__binop", None)
     return namespace
