@@ -93,7 +93,7 @@ def frontier_goals(profile: dict[str, float], *, low: float = 0.1, high: float =
     """Achievements just beyond the agent's competence on the target world: success below
     ``high``, ordered by tech depth, keeping those whose depth is at most one more than the
     deepest achievement already above ``low``."""
-    mastered = [ACHIEVEMENT_DEPTH[a] for a, p in profile.items() if p >= low]
+    mastered = [ACHIEVEMENT_DEPTH[a] for a, p in profile.items() if p >= low and a in ACHIEVEMENT_DEPTH]
     reach = (max(mastered) if mastered else 0) + 1
     goals = [a for a in ACHIEVEMENTS if profile.get(a, 0.0) < high and ACHIEVEMENT_DEPTH[a] <= reach]
     return goals or list(ACHIEVEMENTS)

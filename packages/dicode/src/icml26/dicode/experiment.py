@@ -244,12 +244,12 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     from icml26.dicode.dreamer import MutationDreamer, random_program
     from icml26.dicode.ppo import PPO, PPOSettings
     from icml26.dicode.program import compile_program, target_program
-    from icml26.dicode.training import _ParamsCache, setup_compilation_cache
+    from icml26.dicode.training import ParamsCache, setup_compilation_cache
     from icml26.dicode.world import N_ACTIONS, reset, step_auto_reset
 
     setup_compilation_cache(config.compilation_cache)
     metrics: dict[str, Any] = {}
-    cache = _ParamsCache()
+    cache = ParamsCache()
     target = target_program()
     worlds = cache.batch([target], config.env_batch)
     n = config.env_batch

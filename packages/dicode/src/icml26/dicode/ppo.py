@@ -12,7 +12,8 @@ estimator ``Â_t = Σ_l (γλ)^l δ_{t+l}``, ``δ_t = r_t + γ V(s_{t+1})(1 - d_
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -22,18 +23,45 @@ import numpy as np
 import optax
 from flax import nnx, struct
 
-from icml26.dicode.world import (
-    N_ACH,
-    N_ACTIONS,
-    OBS_SIZE,
-    EnvState,
-    WorldParams,
-    reset,
-    step,
-    step_auto_reset,
-)
+from icml26.dicode import world as crafting
+from icml26.dicode.tech import ACHIEVEMENTS
 
-__all__ = ["PPO", "ActorCritic", "PPOSettings", "Runner", "gae"]
+__all__ = ["CRAFTING_WORLD", "PPO", "ActorCritic", "EnvSpec", "PPOSettings", "Runner", "gae"]
+
+
+@dataclass(frozen=True, eq=False)
+class EnvSpec:
+    """A functional environment family PPO trains on (our crafting world, or Craftax-Classic
+    through :mod:`icml26.dicode.craftax_target`).
+
+    ``reset(key, world) -> (obs, state)``; ``step(key, state, action, world) -> (obs, state,
+    reward, done, info)`` without reset; ``step_auto_reset`` likewise with a fresh episode where
+    one ended and ``info`` holding the finished episode's ``return``, ``achievements`` and
+    ``goal_success``; ``episode_return(state)`` and ``achievements(state)`` read a state.
+    """
+
+    name: str
+    obs_size: int
+    n_actions: int
+    achievement_names: tuple[str, ...]
+    reset: Callable[..., Any] = field(repr=False)
+    step: Callable[..., Any] = field(repr=False)
+    step_auto_reset: Callable[..., Any] = field(repr=False)
+    episode_return: Callable[[Any], jax.Array] = field(repr=False)
+    achievements: Callable[[Any], jax.Array] = field(repr=False)
+
+
+CRAFTING_WORLD = EnvSpec(
+    name="crafting_world",
+    obs_size=crafting.OBS_SIZE,
+    n_actions=crafting.N_ACTIONS,
+    achievement_names=ACHIEVEMENTS,
+    reset=crafting.reset,
+    step=crafting.step,
+    step_auto_reset=crafting.step_auto_reset,
+    episode_return=lambda s: s.episode_return,
+    achievements=lambda s: s.achievements,
+)
 
 
 @dataclass(frozen=True)
@@ -118,7 +146,7 @@ class Runner:
 
     params: Any
     opt_state: Any
-    env_state: EnvState
+    env_state: Any
     obs: jax.Array
     key: jax.Array
     updates: jax.Array
@@ -130,13 +158,15 @@ class PPO:
 
     Args:
         settings: hyper-parameters (shapes are fixed by ``n_envs`` and ``rollout``).
+        env: the environment family (default: our crafting world).
     """
 
-    def __init__(self, settings: PPOSettings) -> None:
+    def __init__(self, settings: PPOSettings, env: EnvSpec = CRAFTING_WORLD) -> None:
         if settings.n_envs * settings.rollout % settings.minibatches:
             raise ValueError("n_envs * rollout must be divisible by minibatches")
         self.settings = settings
-        model = ActorCritic(OBS_SIZE, N_ACTIONS, settings.hidden, rngs=nnx.Rngs(0))
+        self.env = env
+        model = ActorCritic(env.obs_size, env.n_actions, settings.hidden, rngs=nnx.Rngs(0))
         self.graphdef, _ = nnx.split(model)
         self.tx = optax.chain(
             optax.clip_by_global_norm(settings.max_grad_norm),
@@ -144,13 +174,15 @@ class PPO:
         )
 
     # ----------------------------------------------------------------- state
-    def init(self, key: jax.Array, worlds: WorldParams) -> Runner:
+    def init(self, key: jax.Array, worlds: Any) -> Runner:
         """Fresh network (seeded by ``key``), optimiser and environments."""
         k_net, k_env, k_run = jax.random.split(key, 3)
         seed = int(jax.random.randint(k_net, (), 0, 2**31 - 1))
-        model = ActorCritic(OBS_SIZE, N_ACTIONS, self.settings.hidden, rngs=nnx.Rngs(seed))
+        model = ActorCritic(
+            self.env.obs_size, self.env.n_actions, self.settings.hidden, rngs=nnx.Rngs(seed)
+        )
         _, params = nnx.split(model)
-        obs, env_state = jax.vmap(reset)(jax.random.split(k_env, self.settings.n_envs), worlds)
+        obs, env_state = jax.vmap(self.env.reset)(jax.random.split(k_env, self.settings.n_envs), worlds)
         return Runner(
             params=params,
             opt_state=self.tx.init(params),
@@ -181,7 +213,7 @@ class PPO:
         total = pg + s.vf_coef * v_loss - s.ent_coef * entropy
         return total, (pg, v_loss, entropy)
 
-    def _update(self, runner: Runner, worlds: WorldParams) -> tuple[Runner, dict[str, jax.Array]]:
+    def _update(self, runner: Runner, worlds: Any) -> tuple[Runner, dict[str, jax.Array]]:
         s = self.settings
         n = s.n_envs
 
@@ -191,7 +223,7 @@ class PPO:
             logits, value = self.apply(runner.params, obs)
             action = jax.random.categorical(k_act, logits)
             logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=-1)[:, 0]
-            obs2, env_state, reward, done, info = jax.vmap(step_auto_reset)(
+            obs2, env_state, reward, done, info = jax.vmap(self.env.step_auto_reset)(
                 jax.random.split(k_env, n), env_state, action, worlds
             )
             tr = {
@@ -269,7 +301,7 @@ class PPO:
 
     @partial(jax.jit, static_argnums=0)
     def train_chunk(
-        self, runner: Runner, worlds: WorldParams, reset_mask: jax.Array
+        self, runner: Runner, worlds: Any, reset_mask: jax.Array
     ) -> tuple[Runner, dict[str, jax.Array]]:
         """``updates_per_chunk`` PPO updates on ``worlds`` (one per env); environments where
         ``reset_mask`` is set start a fresh episode first (their world changed).
@@ -278,7 +310,9 @@ class PPO:
         ``value_loss``, ``entropy`` averaged; ``positive_value_loss`` averaged).
         """
         key, k_reset = jax.random.split(runner.key)
-        obs_r, state_r = jax.vmap(reset)(jax.random.split(k_reset, self.settings.n_envs), worlds)
+        obs_r, state_r = jax.vmap(self.env.reset)(
+            jax.random.split(k_reset, self.settings.n_envs), worlds
+        )
         env_state = jax.tree_util.tree_map(
             lambda r, s: jnp.where(
                 reset_mask.reshape((-1,) + (1,) * (s.ndim - 1)), r, s
@@ -298,21 +332,21 @@ class PPO:
     # --------------------------------------------------------------- evaluation
     @partial(jax.jit, static_argnums=(0, 4))
     def evaluate(
-        self, params: Any, worlds: WorldParams, key: jax.Array, max_steps: int
+        self, params: Any, worlds: Any, key: jax.Array, max_steps: int
     ) -> dict[str, jax.Array]:
         """One episode per world in ``worlds`` with the stochastic policy (no reset; steps
         after an episode's end are masked). Returns per-episode ``return`` and
         ``achievements``."""
-        n = worlds.goal.shape[0]
+        n = jax.tree_util.tree_leaves(worlds)[0].shape[0]
         k_reset, k_run = jax.random.split(key)
-        obs, state = jax.vmap(reset)(jax.random.split(k_reset, n), worlds)
+        obs, state = jax.vmap(self.env.reset)(jax.random.split(k_reset, n), worlds)
 
         def body(carry: tuple[Any, ...], k: jax.Array) -> Any:
             state, obs, alive = carry
             k_act, k_env = jax.random.split(k)
             logits, _ = self.apply(params, obs)
             action = jax.random.categorical(k_act, logits)
-            obs2, state2, _, done, _ = jax.vmap(step)(
+            obs2, state2, _, done, _ = jax.vmap(self.env.step)(
                 jax.random.split(k_env, n), state, action, worlds
             )
             state = jax.tree_util.tree_map(
@@ -325,8 +359,7 @@ class PPO:
         (state, _, _), _ = jax.lax.scan(
             body, (state, obs, jnp.ones((n,), bool)), jax.random.split(k_run, max_steps)
         )
-        return {"return": state.episode_return, "achievements": state.achievements}
-
-
-def n_achievements() -> int:
-    return N_ACH
+        return {
+            "return": jax.vmap(self.env.episode_return)(state),
+            "achievements": jax.vmap(self.env.achievements)(state),
+        }

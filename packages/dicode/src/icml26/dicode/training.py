@@ -29,7 +29,7 @@ from icml26.dicode.program import WorldProgram, target_program
 from icml26.dicode.tech import ACHIEVEMENTS
 from icml26.shared.atomic import atomic_path
 
-__all__ = ["EVAL_STREAM", "Evaluator", "make_dreamer", "make_scheduler", "ppo_settings", "train_unit"]
+__all__ = ["EVAL_STREAM", "Evaluator", "ParamsCache", "make_dreamer", "make_scheduler", "ppo_settings", "train_unit"]
 
 #: Fold-in tag of the held-out evaluation key stream (training keys never use it).
 EVAL_STREAM = 1_000_003
@@ -89,36 +89,45 @@ def make_scheduler(method: str, config: RunConfig, dreamer: Dreamer) -> Any:
     raise ValueError(f"unknown method {method!r}")
 
 
-class _ParamsCache:
-    """Stacked ``WorldParams`` for a list of programs (NumPy arrays cached per program)."""
+def _crafting_lower(program: WorldProgram) -> Any:
+    from icml26.dicode.world import WorldParams
 
-    def __init__(self) -> None:
-        self._arrays: dict[WorldProgram, dict[str, np.ndarray]] = {}
+    return WorldParams(**program.arrays())
+
+
+class ParamsCache:
+    """Stacked world pytrees for a list of programs (each program lowered once).
+
+    Args:
+        lower: program -> pytree of NumPy arrays (default: the crafting world's
+            ``WorldParams``; :func:`icml26.dicode.craftax_target.lower_to_craftax` for Craftax).
+    """
+
+    def __init__(self, lower: Any = _crafting_lower) -> None:
+        self.lower = lower
+        self._lowered: dict[WorldProgram, Any] = {}
 
     def batch(self, programs: list[WorldProgram], repeat: int) -> Any:
-        from icml26.dicode.world import WorldParams
-
         rows = []
         for p in programs:
-            if p not in self._arrays:
-                self._arrays[p] = p.arrays()
-            rows.append(self._arrays[p])
-        fields = {
-            k: jnp.asarray(np.repeat(np.stack([r[k] for r in rows]), repeat, axis=0))
-            for k in rows[0]
-        }
-        return WorldParams(**fields)
+            if p not in self._lowered:
+                self._lowered[p] = self.lower(p)
+            rows.append(self._lowered[p])
+        return jax.tree_util.tree_map(
+            lambda *xs: jnp.asarray(np.repeat(np.stack(xs), repeat, axis=0)), *rows
+        )
 
 
 class Evaluator:
     """Target-world evaluation with one compiled function: ``episodes`` split into batches
     of ``batch`` held-out maps."""
 
-    def __init__(self, ppo: PPO, batch: int) -> None:
+    def __init__(self, ppo: PPO, batch: int, lower: Any = _crafting_lower) -> None:
         self.ppo = ppo
         self.batch = batch
         self.target = target_program()
-        self.worlds = _ParamsCache().batch([self.target], batch)
+        self.lower = lower
+        self.worlds = ParamsCache(lower).batch([self.target], batch)
 
     def __call__(self, params: Any, key: jax.Array, episodes: int) -> dict[str, np.ndarray]:
         returns, ach = [], []
@@ -131,9 +140,9 @@ class Evaluator:
         return {"return": np.concatenate(returns), "achievements": np.concatenate(ach)}
 
 
-def _profile(achievements: np.ndarray) -> dict[str, float]:
+def _profile(achievements: np.ndarray, names: tuple[str, ...] = ACHIEVEMENTS) -> dict[str, float]:
     rates = achievements.astype(float).mean(0)
-    return {a: float(r) for a, r in zip(ACHIEVEMENTS, rates, strict=True)}
+    return {a: float(r) for a, r in zip(names, rates, strict=True)}
 
 
 class _Checkpoint:
@@ -195,7 +204,8 @@ def train_unit(
     """
     rng = np.random.default_rng([seed, sum(map(ord, method))])
     scheduler = make_scheduler(method, config, dreamer)
-    cache = _ParamsCache()
+    cache = ParamsCache(evaluator.lower)
+    names = ppo.env.achievement_names
     eps = config.envs_per_slot
     key = jax.random.PRNGKey(seed)
     eval_key = jax.random.fold_in(jax.random.PRNGKey(seed), EVAL_STREAM)
@@ -219,7 +229,7 @@ def train_unit(
         ev = evaluator(runner.params, jax.random.fold_in(eval_key, 0), config.eval_episodes)
         curve_steps.append(0)
         curve_return.append(float(ev["return"].mean()))
-        profile = _profile(ev["achievements"])
+        profile = _profile(ev["achievements"], names)
     previous = programs
     for r in range(start_round, config.rounds):
         if r > start_round or start_round > 0:
@@ -255,7 +265,7 @@ def train_unit(
             ev = evaluator(runner.params, jax.random.fold_in(eval_key, r + 1), config.eval_episodes)
             curve_steps.append(steps)
             curve_return.append(float(ev["return"].mean()))
-            profile = _profile(ev["achievements"])
+            profile = _profile(ev["achievements"], names)
         scheduler.end_round(profile, rng)
         if on_round is not None:
             on_round(r, steps, float(stats["loss"]), curve_return[-1])
@@ -281,7 +291,7 @@ def train_unit(
         "curve_steps": curve_steps,
         "curve_return": curve_return,
         "returns": final["return"].tolist(),
-        "achievement_success": _profile(final["achievements"]),
+        "achievement_success": _profile(final["achievements"], names),
         "train_seconds": timing["seconds"],
         "train_steps": timing["steps"],
         "total_steps": config.rounds * config.steps_per_round,
