@@ -9,9 +9,9 @@ os.environ.setdefault(
 )
 os.environ.setdefault("ICML26_QUIET", "1")
 
-from typing import Any  # noqa: E402
+from typing import Any
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture(scope="session")

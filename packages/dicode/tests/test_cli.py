@@ -26,14 +26,17 @@ def test_smoke_run_writes_the_issue_keys(tmp_path: Path) -> None:
         assert f"auc.{method}" in m
         for a in ACHIEVEMENTS:
             assert 0.0 <= m[f"achievement_success.{a}.{method}"] <= 1.0
-    assert m["archive_size"] >= 1 and 0 <= m["frontier_fraction"] <= 1
+    assert m["archive_size"] >= 1
+    assert 0 <= m["frontier_fraction"] <= 1
     assert 0 <= m["program_valid_rate.offline_mutation"] <= 1
-    assert m["steps_per_second"] > 0 and m["recompiles_after_warmup"] == 0
+    assert m["steps_per_second"] > 0
+    assert m["recompiles_after_warmup"] == 0
     assert not any(k.startswith("craftax") for k in m)  # no Craftax compile in smoke
     for name in ("return_curves", "achievement_success", "lineage_tree", "learnability"):
         assert (out / "plots" / f"{name}.png").stat().st_size > 0
     unit = json.loads((out / "units" / "dicode.s0.json").read_text())
-    assert unit["archive"][0]["parent"] is None and unit["dreamer"] == "offline_mutation"
+    assert unit["archive"][0]["parent"] is None
+    assert unit["dreamer"] == "offline_mutation"
     # a finished run resumes from its unit files without training again
     assert main(["run", "dicode", "--profile", "smoke", "--out", str(out)]) == 0
     assert load_results(out / "results.json")["metrics"]["return.dicode"] == m["return.dicode"]

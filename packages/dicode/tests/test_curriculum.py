@@ -14,7 +14,8 @@ from icml26.dicode.program import compile_program, target_program
 
 
 def test_learnability_endpoints_and_peak() -> None:
-    assert learnability(0.0) == 0.0 and learnability(1.0) == 0.0
+    assert learnability(0.0) == 0.0
+    assert learnability(1.0) == 0.0
     assert learnability(0.5) == 0.25
     grid = np.linspace(0, 1, 101)
     assert grid[np.argmax(learnability(grid))] == pytest.approx(0.5)
@@ -51,21 +52,28 @@ def test_dicode_slots_and_archive_growth() -> None:
     cur = DiCodeCurriculum(MutationDreamer(), [target_program()], n_slots=6, target_slots=2)
     for r in range(4):
         worlds = cur.worlds(rng)
-        assert len(worlds) == 6 and worlds[0] == worlds[1] == target_program()
+        assert len(worlds) == 6
+        assert worlds[0] == worlds[1] == target_program()
         cur.observe([SlotStats(4, float(rng.integers(0, 5)), 0.1, 1.0) for _ in worlds])
         cur.end_round({}, rng)
         assert cur.round == r + 1
-    assert len(cur.archive) == 1 + cur.valid and cur.dreamed == 16
+    assert len(cur.archive) == 1 + cur.valid
+    assert cur.dreamed == 16
     assert 0.0 <= cur.frontier_fraction() <= 1.0
     assert cur.history[-1]["archive_size"] == len(cur.archive)
     with pytest.raises(ValueError, match="selection"):
-        DiCodeCurriculum(MutationDreamer(), [target_program()], n_slots=2, target_slots=1, selection="best")
+        DiCodeCurriculum(
+            MutationDreamer(), [target_program()], n_slots=2, target_slots=1, selection="best"
+        )
 
 
 def test_learnability_selection_prefers_the_frontier() -> None:
     rng = np.random.default_rng(0)
     cur = DiCodeCurriculum(MutationDreamer(), [target_program()], n_slots=8, target_slots=0)
-    hopeless, half = cur.archive.entries[0], cur.archive.add(_easy("collect_wood"), parent=0, born=0)  # type: ignore[arg-type]
+    hopeless, half = (
+        cur.archive.entries[0],
+        cur.archive.add(_easy("collect_wood"), parent=0, born=0),
+    )  # type: ignore[arg-type]
     hopeless.update(SlotStats(10, 0, 0, 0), 0, 1.0)
     half.update(SlotStats(10, 5, 0, 0), 0, 1.0)
     picks = cur._pick(cur.archive.evaluated(), 400, rng)
@@ -80,12 +88,14 @@ def test_baseline_schedulers() -> None:
     target = target_program()
     assert TargetOnly(target, 4).worlds(rng) == [target] * 4
     dr = DomainRandomisation(target, 4, 1).worlds(rng)
-    assert dr[0] == target and len(set(dr[1:])) == 3
+    assert dr[0] == target
+    assert len(set(dr[1:])) == 3
     for cls in (PLR, ACCEL):
         plr = cls(target, 6, 2, buffer_size=5)
         for _ in range(6):
             ws = plr.worlds(rng)
-            assert ws[:2] == [target, target] and len(ws) == 6
+            assert ws[:2] == [target, target]
+            assert len(ws) == 6
             plr.observe([SlotStats(1, 0, float(rng.random()), 0) for _ in ws])
             plr.end_round({}, rng)
         assert 0 < len(plr.buffer) <= 5

@@ -48,9 +48,16 @@ def test_every_operator_yields_parseable_code() -> None:
 def test_frontier_goals_follow_the_profile() -> None:
     assert "collect_diamond" not in frontier_goals({})
     assert "collect_wood" in frontier_goals({})
-    strong = {"collect_wood": 1.0, "place_table": 1.0, "make_wood_pickaxe": 0.95, "collect_stone": 0.5}
+    strong = {
+        "collect_wood": 1.0,
+        "place_table": 1.0,
+        "make_wood_pickaxe": 0.95,
+        "collect_stone": 0.5,
+    }
     goals = frontier_goals(strong)
-    assert "collect_wood" not in goals and "collect_stone" in goals and "collect_iron" not in goals
+    assert "collect_wood" not in goals
+    assert "collect_stone" in goals
+    assert "collect_iron" not in goals
 
 
 class FakeBackend:
@@ -63,7 +70,9 @@ class FakeBackend:
     def complete(self, conversations: list[Any], **kwargs: Any) -> list[Completion]:
         self.prompts.extend(conversations)
         return [
-            Completion(text=self.replies[i % len(self.replies)], prompt_tokens=1, completion_tokens=1)
+            Completion(
+                text=self.replies[i % len(self.replies)], prompt_tokens=1, completion_tokens=1
+            )
             for i in range(len(conversations))
         ]
 
@@ -81,10 +90,12 @@ def test_llm_dreamer_validates_replies() -> None:
     )
     dreams = dreamer.dream(context, 3, np.random.default_rng(0))
     assert [d.valid for d in dreams] == [True, False, False]
-    assert dreams[0].program is not None and dreams[0].program.goal == "collect_stone"
+    assert dreams[0].program is not None
+    assert dreams[0].program.goal == "collect_stone"
     assert dreams[1].reason == "forbidden"
     text = backend.prompts[0][1]["content"]
-    assert "collect_wood=0.90" in text and "learnability" in text
+    assert "collect_wood=0.90" in text
+    assert "learnability" in text
 
 
 def test_llm_dreamer_needs_a_backend() -> None:

@@ -13,7 +13,9 @@ from icml26.dicode.ppo import gae
 T, N = 7, 3
 
 
-def _direct(r: np.ndarray, v: np.ndarray, d: np.ndarray, last: np.ndarray, g: float, lam: float) -> np.ndarray:
+def _direct(
+    r: np.ndarray, v: np.ndarray, d: np.ndarray, last: np.ndarray, g: float, lam: float
+) -> np.ndarray:
     """Â_t = Σ_{l>=0} (γλ)^l δ_{t+l}, truncated at the first episode end."""
     v_next = np.concatenate([v[1:], last[None]], axis=0)
     delta = r + g * v_next * (1 - d) - v
@@ -40,7 +42,9 @@ floats = st.floats(-2, 2, allow_nan=False, width=32)
     d=arrays(bool, (T, N)),
     last=arrays(np.float32, (N,), elements=floats),
 )
-def test_gae_matches_direct_sum(r: np.ndarray, v: np.ndarray, d: np.ndarray, last: np.ndarray) -> None:
+def test_gae_matches_direct_sum(
+    r: np.ndarray, v: np.ndarray, d: np.ndarray, last: np.ndarray
+) -> None:
     adv, ret = gae(jnp.asarray(r), jnp.asarray(v), jnp.asarray(d), jnp.asarray(last), 0.9, 0.8)
     want = _direct(r.astype(float), v.astype(float), d.astype(float), last.astype(float), 0.9, 0.8)
     np.testing.assert_allclose(np.asarray(adv), want, atol=1e-4)

@@ -30,7 +30,10 @@ from icml26.dicode.sandbox import MAX_SOURCE_CHARS
         ("WORLD = {}\ndef helper(world):\n    pass", "forbidden"),
         ("WORLD = {}\nwhile True:\n    pass", "limit"),
         ("WORLD = {}\nfor i in range(10**9):\n    pass", "limit"),
-        ("WORLD = {}\ndef build(world):\n    while True:\n        world.place('tree', 0, 1)", "size"),
+        (
+            "WORLD = {}\ndef build(world):\n    while True:\n        world.place('tree', 0, 1)",
+            "size",
+        ),
         ("WORLD = {}\nx = 'a' * 10**8", "invalid"),
         ("WORLD = {}\nx = [1] * 100", "invalid"),
         ("WORLD = {}\nx = 1\nwhile True:\n    x *= 10", "limit"),
@@ -67,13 +70,15 @@ def test_builder_loops_and_arithmetic_are_allowed() -> None:
         "            world.place('iron', 1 + i, -i)\n"
     )
     assert prog.placements == (("iron", 1, 0), ("iron", 3, -2))
-    assert prog.goal == "collect_iron" and prog.map_size == 10
+    assert prog.goal == "collect_iron"
+    assert prog.map_size == 10
 
 
 def test_missing_keys_take_the_target_values() -> None:
     target = target_program()
     prog = compile_program("WORLD = {'goal': 'collect_wood'}")
-    assert prog.density == target.density and prog.episode_length == target.episode_length
+    assert prog.density == target.density
+    assert prog.episode_length == target.episode_length
     assert compile_program(TARGET_SOURCE) == target
 
 
@@ -94,8 +99,8 @@ def test_round_trip_generates_the_same_world(world_fns: dict[str, Any]) -> None:
     prog = compile_program(source)
     again = compile_program(prog.source())
     key = jax.random.PRNGKey(7)
-    m1, s1 = world_fns["generate_map"](key, prog.params())
-    m2, s2 = world_fns["generate_map"](key, again.params())
+    m1, _s1 = world_fns["generate_map"](key, prog.params())
+    m2, _s2 = world_fns["generate_map"](key, again.params())
     np.testing.assert_array_equal(np.asarray(m1), np.asarray(m2))
     m1 = np.asarray(m1)
     assert m1[5 + 2, 5 + 2] == 6  # diamond at spawn + (2, 2)

@@ -18,7 +18,7 @@ A = {n: i for i, n in enumerate(ACTIONS)}
 B = {n: i for i, n in enumerate(BLOCKS)}
 I = {n: i for i, n in enumerate(ITEMS)}  # noqa: E741
 
-CRAFT_WORLD = '''
+CRAFT_WORLD = """
 WORLD = {"map_size": 8, "density": {}, "zombie_spawn": 0.0,
          "start_inventory": {"wood": 2, "stone": 1, "coal": 1, "iron": 1}}
 
@@ -26,7 +26,7 @@ def build(world):
     world.place("table", -1, 0)
     world.place("furnace", 1, 0)
     world.place("tree", 0, 1)
-'''
+"""
 
 
 def _act(fns: dict[str, Any], state: Any, params: Any, action: str, key: int = 0) -> Any:
@@ -39,7 +39,8 @@ def test_reset_shapes_and_walls(world_fns: dict[str, Any]) -> None:
     assert obs.shape == (OBS_SIZE,)
     world_map = np.asarray(state.map)
     assert world_map.shape == (MAX_SIZE, MAX_SIZE)
-    assert np.all(world_map[7:, :] == B["wall"]) and np.all(world_map[:, 7:] == B["wall"])
+    assert np.all(world_map[7:, :] == B["wall"])
+    assert np.all(world_map[:, 7:] == B["wall"])
     assert np.all(world_map[:7, :7] != B["wall"])
     assert world_map[3, 3] == B["grass"]  # the spawn
     assert tuple(np.asarray(state.pos)) == (3, 3)
@@ -51,8 +52,10 @@ def test_crafting_consumes_inputs_and_unlocks_once(world_fns: dict[str, Any]) ->
     inv0 = np.asarray(state.inventory)
     _, state, reward, _, info = _act(world_fns, state, params, "make_wood_pickaxe")
     inv1 = np.asarray(state.inventory)
-    assert inv1[I["wood"]] == inv0[I["wood"]] - 1 and inv1[I["wood_pickaxe"]] == 1
-    assert float(reward) == 1.0 and bool(info["unlocked"][ACHIEVEMENTS.index("make_wood_pickaxe")])
+    assert inv1[I["wood"]] == inv0[I["wood"]] - 1
+    assert inv1[I["wood_pickaxe"]] == 1
+    assert float(reward) == 1.0
+    assert bool(info["unlocked"][ACHIEVEMENTS.index("make_wood_pickaxe")])
     _, state, reward, _, _ = _act(world_fns, state, params, "make_wood_pickaxe")
     assert np.asarray(state.inventory)[I["wood_pickaxe"]] == 2
     assert float(reward) == 0.0  # the achievement unlocks once per episode
@@ -81,7 +84,8 @@ def test_collecting_wood_from_a_tree(world_fns: dict[str, Any]) -> None:
     params = compile_program(CRAFT_WORLD).params()
     _, state = world_fns["reset"](jax.random.PRNGKey(3), params)  # facing down, tree below
     _, state, reward, _, _ = _act(world_fns, state, params, "do")
-    assert np.asarray(state.inventory)[I["wood"]] == 3 and float(reward) == 1.0
+    assert np.asarray(state.inventory)[I["wood"]] == 3
+    assert float(reward) == 1.0
 
 
 @settings(max_examples=8, deadline=None)
@@ -101,7 +105,8 @@ def test_random_play_keeps_invariants(
             jax.random.PRNGKey(seed * 100 + t), state, jnp.int32(a), params
         )
         inv = np.asarray(state.inventory)
-        assert np.all(inv >= 0) and np.all(inv <= 9)
+        assert np.all(inv >= 0)
+        assert np.all(inv <= 9)
         ach = np.asarray(state.achievements)
         assert np.all(ach >= prev_ach)  # achievements never un-unlock
         unlocked = np.asarray(info["unlocked"])
@@ -109,7 +114,8 @@ def test_random_play_keeps_invariants(
         assert float(reward) == float(unlocked.sum())  # the target's unit rewards
         total += float(reward)
         vit = np.asarray(state.vitals)
-        assert np.all(vit[1:] >= 0) and np.all(vit <= 9)
+        assert np.all(vit[1:] >= 0)
+        assert np.all(vit <= 9)
         if bool(done):
             break
     assert total == float(np.asarray(state.achievements).sum())

@@ -67,7 +67,7 @@ class RunConfig:
     llm_endpoint_model: str = ""
     llm_max_tokens: int = 400
     craftax: bool = False
-    craftax_steps: int = 1_000_000
+    craftax_steps: int = 262_144
     checkpoint_every: int = 8
     compilation_cache: str = ""
 
@@ -125,9 +125,7 @@ class RunConfig:
             raise ValueError("n_envs * rollout must be divisible by minibatches")
         if not 0.0 <= self.target_mix <= 1.0:
             raise ValueError(f"target_mix must be in [0, 1], got {self.target_mix}")
-        if self.n_slots - self.target_slots < 1 and any(
-            m != "ppo_target" for m in self.methods
-        ):
+        if self.n_slots - self.target_slots < 1 and any(m != "ppo_target" for m in self.methods):
             raise ValueError(
                 f"target_mix={self.target_mix} leaves no slot for generated worlds "
                 f"({self.n_slots} slots); lower it or raise n_envs / envs_per_slot"
@@ -155,11 +153,10 @@ class RunConfig:
                 raise ValueError("llm_endpoint needs llm_endpoint_model (the served model name)")
             if self.llm_endpoint_model and not self.llm_endpoint:
                 raise ValueError("llm_endpoint_model is used only with llm_endpoint")
-            local = Path(self.llm_model)
-            if self.llm_model and ("/" in self.llm_model or local.suffix == ".gguf"):
-                if local.is_absolute() or self.llm_model.startswith("."):
-                    if not local.exists():
-                        raise ValueError(f"llm_model path {self.llm_model!r} does not exist")
+            local = Path(self.llm_model).expanduser()
+            looks_local = local.is_absolute() or self.llm_model.startswith((".", "~"))
+            if self.llm_model and looks_local and not local.exists():
+                raise ValueError(f"llm_model path {self.llm_model!r} does not exist")
         if self.compilation_cache not in ("", "off"):
             parent = Path(self.compilation_cache).expanduser().parent
             if not parent.is_dir():

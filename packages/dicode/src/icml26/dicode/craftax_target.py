@@ -135,8 +135,9 @@ def _our_achievements() -> tuple[str, ...]:
     return ACHIEVEMENTS
 
 
-def craftax_env() -> Any:
-    """An :class:`~icml26.dicode.ppo.EnvSpec` over Craftax-Classic-Symbolic with lowered worlds."""
+def craftax_env(reset_ratio: int = 16) -> Any:
+    """An :class:`~icml26.dicode.ppo.EnvSpec` over Craftax-Classic-Symbolic with lowered worlds
+    (``n_envs / reset_ratio`` fresh worlds generated per batched step: optimistic resets)."""
     _require()
     import jax
     import jax.numpy as jnp
@@ -157,8 +158,8 @@ def craftax_env() -> Any:
         inner: Any
         episode_return: jax.Array
 
-    def reset(key: jax.Array, world: dict[str, Any]) -> tuple[jax.Array, State]:
-        _, st = env.reset_env(key, world["env_params"])
+    def edit(st: Any, world: dict[str, Any]) -> tuple[jax.Array, State]:
+        """The program's post-reset edits of a generated Craftax state."""
         inv = Inventory(**{n: world["inventory"][i] for i, n in enumerate(names)})
         size = st.map.shape[0]
         px = jnp.clip(st.player_position[0] + world["place_dx"], 0, size - 1)
@@ -169,6 +170,10 @@ def craftax_env() -> Any:
         new_map = st.map.at[px, py].set(jnp.where(keep, world["place_block"], st.map[px, py]))
         st = st.replace(inventory=inv, map=new_map)
         return env.get_obs(st), State(st, jnp.float32(0.0))
+
+    def reset(key: jax.Array, world: dict[str, Any]) -> tuple[jax.Array, State]:
+        _, st = env.reset_env(key, world["env_params"])
+        return edit(st, world)
 
     def step(key: jax.Array, s: State, action: jax.Array, world: dict[str, Any]) -> Any:
         obs, st, _, done, _ = env.step_env(key, s.inner, action, world["env_params"])
@@ -189,6 +194,38 @@ def craftax_env() -> Any:
         out = jax.tree_util.tree_map(lambda r, x: jnp.where(done, r, x), state_r, nxt)
         return jnp.where(done, obs_r, obs), out, reward, done, info
 
+    generation_params = env.default_params  # generation reads no field a program changes
+
+    def batch_step_auto_reset(key: jax.Array, s: State, action: jax.Array, worlds: Any) -> Any:
+        """Optimistic resets: ``n / reset_ratio`` worlds are generated per step and shared by
+        the environments that finished (then edited per program), instead of one per env."""
+        n = action.shape[0]
+        k = max(1, n // reset_ratio)
+        k_step, k_reset, k_pick = jax.random.split(key, 3)
+        obs, nxt, reward, done, info = jax.vmap(step)(
+            jax.random.split(k_step, n), s, action, worlds
+        )
+        base = jax.vmap(lambda kk: env.reset_env(kk, generation_params)[1])(
+            jax.random.split(k_reset, k)
+        )
+        pick = jax.random.randint(k_pick, (n,), 0, k)
+        fresh = jax.tree_util.tree_map(lambda x: x[pick], base)
+        obs_r, state_r = jax.vmap(edit)(fresh, worlds)
+        info = {
+            **info,
+            "achievements": nxt.inner.achievements,
+            "return": nxt.episode_return,
+            "goal_success": jnp.take_along_axis(
+                nxt.inner.achievements, worlds["goal"][:, None], axis=1
+            )[:, 0],
+        }
+
+        def choose(r: jax.Array, x: jax.Array) -> jax.Array:
+            return jnp.where(done.reshape((-1,) + (1,) * (x.ndim - 1)), r, x)
+
+        out = jax.tree_util.tree_map(choose, state_r, nxt)
+        return choose(obs_r, obs), out, reward, done, info
+
     return EnvSpec(
         name="craftax_classic",
         obs_size=obs_size,
@@ -199,6 +236,7 @@ def craftax_env() -> Any:
         step_auto_reset=step_auto_reset,
         episode_return=lambda s: s.episode_return,
         achievements=lambda s: s.inner.achievements,
+        batch_step_auto_reset=batch_step_auto_reset,
     )
 
 
@@ -219,7 +257,7 @@ def craftax_bench(config: Any) -> dict[str, float]:
         def body(s: Any, k: jax.Array) -> Any:
             ka, ke = jax.random.split(k)
             a = jax.random.randint(ka, (n,), 0, spec.n_actions)
-            _, s, r, _, _ = jax.vmap(spec.step_auto_reset)(jax.random.split(ke, n), s, a, worlds)
+            _, s, r, _, _ = spec.step_batch(ke, s, a, worlds)
             return s, r.sum()
 
         return jax.lax.scan(body, state, jax.random.split(k1, config.craftax_steps))[1]
@@ -232,7 +270,9 @@ def craftax_bench(config: Any) -> dict[str, float]:
         start = time.perf_counter()
         jax.block_until_ready(rollout(jax.random.PRNGKey(i + 1)))
         best = min(best, time.perf_counter() - start)
-    log(f"bench: Craftax-Classic {n * config.craftax_steps / best:.0f} steps/s (compile {compile_s:.0f}s)")
+    log(
+        f"bench: Craftax-Classic {n * config.craftax_steps / best:.0f} steps/s (compile {compile_s:.0f}s)"
+    )
     return {
         "compile_seconds.craftax_classic": compile_s,
         "env_steps_per_second.craftax_classic": n * config.craftax_steps / best,
@@ -279,12 +319,16 @@ def craftax_stage(config: Any, run_dir: RunDir) -> dict[str, Any]:
             )
             unit["wall_seconds"] = time.perf_counter() - start
             atomic_write_json(path, unit)
-        log(f"  craftax {method:12s}: return {np.mean(unit['returns']):.2f} ({unit['wall_seconds']:.0f}s)")
+        log(
+            f"  craftax {method:12s}: return {np.mean(unit['returns']):.2f} ({unit['wall_seconds']:.0f}s)"
+        )
         metrics[f"craftax.return.{method}"] = float(np.mean(unit["returns"]))
         for a in ("collect_iron", "collect_diamond", "make_iron_pickaxe", "make_stone_pickaxe"):
             metrics[f"craftax.achievement_success.{a}.{method}"] = unit["achievement_success"][a]
         if unit["train_seconds"] > 0:
-            metrics[f"craftax.steps_per_second.{method}"] = unit["train_steps"] / unit["train_seconds"]
+            metrics[f"craftax.steps_per_second.{method}"] = (
+                unit["train_steps"] / unit["train_seconds"]
+            )
     metrics["craftax.env_steps_per_method"] = float(cfg.rounds * cfg.steps_per_round)
     return metrics
 

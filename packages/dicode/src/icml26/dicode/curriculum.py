@@ -236,9 +236,7 @@ class DiCodeCurriculum:
                 [self.archive.lineage_score(e, self.lineage_weight) + 1e-3 for e in candidates]
             )
         k = self.children_per_round
-        parents = [
-            candidates[i].id for i in rng.choice(len(candidates), size=k, p=w / w.sum())
-        ]
+        parents = [candidates[i].id for i in rng.choice(len(candidates), size=k, p=w / w.sum())]
         dreams = self.dreamer.dream(self.context(profile, parents), k, rng)
         for parent, dream in zip(parents, dreams, strict=True):
             self.dreamed += 1
@@ -246,9 +244,11 @@ class DiCodeCurriculum:
                 self.rejections[dream.reason] = self.rejections.get(dream.reason, 0) + 1
                 continue
             self.valid += 1
-            self.archive.add(dream.program, parent=parent, born=self.round + 1, operator=dream.operator)
+            self.archive.add(
+                dream.program, parent=parent, born=self.round + 1, operator=dream.operator
+            )
         lo, hi = self.frontier_bounds
-        learn = [e.learnability for e in self.archive.evaluated()]
+        learn = [e.learnability or 0.0 for e in self.archive.evaluated()]
         self.history.append(
             {
                 "round": float(self.round),

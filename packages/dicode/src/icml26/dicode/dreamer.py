@@ -93,9 +93,13 @@ def frontier_goals(profile: dict[str, float], *, low: float = 0.1, high: float =
     """Achievements just beyond the agent's competence on the target world: success below
     ``high``, ordered by tech depth, keeping those whose depth is at most one more than the
     deepest achievement already above ``low``."""
-    mastered = [ACHIEVEMENT_DEPTH[a] for a, p in profile.items() if p >= low and a in ACHIEVEMENT_DEPTH]
+    mastered = [
+        ACHIEVEMENT_DEPTH[a] for a, p in profile.items() if p >= low and a in ACHIEVEMENT_DEPTH
+    ]
     reach = (max(mastered) if mastered else 0) + 1
-    goals = [a for a in ACHIEVEMENTS if profile.get(a, 0.0) < high and ACHIEVEMENT_DEPTH[a] <= reach]
+    goals = [
+        a for a in ACHIEVEMENTS if profile.get(a, 0.0) < high and ACHIEVEMENT_DEPTH[a] <= reach
+    ]
     return goals or list(ACHIEVEMENTS)
 
 
@@ -216,7 +220,11 @@ class MutationDreamer:
     def _tweak_number(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
         d = _world_dict(tree)
         assert d is not None
-        key = str(rng.choice(["map_size", "zombie_spawn", "zombie_damage", "day_length", "episode_length"]))
+        key = str(
+            rng.choice(
+                ["map_size", "zombie_spawn", "zombie_damage", "day_length", "episode_length"]
+            )
+        )
         value = getattr(p, key)
         factor = float(np.exp(rng.normal(0.0, self.scale)))
         if key in ("map_size", "day_length", "episode_length"):
@@ -258,7 +266,9 @@ class MutationDreamer:
     def _set_goal(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
         d = _world_dict(tree)
         assert d is not None
-        pool = frontier_goals(prof) if rng.random() < self.frontier_goal_prob else list(ACHIEVEMENTS)
+        pool = (
+            frontier_goals(prof) if rng.random() < self.frontier_goal_prob else list(ACHIEVEMENTS)
+        )
         _set(d, "goal", str(rng.choice(pool)))
 
     def _reward_goal(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
@@ -266,8 +276,9 @@ class MutationDreamer:
         assert d is not None
         goal = p.goal
         i = _entry(d, "goal")
-        if i is not None and isinstance(d.values[i], ast.Constant):
-            goal = str(d.values[i].value)  # type: ignore[union-attr]
+        node = d.values[i] if i is not None else None
+        if isinstance(node, ast.Constant):
+            goal = str(node.value)
         rew = _sub_dict(d, "rewards")
         _set(rew, goal, round(float(rng.uniform(1.0, 5.0)), 2))
 
@@ -342,9 +353,9 @@ class LLMDreamer:
     def prompt(self, context: DreamContext, parent: WorldProgram) -> list[dict[str, str]]:
         """The chat messages asking for one child of ``parent``."""
         profile = ", ".join(f"{a}={p:.2f}" for a, p in context.profile.items()) or "unknown"
-        shown = sorted(
-            context.archive, key=lambda e: -(e[2] if e[2] is not None else -1.0)
-        )[: self.archive_shown]
+        shown = sorted(context.archive, key=lambda e: -(e[2] if e[2] is not None else -1.0))[
+            : self.archive_shown
+        ]
         examples = "\n\n".join(
             f"# success rate {'?' if p is None else f'{p:.2f}'}, learnability "
             f"{'?' if lv is None else f'{lv:.3f}'}\n{prog.source()}"

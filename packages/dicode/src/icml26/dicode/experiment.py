@@ -49,7 +49,9 @@ def build_learner(config: RunConfig) -> tuple[Any, Any, Any]:
     return ppo, Evaluator(ppo, config.eval_episodes), make_dreamer(config)
 
 
-def _units(config: RunConfig, run_dir: RunDir, ppo: Any, evaluator: Any, dreamer: Any) -> dict[str, list[dict[str, Any]]]:
+def _units(
+    config: RunConfig, run_dir: RunDir, ppo: Any, evaluator: Any, dreamer: Any
+) -> dict[str, list[dict[str, Any]]]:
     from icml26.dicode.training import train_unit
 
     out: dict[str, list[dict[str, Any]]] = {}
@@ -65,7 +67,9 @@ def _units(config: RunConfig, run_dir: RunDir, ppo: Any, evaluator: Any, dreamer
                 continue
             start = time.perf_counter()
 
-            def on_round(r: int, steps: int, loss: float, ret: float, m: str = method, s: int = seed) -> None:
+            def on_round(
+                r: int, steps: int, loss: float, ret: float, m: str = method, s: int = seed
+            ) -> None:
                 run_dir.log_metrics(steps, method=m, seed=s, loss=loss, target_return=ret)
 
             unit = train_unit(
@@ -155,7 +159,7 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     ppo, evaluator, dreamer = build_learner(config)
     units = _units(config, run_dir, ppo, evaluator, dreamer)
     metrics = summarise(units, config)
-    metrics["recompiles_after_warmup"] = float(ppo.train_chunk._cache_size() - 1)
+    metrics["recompiles_after_warmup"] = float(ppo.train_chunk._cache_size() - 1)  # type: ignore[attr-defined]
     plot_results(run_dir, units)
     if config.craftax:
         from icml26.dicode.craftax_target import craftax_stage
@@ -168,7 +172,10 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
 def plot_results(run_dir: RunDir, units: dict[str, list[dict[str, Any]]]) -> None:
     from icml26.shared import PALETTE
 
-    with figure(run_dir.plot_path("return_curves"), title="Target-world return vs environment steps (mean over seeds)") as (_f, ax):
+    with figure(
+        run_dir.plot_path("return_curves"),
+        title="Target-world return vs environment steps (mean over seeds)",
+    ) as (_f, ax):
         for i, (method, us) in enumerate(units.items()):
             steps = np.asarray(us[0]["curve_steps"])
             ret = np.mean([u["curve_return"] for u in us], axis=0)
@@ -176,7 +183,12 @@ def plot_results(run_dir: RunDir, units: dict[str, list[dict[str, Any]]]) -> Non
         ax.set_xlabel("environment steps")
         ax.set_ylabel("return on held-out target worlds")
         ax.legend()
-    with figure(run_dir.plot_path("achievement_success"), title="Achievement success on the target (final policy)", width=11, height=4) as (_f, ax):
+    with figure(
+        run_dir.plot_path("achievement_success"),
+        title="Achievement success on the target (final policy)",
+        width=11,
+        height=4,
+    ) as (_f, ax):
         width = 0.8 / max(1, len(units))
         x = np.arange(len(ACHIEVEMENTS))
         for i, (method, us) in enumerate(units.items()):
@@ -190,7 +202,10 @@ def plot_results(run_dir: RunDir, units: dict[str, list[dict[str, Any]]]) -> Non
     if not dicode:
         return
     archive = dicode[0]["archive"]
-    with figure(run_dir.plot_path("lineage_tree"), title="DiCode archive lineage (seed 0): colour = final learnability") as (fig, ax):
+    with figure(
+        run_dir.plot_path("lineage_tree"),
+        title="DiCode archive lineage (seed 0): colour = final learnability",
+    ) as (fig, ax):
         ys = {e["id"]: i for i, e in enumerate(archive)}
         for e in archive:
             if e["parent"] is not None:
@@ -208,16 +223,32 @@ def plot_results(run_dir: RunDir, units: dict[str, list[dict[str, Any]]]) -> Non
         fig.colorbar(sc, ax=ax, label="p(1-p) (unevaluated: below 0)")
         ax.set_xlabel("round born")
         ax.set_ylabel("archive entry")
-    with figure(run_dir.plot_path("learnability"), title="DiCode archive over training (mean over seeds)") as (_f, ax):
+    with figure(
+        run_dir.plot_path("learnability"), title="DiCode archive over training (mean over seeds)"
+    ) as (_f, ax):
         hist = [u["history"] for u in dicode]
         n = min(len(h) for h in hist)
         rounds = [hist[0][i]["round"] for i in range(n)]
         for key, color in (("mean_learnability", PALETTE[0]), ("max_learnability", PALETTE[1])):
-            ax.plot(rounds, [np.mean([h[i][key] for h in hist]) for i in range(n)], color=color, label=key)
+            ax.plot(
+                rounds,
+                [np.mean([h[i][key] for h in hist]) for i in range(n)],
+                color=color,
+                label=key,
+            )
         ax.set_xlabel("round")
         ax.set_ylabel("learnability p(1-p)")
         ax2 = ax.twinx()
-        ax2.plot(rounds, [np.mean([h[i]["frontier_size"] / h[i]["archive_size"] for h in hist]) for i in range(n)], color=PALETTE[2], ls="--", label="frontier fraction")
+        ax2.plot(
+            rounds,
+            [
+                np.mean([h[i]["frontier_size"] / h[i]["archive_size"] for h in hist])
+                for i in range(n)
+            ],
+            color=PALETTE[2],
+            ls="--",
+            label="frontier fraction",
+        )
         ax2.set_ylabel("frontier fraction")
         ax.legend(loc="upper left")
         ax2.legend(loc="upper right")
@@ -259,7 +290,7 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
         def body(s: Any, k: jax.Array) -> Any:
             k_a, k_e = jax.random.split(k)
             a = jax.random.randint(k_a, (n,), 0, N_ACTIONS)
-            _, s, r, d, _ = jax.vmap(step_auto_reset)(jax.random.split(k_e, n), s, a, worlds)
+            _, s, r, _d, _ = jax.vmap(step_auto_reset)(jax.random.split(k_e, n), s, a, worlds)
             return s, r.sum()
 
         return jax.lax.scan(body, state, jax.random.split(key, config.env_steps))
@@ -274,10 +305,15 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     for _ in range(config.worlds):  # new dreamed worlds: must reuse the compiled rollout
         w = cache.batch([compile_program(random_program(rng))], n)
         jax.block_until_ready(rollout(state, jax.random.PRNGKey(3), w))
-    env_recompiles = rollout._cache_size() - 1
+    env_recompiles = rollout._cache_size() - 1  # type: ignore[attr-defined]
     log(f"bench: world {metrics['env_steps_per_second.crafting_world']:.0f} steps/s")
 
-    settings = PPOSettings(n_envs=config.n_envs, rollout=config.rollout, hidden=config.hidden, updates_per_chunk=config.ppo_updates)
+    settings = PPOSettings(
+        n_envs=config.n_envs,
+        rollout=config.rollout,
+        hidden=config.hidden,
+        updates_per_chunk=config.ppo_updates,
+    )
     ppo = PPO(settings)
     tw = cache.batch([target], settings.n_envs)
     runner = ppo.init(jax.random.PRNGKey(config.seed), tw)
@@ -303,10 +339,14 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
         except Exception:
             prog = target
         w = cache.batch([prog] * settings.n_envs, 1)
-        box["runner"], _ = ppo.train_chunk(box["runner"], w, jnp.asarray(np.arange(settings.n_envs) % 2 == i % 2))
+        box["runner"], _ = ppo.train_chunk(
+            box["runner"], w, jnp.asarray(np.arange(settings.n_envs) % 2 == i % 2)
+        )
     jax.block_until_ready(box["runner"].params)
-    metrics["recompiles_after_warmup"] = float(ppo.train_chunk._cache_size() - 1 + env_recompiles)
-    log(f"bench: PPO {metrics['ppo_env_steps_per_second']:.0f} steps/s, recompiles {metrics['recompiles_after_warmup']:.0f}")
+    metrics["recompiles_after_warmup"] = float(ppo.train_chunk._cache_size() - 1 + env_recompiles)  # type: ignore[attr-defined]
+    log(
+        f"bench: PPO {metrics['ppo_env_steps_per_second']:.0f} steps/s, recompiles {metrics['recompiles_after_warmup']:.0f}"
+    )
 
     # the dreamer's cost (selection + mutation + validation of 4 children) vs archive size
     for size in config.archive_sizes:

@@ -37,7 +37,9 @@ class EnvSpec:
     ``reset(key, world) -> (obs, state)``; ``step(key, state, action, world) -> (obs, state,
     reward, done, info)`` without reset; ``step_auto_reset`` likewise with a fresh episode where
     one ended and ``info`` holding the finished episode's ``return``, ``achievements`` and
-    ``goal_success``; ``episode_return(state)`` and ``achievements(state)`` read a state.
+    ``goal_success``; ``episode_return(state)`` and ``achievements(state)`` read a state;
+    ``batch_step_auto_reset(key, states, actions, worlds)`` optionally replaces the vmapped
+    ``step_auto_reset``.
     """
 
     name: str
@@ -49,6 +51,15 @@ class EnvSpec:
     step_auto_reset: Callable[..., Any] = field(repr=False)
     episode_return: Callable[[Any], jax.Array] = field(repr=False)
     achievements: Callable[[Any], jax.Array] = field(repr=False)
+    batch_step_auto_reset: Callable[..., Any] | None = field(default=None, repr=False)
+
+    def step_batch(self, key: jax.Array, states: Any, actions: jax.Array, worlds: Any) -> Any:
+        """``step_auto_reset`` over a batch: the environment's own batched version when it
+        has one (Craftax: optimistic resets, world generation being costly), else ``vmap``."""
+        if self.batch_step_auto_reset is not None:
+            return self.batch_step_auto_reset(key, states, actions, worlds)
+        n = actions.shape[0]
+        return jax.vmap(self.step_auto_reset)(jax.random.split(key, n), states, actions, worlds)
 
 
 CRAFTING_WORLD = EnvSpec(
@@ -182,7 +193,9 @@ class PPO:
             self.env.obs_size, self.env.n_actions, self.settings.hidden, rngs=nnx.Rngs(seed)
         )
         _, params = nnx.split(model)
-        obs, env_state = jax.vmap(self.env.reset)(jax.random.split(k_env, self.settings.n_envs), worlds)
+        obs, env_state = jax.vmap(self.env.reset)(
+            jax.random.split(k_env, self.settings.n_envs), worlds
+        )
         return Runner(
             params=params,
             opt_state=self.tx.init(params),
@@ -206,9 +219,10 @@ class PPO:
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
         pg = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - s.clip, 1 + s.clip) * adv).mean()
         v_clip = batch["value"] + jnp.clip(value - batch["value"], -s.clip, s.clip)
-        v_loss = 0.5 * jnp.maximum(
-            (value - batch["target"]) ** 2, (v_clip - batch["target"]) ** 2
-        ).mean()
+        v_loss = (
+            0.5
+            * jnp.maximum((value - batch["target"]) ** 2, (v_clip - batch["target"]) ** 2).mean()
+        )
         entropy = -(jnp.exp(logp_all) * logp_all).sum(-1).mean()
         total = pg + s.vf_coef * v_loss - s.ent_coef * entropy
         return total, (pg, v_loss, entropy)
@@ -223,8 +237,8 @@ class PPO:
             logits, value = self.apply(runner.params, obs)
             action = jax.random.categorical(k_act, logits)
             logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=-1)[:, 0]
-            obs2, env_state, reward, done, info = jax.vmap(self.env.step_auto_reset)(
-                jax.random.split(k_env, n), env_state, action, worlds
+            obs2, env_state, reward, done, info = self.env.step_batch(
+                k_env, env_state, action, worlds
             )
             tr = {
                 "obs": obs,
@@ -314,16 +328,17 @@ class PPO:
             jax.random.split(k_reset, self.settings.n_envs), worlds
         )
         env_state = jax.tree_util.tree_map(
-            lambda r, s: jnp.where(
-                reset_mask.reshape((-1,) + (1,) * (s.ndim - 1)), r, s
-            ),
+            lambda r, s: jnp.where(reset_mask.reshape((-1,) + (1,) * (s.ndim - 1)), r, s),
             state_r,
             runner.env_state,
         )
         obs = jnp.where(reset_mask[:, None], obs_r, runner.obs)
-        runner = runner.replace(env_state=env_state, obs=obs, key=key)
+        runner = runner.replace(env_state=env_state, obs=obs, key=key)  # type: ignore[attr-defined]
         runner, stats = jax.lax.scan(
-            lambda r, _: self._update(r, worlds), runner, None, length=self.settings.updates_per_chunk
+            lambda r, _: self._update(r, worlds),
+            runner,
+            None,
+            length=self.settings.updates_per_chunk,
         )
         mean_keys = ("loss", "value_loss", "entropy", "positive_value_loss")
         out = {k: (v.mean(0) if k in mean_keys else v.sum(0)) for k, v in stats.items()}

@@ -49,7 +49,18 @@ __all__ = [
 
 MAX_PLACEMENTS = 8  # = world.MAX_PLACEMENTS (kept here so this module needs no jax)
 MAX_SIZE = 16
-PLACEABLE = ("grass", "water", "stone", "tree", "coal", "iron", "diamond", "table", "furnace", "cow")
+PLACEABLE = (
+    "grass",
+    "water",
+    "stone",
+    "tree",
+    "coal",
+    "iron",
+    "diamond",
+    "table",
+    "furnace",
+    "cow",
+)
 
 #: Valid ranges of the numeric world parameters (inclusive).
 LIMITS: dict[str, tuple[float, float]] = {
@@ -66,7 +77,7 @@ LIMITS: dict[str, tuple[float, float]] = {
 }
 
 #: The target world: the full task from an empty inventory, every achievement worth 1.
-TARGET_SOURCE = '''\
+TARGET_SOURCE = """\
 WORLD = {
     "map_size": 16,
     "density": {"tree": 0.12, "stone": 0.16, "coal": 0.04, "iron": 0.03, "diamond": 0.012, "water": 0.04, "cow": 0.03},
@@ -78,7 +89,7 @@ WORLD = {
     "rewards": {},
     "goal": "collect_diamond",
 }
-'''
+"""
 
 _KEYS = (
     "map_size",
@@ -122,7 +133,7 @@ def _number(name: str, value: Any, integer: bool = False) -> float:
         raise ProgramError("invalid", f"{name} must be finite, got {value!r}")
     if integer and value != int(value):
         raise ProgramError("invalid", f"{name} must be an integer, got {value!r}")
-    lo, hi = LIMITS[name.split("[")[0]] if name.split("[")[0] in LIMITS else (-math.inf, math.inf)
+    lo, hi = LIMITS.get(name.split("[")[0], (-math.inf, math.inf))
     if not lo <= value <= hi:
         raise ProgramError("invalid", f"{name}={value} outside [{lo:g}, {hi:g}]")
     return float(value)
@@ -133,7 +144,9 @@ def _mapping(name: str, value: Any, allowed: tuple[str, ...]) -> dict[str, Any]:
         raise ProgramError("invalid", f"{name} must be a dict, got {type(value).__name__}")
     unknown = [k for k in value if k not in allowed]
     if unknown:
-        raise ProgramError("invalid", f"{name}: unknown keys {unknown}; known: {', '.join(allowed)}")
+        raise ProgramError(
+            "invalid", f"{name}: unknown keys {unknown}; known: {', '.join(allowed)}"
+        )
     return value
 
 
@@ -188,7 +201,7 @@ class WorldProgram:
         arrays = self.arrays()
         return WorldParams(**{k: jnp.asarray(v) for k, v in arrays.items()})
 
-    def arrays(self) -> dict[str, np.ndarray]:
+    def arrays(self) -> dict[str, Any]:
         """The parameters as NumPy arrays (the fields of ``WorldParams``)."""
         k = MAX_PLACEMENTS
         block = np.zeros(k, np.int32)
@@ -267,7 +280,9 @@ def compile_program(source: str, *, defaults: dict[str, Any] | None = None) -> W
     for item in ITEMS:
         c = inv.get(item, 0)
         if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= 9:
-            raise ProgramError("invalid", f"start_inventory[{item}] must be an int in [0, 9], got {c!r}")
+            raise ProgramError(
+                "invalid", f"start_inventory[{item}] must be an int in [0, 9], got {c!r}"
+            )
         start.append(int(c))
     rew = _mapping("rewards", spec["rewards"], ACHIEVEMENTS)
     rewards = []

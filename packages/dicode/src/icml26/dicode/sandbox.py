@@ -123,7 +123,9 @@ class _GuardArithmetic(ast.NodeTransformer):
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
         self.generic_visit(node)
         if not isinstance(node.target, ast.Name):
-            raise ProgramError("forbidden", f"line {node.lineno}: augmented assignment to a non-name")
+            raise ProgramError(
+                "forbidden", f"line {node.lineno}: augmented assignment to a non-name"
+            )
         value = ast.Call(
             func=ast.Name("__binop", ast.Load()),
             args=[
@@ -198,7 +200,17 @@ def check_source(source: str, *, entry: str = "build", argument: str = "world") 
         if isinstance(node, ast.Constant) and isinstance(node.value, bytes | complex):
             raise ProgramError("forbidden", f"line {line}: {type(node.value).__name__} constant")
     for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef | ast.Assign | ast.AugAssign | ast.Expr | ast.Pass | ast.For | ast.While | ast.If):
+        if isinstance(
+            stmt,
+            ast.FunctionDef
+            | ast.Assign
+            | ast.AugAssign
+            | ast.Expr
+            | ast.Pass
+            | ast.For
+            | ast.While
+            | ast.If,
+        ):
             continue
         raise ProgramError(
             "forbidden",

@@ -29,7 +29,15 @@ from icml26.dicode.program import WorldProgram, target_program
 from icml26.dicode.tech import ACHIEVEMENTS
 from icml26.shared.atomic import atomic_path
 
-__all__ = ["EVAL_STREAM", "Evaluator", "ParamsCache", "make_dreamer", "make_scheduler", "ppo_settings", "train_unit"]
+__all__ = [
+    "EVAL_STREAM",
+    "Evaluator",
+    "ParamsCache",
+    "make_dreamer",
+    "make_scheduler",
+    "ppo_settings",
+    "train_unit",
+]
 
 #: Fold-in tag of the held-out evaluation key stream (training keys never use it).
 EVAL_STREAM = 1_000_003

@@ -423,7 +423,5 @@ def step_auto_reset(
         "return": next_state.episode_return,
         "goal_success": next_state.achievements[params.goal],
     }
-    state_out = jax.tree_util.tree_map(
-        lambda r, s: jnp.where(done, r, s), state_r, next_state
-    )
+    state_out = jax.tree_util.tree_map(lambda r, s: jnp.where(done, r, s), state_r, next_state)
     return jnp.where(done, obs_r, obs), state_out, reward, done, info
