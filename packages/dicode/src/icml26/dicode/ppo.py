@@ -196,7 +196,7 @@ class PPO:
         obs, env_state = jax.vmap(self.env.reset)(
             jax.random.split(k_env, self.settings.n_envs), worlds
         )
-        return Runner(
+        runner = Runner(
             params=params,
             opt_state=self.tx.init(params),
             env_state=env_state,
@@ -204,6 +204,9 @@ class PPO:
             key=k_run,
             updates=jnp.int32(0),
         )
+        # strong dtypes: a weakly typed leaf (Craftax builds states from Python scalars) would
+        # make the second train_chunk call, fed the first call's strongly typed output, recompile
+        return jax.tree_util.tree_map(lambda x: jnp.array(x, dtype=x.dtype), runner)
 
     def apply(self, params: Any, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         return nnx.merge(self.graphdef, params)(obs)
