@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import shutil
 import subprocess
 import tomllib
@@ -39,6 +40,9 @@ import nox
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).parent
+# Test processes import torch and jax many times (CLI subprocesses, reproduce children): let
+# Python cache their bytecode in the session venv instead of compiling them on every import.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 nox.options.default_venv_backend = "uv"
 nox.needs_version = ">=2024.10.9"
 
@@ -94,11 +98,23 @@ def _pytest(session: nox.Session, member: Member, marker: str, *, sync: bool = T
     if sync:
         _sync(session, "--package", member.name, "--group", "test")
     session.chdir(member.folder)
+    # A member whose test group brings pytest-xdist (compile-bound JAX tests) gets every core.
+    group = _project(member).get("dependency-groups", {}).get("test", [])
+    workers = ["-n", "auto"] if any(str(r).startswith("pytest-xdist") for r in group) else []
     # Exit code 5 = no tests collected: fine for slow-* on a package without slow tests.
     success = (0, 5) if marker in ("slow", "gpu") else (0,)
-    env = {"ICML26_TEST_BUDGET_S": str(TEST_BUDGET_S)} if marker == "not slow" else {}
+    # ICML26_TEST_BUDGET_S in the environment overrides the budget (e.g. on a loaded machine).
+    budget = os.environ.get("ICML26_TEST_BUDGET_S", str(TEST_BUDGET_S))
+    env = {"ICML26_TEST_BUDGET_S": budget} if marker == "not slow" else {}
     session.run(
-        "pytest", "-m", marker, "--durations=5", *session.posargs, success_codes=success, env=env
+        "pytest",
+        "-m",
+        marker,
+        "--durations=5",
+        *workers,
+        *session.posargs,
+        success_codes=success,
+        env=env,
     )
 
 
