@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from icml26.dicode.ppo import gae
+from icml26.dicode.ppo import gae as _gae
 
 T, N = 7, 3
+gae = jax.jit(_gae, static_argnums=(4, 5))  # compiled once for every example
 
 
 def _direct(
