@@ -14,6 +14,14 @@ from typing import Any
 import pytest
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """JAX's persistent compilation cache (the user cache, as the CLI uses): compiles dominate
+    these tests on a CPU, and a warm cache makes a re-run cheap (a cold run compiles all)."""
+    from icml26.dicode.training import setup_compilation_cache
+
+    setup_compilation_cache("")
+
+
 @pytest.fixture(scope="session")
 def world_fns() -> dict[str, Any]:
     """``reset``, ``step`` and ``generate_map`` jitted once for the whole session."""
