@@ -159,7 +159,8 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     ppo, evaluator, dreamer = build_learner(config)
     units = _units(config, run_dir, ppo, evaluator, dreamer)
     metrics = summarise(units, config)
-    metrics["recompiles_after_warmup"] = float(ppo.train_chunk._cache_size() - 1)  # type: ignore[attr-defined]
+    compiled = ppo.train_chunk._cache_size()  # type: ignore[attr-defined]
+    metrics["recompiles_after_warmup"] = float(max(0, compiled - 1))  # 0 compiles: all resumed
     plot_results(run_dir, units)
     if config.craftax:
         from icml26.dicode.craftax_target import craftax_stage
@@ -204,16 +205,17 @@ def plot_results(run_dir: RunDir, units: dict[str, list[dict[str, Any]]]) -> Non
     archive = dicode[0]["archive"]
     with figure(
         run_dir.plot_path("lineage_tree"),
-        title="DiCode archive lineage (seed 0): colour = final learnability",
+        title="DiCode archive lineage, seed 0 (colour: learnability)",
     ) as (fig, ax):
-        ys = {e["id"]: i for i, e in enumerate(archive)}
         for e in archive:
             if e["parent"] is not None:
                 p = archive[e["parent"]]
-                ax.plot([p["born"], e["born"]], [ys[p["id"]], ys[e["id"]]], color="0.7", lw=0.6)
+                ax.plot(
+                    [p["born"], e["born"]], [p["generation"], e["generation"]], color="0.75", lw=0.6
+                )
         sc = ax.scatter(
             [e["born"] for e in archive],
-            [ys[e["id"]] for e in archive],
+            [e["generation"] + 0.15 * ((e["id"] % 5) - 2) / 2 for e in archive],
             c=[e["learnability"] if e["learnability"] is not None else -0.02 for e in archive],
             cmap="viridis",
             vmin=-0.02,
@@ -222,7 +224,7 @@ def plot_results(run_dir: RunDir, units: dict[str, list[dict[str, Any]]]) -> Non
         )
         fig.colorbar(sc, ax=ax, label="p(1-p) (unevaluated: below 0)")
         ax.set_xlabel("round born")
-        ax.set_ylabel("archive entry")
+        ax.set_ylabel("generation (edits from the target world)")
     with figure(
         run_dir.plot_path("learnability"), title="DiCode archive over training (mean over seeds)"
     ) as (_f, ax):

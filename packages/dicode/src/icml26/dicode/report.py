@@ -42,7 +42,7 @@ def markdown_tables(results: dict[str, Any]) -> str:
     lines += ["", "| achievement | " + " | ".join(f"`{x}`" for x in methods) + " |"]
     lines.append("|---" * (len(methods) + 1) + "|")
     for a in ACHIEVEMENTS:
-        row = " | ".join(_f(m[f"achievement_success.{a}.{x}"]) for x in methods)
+        row = " | ".join(_f(m[f"achievement_success.{a}.{x}"], 3) for x in methods)
         lines.append(f"| {a} | {row} |")
     extra = [
         k
