@@ -159,7 +159,7 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     ppo, evaluator, dreamer = build_learner(config)
     units = _units(config, run_dir, ppo, evaluator, dreamer)
     metrics = summarise(units, config)
-    compiled = ppo.train_chunk._cache_size()  # type: ignore[attr-defined]
+    compiled = ppo.train_chunk._cache_size()
     metrics["recompiles_after_warmup"] = float(max(0, compiled - 1))  # 0 compiles: all resumed
     plot_results(run_dir, units)
     if config.craftax:
@@ -345,7 +345,7 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
             box["runner"], w, jnp.asarray(np.arange(settings.n_envs) % 2 == i % 2)
         )
     jax.block_until_ready(box["runner"].params)
-    metrics["recompiles_after_warmup"] = float(ppo.train_chunk._cache_size() - 1 + env_recompiles)  # type: ignore[attr-defined]
+    metrics["recompiles_after_warmup"] = float(ppo.train_chunk._cache_size() - 1 + env_recompiles)
     log(
         f"bench: PPO {metrics['ppo_env_steps_per_second']:.0f} steps/s, recompiles {metrics['recompiles_after_warmup']:.0f}"
     )
