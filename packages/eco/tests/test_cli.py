@@ -87,7 +87,7 @@ def test_bad_overrides_and_configs(capsys: pytest.CaptureFixture[str], tmp_path:
         BenchConfig(schemes=("eco_fp8_rtn",), reference="master_fp8_rtn")
 
 
-def test_missing_text_file_fails_clearly(
+def test_missing_or_unused_text_file_exits_2_before_writing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(
@@ -106,5 +106,11 @@ def test_missing_text_file_fails_clearly(
             "sweep_lrs=[]",
         ]
     )
-    assert code == 1
-    assert "does not exist" in capsys.readouterr().err
+    assert code == 2
+    assert "not an existing file" in capsys.readouterr().err
+    assert not (tmp_path / "y").exists()
+    argv = ["run", "eco", "--profile", "smoke", "--out", str(tmp_path / "y")]
+    argv += ["--set", "workloads=mlp", "--set", "sweep_workload=logreg"]
+    assert main([*argv, "--set", f"text_file={tmp_path / 'nope.txt'}"]) == 2
+    assert "read only by the language models" in capsys.readouterr().err
+    assert not (tmp_path / "y").exists()

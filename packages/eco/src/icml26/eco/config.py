@@ -7,6 +7,7 @@ is loaded by ``icml26 list``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = ["ALL_SCHEMES", "SWEEP_WORKLOADS", "WORKLOADS", "BenchConfig", "ECOConfig"]
 
@@ -143,6 +144,22 @@ class ECOConfig:
                 raise ValueError(f"sweep_lrs must be positive, got {self.sweep_lrs}")
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0, got {self.threads}")
+        self._check_text_file()
+
+    def _check_text_file(self) -> None:
+        """``text_file`` exists, and some language model reads it (a setting nothing would use
+        is an error naming the settings that would)."""
+        if not self.text_file:
+            return
+        lms = {"dense_lm", "moe_lm"}
+        sweeps_an_lm = bool(self.sweep_lrs) and self.sweep_workload in lms
+        if not (lms & set(self.workloads) or sweeps_an_lm):
+            raise ValueError(
+                f"text_file={self.text_file!r} is read only by the language models: add dense_lm "
+                "or moe_lm to workloads (or sweep_workload), or drop text_file"
+            )
+        if not Path(self.text_file).expanduser().is_file():
+            raise ValueError(f"text_file: {self.text_file!r} is not an existing file")
 
 
 @dataclass(frozen=True)
