@@ -130,5 +130,5 @@ def test_cli_rejects_bad_or_unused_inputs_before_writing(
 
 def test_config_checks_a_trec_folder(tmp_path: Path) -> None:
     (tmp_path / "run").write_text("")
-    with pytest.raises(ValueError, match="missing qrels, queries.tsv, passages.tsv"):
+    with pytest.raises(ValueError, match=r"missing qrels, queries\.tsv, passages\.tsv"):
         RunConfig(llm_queries=1, data=str(tmp_path))

@@ -64,9 +64,17 @@ def test_bench_smoke(tmp_path: Path) -> None:
     from icml26.eco.models import LMConfig, TinyLM
 
     cfg = PAPER.bench_profiles["smoke"]
-    lm = TinyLM(LMConfig(seq_len=cfg.seq_len, d_model=cfg.d_model, n_layers=cfg.n_layers,
-                         n_heads=cfg.n_heads, d_ff=cfg.d_ff, n_experts=cfg.n_experts,
-                         top_k=cfg.top_k))
+    lm = TinyLM(
+        LMConfig(
+            seq_len=cfg.seq_len,
+            d_model=cfg.d_model,
+            n_layers=cfg.n_layers,
+            n_heads=cfg.n_heads,
+            d_ff=cfg.d_ff,
+            n_experts=cfg.n_experts,
+            top_k=cfg.top_k,
+        )
+    )
     assert cfg.schemes[0] != "fp32"
     assert m["n_params"] == sum(p.numel() for p in lm.parameters())
     assert 0.6 < m["memory_ratio.eco_fp8_vs_master_fp8"] < 0.75

@@ -351,9 +351,18 @@ def test_sr_steps_equal_a_reference_update_with_a_fresh_generator_per_parameter_
     w0 = [torch.randn(s, generator=gen) for s in shapes]
     grads = [[torch.randn(s, generator=gen) for s in shapes] for _ in range(4)]
     params = [nn.Parameter(w.clone()) for w in w0]
-    opt = ECOAdamW(params, lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd, fmt=fmt,
-                   group_size=16 if fmt == "int4" else None, rounding="sr", seed=seed,
-                   release_weights=False)
+    opt = ECOAdamW(
+        params,
+        lr=lr,
+        betas=(b1, b2),
+        eps=eps,
+        weight_decay=wd,
+        fmt=fmt,
+        group_size=16 if fmt == "int4" else None,
+        rounding="sr",
+        seed=seed,
+        release_weights=False,
+    )
     qf = QuantFormat(fmt, 16 if fmt == "int4" else None, "sr")
 
     def fresh(index: int, step: int) -> torch.Generator:

@@ -194,6 +194,6 @@ def test_decide_rejects_nan_and_scores_outside_unit_interval(make, bad) -> None:
 
 def test_rejected_score_leaves_the_online_state_unchanged() -> None:
     policy = OnlineWeakStrong(alpha=0.1, beta=0.1, seed=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="score must"):
         policy.decide(float("nan"))
     assert policy.t == 0

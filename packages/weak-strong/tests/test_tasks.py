@@ -130,9 +130,7 @@ class SeededEndpoint:
 def test_each_self_consistency_sample_gets_its_own_seed() -> None:
     problems = wmath.make_problems(3, seed=0)
     endpoint = SeededEndpoint()
-    replies = wmath.sample_answers(
-        endpoint, problems, k=5, temperature=0.7, max_tokens=8, seed=0
-    )
+    replies = wmath.sample_answers(endpoint, problems, k=5, temperature=0.7, max_tokens=8, seed=0)
     assert [len(r) for r in replies] == [5, 5, 5]
     for per_problem in replies:
         assert len(set(per_problem)) == 5  # k distinct replies, not k copies of one

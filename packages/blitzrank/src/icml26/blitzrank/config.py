@@ -146,9 +146,9 @@ class RunConfig:
             raise ValueError(
                 "llm_device is used only by a local model; llm_endpoint replaces it: drop one"
             )
-        if self.llm_model.startswith(("/", "./", "../", "~")) and not self.llm_endpoint:
-            if not Path(self.llm_model).expanduser().is_dir():
-                raise ValueError(f"llm_model={self.llm_model!r} is not a model folder")
+        local_path = self.llm_model.startswith(("/", "./", "../", "~"))
+        if local_path and not self.llm_endpoint and not Path(self.llm_model).expanduser().is_dir():
+            raise ValueError(f"llm_model={self.llm_model!r} is not a model folder")
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,9 @@ def _cache_key(
     h = hashlib.sha256()
     # "per-sample-seeds": replies sampled with one seed per sample (older caches had one seed)
     h.update(
-        json.dumps([model, list(prompts), k, temperature, tokens, seed, "per-sample-seeds"]).encode()
+        json.dumps(
+            [model, list(prompts), k, temperature, tokens, seed, "per-sample-seeds"]
+        ).encode()
     )
     return h.hexdigest()[:20]
 
@@ -170,9 +172,12 @@ def sample_answers(
         raise ValueError(f"k must be at least 1, got {k}")
     conversations = [conversation(p.question) for p in problems]
     per_sample = [
-        [r.text for r in backend.complete(
-            conversations, max_tokens=max_tokens, temperature=temperature, seed=sample_seed
-        )]
+        [
+            r.text
+            for r in backend.complete(
+                conversations, max_tokens=max_tokens, temperature=temperature, seed=sample_seed
+            )
+        ]
         for sample_seed in sample_seeds(seed, k)
     ]
     return [[texts[i] for texts in per_sample] for i in range(len(problems))]
