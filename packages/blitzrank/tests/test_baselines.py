@@ -64,3 +64,35 @@ def test_sliding_window_rejects_bad_stride(stride: int) -> None:
 def test_window_larger_than_oracle() -> None:
     with pytest.raises(ValueError, match="exceeds"):
         setwise(PerfectOracle(np.zeros(30), 3), m=5, window=4)
+
+
+class _FirstShownWins:
+    """A fully position-biased judge: whatever it is shown first wins."""
+
+    def __init__(self, n: int) -> None:
+        from icml26.blitzrank.oracles.base import Usage
+
+        self.n, self.k, self.usage = n, 2, Usage()
+
+    def compare(self, items, top=None):  # type: ignore[no-untyped-def]
+        from icml26.blitzrank.oracles.base import Comparison
+
+        self.usage.record(calls=1)
+        return Comparison(order=(items[0],), rest=tuple(items[1:]))
+
+
+def test_pairwise_both_orders_disagreement_is_a_tie_not_a_first_shown_win() -> None:
+    """Every pair disagrees across the two orders, so every comparison is a PRP tie: the
+    first-stage order decides, and the top-m is the first stage's (with the first-shown item
+    winning instead, the heap pops the first stage's 0, then its last items)."""
+    n, m = 30, 8
+    prior = [int(i) for i in np.random.default_rng(1).permutation(n)]
+    out = pairwise(_FirstShownWins(n), prior, m=m, both_orders=True)
+    assert out.ranking[:m] == prior[:m]
+    assert sorted(out.ranking) == list(range(n))
+
+
+def test_pairwise_both_orders_keeps_agreeing_answers() -> None:
+    scores, truth = _case(n=40, seed=5)
+    out = pairwise(PerfectOracle(scores, 2), list(reversed(truth)), m=5, both_orders=True)
+    assert out.ranking[:5] == truth[:5]

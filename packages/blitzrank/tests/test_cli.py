@@ -106,3 +106,29 @@ def test_user_jsonl_through_the_llm_task(tmp_path: Path, monkeypatch: pytest.Mon
     assert m["ndcg10.user.blitzrank_k4"] == pytest.approx(1.0)
     assert m["certified_rate.user.blitzrank_k4"] == 1.0
     assert m["tokens_in.user.blitzrank_k4"] == 80 * m["calls.user.blitzrank_k4"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["data=/nonexistent"], "used only by the LLM task"),
+        (["llm_queries=1", "data=/nonexistent"], "does not exist"),
+        (["llm_queries=1", "llm_endpoint_model=m"], "used only with llm_endpoint"),
+    ],
+)
+def test_cli_rejects_bad_or_unused_inputs_before_writing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: list[str], message: str
+) -> None:
+    out = tmp_path / "run"
+    argv = ["run", "blitzrank", "--profile", "smoke", "--out", str(out)]
+    for item in overrides:
+        argv += ["--set", item]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_config_checks_a_trec_folder(tmp_path: Path) -> None:
+    (tmp_path / "run").write_text("")
+    with pytest.raises(ValueError, match=r"missing qrels, queries\.tsv, passages\.tsv"):
+        RunConfig(llm_queries=1, data=str(tmp_path))

@@ -129,3 +129,20 @@ def _empty(tmp_path: Path) -> Path:
     d = tmp_path / "empty"
     d.mkdir()
     return d
+
+
+def test_load_queries_applies_depth_to_jsonl(tmp_path: Path) -> None:
+    """``depth`` (the run's ``llm_n``) cuts a JSONL query to its first candidates, as for TREC."""
+    import json
+
+    from icml26.blitzrank import load_queries
+
+    cands = [{"id": f"d{i}", "text": f"t{i}", "relevance": i % 2} for i in range(7)]
+    p = tmp_path / "q.jsonl"
+    p.write_text(json.dumps({"qid": "q", "query": "?", "candidates": cands}) + "\n")
+    [q] = load_queries(p, depth=3)
+    assert q.doc_ids == ("d0", "d1", "d2")
+    assert q.passages == ("t0", "t1", "t2")
+    assert q.relevance.tolist() == [0.0, 1.0, 0.0]
+    [full] = load_queries(p, depth=100)
+    assert len(full.passages) == 7

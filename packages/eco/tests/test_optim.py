@@ -334,3 +334,58 @@ def test_bad_input_raises_clear_errors() -> None:
     with pytest.raises(NonFiniteGradientError, match=r"shape \(4, 8\) at index 1"):
         opt.step()
     assert all(torch.equal(opt.state[t]["qdata"], b) for t, b in zip((p, q), before, strict=True))
+
+
+@pytest.mark.parametrize("fmt", ["fp8", "int4"])
+def test_sr_steps_equal_a_reference_update_with_a_fresh_generator_per_parameter_and_step(
+    fmt: str,
+) -> None:
+    """The step (one reused generator per device, no host reads of the step counter) gives
+    bit-identical weights and moments to a plain reference: AdamW + ECO's injection, with
+    stochastic rounding drawn from a new generator seeded ``_sr_seed(seed, index, step)``."""
+    from icml26.eco.optim import _sr_seed
+
+    seed, lr, b1, b2, eps, wd = 7, 0.01, 0.9, 0.95, 1e-8, 0.05
+    gen = torch.Generator().manual_seed(0)
+    shapes = [(8, 16), (16, 16), (4, 32)]
+    w0 = [torch.randn(s, generator=gen) for s in shapes]
+    grads = [[torch.randn(s, generator=gen) for s in shapes] for _ in range(4)]
+    params = [nn.Parameter(w.clone()) for w in w0]
+    opt = ECOAdamW(
+        params,
+        lr=lr,
+        betas=(b1, b2),
+        eps=eps,
+        weight_decay=wd,
+        fmt=fmt,
+        group_size=16 if fmt == "int4" else None,
+        rounding="sr",
+        seed=seed,
+        release_weights=False,
+    )
+    qf = QuantFormat(fmt, 16 if fmt == "int4" else None, "sr")
+
+    def fresh(index: int, step: int) -> torch.Generator:
+        return torch.Generator().manual_seed(_sr_seed(seed, index, step))
+
+    w = [qf.dequantize(qf.quantize(x, generator=fresh(i, 0))) for i, x in enumerate(w0)]
+    m = [torch.zeros(s) for s in shapes]
+    v = [torch.zeros(s) for s in shapes]
+    for t, step_grads in enumerate(grads, start=1):
+        opt.zero_grad()
+        for p, g in zip(params, step_grads, strict=True):
+            p.grad = g.clone()
+        opt.step()
+        for i, g in enumerate(step_grads):
+            m[i].lerp_(g, 1.0 - b1)
+            v[i].mul_(b2).addcmul_(g, g, value=1.0 - b2)
+            bc1, bc2 = 1.0 - b1**t, 1.0 - b2**t
+            denom = (v[i] / bc2).sqrt_().add_(eps)
+            target = w[i] * (1.0 - lr * wd) - (lr / bc1) * (m[i] / denom)
+            w[i] = qf.dequantize(qf.quantize(target, generator=fresh(i, t)))
+            coef = (1.0 - lr * wd) * (1.0 - 1.0 / b1) * bc1 / lr
+            m[i].addcmul_(denom, target - w[i], value=coef)
+            assert torch.equal(opt.dequantized(params[i]), w[i])
+            assert torch.equal(opt.state[params[i]]["exp_avg"], m[i])
+            assert torch.equal(opt.state[params[i]]["exp_avg_sq"], v[i])
+            assert float(opt.state[params[i]]["step"]) == t

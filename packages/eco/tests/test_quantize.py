@@ -57,8 +57,10 @@ def test_int4_error_is_at_most_half_a_step(x: torch.Tensor, group: int | None) -
     assert torch.all(err <= q.scale.reshape(-1, 1) / 2 * (1 + 1e-5))
     codes = xr.reshape_as(groups) / q.scale.reshape(-1, 1)
     assert torch.allclose(codes, codes.round(), atol=1e-4)
-    assert codes.min() >= -8
-    assert codes.max() <= 7
+    # the codes are read back as dequantized / scale, so compare their nearest integers
+    # (131 / (131 / 7) * ... is 7.0000005 in float32, a rounding of the check, not a bad code)
+    assert codes.round().min() >= -8
+    assert codes.round().max() <= 7
     assert q.data.dtype == torch.uint8
     assert q.data.numel() == math.ceil(x.numel() / 2)
 

@@ -68,6 +68,8 @@ def test_smoke_run_writes_the_contract_keys(
         ("groups=gp,mnist", "groups must be"),
         ("ctx_sizes=0,4", "ctx_sizes"),
         ("groups=csv", "csv_path"),
+        ("csv_path=/nonexistent.csv", "used only by the csv group"),
+        ("csv_target=y", "used only by the csv group"),
     ],
 )
 def test_bad_config_is_refused(
@@ -80,3 +82,14 @@ def test_bad_config_is_refused(
         == 2
     )
     assert message in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_csv_is_refused_before_writing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["run", "inctnp", "--profile", "smoke", "--out", str(tmp_path / "o")]
+    argv += ["--set", "groups=csv", "--set", "csv_path=/nonexistent.csv", "--set", "csv_target=y"]
+    assert main(argv) == 2
+    assert "not an existing file" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

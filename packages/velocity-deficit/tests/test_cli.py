@@ -95,3 +95,51 @@ def test_config_validation_direct() -> None:
         VDConfig(device="tpu")
     with pytest.raises(ValueError, match="ratio_times"):
         VDConfig(ratio_times=(1.0,))
+
+
+def test_two_user_datasets_keep_apart(tmp_path: Path) -> None:
+    """Two ``npy:`` files with the same stem in different folders: their own metric keys and
+    their own checkpoint folders, with names that are safe metric-key parts."""
+    import numpy as np
+
+    from icml26.shared.results import load_results
+    from icml26.velocity_deficit.config import dataset_name
+
+    rng = np.random.default_rng(0)
+    specs = []
+    for folder, shift in (("a", 0.0), ("b", 3.0)):
+        (tmp_path / folder).mkdir()
+        np.save(tmp_path / folder / "x.npy", rng.normal(shift, 1.0, (150, 2)).astype(np.float32))
+        specs.append(f"npy:{tmp_path / folder / 'x.npy'}")
+    names = [dataset_name(s) for s in specs]
+    assert len(set(names)) == 2
+    assert names == [dataset_name(s) for s in specs]  # stable
+    assert all(n.startswith("user_x_") and "." not in n and "/" not in n for n in names)
+    out = tmp_path / "run"
+    argv = ["run", "velocity-deficit", "--profile", "smoke", "--out", str(out)]
+    argv += ["--set", f"datasets={','.join(specs)}", "--set", "compare=", "--set", "n_test=30"]
+    assert main(argv) == 0
+    m = load_results(out / "results.json")["metrics"]
+    for name in names:
+        assert f"fd.{name}.real" in m
+        assert (out / "checkpoints" / f"{name}-baseline").is_dir()
+    assert m[f"fd.{names[0]}.baseline.nfe4"] != m[f"fd.{names[1]}.baseline.nfe4"]
+
+
+def test_user_dataset_paths_checked_before_writing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import numpy as np
+
+    np.save(tmp_path / "x.npy", np.zeros((30, 2)))
+    bad = [
+        (f"datasets=npy:{tmp_path / 'missing.npy'}", "not an existing .npy file"),
+        (f"datasets=images:{tmp_path / 'x.npy'}", "not an existing folder"),
+        (f"datasets=npy:{tmp_path / 'x.npy'},npy:{tmp_path}/./x.npy", "name the same data"),
+    ]
+    for override, message in bad:
+        out = tmp_path / "run"
+        argv = ["run", "velocity-deficit", "--profile", "smoke", "--out", str(out)]
+        assert main([*argv, "--set", override, "--set", "compare="]) == 2
+        assert message in capsys.readouterr().err
+        assert not out.exists()

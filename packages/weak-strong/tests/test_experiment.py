@@ -100,3 +100,30 @@ def test_config_validation(field: str, value, message: str) -> None:
 def test_cli_rejects_bad_override(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "weak-strong", "--set", "alphas=0,0.1"]) == 2
     assert "alpha" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["stream_file=/nonexistent.csv"], "read only by the 'user' stream"),
+        (["streams=user", "stream_file=/nonexistent.csv"], "not an existing file"),
+        (["streams=math", "math_source=/nonexistent.json"], "not an existing file"),
+        (["streams=calibrated", "math_source=/nonexistent.json"], "read only by the 'math'"),
+        (["streams=math", "math_source=fixture", "math_cache=/tmp/c"], "math_source=llm"),
+    ],
+)
+def test_cli_rejects_bad_or_unused_paths_before_writing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: list[str], message: str
+) -> None:
+    out = tmp_path / "run"
+    argv = ["run", "weak-strong", "--profile", "smoke", "--out", str(out)]
+    for item in overrides:
+        argv += ["--set", item]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_config_rejects_a_folder_as_stream_file(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not an existing file"):
+        WeakStrongConfig(streams=("user",), stream_file=str(tmp_path))

@@ -171,3 +171,29 @@ def test_run_policy_rejects_bad_scores() -> None:
         run_policy(AlwaysStrong(), [0.5, -0.1], [1, 0])
     with pytest.raises(ValueError, match="differ in length"):
         run_policy(AlwaysStrong(), [0.5], [1, 0])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), 1.2, -0.1, float("inf"), "high"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: OnlineWeakStrong(alpha=0.1, beta=0.1, seed=0),
+        lambda: FixedThresholds(0.7, 0.3),
+        lambda: WeakOnly(0.5),
+        lambda: AlwaysStrong(),
+        lambda: CalibratedThresholds(0.1, 0.1, n_calibration=5),
+    ],
+)
+def test_decide_rejects_nan_and_scores_outside_unit_interval(make, bad) -> None:
+    policy = make()
+    with pytest.raises(ValueError, match="score must"):
+        policy.decide(bad)
+    assert policy.decide(1.0).prob > 0  # the bounds themselves are valid scores
+    assert policy.decide(0.0).prob > 0
+
+
+def test_rejected_score_leaves_the_online_state_unchanged() -> None:
+    policy = OnlineWeakStrong(alpha=0.1, beta=0.1, seed=0)
+    with pytest.raises(ValueError, match="score must"):
+        policy.decide(float("nan"))
+    assert policy.t == 0

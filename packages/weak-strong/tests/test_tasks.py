@@ -101,7 +101,7 @@ class _Reply:
 
 
 class FakeBackend:
-    """Answers the problem right on even samples, off by one on odd ones."""
+    """Answers every problem right in even calls (samples), off by one in odd ones."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -109,11 +109,35 @@ class FakeBackend:
     def complete(self, conversations, **kwargs):
         self.calls += 1
         out = []
-        for i, conv in enumerate(conversations):
+        for conv in conversations:
             q = conv[-1]["content"].split("Problem: ")[1]
             p = next(p for p in self.problems if p.question == q)
-            out.append(_Reply(str(p.answer + (i % 2))))
+            out.append(_Reply(str(p.answer + (self.calls - 1) % 2)))
         return out
+
+
+class SeededEndpoint:
+    """An endpoint that honours ``seed``: the same prompt and seed give the same reply."""
+
+    def __init__(self) -> None:
+        self.seeds: list[int | None] = []
+
+    def complete(self, conversations, *, seed=None, **kwargs):
+        self.seeds.append(seed)
+        return [_Reply(f"{c[-1]['content'][-12:]}|{seed}") for c in conversations]
+
+
+def test_each_self_consistency_sample_gets_its_own_seed() -> None:
+    problems = wmath.make_problems(3, seed=0)
+    endpoint = SeededEndpoint()
+    replies = wmath.sample_answers(endpoint, problems, k=5, temperature=0.7, max_tokens=8, seed=0)
+    assert [len(r) for r in replies] == [5, 5, 5]
+    for per_problem in replies:
+        assert len(set(per_problem)) == 5  # k distinct replies, not k copies of one
+    assert len(set(endpoint.seeds)) == 5
+    assert None not in endpoint.seeds
+    assert wmath.sample_seeds(0, 5) == endpoint.seeds  # derived, so a rerun repeats them
+    assert not set(wmath.sample_seeds(1, 5)) & set(wmath.sample_seeds(0, 5))
 
 
 def test_cached_samples_and_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,7 +155,7 @@ def test_cached_samples_and_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     }
     record = wmath.cached_samples(problems, **kw)
     again = wmath.cached_samples(problems, **kw)
-    assert fake.calls == 1
+    assert fake.calls == 4  # one call per sample (each with its own seed), none on the rerun
     assert again == record
     stream = wmath.stream_from_samples(record)
     assert len(stream) == 20

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = ["BenchConfig", "RunConfig"]
 
@@ -142,6 +143,39 @@ class RunConfig:
         if self.llm_device and not self.llm_queries:
             raise ValueError("llm_device is used only by the LLM task: set llm_queries > 0")
         check_llm_device(self.llm_device)
+        self._check_inputs()
+
+    def _check_inputs(self) -> None:
+        """The user's paths exist and are of the right kind; a setting that the chosen ones
+        would not use is an error naming the setting that would use it."""
+        if not self.llm_queries:
+            unused = [f for f in ("data", "llm_endpoint", "llm_endpoint_model") if getattr(self, f)]
+            if unused:
+                raise ValueError(
+                    f"{', '.join(unused)} {'is' if len(unused) == 1 else 'are'} used only by the "
+                    "LLM task, which llm_queries=0 skips: set llm_queries >= 1"
+                )
+        if self.data:
+            p = Path(self.data).expanduser()
+            if p.is_dir():
+                need = ["run", "qrels", "queries.tsv"]
+                missing = [n for n in need if not (p / n).is_file()]
+                if not ((p / "passages.tsv").is_file() or (p / "passages.jsonl").is_file()):
+                    missing.append("passages.tsv (or passages.jsonl)")
+                if missing:
+                    raise ValueError(
+                        f"data={self.data!r} is a folder, so it must hold a TREC run: "
+                        f"missing {', '.join(missing)}"
+                    )
+            elif not p.is_file():
+                raise ValueError(
+                    f"data={self.data!r} does not exist: give a JSONL file or a TREC folder"
+                )
+        if self.llm_endpoint_model and not self.llm_endpoint:
+            raise ValueError("llm_endpoint_model is used only with llm_endpoint=<URL>")
+        local_path = self.llm_model.startswith(("/", "./", "../", "~"))
+        if local_path and not self.llm_endpoint and not Path(self.llm_model).expanduser().is_dir():
+            raise ValueError(f"llm_model={self.llm_model!r} is not a model folder")
 
 
 @dataclass(frozen=True)

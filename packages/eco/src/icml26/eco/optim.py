@@ -112,6 +112,9 @@ class QuantizedOptimizer(Optimizer):
         self.check_finite = bool(check_finite)
         self._index: dict[int, int] = {}
         self._shapes: dict[int, torch.Size] = {}
+        # one stochastic-rounding generator per device, re-seeded per (parameter, step): the
+        # same random stream as a fresh generator each time, without allocating one per call
+        self._generators: dict[torch.device, torch.Generator] = {}
         super().__init__(params, defaults)  # calls add_param_group for each group
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
@@ -164,14 +167,18 @@ class QuantizedOptimizer(Optimizer):
             w = p.detach().float()
             if self.mode == "master":
                 state["master"] = w.clone()
-            q = fmt.quantize(w, generator=self._generator(p, 0))
+            gen = self._generator(p, 0) if fmt.rounding == "sr" else None
+            q = fmt.quantize(w, generator=gen)
         state["qdata"], state["qscale"] = q.data, q.scale
         if not self.release_weights:
             with torch.no_grad():
                 p.copy_(fmt.dequantize(q, p.dtype))
 
     def _generator(self, p: torch.Tensor, step: int) -> torch.Generator:
-        gen = torch.Generator(device=p.device)
+        """The device's generator, seeded for ``(self.seed, p's index, step)``."""
+        gen = self._generators.get(p.device)
+        if gen is None:
+            gen = self._generators[p.device] = torch.Generator(device=p.device)
         gen.manual_seed(_sr_seed(self.seed, self._index[id(p)], step))
         return gen
 
@@ -248,14 +255,7 @@ class QuantizedOptimizer(Optimizer):
             with torch.enable_grad():
                 loss = closure()
         if self.check_finite:
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None and not torch.isfinite(p.grad).all():
-                        raise NonFiniteGradientError(
-                            f"non-finite gradient (NaN/inf) for the parameter of shape "
-                            f"{tuple(self._shapes[id(p)])} at index {self._index[id(p)]}; step refused, "
-                            "no weight changed"
-                        )
+            self._check_finite_grads()
         for group in self.param_groups:
             fmt = _fmt_of(group)
             for p in group["params"]:
@@ -268,6 +268,26 @@ class QuantizedOptimizer(Optimizer):
             self.release()
         return loss
 
+    def _check_finite_grads(self) -> None:
+        """Refuse the step if any gradient holds NaN/inf: one host sync for all parameters
+        (per-device flags reduced on their device), then a search only on failure."""
+        flags: dict[torch.device, list[torch.Tensor]] = {}
+        for p in self._all_params():
+            if p.grad is not None:
+                flags.setdefault(p.grad.device, []).append(torch.isfinite(p.grad).all())
+        if not flags:
+            return
+        ok = [torch.stack(f).all() for f in flags.values()]
+        if bool(torch.stack([f.cpu() for f in ok]).all()):
+            return
+        for p in self._all_params():
+            if p.grad is not None and not bool(torch.isfinite(p.grad).all()):
+                raise NonFiniteGradientError(
+                    f"non-finite gradient (NaN/inf) for the parameter of shape "
+                    f"{tuple(self._shapes[id(p)])} at index {self._index[id(p)]}; step refused, "
+                    "no weight changed"
+                )
+
     def _step_param(
         self, p: torch.Tensor, grad: torch.Tensor, group: dict[str, Any], fmt: QuantFormat | None
     ) -> None:
@@ -279,8 +299,8 @@ class QuantizedOptimizer(Optimizer):
             return
         w = state["master"] if self.mode == "master" else fmt.dequantize(self.qtensor(p))
         target = self._direction(p, grad, w, state, group)
-        step = int(state["step"].item())
-        q = fmt.quantize(target, generator=self._generator(p, step))
+        gen = self._generator(p, _step_count(state)) if fmt.rounding == "sr" else None
+        q = fmt.quantize(target, generator=gen)
         state["qdata"], state["qscale"] = q.data, q.scale
         if self.mode == "master":
             state["master"].copy_(target)
@@ -322,6 +342,26 @@ class QuantizedOptimizer(Optimizer):
                     p.copy_(fmt.dequantize(self.qtensor(p), p.dtype))
 
 
+def _step_count(state: dict[str, Any]) -> int:
+    """The parameter's step count as a Python int, without reading a tensor back.
+
+    ``state["step"]`` stays a CPU float tensor (what ``torch.optim`` stores, so checkpoints
+    keep their format); ``_step`` mirrors it as an int and is rebuilt from it on load."""
+    if "_step" not in state:
+        state["_step"] = int(state["step"].item()) if "step" in state else 0
+    return int(state["_step"])
+
+
+def _advance_step(state: dict[str, Any]) -> int:
+    """Count one more step of this parameter; return the new count."""
+    t = _step_count(state) + 1
+    state["_step"] = t
+    if "step" not in state:
+        state["step"] = torch.tensor(0.0)
+    state["step"].fill_(float(t))
+    return t
+
+
 def _check_beta(name: str, beta: float, mode: Mode) -> None:
     if not (0.0 <= beta < 1.0):
         raise ValueError(f"{name} must be in [0, 1), got {beta!r}")
@@ -347,10 +387,7 @@ class _AdamWMixin(QuantizedOptimizer):
         if "exp_avg" not in state:
             state["exp_avg"] = torch.zeros_like(grad, dtype=torch.float32)
             state["exp_avg_sq"] = torch.zeros_like(grad, dtype=torch.float32)
-        if "step" not in state:
-            state["step"] = torch.tensor(0.0)
-        state["step"] += 1
-        t = state["step"].item()
+        t = _advance_step(state)
         m, v = state["exp_avg"], state["exp_avg_sq"]
         m.lerp_(grad, 1.0 - beta1)
         v.mul_(beta2).addcmul_(grad, grad, value=1.0 - beta2)
@@ -363,7 +400,7 @@ class _AdamWMixin(QuantizedOptimizer):
     def _inject(self, error: torch.Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         beta1, _ = group["betas"]
         lr, wd = group["lr"], group["weight_decay"]
-        bc1 = 1.0 - beta1 ** state["step"].item()
+        bc1 = 1.0 - beta1 ** _step_count(state)
         coef = (1.0 - lr * wd) * (1.0 - 1.0 / beta1) * bc1 / lr
         state["exp_avg"].addcmul_(state["_denom"], error, value=coef)
 
@@ -394,9 +431,7 @@ class _SGDMixin(QuantizedOptimizer):
             group["dampening"],
             group["weight_decay"],
         )
-        if "step" not in state:
-            state["step"] = torch.tensor(0.0)
-        state["step"] += 1
+        _advance_step(state)
         g = grad + wd * w if wd else grad
         if beta == 0.0:
             return w - lr * g

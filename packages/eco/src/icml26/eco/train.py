@@ -5,8 +5,11 @@ training batches from a generator seeded by ``seed`` (the same batches for every
 evaluates a fixed validation set. :func:`train` runs AdamW-family optimizers with linear
 warm-up then cosine decay (the paper's theory assumes a decaying learning rate) and records
 the loss curve, the final/validation loss, static memory (measured, see
-:mod:`icml26.eco.memory`), the peak of weights + gradients + optimizer state, and the time
-spent in ``optimizer.step()`` (+ re-materializing weights).
+:mod:`icml26.eco.memory`), ``held_memory_mb`` (the largest weights + gradients + working copy
++ optimizer state held after a backward pass, over every step: an accounting of the buffers, not
+an allocator peak; activations and the step's temporaries are not in it), on CUDA also
+``peak_memory_mb`` (``torch.cuda.max_memory_allocated``, a real peak), and the time spent in
+``optimizer.step()`` (+ re-materializing weights).
 """
 
 from __future__ import annotations
@@ -143,7 +146,8 @@ class TrainResult:
     static_bytes: float
     static_bytes_per_param: float
     memory: dict[str, float]
-    peak_memory_mb: float
+    held_memory_mb: float
+    peak_memory_mb: float | None
     step_seconds: float
     n_params: int
     extra: dict[str, float] = field(default_factory=dict)
@@ -190,9 +194,9 @@ def train(
         loss.backward()
         if spec.grad_clip > 0:
             nn.utils.clip_grad_norm_(params, spec.grad_clip)
-        if step in (0, spec.steps - 1):
-            held = static_memory(params, opt).total + _grad_bytes(model)
-            peak = max(peak, held)
+        # every step, at the point where weights, gradients, the working copy and the optimizer
+        # state coexist (after backward): the largest such total, not an allocator peak
+        peak = max(peak, static_memory(params, opt).total + _grad_bytes(model))
         t0 = time.perf_counter()
         opt.step()
         if isinstance(opt, QuantizedOptimizer):
@@ -213,7 +217,8 @@ def train(
         opt.release()  # measure static memory as it is between steps
     mem = static_memory(params, opt)
     tail = max(1, spec.steps // 10)
-    peak_mb = (torch.cuda.max_memory_allocated() if cuda else peak) / 2**20
+    # a true allocator peak exists only on CUDA; on the CPU there is none to read (None)
+    peak_mb = torch.cuda.max_memory_allocated() / 2**20 if cuda else None
     return TrainResult(
         losses=losses,
         final_loss=sum(losses[-tail:]) / tail,
@@ -221,6 +226,7 @@ def train(
         static_bytes=float(mem.total),
         static_bytes_per_param=mem.bytes_per_param,
         memory=mem.as_dict(),
+        held_memory_mb=peak / 2**20,
         peak_memory_mb=peak_mb,
         step_seconds=step_time / spec.steps,
         n_params=mem.n_params,

@@ -41,7 +41,12 @@ def make_source(task: str, seed: int = 0) -> Any:
     if task == "temperature":
         return TemperatureSource(seed)
     if task.startswith("csv:"):
-        _, path, target = task.split(":", 2)
+        path, sep, target = task.removeprefix("csv:").rpartition(":")
+        if not sep or not path or not target:
+            raise ValueError(
+                f"task {task!r} must have the form csv:PATH:TARGET (the CSV file, then the "
+                "name of its target column), e.g. csv:data/houses.csv:price"
+            )
         return TabularSource.from_csv(path, target, seed)
     raise ValueError(f"unknown task {task!r}")
 

@@ -77,8 +77,16 @@ class RunConfig:
             raise ValueError(
                 f"groups must be a non-empty subset of {', '.join(GROUPS)}; unknown: {unknown}"
             )
-        if "csv" in self.groups and (self.csv_path is None or not self.csv_target):
-            raise ValueError("the csv group needs csv_path and csv_target")
+        if "csv" in self.groups:
+            if self.csv_path is None or not self.csv_target:
+                raise ValueError("the csv group needs csv_path and csv_target")
+            if not Path(self.csv_path).expanduser().is_file():
+                raise ValueError(f"csv_path: {str(self.csv_path)!r} is not an existing file")
+        elif self.csv_path is not None or self.csv_target:
+            raise ValueError(
+                "csv_path and csv_target are used only by the csv group: add csv to groups "
+                "(e.g. --set groups=gp,csv) or drop them"
+            )
         if any(c < 1 or c >= self.n_points for c in self.ctx_sizes):
             raise ValueError(f"ctx_sizes must lie in [1, n_points={self.n_points})")
         if self.bayes_points > self.n_points or self.bayes_points < 4:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
-__all__ = ["BenchConfig", "VDConfig"]
+__all__ = ["BenchConfig", "VDConfig", "dataset_name"]
 
 _EVALS = {"euler": 1, "heun": 2, "midpoint": 2}
 _DATA = re.compile(r"^(gmm\d+|moons|digits|mnist|npy:.+|images:.+)$")
@@ -35,6 +37,37 @@ def check_device(device: str) -> None:
         raise ValueError(
             f"device {device!r} requested but torch sees {torch.cuda.device_count()} CUDA device(s)"
         )
+
+
+def dataset_name(spec: str) -> str:
+    """The metric-key name of a dataset spec: the spec itself for the built-in datasets, and for
+    a user file or folder (``npy:<path>``, ``images:<folder>``) ``user_<stem>_<hash>``: the
+    path's stem reduced to ``[a-z0-9_]`` and 8 hex digits of the resolved path, so two user
+    datasets never share metric keys or checkpoint folders, the same path always gets the same
+    name, and the name holds no ``.`` (the metric-key separator), ``/`` or ``:``."""
+    kind, sep, arg = spec.partition(":")
+    if not sep or kind not in ("npy", "images"):
+        return spec
+    path = Path(arg).expanduser().resolve()
+    stem = re.sub(r"[^a-z0-9_]+", "_", path.stem.lower()).strip("_")[:32] or "data"
+    digest = hashlib.sha256(f"{kind}:{path}".encode()).hexdigest()[:8]
+    return f"user_{stem}_{digest}"
+
+
+def _check_user_paths(datasets: tuple[str, ...]) -> None:
+    """``npy:`` names an existing file, ``images:`` an existing folder; no two specs name the
+    same data."""
+    for spec in datasets:
+        kind, _, arg = spec.partition(":")
+        p = Path(arg).expanduser()
+        if kind == "npy" and not p.is_file():
+            raise ValueError(f"dataset {spec!r}: {arg!r} is not an existing .npy file")
+        if kind == "images" and not p.is_dir():
+            raise ValueError(f"dataset {spec!r}: {arg!r} is not an existing folder of images")
+    names = [dataset_name(s) for s in datasets]
+    twice = sorted({s for s, n in zip(datasets, names, strict=True) if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"datasets {twice} name the same data")
 
 
 def _positive(obj: object, *names: str) -> None:
@@ -110,6 +143,7 @@ class VDConfig:
                 )
         if len(set(self.datasets)) != len(self.datasets):
             raise ValueError(f"datasets repeat: {self.datasets}")
+        _check_user_paths(self.datasets)
         missing = [c for c in self.compare if c not in self.datasets]
         if missing:
             raise ValueError(f"compare lists {missing}, which are not in datasets")

@@ -21,9 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from icml26.velocity_deficit.config import dataset_name
 from icml26.velocity_deficit.gmm import IsotropicGMM, random_gmm
 
-__all__ = ["Dataset", "DatasetError", "load_dataset", "parse_spec"]
+__all__ = ["Dataset", "DatasetError", "dataset_name", "load_dataset", "parse_spec"]
 
 _IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff"}
 
@@ -37,7 +38,8 @@ class Dataset:
     """Train/test arrays of one dataset.
 
     Attributes:
-        name: the metric-key-safe name (``gmm64``, ``digits``, ``user``).
+        name: the metric-key-safe name (``gmm64``, ``digits``; a user file's
+            ``user_<stem>_<hash>``, see :func:`icml26.velocity_deficit.config.dataset_name`).
         x_train, x_test: ``(n, d)`` float32 arrays.
         y_train, y_test: integer class labels or ``None``.
         image_shape: ``(H, W)`` for image data (for sample grids), else ``None``.
@@ -212,10 +214,10 @@ def load_dataset(
         name = "mnist"
     elif kind == "npy":
         x, y, shape = _load_npy(Path(arg).expanduser())
-        name = "user"
+        name = dataset_name(spec)
     else:
         x, y, shape = _load_images(Path(arg).expanduser())
-        name = "user"
+        name = dataset_name(spec)
     x = _check_array(np.asarray(x), spec)
     y = None if y is None else np.asarray(y, dtype=np.int64)
     if kind != "gmm" and kind != "moons":

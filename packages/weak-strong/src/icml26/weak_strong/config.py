@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = ["POLICIES", "STREAMS", "BenchConfig", "WeakStrongConfig"]
 
@@ -89,8 +90,7 @@ class WeakStrongConfig:
             raise ValueError(f"unknown streams {bad}; streams: {', '.join(STREAMS)}")
         if len(set(self.streams)) != len(self.streams):
             raise ValueError(f"streams repeat a name: {self.streams}")
-        if "user" in self.streams and not self.stream_file:
-            raise ValueError("the 'user' stream needs stream_file=<path to CSV or JSON>")
+        self._check_paths()
         bad = [p for p in self.policies if p not in POLICIES]
         if bad or not self.policies:
             raise ValueError(f"unknown policies {bad}; policies: {', '.join(POLICIES)}")
@@ -118,6 +118,41 @@ class WeakStrongConfig:
             raise ValueError("math_temperature must be >= 0 and math_max_tokens >= 1")
         if self.sudoku_puzzles < 1 or not (1 <= self.sudoku_blanks <= 64):
             raise ValueError("sudoku_puzzles must be >= 1 and sudoku_blanks in 1..64")
+
+    def _check_paths(self) -> None:
+        """Every path the user gives exists and is of the right kind; a path that the chosen
+        streams would not read is an error naming the setting that would read it."""
+        if "user" in self.streams:
+            if not self.stream_file:
+                raise ValueError("the 'user' stream needs stream_file=<path to CSV or JSON>")
+            if not Path(self.stream_file).is_file():
+                raise ValueError(f"stream_file: {self.stream_file!r} is not an existing file")
+        elif self.stream_file:
+            raise ValueError(
+                f"stream_file={self.stream_file!r} is read only by the 'user' stream: "
+                "add 'user' to streams (e.g. --set streams=user) or drop stream_file"
+            )
+        uses_math = "math" in self.streams
+        source_is_path = self.math_source not in ("llm", "fixture")
+        if source_is_path:
+            if not uses_math:
+                raise ValueError(
+                    f"math_source={self.math_source!r} is read only by the 'math' stream: "
+                    "add 'math' to streams or drop math_source"
+                )
+            if not Path(self.math_source).is_file():
+                raise ValueError(
+                    f"math_source must be 'llm', 'fixture' or a samples JSON file; "
+                    f"{self.math_source!r} is not an existing file"
+                )
+        if self.math_cache:
+            if not (uses_math and self.math_source == "llm"):
+                raise ValueError(
+                    f"math_cache={self.math_cache!r} is used only by the 'math' stream with "
+                    "math_source=llm: set those or drop math_cache"
+                )
+            if Path(self.math_cache).exists() and not Path(self.math_cache).is_dir():
+                raise ValueError(f"math_cache must be a folder, {self.math_cache!r} is a file")
 
 
 @dataclass(frozen=True)

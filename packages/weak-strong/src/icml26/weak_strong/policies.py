@@ -86,6 +86,18 @@ class _Uniforms:
         return self.buf.pop()
 
 
+def _score(score: float) -> float:
+    """``score`` if it is a number in [0, 1], else a ``ValueError`` naming it.
+
+    On the hot path of every ``decide``: one chained comparison, which NaN fails too."""
+    try:
+        if 0.0 <= score <= 1.0:
+            return score
+    except TypeError:
+        pass
+    return check_score(score)  # raises: NaN, out of [0, 1], or not a number
+
+
 def _region(score: float, tau_a: float, tau_r: float) -> int:
     """Accept above ``tau_a``; else reject at or below ``tau_r``; defer in between."""
     if score > tau_a:
@@ -164,8 +176,8 @@ class OnlineWeakStrong:
         return max(self.explore_min, self.explore / math.sqrt(t))
 
     def decide(self, score: float) -> Step:
+        region = _region(_score(score), self.tau_a, self.tau_r)
         self.t += 1
-        region = _region(score, self.tau_a, self.tau_r)
         if region == DEFER:
             return Step(DEFER, True, 1.0)
         p = max(self.explore_min, self.explore / math.sqrt(self.t))
@@ -198,6 +210,7 @@ class AlwaysStrong:
     use_verdict = True
 
     def decide(self, score: float) -> Step:
+        _score(score)
         return Step(DEFER, True, 1.0)
 
     def observe(self, step: Step, score: float, label: bool) -> None:
@@ -222,7 +235,7 @@ class FixedThresholds:
             self.name = name
 
     def decide(self, score: float) -> Step:
-        region = _region(score, self.tau_a, self.tau_r)
+        region = _region(_score(score), self.tau_a, self.tau_r)
         return Step(region, region == DEFER, 1.0)
 
     def observe(self, step: Step, score: float, label: bool) -> None:
@@ -300,7 +313,7 @@ class LabelFreeThresholds(FixedThresholds):
 
     def decide(self, score: float) -> Step:
         if not self._ready:
-            self._seen.append(score)
+            self._seen.append(_score(score))
             if len(self._seen) >= self.n_calibration:
                 self.tau_a, self.tau_r = label_free_thresholds(self._seen, self.alpha, self.beta)
                 self._ready = True
@@ -330,6 +343,7 @@ class CalibratedThresholds:
 
     def decide(self, score: float) -> Step:
         if self._fixed is None:
+            _score(score)
             return Step(DEFER, True, 1.0)
         return self._fixed.decide(score)
 

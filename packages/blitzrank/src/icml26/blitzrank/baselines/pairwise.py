@@ -2,8 +2,11 @@
 
 Each call shows two items and asks which is better (``top=1``). A binary heap over the
 first-stage list finds the best of a parent and its two children with two pairwise calls.
-With ``both_orders`` every comparison is asked in both presentations (PRP's debiasing): the
-first-shown item wins only if it wins both, so the cost doubles.
+With ``both_orders`` every comparison is asked in both presentations (PRP's debiasing), so the
+cost doubles: an item wins only if it wins both; when the two orders disagree the pair is a
+PRP tie (half a point each in PRP-Allpair). A heap step needs one winner, so a tie goes to the
+item ranked higher by the first stage, whichever was shown first: the answer then does not
+depend on presentation order, which is what the debiasing is for. ``ties`` counts them.
 """
 
 from __future__ import annotations
@@ -19,17 +22,23 @@ __all__ = ["pairwise"]
 class _BothOrders:
     """An oracle view that asks each pair twice (a, b) and (b, a) and resolves by agreement."""
 
-    def __init__(self, oracle: Oracle) -> None:
+    def __init__(self, oracle: Oracle, first_stage: Sequence[int]) -> None:
         self.inner = oracle
         self.n, self.k, self.usage = oracle.n, 2, oracle.usage
         self.calls = 0
+        self.ties = 0
+        self.rank = {int(item): r for r, item in enumerate(first_stage)}
 
     def compare(self, items: Sequence[int], top: int | None = None) -> Comparison:
         a, b = items
         first = self.inner.compare([a, b], top=1).order[0]
         second = self.inner.compare([b, a], top=1).order[0]
         self.calls += 2
-        winner = a if (first == a and second == a) else b if first == b and second == b else a
+        if first == second:
+            winner = first
+        else:  # the orders disagree: a tie, broken by the first stage, not by position
+            self.ties += 1
+            winner = a if self.rank[a] < self.rank[b] else b
         loser = b if winner == a else a
         return Comparison(order=(winner,), rest=(loser,))
 
@@ -49,7 +58,7 @@ def pairwise(
 
     order = start(oracle, prior, 2, m)
     if both_orders:
-        view = _BothOrders(oracle)
+        view = _BothOrders(oracle, order)
         ranking, _ = heap_select(view, order, m, arity=2)
         calls = view.calls
     else:

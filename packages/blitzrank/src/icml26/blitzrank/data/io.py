@@ -5,7 +5,8 @@ JSONL, one query per line::
     {"qid": "q1", "query": "what is ...", "candidates": [
         {"id": "d3", "text": "...", "relevance": 2}, {"id": "d7", "text": "..."}]}
 
-Candidates are in first-stage order; ``relevance`` defaults to 0.
+Candidates are in first-stage order; ``relevance`` defaults to 0. :func:`load_queries` keeps each
+query's first ``depth`` candidates.
 
 TREC: a run file (``qid Q0 docid rank score tag``), a qrels file (``qid 0 docid grade``), the
 query texts (TSV ``qid<TAB>text``) and the passages (TSV ``docid<TAB>text`` or JSONL with
@@ -33,8 +34,13 @@ def _existing(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def load_jsonl_queries(path: str | os.PathLike[str]) -> list[RerankQuery]:
-    """Queries from a JSONL file (see the module docstring)."""
+def load_jsonl_queries(
+    path: str | os.PathLike[str], *, depth: int | None = None
+) -> list[RerankQuery]:
+    """Queries from a JSONL file (see the module docstring), each cut to its first ``depth``
+    candidates (first-stage order) when ``depth`` is given."""
+    if depth is not None and depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
     p = _existing(path)
     out = []
     for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
@@ -51,6 +57,7 @@ def load_jsonl_queries(path: str | os.PathLike[str]) -> list[RerankQuery]:
             not isinstance(c, dict) or "text" not in c for c in cands
         ):
             raise ValueError(f"{p}:{lineno}: every candidate needs a 'text'")
+        cands = cands[:depth]
         out.append(
             RerankQuery(
                 qid=str(obj.get("qid", f"q{lineno}")),
@@ -130,11 +137,12 @@ def load_trec(
 
 def load_queries(path: str | os.PathLike[str], *, depth: int = 100) -> list[RerankQuery]:
     """A JSONL file, or a folder with ``run``, ``qrels``, ``queries.tsv`` and
-    ``passages.tsv`` (or ``passages.jsonl``) for :func:`load_trec`."""
+    ``passages.tsv`` (or ``passages.jsonl``) for :func:`load_trec`; either way each query keeps
+    its first ``depth`` candidates."""
     p = Path(path)
     if p.is_dir():
         passages = p / "passages.tsv"
         if not passages.is_file():
             passages = p / "passages.jsonl"
         return load_trec(p / "run", p / "qrels", p / "queries.tsv", passages, depth=depth)
-    return load_jsonl_queries(p)
+    return load_jsonl_queries(p, depth=depth)

@@ -45,6 +45,7 @@ __all__ = [
     "make_problems",
     "math_stream",
     "sample_answers",
+    "sample_seeds",
     "stream_from_samples",
 ]
 
@@ -127,8 +128,25 @@ def _cache_key(
     model: str, prompts: Sequence[str], k: int, temperature: float, tokens: int, seed: int
 ) -> str:
     h = hashlib.sha256()
-    h.update(json.dumps([model, list(prompts), k, temperature, tokens, seed]).encode())
+    # "per-sample-seeds": replies sampled with one seed per sample (older caches had one seed)
+    h.update(
+        json.dumps(
+            [model, list(prompts), k, temperature, tokens, seed, "per-sample-seeds"]
+        ).encode()
+    )
     return h.hexdigest()[:20]
+
+
+def sample_seeds(seed: int, k: int) -> list[int]:
+    """``k`` distinct seeds for the ``k`` self-consistency samples, derived from ``seed``
+    (NumPy's ``SeedSequence``, so runs with different seeds do not share sample seeds)."""
+    seeds: list[int] = []
+    for value in np.random.SeedSequence(seed).generate_state(2 * k + 8, dtype=np.uint32):
+        if int(value) not in seeds:
+            seeds.append(int(value))
+        if len(seeds) == k:
+            return seeds
+    raise RuntimeError(f"could not derive {k} distinct seeds from {seed}")  # pragma: no cover
 
 
 def conversation(question: str) -> list[dict[str, str]]:
@@ -145,15 +163,24 @@ def sample_answers(
     max_tokens: int,
     seed: int,
 ) -> list[list[str]]:
-    """``k`` sampled replies per problem from a chat ``backend`` (``.complete``)."""
+    """``k`` sampled replies per problem from a chat ``backend`` (``.complete``).
+
+    Sample ``j`` of every problem is drawn with its own seed (:func:`sample_seeds`): one
+    ``complete`` call per sample, so an endpoint that honours ``seed`` returns ``k``
+    independent replies rather than ``k`` copies of one."""
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
-    conversations = [conversation(p.question) for p in problems for _ in range(k)]
-    replies = backend.complete(
-        conversations, max_tokens=max_tokens, temperature=temperature, seed=seed
-    )
-    texts = [r.text for r in replies]
-    return [texts[i * k : (i + 1) * k] for i in range(len(problems))]
+    conversations = [conversation(p.question) for p in problems]
+    per_sample = [
+        [
+            r.text
+            for r in backend.complete(
+                conversations, max_tokens=max_tokens, temperature=temperature, seed=sample_seed
+            )
+        ]
+        for sample_seed in sample_seeds(seed, k)
+    ]
+    return [[texts[i] for texts in per_sample] for i in range(len(problems))]
 
 
 def _backend(model: str, batch_size: int) -> Any:
@@ -212,6 +239,7 @@ def cached_samples(
         "temperature": temperature,
         "max_tokens": max_tokens,
         "seed": seed,
+        "sample_seeds": sample_seeds(seed, k),
         "problems": [
             {"question": p.question, "answer": p.answer, "kind": p.kind, "replies": r}
             for p, r in zip(problems, replies, strict=True)
