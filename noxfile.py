@@ -100,7 +100,9 @@ def _pytest(session: nox.Session, member: Member, marker: str, *, sync: bool = T
     session.chdir(member.folder)
     # A member whose test group brings pytest-xdist (compile-bound JAX tests) gets every core.
     group = _project(member).get("dependency-groups", {}).get("test", [])
-    workers = ["-n", "auto"] if any(str(r).startswith("pytest-xdist") for r in group) else []
+    # (--dist loadfile: a module's tests share one worker, so module fixtures are built once.)
+    xdist = any(str(r).startswith("pytest-xdist") for r in group)
+    workers = ["-n", "auto", "--dist", "loadfile"] if xdist else []
     # Exit code 5 = no tests collected: fine for slow-* on a package without slow tests.
     success = (0, 5) if marker in ("slow", "gpu") else (0,)
     # ICML26_TEST_BUDGET_S in the environment overrides the budget (e.g. on a loaded machine).

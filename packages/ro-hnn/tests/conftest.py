@@ -15,6 +15,23 @@ import pytest
 
 jax.config.update("jax_enable_x64", True)
 
+
+def _persistent_compilation_cache() -> None:
+    """JAX's persistent compilation cache in the user cache (``ICML26_JAX_CACHE`` overrides;
+    ``off`` disables): compiles dominate these tests, and a second session (or a second xdist
+    worker compiling the same function) reads them back instead of compiling again."""
+    setting = os.environ.get("ICML26_JAX_CACHE", "")
+    if setting == "off":
+        return
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = setting or os.path.join(base, "icml26", "jax")
+    os.makedirs(folder, exist_ok=True)
+    jax.config.update("jax_compilation_cache_dir", folder)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+
+
+_persistent_compilation_cache()
+
 from icml26.ro_hnn.config import Architecture  # noqa: E402
 
 TINY = Architecture(
