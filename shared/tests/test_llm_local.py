@@ -144,7 +144,7 @@ def test_builtin_cached_path_loads_without_converting(
     (the wheel may even be uninstalled since)."""
     import shutil
 
-    target = tmp_path / "models" / "smollm2-135m-instruct"
+    target = loader_mod.converted_folder(tmp_path, "smollm2-135m-instruct")
     shutil.copytree(tiny_dir, target)
     (target / loader_mod.CACHE_MARKER).write_text("{}")
 
@@ -180,7 +180,7 @@ def test_conversion_runs_once_and_an_incomplete_cache_is_rebuilt(
     gguf = tmp_path / "user-model.gguf"
     gguf.write_bytes(b"GGUF-placeholder")
     key = resolve_spec(gguf).cache_key
-    half = tmp_path / "cache" / "models" / str(key)
+    half = loader_mod.converted_folder(tmp_path / "cache", str(key))
     half.mkdir(parents=True)
     (half / "config.json").write_text("{}")  # no marker: a conversion that died
     monkeypatch.setattr(loader_mod, "_convert_gguf", fake_convert)
@@ -320,7 +320,7 @@ def test_bundled_smollm2_converts_caches_and_answers(tmp_path: Path) -> None:
     loader_mod.builtin_gguf_path(BUILTIN_MODELS["smollm2-135m-instruct"])  # skip-free: must exist
     torch.set_num_threads(2)
     model, tok = load_causal_lm("smollm2-135m-instruct", device="cpu", cache=tmp_path)
-    folder = tmp_path / "models" / "smollm2-135m-instruct"
+    folder = loader_mod.converted_folder(tmp_path, "smollm2-135m-instruct")
     assert (folder / loader_mod.CACHE_MARKER).is_file()
     assert 130e6 < sum(p.numel() for p in model.parameters()) < 140e6
     model2, _ = load_causal_lm("smollm2-135m-instruct", device="cpu", cache=tmp_path)

@@ -45,6 +45,7 @@ __all__ = [
     "ResolvedSpec",
     "builtin_gguf_path",
     "cache_dir",
+    "converted_folder",
     "load_causal_lm",
     "resolve_spec",
 ]
@@ -172,6 +173,18 @@ def _neither(model: BuiltinModel) -> str:
         f"{os.environ.get('HF_HUB_OFFLINE', '')!r}) or download it once with "
         f"`huggingface-cli download {model.hub_id}`"
     )
+
+
+def converted_folder(cache: str | os.PathLike[str], key: str) -> Path:
+    """Where a converted GGUF model is cached: ``<cache>/models/<key>-transformers<major>``.
+
+    One folder per transformers major version: a checkpoint saved by transformers 5 names
+    tokenizer classes that 4.x cannot load, so each major version converts once for itself.
+    """
+    from importlib.metadata import version
+
+    major = version("transformers").split(".")[0]
+    return Path(cache).expanduser() / "models" / f"{key}-transformers{major}"
 
 
 def _gguf_cache_key(path: Path) -> str:
@@ -351,7 +364,7 @@ def load_causal_lm(
     torch_dtype = _torch_dtype(dtype, device)
     if resolved.kind in {"builtin", "gguf"}:
         assert resolved.cache_key is not None
-        folder = Path(cache or cache_dir()).expanduser() / "models" / resolved.cache_key
+        folder = converted_folder(cache or cache_dir(), resolved.cache_key)
         if resolved.kind == "builtin":
             source, local_only = _builtin_source(BUILTIN_MODELS[resolved.spec], folder)
         else:

@@ -128,6 +128,8 @@ def train_tokenizer(
         pad_token="<pad>",
         eos_token="<|end|>",
         padding_side="left",
+        # no token_type_ids: decoder-only models take none (transformers 4.x generate refuses them)
+        model_input_names=["input_ids", "attention_mask"],
         additional_special_tokens=[t for t in specials if t not in ("<unk>", "<pad>", "<|end|>")],
     )
     tokenizer.chat_template = chat_template
