@@ -59,9 +59,18 @@ def split_genes(
     if not 0 < unseen_fraction < 1 or not 0 < seen_eval_fraction < 1:
         raise ValueError("unseen_fraction and seen_eval_fraction must lie in (0, 1)")
     rng = np.random.default_rng(seed)
-    perm = rng.permutation(g)
     n_unseen = max(3, round(unseen_fraction * g))
-    unseen, seen = np.sort(perm[:n_unseen]), np.sort(perm[n_unseen:])
+    off = labels * (1 - np.eye(g, dtype=labels.dtype))
+    # every scored part must hold edges: redraw the gene split (deterministically) until the
+    # unseen-unseen pairs hold at least half the edges a random split would give them
+    wanted = max(2, round(0.5 * off.sum() * unseen_fraction**2))
+    for _ in range(1000):
+        perm = rng.permutation(g)
+        unseen, seen = np.sort(perm[:n_unseen]), np.sort(perm[n_unseen:])
+        if off[np.ix_(unseen, unseen)].sum() >= wanted and off[np.ix_(seen, seen)].sum() >= 4:
+            break
+    else:
+        raise ValueError("the training network is too sparse to split into seen and unseen genes")
     seen_all = all_pairs(g, seen)
     y = labels[seen_all[:, 0], seen_all[:, 1]]
     is_eval = np.zeros(len(seen_all), dtype=bool)

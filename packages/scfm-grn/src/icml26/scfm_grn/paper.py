@@ -41,7 +41,7 @@ class RunConfig:
 
     seed: int = 0
     device: str = "cpu"
-    threads: int = 2
+    threads: int = 1
     # data
     universe_genes: int = 600
     n_pretrain_datasets: int = 16

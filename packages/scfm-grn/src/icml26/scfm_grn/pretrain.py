@@ -104,7 +104,7 @@ def pretrain(
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
         if on_step is not None:
             on_step(
                 step,

@@ -83,7 +83,7 @@ class Translator:
             opt.zero_grad()
             loss.backward()
             opt.step()
-            self.losses.append(float(loss))
+            self.losses.append(loss.item())
         return self
 
     @torch.no_grad()
