@@ -82,4 +82,6 @@ def build_corpus(cfg: RunConfig) -> Corpus:
             cfg.user_h5ad, edges=cfg.user_edges, layer=cfg.user_layer, normalise=cfg.user_normalise, name="user"
         )
         extra.append(user)
-    return Corpus(universe, (*pretrain, *extra), train, tuple(tests), kr_eval, user)
+    # the training dataset's cells join pretraining unlabelled (an scFM's corpus is unlabelled
+    # expression); the test datasets' cells never do: only their genes are known to the scFM
+    return Corpus(universe, (*pretrain, train, *extra), train, tuple(tests), kr_eval, user)

@@ -43,15 +43,15 @@ class RunConfig:
     device: str = "cpu"
     threads: int = 1
     # data
-    universe_genes: int = 600
-    n_pretrain_datasets: int = 16
-    pretrain_genes: int = 80
+    universe_genes: int = 500
+    n_pretrain_datasets: int = 24
+    pretrain_genes: int = 64
     train_genes: int = 100
     test_genes: int = 60
     n_test_datasets: int = 3
-    n_cell_types: int = 3
-    cells_per_type: int = 100
-    pretrain_noise: tuple[str, ...] = ("none", "DS4", "DS14")
+    n_cell_types: int = 10
+    cells_per_type: int = 30
+    pretrain_noise: tuple[str, ...] = ("none",)
     train_noise: str = "none"
     test_noise: tuple[str, ...] = ("none", "DS4", "DS14")
     use_pbmc: bool = True
@@ -63,18 +63,18 @@ class RunConfig:
     pretrain_steps: int = 1500
     batch_size: int = 32
     max_genes: int = 64
-    lr: float = 2e-3
+    lr: float = 3e-3
     # features (M = vvp_values, T = gt_levels)
     vvp_values: int = 8
     gt_levels: int = 8
     mask_groups: int = 2
     gt_mode: str = "jvp"
     # translator
-    translator_hidden: int = 32
-    translator_steps: int = 400
+    translator_hidden: int = 16
+    translator_steps: int = 300
     # baselines
-    genie3_trees: int = 100
-    grnboost2_estimators: int = 200
+    genie3_trees: int = 50
+    grnboost2_estimators: int = 100
     baseline_cells: int = 64
     zero_out_cells: int = 16
     # inputs of your own
@@ -151,7 +151,7 @@ class BenchConfig:
     layers: int = 2
     heads: int = 4
     genie3_trees: int = 100
-    jacrev_max_genes: int = 64
+    jacrev_max_genes: int = 32
     repeats: int = 1
 
     def __post_init__(self) -> None:
@@ -169,8 +169,8 @@ _SMOKE = RunConfig(
     train_genes=30,
     test_genes=20,
     n_test_datasets=1,
-    n_cell_types=2,
-    cells_per_type=30,
+    n_cell_types=3,
+    cells_per_type=20,
     use_pbmc=False,
     width=16,
     layers=1,
@@ -188,14 +188,16 @@ _SMOKE = RunConfig(
 )
 _QUICK = RunConfig()
 _FULL = RunConfig(
-    n_pretrain_datasets=40,
+    universe_genes=800,
+    n_pretrain_datasets=60,
+    pretrain_noise=("none", "none", "DS4"),
     n_test_datasets=6,
-    cells_per_type=200,
+    cells_per_type=60,
     width=96,
     layers=3,
-    pretrain_steps=6000,
-    max_genes=80,
-    translator_steps=800,
+    pretrain_steps=12000,
+    genie3_trees=100,
+    grnboost2_estimators=200,
     test_noise=("none", "DS4", "DS14", "DS1", "DS2", "DS13"),
 )
 

@@ -42,7 +42,7 @@ class TranslatorConfig:
     hidden: int = 32
     steps: int = 400
     lr: float = 3e-3
-    weight_decay: float = 1e-3
+    weight_decay: float = 1e-2
     seed: int = 0
 
     def __post_init__(self) -> None:
