@@ -28,7 +28,9 @@ def planted() -> np.ndarray:
 
 def test_correlations_match_references(planted: np.ndarray) -> None:
     np.testing.assert_allclose(pearson_scores(planted), np.abs(np.corrcoef(planted.T)), atol=1e-12)
-    np.testing.assert_allclose(spearman_scores(planted), np.abs(spearmanr(planted).statistic), atol=1e-12)
+    np.testing.assert_allclose(
+        spearman_scores(planted), np.abs(spearmanr(planted).statistic), atol=1e-12
+    )
 
 
 def test_mutual_information_matches_sklearn(planted: np.ndarray) -> None:

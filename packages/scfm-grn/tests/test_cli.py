@@ -12,7 +12,9 @@ from icml26.shared.results import load_results
 from icml26.shared.testing import check_paper
 
 
-def test_smoke_run_writes_the_contract_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_smoke_run_writes_the_contract_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ICML26_QUIET", "1")
     out = tmp_path / "run"
     assert main(["run", "scfm-grn", "--profile", "smoke", "--out", str(out)]) == 0
@@ -32,7 +34,9 @@ def test_smoke_run_writes_the_contract_keys(tmp_path: Path, monkeypatch: pytest.
     # rerunning into the same folder resumes from the saved scFM (no pretraining again)
     assert main(["run", "scfm-grn", "--profile", "smoke", "--out", str(out)]) == 0
     again = load_results(out / "results.json")["metrics"]
-    assert again["balanced_auprc.krumsiek11.ensemble"] == pytest.approx(m["balanced_auprc.krumsiek11.ensemble"])
+    assert again["balanced_auprc.krumsiek11.ensemble"] == pytest.approx(
+        m["balanced_auprc.krumsiek11.ensemble"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -46,9 +50,13 @@ def test_smoke_run_writes_the_contract_keys(tmp_path: Path, monkeypatch: pytest.
         ("scfm_checkpoint=/nonexistent.safetensors", "does not exist"),
     ],
 )
-def test_bad_config_is_refused(override: str, message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_bad_config_is_refused(
+    override: str, message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     out = tmp_path / "o"
-    assert main(["run", "scfm-grn", "--profile", "smoke", "--out", str(out), "--set", override]) == 2
+    assert (
+        main(["run", "scfm-grn", "--profile", "smoke", "--out", str(out), "--set", override]) == 2
+    )
     assert message in capsys.readouterr().err
     assert not out.exists()
 
@@ -60,4 +68,5 @@ def test_bench_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     results = load_results(out / "results.json")
     check_paper(PAPER, results)
     m = results["metrics"]
-    assert m["us_per_pair.vvp.g16"] > 0 and "exponent.per_pair.genie3" in m
+    assert m["us_per_pair.vvp.g16"] > 0
+    assert "exponent.per_pair.genie3" in m

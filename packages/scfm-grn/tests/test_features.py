@@ -100,7 +100,9 @@ def test_zero_out_recovers_a_planted_edge() -> None:
 def test_attention_and_embedding_scores_have_pair_shape() -> None:
     torch.manual_seed(0)
     model = ScFM(GENES, ScFMConfig(width=16, layers=1, heads=2)).eval()
-    data = ExpressionData.build("toy", GENES, np.random.default_rng(0).normal(size=(10, 6)), None, "continuous")
+    data = ExpressionData.build(
+        "toy", GENES, np.random.default_rng(0).normal(size=(10, 6)), None, "continuous"
+    )
     att = attention_scores(model, data, n_cells=10)
     assert att.shape == (6, 6)
     np.testing.assert_allclose(att.sum(axis=0), 1.0, atol=1e-5)  # each target's attention sums to 1

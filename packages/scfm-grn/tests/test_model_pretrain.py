@@ -58,7 +58,7 @@ def test_masked_reconstruction_loss_falls_on_a_toy() -> None:
     data = ExpressionData.build("toy", GENES, raw, None, "continuous")
     torch.manual_seed(0)
     model = ScFM(GENES, ScFMConfig(width=32, layers=2, heads=2))
-    cfg = PretrainConfig(steps=250, batch_size=32, max_genes=8, lr=3e-3, seed=0)
+    cfg = PretrainConfig(steps=150, batch_size=32, max_genes=8, lr=5e-3, seed=0)
     losses = pretrain(model, [data], cfg)
     assert np.mean(losses[:10]) > 0.7  # predicting the mean costs ~ the variance (1)
     assert np.mean(losses[-25:]) < 0.5 * np.mean(losses[:10])
@@ -80,15 +80,22 @@ def test_pretraining_resumes_exactly() -> None:
 
     torch.manual_seed(0)
     pretrain(ScFM(GENES, ScFMConfig(width=16, layers=1, heads=2)), [data], cfg, on_step=keep)
-    resumed = pretrain(ScFM(GENES, ScFMConfig(width=16, layers=1, heads=2)), [data], cfg, state=saved)
+    resumed = pretrain(
+        ScFM(GENES, ScFMConfig(width=16, layers=1, heads=2)), [data], cfg, state=saved
+    )
     np.testing.assert_allclose(resumed, full, rtol=1e-5)
 
 
 def test_batches_hide_and_show_something() -> None:
-    data = ExpressionData.build("toy", GENES, np.random.default_rng(0).normal(size=(20, 8)), None, "continuous")
+    data = ExpressionData.build(
+        "toy", GENES, np.random.default_rng(0).normal(size=(20, 8)), None, "continuous"
+    )
     model = ScFM(GENES, ScFMConfig(width=16, layers=1, heads=2))
-    ids, values, mask = sample_batch(model, data, PretrainConfig(batch_size=20, max_genes=8), np.random.default_rng(0))
-    assert mask.any(dim=1).all() and (~mask).any(dim=1).all()
+    ids, values, mask = sample_batch(
+        model, data, PretrainConfig(batch_size=20, max_genes=8), np.random.default_rng(0)
+    )
+    assert mask.any(dim=1).all()
+    assert (~mask).any(dim=1).all()
     assert torch.isfinite(masked_loss(model, ids, values, mask))
 
 

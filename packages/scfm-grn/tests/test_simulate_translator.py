@@ -11,13 +11,16 @@ from icml26.scfm_grn.networks import GeneNetwork
 from icml26.scfm_grn.simulate import SimulationSpec, simulate
 from icml26.scfm_grn.translator import Translator, TranslatorConfig, pair_features, standardise
 
-CHAIN = GeneNetwork(("m", "up", "down", "free"), (("m", "up", 4.0), ("m", "down", -4.0), ("up", "free", 2.0)))
+CHAIN = GeneNetwork(
+    ("m", "up", "down", "free"), (("m", "up", 4.0), ("m", "down", -4.0), ("up", "free", 2.0))
+)
 
 
 def test_simulation_is_deterministic_cached_and_follows_signs(tmp_path: Path) -> None:
     spec = SimulationSpec(n_cell_types=4, cells_per_type=50, seed=3)
     a = simulate(CHAIN, spec, cache=tmp_path)
-    assert a.shape == (200, 4) and (a >= 0).all()
+    assert a.shape == (200, 4)
+    assert (a >= 0).all()
     assert len(list(tmp_path.glob("sergio-*.npy"))) == 1
     b = simulate(CHAIN, spec, cache=False)
     np.testing.assert_array_equal(a, b)
@@ -25,7 +28,9 @@ def test_simulation_is_deterministic_cached_and_follows_signs(tmp_path: Path) ->
     types = a.reshape(4, 50, 4).mean(axis=1)
     assert np.corrcoef(types[:, 0], types[:, 1])[0, 1] > 0.5
     assert np.corrcoef(types[:, 0], types[:, 2])[0, 1] < -0.5
-    noisy = simulate(CHAIN, SimulationSpec(n_cell_types=2, cells_per_type=20, noise="DS4", seed=3), cache=False)
+    noisy = simulate(
+        CHAIN, SimulationSpec(n_cell_types=2, cells_per_type=20, noise="DS4", seed=3), cache=False
+    )
     assert np.allclose(noisy, np.round(noisy))  # counts
 
 
@@ -33,7 +38,11 @@ def test_bad_simulation_spec() -> None:
     with pytest.raises(ValueError, match="noise must be one of"):
         SimulationSpec(noise="DS99")
     with pytest.raises(ValueError, match="acyclic"):
-        simulate(GeneNetwork(("a", "b"), (("a", "a", 1.0), ("a", "b", 1.0))), SimulationSpec(), cache=False)
+        simulate(
+            GeneNetwork(("a", "b"), (("a", "a", 1.0), ("a", "b", 1.0))),
+            SimulationSpec(),
+            cache=False,
+        )
 
 
 def test_translator_learns_a_separable_rule_and_standardise_is_label_free() -> None:

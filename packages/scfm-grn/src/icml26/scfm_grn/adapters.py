@@ -22,14 +22,18 @@ __all__ = ["CallableScFM", "HFScFMAdapter"]
 class CallableScFM:
     """A :class:`~icml26.scfm_grn.model.CellModel` from ``fn(gene_ids, values, mask) -> [B, G]``."""
 
-    def __init__(self, fn: Callable[[Tensor, Tensor, Tensor], Tensor], vocab: Mapping[str, int]) -> None:
+    def __init__(
+        self, fn: Callable[[Tensor, Tensor, Tensor], Tensor], vocab: Mapping[str, int]
+    ) -> None:
         self.fn = fn
         self.vocab = dict(vocab)
 
     def predict(self, gene_ids: Tensor, values: Tensor, mask: Tensor) -> Tensor:
         out = self.fn(gene_ids, values, mask)
         if out.shape != values.shape:
-            raise ValueError(f"the scFM returned {tuple(out.shape)}, expected {tuple(values.shape)}")
+            raise ValueError(
+                f"the scFM returned {tuple(out.shape)}, expected {tuple(values.shape)}"
+            )
         return out
 
 
@@ -61,7 +65,9 @@ class HFScFMAdapter(nn.Module):
         self._takes_mask = "mask" in params
 
     @classmethod
-    def from_pretrained(cls, path: str, vocab_file: str | None = None, **kwargs: Any) -> HFScFMAdapter:
+    def from_pretrained(
+        cls, path: str, vocab_file: str | None = None, **kwargs: Any
+    ) -> HFScFMAdapter:
         """Load with ``transformers.AutoModel.from_pretrained(path, trust_remote_code=True)``
         and the vocabulary from ``vocab_file`` (default ``<path>/vocab.json``)."""
         import json
@@ -70,7 +76,9 @@ class HFScFMAdapter(nn.Module):
         try:
             from transformers import AutoModel
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("HFScFMAdapter.from_pretrained needs `pip install transformers`") from exc
+            raise ImportError(
+                "HFScFMAdapter.from_pretrained needs `pip install transformers`"
+            ) from exc
         vocab_path = Path(vocab_file) if vocab_file else Path(path) / "vocab.json"
         if not vocab_path.is_file():
             raise FileNotFoundError(f"no gene vocabulary at {vocab_path}")
@@ -93,7 +101,9 @@ class HFScFMAdapter(nn.Module):
         if pred.dim() == 3 and pred.shape[-1] == 1:
             pred = pred.squeeze(-1)
         if pred.shape != values.shape:
-            raise ValueError(f"{self.output_key} has shape {tuple(pred.shape)}, expected {tuple(values.shape)}")
+            raise ValueError(
+                f"{self.output_key} has shape {tuple(pred.shape)}, expected {tuple(values.shape)}"
+            )
         return pred
 
     def forward(self, gene_ids: Tensor, values: Tensor, mask: Tensor) -> Tensor:

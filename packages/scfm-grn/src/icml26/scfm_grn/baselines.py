@@ -89,7 +89,11 @@ def _per_target(x: NDArray[np.float64], make_model, seed: int) -> NDArray[np.flo
 
 
 def genie3_scores(
-    x: NDArray[np.floating], *, n_trees: int = 100, max_features: str | float = "sqrt", seed: int = 0
+    x: NDArray[np.floating],
+    *,
+    n_trees: int = 100,
+    max_features: str | float = "sqrt",
+    seed: int = 0,
 ) -> NDArray[np.float64]:
     """GENIE3 with random forests (``K = sqrt`` features per split, as the reference)."""
     from sklearn.ensemble import RandomForestRegressor

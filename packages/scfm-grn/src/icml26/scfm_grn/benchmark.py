@@ -64,7 +64,7 @@ def split_genes(
     # every scored part must hold edges: redraw the gene split (deterministically) until the
     # unseen-unseen pairs hold at least half the edges a random split would give them
     wanted = max(2, round(0.5 * off.sum() * unseen_fraction**2))
-    for _ in range(1000):
+    for _ in range(200):
         perm = rng.permutation(g)
         unseen, seen = np.sort(perm[:n_unseen]), np.sort(perm[n_unseen:])
         if off[np.ix_(unseen, unseen)].sum() >= wanted and off[np.ix_(seen, seen)].sum() >= 4:

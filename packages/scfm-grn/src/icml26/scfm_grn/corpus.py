@@ -32,7 +32,13 @@ class Corpus:
     def vocabulary(self) -> tuple[str, ...]:
         """Every gene any dataset names, universe first (the scFM's token set)."""
         seen: dict[str, None] = dict.fromkeys(self.universe.genes)
-        for d in (*self.pretrain, self.train, *self.tests, self.krumsiek11, *(() if self.user is None else (self.user,))):
+        for d in (
+            *self.pretrain,
+            self.train,
+            *self.tests,
+            self.krumsiek11,
+            *(() if self.user is None else (self.user,)),
+        ):
             seen.update(dict.fromkeys(d.genes))
         return tuple(seen)
 
@@ -57,17 +63,25 @@ def build_corpus(cfg: RunConfig) -> Corpus:
     for k in range(cfg.n_pretrain_datasets):
         left = cfg.universe_genes - len(covered)
         exclude = covered if left >= cfg.pretrain_genes else set()
-        net = subnetwork(universe, cfg.pretrain_genes, exclude=exclude, seed=int(rng.integers(2**31)))
+        net = subnetwork(
+            universe, cfg.pretrain_genes, exclude=exclude, seed=int(rng.integers(2**31))
+        )
         covered.update(net.genes)
         noise = cfg.pretrain_noise[k % len(cfg.pretrain_noise)]
-        pretrain.append(simulated_dataset(f"pretrain{k}", net, cfg, noise, seed=1000 + cfg.seed * 100 + k))
+        pretrain.append(
+            simulated_dataset(f"pretrain{k}", net, cfg, noise, seed=1000 + cfg.seed * 100 + k)
+        )
     train_net = subnetwork(universe, cfg.train_genes, seed=int(rng.integers(2**31)))
     train = simulated_dataset("train", train_net, cfg, cfg.train_noise, seed=2000 + cfg.seed)
     tests = []
     for k in range(cfg.n_test_datasets):
-        net = subnetwork(universe, cfg.test_genes, exclude=train_net.genes, seed=int(rng.integers(2**31)))
+        net = subnetwork(
+            universe, cfg.test_genes, exclude=train_net.genes, seed=int(rng.integers(2**31))
+        )
         noise = cfg.test_noise[k % len(cfg.test_noise)]
-        tests.append(simulated_dataset(f"test{k}_{noise}", net, cfg, noise, seed=3000 + cfg.seed * 100 + k))
+        tests.append(
+            simulated_dataset(f"test{k}_{noise}", net, cfg, noise, seed=3000 + cfg.seed * 100 + k)
+        )
     kr = krumsiek11()
     perm = np.random.default_rng(cfg.seed + 2).permutation(kr.n_cells)
     half = kr.n_cells // 2
@@ -79,7 +93,11 @@ def build_corpus(cfg: RunConfig) -> Corpus:
     user = None
     if cfg.user_h5ad is not None:
         user = load_h5ad(
-            cfg.user_h5ad, edges=cfg.user_edges, layer=cfg.user_layer, normalise=cfg.user_normalise, name="user"
+            cfg.user_h5ad,
+            edges=cfg.user_edges,
+            layer=cfg.user_layer,
+            normalise=cfg.user_normalise,
+            name="user",
         )
         extra.append(user)
     # the training dataset's cells join pretraining unlabelled (an scFM's corpus is unlabelled

@@ -11,8 +11,9 @@ The run, stage by stage::
 
 from __future__ import annotations
 
+import resource
+import sys
 import time
-import tracemalloc
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,7 +84,11 @@ def build_scfm(cfg: RunConfig, corpus: Corpus, run_dir: Any) -> tuple[ScFM, list
     torch.manual_seed(cfg.seed)
     model = ScFM(corpus.vocabulary(), ScFMConfig(cfg.width, cfg.layers, cfg.heads)).to(device)
     pcfg = PretrainConfig(
-        steps=cfg.pretrain_steps, batch_size=cfg.batch_size, max_genes=cfg.max_genes, lr=cfg.lr, seed=cfg.seed
+        steps=cfg.pretrain_steps,
+        batch_size=cfg.batch_size,
+        max_genes=cfg.max_genes,
+        lr=cfg.lr,
+        seed=cfg.seed,
     )
     latest = run_dir.checkpoints.latest()
     state = latest[1] if latest is not None else None
@@ -100,7 +105,9 @@ def build_scfm(cfg: RunConfig, corpus: Corpus, run_dir: Any) -> tuple[ScFM, list
     return model.eval(), losses
 
 
-def extract(model: ScFM, data: ExpressionData, cfg: RunConfig, *, baselines: bool = True) -> Features:
+def extract(
+    model: ScFM, data: ExpressionData, cfg: RunConfig, *, baselines: bool = True
+) -> Features:
     """VVP and GT features and every baseline's score matrix for one dataset."""
     secs: dict[str, float] = {}
 
@@ -114,7 +121,11 @@ def extract(model: ScFM, data: ExpressionData, cfg: RunConfig, *, baselines: boo
     vvp = timed(
         "vvp",
         lambda: virtual_value_perturbation(
-            model, data.genes, levels=tuple(np.linspace(-2, 2, cfg.vvp_values)), mask_groups=cfg.mask_groups, seed=seed
+            model,
+            data.genes,
+            levels=tuple(np.linspace(-2, 2, cfg.vvp_values)),
+            mask_groups=cfg.mask_groups,
+            seed=seed,
         ),
     )
     gt = timed(
@@ -134,24 +145,33 @@ def extract(model: ScFM, data: ExpressionData, cfg: RunConfig, *, baselines: boo
         scores["correlation"] = timed("correlation", lambda: pearson_scores(x))
         scores["spearman"] = timed("spearman", lambda: spearman_scores(x))
         scores["mi"] = timed("mi", lambda: mutual_information_scores(x))
-        scores["genie3"] = timed("genie3", lambda: genie3_scores(x, n_trees=cfg.genie3_trees, seed=seed))
+        scores["genie3"] = timed(
+            "genie3", lambda: genie3_scores(x, n_trees=cfg.genie3_trees, seed=seed)
+        )
         scores["grnboost2"] = timed(
-            "grnboost2", lambda: grnboost2_scores(x, n_estimators=cfg.grnboost2_estimators, seed=seed)
+            "grnboost2",
+            lambda: grnboost2_scores(x, n_estimators=cfg.grnboost2_estimators, seed=seed),
         )
         scores["attention"] = timed(
-            "attention", lambda: attention_scores(model, data, n_cells=cfg.baseline_cells, seed=seed)
+            "attention",
+            lambda: attention_scores(model, data, n_cells=cfg.baseline_cells, seed=seed),
         )
         scores["zero_out"] = timed(
             "zero_out",
-            lambda: zero_out_scores(model, data, n_cells=cfg.zero_out_cells, mask_groups=cfg.mask_groups, seed=seed),
+            lambda: zero_out_scores(
+                model, data, n_cells=cfg.zero_out_cells, mask_groups=cfg.mask_groups, seed=seed
+            ),
         )
         scores["embedding"] = timed(
-            "embedding", lambda: embedding_scores(model, data, n_cells=cfg.baseline_cells, seed=seed)
+            "embedding",
+            lambda: embedding_scores(model, data, n_cells=cfg.baseline_cells, seed=seed),
         )
     return Features(data, vvp, gt, scores, secs)
 
 
-def fit_translators(train: Features, split: GeneSplit, cfg: RunConfig) -> tuple[Translator, Translator]:
+def fit_translators(
+    train: Features, split: GeneSplit, cfg: RunConfig
+) -> tuple[Translator, Translator]:
     """One translator on VVP features, one on GT, both on the training pairs only."""
     labels = train.data.labels()
     y = labels[split.train_pairs[:, 0], split.train_pairs[:, 1]]
@@ -209,15 +229,19 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, Any]:
     t_data = time.process_time()
     model, losses = build_scfm(cfg, corpus, run_dir)
     t_pre = time.process_time()
-    log(f"scFM pretrained: masked MSE {np.mean(losses[:20]) if losses else float('nan'):.3f} -> "
-        f"{np.mean(losses[-50:]) if losses else float('nan'):.3f}")
+    log(
+        f"scFM pretrained: masked MSE {np.mean(losses[:20]) if losses else float('nan'):.3f} -> "
+        f"{np.mean(losses[-50:]) if losses else float('nan'):.3f}"
+    )
     split = split_genes(corpus.train.labels(), unseen_fraction=cfg.unseen_fraction, seed=cfg.seed)
     train_f = extract(model, corpus.train, cfg)
     translators = fit_translators(train_f, split, cfg)
     evals: dict[str, list[tuple[Features, NDArray[np.int64]]]] = {
         "seen": [(train_f, split.seen_pairs)],
         "unseen_genes": [(train_f, split.unseen_pairs)],
-        "unseen_dataset": [(f, all_pairs(f.data.n_genes)) for f in (extract(model, d, cfg) for d in corpus.tests)],
+        "unseen_dataset": [
+            (f, all_pairs(f.data.n_genes)) for f in (extract(model, d, cfg) for d in corpus.tests)
+        ],
         "krumsiek11": [(kf := extract(model, corpus.krumsiek11, cfg), all_pairs(kf.data.n_genes))],
     }
     if corpus.user is not None:
@@ -263,12 +287,20 @@ _SHOWN = ("ensemble", "vvp", "gt", "genie3", "correlation", "attention", "zero_o
 def _plot_pr(run_dir: Any, curves: dict[str, Any]) -> None:
     from sklearn.metrics import precision_recall_curve
 
-    with figure(run_dir.plot_path("pr_curves"), ncols=len(curves), width=3.6 * len(curves), height=3.4) as (fig, axes):
+    with figure(
+        run_dir.plot_path("pr_curves"), ncols=len(curves), width=3.6 * len(curves), height=3.4
+    ) as (_fig, axes):
         axes = np.atleast_1d(axes)
         for ax, (split, (labels, scores)) in zip(axes, curves.items(), strict=True):
             for k, name in enumerate(_SHOWN):
                 p, r, _ = precision_recall_curve(labels, scores[name])
-                ax.plot(r, p, color=PALETTE[k % len(PALETTE)], lw=2 if name == "ensemble" else 1, label=name)
+                ax.plot(
+                    r,
+                    p,
+                    color=PALETTE[k % len(PALETTE)],
+                    lw=2 if name == "ensemble" else 1,
+                    label=name,
+                )
             ax.axhline(labels.mean(), color="grey", ls=":", lw=1)
             ax.set(title=split, xlabel="recall", ylabel="precision", ylim=(0, 1.02))
         axes[0].legend(fontsize=7)
@@ -278,9 +310,11 @@ def _plot_trajectories(run_dir: Any, feats: Features, cfg: RunConfig) -> None:
     labels = feats.data.labels()
     off = ~np.eye(labels.shape[0], dtype=bool)
     edge, non = (labels == 1) & off, (labels == 0) & off
-    panels = (("VVP response", feats.vvp, np.linspace(-2, 2, cfg.vvp_values), "value of gene i"),
-              ("Gradient Trajectory", feats.gt, np.linspace(-1.5, 1.5, cfg.gt_levels), "baseline level"))
-    with figure(run_dir.plot_path("trajectories"), ncols=2, width=8, height=3.4) as (fig, axes):
+    panels = (
+        ("VVP response", feats.vvp, np.linspace(-2, 2, cfg.vvp_values), "value of gene i"),
+        ("Gradient Trajectory", feats.gt, np.linspace(-1.5, 1.5, cfg.gt_levels), "baseline level"),
+    )
+    with figure(run_dir.plot_path("trajectories"), ncols=2, width=8, height=3.4) as (_fig, axes):
         for ax, (title, f, xs, xlabel) in zip(axes, panels, strict=True):
             for k, (name, sel) in enumerate((("true edges", edge), ("non-edges", non))):
                 mag = np.abs(f[sel])
@@ -288,12 +322,21 @@ def _plot_trajectories(run_dir: Any, feats: Features, cfg: RunConfig) -> None:
                 ax.plot(xs, mean, color=PALETTE[k], label=f"{name} (mean |feature|)")
                 ax.fill_between(xs, mean - sd / 2, mean + sd / 2, color=PALETTE[k], alpha=0.2)
             i, j = np.argwhere(edge)[0]
-            ax.plot(xs, np.abs(f[i, j]), color=PALETTE[0], ls="--", lw=1, label=f"edge {feats.data.genes[i]}->{feats.data.genes[j]}")
+            ax.plot(
+                xs,
+                np.abs(f[i, j]),
+                color=PALETTE[0],
+                ls="--",
+                lw=1,
+                label=f"edge {feats.data.genes[i]}->{feats.data.genes[j]}",
+            )
             ax.set(title=title, xlabel=xlabel, ylabel="|out_j response|")
         axes[0].legend(fontsize=7)
 
 
-def _plot_network(run_dir: Any, feats: Features, translators: tuple[Translator, Translator]) -> None:
+def _plot_network(
+    run_dir: Any, feats: Features, translators: tuple[Translator, Translator]
+) -> None:
     import networkx as nx
 
     genes = feats.data.genes
@@ -305,18 +348,39 @@ def _plot_network(run_dir: Any, feats: Features, translators: tuple[Translator, 
     truth = nx.DiGraph([(genes[i], genes[j]) for i, j in np.argwhere(labels == 1)])
     pred = nx.DiGraph([(genes[i], genes[j]) for i, j in top])
     pos = nx.circular_layout(sorted(genes))
-    with figure(run_dir.plot_path("network_krumsiek11"), ncols=2, width=9, height=4.4) as (fig, axes):
-        nx.draw_networkx(truth, pos, ax=axes[0], node_color="#dddddd", node_size=700, font_size=7, edge_color="#444444", arrowsize=10)
+    with figure(run_dir.plot_path("network_krumsiek11"), ncols=2, width=9, height=4.4) as (
+        _fig,
+        axes,
+    ):
+        nx.draw_networkx(
+            truth,
+            pos,
+            ax=axes[0],
+            node_color="#dddddd",
+            node_size=700,
+            font_size=7,
+            edge_color="#444444",
+            arrowsize=10,
+        )
         axes[0].set_title(f"krumsiek11 truth ({k} edges)")
         colours = ["#2a9d8f" if truth.has_edge(u, v) else "#e76f51" for u, v in pred.edges]
-        nx.draw_networkx(pred, pos, ax=axes[1], node_color="#dddddd", node_size=700, font_size=7, edge_color=colours, arrowsize=10)
+        nx.draw_networkx(
+            pred,
+            pos,
+            ax=axes[1],
+            node_color="#dddddd",
+            node_size=700,
+            font_size=7,
+            edge_color=colours,
+            arrowsize=10,
+        )
         axes[1].set_title(f"ensemble top {k} (green = true)")
         for ax in axes:
             ax.axis("off")
 
 
 def _plot_losses(run_dir: Any, losses: list[float]) -> None:
-    with figure(run_dir.plot_path("pretrain_loss"), width=4.5, height=3.2) as (fig, ax):
+    with figure(run_dir.plot_path("pretrain_loss"), width=4.5, height=3.2) as (_fig, ax):
         w = max(1, len(losses) // 50)
         smooth = np.convolve(losses, np.ones(w) / w, mode="valid")
         ax.plot(smooth, color=PALETTE[0])
@@ -326,12 +390,18 @@ def _plot_losses(run_dir: Any, losses: list[float]) -> None:
 # -- bench ------------------------------------------------------------------------------------
 
 
+def _peak_rss_mib() -> float:
+    """Peak resident memory of this process so far (MiB)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
+
+
 def _fit_exponent(xs: list[float], ys: list[float]) -> float:
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
 
 
 def bench(cfg: BenchConfig, run_dir: Any) -> dict[str, Any]:
-    """Seconds per gene pair (process CPU time) for VVP, GT (jvp, jacrev) and GENIE3."""
+    """CPU seconds per gene pair for VVP, GT (jvp, jacrev) and GENIE3; peak RSS after each."""
     from icml26.scfm_grn.networks import scale_free_universe, subnetwork
     from icml26.scfm_grn.simulate import SimulationSpec, simulate
 
@@ -345,29 +415,29 @@ def bench(cfg: BenchConfig, run_dir: Any) -> dict[str, Any]:
     sizes: dict[str, list[float]] = {k: [] for k in per_pair}
     for g in cfg.gene_counts:
         net = subnetwork(universe, g, seed=cfg.seed + g)
-        raw = simulate(net, SimulationSpec(n_cell_types=2, cells_per_type=cfg.n_cells // 2, seed=cfg.seed))
+        raw = simulate(
+            net, SimulationSpec(n_cell_types=2, cells_per_type=cfg.n_cells // 2, seed=cfg.seed)
+        )
         data = ExpressionData.build(f"bench{g}", net.genes, raw, net, "continuous")
         n_pairs = g * (g - 1)
         jobs = {
-            "vvp": lambda: virtual_value_perturbation(model, data.genes),
-            "gt_jvp": lambda: gradient_trajectory(model, data.genes, mode="jvp"),
-            "genie3": lambda: genie3_scores(data.values, n_trees=cfg.genie3_trees, seed=cfg.seed),
+            "vvp": lambda d=data: virtual_value_perturbation(model, d.genes),
+            "gt_jvp": lambda d=data: gradient_trajectory(model, d.genes, mode="jvp"),
+            "genie3": lambda d=data: genie3_scores(
+                d.values, n_trees=cfg.genie3_trees, seed=cfg.seed
+            ),
         }
         if g <= cfg.jacrev_max_genes:
-            jobs["gt_jacrev"] = lambda: gradient_trajectory(model, data.genes, mode="jacrev")
+            jobs["gt_jacrev"] = lambda d=data: gradient_trajectory(model, d.genes, mode="jacrev")
         for name, job in jobs.items():
             best = float("inf")
             for _ in range(cfg.repeats):
-                tracemalloc.start()
-                t0 = time.perf_counter()
+                t0 = time.process_time()  # CPU seconds: robust to a shared machine
                 job()
-                sec = time.perf_counter() - t0
-                peak = tracemalloc.get_traced_memory()[1]
-                tracemalloc.stop()
-                best = min(best, sec)
+                best = min(best, time.process_time() - t0)
             metrics[f"seconds.{name}.g{g}"] = best
             metrics[f"us_per_pair.{name}.g{g}"] = best / n_pairs * 1e6
-            metrics[f"peak_python_mib.{name}.g{g}"] = peak / 2**20
+            metrics[f"peak_rss_mib.after_{name}.g{g}"] = _peak_rss_mib()
             per_pair[name].append(best / n_pairs)
             sizes[name].append(g)
             log(f"G={g:4d} {name:10s} {best:8.3f} s  {best / n_pairs * 1e6:9.1f} us/pair")
@@ -378,11 +448,15 @@ def bench(cfg: BenchConfig, run_dir: Any) -> dict[str, Any]:
     common = [g for g in sizes["gt_jacrev"] if g in sizes["gt_jvp"]]
     if common:
         g = max(common)
-        metrics["gt_jacrev_over_jvp"] = metrics[f"seconds.gt_jacrev.g{g}"] / metrics[f"seconds.gt_jvp.g{g}"]
-    with figure(run_dir.plot_path("bench_cost"), width=4.8, height=3.6) as (fig, ax):
+        metrics["gt_jacrev_over_jvp"] = (
+            metrics[f"seconds.gt_jacrev.g{g}"] / metrics[f"seconds.gt_jvp.g{g}"]
+        )
+    with figure(run_dir.plot_path("bench_cost"), width=4.8, height=3.6) as (_fig, ax):
         for k, name in enumerate(per_pair):
             if sizes[name]:
-                ax.loglog(sizes[name], np.array(per_pair[name]) * 1e6, "o-", color=PALETTE[k], label=name)
+                ax.loglog(
+                    sizes[name], np.array(per_pair[name]) * 1e6, "o-", color=PALETTE[k], label=name
+                )
         ax.set(xlabel="genes G", ylabel="µs per gene pair", title="feature cost per pair")
         ax.legend(fontsize=8)
     return metrics

@@ -58,7 +58,9 @@ def _device(model: CellModel) -> torch.device:
     return torch.device("cpu")
 
 
-def query_layout(n_genes: int, mask_groups: int, seed: int = 0) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+def query_layout(
+    n_genes: int, mask_groups: int, seed: int = 0
+) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """``(source, mask)``: one row per sequence ``(i, k)``; ``mask[r, j]`` hides target ``j``.
 
     Every ordered pair ``i != j`` is hidden in exactly one row whose source is ``i``.

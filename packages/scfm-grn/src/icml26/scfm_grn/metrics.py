@@ -26,7 +26,9 @@ def _check(labels: ArrayLike, scores: ArrayLike) -> tuple[NDArray[np.int64], NDA
     y = np.asarray(labels)
     s = np.asarray(scores, dtype=np.float64)
     if y.ndim != 1 or s.shape != y.shape:
-        raise ValueError(f"labels and scores must be 1-D of one length, got {y.shape} and {s.shape}")
+        raise ValueError(
+            f"labels and scores must be 1-D of one length, got {y.shape} and {s.shape}"
+        )
     if not np.isin(y, (0, 1)).all():
         raise ValueError("labels must be 0 or 1")
     if not np.isfinite(s).all():

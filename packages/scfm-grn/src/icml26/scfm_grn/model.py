@@ -114,7 +114,9 @@ class ScFM(nn.Module):
             raise KeyError(f"genes outside the scFM's vocabulary: {', '.join(missing[:10])}")
         return torch.tensor([self.vocab[g] for g in genes], dtype=torch.long)
 
-    def _encode(self, gene_ids: Tensor, values: Tensor, mask: Tensor) -> tuple[Tensor, list[Tensor]]:
+    def _encode(
+        self, gene_ids: Tensor, values: Tensor, mask: Tensor
+    ) -> tuple[Tensor, list[Tensor]]:
         value_emb = self.value_encoder(values.unsqueeze(-1))
         value_emb = torch.where(mask.unsqueeze(-1), self.mask_embedding.to(value_emb), value_emb)
         x = self.gene_embedding(gene_ids) + value_emb

@@ -92,7 +92,9 @@ class RunConfig:
         for name in ("pretrain_noise", "test_noise"):
             bad = [n for n in getattr(self, name) if n not in NOISES]
             if bad or not getattr(self, name):
-                raise ValueError(f"{name} must be non-empty presets from {', '.join(NOISES)}; bad: {bad}")
+                raise ValueError(
+                    f"{name} must be non-empty presets from {', '.join(NOISES)}; bad: {bad}"
+                )
         if self.train_noise not in NOISES:
             raise ValueError(f"train_noise must be one of {', '.join(NOISES)}")
         if self.universe_genes < 500:
@@ -175,7 +177,7 @@ _SMOKE = RunConfig(
     width=16,
     layers=1,
     heads=2,
-    pretrain_steps=20,
+    pretrain_steps=10,
     batch_size=8,
     max_genes=16,
     vvp_values=4,
@@ -264,7 +266,15 @@ PAPER = Paper(
     claims=CLAIMS,
     bench="icml26.scfm_grn.experiment:bench",
     bench_profiles={
-        "smoke": BenchConfig(gene_counts=(8, 16), n_cells=40, width=16, layers=1, heads=2, genie3_trees=5, jacrev_max_genes=16),
+        "smoke": BenchConfig(
+            gene_counts=(8, 16),
+            n_cells=40,
+            width=16,
+            layers=1,
+            heads=2,
+            genie3_trees=5,
+            jacrev_max_genes=16,
+        ),
         "quick": BenchConfig(),
         "full": BenchConfig(gene_counts=(16, 32, 64, 128, 256), repeats=3, jacrev_max_genes=128),
     },

@@ -69,7 +69,7 @@ def _key(network: GeneNetwork, spec: SimulationSpec) -> str:
 
 
 def simulate(
-    network: GeneNetwork, spec: SimulationSpec, *, cache: Path | None | bool = True
+    network: GeneNetwork, spec: SimulationSpec, *, cache: Path | bool | None = True
 ) -> NDArray[np.float64]:
     """Simulated expression, shape ``[cells, genes]`` in ``network.genes`` order.
 

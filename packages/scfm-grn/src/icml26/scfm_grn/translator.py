@@ -62,7 +62,9 @@ class Translator:
         x_t = torch.as_tensor(np.asarray(x, dtype=np.float32))
         y_t = torch.as_tensor(np.asarray(y, dtype=np.float32))
         if x_t.ndim != 2 or y_t.shape != (x_t.shape[0],):
-            raise ValueError(f"x must be [N, F] and y [N], got {tuple(x_t.shape)}, {tuple(y_t.shape)}")
+            raise ValueError(
+                f"x must be [N, F] and y [N], got {tuple(x_t.shape)}, {tuple(y_t.shape)}"
+            )
         n_pos = float(y_t.sum())
         if n_pos == 0 or n_pos == len(y_t):
             raise ValueError("the translator needs both edges and non-edges to train on")
@@ -71,7 +73,9 @@ class Translator:
         cfg = self.config
         gen = torch.Generator().manual_seed(cfg.seed)
         h = cfg.hidden
-        self.net = nn.Sequential(nn.Linear(x_t.shape[1], h), nn.GELU(), nn.Linear(h, h), nn.GELU(), nn.Linear(h, 1))
+        self.net = nn.Sequential(
+            nn.Linear(x_t.shape[1], h), nn.GELU(), nn.Linear(h, h), nn.GELU(), nn.Linear(h, 1)
+        )
         with torch.no_grad():
             for p in self.net.parameters():
                 p.copy_(torch.randn(p.shape, generator=gen) * (0.5 / max(1, p.shape[-1]) ** 0.5))
