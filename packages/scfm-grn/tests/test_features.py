@@ -115,3 +115,23 @@ def test_attention_and_embedding_scores_have_pair_shape() -> None:
 def test_unknown_gene_is_refused(w: np.ndarray) -> None:
     with pytest.raises(KeyError, match="vocabulary"):
         virtual_value_perturbation(linear_model(w), ("g0", "nope"))
+
+
+def test_hf_style_adapter_masks_and_reads_the_output_key(w: np.ndarray) -> None:
+    from icml26.scfm_grn.adapters import HFScFMAdapter
+
+    class Stub(torch.nn.Module):
+        """scGPT-like: forward(input_ids, values) -> {"mlm_output": [B, G, 1]}; -1 = masked."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.tensor(w, dtype=torch.float32))
+
+        def forward(self, input_ids: torch.Tensor, values: torch.Tensor) -> dict[str, torch.Tensor]:
+            shown = torch.where(values == -1.0, torch.zeros_like(values), values)
+            return {"mlm_output": (shown @ self.w).unsqueeze(-1)}
+
+    adapter = HFScFMAdapter(Stub(), {g: i for i, g in enumerate(GENES)})
+    feats = gradient_trajectory(adapter, GENES, levels=(0.5,), mode="jvp")
+    off = ~np.eye(6, dtype=bool)
+    np.testing.assert_allclose(feats[off][:, 0], w[off], atol=1e-5)
