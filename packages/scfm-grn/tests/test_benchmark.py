@@ -27,7 +27,7 @@ def test_all_pairs_are_ordered_and_off_diagonal() -> None:
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.integers(30, 60), st.floats(0.2, 0.45), st.integers(0, 10_000))
+@given(st.integers(40, 80), st.floats(0.25, 0.45), st.integers(0, 10_000))
 def test_unseen_genes_share_no_gene_with_training_pairs(size: int, frac: float, seed: int) -> None:
     universe = _universe(seed % 3)
     net = subnetwork(universe, size, seed=seed)

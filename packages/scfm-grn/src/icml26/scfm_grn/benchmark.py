@@ -63,7 +63,7 @@ def split_genes(
     off = labels * (1 - np.eye(g, dtype=labels.dtype))
     # every scored part must hold edges: redraw the gene split (deterministically) until the
     # unseen-unseen pairs hold at least half the edges a random split would give them
-    wanted = max(2, round(0.5 * off.sum() * unseen_fraction**2))
+    wanted = max(1, round(0.5 * off.sum() * unseen_fraction**2))
     for _ in range(200):
         perm = rng.permutation(g)
         unseen, seen = np.sort(perm[:n_unseen]), np.sort(perm[n_unseen:])

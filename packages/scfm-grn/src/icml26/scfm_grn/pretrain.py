@@ -81,7 +81,10 @@ def pretrain(
         raise ValueError("pretraining needs at least one dataset")
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.OneCycleLR(
-        opt, max_lr=cfg.lr, total_steps=max(cfg.steps, 1), pct_start=0.1
+        opt,
+        max_lr=cfg.lr,
+        total_steps=max(cfg.steps, 1),
+        pct_start=min(0.5, max(0.1, 3 / max(cfg.steps, 1))),  # >= 2 warm-up steps
     )
     rng = np.random.default_rng(cfg.seed)
     losses: list[float] = []
