@@ -14,11 +14,13 @@ def test_smollm2_plays_a_bandit_and_one_rmft_iteration_fits_its_transcripts() ->
 
     from icml26.rmft.envs import parse_env
     from icml26.rmft.llm_rmft import LLMSettings, llm_rmft_iteration
-    from icml26.rmft.llm_train import add_lora
     from icml26.shared.llm import LocalChatModel, load_causal_lm
+    from icml26.shared.llm.chat_templates import with_generation_markers
+    from icml26.shared.llm.sft import add_lora
 
     torch.set_num_threads(2)
     model, tok = load_causal_lm("smollm2-135m-instruct", device="cpu")
+    with_generation_markers(tok)
     backend = LocalChatModel(add_lora(model, rank=4, alpha=8), tok, batch_size=4)
     settings = LLMSettings(
         n_instances=2, rollouts_per_instance=2, steps=3, lr=2e-4, batch_size=4, max_tokens=32

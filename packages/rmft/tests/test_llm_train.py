@@ -1,4 +1,5 @@
-"""LoRA fine-tuning on transcripts with a tiny random model (offline)."""
+"""RMFT's LLM fine-tuning on the shared path: the tiny policy model, transcripts as chat
+conversations, the assistant-only loss on the replies (offline)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,15 @@ import pytest
 pytest.importorskip("peft")
 
 from icml26.rmft.envs import parse_env
+from icml26.rmft.llm_model import as_conversations, make_tiny_policy_lm
 from icml26.rmft.llm_policy import SCENARIOS, build_messages
-from icml26.rmft.llm_train import add_lora, completion_nll, encode_examples, lora_sft
-from icml26.rmft.tiny_lm import make_tiny_lm
-from icml26.shared.llm import format_chat, load_causal_lm
+from icml26.shared.llm import load_causal_lm
+from icml26.shared.llm.sft import SFTSettings, add_lora, completion_nll, encode_chats, sft
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_tiny_lm(tmp_path_factory.mktemp("tiny") / "lm", warm_start_steps=5)
+    return make_tiny_policy_lm(tmp_path_factory.mktemp("tiny") / "lm", warm_start_steps=5)
 
 
 def _pairs(n: int = 6) -> list:
@@ -32,31 +33,36 @@ def _pairs(n: int = 6) -> list:
     ]
 
 
-def test_examples_mask_the_prompt_and_end_in_eos(tiny: Path) -> None:
+def test_only_the_reply_and_its_end_token_are_trained(tiny: Path) -> None:
     _, tok = load_causal_lm(tiny, device="cpu")
     pairs = _pairs(2)
-    examples = encode_examples(tok, pairs)
-    prompt_text = format_chat(tok, pairs[0][0])
-    assert tok.decode(examples[0].prompt) == prompt_text
-    assert examples[0].completion[-1] == tok.eos_token_id
-    assert tok.decode(examples[0].completion[:-1]) == pairs[0][1]
-    with pytest.raises(ValueError, match="empty reply"):
-        encode_examples(tok, [(pairs[0][0], "  ")])
+    [example, _] = encode_chats(tok, as_conversations(pairs))
+    trained = [i for i, m in zip(example.input_ids, example.loss_mask, strict=True) if m]
+    assert trained[-1] == tok.eos_token_id
+    assert tok.decode(trained[:-1]) == pairs[0][1]
+    with pytest.raises(ValueError, match="empty assistant reply"):
+        encode_chats(tok, as_conversations([(pairs[0][0], "  ")]))
     with pytest.raises(ValueError, match="no transcripts"):
-        encode_examples(tok, [])
+        as_conversations([])
 
 
-def test_lora_sft_lowers_completion_nll_and_trains_only_adapters(tiny: Path) -> None:
+def test_lora_sft_lowers_reply_nll_and_trains_only_adapters(tiny: Path) -> None:
     import torch
 
     model, tok = load_causal_lm(tiny, device="cpu")
     model = add_lora(model, rank=4, alpha=8)
     frozen = {n: p.detach().clone() for n, p in model.named_parameters() if not p.requires_grad}
-    examples = encode_examples(tok, _pairs())
+    conversations = as_conversations(_pairs())
+    examples = encode_chats(tok, conversations)
     before = completion_nll(model, tok, examples)
-    lora_sft(model, tok, examples, steps=8, lr=5e-3, batch_size=6, rng=np.random.default_rng(0))
-    after = completion_nll(model, tok, examples)
-    assert after < before
+    sft(
+        model,
+        tok,
+        conversations,
+        SFTSettings(steps=8, lr=5e-3, batch_size=6),
+        rng=np.random.default_rng(0),
+    )
+    assert completion_nll(model, tok, examples) < before
     for n, p in model.named_parameters():
         if n in frozen:
             torch.testing.assert_close(p, frozen[n])
@@ -67,14 +73,6 @@ def test_lora_needs_adapters(tiny: Path) -> None:
     for p in model.parameters():
         p.requires_grad_(False)
     with pytest.raises(ValueError, match="no trainable parameters"):
-        lora_sft(
-            model,
-            tok,
-            encode_examples(tok, _pairs(1)),
-            steps=1,
-            lr=1e-3,
-            batch_size=1,
-            rng=np.random.default_rng(0),
-        )
+        sft(model, tok, as_conversations(_pairs(1)), SFTSettings(steps=1, batch_size=1))
     with pytest.raises(ValueError, match="rank"):
         add_lora(model, rank=0)

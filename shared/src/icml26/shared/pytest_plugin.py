@@ -11,6 +11,10 @@ Two workspace rules, kept here once instead of in nine conftests:
   ``tests-<slug>`` sessions set it), a session whose tests pass but take longer fails, with
   the total and the slowest tests named, so slow tests move to the ``slow`` marker instead of
   creeping into the default run.
+
+And two fixtures for device-consistency tests (mark them ``@pytest.mark.gpu``; ``nox -s gpu``
+runs exactly those on a GPU machine): ``cuda_device`` (a ``torch.device("cuda")``) and
+``jax_gpu`` (a JAX GPU device); each skips the test, with the reason, where there is none.
 """
 
 from __future__ import annotations
@@ -24,11 +28,9 @@ import pytest
 CI_PROFILE = "icml26-ci"
 BUDGET_ENV = "ICML26_TEST_BUDGET_S"
 
-_state: dict[str, Any] = {}
-
 
 def _truthy(value: str | None) -> bool:
-    return bool(value) and value.strip().lower() not in ("0", "false", "no", "off")
+    return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def register_hypothesis_profiles() -> str | None:
@@ -46,20 +48,68 @@ def register_hypothesis_profiles() -> str | None:
     return chosen
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    _state["profile"] = register_hypothesis_profiles()
-    _state["start"] = time.perf_counter()
-    _state["durations"] = []
+@pytest.fixture
+def cuda_device() -> Any:
+    """``torch.device("cuda")``, or skip: no torch, or no CUDA device visible to it."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device visible to torch")
+    return torch.device("cuda")
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    budget = os.environ.get(BUDGET_ENV)
-    profile = _state.get("profile") or "default"
-    return f"icml26: hypothesis profile {profile}; time budget {budget or 'none'} s"
+@pytest.fixture
+def jax_gpu() -> Any:
+    """The first JAX GPU device, or skip: no jax, or no GPU backend (``jax[cuda12]``)."""
+    jax = pytest.importorskip("jax")
+    try:
+        devices = jax.devices("gpu")
+    except RuntimeError:
+        devices = []
+    if not devices:
+        pytest.skip("no GPU device visible to jax (install jax[cuda12] on a GPU machine)")
+    return devices[0]
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    _state.setdefault("durations", []).append((report.duration, report.nodeid))
+class _SessionTimer:
+    """Per-session state (a pytester run inside a session gets its own)."""
+
+    def __init__(self, profile: str | None) -> None:
+        self.profile = profile
+        self.start = time.perf_counter()
+        self.total: float | None = None
+        self.over = False
+        self.durations: list[tuple[float, str]] = []
+
+    def pytest_report_header(self, config: pytest.Config) -> str:
+        budget = os.environ.get(BUDGET_ENV)
+        return f"icml26: hypothesis profile {self.profile or 'default'}; time budget {budget or 'none'} s"
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.durations.append((report.duration, report.nodeid))
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.total = time.perf_counter() - self.start
+        budget = _budget()
+        self.over = budget is not None and self.total > budget and exitstatus == 0
+        if self.over:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+        if self.total is None:
+            return
+        budget = _budget()
+        line = f"icml26: test session took {self.total:.1f} s"
+        if budget is not None:
+            line += f" (budget {budget:g} s)"
+        terminalreporter.write_line(line)
+        if self.over:
+            terminalreporter.write_line(
+                f"icml26: FAILED: the default test session is over its {budget:g} s budget; "
+                "mark the slowest tests `slow` or make them cheaper:",
+                red=True,
+            )
+            for seconds, nodeid in sorted(self.durations, reverse=True)[:5]:
+                terminalreporter.write_line(f"  {seconds:7.1f} s  {nodeid}")
 
 
 def _budget() -> float | None:
@@ -75,30 +125,9 @@ def _budget() -> float | None:
     return budget
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    total = time.perf_counter() - _state.get("start", time.perf_counter())
-    _state["total"] = total
-    budget = _budget()
-    _state["over"] = budget is not None and total > budget and exitstatus == 0
-    if _state["over"]:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    total = _state.get("total")
-    if total is None:
-        return
-    budget = _budget()
-    line = f"icml26: test session took {total:.1f} s"
-    if budget is not None:
-        line += f" (budget {budget:g} s)"
-    terminalreporter.write_line(line)
-    if _state.get("over"):
-        slowest = sorted(_state.get("durations", []), reverse=True)[:5]
-        terminalreporter.write_line(
-            f"icml26: FAILED: the default test session is over its {budget:g} s budget; "
-            "mark the slowest tests `slow` or make them cheaper:",
-            red=True,
-        )
-        for seconds, nodeid in slowest:
-            terminalreporter.write_line(f"  {seconds:7.1f} s  {nodeid}")
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "gpu: needs a CUDA device (skipped without one); `nox -s gpu` runs them"
+    )
+    _budget()  # a bad value stops the session before any test runs
+    config.pluginmanager.register(_SessionTimer(register_hypothesis_profiles()))

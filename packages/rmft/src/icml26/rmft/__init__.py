@@ -48,8 +48,8 @@ _EXPORTS = {
     "LLMSettings": "llm_rmft",
     "llm_rmft_iteration": "llm_rmft",
     "write_openai_finetune_jsonl": "llm_rmft",
-    "add_lora": "llm_train",
-    "make_tiny_lm": "tiny_lm",
+    "as_conversations": "llm_model",
+    "make_tiny_policy_lm": "llm_model",
     "RMFTConfig": "config",
     "BenchConfig": "config",
 }

@@ -60,13 +60,13 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     )
     log(f"rmft bench: numeric {metrics['throughput']}")
     if config.llm_model:
+        from icml26.rmft.llm_model import TINY_SPEC, make_tiny_policy_lm
         from icml26.rmft.llm_policy import LLMPolicy
-        from icml26.rmft.tiny_lm import TINY_SPEC, make_tiny_lm
         from icml26.shared.llm import LocalChatModel, load_causal_lm
 
         spec_name = config.llm_model
         if spec_name == TINY_SPEC:
-            spec_name = str(make_tiny_lm(run_dir.path / "tiny_lm", seed=config.seed))
+            spec_name = str(make_tiny_policy_lm(run_dir.path / "tiny_lm", seed=config.seed))
         model_lm, tok = load_causal_lm(
             spec_name, device=device, dtype="float32" if device == "cpu" else None
         )

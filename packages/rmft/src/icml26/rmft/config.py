@@ -27,8 +27,15 @@ def _non_negative(obj: object, *names: str) -> None:
 
 
 def _device(value: str) -> None:
+    """A device name, and CUDA only where torch sees it (checked before any run folder exists;
+    torch is imported only when CUDA is asked for)."""
     if not (value in {"auto", "cpu", "mps"} or value == "cuda" or value.startswith("cuda:")):
         raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps', got {value!r}")
+    if value.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ValueError(f"device={value!r} but torch sees no CUDA device here")
 
 
 @dataclass(frozen=True)

@@ -282,15 +282,19 @@ def _llm_backend(run_dir: RunDir, config: RMFTConfig, device: str) -> tuple[Any,
 
     if config.llm_endpoint:
         return ChatClient(config.llm_endpoint, config.llm_endpoint_model), False
-    from icml26.rmft.llm_train import add_lora
-    from icml26.rmft.tiny_lm import TINY_SPEC, make_tiny_lm
+    from icml26.rmft.llm_model import TINY_SPEC, make_tiny_policy_lm
+    from icml26.shared.llm.chat_templates import with_generation_markers
+    from icml26.shared.llm.sft import add_lora
 
     spec = config.llm_model
     if spec == TINY_SPEC:
-        spec = str(make_tiny_lm(run_dir.path / "tiny_lm", seed=config.seed))
+        spec = str(make_tiny_policy_lm(run_dir.path / "tiny_lm", seed=config.seed))
     model, tokenizer = load_causal_lm(
         spec, device=device, dtype="float32" if device == "cpu" else None
     )
+    # SmolLM2's template gets {% generation %} markers; another checkpoint's unknown template
+    # is kept (the SFT loop then finds the replies by prefix rendering).
+    with_generation_markers(tokenizer, strict=False)
     model = add_lora(model, rank=config.lora_rank, alpha=2 * config.lora_rank)
     return LocalChatModel(model, tokenizer, batch_size=config.llm_batch_size), True
 

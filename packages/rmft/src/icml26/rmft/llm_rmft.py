@@ -1,5 +1,8 @@
 """Iterative RMFT for LLM policies: roll out with the model's own reasoning, keep the lowest-
-regret episodes, LoRA-fine-tune on their transcripts (reasoning text included)."""
+regret episodes, LoRA-fine-tune on their transcripts (reasoning text included) with the shared
+assistant-only SFT (:func:`icml26.shared.llm.sft.sft`: the loss is on each reply and its
+end-of-turn token; steps whose reply was malformed are dropped before, as they carry no
+decision the model made)."""
 
 from __future__ import annotations
 
@@ -11,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from icml26.rmft.envs import EnvSpec, sample_instances
+from icml26.rmft.llm_model import as_conversations
 from icml26.rmft.llm_policy import LLMPolicy, transcripts
-from icml26.rmft.llm_train import completion_nll, encode_examples, lora_sft
 from icml26.rmft.rmft import IterationStats
 from icml26.rmft.rollout import Trajectories, rollout
 from icml26.rmft.selection import select_lowest_regret
@@ -81,15 +84,16 @@ def llm_rmft_iteration(
     keep, pairs = select_llm_transcripts(trajs, settings)
     before = after = float("nan")
     if pairs:
-        examples = encode_examples(backend.tokenizer, pairs)
+        from icml26.shared.llm.sft import SFTSettings, completion_nll, encode_chats, sft
+
+        conversations = as_conversations(pairs)
+        examples = encode_chats(backend.tokenizer, conversations)
         before = completion_nll(backend.model, backend.tokenizer, examples)
-        lora_sft(
+        sft(
             backend.model,
             backend.tokenizer,
-            examples,
-            steps=settings.steps,
-            lr=settings.lr,
-            batch_size=settings.batch_size,
+            conversations,
+            SFTSettings(steps=settings.steps, lr=settings.lr, batch_size=settings.batch_size),
             rng=rng,
         )
         after = completion_nll(backend.model, backend.tokenizer, examples)

@@ -16,6 +16,13 @@ Three pieces, one job each:
   OpenAI-compatible ``/v1/chat/completions`` endpoint, with timeouts, retries, a token budget
   and token accounting (:class:`TokenUsage`).
 
+Post-training (extra ``icml26-shared[rl]``: TRL, peft, datasets), in submodules imported on
+their own so that this module stays light: :mod:`~icml26.shared.llm.tiny` (tiny tokenizer and
+model), :mod:`~icml26.shared.llm.chat_templates`, :mod:`~icml26.shared.llm.sft`,
+:mod:`~icml26.shared.llm.grpo`, :mod:`~icml26.shared.llm.rollouts` (multi-turn),
+:mod:`~icml26.shared.llm.roles` (several policies), :mod:`~icml26.shared.llm.tasks` (a toy
+task) and :mod:`~icml26.shared.llm.bench`.
+
 Both chat back ends satisfy :class:`ChatBackend`, so a package written against it runs on a
 bundled 135M model in tests and on GPT-4o mini or a vLLM server unchanged::
 

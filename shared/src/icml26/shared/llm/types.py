@@ -12,7 +12,7 @@ __all__ = ["ChatBackend", "Completion", "Message", "TokenUsage", "check_messages
 #: One chat message, ``{"role": "system" | "user" | "assistant", "content": str}``.
 Message = Mapping[str, str]
 
-_ROLES = frozenset({"system", "user", "assistant"})
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 
 def check_messages(messages: Sequence[Message]) -> list[dict[str, str]]:

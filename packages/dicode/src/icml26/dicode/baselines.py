@@ -1,0 +1,196 @@
+"""The baselines' world schedulers, with the same interface as :class:`DiCodeCurriculum`.
+
+* :class:`TargetOnly` (``ppo_target``): PPO on the target world only.
+* :class:`DomainRandomisation` (``domain_randomisation``): fresh uniform draws from the same
+  code space (:func:`~icml26.dicode.dreamer.random_program`) every round.
+* :class:`PLR` (``plr``): prioritised level replay (Jiang et al., 2021) over randomly generated
+  worlds, scored by the positive value loss ``mean_t max(Â_t, 0)``; replay with probability
+  ``replay_prob`` from a buffer ranked by score (rank prioritisation, temperature β) mixed
+  with staleness, otherwise a new random world.
+* :class:`ACCEL` (``accel``): PLR whose new worlds are, once the buffer is warm, *edits* of
+  high-scoring buffer worlds (Parker-Holder et al., 2022) by the same AST mutations as the
+  offline dreamer, so the comparison with ``dicode`` isolates learnability selection, the
+  frontier and lineage rather than the edit operators.
+
+Curriculum baselines give ``target_slots`` slots to the target world as DiCode does, so every
+method mixes in the same share of target episodes and only the rest differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from icml26.dicode.curriculum import SlotStats
+from icml26.dicode.dreamer import MutationDreamer, random_program
+from icml26.dicode.program import ProgramError, WorldProgram, compile_program
+
+__all__ = ["ACCEL", "PLR", "DomainRandomisation", "TargetOnly"]
+
+
+class TargetOnly:
+    """Every slot plays the target world."""
+
+    name = "ppo_target"
+
+    def __init__(self, target: WorldProgram, n_slots: int) -> None:
+        self.target = target
+        self.n_slots = n_slots
+
+    def worlds(self, rng: np.random.Generator) -> list[WorldProgram]:
+        return [self.target] * self.n_slots
+
+    def observe(self, stats: list[SlotStats]) -> None:
+        pass
+
+    def end_round(self, profile: dict[str, float], rng: np.random.Generator) -> None:
+        pass
+
+
+class DomainRandomisation(TargetOnly):
+    """Target slots plus fresh random worlds each round."""
+
+    name = "domain_randomisation"
+
+    def __init__(self, target: WorldProgram, n_slots: int, target_slots: int) -> None:
+        super().__init__(target, n_slots)
+        self.target_slots = target_slots
+
+    def worlds(self, rng: np.random.Generator) -> list[WorldProgram]:
+        fresh = [
+            compile_program(random_program(rng)) for _ in range(self.n_slots - self.target_slots)
+        ]
+        return [self.target] * self.target_slots + fresh
+
+
+@dataclass
+class _Level:
+    program: WorldProgram
+    score: float
+    last_seen: int
+
+
+class PLR(TargetOnly):
+    """Prioritised level replay over random worlds (positive-value-loss scores).
+
+    Args:
+        buffer_size: levels kept (lowest score evicted).
+        replay_prob: probability that a slot replays a buffer level.
+        temperature: β of the rank prioritisation ``P ∝ (1 / rank)^(1/β)``.
+        staleness: weight ρ of the staleness distribution in the replay mixture.
+    """
+
+    name = "plr"
+
+    def __init__(
+        self,
+        target: WorldProgram,
+        n_slots: int,
+        target_slots: int,
+        *,
+        buffer_size: int = 64,
+        replay_prob: float = 0.5,
+        temperature: float = 0.3,
+        staleness: float = 0.3,
+    ) -> None:
+        super().__init__(target, n_slots)
+        self.target_slots = target_slots
+        self.buffer_size = buffer_size
+        self.replay_prob = replay_prob
+        self.temperature = temperature
+        self.staleness = staleness
+        self.buffer: list[_Level] = []
+        self.round = 0
+        self._slots: list[tuple[WorldProgram, int | None]] = []
+        self.proposed = 0
+        self.valid = 0
+
+    def _replay_distribution(self) -> np.ndarray:
+        scores = np.asarray([lv.score for lv in self.buffer])
+        ranks = np.empty(len(scores))
+        ranks[np.argsort(-scores)] = np.arange(1, len(scores) + 1)
+        p_score = (1.0 / ranks) ** (1.0 / self.temperature)
+        p_score /= p_score.sum()
+        stale = np.asarray([self.round - lv.last_seen for lv in self.buffer], dtype=float)
+        p_stale = stale / stale.sum() if stale.sum() > 0 else np.full(len(stale), 1 / len(stale))
+        return (1 - self.staleness) * p_score + self.staleness * p_stale
+
+    def _new_level(self, rng: np.random.Generator) -> WorldProgram:
+        self.proposed += 1
+        self.valid += 1
+        return compile_program(random_program(rng))
+
+    def worlds(self, rng: np.random.Generator) -> list[WorldProgram]:
+        slots: list[tuple[WorldProgram, int | None]] = [(self.target, None)] * self.target_slots
+        p = self._replay_distribution() if self.buffer else None
+        for _ in range(self.n_slots - self.target_slots):
+            if p is not None and rng.random() < self.replay_prob:
+                i = int(rng.choice(len(self.buffer), p=p))
+                slots.append((self.buffer[i].program, i))
+            else:
+                slots.append((self._new_level(rng), None))
+        self._slots = slots
+        return [s[0] for s in slots]
+
+    def observe(self, stats: list[SlotStats]) -> None:
+        for (program, index), s in zip(self._slots, stats, strict=True):
+            if program is self.target and index is None:
+                continue
+            if index is not None:
+                self.buffer[index].score = s.positive_value_loss
+                self.buffer[index].last_seen = self.round
+            else:
+                self.buffer.append(_Level(program, s.positive_value_loss, self.round))
+        if len(self.buffer) > self.buffer_size:
+            self.buffer.sort(key=lambda lv: -lv.score)
+            del self.buffer[self.buffer_size :]
+
+    def end_round(self, profile: dict[str, float], rng: np.random.Generator) -> None:
+        self.round += 1
+
+
+class ACCEL(PLR):
+    """PLR with edited levels: new slots are mutations of high-scoring buffer levels.
+
+    Args:
+        edit_prob: probability that a new level is an edit (once the buffer holds
+            ``warmup`` levels) rather than a random draw.
+    """
+
+    name = "accel"
+
+    def __init__(
+        self,
+        target: WorldProgram,
+        n_slots: int,
+        target_slots: int,
+        *,
+        edit_prob: float = 0.8,
+        warmup: int = 4,
+        **kwargs: float,
+    ) -> None:
+        super().__init__(target, n_slots, target_slots, **kwargs)  # type: ignore[arg-type]
+        self.edit_prob = edit_prob
+        self.warmup = warmup
+        self.editor = MutationDreamer()
+        self._profile: dict[str, float] = {}
+        self._rng: np.random.Generator | None = None
+
+    def _new_level(self, rng: np.random.Generator) -> WorldProgram:
+        if len(self.buffer) >= self.warmup and rng.random() < self.edit_prob:
+            p = self._replay_distribution()
+            parent = self.buffer[int(rng.choice(len(self.buffer), p=p))].program
+            source, _ = self.editor.mutate(parent, rng, self._profile, k=int(rng.integers(1, 3)))
+            self.proposed += 1
+            try:
+                program = compile_program(source)
+            except ProgramError:
+                return super()._new_level(rng)
+            self.valid += 1
+            return program
+        return super()._new_level(rng)
+
+    def end_round(self, profile: dict[str, float], rng: np.random.Generator) -> None:
+        self._profile = dict(profile)
+        super().end_round(profile, rng)

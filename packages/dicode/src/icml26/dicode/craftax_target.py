@@ -1,0 +1,345 @@
+"""The real Craftax-Classic (``craftax`` on PyPI) as the full profile's target.
+
+Craftax-Classic's ``EnvParams`` has no resource densities, starting inventory or reward
+settings, so a world program is lowered onto it in three parts (:func:`lower_to_craftax`):
+
+* ``EnvParams``: ``max_timesteps`` = the program's ``episode_length``, ``day_length``, and the
+  zombie spawn chances scaled by ``zombie_spawn`` relative to the target program's;
+* a post-reset edit of Craftax's own generated state: the starting inventory and the
+  ``build`` placements (written next to the player; ``cow`` placements are dropped, Craftax
+  cows are mobs);
+* the reward: ``Σ_a rewards[a] · [a unlocked]`` over Craftax's 22 achievements (the four that
+  our world lacks, sapling/plant/skeleton, keep reward 1).
+
+Map size and densities are *not* lowered (Craftax generates its 64x64 map with fractal noise).
+The target program lowers to unmodified Craftax-Classic (apart from the episode cap), so
+``return`` there is the number of achievements unlocked per episode. Compiles take minutes on
+2 cores: JAX's persistent compilation cache is used and nothing here runs in the default tests.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from icml26.dicode.program import MAX_PLACEMENTS, WorldProgram, target_program
+from icml26.dicode.tech import ITEMS
+from icml26.shared import RunDir, log
+
+__all__ = ["craftax_available", "craftax_bench", "craftax_env", "craftax_stage", "lower_to_craftax"]
+
+CRAFTAX_ACHIEVEMENTS = (
+    "collect_wood",
+    "place_table",
+    "eat_cow",
+    "collect_sapling",
+    "collect_drink",
+    "make_wood_pickaxe",
+    "make_wood_sword",
+    "place_plant",
+    "defeat_zombie",
+    "collect_stone",
+    "place_stone",
+    "eat_plant",
+    "defeat_skeleton",
+    "make_stone_pickaxe",
+    "make_stone_sword",
+    "wake_up",
+    "place_furnace",
+    "collect_coal",
+    "collect_iron",
+    "collect_diamond",
+    "make_iron_pickaxe",
+    "make_iron_sword",
+)
+_BLOCKS = {  # our block -> Craftax-Classic BlockType value
+    "grass": 2,
+    "water": 3,
+    "stone": 4,
+    "tree": 5,
+    "coal": 8,
+    "iron": 9,
+    "diamond": 10,
+    "table": 11,
+    "furnace": 12,
+}
+
+
+def craftax_available() -> bool:
+    try:
+        import craftax.craftax_classic.envs.craftax_symbolic_env  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _require() -> None:
+    if not craftax_available():
+        raise ImportError(
+            "Craftax-Classic needs the craftax package: pip install 'icml26-dicode[craftax]'"
+        )
+
+
+def lower_to_craftax(program: WorldProgram) -> Any:
+    """The program as a Craftax pytree ``{"env_params", "inventory", "place_*", "rewards",
+    "goal"}`` of NumPy leaves (fixed shapes: one compile for every world)."""
+    _require()
+    from craftax.craftax_classic.envs.craftax_state import EnvParams
+
+    base = EnvParams()
+    target = target_program()
+    scale = program.zombie_spawn / max(target.zombie_spawn, 1e-9)
+    env_params = base.replace(
+        max_timesteps=np.int32(program.episode_length),
+        day_length=np.int32(program.day_length),
+        always_diamond=np.bool_(base.always_diamond),
+        zombie_health=np.int32(base.zombie_health),
+        cow_health=np.int32(base.cow_health),
+        skeleton_health=np.int32(base.skeleton_health),
+        mob_despawn_distance=np.int32(base.mob_despawn_distance),
+        spawn_cow_chance=np.float32(base.spawn_cow_chance),
+        spawn_zombie_base_chance=np.float32(base.spawn_zombie_base_chance * scale),
+        spawn_zombie_night_chance=np.float32(base.spawn_zombie_night_chance * scale),
+        spawn_skeleton_chance=np.float32(base.spawn_skeleton_chance),
+    )
+    inventory = np.zeros(12, np.int32)  # Craftax order: ITEMS with sapling after diamond
+    names = (*ITEMS[:5], "sapling", *ITEMS[5:])
+    for item, count in zip(ITEMS, program.start_inventory, strict=True):
+        inventory[names.index(item)] = count
+    block = np.zeros(MAX_PLACEMENTS, np.int32)
+    dx = np.zeros(MAX_PLACEMENTS, np.int32)
+    dy = np.zeros(MAX_PLACEMENTS, np.int32)
+    valid = np.zeros(MAX_PLACEMENTS, bool)
+    for j, (b, x, y) in enumerate(program.placements):
+        if b in _BLOCKS:
+            block[j], dx[j], dy[j], valid[j] = _BLOCKS[b], x, y, True
+    ours = dict(zip(_our_achievements(), program.rewards, strict=True))
+    rewards = np.asarray([ours.get(a, 1.0) for a in CRAFTAX_ACHIEVEMENTS], np.float32)
+    return {
+        "env_params": env_params,
+        "inventory": inventory,
+        "place_block": block,
+        "place_dx": dx,
+        "place_dy": dy,
+        "place_valid": valid,
+        "rewards": rewards,
+        "goal": np.int32(CRAFTAX_ACHIEVEMENTS.index(program.goal)),
+    }
+
+
+def _our_achievements() -> tuple[str, ...]:
+    from icml26.dicode.tech import ACHIEVEMENTS
+
+    return ACHIEVEMENTS
+
+
+def craftax_env(reset_ratio: int = 16) -> Any:
+    """An :class:`~icml26.dicode.ppo.EnvSpec` over Craftax-Classic-Symbolic with lowered worlds
+    (``n_envs / reset_ratio`` fresh worlds generated per batched step: optimistic resets)."""
+    _require()
+    import jax
+    import jax.numpy as jnp
+    from craftax.craftax_classic.envs.craftax_state import Inventory
+    from craftax.craftax_classic.envs.craftax_symbolic_env import (
+        CraftaxClassicSymbolicEnvNoAutoReset,
+    )
+    from flax import struct
+
+    from icml26.dicode.ppo import EnvSpec
+
+    env = CraftaxClassicSymbolicEnvNoAutoReset()
+    obs_size = int(env.observation_space(env.default_params).shape[0])
+    names = (*ITEMS[:5], "sapling", *ITEMS[5:])
+
+    @struct.dataclass
+    class State:
+        inner: Any
+        episode_return: jax.Array
+
+    def edit(st: Any, world: dict[str, Any]) -> tuple[jax.Array, State]:
+        """The program's post-reset edits of a generated Craftax state."""
+        inv = Inventory(**{n: world["inventory"][i] for i, n in enumerate(names)})
+        size = st.map.shape[0]
+        px = jnp.clip(st.player_position[0] + world["place_dx"], 0, size - 1)
+        py = jnp.clip(st.player_position[1] + world["place_dy"], 0, size - 1)
+        keep = world["place_valid"] & ~(
+            (px == st.player_position[0]) & (py == st.player_position[1])
+        )
+        new_map = st.map.at[px, py].set(jnp.where(keep, world["place_block"], st.map[px, py]))
+        st = st.replace(inventory=inv, map=new_map)
+        return env.get_obs(st), State(st, jnp.float32(0.0))
+
+    def reset(key: jax.Array, world: dict[str, Any]) -> tuple[jax.Array, State]:
+        _, st = env.reset_env(key, world["env_params"])
+        return edit(st, world)
+
+    def step(key: jax.Array, s: State, action: jax.Array, world: dict[str, Any]) -> Any:
+        obs, st, _, done, _ = env.step_env(key, s.inner, action, world["env_params"])
+        new = st.achievements & ~s.inner.achievements
+        reward = jnp.sum(world["rewards"] * new.astype(jnp.float32))
+        return obs, State(st, s.episode_return + reward), reward, done, {"unlocked": new}
+
+    def step_auto_reset(key: jax.Array, s: State, action: jax.Array, world: dict[str, Any]) -> Any:
+        k_step, k_reset = jax.random.split(key)
+        obs, nxt, reward, done, info = step(k_step, s, action, world)
+        obs_r, state_r = reset(k_reset, world)
+        info = {
+            **info,
+            "achievements": nxt.inner.achievements,
+            "return": nxt.episode_return,
+            "goal_success": nxt.inner.achievements[world["goal"]],
+        }
+        out = jax.tree_util.tree_map(lambda r, x: jnp.where(done, r, x), state_r, nxt)
+        return jnp.where(done, obs_r, obs), out, reward, done, info
+
+    generation_params = env.default_params  # generation reads no field a program changes
+
+    def batch_step_auto_reset(key: jax.Array, s: State, action: jax.Array, worlds: Any) -> Any:
+        """Optimistic resets: ``n / reset_ratio`` worlds are generated per step and shared by
+        the environments that finished (then edited per program), instead of one per env."""
+        n = action.shape[0]
+        k = max(1, n // reset_ratio)
+        k_step, k_reset, k_pick = jax.random.split(key, 3)
+        obs, nxt, reward, done, info = jax.vmap(step)(
+            jax.random.split(k_step, n), s, action, worlds
+        )
+        base = jax.vmap(lambda kk: env.reset_env(kk, generation_params)[1])(
+            jax.random.split(k_reset, k)
+        )
+        pick = jax.random.randint(k_pick, (n,), 0, k)
+        fresh = jax.tree_util.tree_map(lambda x: x[pick], base)
+        obs_r, state_r = jax.vmap(edit)(fresh, worlds)
+        info = {
+            **info,
+            "achievements": nxt.inner.achievements,
+            "return": nxt.episode_return,
+            "goal_success": jnp.take_along_axis(
+                nxt.inner.achievements, worlds["goal"][:, None], axis=1
+            )[:, 0],
+        }
+
+        def choose(r: jax.Array, x: jax.Array) -> jax.Array:
+            return jnp.where(done.reshape((-1,) + (1,) * (x.ndim - 1)), r, x)
+
+        out = jax.tree_util.tree_map(choose, state_r, nxt)
+        return choose(obs_r, obs), out, reward, done, info
+
+    return EnvSpec(
+        name="craftax_classic",
+        obs_size=obs_size,
+        n_actions=int(env.num_actions),
+        achievement_names=CRAFTAX_ACHIEVEMENTS,
+        reset=reset,
+        step=step,
+        step_auto_reset=step_auto_reset,
+        episode_return=lambda s: s.episode_return,
+        achievements=lambda s: s.inner.achievements,
+        batch_step_auto_reset=batch_step_auto_reset,
+    )
+
+
+def craftax_bench(config: Any) -> dict[str, float]:
+    """Compile time and vmapped random-action steps per second of Craftax-Classic."""
+    import jax
+
+    spec = craftax_env()
+    world = lower_to_craftax(target_program())
+    n = config.craftax_batch
+    worlds = jax.tree_util.tree_map(lambda x: np.repeat(np.asarray(x)[None], n, axis=0), world)
+
+    @jax.jit
+    def rollout(key: jax.Array) -> Any:
+        k0, k1 = jax.random.split(key)
+        _, state = jax.vmap(spec.reset)(jax.random.split(k0, n), worlds)
+
+        def body(s: Any, k: jax.Array) -> Any:
+            ka, ke = jax.random.split(k)
+            a = jax.random.randint(ka, (n,), 0, spec.n_actions)
+            _, s, r, _, _ = spec.step_batch(ke, s, a, worlds)
+            return s, r.sum()
+
+        return jax.lax.scan(body, state, jax.random.split(k1, config.craftax_steps))[1]
+
+    start = time.perf_counter()
+    jax.block_until_ready(rollout(jax.random.PRNGKey(0)))
+    compile_s = time.perf_counter() - start
+    best = float("inf")
+    for i in range(config.repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(rollout(jax.random.PRNGKey(i + 1)))
+        best = min(best, time.perf_counter() - start)
+    log(
+        f"bench: Craftax-Classic {n * config.craftax_steps / best:.0f} steps/s (compile {compile_s:.0f}s)"
+    )
+    return {
+        "compile_seconds.craftax_classic": compile_s,
+        "env_steps_per_second.craftax_classic": n * config.craftax_steps / best,
+    }
+
+
+def craftax_stage(config: Any, run_dir: RunDir) -> dict[str, Any]:
+    """``ppo_target`` and ``dicode`` (one seed each, ``craftax_steps`` steps) on Craftax-Classic.
+
+    The curriculum is the same DiCode loop; its programs are lowered onto Craftax.
+    """
+    import json
+
+    from icml26.dicode.ppo import PPO
+    from icml26.dicode.training import Evaluator, make_dreamer, ppo_settings, train_unit
+    from icml26.shared import atomic_write_json
+
+    if not craftax_available():
+        raise ImportError(
+            "craftax=true needs Craftax-Classic: pip install 'icml26-dicode[craftax]'"
+        )
+    spec = craftax_env()
+    cfg = _craftax_config(config)
+    ppo = PPO(ppo_settings(cfg), env=spec)
+    evaluator = Evaluator(ppo, cfg.eval_episodes, lower=lower_to_craftax)
+    dreamer = make_dreamer(cfg)
+    metrics: dict[str, Any] = {}
+    folder = run_dir.path / "units"
+    folder.mkdir(exist_ok=True)
+    for method in ("ppo_target", "dicode"):
+        path = folder / f"craftax.{method}.s0.json"
+        if path.exists():
+            unit = json.loads(path.read_text())
+        else:
+            start = time.perf_counter()
+            unit = train_unit(
+                method,
+                cfg.seed,
+                cfg,
+                ppo,
+                evaluator,
+                dreamer,
+                checkpoint_dir=run_dir.checkpoints.folder / f"craftax-{method}-s0",
+            )
+            unit["wall_seconds"] = time.perf_counter() - start
+            atomic_write_json(path, unit)
+        log(
+            f"  craftax {method:12s}: return {np.mean(unit['returns']):.2f} ({unit['wall_seconds']:.0f}s)"
+        )
+        metrics[f"craftax.return.{method}"] = float(np.mean(unit["returns"]))
+        for a in ("collect_iron", "collect_diamond", "make_iron_pickaxe", "make_stone_pickaxe"):
+            metrics[f"craftax.achievement_success.{a}.{method}"] = unit["achievement_success"][a]
+        if unit["train_seconds"] > 0:
+            metrics[f"craftax.steps_per_second.{method}"] = (
+                unit["train_steps"] / unit["train_seconds"]
+            )
+    metrics["craftax.env_steps_per_method"] = float(cfg.rounds * cfg.steps_per_round)
+    return metrics
+
+
+def _craftax_config(config: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(
+        config,
+        n_seeds=1,
+        total_steps=config.craftax_steps,
+        final_eval_episodes=config.eval_episodes * 2,
+        craftax=False,
+    )

@@ -1,0 +1,266 @@
+"""The DiCode curriculum: an archive of dreamed worlds, learnability, a frontier, lineage.
+
+Each training round the agent plays ``n_slots`` worlds (a slot is a group of environments):
+``target_slots`` play the target world (the mixing of target episodes into training), the
+newest unevaluated children get a slot each so their success rate is measured, and the rest
+are drawn from the archive with probability proportional to their learnability
+
+    L(w) = p_w (1 - p_w),    p_w = the agent's success rate on w's goal,
+
+which is 0 for solved (p = 1) and hopeless (p = 0) worlds and highest at p = 1/2. The
+*frontier* is the set of worlds with ``lo < p < hi`` (neither solved nor hopeless).
+
+After the round the dreamer writes children of parents chosen *lineage-aware*: a parent's
+score is its own learnability plus ``lineage_weight`` times the mean learnability of its
+evaluated children, so productive lineages keep being extended. ``selection="uniform"`` is
+the ``dicode_random`` ablation: the same loop with uniform choices from the archive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from icml26.dicode.dreamer import Dream, DreamContext, Dreamer
+from icml26.dicode.program import WorldProgram
+
+__all__ = ["Archive", "ArchiveEntry", "DiCodeCurriculum", "SlotStats", "learnability"]
+
+
+def learnability(p: Any) -> Any:
+    """``p (1 - p)``: 0 at ``p ∈ {0, 1}``, maximal (1/4) at ``p = 1/2``."""
+    p_arr = np.asarray(p, dtype=float)
+    if np.any((p_arr < 0) | (p_arr > 1)) or not np.all(np.isfinite(p_arr)):
+        raise ValueError(f"success rates must lie in [0, 1], got {p}")
+    out = p_arr * (1.0 - p_arr)
+    return float(out) if out.ndim == 0 else out
+
+
+@dataclass
+class SlotStats:
+    """What one slot's environments measured during a round."""
+
+    episodes: float
+    successes: float
+    positive_value_loss: float
+    returns: float
+
+
+@dataclass
+class ArchiveEntry:
+    """A world in the archive with its lineage and a running success-rate estimate."""
+
+    id: int
+    program: WorldProgram
+    parent: int | None
+    generation: int
+    born: int
+    operator: str = "root"
+    episodes: float = 0.0
+    successes: float = 0.0
+    history: list[tuple[int, float]] = field(default_factory=list)
+
+    @property
+    def success_rate(self) -> float | None:
+        return self.successes / self.episodes if self.episodes > 0 else None
+
+    @property
+    def learnability(self) -> float | None:
+        p = self.success_rate
+        return None if p is None else learnability(p)
+
+    def update(self, stats: SlotStats, round_: int, decay: float) -> None:
+        """Decayed counts: old evidence fades as the agent changes."""
+        if stats.episodes <= 0:
+            return
+        self.episodes = decay * self.episodes + stats.episodes
+        self.successes = decay * self.successes + stats.successes
+        p = self.success_rate
+        assert p is not None
+        self.history.append((round_, p))
+
+
+class Archive:
+    """Worlds by id; roots have ``parent=None``."""
+
+    def __init__(self) -> None:
+        self.entries: list[ArchiveEntry] = []
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def add(
+        self, program: WorldProgram, *, parent: int | None, born: int, operator: str = "root"
+    ) -> ArchiveEntry:
+        gen = 0 if parent is None else self.entries[parent].generation + 1
+        entry = ArchiveEntry(len(self.entries), program, parent, gen, born, operator)
+        self.entries.append(entry)
+        return entry
+
+    def evaluated(self) -> list[ArchiveEntry]:
+        return [e for e in self.entries if e.success_rate is not None]
+
+    def pending(self) -> list[ArchiveEntry]:
+        return [e for e in self.entries if e.success_rate is None]
+
+    def frontier(self, lo: float = 0.05, hi: float = 0.95) -> list[ArchiveEntry]:
+        """Evaluated worlds neither solved nor hopeless: ``lo < p < hi``."""
+        return [e for e in self.evaluated() if lo < e.success_rate < hi]  # type: ignore[operator]
+
+    def children(self, entry_id: int) -> list[ArchiveEntry]:
+        return [e for e in self.entries if e.parent == entry_id]
+
+    def lineage_score(self, entry: ArchiveEntry, weight: float) -> float:
+        """Own learnability + ``weight`` x mean learnability of evaluated children."""
+        own = entry.learnability or 0.0
+        kids = [c.learnability for c in self.children(entry.id) if c.learnability is not None]
+        return own + weight * (float(np.mean(kids)) if kids else 0.0)
+
+
+class DiCodeCurriculum:
+    """The DiCode world scheduler (see the module doc).
+
+    Args:
+        dreamer: writes children (:class:`~icml26.dicode.dreamer.MutationDreamer` offline,
+            :class:`~icml26.dicode.dreamer.LLMDreamer` with a foundation model).
+        roots: the archive's first programs (the target world first).
+        n_slots: world slots per round; target_slots: how many of them play the target.
+        children_per_round: programs dreamed per round.
+        selection: ``"learnability"`` (DiCode) or ``"uniform"`` (the ``dicode_random`` ablation).
+        lineage_weight: weight of the children's learnability in a parent's score.
+        decay: forgetting factor of the success-rate estimates per observation.
+        frontier: ``(lo, hi)`` of the frontier.
+    """
+
+    def __init__(
+        self,
+        dreamer: Dreamer,
+        roots: list[WorldProgram],
+        *,
+        n_slots: int,
+        target_slots: int,
+        children_per_round: int = 4,
+        selection: str = "learnability",
+        lineage_weight: float = 0.5,
+        decay: float = 0.5,
+        frontier: tuple[float, float] = (0.05, 0.95),
+    ) -> None:
+        if selection not in ("learnability", "uniform"):
+            raise ValueError(f"selection must be 'learnability' or 'uniform', got {selection!r}")
+        if not 0 <= target_slots <= n_slots:
+            raise ValueError(f"target_slots must be in [0, n_slots], got {target_slots}")
+        self.dreamer = dreamer
+        self.n_slots = n_slots
+        self.target_slots = target_slots
+        self.children_per_round = children_per_round
+        self.selection = selection
+        self.lineage_weight = lineage_weight
+        self.decay = decay
+        self.frontier_bounds = frontier
+        self.archive = Archive()
+        for program in roots:
+            self.archive.add(program, parent=None, born=0)
+        self.round = 0
+        self.dreamed = 0
+        self.valid = 0
+        self.rejections: dict[str, int] = {}
+        self.history: list[dict[str, float]] = []
+        self._slots: list[int] = []
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the dreamer may hold a network client or a model: checkpoints keep only the archive
+        state = dict(self.__dict__)
+        state["dreamer"] = None
+        return state
+
+    @property
+    def name(self) -> str:
+        return "dicode" if self.selection == "learnability" else "dicode_random"
+
+    def _pick(self, candidates: list[ArchiveEntry], k: int, rng: np.random.Generator) -> list[int]:
+        if not candidates or k <= 0:
+            return []
+        if self.selection == "uniform":
+            w = np.ones(len(candidates))
+        else:
+            w = np.asarray([(e.learnability or 0.0) + 1e-3 for e in candidates])
+        idx = rng.choice(len(candidates), size=k, replace=True, p=w / w.sum())
+        return [candidates[i].id for i in idx]
+
+    def worlds(self, rng: np.random.Generator) -> list[WorldProgram]:
+        """The program of each slot for the next round."""
+        free = self.n_slots - self.target_slots
+        pending = sorted(self.archive.pending(), key=lambda e: -e.born)
+        pending = [e for e in pending if e.parent is not None]
+        new = [e.id for e in pending[: max(1, free // 2)]] if free else []
+        rest = free - len(new)
+        pool = self.archive.evaluated() or self.archive.entries
+        slots = [0] * self.target_slots + new + self._pick(pool, rest, rng)
+        self._slots = slots
+        return [self.archive.entries[i].program for i in slots]
+
+    def observe(self, stats: list[SlotStats]) -> None:
+        """Update the success rates of the worlds just played."""
+        merged: dict[int, SlotStats] = {}
+        for entry_id, s in zip(self._slots, stats, strict=True):
+            m = merged.setdefault(entry_id, SlotStats(0.0, 0.0, 0.0, 0.0))
+            m.episodes += s.episodes
+            m.successes += s.successes
+        for entry_id, s in merged.items():
+            self.archive.entries[entry_id].update(s, self.round, self.decay)
+
+    def context(self, profile: dict[str, float], parents: list[int]) -> DreamContext:
+        summary = [(e.program, e.success_rate, e.learnability) for e in self.archive.evaluated()]
+        return DreamContext(
+            parents=[
+                (
+                    self.archive.entries[i].program,
+                    self.archive.entries[i].success_rate,
+                    self.archive.entries[i].learnability,
+                )
+                for i in parents
+            ],
+            profile=dict(profile),
+            archive=summary,
+        )
+
+    def end_round(self, profile: dict[str, float], rng: np.random.Generator) -> list[Dream]:
+        """Dream children of lineage-selected parents; add the valid ones to the archive."""
+        candidates = self.archive.evaluated() or self.archive.entries
+        if self.selection == "uniform":
+            w = np.ones(len(candidates))
+        else:
+            w = np.asarray(
+                [self.archive.lineage_score(e, self.lineage_weight) + 1e-3 for e in candidates]
+            )
+        k = self.children_per_round
+        parents = [candidates[i].id for i in rng.choice(len(candidates), size=k, p=w / w.sum())]
+        dreams = self.dreamer.dream(self.context(profile, parents), k, rng)
+        for parent, dream in zip(parents, dreams, strict=True):
+            self.dreamed += 1
+            if dream.program is None:
+                self.rejections[dream.reason] = self.rejections.get(dream.reason, 0) + 1
+                continue
+            self.valid += 1
+            self.archive.add(
+                dream.program, parent=parent, born=self.round + 1, operator=dream.operator
+            )
+        lo, hi = self.frontier_bounds
+        learn = [e.learnability or 0.0 for e in self.archive.evaluated()]
+        self.history.append(
+            {
+                "round": float(self.round),
+                "archive_size": float(len(self.archive)),
+                "frontier_size": float(len(self.archive.frontier(lo, hi))),
+                "mean_learnability": float(np.mean(learn)) if learn else 0.0,
+                "max_learnability": float(np.max(learn)) if learn else 0.0,
+            }
+        )
+        self.round += 1
+        return dreams
+
+    def frontier_fraction(self) -> float:
+        lo, hi = self.frontier_bounds
+        return len(self.archive.frontier(lo, hi)) / max(1, len(self.archive))

@@ -1,0 +1,107 @@
+"""Learnability, the archive's frontier and lineage, and the schedulers' slot layouts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from icml26.dicode.baselines import ACCEL, PLR, DomainRandomisation, TargetOnly
+from icml26.dicode.curriculum import Archive, DiCodeCurriculum, SlotStats, learnability
+from icml26.dicode.dreamer import MutationDreamer
+from icml26.dicode.program import compile_program, target_program
+
+
+def test_learnability_endpoints_and_peak() -> None:
+    assert learnability(0.0) == 0.0
+    assert learnability(1.0) == 0.0
+    assert learnability(0.5) == 0.25
+    grid = np.linspace(0, 1, 101)
+    assert grid[np.argmax(learnability(grid))] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        learnability(1.5)
+
+
+@given(st.floats(0.0, 1.0))
+def test_learnability_is_symmetric_and_bounded(p: float) -> None:
+    assert learnability(p) == pytest.approx(learnability(1.0 - p), abs=1e-12)
+    assert 0.0 <= learnability(p) <= 0.25
+
+
+def _easy(goal: str) -> object:
+    return compile_program(f"WORLD = {{'goal': '{goal}'}}")
+
+
+def test_frontier_and_lineage_scores() -> None:
+    archive = Archive()
+    root = archive.add(target_program(), parent=None, born=0)
+    kid = archive.add(_easy("collect_wood"), parent=root.id, born=1)  # type: ignore[arg-type]
+    solved = archive.add(_easy("place_table"), parent=root.id, born=1)  # type: ignore[arg-type]
+    root.update(SlotStats(10, 0, 0, 0), 0, 0.5)
+    kid.update(SlotStats(10, 5, 0, 0), 1, 0.5)
+    solved.update(SlotStats(10, 10, 0, 0), 1, 0.5)
+    assert [e.id for e in archive.frontier()] == [kid.id]
+    assert archive.lineage_score(root, 1.0) == pytest.approx(0.0 + (0.25 + 0.0) / 2)
+    kid.update(SlotStats(10, 10, 0, 0), 2, 0.5)  # decayed: (2.5 + 10) / (5 + 10)
+    assert kid.success_rate == pytest.approx(12.5 / 15)
+
+
+def test_dicode_slots_and_archive_growth() -> None:
+    rng = np.random.default_rng(0)
+    cur = DiCodeCurriculum(MutationDreamer(), [target_program()], n_slots=6, target_slots=2)
+    for r in range(4):
+        worlds = cur.worlds(rng)
+        assert len(worlds) == 6
+        assert worlds[0] == worlds[1] == target_program()
+        cur.observe([SlotStats(4, float(rng.integers(0, 5)), 0.1, 1.0) for _ in worlds])
+        cur.end_round({}, rng)
+        assert cur.round == r + 1
+    assert len(cur.archive) == 1 + cur.valid
+    assert cur.dreamed == 16
+    assert 0.0 <= cur.frontier_fraction() <= 1.0
+    assert cur.history[-1]["archive_size"] == len(cur.archive)
+    with pytest.raises(ValueError, match="selection"):
+        DiCodeCurriculum(
+            MutationDreamer(), [target_program()], n_slots=2, target_slots=1, selection="best"
+        )
+
+
+def test_learnability_selection_prefers_the_frontier() -> None:
+    rng = np.random.default_rng(0)
+    cur = DiCodeCurriculum(MutationDreamer(), [target_program()], n_slots=8, target_slots=0)
+    hopeless, half = (
+        cur.archive.entries[0],
+        cur.archive.add(_easy("collect_wood"), parent=0, born=0),
+    )  # type: ignore[arg-type]
+    hopeless.update(SlotStats(10, 0, 0, 0), 0, 1.0)
+    half.update(SlotStats(10, 5, 0, 0), 0, 1.0)
+    picks = cur._pick(cur.archive.evaluated(), 400, rng)
+    assert picks.count(half.id) > 0.95 * 400
+    cur.selection = "uniform"
+    picks = cur._pick(cur.archive.evaluated(), 400, rng)
+    assert 0.35 * 400 < picks.count(half.id) < 0.65 * 400
+
+
+def test_baseline_schedulers() -> None:
+    rng = np.random.default_rng(0)
+    target = target_program()
+    assert TargetOnly(target, 4).worlds(rng) == [target] * 4
+    dr = DomainRandomisation(target, 4, 1).worlds(rng)
+    assert dr[0] == target
+    assert len(set(dr[1:])) == 3
+    for cls in (PLR, ACCEL):
+        plr = cls(target, 6, 2, buffer_size=5)
+        for _ in range(6):
+            ws = plr.worlds(rng)
+            assert ws[:2] == [target, target]
+            assert len(ws) == 6
+            plr.observe([SlotStats(1, 0, float(rng.random()), 0) for _ in ws])
+            plr.end_round({}, rng)
+        assert 0 < len(plr.buffer) <= 5
+        p = plr._replay_distribution()
+        assert p.sum() == pytest.approx(1.0)
+        best = int(np.argmax([lv.score for lv in plr.buffer]))
+        stale = np.asarray([plr.round - lv.last_seen for lv in plr.buffer])
+        if np.all(stale == stale[0]):
+            assert int(np.argmax(p)) == best

