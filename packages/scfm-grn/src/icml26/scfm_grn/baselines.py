@@ -29,12 +29,13 @@ __all__ = [
 
 
 def _check(x: NDArray[np.floating]) -> NDArray[np.float64]:
-    x = np.asarray(x, dtype=np.float64)
+    arr: NDArray[np.float64] = np.asarray(x, dtype=np.float64)
+    x = arr
     if x.ndim != 2 or x.shape[0] < 3 or x.shape[1] < 2:
         raise ValueError(f"expression must be [cells >= 3, genes >= 2], got {x.shape}")
     if not np.isfinite(x).all():
         raise ValueError("expression holds NaN or inf")
-    return x
+    return arr
 
 
 def pearson_scores(x: NDArray[np.floating]) -> NDArray[np.float64]:

@@ -447,11 +447,11 @@ def bench(cfg: BenchConfig, run_dir: Any) -> dict[str, Any]:
         if len(sizes[name]) >= 2:
             metrics[f"exponent.per_pair.{name}"] = _fit_exponent(sizes[name], per_pair[name])
             metrics[f"exponent.total.{name}"] = metrics[f"exponent.per_pair.{name}"] + 2.0
-    common = [g for g in sizes["gt_jacrev"] if g in sizes["gt_jvp"]]
+    common = [n for n in sizes["gt_jacrev"] if n in sizes["gt_jvp"]]
     if common:
-        g = max(common)
+        g_max = max(common)
         metrics["gt_jacrev_over_jvp"] = (
-            metrics[f"seconds.gt_jacrev.g{g}"] / metrics[f"seconds.gt_jvp.g{g}"]
+            metrics[f"seconds.gt_jacrev.g{g_max}"] / metrics[f"seconds.gt_jvp.g{g_max}"]
         )
     with figure(run_dir.plot_path("bench_cost"), width=4.8, height=3.6) as (_fig, ax):
         for k, name in enumerate(per_pair):

@@ -138,7 +138,7 @@ def _gt_rows(
         def f(v: Tensor) -> Tensor:
             return model.predict(ids, v, mask)
 
-        _, dout = jvp(f, (values,), (tangent,))
+        dout = jvp(f, (values,), (tangent,))[1]
         return dout.detach().float().cpu()
     if mode == "jacrev":
 
@@ -254,8 +254,8 @@ def zero_out_scores(
     sources = torch.from_numpy(np.repeat(src, c))
     knocked[rows, sources] = low[sources]
     ids = _ids(model, data.genes).expand(values.shape[0], -1)
-    delta = _predict(model, ids, knocked, mask, chunk) - _predict(model, ids, values, mask, chunk)
-    delta = delta.view(n_rows, c, g).mean(dim=1).abs().numpy()
+    change = _predict(model, ids, knocked, mask, chunk) - _predict(model, ids, values, mask, chunk)
+    delta = change.view(n_rows, c, g).mean(dim=1).abs().numpy()
     scores = np.zeros((g, g), dtype=np.float32)
     for r, (i, m) in enumerate(zip(src, masks, strict=True)):
         scores[i, m] = delta[r, m]

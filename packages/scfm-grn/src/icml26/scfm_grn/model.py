@@ -37,7 +37,8 @@ class CellModel(Protocol):
     and embedding baselines; a model without them skips those baselines.
     """
 
-    vocab: Mapping[str, int]
+    @property
+    def vocab(self) -> Mapping[str, int]: ...
 
     def predict(self, gene_ids: Tensor, values: Tensor, mask: Tensor) -> Tensor: ...
 
