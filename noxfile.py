@@ -8,9 +8,19 @@ Per member ``<slug>`` (``shared`` or a folder of ``packages/``), tagged ``<slug>
 * ``build-<slug>``  build wheel + sdist with ``--no-sources``, check them (twine,
   check-wheel-contents), install the wheel beside a freshly built ``icml26-shared`` wheel in a
   clean venv, import it and run ``icml26 list``;
-* ``typecheck-<slug>``  mypy over the member's sources.
+  clean venv, import it, run ``icml26 list`` and the paper's ``smoke`` job from there (a pip
+  user's install: whatever the job needs must be a runtime dependency);
+* ``typecheck-<slug>``  mypy over the member's sources;
+* ``lowest-<slug>``  the member's own direct dependencies (and its test group) resolved to
+  their *lowest* allowed versions (``uv pip install --resolution lowest-direct``, into the
+  session venv, not the lock), then its default tests: the floors in ``pyproject.toml`` hold.
 
-Plus ``lint`` (default): ruff, ``uv lock --check``, and the GitHub workflows validated offline.
+Plus ``lint`` (default): ruff, ``uv lock --check``, and the GitHub workflows validated offline;
+``gpu`` (not default): every member's ``gpu``-marked tests and smoke jobs on CUDA, skipped
+when no CUDA device is present.
+
+The default test sessions fail when pytest takes longer than ``TEST_BUDGET_S`` (the
+``icml26.shared`` pytest plugin enforces it), so slow tests move behind the ``slow`` marker.
 
 Run everything that CI runs by default with ``uv run nox``; one package with ``nox -t <slug>``.
 """
@@ -18,16 +28,27 @@ Run everything that CI runs by default with ``uv run nox``; one package with ``n
 from __future__ import annotations
 
 import glob
+import json
+import os
 import shutil
+import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import nox
+from packaging.requirements import Requirement
 
 ROOT = Path(__file__).parent
+# Test processes import torch and jax many times (CLI subprocesses, reproduce children): let
+# Python cache their bytecode in the session venv instead of compiling them on every import.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 nox.options.default_venv_backend = "uv"
 nox.needs_version = ">=2024.10.9"
+
+# A default ``tests-<slug>`` session fails past this many seconds of pytest time (the target is
+# 90 s on a 2-core machine; the margin absorbs a busy machine, not a slow test).
+TEST_BUDGET_S = 120
 
 
 @dataclass(frozen=True)
@@ -73,12 +94,60 @@ def _sync(session: nox.Session, *args: str) -> None:
     )
 
 
-def _pytest(session: nox.Session, member: Member, marker: str) -> None:
-    _sync(session, "--package", member.name, "--group", "test")
+def _pytest(session: nox.Session, member: Member, marker: str, *, sync: bool = True) -> None:
+    if sync:
+        _sync(session, "--package", member.name, "--group", "test")
     session.chdir(member.folder)
     # Exit code 5 = no tests collected: fine for slow-* on a package without slow tests.
-    success = (0, 5) if marker == "slow" else (0,)
-    session.run("pytest", "-m", marker, *session.posargs, success_codes=success)
+    success = (0, 5) if marker in ("slow", "gpu") else (0,)
+    env = {"ICML26_TEST_BUDGET_S": str(TEST_BUDGET_S)} if marker == "not slow" else {}
+    session.run(
+        "pytest", "-m", marker, "--durations=5", *session.posargs, success_codes=success, env=env
+    )
+
+
+MEMBERS_BY_NAME: dict[str, Member] = {}
+
+
+def _project(member: Member) -> dict:
+    return tomllib.loads((member.folder / "pyproject.toml").read_text())
+
+
+def _direct_requirements(member: Member, extras: frozenset[str] = frozenset()) -> list[str]:
+    """The member's runtime dependencies, plus those of ``extras``, as written."""
+    cfg = _project(member)
+    raw = list(cfg["project"].get("dependencies", []))
+    for extra in sorted(extras):
+        raw += cfg["project"].get("optional-dependencies", {}).get(extra, [])
+    return raw
+
+
+def _expand(raw: list[str], seen: set[str]) -> list[str]:
+    """``raw`` with each workspace member replaced by its own requirements (recursively):
+    members are installed from source, their floors are what a pip user gets."""
+    out: list[str] = []
+    for text in raw:
+        req = Requirement(text)
+        member = MEMBERS_BY_NAME.get(req.name)
+        if member is None:
+            out.append(text)
+            continue
+        key = f"{req.name}[{','.join(sorted(req.extras))}]"
+        if key in seen:
+            continue
+        seen.add(key)
+        out += _expand(_direct_requirements(member, frozenset(req.extras)), seen)
+    return out
+
+
+def _overrides(session: nox.Session) -> str:
+    """The root's ``override-dependencies`` as a file for ``uv pip --override``."""
+    lines = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["uv"].get(
+        "override-dependencies", []
+    )
+    path = Path(session.create_tmp()) / "overrides.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
 
 
 def _make_member_sessions(member: Member) -> None:
@@ -92,6 +161,27 @@ def _make_member_sessions(member: Member) -> None:
     def slow(session: nox.Session) -> None:
         _pytest(session, member, "slow")
 
+    @nox.session(name=f"lowest-{member.slug}", tags=[*tags, "lowest"], default=False)
+    def lowest(session: nox.Session) -> None:
+        group = [
+            r
+            for r in _project(member).get("dependency-groups", {}).get("test", [])
+            if isinstance(r, str)
+        ]
+        requirements = sorted(set(_expand([*_direct_requirements(member), *group], set())))
+        session.log("lowest-direct: " + ", ".join(requirements))
+        python = str(Path(session.virtualenv.location) / "bin" / "python")
+        base = ["uv", "pip", "install", "--python", python, "--override", _overrides(session)]
+        session.run_install(
+            *base, "--resolution", "lowest-direct", *requirements, external=True, silent=True
+        )
+        local = {m.folder for m in MEMBERS if m.name in _local_members(member)}
+        session.run_install(
+            *base, "--no-deps", *[a for f in sorted(local) for a in ("-e", str(f))], external=True
+        )
+        session.run("uv", "pip", "list", "--python", python, external=True, silent=False)
+        _pytest(session, member, "not slow", sync=False)
+
     @nox.session(name=f"typecheck-{member.slug}", tags=[*tags, "typecheck"], default=False)
     def typecheck(session: nox.Session) -> None:
         _sync(session, "--package", member.name, "--group", "test")
@@ -102,6 +192,9 @@ def _make_member_sessions(member: Member) -> None:
 
     @nox.session(name=f"build-{member.slug}", tags=[*tags, "build"], default=False)
     def build(session: nox.Session) -> None:
+        """Build, check, install from the wheels, run the smoke job; ``-- DIR`` then copies
+        this member's checked wheel and sdist to DIR (what the release job publishes)."""
+        keep = Path(session.posargs[0]).resolve() if session.posargs else None
         dist = Path(session.create_tmp()) / "dist"
         shutil.rmtree(dist, ignore_errors=True)
         names = [member.name] if member.slug == "shared" else [member.name, "icml26-shared"]
@@ -131,20 +224,101 @@ def _make_member_sessions(member: Member) -> None:
         session.run(
             python, "-c", f"import {member.module}; print('{member.module} imports')", external=True
         )
-        session.run(str(venv / "bin" / "icml26"), "list", external=True)
+        icml26 = str(venv / "bin" / "icml26")
+        session.run(icml26, "list", external=True)
         if member.slug != "shared":
+            session.run(icml26, "show", member.slug, "--profile", "smoke", external=True)
+            # The main job as a pip user runs it: from the wheels, outside the workspace.
+            out = Path(session.create_tmp()) / "smoke-run"
+            shutil.rmtree(out, ignore_errors=True)
+            session.chdir(session.create_tmp())
             session.run(
-                str(venv / "bin" / "icml26"),
-                "show",
-                member.slug,
-                "--profile",
-                "smoke",
-                external=True,
+                icml26, "run", member.slug, "--profile", "smoke", "--out", str(out), external=True
             )
+            results = out / "results.json"
+            if not results.is_file():
+                session.error(f"icml26 run {member.slug} --profile smoke wrote no {results}")
+            claims = json.loads(results.read_text())["claims"]
+            session.log(f"smoke run from the wheels: {results} ({len(claims)} claims)")
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            stem = member.name.replace("-", "_")
+            own = [a for a in artefacts if Path(a).name.startswith(stem + "-")]
+            for artefact in own:
+                shutil.copy2(artefact, keep)
+            session.log(f"kept the checked artefacts in {keep}: {[Path(a).name for a in own]}")
+
+
+def _local_members(member: Member) -> set[str]:
+    """The workspace members ``member`` needs (itself included), installed from source."""
+    names = {member.name}
+    cfg = _project(member)
+    raw = list(cfg["project"].get("dependencies", []))
+    raw += [r for r in cfg.get("dependency-groups", {}).get("test", []) if isinstance(r, str)]
+    for text in raw:
+        name = Requirement(text).name
+        if name in MEMBERS_BY_NAME and name not in names:
+            names |= _local_members(MEMBERS_BY_NAME[name])
+    return names
 
 
 for _member in MEMBERS:
+    MEMBERS_BY_NAME[_member.name] = _member
+for _member in MEMBERS:
     _make_member_sessions(_member)
+
+
+_CUDA_PROBE = """
+import importlib.util, sys
+found = False
+if importlib.util.find_spec("torch"):
+    import torch
+    found = torch.cuda.is_available()
+if not found and importlib.util.find_spec("jax"):
+    import jax
+    found = any(d.platform == "gpu" for d in jax.devices())
+sys.exit(0 if found else 3)
+"""
+
+_HAS_DEVICE_FIELD = """
+import sys
+from icml26.shared.registry import find
+cfg = find(sys.argv[1]).load().profiles["smoke"]
+sys.exit(0 if "device" in type(cfg).__dataclass_fields__ else 3)
+"""
+
+
+@nox.session(tags=["gpu"], default=False)
+def gpu(session: nox.Session) -> None:
+    """Every member's ``gpu``-marked tests, then each paper's smoke job with ``device=cuda``
+    (papers whose config has a ``device`` field; JAX papers use JAX's default device).
+    Skips, with a message, where no CUDA device is visible."""
+    _sync(session, "--all-packages", "--group", "dev")
+    python = str(Path(session.virtualenv.location) / "bin" / "python")
+
+    def probe(script: str, *args: str) -> bool:
+        return subprocess.run([python, "-c", script, *args], check=False).returncode == 0
+
+    if not probe(_CUDA_PROBE):
+        session.skip("no CUDA device visible to torch or jax: nothing to run on a GPU here")
+    out = Path(session.create_tmp()) / "gpu-smoke"
+    shutil.rmtree(out, ignore_errors=True)
+    for member in MEMBERS:
+        _pytest(session, member, "gpu", sync=False)
+        if member.slug == "shared":
+            continue
+        overrides = ["--set", "device=cuda"] if probe(_HAS_DEVICE_FIELD, member.slug) else []
+        session.chdir(ROOT)
+        session.run(
+            "icml26",
+            "run",
+            member.slug,
+            "--profile",
+            "smoke",
+            "--out",
+            str(out / member.slug),
+            *overrides,
+        )
 
 
 @nox.session(tags=["lint"])

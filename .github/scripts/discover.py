@@ -5,6 +5,10 @@ the root ``pyproject.toml``, the noxfile or the workflows. Output (for ``$GITHUB
 
     packages=["ro-hnn", "shared"]
 
+With ``--floors`` only the members whose dependency floors may have moved are selected (for
+the ``lowest-<slug>`` sessions): those whose own ``pyproject.toml`` changed, and every member
+when ``shared/pyproject.toml`` (whose requirements each member inherits) or the root one did.
+
 Members come from the noxfile's discovery, so there is one list of members in the repo.
 """
 
@@ -47,15 +51,26 @@ def select(files: list[str] | None, members: dict[str, str]) -> list[str]:
     )
 
 
+def select_floors(files: list[str] | None, members: dict[str, str]) -> list[str]:
+    """Slugs whose ``lowest-<slug>`` session must run given changed ``files``."""
+    if files is None or any(f in ("pyproject.toml", "shared/pyproject.toml") for f in files):
+        return sorted(members)
+    return sorted(slug for slug, folder in members.items() if f"{folder}/pyproject.toml" in files)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--base", default="", help="git ref to diff against (empty: all members)")
+    parser.add_argument(
+        "--floors", action="store_true", help="only members whose dependency floors may have moved"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from noxfile import MEMBERS
 
     members = {m.slug: m.folder.relative_to(ROOT).as_posix() for m in MEMBERS}
-    print(f"packages={json.dumps(select(changed_files(args.base), members))}")
+    chooser = select_floors if args.floors else select
+    print(f"packages={json.dumps(chooser(changed_files(args.base), members))}")
     return 0
 
 

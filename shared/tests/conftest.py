@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["pytester"]
+
 FAKE_PAPER = textwrap.dedent(
     """
     from dataclasses import dataclass

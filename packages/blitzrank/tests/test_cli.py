@@ -9,13 +9,16 @@ import pytest
 
 from icml26.blitzrank.config import BenchConfig, RunConfig
 from icml26.blitzrank.experiment import run_method
+from icml26.blitzrank.paper import PAPER
 from icml26.shared.cli import main
+from icml26.shared.testing import check_paper
 
 
 def test_smoke_run_and_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ICML26_QUIET", "1")
     out = tmp_path / "run"
     assert main(["run", "blitzrank", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
     res = json.loads((out / "results.json").read_text())
     m = res["metrics"]
     for meth in ("blitzrank_k10", "sliding_window", "setwise", "pairwise", "tourrank"):
@@ -28,6 +31,7 @@ def test_smoke_run_and_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert "pareto_vs_sliding_window" in ids
     bench = tmp_path / "bench"
     assert main(["bench", "blitzrank", "--profile", "smoke", "--out", str(bench)]) == 0
+    check_paper(PAPER, bench)
     b = json.loads((bench / "results.json").read_text())["metrics"]
     assert b["engine_ms_per_call.n100"] > 0
 

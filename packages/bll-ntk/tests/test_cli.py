@@ -9,6 +9,7 @@ import pytest
 
 from icml26.bll_ntk.paper import METHODS, PAPER, Config
 from icml26.shared.cli import main
+from icml26.shared.testing import check_paper
 
 
 def test_smoke_run_writes_the_contract_keys(
@@ -17,6 +18,7 @@ def test_smoke_run_writes_the_contract_keys(
     monkeypatch.setenv("ICML26_QUIET", "1")
     out = tmp_path / "run"
     assert main(["run", "bll-ntk", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
     res = json.loads((out / "results.json").read_text())
     m = res["metrics"]
     for method in METHODS:

@@ -12,6 +12,7 @@ from icml26.eco.paper import PAPER
 from icml26.eco.report import markdown_tables
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
+from icml26.shared.testing import check_paper
 
 SMALL = [
     "--set",
@@ -24,6 +25,7 @@ SMALL = [
 def test_run_smoke_writes_results_plots_and_resumes(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert main(["run", "eco", "--profile", "smoke", "--out", str(out), *SMALL]) == 0
+    check_paper(PAPER, out)
     results = load_results(out / "results.json")
     m = results["metrics"]
     for w in ("moe_lm",):
@@ -51,6 +53,7 @@ def test_run_smoke_writes_results_plots_and_resumes(tmp_path: Path) -> None:
 def test_bench_smoke(tmp_path: Path) -> None:
     out = tmp_path / "bench"
     assert main(["bench", "eco", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
     m = load_results(out / "results.json")["metrics"]
     assert m["step_time_ratio.master_fp8_rtn"] == 1.0
     assert m["step_time_ratio.eco_fp8_rtn"] > 0

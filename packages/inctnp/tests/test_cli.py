@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from icml26.inctnp.paper import PAPER
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
+from icml26.shared.testing import check_paper
 
 
 def test_smoke_run_writes_the_contract_keys(
@@ -32,6 +34,7 @@ def test_smoke_run_writes_the_contract_keys(
         )
         == 0
     )
+    check_paper(PAPER, out)
     results = load_results(out / "results.json")
     m = results["metrics"]
     for task in ("gp_rbf", "gp_matern52", "gp_periodic"):

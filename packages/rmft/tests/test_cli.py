@@ -8,13 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from icml26.rmft.paper import PAPER
 from icml26.shared.cli import main
+from icml26.shared.testing import check_paper
 
 
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("runs") / "smoke"
     assert main(["run", "rmft", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
     return out
 
 
@@ -74,6 +77,7 @@ def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path)
 def test_bench_smoke(tmp_path: Path) -> None:
     out = tmp_path / "bench"
     assert main(["bench", "rmft", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
     metrics = json.loads((out / "results.json").read_text())["metrics"]
     assert metrics["throughput.numeric_batched"] > 0
     assert metrics["throughput.llm"] > 0

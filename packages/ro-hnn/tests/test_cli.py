@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from icml26.ro_hnn.paper import PAPER
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
+from icml26.shared.testing import check_paper
 
 
 def test_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
@@ -22,6 +24,7 @@ def test_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
 def test_smoke_run_writes_metrics_plots_and_claims(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert main(["run", "ro-hnn", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
     results = load_results(out / "results.json")
     m = results["metrics"]
     for model in ("rohnn", "ae_node"):

@@ -10,13 +10,16 @@ import pytest
 
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
+from icml26.shared.testing import check_paper
 from icml26.transport_kl.config import TransportKLConfig
+from icml26.transport_kl.paper import PAPER
 
 
 def test_smoke_run_writes_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ICML26_QUIET", "1")
     out = tmp_path / "run"
     assert main(["run", "transport-kl", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
     res = load_results(out / "results.json")
     m = res["metrics"]
     for key in (

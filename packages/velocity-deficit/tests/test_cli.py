@@ -9,6 +9,7 @@ import pytest
 
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
+from icml26.shared.testing import check_paper
 from icml26.velocity_deficit.config import VDConfig
 from icml26.velocity_deficit.paper import PAPER
 
@@ -16,6 +17,7 @@ from icml26.velocity_deficit.paper import PAPER
 def test_smoke_run_writes_results_plots_and_claims(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert main(["run", "velocity-deficit", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
     res = load_results(out / "results.json")
     m = res["metrics"]
     for key in (
@@ -49,6 +51,7 @@ def test_smoke_run_writes_results_plots_and_claims(tmp_path: Path) -> None:
 def test_smoke_bench(tmp_path: Path) -> None:
     out = tmp_path / "bench"
     assert main(["bench", "velocity-deficit", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
     res = json.loads((out / "results.json").read_text())
     assert res["metrics"]["ssc_overhead_ratio"] > 0
     assert "throughput.heun.nfe4" in res["metrics"]

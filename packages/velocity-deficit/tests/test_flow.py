@@ -14,6 +14,7 @@ from icml26.velocity_deficit.flow import (
     linear_path,
     mafm_loss,
     mafm_optimal_norm,
+    mafm_time_weight,
     ot_coupling,
 )
 
@@ -29,10 +30,12 @@ def test_linear_path_endpoints_and_derivative() -> None:
     torch.testing.assert_close(fd, u)
 
 
-@given(lam=st.floats(0, 5), power=st.floats(0, 3))
+@given(lam=st.floats(0, 5), power=st.floats(0, 3), seed=st.integers(0, 2**31 - 1))
 @settings(max_examples=30, deadline=None)
-def test_mafm_reduces_to_fm_and_is_nonnegative(lam: float, power: float) -> None:
-    v, u, t = torch.randn(16, 4), torch.randn(16, 4), torch.rand(16)
+def test_mafm_reduces_to_fm_and_is_nonnegative(lam: float, power: float, seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    v, u = torch.randn(16, 4, generator=g), torch.randn(16, 4, generator=g)
+    t = torch.rand(16, generator=g)
     assert mafm_loss(v, u, t, lam=lam, power=power) >= fm_loss(v, u) - 1e-6
     torch.testing.assert_close(mafm_loss(v, u, t, lam=0.0), fm_loss(v, u))
     # the magnitude term vanishes at t = 1 when power > 0
@@ -67,6 +70,16 @@ def test_mafm_minimiser_length_matches_closed_form(lam: float) -> None:
     assert abs(float(v.detach().norm()) - expected) < 1e-4
     cos = torch.nn.functional.cosine_similarity(v.detach()[0], m, dim=0)
     assert float(cos) > 1 - 1e-8
+
+
+@pytest.mark.parametrize("power", [1e-143, 1e-30, 5e-324, 0.5, 2.0])
+def test_mafm_weight_vanishes_at_t1_for_tiny_powers(power: float) -> None:
+    """The float32 underflow case hypothesis found: power > 0 rounds to 0 in float32."""
+    t = torch.tensor([0.0, 0.5, 1.0])
+    w = mafm_time_weight(t, power)
+    assert float(w[2]) == 0.0
+    assert float(w[0]) == 1.0
+    assert mafm_time_weight(t, 0.0).tolist() == [1.0, 1.0, 1.0]
 
 
 def test_ot_coupling_is_the_optimal_assignment() -> None:

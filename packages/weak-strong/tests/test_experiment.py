@@ -10,6 +10,7 @@ import pytest
 
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
+from icml26.shared.testing import check_paper
 from icml26.weak_strong.config import WeakStrongConfig
 from icml26.weak_strong.paper import PAPER
 from icml26.weak_strong.streams import load_stream_file
@@ -18,6 +19,7 @@ from icml26.weak_strong.streams import load_stream_file
 def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert main(["run", "weak-strong", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
     results = load_results(out / "results.json")
     m = results["metrics"]
     for stream in ("calibrated", "drift", "adversarial", "math", "sudoku"):
@@ -43,6 +45,7 @@ def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
 def test_bench_smoke(tmp_path: Path) -> None:
     out = tmp_path / "bench"
     assert main(["bench", "weak-strong", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
     m = load_results(out / "results.json")["metrics"]
     assert m["overhead_us.online"] > 0
 

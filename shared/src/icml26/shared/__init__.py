@@ -9,7 +9,7 @@ from icml26.shared.atomic import (
     atomic_write_json,
     atomic_write_text,
 )
-from icml26.shared.claims import Claim, RuleError, evaluate_rule
+from icml26.shared.claims import Claim, RuleError, evaluate_rule, rule_keys
 from icml26.shared.configs import OverrideError, apply_overrides, config_to_dict
 from icml26.shared.paper import PROFILES, Paper
 from icml26.shared.plotting import PALETTE, figure, save_figure
@@ -49,6 +49,7 @@ __all__ = [
     "load_results",
     "log",
     "progress",
+    "rule_keys",
     "run_job",
     "save_figure",
     "seed_everything",

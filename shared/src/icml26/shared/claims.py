@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Claim", "RuleError", "check_rule", "evaluate_rule"]
+__all__ = ["Claim", "RuleError", "RuleKeys", "check_rule", "evaluate_rule", "rule_keys"]
 
 Number = float | int
 
@@ -178,6 +178,45 @@ def _parse(rule: str) -> ast.Expression:
         raise RuleError(f"rule {rule!r} does not parse: {exc.msg}") from exc
 
 
+@dataclass(frozen=True)
+class RuleKeys:
+    """The metric names a rule reads: exact ``keys`` and glob ``patterns`` of aggregates."""
+
+    keys: frozenset[str]
+    patterns: frozenset[str]
+
+
+def rule_keys(rule: str) -> RuleKeys:
+    """Every metric key and aggregate pattern that ``rule`` names, read from its syntax tree.
+
+    Unlike :func:`evaluate_rule`, this sees the keys of every branch (``a or b`` names both),
+    so a misspelt key can be found without metrics that happen to reach it.
+    """
+    tree = _parse(rule)
+    check_rule(rule)
+    keys: set[str] = set()
+    patterns: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        name = _dotted(node) if isinstance(node, ast.Name | ast.Attribute) else None
+        if name is not None:
+            keys.add(name)
+            return
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            arg = node.args[0] if node.args else None
+            if node.func.id in ("m", *_AGGREGATES) and isinstance(arg, ast.Constant):
+                (keys if node.func.id == "m" else patterns).add(str(arg.value))
+                return
+            for a in node.args:  # a scalar function: its name is not a metric
+                visit(a)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return RuleKeys(frozenset(keys), frozenset(patterns))
+
+
 def check_rule(rule: str) -> None:
     """Raise :class:`RuleError` if ``rule`` is outside the grammar (no metrics needed)."""
     _Evaluator(None).eval(_parse(rule))
@@ -212,21 +251,44 @@ class Claim:
         paper_value: the paper's figure or qualitative result, as text.
         rule: an expression over metric keys (see the module docstring) deciding whether the
             claim holds in our run.
+        profiles: the profiles whose runs produce the rule's metrics, when not every profile
+            does (e.g. ``("quick", "full")`` for a comparison ``smoke`` is too small to make).
+            Empty means every profile. In a run of another profile the claim is reported
+            undecided with a note saying so, and ``icml26.shared.testing.check_paper`` does not
+            ask the run for its keys.
     """
 
     id: str
     statement: str
     paper_value: str
     rule: str
+    profiles: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.id or not self.id.replace("_", "").replace("-", "").isalnum():
             raise ValueError(f"claim id must be a short identifier, got {self.id!r}")
         check_rule(self.rule)
+        if isinstance(self.profiles, str) or not all(
+            isinstance(p, str) and p for p in self.profiles
+        ):
+            raise ValueError(
+                f"claim {self.id!r}: profiles must be a tuple of profile names, got {self.profiles!r}"
+            )
+        object.__setattr__(self, "profiles", tuple(self.profiles))
 
-    def evaluate(self, metrics: Mapping[str, Any]) -> dict[str, Any]:
-        """The claim as a results.json entry, with ``holds`` computed from ``metrics``."""
+    def applies_to(self, profile: str) -> bool:
+        """Whether runs of ``profile`` produce this claim's metrics."""
+        return not self.profiles or profile in self.profiles
+
+    def evaluate(self, metrics: Mapping[str, Any], profile: str | None = None) -> dict[str, Any]:
+        """The claim as a results.json entry, with ``holds`` computed from ``metrics``.
+
+        With ``profile`` given and outside :attr:`profiles`, whatever the metrics say, the
+        note records that this profile does not produce the claim's figures.
+        """
         holds, measured, note = evaluate_rule(self.rule, metrics)
+        if profile is not None and not self.applies_to(profile) and holds is None:
+            note = f"only the {', '.join(self.profiles)} profile(s) produce this claim's figures"
         entry: dict[str, Any] = {
             "id": self.id,
             "statement": self.statement,

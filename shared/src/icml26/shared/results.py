@@ -112,7 +112,7 @@ def build_results(
         "kind": kind,
         "config": dict(config),
         "metrics": flat,
-        "claims": [claim.evaluate(flat) for claim in claims],
+        "claims": [claim.evaluate(flat, profile) for claim in claims],
         "seconds": round(float(seconds), 3),
     }
     if cpu_seconds is not None:

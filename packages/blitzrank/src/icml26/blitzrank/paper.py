@@ -17,7 +17,7 @@ PROFILES = {
         perfect_seeds=2,
         perfect_n=40,
         cyclic_queries=2,
-        cyclic_ks=(5,),
+        cyclic_ks=(10,),  # k = 10 closes cycles on every query: the tier rule decides
         sweep_temperatures=(0.1, 0.5),
         sweep_queries=1,
         llm_queries=0,
@@ -96,12 +96,14 @@ CLAIMS = [
         "calls_perfect.k2 <= 157.5 and calls_perfect.k3 <= 71.4 and calls_perfect.k5 <= 34.65 "
         "and calls_perfect.k10 <= 14.91 and calls_perfect.k20 <= 6.72 "
         "and calls_perfect.k20 < calls_perfect.k10 < calls_perfect.k5 < calls_perfect.k3 < calls_perfect.k2",
+        profiles=("quick", "full"),  # smoke sweeps k = 5, 10 only
     ),
     Claim(
         "llm_reranking_beats_first_stage",
         "LLM reranking with BlitzRank improves nDCG@10 over the BM25 first stage on real text.",
         "56.7 vs BM25 41.1 (GPT-4.1); here a 135M model on factbook questions",
         'max_of("ndcg10.factbook.blitzrank_k*") > ndcg10.factbook.first_stage',
+        profiles=("quick", "full"),  # smoke runs no LLM
     ),
 ]
 

@@ -132,6 +132,7 @@ CLAIMS = [
         "Sequential inference is at least an order of magnitude faster at N = 1024.",
         "orders-of-magnitude speedups",
         "speedup.n1024 >= 10",
+        profiles=("quick", "full"),  # smoke times N <= 32 only
     ),
     Claim(
         "implicit_bayes",

@@ -83,6 +83,7 @@ CLAIMS = [
         " and ".join(
             f"rollout_error.{s}.rohnn.h10 < rollout_error.{s}.ae_node.h10" for s in _SYSTEMS
         ),
+        profiles=("quick", "full"),  # smoke simulates FPUT only
     ),
     Claim(
         "generalises",
@@ -103,6 +104,7 @@ CLAIMS = [
         "it is more accurate at long horizons than a full-order HNN trained with the same budget.",
         "qualitative (HNN baseline degrades in high dimension)",
         "rollout_error.cloth.rohnn.h10 < rollout_error.cloth.full_hnn.h10",
+        profiles=("quick", "full"),  # smoke simulates FPUT only
     ),
 ]
 

@@ -78,6 +78,19 @@ def fm_loss(v: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     return (v - u).pow(2).mean()
 
 
+def mafm_time_weight(t: torch.Tensor, power: float) -> torch.Tensor:
+    """``(1 - t)^power`` on ``[0, 1]``, exactly 0 at ``t = 1`` for every ``power > 0``.
+
+    Computed as a power in ``t``'s dtype, a tiny positive ``power`` (say 1e-143) rounds to 0
+    in float32 and ``0 ** 0 = 1`` would keep the magnitude term alive at the data end, where
+    it must vanish. ``power == 0`` is the constant weight 1 (the term everywhere).
+    """
+    base = (1 - t).clamp_min(0)
+    if power == 0:
+        return torch.ones_like(base)
+    return torch.where(base > 0, base.pow(power), torch.zeros_like(base))
+
+
 def mafm_loss(
     v: torch.Tensor,
     u: torch.Tensor,
@@ -98,7 +111,7 @@ def mafm_loss(
     mse = (v - u).pow(2).sum(1)
     v_norm = torch.sqrt(v.pow(2).sum(1) + eps)
     u_norm = u.norm(dim=1)
-    weight = lam * (1 - t).clamp_min(0) ** power
+    weight = lam * mafm_time_weight(t, power)
     return ((mse + weight * (v_norm - u_norm) ** 2) / d).mean()
 
 

