@@ -132,6 +132,7 @@ def _loosen(chunk: str) -> str:
     s = re.sub(r"(?<![\w])'([^']*)'", r'"\1"', chunk)  # single -> double quotes
     s = re.sub(r",\s*([}\]])", r"\1", s)  # trailing commas
     s = re.sub(r"([{,]\s*)([A-Za-z_]+)\s*:", r'\1"\2":', s)  # bare keys
+    s = re.sub(r":\s*([A-Za-z_]+)\s*(?=[,}])", r': "\1"', s)  # bare word values
     return s
 
 
