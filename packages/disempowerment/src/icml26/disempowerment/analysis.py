@@ -52,11 +52,14 @@ class Calibration:
     n: int
 
 
-def calibration_from_labels(truth: Labels, pred: Labels) -> Calibration:
-    """Confusion counts of ``pred`` against ``truth`` on a labelled set."""
-    sev = {v: confusion_counts(truth.variable(v), pred.variable(v), 4) for v in VARIABLES}
+def calibration_from_labels(
+    truth: Labels, pred: Labels, weights: np.ndarray | None = None
+) -> Calibration:
+    """Confusion counts of ``pred`` against ``truth`` on a labelled set (``weights``: its
+    inverse inclusion probabilities when it was enriched; see :func:`confusion_counts`)."""
+    sev = {v: confusion_counts(truth.variable(v), pred.variable(v), 4, weights) for v in VARIABLES}
     amp = {
-        a: confusion_counts(truth.amplifiers[:, i], pred.amplifiers[:, i], 2)
+        a: confusion_counts(truth.amplifiers[:, i], pred.amplifiers[:, i], 2, weights)
         for i, a in enumerate(AMPLIFIERS)
     }
     return Calibration(sev, amp, len(truth))

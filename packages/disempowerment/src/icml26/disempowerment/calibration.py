@@ -10,7 +10,9 @@ the true shares ``p``; the estimate solves that system and projects onto the sim
 Intervals come from a parametric bootstrap that redraws, per draw,
 
 * every confusion row from its posterior ``Dirichlet(counts + 1/2)`` (labelled-set error),
-* the observed counts from ``Multinomial(n, q)`` (sampling error of the log),
+* the observed shares from their Jeffreys posterior ``Dirichlet(counts + 1/2)`` (sampling
+  error of the log; unlike a multinomial around the observed shares it leaves a class seen
+  zero times an interval above zero),
 * Laplace noise of the stated scale on every count, when the counts were released under
   differential privacy,
 
@@ -31,16 +33,35 @@ __all__ = [
 ]
 
 
-def confusion_counts(truth: np.ndarray, pred: np.ndarray, k: int) -> np.ndarray:
-    """``(k, k)`` counts, rows = true class, columns = predicted class."""
+def confusion_counts(
+    truth: np.ndarray, pred: np.ndarray, k: int, weights: np.ndarray | None = None
+) -> np.ndarray:
+    """``(k, k)`` counts, rows = true class, columns = predicted class.
+
+    With ``weights`` (inverse inclusion probabilities of an enriched labelled set), each row
+    is the importance-weighted distribution of predictions scaled back to the row's number
+    of labelled examples: the row then estimates ``P(pred | true)`` *in the population*
+    (a true class is a mixture of kinds of conversations, and enrichment changes the mix)
+    while its total still says how much evidence it rests on.
+    """
     truth, pred = np.asarray(truth, int), np.asarray(pred, int)
     if truth.shape != pred.shape:
         raise ValueError(f"truth {truth.shape} and pred {pred.shape} differ in shape")
     if truth.size and (truth.min() < 0 or truth.max() >= k or pred.min() < 0 or pred.max() >= k):
         raise ValueError(f"classes must lie in 0..{k - 1}")
-    out = np.zeros((k, k), dtype=np.int64)
-    np.add.at(out, (truth, pred), 1)
-    return out
+    if weights is None:
+        out = np.zeros((k, k), dtype=np.int64)
+        np.add.at(out, (truth, pred), 1)
+        return out
+    w = np.asarray(weights, float)
+    if w.shape != truth.shape or np.any(~np.isfinite(w)) or np.any(w <= 0):
+        raise ValueError("weights must be positive, finite, one per labelled example")
+    raw = np.zeros((k, k))
+    np.add.at(raw, (truth, pred), 1.0)
+    wsum = np.zeros((k, k))
+    np.add.at(wsum, (truth, pred), w)
+    tot = wsum.sum(axis=1, keepdims=True)
+    return np.where(tot > 0, wsum / np.maximum(tot, 1e-300), 0.0) * raw.sum(axis=1, keepdims=True)
 
 
 def _rows(counts: np.ndarray) -> np.ndarray:
@@ -124,8 +145,10 @@ def rate_draws(
     point = correct_shares(q, _rows(conf_counts))
     if conf_draws is None:
         conf_draws = draw_confusions(conf_counts, draws, rng)
-    n_int = np.maximum(np.round(n).astype(np.int64), 0)
-    sim = rng.multinomial(n_int, q, size=(draws, g)).astype(float)  # (B, G, K)
+    # Jeffreys posterior of the observed shares (not a multinomial around q: a class seen
+    # zero times must still get an interval that reaches above zero)
+    sim = rng.standard_gamma(clipped[None, :, :] + 0.5, size=(draws, g, k))
+    sim = sim / sim.sum(axis=2, keepdims=True) * n[None, :, None]
     if dp_scale > 0:
         sim = sim + rng.laplace(0.0, dp_scale, size=sim.shape)
         sim = np.clip(sim, 0, None)

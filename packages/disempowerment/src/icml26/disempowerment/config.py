@@ -71,7 +71,7 @@ class DisempowermentConfig:
     flag_threshold: float = 0.1
     embedding_model: str = "bundled"
     device: str = "cpu"
-    minilm_eval_n: int = 300
+    minilm_eval_n: int = 150
     engine: str = "local"
     workers: int = 2
     ray_address: str = ""

@@ -29,8 +29,19 @@ __all__ = ["LabelledConversations", "RunData", "read_labelled_jsonl", "synthetic
 
 @dataclass
 class LabelledConversations:
+    """Labelled conversations; ``weights`` are inverse inclusion probabilities (``None``: a
+    simple random sample)."""
+
     conversations: list[Conversation]
     labels: Labels
+    weights: np.ndarray | None = None
+
+    def subset(self, rows: np.ndarray) -> LabelledConversations:
+        return LabelledConversations(
+            [self.conversations[i] for i in rows],
+            self.labels.subset(rows),
+            None if self.weights is None else self.weights[rows],
+        )
 
 
 @dataclass
@@ -47,10 +58,11 @@ class RunData:
 
 def read_labelled_jsonl(path: str | Path) -> LabelledConversations:
     """A labelled set: conversation lines with a ``"labels"`` object in the judge's schema
-    (``reality``/``value``/``action`` severities, ``amplifiers`` list, ``domain``).
+    (``reality``/``value``/``action`` severities, ``amplifiers`` list, ``domain``) and an
+    optional positive ``"weight"`` (inverse inclusion probability, for an enriched set).
     Unlike the log, a malformed labelled line is always an error (it would bias the
     calibration)."""
-    convs, labels = [], []
+    convs, labels, weights = [], [], []
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
             if not line.strip():
@@ -64,10 +76,14 @@ def read_labelled_jsonl(path: str | Path) -> LabelledConversations:
                 j = parse_judgement(json.dumps(lab))
                 if not j.ok:
                     raise ValueError(f"labels {lab} do not follow the rubric schema")
+                weight = obj.get("weight", 1.0)
+                if isinstance(weight, bool) or not isinstance(weight, int | float) or not weight > 0:
+                    raise ValueError(f"weight must be a positive number, got {weight!r}")
             except (json.JSONDecodeError, ValueError) as exc:
                 raise ValueError(f"{path}: line {n}: {exc}") from None
             convs.append(conv)
             labels.append(j)
+            weights.append(float(weight))
     if not convs:
         raise ValueError(f"{path}: no labelled conversation")
     return LabelledConversations(
@@ -77,6 +93,7 @@ def read_labelled_jsonl(path: str | Path) -> LabelledConversations:
             np.array([j.amplifiers for j in labels]),
             np.array([j.domain for j in labels]),
         ),
+        np.array(weights) if any(w != 1.0 for w in weights) else None,
     )
 
 
@@ -120,9 +137,5 @@ def user_data(log_path: str, labelled_path: str, *, on_malformed: str, seed: int
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(lab.conversations))
     cut = int(0.4 * len(order))
-    parts = []
-    for rows in (order[:cut], order[cut:]):
-        parts.append(
-            LabelledConversations([lab.conversations[i] for i in rows], lab.labels.subset(rows))
-        )
+    parts = [lab.subset(order[:cut]), lab.subset(order[cut:])]
     return RunData(log=log, train=parts[0], calibration=parts[1], read_report=report)

@@ -156,7 +156,7 @@ def calibrate(
     minilm.fit([tr_texts[i] for i in tr_rows], data.train.labels.subset(tr_rows))
     pred = minilm.predict([texts[i] for i in ev_rows])
     m["classifier.minilm.macro_f1"] = _mean_f1(truth.subset(ev_rows), pred)
-    return calibration_from_labels(truth, staged), m
+    return calibration_from_labels(truth, staged, data.calibration.weights), m
 
 
 def _months(convs: list[Conversation]) -> np.ndarray:
@@ -304,11 +304,14 @@ def measure_coverage(cfg: DisempowermentConfig, models: Models) -> dict[str, flo
     for r in range(cfg.coverage_repeats):
         seed = cfg.seed + 30_000 + 97 * r
         log_r = generate_log(cfg.coverage_n, seed=seed)
-        lab = generate_labelled(
+        labelled = generate_labelled(
             cfg.coverage_calibration_n, seed=seed + 1, positive_share=cfg.calibration_positive_share
-        ).log
+        )
+        lab = labelled.log
         truth = Labels(lab.severity, lab.amplifiers, lab.domain)
-        cal = calibration_from_labels(truth, models.staged.run(_scrubbed(lab.conversations)).labels)
+        cal = calibration_from_labels(
+            truth, models.staged.run(_scrubbed(lab.conversations)).labels, labelled.weights
+        )
         processed = process_log(log_r.conversations, models.staged, batch_size=cfg.batch_size)
         res = analyse_log(
             cfg,

@@ -27,7 +27,7 @@ PROFILES = {
         coverage_calibration_n=300,
         dp_epsilon=50.0,
     ),
-    "quick": _QUICK,
+    "quick": _QUICK,  # the defaults of DisempowermentConfig
     "full": replace(
         _QUICK,
         n_conversations=400_000,

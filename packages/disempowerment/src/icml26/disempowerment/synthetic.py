@@ -86,9 +86,9 @@ class GeneratorSpec:
         (0.010, 0.010, 0.010),  # creative
     )
     severity_given_cue: tuple[tuple[float, float, float], ...] = (
-        (0.30, 0.10, 0.0232),  # reality: severe ~ 1 in 2,200 overall
-        (0.30, 0.10, 0.0116),  # value: ~ 1 in 3,400
-        (0.30, 0.10, 0.0042),  # action: ~ 1 in 10,000
+        (0.30, 0.10, 0.0194),  # reality: severe ~ 1 in 2,600 overall
+        (0.30, 0.10, 0.0096),  # value: ~ 1 in 4,200
+        (0.30, 0.10, 0.0035),  # action: ~ 1 in 12,000
     )
     months: int = 12
     start: str = "2025-01"
