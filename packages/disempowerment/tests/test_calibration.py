@@ -103,3 +103,33 @@ def test_bad_counts() -> None:
         rate_draws(np.array([[np.nan, 1.0]]), np.eye(2), draws=10, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="conf_counts"):
         rate_draws(np.array([[1.0, 1.0]]), np.eye(3), draws=10, rng=np.random.default_rng(0))
+
+
+def test_weighted_rows_estimate_the_population_mix() -> None:
+    """A true class mixing two kinds of conversations, enriched 9:1 in the labelled set for
+    the confusable kind: unweighted rows are biased, importance-weighted rows are not."""
+    rng = np.random.default_rng(6)
+    # population: 90% easy negatives (1% false positives), 10% hard ones (30%)
+    easy, hard = 2000, 2000  # labelled set: equal numbers, i.e. hard ones oversampled 9x
+    pred = np.r_[rng.random(easy) < 0.01, rng.random(hard) < 0.30].astype(int)
+    truth = np.zeros(easy + hard, int)
+    w = np.r_[np.full(easy, 0.9 / 0.5), np.full(hard, 0.1 / 0.5)]
+    raw = confusion_counts(truth, pred, 2)
+    weighted = confusion_counts(truth, pred, 2, w)
+    fp_raw = raw[0, 1] / raw[0].sum()
+    fp_w = weighted[0, 1] / weighted[0].sum()
+    assert fp_raw == pytest.approx(0.155, abs=0.02)
+    assert fp_w == pytest.approx(0.9 * 0.01 + 0.1 * 0.30, abs=0.006)
+    assert weighted[0].sum() == pytest.approx(easy + hard)
+    with pytest.raises(ValueError, match="weights"):
+        confusion_counts(truth, pred, 2, -w)
+
+
+def test_zero_count_still_gets_an_interval_above_zero() -> None:
+    rd = rate_draws(
+        np.array([[10_000.0, 0.0]]), np.diag([1000, 1000]), draws=2000, rng=np.random.default_rng(7)
+    )
+    lo, hi = rd.interval()
+    assert lo[0, 1] == 0.0
+    # Jeffreys upper 97.5% bound for 0 of 10,000 is about 2.5e-4
+    assert 1e-4 < hi[0, 1] < 4e-4

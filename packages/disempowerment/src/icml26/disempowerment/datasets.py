@@ -77,7 +77,11 @@ def read_labelled_jsonl(path: str | Path) -> LabelledConversations:
                 if not j.ok:
                     raise ValueError(f"labels {lab} do not follow the rubric schema")
                 weight = obj.get("weight", 1.0)
-                if isinstance(weight, bool) or not isinstance(weight, int | float) or not weight > 0:
+                if (
+                    isinstance(weight, bool)
+                    or not isinstance(weight, int | float)
+                    or not weight > 0
+                ):
                     raise ValueError(f"weight must be a positive number, got {weight!r}")
             except (json.JSONDecodeError, ValueError) as exc:
                 raise ValueError(f"{path}: line {n}: {exc}") from None

@@ -30,12 +30,12 @@ PROFILES = {
     "quick": _QUICK,  # the defaults of DisempowermentConfig
     "full": replace(
         _QUICK,
-        n_conversations=400_000,
+        n_conversations=300_000,
         n_train=6000,
         n_calibration=30_000,
-        minilm_eval_n=1000,
-        coverage_repeats=12,
-        coverage_n=50_000,
+        minilm_eval_n=600,
+        coverage_repeats=10,
+        coverage_n=40_000,
         coverage_calibration_n=12_000,
         judge="smollm2-135m-instruct",
         judge_n=60,

@@ -21,7 +21,9 @@ def _f(x: Any, digits: int = 5) -> str:
 def _iv(m: dict[str, Any], key: str, digits: int = 5) -> str:
     if key not in m:
         return "(suppressed)"
-    return f"{_f(m[key], digits)} [{_f(m.get(key + '.lo'), digits)}, {_f(m.get(key + '.hi'), digits)}]"
+    return (
+        f"{_f(m[key], digits)} [{_f(m.get(key + '.lo'), digits)}, {_f(m.get(key + '.hi'), digits)}]"
+    )
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -43,11 +45,27 @@ def markdown(results: dict[str, Any]) -> str:
     for v in VARIABLES:
         key = f"trend_slope.{v}"
         out.append(f"| `{key}` (per month) | {_iv(m, key, 5)} | {_f(m.get('planted.' + key), 5)} |")
-    for key in ("approval_association", "approval_association_raw", "approval_regression.level_coef"):
+    for key in (
+        "approval_association",
+        "approval_association_raw",
+        "approval_regression.level_coef",
+    ):
         out.append(f"| `{key}` | {_iv(m, key, 3)} | {_f(m.get('planted.' + key), 3)} |")
     out += ["", "| measure | value |", "|---|---|"]
     for key in sorted(m):
-        if key.startswith(("classifier.", "coverage.rate_intervals", "coverage.n_", "privacy.", "throughput.", "scrub.recall.all", "stage2.", "clusters.", "judge.")):
+        if key.startswith(
+            (
+                "classifier.",
+                "coverage.rate_intervals",
+                "coverage.n_",
+                "privacy.",
+                "throughput.",
+                "scrub.recall.all",
+                "stage2.",
+                "clusters.",
+                "judge.",
+            )
+        ):
             out.append(f"| `{key}` | {m[key]:.4g} |")
     out += ["", "| claim | paper | measured | holds |", "|---|---|---|---|"]
     for c in results["claims"]:
