@@ -87,11 +87,11 @@ def test_user_log_and_labelled_set(tmp_path: Path) -> None:
         "--set",
         "coverage_repeats=0",
         "--set",
-        "coverage_n=20000",
+        "coverage_n=15000",
         "--set",
         "minilm_eval_n=20",
     ]
-    argv += ["--set", "coverage_calibration_n=6000"]
+    argv += ["--set", "coverage_calibration_n=5000"]
     assert main(argv) == 0
     m = load_results(out / "results.json")["metrics"]
     assert m["input.malformed_lines"] == 1

@@ -65,9 +65,9 @@ class DisempowermentConfig:
     on_malformed: str = "skip"
     n_conversations: int = 100_000
     n_train: int = 3000
-    n_calibration: int = 12_000
+    n_calibration: int = 20_000
     positive_share: float = 0.3
-    calibration_positive_share: float = 0.1
+    calibration_positive_share: float = 0.15
     flag_threshold: float = 0.1
     embedding_model: str = "bundled"
     device: str = "cpu"
@@ -83,8 +83,8 @@ class DisempowermentConfig:
     interval_level: float = 0.95
     n_clusters: int = 8
     coverage_repeats: int = 4
-    coverage_n: int = 20_000
-    coverage_calibration_n: int = 6000
+    coverage_n: int = 15_000
+    coverage_calibration_n: int = 5000
     judge: str = "none"
     judge_n: int = 60
     judge_names_clusters: bool = False
