@@ -159,7 +159,11 @@ def rate_draws(
 
 
 def draw_confusions(conf_counts: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """``(B, K, K)`` row-stochastic draws from ``Dirichlet(counts + 1/2)`` per row."""
+    """``(B, K, K)`` row-stochastic draws from ``Dirichlet(counts + 1/2)`` per row; a row
+    with no labelled example is the identity row in every draw (as in the point estimate)."""
     k = conf_counts.shape[0]
     g = rng.standard_gamma(conf_counts[None, :, :] + 0.5, size=(draws, k, k))
-    return g / g.sum(axis=2, keepdims=True)
+    rows = g / g.sum(axis=2, keepdims=True)
+    empty = conf_counts.sum(axis=1) <= 0
+    rows[:, empty, :] = np.eye(k)[empty]
+    return rows

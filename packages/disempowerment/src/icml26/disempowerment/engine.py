@@ -168,7 +168,7 @@ def _process_ray(
         _RayWorker,
         fn_constructor_kwargs={"classifier": classifier},
         batch_size=batch_size,
-        concurrency=workers,
+        compute=ray.data.ActorPoolStrategy(size=workers),
         num_cpus=1,
         batch_format="numpy",
     )
