@@ -98,11 +98,23 @@ def _pytest(session: nox.Session, member: Member, marker: str, *, sync: bool = T
     if sync:
         _sync(session, "--package", member.name, "--group", "test")
     session.chdir(member.folder)
+    # A member whose test group brings pytest-xdist (compile-bound JAX tests) gets every core.
+    group = _project(member).get("dependency-groups", {}).get("test", [])
+    workers = ["-n", "auto"] if any(str(r).startswith("pytest-xdist") for r in group) else []
     # Exit code 5 = no tests collected: fine for slow-* on a package without slow tests.
     success = (0, 5) if marker in ("slow", "gpu") else (0,)
-    env = {"ICML26_TEST_BUDGET_S": str(TEST_BUDGET_S)} if marker == "not slow" else {}
+    # ICML26_TEST_BUDGET_S in the environment overrides the budget (e.g. on a loaded machine).
+    budget = os.environ.get("ICML26_TEST_BUDGET_S", str(TEST_BUDGET_S))
+    env = {"ICML26_TEST_BUDGET_S": budget} if marker == "not slow" else {}
     session.run(
-        "pytest", "-m", marker, "--durations=5", *session.posargs, success_codes=success, env=env
+        "pytest",
+        "-m",
+        marker,
+        "--durations=5",
+        *workers,
+        *session.posargs,
+        success_codes=success,
+        env=env,
     )
 
 
@@ -145,7 +157,7 @@ def _overrides(session: nox.Session) -> str:
     lines = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["uv"].get(
         "override-dependencies", []
     )
-    path = Path(session.create_tmp()) / "overrides.txt"
+    path = Path(session.create_tmp()).resolve() / "overrides.txt"
     path.write_text("\n".join(lines) + "\n")
     return str(path)
 
@@ -195,7 +207,7 @@ def _make_member_sessions(member: Member) -> None:
         """Build, check, install from the wheels, run the smoke job; ``-- DIR`` then copies
         this member's checked wheel and sdist to DIR (what the release job publishes)."""
         keep = Path(session.posargs[0]).resolve() if session.posargs else None
-        dist = Path(session.create_tmp()) / "dist"
+        dist = Path(session.create_tmp()).resolve() / "dist"
         shutil.rmtree(dist, ignore_errors=True)
         names = [member.name] if member.slug == "shared" else [member.name, "icml26-shared"]
         for name in names:
@@ -215,7 +227,7 @@ def _make_member_sessions(member: Member) -> None:
         session.run("twine", "check", "--strict", *artefacts)
         session.run("check-wheel-contents", *[a for a in artefacts if a.endswith(".whl")])
         # A clean venv, outside the workspace: only the two wheels and their PyPI dependencies.
-        venv = Path(session.create_tmp()) / "clean-venv"
+        venv = Path(session.create_tmp()).resolve() / "clean-venv"
         shutil.rmtree(venv, ignore_errors=True)
         session.run("uv", "venv", "--quiet", str(venv), external=True)
         python = str(venv / "bin" / "python")
@@ -229,7 +241,7 @@ def _make_member_sessions(member: Member) -> None:
         if member.slug != "shared":
             session.run(icml26, "show", member.slug, "--profile", "smoke", external=True)
             # The main job as a pip user runs it: from the wheels, outside the workspace.
-            out = Path(session.create_tmp()) / "smoke-run"
+            out = Path(session.create_tmp()).resolve() / "smoke-run"
             shutil.rmtree(out, ignore_errors=True)
             session.chdir(session.create_tmp())
             session.run(
@@ -299,9 +311,23 @@ def gpu(session: nox.Session) -> None:
     def probe(script: str, *args: str) -> bool:
         return subprocess.run([python, "-c", script, *args], check=False).returncode == 0
 
+    if shutil.which("nvidia-smi"):
+        # The lock holds CPU-only jaxlib: add the CUDA plugin of the same JAX version, so the
+        # JAX packages' gpu tests and smoke jobs run on the device instead of skipping.
+        version = session.run("python", "-c", "import jax; print(jax.__version__)", silent=True)
+        if isinstance(version, str) and version.strip():
+            session.run_install(
+                "uv",
+                "pip",
+                "install",
+                "--python",
+                python,
+                f"jax[cuda12]=={version.strip()}",
+                external=True,
+            )
     if not probe(_CUDA_PROBE):
         session.skip("no CUDA device visible to torch or jax: nothing to run on a GPU here")
-    out = Path(session.create_tmp()) / "gpu-smoke"
+    out = Path(session.create_tmp()).resolve() / "gpu-smoke"
     shutil.rmtree(out, ignore_errors=True)
     for member in MEMBERS:
         _pytest(session, member, "gpu", sync=False)

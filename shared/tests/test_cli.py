@@ -115,34 +115,6 @@ def test_failed_run_exits_1_and_leaves_error_not_results(
     assert "RuntimeError" in (out / "error.txt").read_text()
 
 
-def test_reproduce_reports_a_failure_without_stopping(
-    fake_paper: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A second fake paper that always fails, visible to the child processes too.
-    module_dir = Path(sys.path[0])
-    (module_dir / "icml26_broken_paper.py").write_text(
-        "from icml26_fake_paper import PROFILES, FakeConfig\n"
-        "from icml26.shared import Paper\n"
-        "def run(config, run_dir):\n    raise ValueError('broken on purpose')\n"
-        "PAPER = Paper(slug='broken-paper', title='t', profiles=PROFILES, run=run)\n"
-    )
-    monkeypatch.setenv("ICML26_EXTRA_PAPERS", "icml26_fake_paper:PAPER,icml26_broken_paper:PAPER")
-    out = tmp_path / "rep"
-    slugs = ["fake-paper", "broken-paper"]  # explicit: the dev env may hold real papers too
-    assert main(["reproduce", *slugs, "--profile", "smoke", "--out", str(out)]) == 1
-    report = (out / "report.md").read_text()
-    assert "| broken-paper | run |" in report
-    assert "FAILED" in report
-    assert "broken on purpose" in report
-    assert "The score is at least 5." in report  # the other paper still ran
-    page = (out / "report.html").read_text()
-    assert "data:image/png;base64," in page
-    # `report` rebuilds the same tables from the folders.
-    (out / "report.md").unlink()
-    assert main(["report", str(out)]) == 1
-    assert "broken on purpose" in (out / "report.md").read_text()
-
-
 def test_report_on_corrupt_results(
     fake_paper: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -16,8 +16,8 @@ from icml26.shared import Claim, Paper, figure, seed_everything
 
 def test_importing_shared_imports_no_framework() -> None:
     code = (
-        "import sys, icml26.shared, icml26.shared.cli\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'torch', 'jax', 'jaxlib', 'flax', 'matplotlib', 'transformers'})\n"
+        "import sys, icml26.shared, icml26.shared.cli, icml26.shared.reproduce\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'torch', 'jax', 'jaxlib', 'flax', 'matplotlib', 'transformers', 'ray'})\n"
         "print(','.join(heavy))"
     )
     out = subprocess.run(

@@ -129,6 +129,9 @@ PLUGIN_TEST = textwrap.dedent(
 
 def _pytest(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_x.py").write_text(PLUGIN_TEST)
+    # Its own config: the nox tmp folder lies inside the repo, whose pytest settings must not
+    # apply here (importlib mode trips on the dotted `.nox` folder in pytest 8.0).
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
     full_env = {k: v for k, v in os.environ.items() if k not in ("CI", "HYPOTHESIS_PROFILE")}
     full_env.update(env)
     return subprocess.run(
@@ -162,6 +165,7 @@ def test_plugin_fails_a_session_over_its_budget(tmp_path: Path) -> None:
 def test_device_fixtures_skip_without_a_gpu(pytester: pytest.Pytester) -> None:
     """Without a GPU both fixtures skip with their reason; on a GPU machine the tests run.
     In-process, so torch (already imported by this session, if installed) is not loaded again."""
+    pytester.makeini("[pytest]\n")
     pytester.makepyfile(
         test_dev="""
         import pytest

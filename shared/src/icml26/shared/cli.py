@@ -6,7 +6,7 @@
     icml26 show <slug> [--profile P] [--bench]
     icml26 run <slug> [--profile smoke|quick|full] [--out DIR] [--set field=value ...]
     icml26 bench <slug> [same options]
-    icml26 reproduce [slugs ...] [--profile quick] [--out DIR]
+    icml26 reproduce [slugs ...] [--profile quick] [--out DIR] [--jobs N | --ray ADDRESS]
     icml26 report DIR
 
 Exit codes: 0 success, 1 a job or report failed, 2 bad usage (unknown paper, bad override).
@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from icml26.shared.configs import OverrideError, config_fields
+from icml26.shared.paper import Paper
 from icml26.shared.progress import log
 from icml26.shared.registry import InstalledPaper, UnknownPaperError, find, installed
 from icml26.shared.report import write_report
@@ -102,9 +102,20 @@ def cmd_job(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_or_none(entry: InstalledPaper) -> Paper | None:
+    """The paper, or None when its module fails to load (its run then fails and is reported)."""
+    try:
+        return entry.load()
+    except Exception as exc:
+        log(f"reproduce: {entry.slug} fails to load ({type(exc).__name__}: {exc})")
+        return None
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    from icml26.shared.reproduce import ReproduceError, reproduce
+
     papers = installed()
-    slugs = args.slugs or list(papers)
+    slugs = list(dict.fromkeys(args.slugs)) or list(papers)
     unknown = [s for s in slugs if s not in papers]
     if unknown:
         raise UsageError(
@@ -116,41 +127,19 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     root = (
         Path(args.out) if args.out else Path(args.runs_root) / f"reproduce-{stamp}-{args.profile}"
     )
-    root.mkdir(parents=True, exist_ok=True)
-    failed = []
-    for slug in slugs:
-        folder = root / slug
-        folder.mkdir(exist_ok=True)
-        cmd = [
-            sys.executable,
-            "-m",
-            "icml26.shared.cli",
-            "run",
-            slug,
-            "--profile",
+    try:
+        outcomes, _entries, md, page = reproduce(
+            {slug: _load_or_none(papers[slug]) for slug in slugs},
             args.profile,
-            "--out",
-            str(folder),
-        ]
-        log(f"reproduce: {slug} ({args.profile})")
-        # A child process per paper: a crash, a leak or a framework's global state stays there.
-        with open(folder / "log.txt", "w", encoding="utf-8") as log_file:
-            code = subprocess.run(
-                cmd, stdout=log_file, stderr=subprocess.STDOUT, check=False
-            ).returncode
-        if code != 0:
-            failed.append(slug)
-            log(f"reproduce: {slug} FAILED (exit {code}); see {folder / 'log.txt'}")
-            if not (folder / "error.txt").exists():
-                tail = (
-                    (folder / "log.txt")
-                    .read_text(encoding="utf-8", errors="replace")
-                    .splitlines()[-20:]
-                )
-                (folder / "error.txt").write_text("\n".join(tail) + "\n", encoding="utf-8")
-    md, page, _ = write_report(root)
+            root,
+            jobs=args.jobs,
+            ray_address=args.ray,
+        )
+    except ReproduceError as exc:
+        raise UsageError(str(exc)) from exc
     print(md)
     print(page)
+    failed = [o.slug for o in outcomes if not o.ok]
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1
@@ -215,6 +204,21 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("slugs", nargs="*")
     rep.add_argument("--profile", default="quick")
     rep.add_argument("--out", type=Path, help="folder for the runs and the report")
+    rep.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="papers at once, in parallel child processes with the CPU threads split "
+        "between them (default: 1, one after another)",
+    )
+    rep.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run each paper as a Ray task with its CPU/GPU request: 'local' (a new local "
+        "instance), 'auto' (this machine's cluster, else a local instance) or a cluster "
+        "address; needs icml26-shared[ray]",
+    )
     rep.add_argument(
         "--runs-root",
         type=Path,

@@ -30,7 +30,7 @@ BUDGET_ENV = "ICML26_TEST_BUDGET_S"
 
 
 def _truthy(value: str | None) -> bool:
-    return bool(value) and value.strip().lower() not in ("0", "false", "no", "off")
+    return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def register_hypothesis_profiles() -> str | None:

@@ -114,14 +114,14 @@ def _sample(method, post, model, x, gen):  # type: ignore[no-untyped-def]
     if method == "ensemble":
         k = int(torch.randint(len(post.members), (1,), generator=gen))
         with torch.no_grad():
-            return post.members[k](x)[0].numpy()
+            return post.members[k](x)[0].cpu().numpy()
     if method == "mc_dropout":
-        return post.outputs(x, n_samples=1)[0, 0].numpy()
+        return post.outputs(x, n_samples=1)[0, 0].cpu().numpy()
     if method in ("bll", "ntk_bll", "ntk_bll_sub"):
-        return post.sample_functions(x, 1, gen)[0, 0].numpy()
+        return post.sample_functions(x, 1, gen)[0, 0].cpu().numpy()
     cov = post.output_cov(x)[0]
     with torch.no_grad():
         mean = model(x)[0].double()
     lam, Q = torch.linalg.eigh(0.5 * (cov + cov.T))
-    z = torch.randn(cov.shape[0], generator=gen, dtype=torch.float64)
-    return (mean + Q @ (lam.clamp_min(0.0).sqrt() * z)).numpy()
+    z = torch.randn(cov.shape[0], generator=gen, dtype=torch.float64).to(cov.device)
+    return (mean + Q @ (lam.clamp_min(0.0).sqrt() * z)).cpu().numpy()

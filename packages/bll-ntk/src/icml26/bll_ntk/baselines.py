@@ -64,8 +64,8 @@ class DeepEnsemble:
                 train_regressor(model, x, y, self.spec, mask=mask, seed=self.seed * 1000 + k)
                 with torch.no_grad():
                     out = model(x)
-                    yy = y if y.ndim == 2 else y[:, None]
-                    m = torch.ones_like(yy) if mask is None else mask.to(yy.dtype)
+                    yy = (y if y.ndim == 2 else y[:, None]).to(out.device)
+                    m = torch.ones_like(yy) if mask is None else mask.to(yy.device, yy.dtype)
                     noises.append(float((((out - yy) ** 2) * m).sum() / m.sum()))
             else:
                 train_classifier(model, x, y, self.spec, seed=self.seed * 1000 + k)
@@ -106,8 +106,8 @@ class MCDropout:
         if self.likelihood == "regression":
             train_regressor(self.model, x, y, self.spec, mask=mask, seed=self.seed)
             outs = self.outputs(x)
-            yy = y if y.ndim == 2 else y[:, None]
-            m = torch.ones_like(yy) if mask is None else mask.to(yy.dtype)
+            yy = (y if y.ndim == 2 else y[:, None]).to(outs.device)
+            m = torch.ones_like(yy) if mask is None else mask.to(yy.device, yy.dtype)
             self.noise_ = float((((outs.mean(0) - yy) ** 2) * m).sum() / m.sum())
         else:
             train_classifier(self.model, x, y, self.spec, seed=self.seed)

@@ -16,6 +16,11 @@ Every class wraps a trained ``nn.Module`` with a named final ``nn.Linear``::
 
 Regression targets are ``(N,)`` or ``(N, C)``; a boolean ``mask (N, C)`` marks which entries
 are observed (contextual bandits). Classification targets are integer labels.
+
+Devices: everything runs on the device of the network and its inputs (CUDA in, CUDA out).
+Targets and masks are moved there; the posterior algebra is float64 torch on that device.
+Random subsamples and samples are drawn from CPU generators and moved, so a seed gives the
+same draws on every device.
 """
 
 from __future__ import annotations
@@ -69,7 +74,7 @@ class ClassificationPredictive:
 def head_rows(phi: torch.Tensor, n_outputs: int, mask: torch.Tensor | None = None) -> torch.Tensor:
     """Design rows ``e_c ⊗ φ̃(x_n)`` for every (observed) pair (n, c), n-major."""
     N, d = phi.shape
-    Z = torch.zeros(N, n_outputs, n_outputs * d, dtype=phi.dtype)
+    Z = torch.zeros(N, n_outputs, n_outputs * d, dtype=phi.dtype, device=phi.device)
     for c in range(n_outputs):
         Z[:, c, c * d : (c + 1) * d] = phi
     Z = Z.reshape(N * n_outputs, n_outputs * d)
@@ -86,7 +91,7 @@ def _targets(
     if mask is not None:
         if mask.shape != (n, C):
             raise ValueError(f"mask has shape {tuple(mask.shape)}, expected ({n}, {C})")
-        mask = mask.bool()
+        mask = mask.to(device=y.device, dtype=torch.bool)
         obs = y[mask]
     else:
         obs = y.reshape(-1)
@@ -171,16 +176,23 @@ class BLL(_Base):
         N, C = phi.shape[0], self.n_outputs
         K = self._prior_factor(x)
         idx, w = self._posterior_weights(N)
+        dev = phi.device
+        y = y.to(dev)
+        idx = None if idx is None else idx.to(dev)
         if self.likelihood == "regression":
             _obs, mask = _targets(y.double(), N, C, mask)
-            full_mask = mask if mask is not None else torch.ones(N, C, dtype=torch.bool)
+            full_mask = mask if mask is not None else torch.ones(N, C, dtype=torch.bool, device=dev)
             if idx is not None:
-                keep = torch.zeros(N, dtype=torch.bool)
+                keep = torch.zeros(N, dtype=torch.bool, device=dev)
                 keep[idx] = True
                 full_mask = full_mask & keep[:, None]
             Z = head_rows(phi, C, full_mask)
             yy = y.double().reshape(N, C)[full_mask]
-            ww = None if w is None else torch.full((Z.shape[0],), float(w), dtype=torch.float64)
+            ww = (
+                None
+                if w is None
+                else torch.full((Z.shape[0],), float(w), dtype=torch.float64, device=dev)
+            )
             self.posterior_ = BayesLinReg(K=K, alpha=self.alpha, noise=self.noise).fit(Z, yy, ww)
             self.alpha_, self.noise_ = self.posterior_.alpha, self.posterior_.noise
         else:
@@ -191,7 +203,11 @@ class BLL(_Base):
                     f"classification labels must have shape ({N},), got {tuple(y.shape)}"
                 )
             phis, ys = (phi, y) if idx is None else (phi[idx], y[idx])
-            ws = None if w is None else torch.full((phis.shape[0],), float(w), dtype=torch.float64)
+            ws = (
+                None
+                if w is None
+                else torch.full((phis.shape[0],), float(w), dtype=torch.float64, device=dev)
+            )
             self.posterior_ = LastLayerGLM(C, K=K, alpha=self.alpha, refit=self.refit).fit(
                 phis, ys, self.net.head_vector(), ws
             )
@@ -214,7 +230,11 @@ class BLL(_Base):
     def sample_functions(
         self, x: torch.Tensor, n_samples: int = 1, generator: torch.Generator | None = None
     ) -> torch.Tensor:
-        """Posterior function samples ``(S, N, C)`` (weights drawn jointly): Thompson sampling."""
+        """Posterior function samples ``(S, N, C)`` (weights drawn jointly): Thompson sampling.
+
+        The standard normals come from ``generator`` on its own device (the CPU by default) and
+        are moved to the posterior's device, so one seed gives the same samples everywhere.
+        """
         self._require_fit()
         phi, _ = self.net.features(x)
         phi = phi.double()
@@ -224,9 +244,16 @@ class BLL(_Base):
         else:
             mean = self.posterior_.mean
             B = torch.linalg.cholesky(
-                self.posterior_.cov + 1e-10 * torch.eye(mean.shape[0], dtype=torch.float64)
+                self.posterior_.cov
+                + 1e-10 * torch.eye(mean.shape[0], dtype=torch.float64, device=mean.device)
             )
-        eps = torch.randn(n_samples, B.shape[1], generator=generator, dtype=torch.float64)
+        eps = torch.randn(
+            n_samples,
+            B.shape[1],
+            generator=generator,
+            dtype=torch.float64,
+            device=generator.device if generator is not None else "cpu",
+        ).to(B.device)
         v = mean[None] + eps @ B.T
         return torch.einsum("nk,sck->snc", phi, v.reshape(n_samples, C, -1))
 
@@ -339,6 +366,7 @@ class LastLayerLaplace(_Base):
         phi, out = phi.double(), out.double()
         N, C = phi.shape[0], self.n_outputs
         v0 = self.net.head_vector().double()
+        y = y.to(phi.device)
         if self.likelihood == "regression":
             obs, mask = _targets(y.double(), N, C, mask)
             resid = obs - (out[mask] if mask is not None else out.reshape(-1))
@@ -393,10 +421,16 @@ class LinearisedLaplace(_Base):
         with torch.no_grad():
             out = self.net.model(x).double().reshape(x.shape[0], -1)
         N, C = out.shape
+        dev = out.device
+        y = y.to(dev)
         if self.likelihood == "regression":
             obs, mask = _targets(y.double(), N, C, mask)
             J = jacobian(self.net, x, chunk=self.chunk).double().reshape(N * C, -1)
-            sel = mask.reshape(-1) if mask is not None else torch.ones(N * C, dtype=torch.bool)
+            sel = (
+                mask.reshape(-1)
+                if mask is not None
+                else torch.ones(N * C, dtype=torch.bool, device=dev)
+            )
             resid = obs - out.reshape(-1)[sel]
             self.posterior_ = _GaussLaplace(alpha=self.alpha, noise=self.noise).fit(
                 J[sel], resid, self._sq_norm()
@@ -404,7 +438,7 @@ class LinearisedLaplace(_Base):
             self.alpha_, self.noise_ = self.posterior_.alpha, self.posterior_.noise
         else:
             probs = torch.softmax(out, dim=1)
-            loglik = float(torch.log_softmax(out, 1)[torch.arange(N), y.long()].sum())
+            loglik = float(torch.log_softmax(out, 1)[torch.arange(N, device=dev), y.long()].sum())
             chunks = [
                 jacobian(self.net, x[s : s + self.chunk], chunk=self.chunk)
                 for s in range(0, N, self.chunk)

@@ -71,11 +71,14 @@ class Fitted:
 def fit_all(
     x: torch.Tensor, y: torch.Tensor, d_out: int, likelihood: str, s: MethodSettings
 ) -> Fitted:
-    """Train the MAP network and every baseline, then fit each posterior on ``(x, y)``."""
+    """Train the MAP network and every baseline, then fit each posterior on ``(x, y)``.
+
+    Every network is built on ``x``'s device (CUDA data trains and fits on CUDA)."""
     d_in = x.shape[1]
 
     def make(dropout: float = 0.0) -> nn.Module:
-        return make_mlp(d_in, d_out, s.hidden, activation=s.activation, dropout=dropout)
+        net = make_mlp(d_in, d_out, s.hidden, activation=s.activation, dropout=dropout)
+        return net.to(x.device)
 
     trainer: Callable[..., nn.Module] = (
         train_regressor if likelihood == "regression" else train_classifier
@@ -148,14 +151,14 @@ def evaluate_regression(
 ) -> tuple[dict[str, dict[str, float]], Fitted, dict[str, RegressionPredictive]]:
     """Per-method metrics in the target's original units (NLL, RMSE, ECE, 90% coverage)."""
     fitted = fit_all(split.x_train, split.y_train, 1, "regression", s)
-    y = split.y_test.double().numpy() * split.y_std + split.y_mean
+    y = split.y_test.double().cpu().numpy() * split.y_std + split.y_mean
     res: dict[str, dict[str, float]] = {}
     preds: dict[str, RegressionPredictive] = {}
     for name, model in fitted.models.items():
         pred, secs = _timed_predict(model, split.x_test)
         preds[name] = pred
-        mean = pred.mean[:, 0].double().numpy() * split.y_std + split.y_mean
-        var = pred.total_var[:, 0].double().numpy() * split.y_std**2
+        mean = pred.mean[:, 0].double().cpu().numpy() * split.y_std + split.y_mean
+        var = pred.total_var[:, 0].double().cpu().numpy() * split.y_std**2
         res[name] = {
             "nll": M.gaussian_nll(y, mean, var),
             "rmse": float(np.sqrt(np.mean((y - mean) ** 2))),
@@ -168,7 +171,7 @@ def evaluate_regression(
 
 def _entropy(p: torch.Tensor) -> np.ndarray:
     p = p.double().clamp_min(1e-12)
-    return (-(p * p.log()).sum(1)).numpy()
+    return (-(p * p.log()).sum(1)).cpu().numpy()
 
 
 def evaluate_classification(
@@ -177,12 +180,12 @@ def evaluate_classification(
     """Per-method NLL, accuracy, ECE, 90% set coverage, Brier, and OOD AUROCs (entropy and
     epistemic logit variance as scores)."""
     fitted = fit_all(task.x_train, task.y_train, task.n_classes, "classification", s)
-    labels = task.y_test.numpy()
+    labels = task.y_test.cpu().numpy()
     res: dict[str, dict[str, Any]] = {}
     preds: dict[str, dict[str, ClassificationPredictive]] = {}
     for name, model in fitted.models.items():
         pred, secs = _timed_predict(model, task.x_test)
-        probs = pred.probs.double().numpy()
+        probs = pred.probs.double().cpu().numpy()
         onehot = np.eye(task.n_classes)[labels]
         r: dict[str, Any] = {
             "nll": float(
@@ -199,7 +202,10 @@ def evaluate_classification(
             p_ood = model.predict(x_ood)
             preds[name][ood_name] = p_ood
             r[f"ood_auroc.{ood_name}"] = M.auroc(_entropy(pred.probs), _entropy(p_ood.probs))
-            v_in, v_out = pred.logit_var.double().numpy(), p_ood.logit_var.double().numpy()
+            v_in, v_out = (
+                pred.logit_var.double().cpu().numpy(),
+                p_ood.logit_var.double().cpu().numpy(),
+            )
             r[f"ood_auroc_var.{ood_name}"] = (
                 M.auroc(v_in, v_out) if np.ptp(np.r_[v_in, v_out]) > 0 else math.nan
             )

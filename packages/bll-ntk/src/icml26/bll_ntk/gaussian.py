@@ -15,8 +15,12 @@ rows). Noise ``y = zᵀv + ε``, ``ε ~ N(0, σ²)``; prior ``v ~ N(0, α⁻¹ K
   is last-layer Laplace; with ``Z`` the full Jacobian it is the linearised Laplace / NTK-GP.
   It switches to function space (N × N) when there are fewer rows than parameters.
 
-Hyperparameters ``(α, σ²)`` maximise the respective evidence (type-II ML) with L-BFGS in
-log-space from a small grid of starts.
+Hyperparameters ``(α, σ²)`` maximise the respective evidence (type-II ML) on successively
+finer grids in log-space.
+
+Devices: the factorisations and the posterior stay in float64 torch on the device of ``Z``.
+The evidence search needs only the ``D`` eigenvalues (and ``D`` projected targets): those are
+copied to the host once per fit, and the grid is evaluated there in NumPy.
 """
 
 from __future__ import annotations
@@ -105,7 +109,7 @@ class BayesLinReg:
         """
         Z, y = _check_rows(Z, y)
         if weights is not None:
-            w = weights.double().reshape(-1)
+            w = weights.to(device=Z.device, dtype=torch.float64).reshape(-1)
             if w.shape[0] != Z.shape[0] or bool((w < 0).any()):
                 raise ValueError("weights must be one non-negative number per row")
             sw = w.sqrt()
@@ -115,12 +119,12 @@ class BayesLinReg:
             n_eff = float(Z.shape[0])
         D = Z.shape[1]
         if self.K is None:
-            L = torch.eye(D, dtype=torch.float64)
+            L = torch.eye(D, dtype=torch.float64, device=Z.device)
         else:
             if self.K.shape != (D, D):
                 raise ValueError(f"prior factor K is {tuple(self.K.shape)}, expected ({D}, {D})")
             try:
-                L = torch.linalg.cholesky(self.K.double())
+                L = torch.linalg.cholesky(self.K.to(device=Z.device, dtype=torch.float64))
             except torch.linalg.LinAlgError as exc:
                 raise ValueError("prior factor K is not positive definite") from exc
         self._L = L
@@ -130,6 +134,8 @@ class BayesLinReg:
         self._lam = lam.clamp_min(0.0)
         self._Q = Q
         self._bq = Q.T @ (Zw.T @ y)
+        self._lam_host = self._lam.cpu().numpy()  # the evidence search runs on the host
+        self._bq_host = self._bq.cpu().numpy()
         self._yty = float(y @ y)
         self._n = n_eff
         self.alpha, self.noise = maximise_evidence(
@@ -141,7 +147,7 @@ class BayesLinReg:
 
     def log_evidence(self, alpha: Any, noise: Any) -> Any:
         """``log p(y | α, σ²)`` (exact, conjugate); vectorised over arrays of α and σ²."""
-        lam, bq = self._lam.numpy(), self._bq.numpy()
+        lam, bq = self._lam_host, self._bq_host
         a = np.asarray(alpha, dtype=float)[..., None]
         s = np.asarray(noise, dtype=float)[..., None]
         prec = a + lam / s
@@ -198,6 +204,7 @@ class LinearisedLaplace:
         G = Z @ Z.T if self._function_space else Z.T @ Z
         lam, Q = torch.linalg.eigh(0.5 * (G + G.T))
         self._lam, self._Q, self._Z = lam.clamp_min(0.0), Q, Z
+        self._lam_host = self._lam.cpu().numpy()  # the evidence search runs on the host
         self._rss, self._n, self._sq = float(r @ r), n, float(sq_norm)
         self.alpha, self.noise = maximise_evidence(
             lambda la, ls: self.log_evidence(np.exp(la), np.exp(ls)),
@@ -208,7 +215,7 @@ class LinearisedLaplace:
 
     def log_evidence(self, alpha: Any, noise: Any) -> Any:
         """Laplace evidence at ``v*`` (the P log α of prior and Hessian cancel); vectorised."""
-        lam = self._lam.numpy()
+        lam = self._lam_host
         a = np.asarray(alpha, dtype=float)
         s = np.asarray(noise, dtype=float)
         loglik = -0.5 * (self._n * (_LOG2PI + np.log(s)) + self._rss / s)

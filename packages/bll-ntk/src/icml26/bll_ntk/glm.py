@@ -64,9 +64,16 @@ def predictive_probs(
         return torch.softmax(mean / torch.sqrt(1.0 + math.pi / 8.0 * var), dim=1)
     if method == "mc":
         C = mean.shape[1]
-        jitter = 1e-9 * torch.eye(C, dtype=cov.dtype)
+        jitter = 1e-9 * torch.eye(C, dtype=cov.dtype, device=cov.device)
         L = torch.linalg.cholesky(cov + jitter)
-        eps = torch.randn(n_samples, *mean.shape, generator=generator, dtype=mean.dtype)
+        # drawn on the generator's device (CPU by default), then moved: same draws everywhere
+        eps = torch.randn(
+            n_samples,
+            *mean.shape,
+            generator=generator,
+            dtype=mean.dtype,
+            device=generator.device if generator is not None else "cpu",
+        ).to(mean.device)
         logits = mean[None] + torch.einsum("ncd,snd->snc", L, eps)
         return torch.softmax(logits, dim=2).mean(0)
     raise ValueError(f"predictive must be 'probit' or 'mc', got {method!r}")
@@ -105,20 +112,26 @@ class LastLayerGLM:
         phi = phi.double()
         N, d = phi.shape
         C = self.n_classes
-        y = _check_labels(y, N, C)
-        w = torch.ones(N, dtype=torch.float64) if weights is None else weights.double().reshape(-1)
+        dev = phi.device
+        y = _check_labels(y.to(dev), N, C)
+        w = (
+            torch.ones(N, dtype=torch.float64, device=dev)
+            if weights is None
+            else weights.to(device=dev, dtype=torch.float64).reshape(-1)
+        )
         if w.shape[0] != N or bool((w < 0).any()):
             raise ValueError("weights must be one non-negative number per data point")
         D = C * d
         if v0.shape != (D,):
             raise ValueError(f"head vector has shape {tuple(v0.shape)}, expected ({D},)")
+        v0 = v0.to(dev)
         if self.K is None:
-            L = torch.eye(D, dtype=torch.float64)
+            L = torch.eye(D, dtype=torch.float64, device=dev)
         else:
             if self.K.shape != (D, D):
                 raise ValueError(f"prior factor K is {tuple(self.K.shape)}, expected ({D}, {D})")
             try:
-                L = torch.linalg.cholesky(self.K.double())
+                L = torch.linalg.cholesky(self.K.to(device=dev, dtype=torch.float64))
             except torch.linalg.LinAlgError as exc:
                 raise ValueError("prior factor K is not positive definite") from exc
         self._L, self._d = L, d
@@ -140,7 +153,7 @@ class LastLayerGLM:
                 ll, p = loglik(v)
                 g_v = ((onehot - w[:, None] * p)[:, :, None] * phi[:, None, :]).reshape(N, D).sum(0)
                 grad = L.T @ g_v - alpha * u
-                Hu = L.T @ ggn(p) @ L + alpha * torch.eye(D, dtype=torch.float64)
+                Hu = L.T @ ggn(p) @ L + alpha * torch.eye(D, dtype=torch.float64, device=dev)
                 step = torch.linalg.solve(Hu, grad)
                 obj = ll - 0.5 * alpha * float(u @ u)
                 t = 1.0
@@ -177,7 +190,8 @@ class LastLayerGLM:
             if self.alpha is None:
                 ll, p = loglik(L @ u)
                 Hu = L.T @ ggn(p) @ L
-                lam = torch.linalg.eigvalsh(0.5 * (Hu + Hu.T)).clamp_min(0.0).numpy()
+                # the 1-D evidence search runs on the host over the D eigenvalues
+                lam = torch.linalg.eigvalsh(0.5 * (Hu + Hu.T)).clamp_min(0.0).cpu().numpy()
                 uu = float(u @ u)
 
                 self.alpha, _ = maximise_evidence(
@@ -189,7 +203,7 @@ class LastLayerGLM:
                     noise=1.0,
                 )
         _, Hu = evidence(self.alpha, u)
-        prec = Hu + self.alpha * torch.eye(D, dtype=torch.float64)
+        prec = Hu + self.alpha * torch.eye(D, dtype=torch.float64, device=dev)
         self.mean = L @ u
         self.cov = L @ torch.cholesky_inverse(torch.linalg.cholesky(prec)) @ L.T
         self.cov = 0.5 * (self.cov + self.cov.T)
@@ -238,7 +252,7 @@ class FullGGNLaplace:
             raise ValueError("Jacobian chunks do not cover the training probabilities")
         G = 0.5 * (G + G.T)
         if self.alpha is None:
-            lam = torch.linalg.eigvalsh(G).clamp_min(0.0).numpy()
+            lam = torch.linalg.eigvalsh(G).clamp_min(0.0).cpu().numpy()  # host evidence search
 
             self.alpha, _ = maximise_evidence(
                 lambda la, _ls: (
@@ -249,7 +263,8 @@ class FullGGNLaplace:
                 noise=1.0,
             )
         P = G.shape[0]
-        self._chol = torch.linalg.cholesky(G + self.alpha * torch.eye(P, dtype=torch.float64))
+        eye = torch.eye(P, dtype=torch.float64, device=G.device)
+        self._chol = torch.linalg.cholesky(G + self.alpha * eye)
         return self
 
     def logit_cov(self, J: torch.Tensor) -> torch.Tensor:

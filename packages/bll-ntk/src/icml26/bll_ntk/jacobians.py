@@ -91,7 +91,7 @@ class NTKProjection:
 
     def prior_factor(self) -> torch.Tensor:
         """``I + M`` (float64)."""
-        eye = torch.eye(self.M.shape[0], dtype=self.M.dtype)
+        eye = torch.eye(self.M.shape[0], dtype=self.M.dtype, device=self.M.device)
         return eye + self.M
 
 
@@ -106,7 +106,7 @@ def _coefficients(
         contrib = torch.einsum("nk,ncp->ckp", phi[start : start + chunk].double(), jb)
         U = contrib if U is None else U + contrib
     assert U is not None
-    S = phi.double().T @ phi.double() + ridge * torch.eye(d, dtype=torch.float64)
+    S = phi.double().T @ phi.double() + ridge * torch.eye(d, dtype=torch.float64, device=phi.device)
     return S, U
 
 
@@ -130,7 +130,8 @@ def ntk_projection(
             replacement; the ridge is scaled by ``m / N`` so that the subsampled normal
             equations estimate the same ``A``.
         n_total: the ``N`` the ridge refers to (defaults to ``len(x)``).
-        generator: torch RNG for the subsample.
+        generator: torch RNG for the subsample (a CPU generator: the indices are drawn on the
+            CPU and moved to ``x``'s device, so a seed picks the same points everywhere).
         chunk: examples per Jacobian chunk (memory ``chunk × C × P``).
     """
     if ridge < 0:
@@ -143,7 +144,7 @@ def ntk_projection(
             raise ValueError(f"subsample must be >= 1, got {subsample}")
         if subsample < n:
             idx = torch.randperm(n, generator=generator)[:subsample]
-            x = x[idx]
+            x = x[idx.to(x.device)]
             lam = ridge * subsample / n_total
     phi, _ = net.features(x)
     S, U = _coefficients(net, x, phi, lam, chunk)

@@ -31,7 +31,16 @@ class TrainSpec:
             raise ValueError(f"bad training settings {self}")
 
 
-def _loop(model: nn.Module, n: int, loss_fn, spec: TrainSpec, generator: torch.Generator) -> None:  # type: ignore[no-untyped-def]
+def _loop(  # type: ignore[no-untyped-def]
+    model: nn.Module,
+    n: int,
+    loss_fn,
+    spec: TrainSpec,
+    generator: torch.Generator,
+    device: torch.device,
+) -> None:
+    """Adam on mini-batches; indices come from the CPU ``generator`` (the same batches on
+    every device) and are moved to the data's ``device``."""
     opt = torch.optim.Adam(model.parameters(), lr=spec.lr, weight_decay=spec.weight_decay)
     model.train()
     for _ in range(spec.steps):
@@ -39,7 +48,7 @@ def _loop(model: nn.Module, n: int, loss_fn, spec: TrainSpec, generator: torch.G
             torch.randint(0, n, (spec.batch_size,), generator=generator)
             if n > spec.batch_size
             else torch.arange(n)
-        )
+        ).to(device)
         opt.zero_grad()
         loss = loss_fn(idx)
         loss.backward()
@@ -61,7 +70,8 @@ def train_regressor(
         y = y[:, None]
     if x.shape[0] != y.shape[0]:
         raise ValueError(f"{x.shape[0]} inputs but {y.shape[0]} targets")
-    m = torch.ones_like(y) if mask is None else mask.to(y.dtype)
+    y = y.to(x.device)
+    m = torch.ones_like(y) if mask is None else mask.to(device=y.device, dtype=y.dtype)
     gen = torch.Generator().manual_seed(seed)
 
     def loss(idx: torch.Tensor) -> torch.Tensor:
@@ -69,7 +79,7 @@ def train_regressor(
         w = m[idx]
         return ((out - y[idx]) ** 2 * w).sum() / w.sum().clamp_min(1.0)
 
-    _loop(model, x.shape[0], loss, spec, gen)
+    _loop(model, x.shape[0], loss, spec, gen, x.device)
     return model
 
 
@@ -81,9 +91,10 @@ def train_classifier(
         raise ValueError(f"{x.shape[0]} inputs but {y.shape[0]} labels")
     gen = torch.Generator().manual_seed(seed)
     ce = nn.CrossEntropyLoss()
+    y = y.to(x.device)
 
     def loss(idx: torch.Tensor) -> torch.Tensor:
         return ce(model(x[idx]), y[idx])
 
-    _loop(model, x.shape[0], loss, spec, gen)
+    _loop(model, x.shape[0], loss, spec, gen, x.device)
     return model

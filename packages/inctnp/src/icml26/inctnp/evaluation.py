@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -96,12 +97,17 @@ def update_latency_ms(
     incTNP: one cached update (then rolled back, so every repeat starts from ``n``) plus one
     cached prediction. TNP-D: a full forward pass over ``n + 1`` context points. Also returns
     the bytes of the incTNP cache at ``n`` (0 for TNP-D).
+
+    A model on another device is copied to ``device`` for the timing, so the caller's model
+    stays where it is (the run keeps evaluating and plotting it on the CPU).
     """
     g = torch.Generator().manual_seed(seed)
     cfg = model.config
     x = torch.randn(1, n + 1, cfg.dim_x, generator=g).to(device)
     y = torch.randn(1, n + 1, cfg.dim_y, generator=g).to(device)
     xt = torch.randn(1, 1, cfg.dim_x, generator=g).to(device)
+    if next(model.parameters()).device != torch.device(device):
+        model = copy.deepcopy(model)
     model = model.to(device).eval()
     cache = KVCache(cfg.layers)
     nbytes = 0

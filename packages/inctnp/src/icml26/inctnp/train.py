@@ -146,7 +146,7 @@ def train(
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["opt"])
             sched.load_state_dict(state["sched"])
-            g.set_state(state["rng"])
+            g.set_state(state["rng"].cpu())  # a CPU generator, whatever map_location did
             start, losses = state["step"], state["losses"]
             log(f"{tag}: resumed at step {start}")
     for step in range(start, cfg.steps):

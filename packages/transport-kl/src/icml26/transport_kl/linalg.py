@@ -70,7 +70,8 @@ def ot_map(cov1: Array, cov2: Array) -> tuple[Array, Array]:
     d = cov1.shape[-1]
     s1 = psd_sqrt(cov1)
     s1_pinv, ker1 = psd_inv_sqrt(cov1)
-    _, sv, vt = jnp.linalg.svd(psd_sqrt(cov2) @ s1)
+    # Square: the thin SVD is the full one, and its JVP exists in every supported JAX.
+    _, sv, vt = jnp.linalg.svd(psd_sqrt(cov2) @ s1, full_matrices=False)
     middle = (jnp.swapaxes(vt, -1, -2) * sv[..., None, :]) @ vt
     t = symmetrize(s1_pinv @ middle @ s1_pinv + ker1)
     scale = jnp.maximum(jnp.max(jnp.abs(cov2)), 1e-300)

@@ -86,24 +86,34 @@ class IsotropicGMM:
         return -0.5 * sq / var - 0.5 * d * torch.log(2 * math.pi * var)
 
     def log_prob(self, x: np.ndarray | torch.Tensor) -> np.ndarray:
-        """Exact mixture log-density of each row of ``x`` (float64)."""
-        xt = torch.as_tensor(np.asarray(x), dtype=torch.float64)
+        """Exact mixture log-density of each row of ``x`` (float64 NumPy: a metric).
+
+        A tensor is evaluated on its own device; only the ``(n,)`` result comes to the host.
+        """
+        if isinstance(x, torch.Tensor):
+            xt = x.detach().to(torch.float64)
+        else:
+            xt = torch.as_tensor(np.asarray(x), dtype=torch.float64)
         if xt.ndim != 2 or xt.shape[1] != self.dim:
             raise ValueError(f"x must have shape (n, {self.dim}), got {tuple(xt.shape)}")
-        logw = torch.log(torch.as_tensor(self.weights, dtype=torch.float64))
-        return torch.logsumexp(self._component_logpdf(xt) + logw, dim=1).numpy()
+        logw = torch.log(torch.as_tensor(self.weights, dtype=torch.float64, device=xt.device))
+        return torch.logsumexp(self._component_logpdf(xt) + logw, dim=1).cpu().numpy()
 
     def optimal_velocity(self, x: torch.Tensor, t: float | torch.Tensor) -> torch.Tensor:
-        """The exact minimiser ``v*(x, t) = E[x1 - x0 | x_t = x]`` (module docstring)."""
+        """The exact minimiser ``v*(x, t) = E[x1 - x0 | x_t = x]`` (module docstring).
+
+        Computed in float64 on ``x``'s device; returned in ``x``'s dtype.
+        """
         if x.ndim != 2 or x.shape[1] != self.dim:
             raise ValueError(f"x must have shape (n, {self.dim}), got {tuple(x.shape)}")
         work = x.to(torch.float64)
-        tt = torch.as_tensor(t, dtype=torch.float64).reshape(-1, 1)
+        dev = x.device
+        tt = torch.as_tensor(t, dtype=torch.float64, device=dev).reshape(-1, 1)
         if torch.any(tt < 0) or torch.any(tt > 1):
             raise ValueError("t must lie in [0, 1]")
-        means = torch.as_tensor(self.means, dtype=torch.float64)
-        stds = torch.as_tensor(self.stds, dtype=torch.float64)
-        logw = torch.log(torch.as_tensor(self.weights, dtype=torch.float64))
+        means = torch.as_tensor(self.means, dtype=torch.float64, device=dev)
+        stds = torch.as_tensor(self.stds, dtype=torch.float64, device=dev)
+        logw = torch.log(torch.as_tensor(self.weights, dtype=torch.float64, device=dev))
         resp = torch.softmax(self._component_logpdf(work, tt) + logw, dim=1)  # (n, K)
         var = (1 - tt) ** 2 + tt**2 * stds[None, :] ** 2
         c = (tt * stds[None, :] ** 2 - (1 - tt)) / var  # (n, K)

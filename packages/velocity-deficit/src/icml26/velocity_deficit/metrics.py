@@ -106,14 +106,15 @@ class FeatureClassifier(nn.Module):
         """Train with cross-entropy (light input noise for robustness to imperfect samples)."""
         if self.identity or y is None:
             return self
-        gen = torch.Generator().manual_seed(seed)
-        xt = torch.as_tensor(x, dtype=torch.float32)
-        yt = torch.as_tensor(y, dtype=torch.long)
+        gen = torch.Generator().manual_seed(seed)  # CPU draws, moved: the same on every device
+        dev = self._device
+        xt = torch.as_tensor(x, dtype=torch.float32).to(dev)
+        yt = torch.as_tensor(y, dtype=torch.long).to(dev)
         opt = torch.optim.Adam(self.parameters(), lr=lr, weight_decay=1e-4)
         self.train()
         for _ in range(steps):
-            idx = torch.randint(0, len(xt), (min(batch_size, len(xt)),), generator=gen)
-            xb = xt[idx] + 0.1 * torch.randn(len(idx), xt.shape[1], generator=gen)
+            idx = torch.randint(0, len(xt), (min(batch_size, len(xt)),), generator=gen).to(dev)
+            xb = xt[idx] + 0.1 * torch.randn(len(idx), xt.shape[1], generator=gen).to(dev)
             loss = nn.functional.cross_entropy(self.head(self.body(xb)), yt[idx])
             opt.zero_grad()
             loss.backward()
@@ -121,18 +122,28 @@ class FeatureClassifier(nn.Module):
         self.eval()
         if x_val is not None and y_val is not None:
             with torch.no_grad():
-                pred = self.head(self.body(torch.as_tensor(x_val, dtype=torch.float32))).argmax(1)
-            self.accuracy = float((pred.numpy() == np.asarray(y_val)).mean())
+                xv = torch.as_tensor(x_val, dtype=torch.float32).to(dev)
+                pred = self.head(self.body(xv)).argmax(1)
+            self.accuracy = float((pred.cpu().numpy() == np.asarray(y_val)).mean())
         return self
+
+    @property
+    def _device(self) -> torch.device:
+        return next(self.parameters()).device
 
     @torch.no_grad()
     def features(self, x: np.ndarray | torch.Tensor) -> np.ndarray:
-        xt = torch.as_tensor(np.asarray(x), dtype=torch.float32)
+        """Features of ``x`` (array, or a tensor on any device) as float64 NumPy (the metric
+        boundary): computed on this classifier's device."""
+        if isinstance(x, torch.Tensor):
+            xt = x.detach().to(torch.float32)
+        else:
+            xt = torch.as_tensor(np.asarray(x), dtype=torch.float32)
         if xt.ndim != 2 or xt.shape[1] != self.dim:
             raise ValueError(f"x must have shape (n, {self.dim}), got {tuple(xt.shape)}")
         if self.identity:
-            return xt.numpy().astype(np.float64)
-        return self.body(xt).numpy().astype(np.float64)
+            return xt.cpu().numpy().astype(np.float64)
+        return self.body(xt.to(self._device)).cpu().numpy().astype(np.float64)
 
     def fd(self, samples: np.ndarray, reference: np.ndarray) -> float:
         """FD between ``samples`` and ``reference`` in this feature space."""

@@ -77,18 +77,21 @@ CLAIMS = [
         "the highest-dimensional mixture, and the mean ratio falls as the dimension grows.",
         "qualitative (velocity deficit in high-dimensional practice)",
         'max_of("velocity_ratio.gmm1024.t*") < 1 and velocity_ratio_slope_vs_dim < 0',
+        profiles=("quick", "full"),  # smoke: small mixtures, few steps
     ),
     Claim(
         "ssc_improves_fd",
         "SSC improves sample quality with zero retraining (FD at 50 steps, every dataset).",
         "FID 13.68 -> 7.58 (-44.6%) on ImageNet-256 at 50 steps",
         'min_of("fd_improvement.*.ssc.nfe50") > 0',
+        profiles=("quick", "full"),  # smoke: small mixtures, few steps
     ),
     Claim(
         "ssc_50_beats_baseline_250",
         "With SSC a 50-step sampler beats the 250-step baseline (on the image datasets).",
         "FID 7.58 at 50 steps vs 8.65 at 250 steps (5x speed-up)",
         "fd.digits.ssc.nfe50 < fd.digits.baseline.nfe250 and fd.mnist.ssc.nfe50 < fd.mnist.baseline.nfe250",
+        profiles=("quick", "full"),  # smoke: small mixtures, few steps
     ),
     Claim(
         "mafm_improves_fd",
@@ -96,6 +99,7 @@ CLAIMS = [
         "mean over the compared datasets).",
         "improves FID (training-based Initial Energy Injection)",
         'mean_of("fd_improvement.*.mafm.nfe50") > 0',
+        profiles=("quick", "full"),  # smoke: small mixtures, few steps
     ),
 ]
 

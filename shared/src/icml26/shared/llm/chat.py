@@ -84,7 +84,15 @@ def generate(
     out: list[Completion] = []
     for start in range(0, len(prompts), batch_size):
         chunk = list(prompts[start : start + batch_size])
-        enc = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False)
+        # No token_type_ids: decoder-only models take none, and transformers < 5 refuses
+        # unused generate() kwargs.
+        enc = tokenizer(
+            chunk,
+            return_tensors="pt",
+            padding=True,
+            add_special_tokens=False,
+            return_token_type_ids=False,
+        )
         enc = {k: v.to(device) for k, v in enc.items()}
         sampling: dict[str, Any] = (
             {"do_sample": True, "temperature": float(temperature), "top_p": float(top_p)}

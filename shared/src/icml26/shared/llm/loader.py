@@ -300,10 +300,10 @@ def _convert_gguf(gguf: Path, target: Path) -> None:
     staging.chmod(0o755)  # mkdtemp makes it private; the cache is an ordinary folder
     try:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(
+        loaded: PreTrainedModel = AutoModelForCausalLM.from_pretrained(
             gguf.parent, gguf_file=gguf.name, dtype=torch.float32
         )
-        model = _plain_copy(model)
+        model = _plain_copy(loaded)
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         marker = {"source": str(gguf), "size": gguf.stat().st_size, "format": "gguf"}
@@ -383,6 +383,6 @@ def load_causal_lm(
     tokenizer.padding_side = "left"
     if model.generation_config is not None and model.generation_config.pad_token_id is None:
         model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.to(device)
+    model.to(device)  # type: ignore[arg-type]  # transformers' stubs type .to as a wrapper
     model.eval()
     return model, tokenizer

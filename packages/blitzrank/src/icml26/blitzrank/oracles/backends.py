@@ -37,7 +37,10 @@ class LocalChat(LocalChatModel):
         import torch
 
         enc = self.tokenizer(
-            self.prompt(messages) + prefix, return_tensors="pt", add_special_tokens=False
+            self.prompt(messages) + prefix,
+            return_tensors="pt",
+            add_special_tokens=False,
+            return_token_type_ids=False,  # a decoder-only forward takes none
         )
         ids = [self.tokenizer(lab, add_special_tokens=False)["input_ids"][0] for lab in labels]
         if len(set(ids)) != len(ids):

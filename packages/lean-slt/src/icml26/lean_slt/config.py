@@ -1,0 +1,146 @@
+"""Configurations of the main job and of the benchmark (frozen; profiles are instances)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml26.lean_slt.concentration import LIPSCHITZ_FUNCTIONS
+from icml26.lean_slt.processes import PROCESSES
+
+__all__ = ["LS_SETTINGS", "PARTS", "BenchConfig", "LeanSLTConfig"]
+
+PARTS = ("dudley", "concentration", "least_squares", "maurey")
+#: ``linear``: OLS, error vs n; ``linear_dim``: OLS, error vs d; ``l1``: l1-constrained LS vs
+#: n (slow rate); ``l0``: best-subset LS vs n.
+LS_SETTINGS = ("linear", "linear_dim", "l1", "l0")
+
+
+def _positive_ints(name: str, values: tuple[int, ...], minimum: int = 1) -> None:
+    if not values:
+        raise ValueError(f"{name} must hold at least one value")
+    for v in values:
+        if isinstance(v, bool) or int(v) != v or v < minimum:
+            raise ValueError(f"every entry of {name} must be an integer >= {minimum}, got {v!r}")
+
+
+def _names(name: str, values: tuple[str, ...], known: tuple[str, ...]) -> None:
+    bad = [v for v in values if v not in known]
+    if bad or not values:
+        raise ValueError(f"unknown {name} {bad}; {name}: {', '.join(known)}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name} repeat a name: {values}")
+
+
+@dataclass(frozen=True)
+class LeanSLTConfig:
+    """Main job: every formalised bound against Monte Carlo on computable cases.
+
+    Attributes:
+        seed: one seed; each part draws from its own stream derived from it.
+        parts: which parts to run (see :data:`PARTS`).
+        processes: Gaussian processes for Dudley (see ``processes.PROCESSES``).
+        dudley_sizes: index-set sizes ``n`` (the slope claim fits over these; >= 2 sizes).
+        dudley_draws: Monte Carlo draws of the supremum per size.
+        functions: Lipschitz functions for the concentration check.
+        concentration_dim: dimension ``n`` of ``X ~ N(0, I_n)``.
+        concentration_draws: draws of ``f(X)`` (and as many for an unknown mean).
+        ls_settings: least-squares settings (see :data:`LS_SETTINGS`).
+        sigma: noise level of every regression.
+        linear_dim: ``d`` of the ``linear`` setting; linear_sizes: its ``n`` grid.
+        linear_dims: ``d`` grid of ``linear_dim``, at ``linear_dim_n`` samples.
+        l1_dim, l1_radius, l1_sizes: the ``l1``-ball setting (``d``, ``R``, ``n`` grid).
+        l0_dim, l0_sparsity, l0_sizes: the best-subset setting.
+        ls_reps: repetitions per grid point (``l1_reps`` for the costly ``l1`` solves).
+        maurey_dims: dimensions for Maurey's bound; maurey_radius, maurey_eps: ``R``, ``eps``.
+        maurey_samples: sampled points of the ``l1`` ball per dimension for greedy nets.
+    """
+
+    seed: int = 0
+    parts: tuple[str, ...] = PARTS
+    processes: tuple[str, ...] = tuple(PROCESSES)
+    dudley_sizes: tuple[int, ...] = (10, 32, 100, 316, 1000, 3162, 10000)
+    dudley_draws: int = 4000
+    functions: tuple[str, ...] = tuple(LIPSCHITZ_FUNCTIONS)
+    concentration_dim: int = 100
+    concentration_draws: int = 200_000
+    ls_settings: tuple[str, ...] = LS_SETTINGS
+    sigma: float = 1.0
+    linear_dim: int = 10
+    linear_sizes: tuple[int, ...] = (50, 100, 200, 500, 1000, 2000, 5000)
+    linear_dims: tuple[int, ...] = (5, 10, 20, 40, 80, 160)
+    linear_dim_n: int = 2000
+    l1_dim: int = 1000
+    l1_radius: float = 1.0
+    l1_sizes: tuple[int, ...] = (100, 200, 400, 800, 1600)
+    l0_dim: int = 20
+    l0_sparsity: int = 2
+    l0_sizes: tuple[int, ...] = (50, 100, 200, 500, 1000, 2000, 5000)
+    ls_reps: int = 20
+    l1_reps: int = 8
+    maurey_dims: tuple[int, ...] = (2, 5, 10, 100, 1000)
+    maurey_radius: float = 1.0
+    maurey_eps: float = 0.25
+    maurey_samples: int = 2000
+
+    def __post_init__(self) -> None:
+        _names("parts", self.parts, PARTS)
+        _names("processes", self.processes, tuple(PROCESSES))
+        _names("functions", self.functions, tuple(LIPSCHITZ_FUNCTIONS))
+        _names("ls_settings", self.ls_settings, LS_SETTINGS)
+        _positive_ints("dudley_sizes", self.dudley_sizes, 2)
+        if len(set(self.dudley_sizes)) < 2:
+            raise ValueError("dudley_sizes needs at least two distinct sizes to fit a slope")
+        for name in ("linear_sizes", "linear_dims", "l1_sizes", "l0_sizes"):
+            _positive_ints(name, getattr(self, name), 2)
+            if len(set(getattr(self, name))) < 2:
+                raise ValueError(f"{name} needs at least two distinct values to fit an exponent")
+        _positive_ints("maurey_dims", self.maurey_dims, 1)
+        for name in ("dudley_draws", "ls_reps", "l1_reps", "maurey_samples"):
+            if getattr(self, name) < 2:
+                raise ValueError(f"{name} must be at least 2, got {getattr(self, name)}")
+        if self.concentration_draws < 1000:
+            raise ValueError(
+                f"concentration_draws must be at least 1000, got {self.concentration_draws}"
+            )
+        if self.concentration_dim < 1:
+            raise ValueError(f"concentration_dim must be at least 1, got {self.concentration_dim}")
+        for name in ("sigma", "l1_radius", "maurey_radius", "maurey_eps"):
+            v = getattr(self, name)
+            if not (isinstance(v, int | float) and v > 0 and v < float("inf")):
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        if min(self.linear_sizes) <= self.linear_dim:
+            raise ValueError("every linear_sizes entry must exceed linear_dim (full-rank design)")
+        if max(self.linear_dims) >= self.linear_dim_n:
+            raise ValueError("every linear_dims entry must be below linear_dim_n")
+        if not (1 <= self.l0_sparsity <= self.l0_dim <= 40):
+            raise ValueError(
+                "need 1 <= l0_sparsity <= l0_dim <= 40 (best subset enumerates supports)"
+            )
+        if min(self.l0_sizes) <= self.l0_sparsity:
+            raise ValueError("every l0_sizes entry must exceed l0_sparsity")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """Benchmark: the package's numerical kernels against their plain baselines.
+
+    Attributes:
+        seed: data seed.
+        dudley_size: size of the ``l1``-ball process whose entropy integral is timed (vs
+            ``scipy.integrate.quad`` on the same integrand).
+        greedy_points, greedy_dim: sample for the greedy net (vs a pure-Python scan).
+        rounds: timed repetitions (the best is reported).
+    """
+
+    seed: int = 0
+    dudley_size: int = 10_000
+    greedy_points: int = 2000
+    greedy_dim: int = 20
+    rounds: int = 3
+
+    def __post_init__(self) -> None:
+        for name in ("dudley_size", "greedy_points", "greedy_dim", "rounds"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.dudley_size < 2:
+            raise ValueError("dudley_size must be at least 2")

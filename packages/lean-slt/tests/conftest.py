@@ -1,0 +1,15 @@
+"""Shared fixtures: quiet logs, one thread for any framework that gets imported."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("ICML26_QUIET", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+@pytest.fixture(autouse=True)
+def _quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ICML26_QUIET", "1")

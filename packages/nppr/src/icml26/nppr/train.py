@@ -1,0 +1,143 @@
+"""Training the classifiers under test: standard, fast FGSM-AT, or PGD-AT.
+
+Adversarial training is here only to produce a *more robust model to measure*; the attacks
+that measure AR come from the Adversarial Robustness Toolbox (:mod:`icml26.nppr.attacks`).
+The training perturbation is a few lines of torch because it runs inside the training loop
+on every batch:
+
+* ``fgsm`` (Wong, Rice & Kolter 2020, "fast is better than free"): a uniform random start in
+  the ball and one signed-gradient step of size ``1.25 eps``, projected back;
+* ``pgd`` (Madry et al. 2018): random start and ``pgd_steps`` signed steps of ``2.5 eps /
+  steps``.
+
+Training resumes per epoch from ``<checkpoint_dir>/<tag>.epoch.pt`` after a kill.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from icml26.nppr.validation import check_budget
+from icml26.shared import atomic_path
+
+__all__ = ["TRAININGS", "TrainConfig", "train_classifier", "training_perturbation"]
+
+TRAININGS = ("std", "fgsm", "pgd")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    training: str = "std"
+    epochs: int = 6
+    batch_size: int = 64
+    lr: float = 2e-3
+    eps: float = 0.1
+    pgd_steps: int = 5
+
+    def __post_init__(self) -> None:
+        if self.training not in TRAININGS:
+            raise ValueError(f"training must be one of {TRAININGS}, got {self.training!r}")
+        if self.epochs < 1 or self.batch_size < 1 or self.lr <= 0 or self.pgd_steps < 1:
+            raise ValueError("epochs, batch_size, pgd_steps must be >= 1 and lr > 0")
+        if self.training != "std":
+            check_budget(self.eps)
+
+
+def training_perturbation(
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, cfg: TrainConfig
+) -> torch.Tensor:
+    """The adversarial inputs adversarial training fits (``x`` itself for ``std``)."""
+    if cfg.training == "std":
+        return x
+    eps = cfg.eps
+    steps, step = (
+        (1, 1.25 * eps) if cfg.training == "fgsm" else (cfg.pgd_steps, 2.5 * eps / cfg.pgd_steps)
+    )
+    delta = torch.empty_like(x).uniform_(-eps, eps)
+    for _ in range(steps):
+        delta.requires_grad_(True)
+        loss = F.cross_entropy(model((x + delta).clamp(0, 1)), y)
+        (grad,) = torch.autograd.grad(loss, delta)
+        delta = (delta.detach() + step * grad.sign()).clamp(-eps, eps)
+    return (x + delta).clamp(0, 1).detach()
+
+
+def train_classifier(
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    cfg: TrainConfig,
+    *,
+    seed: int = 0,
+    device: str = "cpu",
+    checkpoint_dir: str | Path | None = None,
+    tag: str = "model",
+    log: Callable[..., Any] | None = None,
+) -> nn.Module:
+    """Fit ``model`` on ``(x, y)`` (Adam, cosine learning rate); return it in eval mode."""
+    model.to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    steps_per_epoch = (len(y) + cfg.batch_size - 1) // cfg.batch_size
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=cfg.lr, total_steps=cfg.epochs * steps_per_epoch, pct_start=0.2
+    )
+    start = 0
+    ckpt = Path(checkpoint_dir) / f"{tag}.epoch.pt" if checkpoint_dir is not None else None
+    if ckpt is not None and ckpt.is_file():
+        state = torch.load(ckpt, map_location=device, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        start = int(state["epoch"])
+    g = torch.Generator().manual_seed(seed)
+    for _ in range(start):  # keep the shuffles of a resumed run identical to an unbroken one
+        torch.randperm(len(y), generator=g)
+    for epoch in range(start, cfg.epochs):
+        t0 = time.perf_counter()
+        perm = torch.randperm(len(y), generator=g)
+        total, correct, seen = 0.0, 0, 0
+        for i in range(0, len(y), cfg.batch_size):
+            idx = perm[i : i + cfg.batch_size]
+            xb, yb = x[idx].to(device), y[idx].to(device)
+            model.eval()  # the inner attack sees fixed batch-norm statistics
+            xa = training_perturbation(model, xb, yb, cfg)
+            model.train()
+            logits = model(xa)
+            loss = F.cross_entropy(logits, yb)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(yb)
+            correct += int((logits.argmax(-1) == yb).sum())
+            seen += len(yb)
+        if log is not None:
+            log(
+                step=epoch + 1,
+                **{
+                    f"train_loss.{tag}": total / seen,
+                    f"train_acc.{tag}": correct / seen,
+                    f"epoch_seconds.{tag}": time.perf_counter() - t0,
+                },
+            )
+        if ckpt is not None:
+            ckpt.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(ckpt, suffix=".pt") as tmp:
+                torch.save(
+                    {
+                        "model": model.state_dict(),
+                        "opt": opt.state_dict(),
+                        "sched": sched.state_dict(),
+                        "epoch": epoch + 1,
+                    },
+                    tmp,
+                )
+    return model.eval()

@@ -1,0 +1,45 @@
+"""AR by ART's PGD and AutoAttack on a linear model whose worst case is known exactly."""
+
+from __future__ import annotations
+
+import pytest
+
+from icml26.nppr.attacks import autoattack_ar, clean_accuracy, pgd_ar
+
+from .conftest import exact_linear_robust
+
+
+@pytest.mark.parametrize("eps", [0.02, 0.05])
+def test_pgd_matches_the_closed_form_worst_case(linear_problem, eps: float) -> None:  # type: ignore[no-untyped-def]
+    model, x, y = linear_problem
+    exact = exact_linear_robust(model, x, y, eps).double().mean().item()
+    assert 0.05 < exact < 0.95  # the budget actually separates inputs
+    est = pgd_ar(model, x, y, eps, steps=10)
+    # For a 2-class linear model one signed step reaches the optimal corner: PGD is exact.
+    assert est.value == pytest.approx(exact, abs=1e-9)
+    assert est.lo <= exact <= est.hi
+    assert est.forward_passes >= len(y) * 10
+
+
+def test_autoattack_is_never_weaker_than_the_truth(linear_problem) -> None:  # type: ignore[no-untyped-def]
+    model, x, y = linear_problem
+    exact = exact_linear_robust(model, x[:60], y[:60], 0.05).double().mean().item()
+    est = autoattack_ar(model, x[:60], y[:60], 0.05, apgd_iters=10, square_queries=20)
+    assert est.value == pytest.approx(exact, abs=1e-9)
+
+
+def test_clean_accuracy_of_a_self_labelled_set_is_one(linear_problem) -> None:  # type: ignore[no-untyped-def]
+    model, x, y = linear_problem
+    est = clean_accuracy(model, x, y)
+    assert est.value == 1.0
+    assert est.hi == 1.0
+    flipped = 1 - y
+    assert clean_accuracy(model, x, flipped).value == 0.0
+
+
+def test_pgd_refuses_a_bad_budget(linear_problem) -> None:  # type: ignore[no-untyped-def]
+    model, x, y = linear_problem
+    with pytest.raises(ValueError, match="eps"):
+        pgd_ar(model, x, y, 0.0)
+    with pytest.raises(ValueError, match="eps"):
+        pgd_ar(model, x, y, -0.1)
