@@ -168,7 +168,7 @@ def _process_ray(
         _RayWorker,
         fn_constructor_kwargs={"classifier": classifier},
         batch_size=batch_size,
-        compute=ray.data.ActorPoolStrategy(size=workers),
+        concurrency=workers,  # an actor pool of this size (the form the bench measured)
         num_cpus=1,
         batch_format="numpy",
     )
