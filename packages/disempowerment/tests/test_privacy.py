@@ -1,0 +1,151 @@
+"""k-anonymity, user-level DP (noise scale, budget), contribution caps and the leak audit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from icml26.disempowerment.analysis import AnalysisInputs, analyse, calibration_from_labels
+from icml26.disempowerment.labels import Labels
+from icml26.disempowerment.privacy import (
+    KAnonymity,
+    PrivacyLedger,
+    cap_contributions,
+    laplace_noise,
+    pii_leak_audit,
+)
+
+
+@given(st.lists(st.integers(0, 30), min_size=0, max_size=80), st.integers(2, 20))
+def test_group_below_k_is_never_released(users: list[int], k: int) -> None:
+    gate = KAnonymity(k)
+    allowed = gate.allow("g", [f"u{u}" for u in users])
+    assert allowed == (len(set(users)) >= k)
+    if allowed:
+        assert gate.min_group_size >= k
+    else:
+        assert gate.suppressed == ["g"]
+        assert gate.released_sizes == []
+
+
+def test_many_conversations_of_few_users_are_not_a_group() -> None:
+    gate = KAnonymity(5)
+    assert not gate.allow("g", ["u1"] * 100 + ["u2"] * 100)
+
+
+def _labels(n: int, rng: np.random.Generator, domain: np.ndarray | None = None) -> Labels:
+    sev = np.zeros((n, 3), int)
+    sev[rng.random(n) < 0.05, 0] = 2
+    return Labels(
+        sev, np.zeros((n, 4), bool), domain if domain is not None else rng.integers(0, 6, n)
+    )
+
+
+def test_analysis_suppresses_small_domains() -> None:
+    rng = np.random.default_rng(0)
+    n = 3000
+    domain = np.where(np.arange(n) < 40, 5, rng.integers(0, 5, n))  # creative: 40 convs...
+    users = np.array([f"u{i % 500}" for i in range(n)])
+    users[:40] = "u_only"  # ... all from one user
+    pred = _labels(n, rng, domain)
+    cal = calibration_from_labels(pred, pred)
+    res = analyse(
+        AnalysisInputs(
+            pred, users, [f"c{i}" for i in range(n)], rng.integers(0, 6, n), rng.integers(-1, 2, n)
+        ),
+        cal,
+        k=10,
+        epsilon=None,
+        cap=5,
+        draws=200,
+        level=0.95,
+        rng=rng,
+    )
+    assert "domain_rate.creative.severe_or_moderate" not in res.metrics
+    assert "domain.creative" in res.suppressed
+    assert "domain_rate.work.severe_or_moderate" in res.metrics
+    assert res.metrics["privacy.min_group_size"] >= 10
+
+
+def test_laplace_noise_has_the_stated_scale() -> None:
+    rng = np.random.default_rng(1)
+    n = 200_000
+    noise = laplace_noise(np.zeros(n), sensitivity=10.0, epsilon=2.0, rng=rng)
+    b = 10.0 / 2.0
+    # Laplace(b): mean 0, E|X| = b, Var = 2 b^2; the sample sizes make 3% a >6-sigma margin
+    assert abs(noise.mean()) < 0.05 * b
+    assert np.mean(np.abs(noise)) == pytest.approx(b, rel=0.03)
+    assert noise.var() == pytest.approx(2 * b * b, rel=0.03)
+
+
+def test_ledger_splits_and_records_the_budget() -> None:
+    ledger = PrivacyLedger(epsilon=4.0, n_tables=4, cap=3, rng=np.random.default_rng(0))
+    assert ledger.scale == pytest.approx(3 / 1.0)
+    for i in range(4):
+        ledger.release(f"t{i}", np.ones(5))
+    assert ledger.spent == pytest.approx(4.0)
+    with pytest.raises(RuntimeError, match="budget"):
+        ledger.release("one too many", np.ones(5))
+    plain = PrivacyLedger(epsilon=None, n_tables=2, cap=3, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(plain.release("t", np.arange(3)), np.arange(3))
+    assert plain.spent == 0.0
+    assert plain.scale == 0.0
+
+
+def test_analysis_spends_exactly_epsilon() -> None:
+    rng = np.random.default_rng(2)
+    n = 2000
+    pred = _labels(n, rng)
+    users = np.array([f"u{i % 300}" for i in range(n)])
+    res = analyse(
+        AnalysisInputs(
+            pred, users, [f"c{i}" for i in range(n)], rng.integers(0, 4, n), rng.integers(-1, 2, n)
+        ),
+        calibration_from_labels(pred, pred),
+        k=5,
+        epsilon=3.0,
+        cap=4,
+        draws=200,
+        level=0.95,
+        rng=rng,
+    )
+    assert res.metrics["privacy.dp_epsilon_spent"] == pytest.approx(3.0)
+    assert res.metrics["n_conversations"] <= 300 * 4
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 8), st.integers(0, 10_000)),
+        min_size=1,
+        max_size=60,
+        unique_by=lambda t: t[1],
+    ),
+    st.integers(1, 5),
+)
+def test_cap_contributions(pairs: list[tuple[int, int]], cap: int) -> None:
+    users = [f"u{u}" for u, _ in pairs]
+    convs = [f"c{c}" for _, c in pairs]
+    keep = cap_contributions(users, convs, cap)
+    for u in set(users):
+        idx = [i for i, x in enumerate(users) if x == u]
+        assert keep[idx].sum() == min(cap, len(idx))
+    # the choice does not depend on the order of the log
+    perm = list(reversed(range(len(users))))
+    keep2 = cap_contributions([users[i] for i in perm], [convs[i] for i in perm], cap)
+    assert {convs[i] for i in perm if keep2[perm.index(i)]} == {
+        c for c, k in zip(convs, keep, strict=True) if k
+    }
+
+
+def test_leak_audit_finds_strings(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text('{"x": "contact ana@example.com"}')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.bin").write_bytes(b"\x00\xffPriya Nair\x00")
+    hits, files = pii_leak_audit(tmp_path, ["ana@example.com", "Priya Nair", "absent string"])
+    assert hits == 2
+    assert len(files) == 2
+    assert pii_leak_audit(tmp_path, ["nothing here"])[0] == 0
