@@ -96,3 +96,18 @@ def test_paper_contract_is_checked() -> None:
         Paper("p", "t", profiles, _run, claims=[Claim("a", "s", "v", "x < 1")] * 2)
     lazy = Paper("p", "t", profiles, "json:dumps")
     assert lazy.job("run").__name__ == "dumps"
+
+
+def test_check_torch_device_names_the_field_and_the_problem() -> None:
+    from icml26.shared.devices import check_torch_device
+
+    check_torch_device("cpu")
+    check_torch_device("", field="llm_device", allowed=("", "cpu"))
+    with pytest.raises(ValueError, match=r"llm_device must be '', 'cpu', 'cuda' or 'cuda:N'"):
+        check_torch_device("tpu", field="llm_device", allowed=("", "cpu"))
+    with pytest.raises(ValueError, match="device must be 'cpu', 'cuda' or 'cuda:N'"):
+        check_torch_device("cuda:x")
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA device is visible to torch"):
+            check_torch_device("cuda")

@@ -2,35 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from icml26.shared.devices import check_torch_device
 
 __all__ = ["BenchConfig", "RunConfig"]
 
 _NOISES = ("pl", "bt")
-
-
-def check_llm_device(device: str) -> None:
-    """``""`` (the loader's best device), ``cpu``, ``mps``, ``cuda`` or ``cuda:N``; a CUDA
-    device must be visible to torch (checked here, before any run folder is made)."""
-    if device in ("", "cpu", "mps"):
-        return
-    if not re.fullmatch(r"cuda(:\d+)?", device):
-        raise ValueError(f"llm_device must be '', 'cpu', 'mps', 'cuda' or 'cuda:N', got {device!r}")
-    import torch  # only for a CUDA device: the config stays light otherwise
-
-    if not torch.cuda.is_available():
-        raise ValueError(
-            f"llm_device {device!r} requested but no CUDA device is visible to torch "
-            f"(torch {torch.__version__}); use llm_device=cpu"
-        )
-    index = int(device.partition(":")[2] or 0)
-    if index >= torch.cuda.device_count():
-        raise ValueError(
-            f"llm_device {device!r} requested but torch sees {torch.cuda.device_count()} "
-            "CUDA device(s)"
-        )
 
 
 @dataclass(frozen=True)
@@ -142,7 +121,7 @@ class RunConfig:
             )
         if self.llm_device and not self.llm_queries:
             raise ValueError("llm_device is used only by the LLM task: set llm_queries > 0")
-        check_llm_device(self.llm_device)
+        check_torch_device(self.llm_device, field="llm_device", allowed=("", "cpu", "mps"))
         self._check_inputs()
 
     def _check_inputs(self) -> None:

@@ -6,9 +6,10 @@ is loaded by ``icml26 list``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from icml26.shared.devices import check_torch_device
 
 __all__ = ["ALL_SCHEMES", "SWEEP_WORKLOADS", "WORKLOADS", "BenchConfig", "ECOConfig"]
 
@@ -28,30 +29,6 @@ def _positive(obj: object, *names: str) -> None:
         value = getattr(obj, name)
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
             raise ValueError(f"{name} must be > 0, got {value!r}")
-
-
-def check_device(device: str) -> None:
-    """``cpu``, ``cuda`` or ``cuda:N``, and a CUDA device must be visible to torch.
-
-    Checked in config validation, so ``--set device=cuda`` on a machine without CUDA is a
-    usage error (exit 2) before any run folder is made. torch is imported only for ``cuda``.
-    """
-    if device == "cpu":
-        return
-    if not re.fullmatch(r"cuda(:\d+)?", device):
-        raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
-    import torch
-
-    if not torch.cuda.is_available():
-        raise ValueError(
-            f"device {device!r} requested but no CUDA device is visible to torch "
-            f"(torch {torch.__version__}); use device=cpu"
-        )
-    index = int(device.partition(":")[2] or 0)
-    if index >= torch.cuda.device_count():
-        raise ValueError(
-            f"device {device!r} requested but torch sees {torch.cuda.device_count()} CUDA device(s)"
-        )
 
 
 def _check_schemes(field: str, schemes: tuple[str, ...]) -> None:
@@ -169,7 +146,7 @@ class ECOConfig:
                 raise ValueError(f"sweep_lrs must be positive, got {self.sweep_lrs}")
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0, got {self.threads}")
-        check_device(self.device)
+        check_torch_device(self.device)
         self._check_text_file()
 
     def _check_text_file(self) -> None:
@@ -232,4 +209,4 @@ class BenchConfig:
         _check_groups(self.fp8_group_size, self.int4_group_size)
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0, got {self.threads}")
-        check_device(self.device)
+        check_torch_device(self.device)

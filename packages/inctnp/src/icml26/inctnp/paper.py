@@ -2,39 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from icml26.shared import Claim, Paper
+from icml26.shared.devices import check_torch_device
 
 __all__ = ["PAPER", "BenchConfig", "RunConfig"]
 
 GROUPS = ("gp", "gp2d", "diabetes", "temperature", "csv")
-
-
-def check_device(device: str) -> None:
-    """``cpu``, ``cuda`` or ``cuda:N``, and a CUDA device must be visible to torch.
-
-    Checked in config validation, so ``--set device=cuda`` on a machine without CUDA is a
-    usage error (exit 2) before any run folder is made. torch is imported only for ``cuda``.
-    """
-    if device == "cpu":
-        return
-    if not re.fullmatch(r"cuda(:\d+)?", device):
-        raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
-    import torch
-
-    if not torch.cuda.is_available():
-        raise ValueError(
-            f"device {device!r} requested but no CUDA device is visible to torch "
-            f"(torch {torch.__version__}); use device=cpu"
-        )
-    index = int(device.partition(":")[2] or 0)
-    if index >= torch.cuda.device_count():
-        raise ValueError(
-            f"device {device!r} requested but torch sees {torch.cuda.device_count()} CUDA device(s)"
-        )
 
 
 @dataclass(frozen=True)
@@ -99,7 +75,7 @@ class RunConfig:
             raise ValueError("threads, steps and n_test_tasks must be >= 1")
         if self.width % self.heads:
             raise ValueError("width must be divisible by heads")
-        check_device(self.device)
+        check_torch_device(self.device)
 
 
 @dataclass(frozen=True)
@@ -118,7 +94,7 @@ class BenchConfig:
     def __post_init__(self) -> None:
         if len(self.sizes) < 2 or min(self.sizes) < 1 or self.repeats < 1 or self.threads < 1:
             raise ValueError("sizes needs >= 2 positive sizes; repeats and threads must be >= 1")
-        check_device(self.device)
+        check_torch_device(self.device)
 
 
 _SMOKE = RunConfig(

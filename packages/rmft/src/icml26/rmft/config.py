@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from icml26.rmft.envs import parse_env
+from icml26.shared.devices import check_torch_device
 
 __all__ = ["BenchConfig", "RMFTConfig"]
 
@@ -24,18 +25,6 @@ def _non_negative(obj: object, *names: str) -> None:
         value = getattr(obj, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-
-
-def _device(value: str) -> None:
-    """A device name, and CUDA only where torch sees it (checked before any run folder exists;
-    torch is imported only when CUDA is asked for)."""
-    if not (value in {"auto", "cpu", "mps"} or value == "cuda" or value.startswith("cuda:")):
-        raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps', got {value!r}")
-    if value.startswith("cuda"):
-        import torch
-
-        if not torch.cuda.is_available():
-            raise ValueError(f"device={value!r} but torch sees no CUDA device here")
 
 
 @dataclass(frozen=True)
@@ -106,7 +95,7 @@ class RMFTConfig:
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        _device(self.device)
+        check_torch_device(self.device, allowed=("auto", "cpu", "mps"))
         _positive(
             self, "threads", "eval_instances", "d_model", "n_layers", "n_heads",
             "pretrain_trajectories", "pretrain_lr", "batch_size", "rollout_instances",
@@ -195,7 +184,7 @@ class BenchConfig:
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        _device(self.device)
+        check_torch_device(self.device, allowed=("auto", "cpu", "mps"))
         _positive(self, "threads", "batch", "d_model", "n_layers", "n_heads", "repeats",
                   "llm_batch", "llm_steps", "llm_max_tokens")  # fmt: skip
         if parse_env(self.env).kind not in _NUMERIC_KINDS:

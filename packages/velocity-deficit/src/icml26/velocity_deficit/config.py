@@ -9,34 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from icml26.shared.devices import check_torch_device
+
 __all__ = ["BenchConfig", "VDConfig", "dataset_name"]
 
 _EVALS = {"euler": 1, "heun": 2, "midpoint": 2}
 _DATA = re.compile(r"^(gmm\d+|moons|digits|mnist|npy:.+|images:.+)$")
-
-
-def check_device(device: str) -> None:
-    """``cpu``, ``cuda`` or ``cuda:N``, and a CUDA device must be visible to torch.
-
-    Checked in config validation, so ``--set device=cuda`` on a machine without CUDA is a
-    usage error (exit 2) before any run folder is made.
-    """
-    if device == "cpu":
-        return
-    if not re.fullmatch(r"cuda(:\d+)?", device):
-        raise ValueError(f"device must be 'cpu' or 'cuda[:N]', got {device!r}")
-    import torch  # only for a CUDA device: the config stays light otherwise
-
-    if not torch.cuda.is_available():
-        raise ValueError(
-            f"device {device!r} requested but no CUDA device is visible to torch "
-            f"(torch {torch.__version__}); use device=cpu"
-        )
-    index = int(device.partition(":")[2] or 0)
-    if index >= torch.cuda.device_count():
-        raise ValueError(
-            f"device {device!r} requested but torch sees {torch.cuda.device_count()} CUDA device(s)"
-        )
 
 
 def dataset_name(spec: str) -> str:
@@ -191,7 +169,7 @@ class VDConfig:
             raise ValueError(f"ssc_t_stop must lie in (0, 1], got {self.ssc_t_stop}")
         if not self.ratio_times or any(not 0 <= t < 1 for t in self.ratio_times):
             raise ValueError(f"ratio_times must lie in [0, 1), got {self.ratio_times}")
-        check_device(self.device)
+        check_torch_device(self.device)
 
 
 @dataclass(frozen=True)
@@ -222,4 +200,4 @@ class BenchConfig:
         unknown = [s for s in self.samplers if s not in _EVALS]
         if unknown or not self.samplers:
             raise ValueError(f"unknown samplers {unknown}; choose from {', '.join(_EVALS)}")
-        check_device(self.device)
+        check_torch_device(self.device)
