@@ -211,9 +211,14 @@ def test_smollm2_tokenizer_mask_token_by_token() -> None:
     template: exactly the reply tokens and <|im_end|> are trained."""
     from transformers import AutoTokenizer
 
-    from icml26.shared.llm.loader import BUILTIN_MODELS, builtin_gguf_path, cache_dir
+    from icml26.shared.llm.loader import (
+        BUILTIN_MODELS,
+        builtin_gguf_path,
+        cache_dir,
+        converted_folder,
+    )
 
-    cached = cache_dir() / "models" / "smollm2-135m-instruct"
+    cached = converted_folder(cache_dir(), "smollm2-135m-instruct")
     if (cached / "tokenizer.json").is_file():
         tok = AutoTokenizer.from_pretrained(cached)
     else:
