@@ -78,7 +78,8 @@ class Schedule:
     def roles_for_step(
         self, step: int, roles: Sequence[str], history: list[dict[str, Any]]
     ) -> list[str]:
-        raise NotImplementedError
+        """The roles to train at ``step`` (abstract: Alternating, AlternatingOnMetric, Joint)."""
+        raise NotImplementedError(f"{type(self).__name__} must define roles_for_step")
 
 
 @dataclass(frozen=True)
