@@ -27,6 +27,7 @@ data loader). Single process only: for several GPUs, run one process per role or
 
 from __future__ import annotations
 
+import abc
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -72,14 +73,14 @@ class Role:
     rollout_func: Callable[..., dict[str, Any]] | None = None
 
 
-class Schedule:
+class Schedule(abc.ABC):
     """Decides which roles train at each step (subclasses below)."""
 
+    @abc.abstractmethod
     def roles_for_step(
         self, step: int, roles: Sequence[str], history: list[dict[str, Any]]
     ) -> list[str]:
-        """The roles to train at ``step`` (abstract: Alternating, AlternatingOnMetric, Joint)."""
-        raise NotImplementedError(f"{type(self).__name__} must define roles_for_step")
+        """The roles to train at ``step`` (Alternating, AlternatingOnMetric, Joint)."""
 
 
 @dataclass(frozen=True)
