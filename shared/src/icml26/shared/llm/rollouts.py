@@ -35,6 +35,7 @@ __all__ = [
     "environment_reward",
     "multi_turn_rollout",
     "observation_ids",
+    "sample_turns",
 ]
 
 
@@ -125,33 +126,51 @@ def _prompt_ids(
     )
 
 
-def _generate(
-    model: Any, tokenizer: Any, contexts: list[list[int]], max_new: int, args: Any
+def sample_turns(
+    model: Any,
+    tokenizer: Any,
+    contexts: Sequence[Sequence[int]],
+    max_new_tokens: int,
+    *,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    top_k: int | None = None,
+    greedy: bool = False,
 ) -> list[list[int]]:
+    """One turn for each context (token ids), generated as one left-padded batch: the new
+    tokens of each, cut after the first end-of-sequence token (kept) or at
+    ``max_new_tokens``. ``greedy=True`` decodes by argmax (evaluation); otherwise samples.
+
+    The building block of :func:`multi_turn_rollout`, public for packages that drive several
+    policies through one episode themselves (DECOR's planner, filter and answerer)."""
     import torch
 
+    if not contexts:
+        return []
+    if any(len(c) == 0 for c in contexts):
+        raise RolloutError("a context to generate from is empty")
     device = next(model.parameters()).device
     width = max(len(c) for c in contexts)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else _eos_ids(tokenizer)[0]
     ids = torch.full((len(contexts), width), pad, dtype=torch.long)
     attention = torch.zeros_like(ids)
     for i, c in enumerate(contexts):
-        ids[i, width - len(c) :] = torch.tensor(c)
+        ids[i, width - len(c) :] = torch.tensor(list(c))
         attention[i, width - len(c) :] = 1
-    sampling: dict[str, Any] = {
-        "do_sample": True,
-        "temperature": float(args.temperature),
-        "top_p": float(args.top_p),
-    }
-    if getattr(args, "top_k", None):
-        sampling["top_k"] = int(args.top_k)
+    sampling: dict[str, Any] = (
+        {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+        if greedy
+        else {"do_sample": True, "temperature": float(temperature), "top_p": float(top_p)}
+    )
+    if top_k and not greedy:
+        sampling["top_k"] = int(top_k)
     was_training = model.training
     model.eval()
     with torch.no_grad():
         out = model.generate(
             input_ids=ids.to(device),
             attention_mask=attention.to(device),
-            max_new_tokens=max_new,
+            max_new_tokens=max_new_tokens,
             pad_token_id=pad,
             eos_token_id=_eos_ids(tokenizer),
             **sampling,
@@ -164,6 +183,20 @@ def _generate(
         cut = next((j + 1 for j, t in enumerate(row) if t in eos), len(row))
         segments.append(row[:cut])
     return segments
+
+
+def _generate(
+    model: Any, tokenizer: Any, contexts: list[list[int]], max_new: int, args: Any
+) -> list[list[int]]:
+    return sample_turns(
+        model,
+        tokenizer,
+        contexts,
+        max_new,
+        temperature=float(args.temperature),
+        top_p=float(args.top_p),
+        top_k=getattr(args, "top_k", None) or None,
+    )
 
 
 def multi_turn_rollout(

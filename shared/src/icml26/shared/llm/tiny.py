@@ -144,6 +144,8 @@ class TinyModelConfig:
         arch: ``"llama"`` or ``"qwen2"``.
         hidden_size, intermediate_size, num_layers, num_heads, num_kv_heads: the usual.
         max_positions: the longest sequence.
+        tie_word_embeddings: share the input embedding and the output layer (a token the
+            model only ever read can still be produced: copying tasks learn far faster).
     """
 
     arch: Literal["llama", "qwen2"] = "llama"
@@ -153,6 +155,7 @@ class TinyModelConfig:
     num_heads: int = 4
     num_kv_heads: int = 2
     max_positions: int = 512
+    tie_word_embeddings: bool = False
 
     def __post_init__(self) -> None:
         if self.arch not in ("llama", "qwen2"):
@@ -199,7 +202,7 @@ def make_tiny_model(
         "eos_token_id": tokenizer.eos_token_id,
         "bos_token_id": tokenizer.eos_token_id,
         "pad_token_id": tokenizer.pad_token_id,
-        "tie_word_embeddings": False,
+        "tie_word_embeddings": cfg.tie_word_embeddings,
     }
     torch.manual_seed(seed)
     if cfg.arch == "llama":

@@ -1,0 +1,69 @@
+"""``icml26 bench decor``: rollout throughput (episodes per second, greedy team episodes of
+a tiny team after a short SFT), tokens per episode per role, one joint MARL step's time, and
+the latency of BM25 and dense (MiniLM) search as the corpus grows."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from icml26.decor.config import BenchConfig
+from icml26.shared import RunDir, log
+
+__all__ = ["bench"]
+
+
+def _latency(search: Any, queries: list[str], k: int = 3) -> float:
+    t0 = time.perf_counter()
+    search.search(queries, k)
+    return 1000 * (time.perf_counter() - t0) / len(queries)
+
+
+def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
+    import torch
+
+    from icml26.decor.config import DecorConfig
+    from icml26.decor.episodes import EpisodeSettings, run_team
+    from icml26.decor.experiment import _Env, warm_start
+    from icml26.decor.marl import RLSettings, make_optimizers, marl_step
+    from icml26.decor.policies import ROLES, Sampling
+    from icml26.decor.retrieval import BM25Search, DenseSearch
+
+    torch.set_num_threads(config.threads)
+    cfg = DecorConfig(seed=config.seed, sft_steps=config.sft_steps, max_test_questions=config.episodes)
+    env = _Env(cfg)
+    team, _ = warm_start(cfg, env)
+    roles = {r: team[r] for r in ROLES}
+    settings = EpisodeSettings()
+    questions = (env.test * (config.episodes // max(len(env.test), 1) + 1))[: config.episodes]
+    t0 = time.perf_counter()
+    episodes = run_team(roles, env.test_search, questions, settings, Sampling())
+    seconds = time.perf_counter() - t0
+    out: dict[str, Any] = {"episodes_per_second": len(episodes) / seconds}
+    for role in ROLES:
+        out[f"tokens_per_episode.{role}"] = float(
+            np.mean([sum(len(t.prompt) + len(t.completion) for t in e.turns.get(role, [])) for e in episodes])
+        )
+        out[f"generated_tokens_per_episode.{role}"] = float(
+            np.mean([sum(sum(t.mask) for t in e.turns.get(role, [])) for e in episodes])
+        )
+    rl = RLSettings(steps=config.train_steps, questions_per_step=4, group_size=4)
+    opts = make_optimizers(roles, rl.lr)
+    rng = np.random.default_rng(config.seed)
+    steps = [marl_step(roles, opts, env.train_search, env.train, settings, rl, rng)["seconds"] for _ in range(config.train_steps)]
+    out["train_step_seconds"] = float(np.mean(steps))
+    passages = env.train_passages
+    queries = [q.text for q in env.train[: config.queries]]
+    sizes = [min(n, len(passages)) for n in config.corpus_sizes]
+    for kind in ("bm25", "dense") if config.dense else ("bm25",):
+        lat = []
+        for n in sizes:
+            search = BM25Search(passages[:n]) if kind == "bm25" else DenseSearch(passages[:n])
+            lat.append(_latency(search, queries))
+            out[f"latency_ms.{kind}.n{n}"] = lat[-1]
+            log(f"decor bench: {kind} n={n}: {lat[-1]:.2f} ms/query")
+        out[f"latency_ms.{kind}.smallest"] = lat[0]
+        out[f"latency_ms.{kind}.largest"] = lat[-1]
+    return out

@@ -1,0 +1,153 @@
+"""Run and bench configurations (frozen dataclasses validated before anything is written)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from icml26.shared.devices import check_torch_device
+
+__all__ = ["BenchConfig", "DecorConfig"]
+
+_RETRIEVERS = ("bm25", "dense", "endpoint")
+
+
+def _positive_ints(obj: object, *names: str, minimum: int = 1) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}")
+
+
+def _positive(obj: object, *names: str) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if isinstance(v, bool) or not isinstance(v, int | float) or not v > 0:
+            raise ValueError(f"{name} must be > 0, got {v!r}")
+
+
+@dataclass(frozen=True)
+class DecorConfig:
+    """Everything ``icml26 run decor`` does.
+
+    Environment: the factbook deep-search environment (``corpus`` = ""), split by start
+    country into train/test; or a user's ``corpus`` JSONL with ``questions`` (JSONL or a
+    Search-R1 file) as the *evaluation* set (training needs oracle traces, which only the
+    generated questions have, so the policies are trained on the factbook environment and
+    evaluated on the user's data). ``retriever``: ``bm25``, ``dense`` (MiniLM; ``dense_model``
+    ``bundled`` or a sentence-transformers folder) or ``endpoint`` (``search_endpoint``, a
+    URL; only with a user corpus).
+
+    Tiny models (every method, the claims): one tiny Llama per role, SFT on oracle traces
+    (``sft_steps``), then ``rl_steps`` of joint MARL with intrinsic weight ``w`` (DECOR) and
+    ``w = 0`` (outcome only); the monolithic agent gets the same SFT and RL budget.
+
+    ``llm_model`` ("" skips): a model spec for :func:`icml26.shared.llm.load_causal_lm`
+    (``smollm2-135m-instruct``, a folder, a Hugging Face id): DECOR only, one LoRA adapter
+    per role, ``llm_sft_steps`` then ``llm_rl_steps``; reported as ``*.decor_llm``, without
+    a claim.
+    """
+
+    seed: int = 0
+    device: str = "cpu"
+    threads: int = 1
+    # environment
+    corpus: str = ""
+    questions: str = ""
+    retriever: str = "bm25"
+    search_endpoint: str = ""
+    dense_model: str = "bundled"
+    test_fraction: float = 0.2
+    max_train_questions: int = 0
+    max_test_questions: int = 120
+    k: int = 3
+    max_searches: int = 4
+    # tiny models
+    vocab_size: int = 512
+    hidden_size: int = 64
+    num_layers: int = 2
+    sft_steps: int = 300
+    sft_lr: float = 1e-2
+    sft_batch_size: int = 16
+    # RL
+    rl_steps: int = 20
+    questions_per_step: int = 4
+    group_size: int = 8
+    w: float = 0.5
+    rl_lr: float = 2e-4
+    temperature: float = 1.0
+    # SmolLM2 / any checkpoint (DECOR only)
+    llm_model: str = ""
+    llm_lora_rank: int = 8
+    llm_sft_steps: int = 40
+    llm_sft_lr: float = 1e-3
+    llm_rl_steps: int = 10
+    llm_questions_per_step: int = 2
+    llm_group_size: int = 4
+    llm_test_questions: int = 30
+
+    def __post_init__(self) -> None:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        check_torch_device(self.device, allowed=("cpu",))
+        _positive_ints(
+            self, "threads", "max_test_questions", "k", "max_searches", "vocab_size",
+            "hidden_size", "num_layers", "sft_batch_size", "questions_per_step",
+            "llm_lora_rank", "llm_questions_per_step", "llm_test_questions",
+        )  # fmt: skip
+        _positive_ints(
+            self, "max_train_questions", "sft_steps", "rl_steps", "llm_sft_steps",
+            "llm_rl_steps", minimum=0,
+        )  # fmt: skip
+        _positive_ints(self, "group_size", "llm_group_size", minimum=2)
+        _positive(self, "sft_lr", "rl_lr", "temperature", "llm_sft_lr")
+        if not 0 < self.test_fraction < 1:
+            raise ValueError(f"test_fraction must be in (0, 1), got {self.test_fraction}")
+        if not 0 <= self.w <= 1:
+            raise ValueError(f"w (the intrinsic weight) must be in [0, 1], got {self.w}")
+        if self.retriever not in _RETRIEVERS:
+            raise ValueError(f"retriever must be one of {_RETRIEVERS}, got {self.retriever!r}")
+        if bool(self.corpus) != bool(self.questions):
+            raise ValueError("corpus and questions go together (a user corpus needs its questions)")
+        for name in ("corpus", "questions"):
+            path = getattr(self, name)
+            if path and not Path(path).is_file():
+                raise ValueError(f"{name}: no such file {path!r}")
+        if self.retriever == "endpoint":
+            if not self.corpus:
+                raise ValueError(
+                    "retriever=endpoint searches a user's index: give corpus and questions too "
+                    "(the factbook environment has its own BM25 and dense search)"
+                )
+            if not self.search_endpoint.startswith(("http://", "https://")):
+                raise ValueError(
+                    f"retriever=endpoint needs search_endpoint, an http(s) URL, got {self.search_endpoint!r}"
+                )
+        elif self.search_endpoint:
+            raise ValueError("search_endpoint is only used with retriever=endpoint")
+        if self.dense_model != "bundled" and self.retriever != "dense":
+            raise ValueError("dense_model is only used with retriever=dense")
+        if self.hidden_size % 4:
+            raise ValueError(f"hidden_size must be a multiple of 4 (4 heads), got {self.hidden_size}")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """``icml26 bench decor``: rollout throughput and tokens per episode per role (tiny team
+    after ``sft_steps``), a training step's time, and BM25 / dense search latency over
+    corpora of ``corpus_sizes`` passages (``dense`` = False skips MiniLM)."""
+
+    seed: int = 0
+    threads: int = 1
+    episodes: int = 32
+    sft_steps: int = 20
+    train_steps: int = 2
+    corpus_sizes: tuple[int, ...] = (200, 400, 800)
+    queries: int = 32
+    dense: bool = True
+
+    def __post_init__(self) -> None:
+        _positive_ints(self, "threads", "episodes", "queries", "train_steps")
+        _positive_ints(self, "sft_steps", minimum=0)
+        if not self.corpus_sizes or any(n < 10 for n in self.corpus_sizes):
+            raise ValueError(f"corpus_sizes must be sizes >= 10, got {self.corpus_sizes}")
