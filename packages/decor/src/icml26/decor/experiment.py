@@ -62,6 +62,14 @@ def _rng(seed: int, *parts: str) -> np.random.Generator:
     return np.random.default_rng([seed, *(zlib.crc32(p.encode()) for p in parts)])
 
 
+def _seed_stage(seed: int, stage: str) -> None:
+    """torch's generator (sampling in rollouts) seeded per stage, so a resumed run equals an
+    uninterrupted one."""
+    import torch
+
+    torch.manual_seed(int(_rng(seed, "torch", stage).integers(2**31)))
+
+
 # ------------------------------------------------------------------------------- metrics
 def method_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
     """EM / F1 per hop label and overall, the memory's precision / recall against gold,
@@ -302,6 +310,7 @@ def run(config: DecorConfig, run_dir: RunDir) -> dict[str, Any]:
         run_dir.checkpoints.save(len(state["done"]), state)
 
     log("decor: warm start (SFT on oracle traces)")
+    _seed_stage(config.seed, "warm_start")
     team, sft_losses = warm_start(config, env) if "warm_start" not in state["done"] else (None, state["sft_losses"])
     if team is None:  # resumed: rebuild the models' shapes, then load the weights
         team, _ = warm_start(_no_steps(config), env)
@@ -317,6 +326,7 @@ def run(config: DecorConfig, run_dir: RunDir) -> dict[str, Any]:
             _restore(copy_, state[f"team_{tag}"])
         else:
             log(f"decor: joint MARL, {tag} (w = {w})")
+            _seed_stage(config.seed, f"rl_{tag}")
             histories[tag] = train_team(copy_, env, config, w=w, tag=tag, run_dir=run_dir)
             finish(f"rl_{tag}", **{f"team_{tag}": _snapshot(copy_), "histories": histories})
         trained[tag] = copy_
@@ -325,9 +335,11 @@ def run(config: DecorConfig, run_dir: RunDir) -> dict[str, Any]:
         _restore({"monolithic": mono}, state["team_monolithic"])
     else:
         log("decor: GRPO, monolithic agent")
+        _seed_stage(config.seed, "rl_monolithic")
         histories["monolithic"] = train_monolithic(mono, env, config, run_dir)
         finish("rl_monolithic", team_monolithic=_snapshot({"monolithic": mono}), histories=histories)
     log(f"decor: evaluate {len(env.test)} test questions")
+    _seed_stage(config.seed, "evaluate")
     eps = evaluate_methods(trained, mono, env.test_search, env.test, _settings(config))
     results = {m: method_metrics(e) for m, e in eps.items()}
     metrics: dict[str, Any] = {}

@@ -166,7 +166,7 @@ def update_policy(
         )  # fmt: skip
         share = float(batch["loss_mask"][:, 1:].sum()) / total_tokens
         (loss * share).backward()
-        total += float(loss) * share
+        total += float(loss.detach()) * share
     torch.nn.utils.clip_grad_norm_(policy.trainable(), settings.max_grad_norm)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)

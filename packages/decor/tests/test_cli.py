@@ -1,0 +1,59 @@
+"""The smoke profile end to end through the CLI: every method's metric keys, claims
+decidable, plots, resume; the bench smoke."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from icml26.decor.experiment import METHODS
+from icml26.decor.paper import PAPER
+from icml26.shared.cli import main
+from icml26.shared.testing import check_paper
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("runs") / "smoke"
+    assert main(["run", "decor", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
+    return out
+
+
+def test_smoke_run_writes_every_contract_key(smoke_run: Path) -> None:
+    metrics = json.loads((smoke_run / "results.json").read_text())["metrics"]
+    for m in METHODS:
+        for hop in ("hop1", "hop2", "hop3", "all"):
+            if hop == "all" or any(k.startswith(f"em.{hop}.") for k in metrics):
+                assert f"em.{hop}.{m}" in metrics and f"f1.{hop}.{m}" in metrics
+        for key in ("filter_precision", "filter_recall", "context_tokens", "search_calls"):
+            assert f"{key}.{m}" in metrics
+    assert metrics["search_calls.closed_book"] == 0
+    assert metrics["search_calls.single_query"] == 1
+    for plot in ("em_by_hops", "reward_components", "context_tokens_vs_em"):
+        assert (smoke_run / "plots" / f"{plot}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "resumed"
+    shutil.copytree(smoke_run, copy)
+    (copy / "results.json").unlink()
+    ckpts = sorted((copy / "checkpoints").iterdir())
+    ckpts[-1].unlink()  # the monolithic RL stage is lost
+    assert main(["run", "decor", "--profile", "smoke", "--out", str(copy)]) == 0
+    a = json.loads((smoke_run / "results.json").read_text())["metrics"]
+    b = json.loads((copy / "results.json").read_text())["metrics"]
+    for key in ("em.all.decor", "context_tokens.decor", "context_tokens.monolithic", "f1.all.monolithic"):
+        assert b[key] == pytest.approx(a[key])
+
+
+def test_bench_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    assert main(["bench", "decor", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
+    metrics = json.loads((out / "results.json").read_text())["metrics"]
+    assert metrics["episodes_per_second"] > 0
+    assert metrics["tokens_per_episode.planner"] > 0
