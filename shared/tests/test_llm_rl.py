@@ -46,6 +46,7 @@ from icml26.shared.llm.rollouts import (  # noqa: E402
     environment_reward,
     multi_turn_rollout,
     observation_ids,
+    sample_turns,
 )
 from icml26.shared.llm.sft import (  # noqa: E402
     ChatTemplateError,
@@ -781,3 +782,26 @@ def test_two_role_alternating_run_moves_each_roles_reward() -> None:
         print(f"{role}: phase 1 {first.mean():.3f}, phase 2 {second.mean():.3f}, se {se:.3f}")
     for diff, se in change.values():
         assert diff > se, change
+
+
+def test_sample_turns_greedy_is_deterministic_and_cut_at_eos(tokenizer: Any) -> None:
+    """The public generation step: greedy twice gives the same turn; every turn ends at the
+    first end-of-turn token or at the budget."""
+    model = make_tiny_model(tokenizer, TinyModelConfig(hidden_size=32, intermediate_size=64))
+    ids = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "reverse 123"}], add_generation_prompt=True, return_dict=True
+    )["input_ids"]
+    contexts = [list(ids), list(ids)[:-1] + list(ids)[-1:]]
+    a = sample_turns(model, tokenizer, contexts, 6, greedy=True)
+    assert a == sample_turns(model, tokenizer, contexts, 6, greedy=True)
+    eos = tokenizer.eos_token_id
+    for seg in a + sample_turns(model, tokenizer, contexts, 6, temperature=1.0):
+        assert 1 <= len(seg) <= 6
+        assert eos not in seg[:-1]
+    with pytest.raises(RolloutError, match="empty"):
+        sample_turns(model, tokenizer, [[]], 4)
+
+
+def test_tied_tiny_model_shares_embeddings(tokenizer: Any) -> None:
+    model = make_tiny_model(tokenizer, TinyModelConfig(tie_word_embeddings=True))
+    assert model.get_output_embeddings().weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()

@@ -157,6 +157,7 @@ def warm_start(config: DecorConfig, env: _Env) -> tuple[dict[str, RolePolicy], d
     team = make_tiny_team(
         env.texts(), [*ROLES, "monolithic"], words=env.words, vocab_size=config.vocab_size,
         hidden_size=config.hidden_size, num_layers=config.num_layers, seed=config.seed,
+        device=config.device,
     )  # fmt: skip
     losses = {}
     for role, convs in (

@@ -21,6 +21,10 @@ An observation is written as a chat turn of ``observation_role`` (default ``"too
 by a new assistant header, both rendered by the tokenizer's chat template, or with
 ``observation_role=None`` as raw text inside the assistant's turn (Search-R1's
 ``<information>...</information>``).
+
+:func:`sample_turns` (one batched turn per context, sampled or greedy) is the generation step
+of :func:`multi_turn_rollout`, public for packages that drive several policies through one
+episode themselves (DECOR's planner, filter and answerer).
 """
 
 from __future__ import annotations
