@@ -804,4 +804,7 @@ def test_sample_turns_greedy_is_deterministic_and_cut_at_eos(tokenizer: Any) -> 
 
 def test_tied_tiny_model_shares_embeddings(tokenizer: Any) -> None:
     model = make_tiny_model(tokenizer, TinyModelConfig(tie_word_embeddings=True))
-    assert model.get_output_embeddings().weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
+    assert (
+        model.get_output_embeddings().weight.data_ptr()
+        == model.get_input_embeddings().weight.data_ptr()
+    )

@@ -28,7 +28,8 @@ def test_smoke_run_writes_every_contract_key(smoke_run: Path) -> None:
     for m in METHODS:
         for hop in ("hop1", "hop2", "hop3", "all"):
             if hop == "all" or any(k.startswith(f"em.{hop}.") for k in metrics):
-                assert f"em.{hop}.{m}" in metrics and f"f1.{hop}.{m}" in metrics
+                assert f"em.{hop}.{m}" in metrics
+                assert f"f1.{hop}.{m}" in metrics
         for key in ("filter_precision", "filter_recall", "context_tokens", "search_calls"):
             assert f"{key}.{m}" in metrics
     assert metrics["search_calls.closed_book"] == 0
@@ -46,7 +47,12 @@ def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path)
     assert main(["run", "decor", "--profile", "smoke", "--out", str(copy)]) == 0
     a = json.loads((smoke_run / "results.json").read_text())["metrics"]
     b = json.loads((copy / "results.json").read_text())["metrics"]
-    for key in ("em.all.decor", "context_tokens.decor", "context_tokens.monolithic", "f1.all.monolithic"):
+    for key in (
+        "em.all.decor",
+        "context_tokens.decor",
+        "context_tokens.monolithic",
+        "f1.all.monolithic",
+    ):
         assert b[key] == pytest.approx(a[key])
 
 

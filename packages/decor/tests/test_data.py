@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from icml26.decor.config import DecorConfig
+from icml26.decor.data.types import Passage
 from icml26.decor.data.user import DataFileError, load_corpus, load_questions
 from icml26.decor.retrieval import BM25Search, EndpointSearch, SearchEndpointError
-from icml26.decor.data.types import Passage
 from icml26.shared.cli import main
 
 
@@ -33,8 +33,15 @@ def test_question_without_answers_is_refused(tmp_path: Path) -> None:
 
 
 def test_search_r1_fields_and_gold_checks(tmp_path: Path) -> None:
-    corpus = load_corpus(_jsonl(tmp_path / "c.jsonl", [{"id": "1", "contents": "Paris is the capital of France"}]))
-    qs = load_questions(_jsonl(tmp_path / "q.jsonl", [{"question": "Capital of France?", "golden_answers": ["Paris"]}]), corpus)
+    corpus = load_corpus(
+        _jsonl(tmp_path / "c.jsonl", [{"id": "1", "contents": "Paris is the capital of France"}])
+    )
+    qs = load_questions(
+        _jsonl(
+            tmp_path / "q.jsonl", [{"question": "Capital of France?", "golden_answers": ["Paris"]}]
+        ),
+        corpus,
+    )
     assert qs[0].answers == ("Paris",)
     bad = _jsonl(tmp_path / "b.jsonl", [{"question": "Q?", "answers": ["a"], "gold": ["nope"]}])
     with pytest.raises(DataFileError, match="not in the corpus"):
@@ -47,7 +54,12 @@ def test_unreachable_endpoint_fails_clearly() -> None:
 
 
 def test_bm25_returns_the_subject_passage_first() -> None:
-    s = BM25Search([Passage("a", "France capital. The capital of France is Paris."), Passage("b", "Spain capital. The capital of Spain is Madrid.")])
+    s = BM25Search(
+        [
+            Passage("a", "France capital. The capital of France is Paris."),
+            Passage("b", "Spain capital. The capital of Spain is Madrid."),
+        ]
+    )
     assert [p.pid for p in s.search(["Spain capital"], 1)[0]] == ["b"]
     with pytest.raises(ValueError, match="repeat"):
         BM25Search([Passage("a", "x y"), Passage("a", "y z")])

@@ -25,7 +25,10 @@ def test_team_episode_and_loss_on_cuda_match_cpu(cuda_device: torch.device) -> N
     env = build_factbook()
     words = [c.name for c in env.countries]
     cpu = make_tiny_team([p.text for p in env.passages], ROLES, words=words, hidden_size=32)
-    dev = {r: RolePolicy(r, copy.deepcopy(p.model).to(cuda_device), p.tokenizer) for r, p in cpu.items()}
+    dev = {
+        r: RolePolicy(r, copy.deepcopy(p.model).to(cuda_device), p.tokenizer)
+        for r, p in cpu.items()
+    }
     search = BM25Search(env.passages)
     qs = list(env.questions[:4])
     settings = EpisodeSettings(max_searches=2)
@@ -39,7 +42,9 @@ def test_team_episode_and_loss_on_cuda_match_cpu(cuda_device: torch.device) -> N
         logits = policy.model(input_ids=x["input_ids"], attention_mask=x["attention_mask"]).logits
         assert logits.device.type == policy.device.type
         logits.retain_grad()
-        masked_policy_loss(logits, x["input_ids"], x["loss_mask"], torch.ones(1, device=policy.device)).backward()
+        masked_policy_loss(
+            logits, x["input_ids"], x["loss_mask"], torch.ones(1, device=policy.device)
+        ).backward()
         grads.append(logits.grad.detach().cpu())
     torch.testing.assert_close(grads[1], grads[0], rtol=1e-3, atol=1e-5)
     # greedy decoding of the same weights: the first planner query agrees (up to near ties)

@@ -10,7 +10,12 @@ import torch
 from icml26.decor.data.types import Question
 from icml26.decor.episodes import Episode, Turn
 from icml26.decor.marl import masked_policy_loss, pad_turns
-from icml26.decor.rewards import filter_intrinsic, hybrid_rewards, planner_intrinsic, role_advantages
+from icml26.decor.rewards import (
+    filter_intrinsic,
+    hybrid_rewards,
+    planner_intrinsic,
+    role_advantages,
+)
 
 
 def test_gradient_wrt_retrieved_token_logits_is_zero() -> None:
@@ -19,7 +24,9 @@ def test_gradient_wrt_retrieved_token_logits_is_zero() -> None:
     turn = Turn([5, 6, 7], [1, 2, 9, 9, 9, 9, 3, 4], [1, 1, 0, 0, 0, 0, 1, 1])
     batch = pad_turns([turn, Turn([5], [8, 2], [1, 1])], pad_id=0)
     logits = torch.randn(2, batch["input_ids"].shape[1], 12, requires_grad=True)
-    loss = masked_policy_loss(logits, batch["input_ids"], batch["loss_mask"], torch.tensor([1.0, -0.5]))
+    loss = masked_policy_loss(
+        logits, batch["input_ids"], batch["loss_mask"], torch.tensor([1.0, -0.5])
+    )
     loss.backward()
     grad = logits.grad[0]
     # logits at t predict token t + 1; retrieved tokens sit at 5..8 of the full sequence
@@ -37,7 +44,9 @@ def test_pad_turns_mask_lines_up() -> None:
 
 def _episode(answer: str, queries: int, retrieved: list[list[str]], memory: list[str]) -> Episode:
     q = Question("x", "What is the capital of X?", ("Paris",), ("a", "b"), "hop2")
-    return Episode(q, "decor", queries=["q"] * queries, retrieved=retrieved, memory=memory, answer=answer)
+    return Episode(
+        q, "decor", queries=["q"] * queries, retrieved=retrieved, memory=memory, answer=answer
+    )
 
 
 def test_intrinsic_signals_hand_cases() -> None:

@@ -32,7 +32,9 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     from icml26.decor.retrieval import BM25Search, DenseSearch
 
     torch.set_num_threads(config.threads)
-    cfg = DecorConfig(seed=config.seed, sft_steps=config.sft_steps, max_test_questions=config.episodes)
+    cfg = DecorConfig(
+        seed=config.seed, sft_steps=config.sft_steps, max_test_questions=config.episodes
+    )
     env = _Env(cfg)
     team, _ = warm_start(cfg, env)
     roles = {r: team[r] for r in ROLES}
@@ -44,7 +46,12 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     out: dict[str, Any] = {"episodes_per_second": len(episodes) / seconds}
     for role in ROLES:
         out[f"tokens_per_episode.{role}"] = float(
-            np.mean([sum(len(t.prompt) + len(t.completion) for t in e.turns.get(role, [])) for e in episodes])
+            np.mean(
+                [
+                    sum(len(t.prompt) + len(t.completion) for t in e.turns.get(role, []))
+                    for e in episodes
+                ]
+            )
         )
         out[f"generated_tokens_per_episode.{role}"] = float(
             np.mean([sum(sum(t.mask) for t in e.turns.get(role, [])) for e in episodes])
@@ -52,7 +59,10 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     rl = RLSettings(steps=config.train_steps, questions_per_step=4, group_size=4)
     opts = make_optimizers(roles, rl.lr)
     rng = np.random.default_rng(config.seed)
-    steps = [marl_step(roles, opts, env.train_search, env.train, settings, rl, rng)["seconds"] for _ in range(config.train_steps)]
+    steps = [
+        marl_step(roles, opts, env.train_search, env.train, settings, rl, rng)["seconds"]
+        for _ in range(config.train_steps)
+    ]
     out["train_step_seconds"] = float(np.mean(steps))
     passages = env.train_passages
     queries = [q.text for q in env.train[: config.queries]]

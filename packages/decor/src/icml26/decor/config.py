@@ -128,7 +128,9 @@ class DecorConfig:
         if self.dense_model != "bundled" and self.retriever != "dense":
             raise ValueError("dense_model is only used with retriever=dense")
         if self.hidden_size % 4:
-            raise ValueError(f"hidden_size must be a multiple of 4 (4 heads), got {self.hidden_size}")
+            raise ValueError(
+                f"hidden_size must be a multiple of 4 (4 heads), got {self.hidden_size}"
+            )
 
 
 @dataclass(frozen=True)

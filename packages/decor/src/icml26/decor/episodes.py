@@ -273,7 +273,9 @@ def run_single_query(
 ) -> list[Episode]:
     """Retrieve once with the question as the query; the Answerer reads all ``k`` passages."""
     episodes = [Episode(q, "single_query") for q in questions]
-    for ep, passages in zip(episodes, search.search([q.text for q in questions], settings.k), strict=True):
+    for ep, passages in zip(
+        episodes, search.search([q.text for q in questions], settings.k), strict=True
+    ):
         ep.queries.append(ep.question.text)
         ep.retrieved.append([p.pid for p in passages])
         ep.memory = [p.pid for p in passages]

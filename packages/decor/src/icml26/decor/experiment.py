@@ -42,8 +42,8 @@ from icml26.decor.episodes import (
     run_team,
 )
 from icml26.decor.policies import ROLES, RolePolicy, Sampling
-from icml26.decor.rewards import answer_scores
 from icml26.decor.retrieval import Search
+from icml26.decor.rewards import answer_scores
 from icml26.shared import PALETTE, RunDir, figure, log, seed_everything
 
 __all__ = ["METHODS", "evaluate_methods", "method_metrics", "run"]
@@ -109,7 +109,10 @@ class _Env:
         train, test = split_by_start(fb.questions, config.test_fraction, config.seed)
         rng = _rng(config.seed, "subsample")
         if config.max_train_questions and len(train) > config.max_train_questions:
-            train = [train[int(i)] for i in sorted(rng.choice(len(train), config.max_train_questions, replace=False))]
+            train = [
+                train[int(i)]
+                for i in sorted(rng.choice(len(train), config.max_train_questions, replace=False))
+            ]
         self.train: list[Question] = train
         self.train_passages: list[Passage] = list(fb.passages)
         # the training search is always the factbook's own; BM25 unless dense is asked for
@@ -132,13 +135,29 @@ class _Env:
             self.test_search = self.train_search
             self.test_passages = list(fb.passages)
         if len(test) > config.max_test_questions:
-            test = [test[int(i)] for i in sorted(_rng(config.seed, "test").choice(len(test), config.max_test_questions, replace=False))]
+            test = [
+                test[int(i)]
+                for i in sorted(
+                    _rng(config.seed, "test").choice(
+                        len(test), config.max_test_questions, replace=False
+                    )
+                )
+            ]
         self.test: list[Question] = test
 
     def texts(self) -> list[str]:
         from icml26.decor.prompts import ANSWER_PREFIX, NOTHING_NEW, STOP
 
-        extra = [STOP, "keep", "drop", ANSWER_PREFIX, NOTHING_NEW, "memory: none", "search: ", "passage: "]
+        extra = [
+            STOP,
+            "keep",
+            "drop",
+            ANSWER_PREFIX,
+            NOTHING_NEW,
+            "memory: none",
+            "search: ",
+            "passage: ",
+        ]
         return [p.text for p in self.train_passages] + [q.text for q in self.train] + extra * 20
 
 
@@ -147,7 +166,9 @@ def _settings(config: DecorConfig) -> EpisodeSettings:
     return EpisodeSettings(k=config.k, max_searches=config.max_searches)
 
 
-def warm_start(config: DecorConfig, env: _Env) -> tuple[dict[str, RolePolicy], dict[str, list[float]]]:
+def warm_start(
+    config: DecorConfig, env: _Env
+) -> tuple[dict[str, RolePolicy], dict[str, list[float]]]:
     """Tiny models per role (and the monolithic agent), SFT on oracle traces."""
     from icml26.decor.oracle import oracle_traces
     from icml26.decor.policies import make_tiny_team
@@ -167,16 +188,35 @@ def warm_start(config: DecorConfig, env: _Env) -> tuple[dict[str, RolePolicy], d
         ("monolithic", traces.monolithic),
     ):
         settings = SFTSettings(
-            steps=config.sft_steps, lr=config.sft_lr, batch_size=config.sft_batch_size, max_length=640
+            steps=config.sft_steps,
+            lr=config.sft_lr,
+            batch_size=config.sft_batch_size,
+            max_length=640,
         )
-        result = sft(team[role].model, team[role].tokenizer, convs, settings, rng=_rng(config.seed, "sft", role))
+        result = sft(
+            team[role].model,
+            team[role].tokenizer,
+            convs,
+            settings,
+            rng=_rng(config.seed, "sft", role),
+        )
         losses[role] = result.losses
-        log(f"decor: SFT {role}: {len(convs)} traces, loss {result.losses[0]:.2f} -> {np.mean(result.losses[-5:]):.2f}" if result.losses else f"decor: SFT {role}: 0 steps")
+        log(
+            f"decor: SFT {role}: {len(convs)} traces, loss {result.losses[0]:.2f} -> {np.mean(result.losses[-5:]):.2f}"
+            if result.losses
+            else f"decor: SFT {role}: 0 steps"
+        )
     return team, losses
 
 
 def train_team(
-    team: Mapping[str, RolePolicy], env: _Env, config: DecorConfig, *, w: float, tag: str, run_dir: RunDir | None
+    team: Mapping[str, RolePolicy],
+    env: _Env,
+    config: DecorConfig,
+    *,
+    w: float,
+    tag: str,
+    run_dir: RunDir | None,
 ) -> list[dict[str, float]]:
     """Joint MARL of the three roles from ``team`` (trained in place)."""
     from icml26.decor.marl import RLSettings, make_optimizers, marl_step
@@ -197,7 +237,9 @@ def train_team(
     return history
 
 
-def train_monolithic(agent: RolePolicy, env: _Env, config: DecorConfig, run_dir: RunDir | None) -> list[dict[str, float]]:
+def train_monolithic(
+    agent: RolePolicy, env: _Env, config: DecorConfig, run_dir: RunDir | None
+) -> list[dict[str, float]]:
     from icml26.decor.marl import RLSettings, make_optimizers, monolithic_step
 
     settings = RLSettings(
@@ -208,7 +250,9 @@ def train_monolithic(agent: RolePolicy, env: _Env, config: DecorConfig, run_dir:
     rng = _rng(config.seed, "rl", "monolithic")
     history = []
     for step in range(settings.steps):
-        rec = monolithic_step(agent, opt, env.train_search, env.train, _settings(config), settings, rng)
+        rec = monolithic_step(
+            agent, opt, env.train_search, env.train, _settings(config), settings, rng
+        )
         history.append(rec)
         if run_dir is not None:
             run_dir.log_metrics(step, phase="rl_monolithic", **rec)
@@ -239,7 +283,9 @@ def evaluate_methods(
 
 
 def _snapshot(team: Mapping[str, RolePolicy]) -> dict[str, Any]:
-    return {r: {k: v.detach().clone() for k, v in p.model.state_dict().items()} for r, p in team.items()}
+    return {
+        r: {k: v.detach().clone() for k, v in p.model.state_dict().items()} for r, p in team.items()
+    }
 
 
 def _restore(team: Mapping[str, RolePolicy], state: Mapping[str, Any]) -> None:
@@ -252,9 +298,16 @@ def _copy_team(team: Mapping[str, RolePolicy]) -> dict[str, RolePolicy]:
 
 
 # -------------------------------------------------------------------------------- plots
-def _plots(run_dir: RunDir, results: Mapping[str, Mapping[str, float]], histories: Mapping[str, list[dict[str, float]]]) -> None:
+def _plots(
+    run_dir: RunDir,
+    results: Mapping[str, Mapping[str, float]],
+    histories: Mapping[str, list[dict[str, float]]],
+) -> None:
     methods = [m for m in METHODS if m in results]
-    with figure(run_dir.plot_path("em_by_hops"), width=7.5, title="EM by hops per method") as (_, ax):
+    with figure(run_dir.plot_path("em_by_hops"), width=7.5, title="EM by hops per method") as (
+        _,
+        ax,
+    ):
         labels = [*HOPS, "all"]
         width = 0.8 / len(methods)
         for j, m in enumerate(methods):
@@ -266,7 +319,13 @@ def _plots(run_dir: RunDir, results: Mapping[str, Mapping[str, float]], historie
         ax.set_xticks(np.arange(len(labels)) + 0.4 - width / 2, labels)
         ax.set_ylabel("exact match")
         ax.legend(fontsize=7, ncol=2)
-    with figure(run_dir.plot_path("reward_components"), 1, 2, width=8, title="Reward components during training") as (_, axes):
+    with figure(
+        run_dir.plot_path("reward_components"),
+        1,
+        2,
+        width=8,
+        title="Reward components during training",
+    ) as (_, axes):
         for ax, tag in zip(axes, ("decor", "outcome_only"), strict=True):
             hist = histories.get(tag, [])
             for j, key in enumerate(("em", "f1", "planner_intrinsic", "filter_intrinsic")):
@@ -276,7 +335,12 @@ def _plots(run_dir: RunDir, results: Mapping[str, Mapping[str, float]], historie
         axes[0].legend(fontsize=7)
     with figure(run_dir.plot_path("context_tokens_vs_em"), title="Context tokens vs EM") as (_, ax):
         for j, m in enumerate(methods):
-            ax.scatter(results[m]["context_tokens"], results[m]["em.all"], color=PALETTE[j % len(PALETTE)], label=m)
+            ax.scatter(
+                results[m]["context_tokens"],
+                results[m]["em.all"],
+                color=PALETTE[j % len(PALETTE)],
+                label=m,
+            )
         ax.set_xlabel("tokens the answering policy reads")
         ax.set_ylabel("EM (all hops)")
         ax.legend(fontsize=7)
@@ -312,7 +376,11 @@ def run(config: DecorConfig, run_dir: RunDir) -> dict[str, Any]:
 
     log("decor: warm start (SFT on oracle traces)")
     _seed_stage(config.seed, "warm_start")
-    team, sft_losses = warm_start(config, env) if "warm_start" not in state["done"] else (None, state["sft_losses"])
+    team, sft_losses = (
+        warm_start(config, env)
+        if "warm_start" not in state["done"]
+        else (None, state["sft_losses"])
+    )
     if team is None:  # resumed: rebuild the models' shapes, then load the weights
         team, _ = warm_start(_no_steps(config), env)
         _restore(team, state["warm"])
@@ -331,14 +399,18 @@ def run(config: DecorConfig, run_dir: RunDir) -> dict[str, Any]:
             histories[tag] = train_team(copy_, env, config, w=w, tag=tag, run_dir=run_dir)
             finish(f"rl_{tag}", **{f"team_{tag}": _snapshot(copy_), "histories": histories})
         trained[tag] = copy_
-    mono = RolePolicy("monolithic", copy.deepcopy(team["monolithic"].model), team["monolithic"].tokenizer)
+    mono = RolePolicy(
+        "monolithic", copy.deepcopy(team["monolithic"].model), team["monolithic"].tokenizer
+    )
     if "rl_monolithic" in state["done"]:
         _restore({"monolithic": mono}, state["team_monolithic"])
     else:
         log("decor: GRPO, monolithic agent")
         _seed_stage(config.seed, "rl_monolithic")
         histories["monolithic"] = train_monolithic(mono, env, config, run_dir)
-        finish("rl_monolithic", team_monolithic=_snapshot({"monolithic": mono}), histories=histories)
+        finish(
+            "rl_monolithic", team_monolithic=_snapshot({"monolithic": mono}), histories=histories
+        )
     log(f"decor: evaluate {len(env.test)} test questions")
     _seed_stage(config.seed, "evaluate")
     eps = evaluate_methods(trained, mono, env.test_search, env.test, _settings(config))

@@ -35,18 +35,28 @@ def run_llm_decor(config: DecorConfig, env: Any, run_dir: RunDir) -> dict[str, f
     with_generation_markers(tokenizer, strict=False)
     team = make_lora_team(model, tokenizer, ROLES, rank=config.llm_lora_rank)
     traces = oracle_traces(env.train, env.train_search, config.k, _rng(config.seed, "llm-oracle"))
-    for role, convs in (("planner", traces.planner), ("filter", traces.filter), ("answerer", traces.answerer)):
+    for role, convs in (
+        ("planner", traces.planner),
+        ("filter", traces.filter),
+        ("answerer", traces.answerer),
+    ):
         team[role].activate()
         res = sft(
             team[role].model, tokenizer, convs,
             SFTSettings(steps=config.llm_sft_steps, lr=config.llm_sft_lr, batch_size=4, max_length=768),
             rng=_rng(config.seed, "llm-sft", role),
         )  # fmt: skip
-        log(f"decor: LLM SFT {role}: loss {res.losses[0]:.2f} -> {res.losses[-1]:.2f}" if res.losses else "")
+        log(
+            f"decor: LLM SFT {role}: loss {res.losses[0]:.2f} -> {res.losses[-1]:.2f}"
+            if res.losses
+            else ""
+        )
     settings = EpisodeSettings(k=config.k, max_searches=config.max_searches, max_context=1024)
     test = env.test[: config.llm_test_questions]
     out: dict[str, float] = {}
-    before = method_metrics(run_team(team, env.test_search, test, settings, Sampling(), method="orchestration_llm"))
+    before = method_metrics(
+        run_team(team, env.test_search, test, settings, Sampling(), method="orchestration_llm")
+    )
     rl = RLSettings(
         steps=config.llm_rl_steps, questions_per_step=config.llm_questions_per_step,
         group_size=config.llm_group_size, w=config.w, lr=config.rl_lr, temperature=config.temperature,
@@ -57,7 +67,9 @@ def run_llm_decor(config: DecorConfig, env: Any, run_dir: RunDir) -> dict[str, f
     for step in range(rl.steps):
         rec = marl_step(team, opts, env.train_search, env.train, settings, rl, rng)
         run_dir.log_metrics(step, phase="rl_decor_llm", **rec)
-    after = method_metrics(run_team(team, env.test_search, test, settings, Sampling(), method="decor_llm"))
+    after = method_metrics(
+        run_team(team, env.test_search, test, settings, Sampling(), method="decor_llm")
+    )
     for tag, vals in (("orchestration_llm", before), ("decor_llm", after)):
         for k, v in vals.items():
             head, _, tail = k.partition(".")

@@ -130,7 +130,9 @@ def masked_policy_loss(
 def make_optimizers(team: Mapping[str, RolePolicy], lr: float) -> dict[str, Any]:
     import torch
 
-    return {name: torch.optim.AdamW(p.trainable(), lr=lr, weight_decay=0.0) for name, p in team.items()}
+    return {
+        name: torch.optim.AdamW(p.trainable(), lr=lr, weight_decay=0.0) for name, p in team.items()
+    }
 
 
 def update_policy(
@@ -158,7 +160,9 @@ def update_policy(
     total = 0.0
     for start in range(0, len(keep), settings.max_turns_per_batch):
         chunk = keep[start : start + settings.max_turns_per_batch]
-        batch = {k: v.to(policy.device) for k, v in pad_turns([turns[i] for i in chunk], pad).items()}
+        batch = {
+            k: v.to(policy.device) for k, v in pad_turns([turns[i] for i in chunk], pad).items()
+        }
         logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
         loss = masked_policy_loss(
             logits, batch["input_ids"], batch["loss_mask"],

@@ -10,25 +10,47 @@ __all__ = ["BENCH_PROFILES", "PAPER", "PROFILES"]
 PROFILES = {
     # Seconds: every stage and method on a few questions; the tests use it.
     "smoke": DecorConfig(
-        max_train_questions=24, max_test_questions=9, vocab_size=400, hidden_size=16,
-        num_layers=1, sft_steps=3, sft_batch_size=4, rl_steps=1, questions_per_step=2,
-        group_size=2, max_searches=2,
-    ),  # fmt: skip
+        max_train_questions=24,
+        max_test_questions=9,
+        vocab_size=400,
+        hidden_size=16,
+        num_layers=1,
+        sft_steps=3,
+        sft_batch_size=4,
+        rl_steps=1,
+        questions_per_step=2,
+        group_size=2,
+        max_searches=2,
+    ),
     # The claims at tiny scale within the CPU budget (see the README for the measured time).
     "quick": DecorConfig(
-        sft_steps=120, sft_batch_size=16, rl_steps=6, questions_per_step=4, group_size=4,
+        sft_steps=120,
+        sft_batch_size=16,
+        rl_steps=6,
+        questions_per_step=4,
+        group_size=4,
         max_test_questions=60,
-    ),  # fmt: skip
+    ),
     # More SFT and RL on the tiny models, then DECOR with LoRA on SmolLM2-135M-Instruct.
     "full": DecorConfig(
-        sft_steps=800, rl_steps=40, questions_per_step=4, group_size=8, max_test_questions=150,
-        llm_model="smollm2-135m-instruct", llm_sft_steps=30, llm_rl_steps=6,
-        llm_questions_per_step=2, llm_group_size=4, llm_test_questions=24,
-    ),  # fmt: skip
+        sft_steps=800,
+        rl_steps=40,
+        questions_per_step=4,
+        group_size=8,
+        max_test_questions=150,
+        llm_model="smollm2-135m-instruct",
+        llm_sft_steps=30,
+        llm_rl_steps=6,
+        llm_questions_per_step=2,
+        llm_group_size=4,
+        llm_test_questions=24,
+    ),
 }
 
 BENCH_PROFILES = {
-    "smoke": BenchConfig(episodes=4, sft_steps=1, train_steps=1, corpus_sizes=(20, 40), queries=4, dense=False),
+    "smoke": BenchConfig(
+        episodes=4, sft_steps=1, train_steps=1, corpus_sizes=(20, 40), queries=4, dense=False
+    ),
     "quick": BenchConfig(),
     "full": BenchConfig(episodes=64, corpus_sizes=(200, 400, 800, 1600), queries=64),
 }

@@ -126,7 +126,9 @@ def make_tiny_team(
         max_positions=max_positions,
     )
     return {
-        role: RolePolicy(role, make_tiny_model(tokenizer, config, seed=seed + i).to(device), tokenizer)
+        role: RolePolicy(
+            role, make_tiny_model(tokenizer, config, seed=seed + i).to(device), tokenizer
+        )
         for i, role in enumerate(roles)
     }
 

@@ -44,9 +44,7 @@ def question_messages(question: str) -> list[dict[str, str]]:
 
 
 def filter_messages(question: str, query: str, passage: str) -> list[dict[str, str]]:
-    return [
-        {"role": "user", "content": f"{question}\nsearch: {query}\npassage: {passage}"}
-    ]
+    return [{"role": "user", "content": f"{question}\nsearch: {query}\npassage: {passage}"}]
 
 
 def answerer_messages(question: str, memory: Sequence[str]) -> list[dict[str, str]]:

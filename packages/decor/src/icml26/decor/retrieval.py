@@ -79,7 +79,9 @@ class BM25Search:
                 out.append([])
                 continue
             ids, scores = self.index.retrieve(tokens, k=k, show_progress=False)
-            out.append([self.passages[int(i)] for i, s in zip(ids[0], scores[0]) if s > 0])
+            out.append(
+                [self.passages[int(i)] for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
+            )
         return out
 
 

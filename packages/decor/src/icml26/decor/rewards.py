@@ -58,7 +58,9 @@ def hybrid_rewards(episodes: Sequence[Episode], w: float) -> dict[str, np.ndarra
     plus the raw components (``em``, ``f1``, ``planner_intrinsic``, ``filter_intrinsic``)."""
     if not 0.0 <= w <= 1.0:
         raise ValueError(f"the intrinsic weight w must be in [0, 1], got {w}")
-    em, f1 = (np.array(v, dtype=np.float64) for v in zip(*map(answer_scores, episodes), strict=True))
+    em, f1 = (
+        np.array(v, dtype=np.float64) for v in zip(*map(answer_scores, episodes), strict=True)
+    )
     planner = np.array([planner_intrinsic(e) for e in episodes])
     filt = np.array([filter_intrinsic(e) for e in episodes])
     return {

@@ -130,7 +130,9 @@ def load_countries() -> list[Country]:
             continue
         capitals = tuple(
             _ascii(c)
-            for c in _capitals(_clean(_text(data.get("Government", {}).get("Capital", {}).get("name", {}))))
+            for c in _capitals(
+                _clean(_text(data.get("Government", {}).get("Capital", {}).get("name", {})))
+            )
         )
         if not capitals:
             continue
@@ -170,7 +172,10 @@ def passages_for(country: Country) -> list[Passage]:
     """The passages written for one country (see the module docstring)."""
     c = country.name
     out = [
-        Passage(f"{country.code}/capital", f"{c} capital. The capital of {c} is {' or '.join(country.capitals)}."),
+        Passage(
+            f"{country.code}/capital",
+            f"{c} capital. The capital of {c} is {' or '.join(country.capitals)}.",
+        ),
     ]
     if country.neighbours:
         listed = ", ".join(f"{n} {_km(k)} km" for n, k in country.neighbours[:MAX_NEIGHBOURS])
@@ -181,7 +186,12 @@ def passages_for(country: Country) -> list[Passage]:
             )
         )
     if country.population:
-        out.append(Passage(f"{country.code}/population", f"{c} population. {c} has {country.population} people."))
+        out.append(
+            Passage(
+                f"{country.code}/population",
+                f"{c} population. {c} has {country.population} people.",
+            )
+        )
     if country.location:
         out.append(Passage(f"{country.code}/location", f"{c} location. {country.location}"))
     return out

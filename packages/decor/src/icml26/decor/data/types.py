@@ -42,4 +42,6 @@ class Question:
         if not self.answers or not all(isinstance(a, str) and a.strip() for a in self.answers):
             raise ValueError(f"question {self.qid!r} has no answers (need at least one non-empty)")
         if self.hops not in HOPS:
-            raise ValueError(f"question {self.qid!r}: hops must be one of {HOPS}, got {self.hops!r}")
+            raise ValueError(
+                f"question {self.qid!r}: hops must be one of {HOPS}, got {self.hops!r}"
+            )
