@@ -84,9 +84,11 @@ CLAIMS = [
     Claim(
         "lower_cognitive_load",
         "DECOR's Answerer reads fewer tokens than the monolithic agent when it answers (at most "
-        "80% of them), without losing EM to it.",
+        "80% of them), without losing EM to it, with DECOR's EM at least 0.1 (an empty memory "
+        "is not a lighter load, only a useless one).",
         "reduced cognitive overload (qualitative)",
-        "context_tokens.decor < 0.8 * context_tokens.monolithic and em.all.decor >= em.all.monolithic",
+        "context_tokens.decor < 0.8 * context_tokens.monolithic "
+        f"and em.all.decor >= em.all.monolithic and {_FLOOR}",
     ),
 ]
 
