@@ -115,7 +115,8 @@ def make_tiny_team(
 
     tokenizer = train_tokenizer(list(texts), vocab_size=vocab_size, split_digits=True)
     if words:
-        tokenizer.add_tokens(sorted(set(words), key=lambda w: (-len(w), w)))
+        names: list[str] = sorted({str(w) for w in words}, key=lambda w: (-len(w), w))
+        tokenizer.add_tokens(names)
     config = TinyModelConfig(
         tie_word_embeddings=True,
         hidden_size=hidden_size,
@@ -127,7 +128,9 @@ def make_tiny_team(
     )
     return {
         role: RolePolicy(
-            role, make_tiny_model(tokenizer, config, seed=seed + i).to(device), tokenizer
+            role,
+            make_tiny_model(tokenizer, config, seed=seed + i).to(device),  # type: ignore[arg-type]
+            tokenizer,
         )
         for i, role in enumerate(roles)
     }
