@@ -155,7 +155,11 @@ def bench_model(name: str, *, steps: int, device: str = "cpu") -> dict[str, floa
             batch_size=sft_settings.batch_size,
             engine=engine,
         )
-        wall, cpu, _ = _timed(lambda m=model, s=s: sft(m, tok, convs, s))
+
+        def run_sft(m: Any = model, s: SFTSettings = s) -> Any:
+            return sft(m, tok, convs, s)
+
+        wall, cpu, _ = _timed(run_sft)
         out[f"sft_steps_per_s_{engine}"] = steps / wall
         out[f"sft_{engine}_cpu_s"] = cpu
         model.unload()

@@ -100,7 +100,7 @@ def generate(
             else {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
         )
         with torch.inference_mode():
-            seqs = model.generate(
+            seqs = model.generate(  # type: ignore[operator]
                 **enc,
                 max_new_tokens=max_tokens,
                 pad_token_id=tokenizer.pad_token_id,
@@ -113,7 +113,7 @@ def generate(
             n_new, finish = len(row), "length"
             if eos is not None and eos in row:
                 n_new, finish = row.index(eos) + 1, "stop"
-            text = tokenizer.decode(row[:n_new], skip_special_tokens=True)
+            text = str(tokenizer.decode(row[:n_new], skip_special_tokens=True))
             out.append(Completion(text, int(n_prompt), n_new, finish))
     return out
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 from icml26.shared.llm.types import Completion, Message, TokenUsage, check_messages
 
@@ -113,7 +113,10 @@ class ChatClient:
         attempts = self.max_retries + 1
         try:
             response = self._client.chat.completions.create(
-                model=self.model, messages=messages, **params
+                # checked by check_messages; the SDK's TypedDict union is not inferable here
+                model=self.model,
+                messages=cast(Any, messages),
+                **params,
             )
         except openai.APITimeoutError as exc:
             raise EndpointUnreachableError(

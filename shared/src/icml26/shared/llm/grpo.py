@@ -111,7 +111,7 @@ def _check_rewards(name: str, values: Any, n: int) -> list[float | None]:
 def checked_reward(fn: RewardFn, name: str | None = None) -> RewardFn:
     """``fn`` with its output checked (see :class:`RewardError`), under ``name`` (TRL logs a
     reward function under its ``__name__``)."""
-    label = name or getattr(fn, "__name__", type(fn).__name__)
+    label: str = name or str(getattr(fn, "__name__", type(fn).__name__))
 
     def reward(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
         return _check_rewards(
@@ -374,7 +374,7 @@ def _trainer_class() -> type:
     """``GRPOTrainer`` plus dynamic sampling (built lazily: importing TRL costs seconds)."""
     from trl import GRPOTrainer
 
-    class Trainer(GRPOTrainer):  # type: ignore[misc, valid-type]
+    class Trainer(GRPOTrainer):
         dynamic_sampling = False
 
         def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):  # type: ignore[no-untyped-def]
