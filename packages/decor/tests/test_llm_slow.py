@@ -29,3 +29,19 @@ def test_lora_team_trains_and_reports_decor_llm_keys(tmp_path: Path) -> None:
     for tag in ("decor_llm", "orchestration_llm"):
         assert f"em.all.{tag}" in metrics
         assert f"context_tokens.{tag}" in metrics
+
+
+@pytest.mark.slow
+def test_dense_minilm_search_finds_the_subject_passage() -> None:
+    from icml26.decor.data.types import Passage
+    from icml26.decor.retrieval import DenseSearch
+
+    corpus = [
+        Passage("fr", "France capital. The capital of France is Paris."),
+        Passage("sp", "Spain capital. The capital of Spain is Madrid."),
+        Passage("jp", "Japan population. Japan has 123 million people."),
+    ]
+    search = DenseSearch(corpus)
+    assert search.embeddings.shape == (3, 384)
+    [[top, *_]] = search.search(["What is the capital city of Spain?"], 2)
+    assert top.pid == "sp"
