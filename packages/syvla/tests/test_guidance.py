@@ -15,7 +15,9 @@ from icml26.syvla.guidance import SuccessBuffer, nearest_neighbours
 @given(seed=st.integers(0, 2**16), n=st.integers(2, 200), d=st.integers(2, 32))
 def test_retrieval_returns_the_planted_neighbour(seed: int, n: int, d: int) -> None:
     g = torch.Generator().manual_seed(seed)
-    keys = torch.nn.functional.normalize(torch.randn(n, d, generator=g, dtype=torch.float64), dim=-1)
+    keys = torch.nn.functional.normalize(
+        torch.randn(n, d, generator=g, dtype=torch.float64), dim=-1
+    )
     planted = torch.randint(0, n, (5,), generator=g)
     # queries: scaled, slightly perturbed copies of planted keys (cosine is scale-free)
     noise = 1e-4 * torch.randn(5, d, generator=g, dtype=torch.float64)
@@ -45,7 +47,7 @@ def test_success_buffer_keeps_demos_and_the_latest_successes() -> None:
     buf = SuccessBuffer(v, np.arange(3), np.array([0, 1, 2]), capacity=4)
     for k in range(3):
         buf.add(v[:2] + k + 1, np.array([10 + k, 10 + k]), np.array([3, 3]))
-    views, text, actions = buf.arrays()
+    _views, text, actions = buf.arrays()
     assert len(buf) == 7
     assert text.tolist() == [0, 1, 2, 11, 11, 12, 12]
     assert actions[:3].tolist() == [0, 1, 2]

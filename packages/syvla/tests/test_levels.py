@@ -45,7 +45,11 @@ def test_ood_episodes_share_no_combination_with_training(seed: int, level: str) 
     env.reset(seed=seed)
     assert env.target in HELD_OUT_COMBOS
     assert env.target not in TRAIN.combos_shown()
-    objs = {(o.color, o.type) for o in env.grid.grid if o is not None and o.type in ("ball", "box", "key")}
+    objs = {
+        (o.color, o.type)
+        for o in env.grid.grid
+        if o is not None and o.type in ("ball", "box", "key")
+    }
     assert env.target in objs
     # ood_language: the mission matches no training template
     env = make_env(level, "ood_language")

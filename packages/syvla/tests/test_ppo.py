@@ -16,9 +16,7 @@ from icml26.syvla.ppo import RLConfig, clipped_policy_loss, gae, policy_kl
 @settings(max_examples=30, deadline=None)
 @given(
     data=st.lists(
-        st.tuples(
-            st.floats(-3, 0), st.floats(-3, 0), st.floats(-5, 5, allow_subnormal=False)
-        ),
+        st.tuples(st.floats(-3, 0), st.floats(-3, 0), st.floats(-5, 5, allow_subnormal=False)),
         min_size=1,
         max_size=12,
     ),
@@ -36,7 +34,9 @@ def test_clipped_loss_matches_a_direct_computation(
         rc = min(max(r, 1 - clip), 1 + clip)
         expected += min(r * a, rc * a)
     expected = -expected / len(data)
-    assert float(clipped_policy_loss(new, old, adv, clip)) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert float(clipped_policy_loss(new, old, adv, clip)) == pytest.approx(
+        expected, rel=1e-9, abs=1e-12
+    )
 
 
 def test_clipping_stops_the_gradient_past_the_trust_region() -> None:

@@ -44,7 +44,32 @@ _EXPORTS = {
     "vqa_accuracy": "bc",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "SPLITS",
+    "BCConfig",
+    "Demos",
+    "ModelConfig",
+    "RLConfig",
+    "SplitSpec",
+    "SuccessBuffer",
+    "SyVLA",
+    "SyVLALevel",
+    "TextBank",
+    "TextEncoder",
+    "VecEnv",
+    "ask",
+    "clipped_policy_loss",
+    "collect_demos",
+    "egocentric_view",
+    "evaluate_success",
+    "gae",
+    "make_env",
+    "nearest_neighbours",
+    "policy_kl",
+    "train_bc",
+    "train_rl",
+    "vqa_accuracy",
+]
 
 if TYPE_CHECKING:
     from icml26.syvla.bc import BCConfig, evaluate_success, train_bc, vqa_accuracy

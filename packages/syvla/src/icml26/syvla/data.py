@@ -150,7 +150,12 @@ class Demos:
 
 
 def collect_demos(
-    n_episodes: int, split: str, view_size: int, *, seed: int, levels: tuple[str, ...] = tuple(LEVELS)
+    n_episodes: int,
+    split: str,
+    view_size: int,
+    *,
+    seed: int,
+    levels: tuple[str, ...] = tuple(LEVELS),
 ) -> Demos:
     """Expert demonstrations from minigrid's ``BabyAIBot`` (only solved episodes are kept)."""
     rng = np.random.default_rng(seed)

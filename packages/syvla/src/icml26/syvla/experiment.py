@@ -81,7 +81,9 @@ def load_demos(path: Path, view_size: int) -> Demos:
             raise ValueError(f"{path} lacks the arrays {sorted(missing)}")
         views, missions, actions = data["views"], data["missions"], data["actions"]
     if views.ndim != 4 or views.shape[1:] != (view_size, view_size, 3):
-        raise ValueError(f"views must have shape (N, {view_size}, {view_size}, 3), got {views.shape}")
+        raise ValueError(
+            f"views must have shape (N, {view_size}, {view_size}, 3), got {views.shape}"
+        )
     if not len(views) == len(missions) == len(actions) or len(views) == 0:
         raise ValueError("views, missions and actions must be non-empty and of one length")
     if actions.min() < 0 or actions.max() >= 4:
@@ -208,7 +210,13 @@ def reinforce(
 
 
 def evaluate(
-    cfg: RunConfig, model: SyVLA, data: ExpertData, bank: TextBank, seed: int, stages: Stages, name: str
+    cfg: RunConfig,
+    model: SyVLA,
+    data: ExpertData,
+    bank: TextBank,
+    seed: int,
+    stages: Stages,
+    name: str,
 ) -> dict[str, float]:
     """Stage 5: success on every split and VQA accuracy of one trained model."""
     found = stages.load(f"eval.{name}")
@@ -246,7 +254,9 @@ def _summarise(
         # the standard deviation of the per-update KL over all updates of all seeds
         metrics[f"update_variance.{method}"] = float(kls.std(ddof=1)) if kls.size > 1 else 0.0
         metrics[f"final_return.{method}"] = float(np.mean([i["returns"][-1] for i in infos]))
-        metrics[f"guides_per_update.{method}"] = float(np.mean([np.mean(i["guides"]) for i in infos]))
+        metrics[f"guides_per_update.{method}"] = float(
+            np.mean([np.mean(i["guides"]) for i in infos])
+        )
     return metrics
 
 
@@ -287,12 +297,14 @@ def _plots(
             ax.legend(fontsize=7)
     if strip:
         frames = strip[:: max(1, len(strip) // 6)][:6]
-        with figure(run_dir.plot_path("rollout_strip"), 1, len(frames), width=2.0 * len(frames), height=2.4) as (
+        with figure(
+            run_dir.plot_path("rollout_strip"), 1, len(frames), width=2.0 * len(frames), height=2.4
+        ) as (
             fig,
             axes,
         ):
             for k, ax in enumerate(np.atleast_1d(axes)):
-                frame, mission = frames[k]
+                frame, _mission = frames[k]
                 ax.imshow(frame)
                 ax.set_axis_off()
                 ax.set_title(f"t={k * max(1, len(strip) // 6)}", fontsize=7)
@@ -328,7 +340,9 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
                 rl[method].append(info)
             else:
                 model = bc_model
-            evals[method].append(evaluate(cfg, model, data, bank, seed, stages, f"{method}.seed{seed}"))
+            evals[method].append(
+                evaluate(cfg, model, data, bank, seed, stages, f"{method}.seed{seed}")
+            )
             if method == "syvla" and k == 0:
                 evaluate_success(model, bank, "train", 1, seed=cfg.seed, n_envs=1, frames=strip)
         log(f"syvla: seed {seed} done ({time.process_time() - t0:.0f} CPU-s)")

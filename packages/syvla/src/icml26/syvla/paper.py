@@ -89,7 +89,9 @@ class RunConfig:
     def __post_init__(self) -> None:
         unknown = [m for m in self.methods if m not in METHODS]
         if unknown or not self.methods:
-            raise ValueError(f"methods must be a non-empty subset of {tuple(METHODS)}, got {self.methods}")
+            raise ValueError(
+                f"methods must be a non-empty subset of {tuple(METHODS)}, got {self.methods}"
+            )
         if "bc" not in self.methods:
             raise ValueError("methods must include 'bc' (the reference every claim compares with)")
         if not self.text_model:
@@ -235,9 +237,13 @@ PAPER = Paper(
     claims=CLAIMS,
     bench="icml26.syvla.experiment:bench",
     bench_profiles={
-        "smoke": BenchConfig(n_envs=4, env_steps=20, forward_batch=8, forward_reps=3, ppo_updates=1),
+        "smoke": BenchConfig(
+            n_envs=4, env_steps=20, forward_batch=8, forward_reps=3, ppo_updates=1
+        ),
         "quick": BenchConfig(),
-        "full": BenchConfig(n_envs=64, env_steps=500, forward_batch=256, forward_reps=200, ppo_updates=5),
+        "full": BenchConfig(
+            n_envs=64, env_steps=500, forward_batch=256, forward_reps=200, ppo_updates=5
+        ),
     },
     bench_claims=BENCH_CLAIMS,
     framework="torch",

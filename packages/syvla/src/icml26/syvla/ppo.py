@@ -328,7 +328,7 @@ def ppo_update(
             vloss.backward()
             nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
             optimizer.step()
-            vqa_losses.append(float(vloss))
+            vqa_losses.append(float(vloss.detach()))
     new_logits, _ = _policy_outputs(model, roll.views, _text(bank, roll.text_ids, device))
     kl = policy_kl(torch.as_tensor(roll.logits, device=device), new_logits)
     n_guides = 0 if guides is None else len(guides.actions)
@@ -375,7 +375,9 @@ def train_rl(
         if buffer is not None:
             m = roll.success_mask
             buffer.add(roll.views[m], roll.text_ids[m], roll.actions[m])
-        stats = ppo_update(model, optimizer, roll, cfg, bank, buffer=buffer, gen=gen, seed=seed * 1000 + u)
+        stats = ppo_update(
+            model, optimizer, roll, cfg, bank, buffer=buffer, gen=gen, seed=seed * 1000 + u
+        )
         mean_ret = float(np.mean(roll.episode_returns)) if roll.episode_returns else 0.0
         succ = float(np.mean(roll.episode_success)) if roll.episode_success else 0.0
         result.kl.append(stats.kl)
