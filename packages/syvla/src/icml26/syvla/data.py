@@ -215,7 +215,7 @@ def random_states(n: int, split: str, view_size: int, *, seed: int) -> np.ndarra
     env = VecEnv(min(n, 16), split, view_size, seed=seed)
     env.reset()
     rng = np.random.default_rng(seed + 1)
-    out = []
+    out: list[np.ndarray] = []
     while len(out) < n:
         out += list(env.views.copy())
         env.step(rng.integers(0, 3, size=env.n))

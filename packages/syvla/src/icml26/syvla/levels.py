@@ -137,7 +137,7 @@ class SyVLALevel(RoomGridLevel):
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}; levels: {', '.join(LEVELS)}")
         self.level = level
-        self.spec = spec
+        self.split = spec  # (gymnasium's Env.spec is the registration spec)
         self.target: tuple[str, str] = ("", "")
         super().__init__(
             num_rows=1,
@@ -152,10 +152,10 @@ class SyVLALevel(RoomGridLevel):
 
     def gen_mission(self) -> None:
         self.place_agent()
-        color, type_ = self._pick(self.spec.target_combos)
+        color, type_ = self._pick(self.split.target_combos)
         self.add_object(0, 0, type_, color)
-        others = [c for c in self.spec.distractor_combos if c != (color, type_)]
-        for _ in range(self.spec.num_dists):
+        others = [c for c in self.split.distractor_combos if c != (color, type_)]
+        for _ in range(self.split.num_dists):
             d_color, d_type = self._pick(others)
             self.add_object(0, 0, d_type, d_color)
         self.check_objs_reachable()
@@ -172,7 +172,7 @@ class SyVLALevel(RoomGridLevel):
                 continue
             break
         self.surface = self.instrs.surface(self)
-        templates = self.spec.templates(self.level)
+        templates = self.split.templates(self.level)
         template = templates[self._rand_int(0, len(templates))]
         self.mission = template.format(color=self.target[0], type=self.target[1])
 

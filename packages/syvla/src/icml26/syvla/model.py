@@ -79,6 +79,10 @@ class VLBackbone(nn.Module):
     followed by one token per image patch.
     """
 
+    rows: torch.Tensor
+    cols: torch.Tensor
+    offset: torch.Tensor
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         d = cfg.d_model

@@ -226,8 +226,8 @@ def retrieve_guides(
     device = next(model.parameters()).device
     b_views, b_text, b_actions = buffer.arrays()
     b_logits, b_keys = _policy_outputs(model, b_views, _text(bank, b_text, device))
-    sims, idx = nearest_neighbours(torch.as_tensor(roll.keys, device=device), b_keys, k=1)
-    sims, idx = sims[:, 0].cpu().numpy(), idx[:, 0].cpu().numpy()
+    sim_t, idx_t = nearest_neighbours(torch.as_tensor(roll.keys, device=device), b_keys, k=1)
+    sims, idx = sim_t[:, 0].cpu().numpy(), idx_t[:, 0].cpu().numpy()
     best: dict[int, float] = {}
     for s, i in zip(sims, idx, strict=True):
         if s >= cfg.guide_threshold and s > best.get(int(i), -2.0):
@@ -335,7 +335,9 @@ def ppo_update(
     return UpdateStats(
         kl=float(kl),
         guides=n_guides,
-        guide_similarity=float(guides.similarity.mean()) if n_guides else float("nan"),
+        guide_similarity=(
+            float(guides.similarity.mean()) if guides is not None and n_guides else float("nan")
+        ),
         vqa_loss=float(np.mean(vqa_losses)) if vqa_losses else float("nan"),
     )
 
