@@ -157,7 +157,7 @@ class BenchConfig:
 
 
 _SMOKE = RunConfig(
-    seeds=2,
+    seeds=1,
     demo_episodes=30,
     bc_steps=8,
     bc_batch=32,
