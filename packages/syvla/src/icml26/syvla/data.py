@@ -1,0 +1,222 @@
+"""Data for SyVLA: text embeddings, vectorised environments, expert demonstrations, VQA sets.
+
+* :class:`TextBank` embeds every instruction and question the splits can produce once with
+  the frozen encoder and looks them up by text.
+* :class:`VecEnv` steps ``n`` BabyAI rooms in lockstep (auto-reset), returning egocentric
+  views and instruction indices as arrays.
+* :func:`collect_demos` runs minigrid's ``BabyAIBot`` expert: (view, instruction, action)
+  triples of solved episodes.
+* :func:`vqa_set` draws (view, question, answer) triples from states of a split.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from minigrid.utils.baby_ai_bot import BabyAIBot
+
+from icml26.syvla.language import TextEncoder
+from icml26.syvla.levels import (
+    ACTION_NAMES,
+    ALL_COMBOS,
+    LEVELS,
+    N_ACTIONS,
+    SPLITS,
+    TEMPLATES,
+    SyVLALevel,
+    egocentric_view,
+    make_env,
+)
+from icml26.syvla.vqa import ask, question_texts
+
+__all__ = ["Demos", "TextBank", "VQASet", "VecEnv", "collect_demos", "vqa_set"]
+
+
+def all_instructions() -> list[str]:
+    """Every instruction any split can produce."""
+    out = []
+    for level, phrasings in TEMPLATES.items():
+        del level
+        for templates in phrasings.values():
+            for template in templates:
+                out += [template.format(color=c, type=t) for c, t in ALL_COMBOS]
+    return sorted(set(out))
+
+
+class TextBank:
+    """Instruction and question embeddings, indexed by text."""
+
+    def __init__(self, encoder: TextEncoder, texts: list[str] | None = None) -> None:
+        texts = sorted(set(texts if texts is not None else all_instructions() + question_texts()))
+        self.texts = texts
+        self.index = {t: i for i, t in enumerate(texts)}
+        self.vectors = encoder.encode(texts)
+
+    def ids(self, texts: list[str]) -> np.ndarray:
+        missing = [t for t in texts if t not in self.index]
+        if missing:
+            raise KeyError(f"texts not in the bank (embed them first): {missing[:3]}")
+        return np.array([self.index[t] for t in texts], dtype=np.int64)
+
+
+class VecEnv:
+    """``n`` rooms of ``split`` stepped in lockstep; each episode draws its level at random.
+
+    Attributes after :meth:`reset` / :meth:`step`: ``views`` (n, S, S, 3) uint8 and
+    ``missions`` (list of n texts) describe the current observations.
+    """
+
+    def __init__(
+        self,
+        n: int,
+        split: str,
+        view_size: int,
+        *,
+        seed: int,
+        levels: tuple[str, ...] = tuple(LEVELS),
+    ) -> None:
+        if n < 1:
+            raise ValueError("a VecEnv needs at least one environment")
+        for level in levels:
+            if level not in LEVELS:
+                raise ValueError(f"unknown level {level!r}; levels: {', '.join(LEVELS)}")
+        self.split = split
+        self.view_size = view_size
+        self.rng = np.random.default_rng(seed)
+        self.levels = levels
+        self.envs: dict[str, list[SyVLALevel]] = {
+            level: [make_env(level, split) for _ in range(n)] for level in levels
+        }
+        self.n = n
+        self.current: list[SyVLALevel] = []
+        self.views = np.zeros((n, view_size, view_size, 3), dtype=np.uint8)
+        self.missions: list[str] = [""] * n
+        self.episode_return = np.zeros(n)
+        self.episode_len = np.zeros(n, dtype=np.int64)
+
+    def _reset_one(self, i: int) -> None:
+        level = self.levels[self.rng.integers(len(self.levels))]
+        env = self.envs[level][i]
+        env.reset(seed=int(self.rng.integers(2**31 - 1)))
+        if len(self.current) <= i:
+            self.current.append(env)
+        else:
+            self.current[i] = env
+        self.views[i] = egocentric_view(env, self.view_size)
+        self.missions[i] = env.mission
+
+    def reset(self) -> None:
+        self.current = []
+        for i in range(self.n):
+            self._reset_one(i)
+        self.episode_return[:] = 0
+        self.episode_len[:] = 0
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, float, int]]]:
+        """Apply ``actions``; returns rewards, done flags and (env index, return, length) of
+        every episode that ended (its environment is reset for the next observation)."""
+        rewards = np.zeros(self.n)
+        dones = np.zeros(self.n, dtype=bool)
+        finished = []
+        for i, env in enumerate(self.current):
+            _, r, term, trunc, _ = env.step(int(actions[i]))
+            rewards[i] = r
+            self.episode_return[i] += r
+            self.episode_len[i] += 1
+            if term or trunc:
+                dones[i] = True
+                finished.append((i, float(self.episode_return[i]), int(self.episode_len[i])))
+                self.episode_return[i] = 0
+                self.episode_len[i] = 0
+                self._reset_one(i)
+            else:
+                self.views[i] = egocentric_view(env, self.view_size)
+        return rewards, dones, finished
+
+
+@dataclass
+class Demos:
+    views: np.ndarray  # (N, S, S, 3) uint8
+    missions: list[str]
+    actions: np.ndarray  # (N,) int64
+    episodes: int
+    solved: int
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+def collect_demos(
+    n_episodes: int,
+    split: str,
+    view_size: int,
+    *,
+    seed: int,
+    levels: tuple[str, ...] = tuple(LEVELS),
+) -> Demos:
+    """Expert demonstrations from minigrid's ``BabyAIBot`` (only solved episodes are kept)."""
+    rng = np.random.default_rng(seed)
+    envs = {level: make_env(level, split) for level in levels}
+    views, missions, actions = [], [], []
+    solved = 0
+    for _ in range(n_episodes):
+        env = envs[levels[rng.integers(len(levels))]]
+        env.reset(seed=int(rng.integers(2**31 - 1)))
+        bot = BabyAIBot(env)
+        ep_views, ep_actions = [], []
+        reward, done = 0.0, False
+        while not done:
+            action = int(bot.replan())
+            if action >= N_ACTIONS:
+                raise RuntimeError(
+                    f"the expert chose {action}, outside the policy's actions {ACTION_NAMES}"
+                )
+            ep_views.append(egocentric_view(env, view_size))
+            ep_actions.append(action)
+            _, reward, term, trunc, _ = env.step(action)
+            done = term or trunc
+        if reward > 0:
+            solved += 1
+            views += ep_views
+            actions += ep_actions
+            missions += [env.mission] * len(ep_actions)
+    return Demos(
+        views=np.stack(views) if views else np.zeros((0, view_size, view_size, 3), np.uint8),
+        missions=missions,
+        actions=np.array(actions, dtype=np.int64),
+        episodes=n_episodes,
+        solved=solved,
+    )
+
+
+@dataclass
+class VQASet:
+    views: np.ndarray
+    questions: list[str]
+    answers: np.ndarray  # answer indices
+
+    def __len__(self) -> int:
+        return len(self.answers)
+
+
+def vqa_set(views: np.ndarray, *, seed: int) -> VQASet:
+    """One question per view with its true answer."""
+    rng = np.random.default_rng(seed)
+    qs = [ask(v, rng) for v in views]
+    return VQASet(views, [q.text for q in qs], np.array([q.answer_index for q in qs]))
+
+
+def random_states(n: int, split: str, view_size: int, *, seed: int) -> np.ndarray:
+    """Views from random-action play on ``split`` (states for held-out VQA questions)."""
+    assert split in SPLITS
+    env = VecEnv(min(n, 16), split, view_size, seed=seed)
+    env.reset()
+    rng = np.random.default_rng(seed + 1)
+    out: list[np.ndarray] = []
+    while len(out) < n:
+        out += list(env.views.copy())
+        env.step(rng.integers(0, 3, size=env.n))
+    return np.stack(out[:n])

@@ -1,0 +1,199 @@
+"""The SyVLA network: VL backbone, reasoning head, Intention Decoupling and the action expert.
+
+::
+
+    view (S x S x 3 codes) --patch embedding--> feature map --FiLM(text)--> conv --FiLM(text)-->
+    image tokens; text (frozen MiniLM vector) --linear + norm--> t        [= the VL backbone]
+    fused tokens h = [summary(t, attention-pooled image), image tokens...]
+
+    reasoning head(h_summary) -> answer logits (VQA answers, discrete action tokens)
+    Intention Decoupling: K learned queries cross-attend to sg(h) (stop-gradient if decouple)
+        -> action head -> pi(a | s, l);  value head -> V(s, l)
+
+*Intention Decoupling* (knowledge insulation): control-relevant features are read from the
+fused features by learned query tokens, and with ``decouple=True`` the action path sees
+``h.detach()`` — the action / RL losses never update the VL backbone, which is trained only by
+the reasoning head's losses (VQA and discrete action tokens). ``decouple=False`` is the
+ablation: the same network with gradients flowing from the action loss into the backbone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from icml26.syvla.levels import N_ACTIONS
+from icml26.syvla.vqa import ANSWERS
+
+__all__ = ["ModelConfig", "PolicyOutput", "SyVLA"]
+
+N_OBJECT_CODES, N_COLOR_CODES, N_STATE_CODES = 11, 6, 3
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Sizes of the network (``view_size`` must be odd: the agent sits at its centre)."""
+
+    view_size: int = 13
+    text_dim: int = 384
+    d_model: int = 32
+    n_queries: int = 4
+    hidden: int = 64
+
+    def __post_init__(self) -> None:
+        if self.view_size < 3 or self.view_size % 2 == 0:
+            raise ValueError(f"view_size must be odd and >= 3, got {self.view_size}")
+        if min(self.d_model, self.n_queries, self.hidden) < 1:
+            raise ValueError("d_model, n_queries and hidden must be >= 1")
+
+
+@dataclass
+class PolicyOutput:
+    logits: torch.Tensor  # (B, n_actions)
+    value: torch.Tensor  # (B,)
+    reasoning: torch.Tensor  # (B, n_answers): the reasoning head on the same forward
+    key: torch.Tensor  # (B, d): unit-norm pooled fused features (retrieval key)
+
+
+class FiLM(nn.Module):
+    """Feature-wise modulation of a feature map by the text token (Perez et al., 2018)."""
+
+    def __init__(self, d_text: int, channels: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(d_text, 2 * channels)
+
+    def forward(self, x: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
+        gamma, beta = self.proj(text).unsqueeze(-1).unsqueeze(-1).chunk(2, dim=1)
+        return torch.relu(x * (1 + gamma) + beta)
+
+
+class VLBackbone(nn.Module):
+    """Image encoder + text projection + fusion: ``(view, text) -> fused tokens``.
+
+    The image encoder is a small CNN over embedded cell codes whose feature maps are
+    FiLM-modulated by the text (the fusion of the BabyAI baselines). The fused tokens are a
+    summary token (text and the scene pooled by text-conditioned attention: what the reasoning
+    head reads)
+    followed by one token per image patch.
+    """
+
+    rows: torch.Tensor
+    cols: torch.Tensor
+    offset: torch.Tensor
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        d = cfg.d_model
+        # The first layer is a 3x3 stride-2 convolution over one-hot cell codes, computed as a
+        # sum of embeddings of (position in the 3x3 patch, joint cell code): the same linear
+        # map as a conv on embedded cells, at a fraction of the cost.
+        n_codes = N_OBJECT_CODES * N_COLOR_CODES * N_STATE_CODES
+        self.n_codes = n_codes
+        self.patch = nn.Embedding(9 * n_codes, d)
+        self.patch_bias = nn.Parameter(torch.zeros(d))
+        side1 = (cfg.view_size + 1) // 2
+        grid = torch.arange(side1) * 2
+        di = torch.arange(3)
+        rows = (grid[:, None, None, None] + di[None, None, :, None]).expand(side1, side1, 3, 3)
+        cols = (grid[None, :, None, None] + di[None, None, None, :]).expand(side1, side1, 3, 3)
+        self.register_buffer("rows", rows.reshape(side1, side1, 9).clone(), persistent=False)
+        self.register_buffer("cols", cols.reshape(side1, side1, 9).clone(), persistent=False)
+        self.register_buffer("offset", torch.arange(9) * n_codes, persistent=False)
+        # unit-norm sentence vectors have tiny coordinates: normalise the projection so the
+        # text can modulate the image features from the first step
+        self.text = nn.Sequential(nn.Linear(cfg.text_dim, d), nn.LayerNorm(d))
+        self.film1 = FiLM(d, d)
+        self.conv2 = nn.Conv2d(d, d, 3, stride=2, padding=1)
+        self.film2 = FiLM(d, d)
+        side = (((cfg.view_size + 1) // 2) + 1) // 2
+        self.pos = nn.Parameter(torch.randn(1, side * side, d) * 0.02)
+        self.pool_query = nn.Linear(d, d, bias=False)
+        self.mix = nn.Linear(2 * d, d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, view: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
+        """``view``: (B, S, S, 3) integer codes; ``text``: (B, text_dim) -> (B, 1 + T, d)."""
+        v = view.long()
+        code = (v[..., 0] * N_COLOR_CODES + v[..., 1]) * N_STATE_CODES + v[..., 2]
+        code = nn.functional.pad(code, (1, 1, 1, 1))  # padding cells: code 0 ("unseen")
+        patches = code[:, self.rows, self.cols] + self.offset  # (B, s, s, 9)
+        x = self.patch(patches).sum(3) + self.patch_bias  # (B, s, s, d)
+        t = self.text(text)
+        x = self.film1(x.permute(0, 3, 1, 2), t)
+        img = self.film2(self.conv2(x), t).flatten(2).transpose(1, 2) + self.pos
+        # the summary token: the text and the scene read by text-conditioned attention pooling
+        attn = torch.einsum("bd,btd->bt", self.pool_query(t), img).softmax(-1)
+        pooled = torch.einsum("bt,btd->bd", attn, img)
+        summary = torch.relu(self.mix(torch.cat([t, pooled], dim=-1)))
+        tokens = torch.cat([summary.unsqueeze(1), img], dim=1)
+        return self.norm(tokens)
+
+
+class IntentionQueries(nn.Module):
+    """K learned query tokens cross-attending to the fused features (the control read-out)."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.queries = nn.Parameter(torch.randn(cfg.n_queries, d) * d**-0.5)
+        self.key = nn.Linear(d, d, bias=False)
+        self.value = nn.Linear(d, d)
+        self.scale = d**-0.5
+
+    def forward(self, fused: torch.Tensor) -> torch.Tensor:
+        """(B, T, d) -> (B, K * d): softmax(q k^T / sqrt(d)) v for each query."""
+        scores = torch.einsum("kd,btd->bkt", self.queries, self.key(fused)) * self.scale
+        read = torch.einsum("bkt,btd->bkd", scores.softmax(-1), self.value(fused))
+        return torch.relu(read).flatten(1)
+
+
+class SyVLA(nn.Module):
+    """The VLA model. ``decouple`` switches the gradient isolation of Intention Decoupling."""
+
+    def __init__(self, cfg: ModelConfig | None = None, *, decouple: bool = True) -> None:
+        super().__init__()
+        self.cfg = cfg = cfg or ModelConfig()
+        self.decouple = decouple
+        self.backbone = VLBackbone(cfg)
+        self.reasoning_head = nn.Sequential(
+            nn.Linear(cfg.d_model, cfg.hidden), nn.ReLU(), nn.Linear(cfg.hidden, len(ANSWERS))
+        )
+        self.intention = IntentionQueries(cfg)
+        flat = cfg.n_queries * cfg.d_model
+        self.action_head = nn.Sequential(
+            nn.Linear(flat, cfg.hidden), nn.ReLU(), nn.Linear(cfg.hidden, N_ACTIONS)
+        )
+        self.value_head = nn.Sequential(
+            nn.Linear(flat, cfg.hidden), nn.ReLU(), nn.Linear(cfg.hidden, 1)
+        )
+
+    # parameter groups ------------------------------------------------------------------
+    def backbone_parameters(self) -> list[nn.Parameter]:
+        return list(self.backbone.parameters())
+
+    def control_parameters(self) -> list[nn.Parameter]:
+        """The action expert: intention queries, action and value heads."""
+        return [
+            *self.intention.parameters(),
+            *self.action_head.parameters(),
+            *self.value_head.parameters(),
+        ]
+
+    # forwards --------------------------------------------------------------------------
+    def reason(self, view: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
+        """Answer logits of the reasoning head for a question (or instruction) ``text``."""
+        return self.reasoning_head(self.backbone(view, text)[:, 0])
+
+    def forward(self, view: torch.Tensor, instruction: torch.Tensor) -> PolicyOutput:
+        fused = self.backbone(view, instruction)
+        control_in = fused.detach() if self.decouple else fused
+        z = self.intention(control_in)
+        key = nn.functional.normalize(fused.detach().mean(1), dim=-1)
+        return PolicyOutput(
+            logits=self.action_head(z),
+            value=self.value_head(z).squeeze(-1),
+            reasoning=self.reasoning_head(fused[:, 0]),
+            key=key,
+        )

@@ -1,0 +1,107 @@
+"""A smoke run of ``icml26 run syvla``: contract keys, claims decidable, resume, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from icml26.shared.cli import main
+from icml26.shared.results import load_results
+from icml26.shared.testing import check_paper
+from icml26.syvla.paper import METHODS, PAPER, SPLIT_NAMES
+
+
+def test_smoke_run_writes_the_contract_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ICML26_QUIET", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    assert main(["run", "syvla", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out)
+    m = load_results(out / "results.json")["metrics"]
+    for method in METHODS:
+        for split in SPLIT_NAMES:
+            assert 0.0 <= m[f"success.{split}.{method}"] <= 1.0
+        assert 0.0 <= m[f"vqa_accuracy.{method}"] <= 1.0
+        if method != "bc":
+            assert m[f"update_kl.{method}"] >= 0.0
+            assert m[f"update_variance.{method}"] >= 0.0
+    assert m["guides_per_update.syvla"] > 0
+    assert m["guides_per_update.no_similar"] == 0
+    curve = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert {r["method"] for r in curve if "return_curve" in r} == set(METHODS) - {"bc"}
+    for plot in ("success_per_split", "vqa_before_after_rl", "rollout_strip", "return_curve"):
+        assert (out / "plots" / f"{plot}.png").is_file()
+    # the embeddings were cached: a resumed run reloads stages and needs no sentence model
+    assert (tmp_path / "cache" / "icml26" / "syvla").is_dir()
+    assert main(["run", "syvla", "--profile", "smoke", "--out", str(out)]) == 0
+    assert load_results(out / "results.json")["metrics"] == m
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("methods=syvla,ppo", "methods must be a non-empty subset"),
+        ("methods=syvla", "must include 'bc'"),
+        ("view_size=12", "view_size must be odd"),
+        ("view_size=11", "view_size must be >= 13"),
+        ("seeds=0", "seeds"),
+        ("clip=1.5", "clip"),
+        ("text_model=", "text_model must name"),
+        ("demos_path=/nonexistent.npz", "does not exist"),
+        ("device=tpu", "device must be"),
+    ],
+)
+def test_bad_config_is_refused(
+    override: str, message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "o"
+    assert main(["run", "syvla", "--profile", "smoke", "--out", str(out), "--set", override]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_bad_demos_file_and_empty_instruction_fail_clearly(tmp_path: Path) -> None:
+    from icml26.syvla.experiment import load_demos
+    from icml26.syvla.language import TextEncoder
+
+    bad = tmp_path / "d.npz"
+    np.savez(bad, views=np.zeros((2, 13, 13, 3), np.uint8), actions=np.zeros(2))
+    with pytest.raises(ValueError, match="lacks the arrays"):
+        load_demos(bad, 13)
+    np.savez(
+        bad,
+        views=np.zeros((2, 9, 9, 3), np.uint8),
+        missions=np.array(["a", "b"]),
+        actions=np.zeros(2),
+    )
+    with pytest.raises(ValueError, match="views must have shape"):
+        load_demos(bad, 13)
+    with pytest.raises(ValueError, match="non-empty text"):
+        TextEncoder(cache_dir=None).encode(["go to the red ball", "  "])
+
+
+def test_paper_object_is_light() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, icml26.syvla.paper; print('torch' in sys.modules, 'minigrid' in sys.modules)"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "False False"
+
+
+@pytest.mark.slow
+def test_bench_smoke_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ICML26_QUIET", "1")
+    out = tmp_path / "bench"
+    assert main(["bench", "syvla", "--profile", "smoke", "--out", str(out)]) == 0
+    check_paper(PAPER, out, kind="bench")
+    m = load_results(out / "results.json")["metrics"]
+    assert m["env_steps_per_s"] > 0
+    assert m["ppo_update_s"] > 0

@@ -1,0 +1,115 @@
+"""Intention Decoupling's gradient isolation, shapes, and the reasoning path."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from icml26.syvla.levels import N_ACTIONS
+from icml26.syvla.model import ModelConfig, SyVLA
+from icml26.syvla.vqa import ANSWERS
+
+CFG = ModelConfig(view_size=13, d_model=16, hidden=16, n_queries=2)
+
+
+def _batch(n: int = 6) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    views = torch.stack(
+        [
+            torch.randint(0, 11, (n, 13, 13), generator=g),
+            torch.randint(0, 6, (n, 13, 13), generator=g),
+            torch.randint(0, 3, (n, 13, 13), generator=g),
+        ],
+        dim=-1,
+    )
+    return views, torch.randn(n, 384, generator=g)
+
+
+def _action_loss(model: SyVLA, views: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
+    out = model(views, text)
+    target = torch.arange(len(views)) % N_ACTIONS
+    return torch.nn.functional.cross_entropy(out.logits, target) + out.value.pow(2).mean()
+
+
+def test_shapes() -> None:
+    model = SyVLA(CFG)
+    views, text = _batch()
+    out = model(views, text)
+    assert out.logits.shape == (6, N_ACTIONS)
+    assert out.value.shape == (6,)
+    assert out.reasoning.shape == (6, len(ANSWERS))
+    assert torch.allclose(out.key.norm(dim=-1), torch.ones(6), atol=1e-5)
+    assert model.reason(views, text).shape == (6, len(ANSWERS))
+
+
+def test_action_loss_sends_no_gradient_into_the_backbone_when_decoupled() -> None:
+    torch.manual_seed(0)
+    model = SyVLA(CFG, decouple=True)
+    views, text = _batch()
+    _action_loss(model, views, text).backward()
+    for name, p in model.backbone.named_parameters():
+        assert p.grad is None or torch.count_nonzero(p.grad) == 0, name
+    # ... while the action expert does learn from it
+    assert all(
+        p.grad is not None and p.grad.abs().sum() > 0 for p in model.action_head.parameters()
+    )
+    assert model.intention.queries.grad.abs().sum() > 0
+
+
+def test_without_decoupling_the_action_loss_reaches_the_backbone() -> None:
+    torch.manual_seed(0)
+    model = SyVLA(CFG, decouple=False)
+    views, text = _batch()
+    _action_loss(model, views, text).backward()
+    grads = [p.grad for p in model.backbone.parameters() if p.grad is not None]
+    assert grads
+    assert sum(float(g.abs().sum()) for g in grads) > 0
+
+
+def test_reasoning_loss_trains_the_backbone_in_both_modes() -> None:
+    for decouple in (True, False):
+        torch.manual_seed(0)
+        model = SyVLA(CFG, decouple=decouple)
+        views, text = _batch()
+        model.reason(views, text).logsumexp(-1).mean().backward()
+        assert model.backbone.text[0].weight.grad.abs().sum() > 0
+        assert all(p.grad is None for p in model.action_head.parameters())
+
+
+def test_decoupling_does_not_change_the_forward_values() -> None:
+    torch.manual_seed(0)
+    a = SyVLA(CFG, decouple=True)
+    b = SyVLA(CFG, decouple=False)
+    b.load_state_dict(a.state_dict())
+    views, text = _batch()
+    assert torch.allclose(a(views, text).logits, b(views, text).logits)
+
+
+def test_first_layer_equals_a_convolution_on_one_hot_cells() -> None:
+    """The patch-embedding sum is a 3x3 stride-2 convolution over one-hot joint codes."""
+    torch.manual_seed(0)
+    model = SyVLA(CFG)
+    bb = model.backbone
+    views, _ = _batch(3)
+    v = views.long()
+    code = (v[..., 0] * 6 + v[..., 1]) * 3 + v[..., 2]
+    onehot = torch.nn.functional.one_hot(code, bb.n_codes).permute(0, 3, 1, 2).float()
+    # weight[o, c, di, dj] = patch.weight[(3 di + dj) * n_codes + c, o]
+    w = bb.patch.weight.detach().view(3, 3, bb.n_codes, -1).permute(3, 2, 0, 1)
+    # padding cells have code 0: pad the one-hot map with the one-hot of code 0
+    padded = torch.nn.functional.pad(onehot, (1, 1, 1, 1))
+    padded[:, 0, 0, :] = 1
+    padded[:, 0, -1, :] = 1
+    padded[:, 0, :, 0] = 1
+    padded[:, 0, :, -1] = 1
+    ref = torch.nn.functional.conv2d(padded, w, bb.patch_bias.detach(), stride=2)
+    pad_code = torch.nn.functional.pad(code, (1, 1, 1, 1))
+    got = bb.patch(pad_code[:, bb.rows, bb.cols] + bb.offset).sum(3) + bb.patch_bias
+    assert torch.allclose(got.permute(0, 3, 1, 2), ref, atol=1e-5)
+
+
+def test_bad_model_config() -> None:
+    with pytest.raises(ValueError, match="view_size must be odd"):
+        ModelConfig(view_size=12)
+    with pytest.raises(ValueError, match="must be >= 1"):
+        ModelConfig(n_queries=0)
