@@ -40,6 +40,7 @@ class MagicConfig:
         asr_high, asr_low: the ``"metric"`` schedule's thresholds.
         adaptive_steps: steps of the adaptive attacker trained against each defender.
         eval_compositions: compositions per evaluation set.
+        eval_intents: harmful evaluation intents (each with its look-alike; 0: all).
         eval_samples: sampled attacks per evaluation intent (adaptive, novelty).
         probe_compositions: compositions of the per-round probe set.
     """
@@ -76,6 +77,7 @@ class MagicConfig:
     adaptive_steps: int = 10
     # evaluation
     eval_compositions: int = 10
+    eval_intents: int = 0
     eval_samples: int = 4
     probe_compositions: int = 4
     # the LoRA checkpoint run of MAGIC (no claim)
@@ -99,7 +101,7 @@ class MagicConfig:
         )
         _positive(
             self,
-            ("base_sft_steps", "adapter_sft_steps", "magic_steps", "adaptive_steps",
+            ("base_sft_steps", "adapter_sft_steps", "magic_steps", "adaptive_steps", "eval_intents",
              "large_steps", "large_sft_steps"),
             minimum=0,
         )

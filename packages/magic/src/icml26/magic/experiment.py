@@ -56,7 +56,10 @@ __all__ = [
 
 def make_game(config: MagicConfig) -> SafetyGame:
     catalogue = load_catalogue(config.catalogue) if config.catalogue else builtin_catalogue()
-    return SafetyGame(catalogue, max_ops=config.max_ops, penalty=config.penalty)
+    return SafetyGame(
+        catalogue, max_ops=config.max_ops, penalty=config.penalty,
+        n_eval_intents=config.eval_intents,
+    )
 
 
 def settings_of(config: MagicConfig) -> GameSettings:

@@ -115,13 +115,15 @@ class SafetyGame:
         penalty: the attacker's loss for a broken intent.
         max_prompt_chars: the defender's context in characters; a longer rewrite breaks the
             intent (its payload would be truncated).
+        n_eval_intents: harmful evaluation intents (0: all of the held-out frames).
     """
 
     catalogue: Catalogue
     max_ops: int = 2
     penalty: float = 0.5
-    max_prompt_chars: int = 1200
+    max_prompt_chars: int = 600
     seed_pool: tuple[Composition, ...] = SEED_POOL
+    n_eval_intents: int = 0
 
     def __post_init__(self) -> None:
         self.judge = OracleJudge(self.catalogue)
@@ -139,8 +141,11 @@ class SafetyGame:
 
     def eval_intents(self, label: str = "harmful") -> list[Intent]:
         """Intents phrased in the held-out frames (or all, for a catalogue without frames)."""
-        held = self.catalogue.select(label=label, frames=HELDOUT_FRAMES)
-        return held or self.catalogue.select(label=label)
+        held = self.catalogue.select(label="harmful", frames=HELDOUT_FRAMES)
+        held = held or self.catalogue.select(label="harmful")
+        if self.n_eval_intents:  # an even spread over the catalogue, the same for every run
+            held = held[:: max(1, len(held) // self.n_eval_intents)][: self.n_eval_intents]
+        return held if label == "harmful" else [self.twin(it) for it in held]
 
     def twin(self, intent: Intent) -> Intent:
         other = self.catalogue.twin(intent)
