@@ -55,7 +55,7 @@ class MagicConfig:
     tiny_hidden: int = 64
     tiny_layers: int = 2
     vocab_size: int = 700
-    base_sft_steps: int = 300
+    base_sft_steps: int = 200
     adapter_sft_steps: int = 0
     sft_lr: float = 3e-3
     lora_rank: int = 16
@@ -63,21 +63,21 @@ class MagicConfig:
     max_ops: int = 2
     penalty: float = 0.5
     # GRPO
-    pairs_per_step: int = 8
+    pairs_per_step: int = 6
     num_generations: int = 4
-    lr: float = 5e-3
-    attack_tokens: int = 12
-    reply_tokens: int = 12
+    lr: float = 3e-3
+    attack_tokens: int = 10
+    reply_tokens: int = 8
     temperature: float = 1.0
-    magic_steps: int = 40
+    magic_steps: int = 30
     schedule: str = "metric"
-    switch_every: int = 10
+    switch_every: int = 8
     asr_high: float = 0.5
     asr_low: float = 0.15
-    adaptive_steps: int = 10
+    adaptive_steps: int = 6
     # evaluation
-    eval_compositions: int = 10
-    eval_intents: int = 0
+    eval_compositions: int = 6
+    eval_intents: int = 14
     eval_samples: int = 4
     probe_compositions: int = 4
     # the LoRA checkpoint run of MAGIC (no claim)
@@ -160,7 +160,7 @@ class BenchConfig:
     seed: int = 0
     threads: int = 1
     base_sft_steps: int = 60
-    pairs_per_step: int = 8
+    pairs_per_step: int = 6
     num_generations: int = 4
     rounds: int = 5
     grpo_steps: int = 3
