@@ -33,9 +33,13 @@ def test_smoke_run_writes_the_contract_keys(smoke_run: Path) -> None:
     assert 0.0 <= m["novel_strategy_rate.attacker"] <= 1.0
     assert "novel_strategy_rate.attacker_sft" in m
     assert m["defender_steps.frozen_attacker"] == m["defender_steps.magic"] >= 1
-    curve = [r for r in map(json.loads, (smoke_run / "metrics.jsonl").read_text().splitlines())
-             if "asr_curve" in r]
-    assert curve and all(0 <= r["asr_curve"] <= 1 for r in curve)
+    curve = [
+        r
+        for r in map(json.loads, (smoke_run / "metrics.jsonl").read_text().splitlines())
+        if "asr_curve" in r
+    ]
+    assert curve
+    assert all(0 <= r["asr_curve"] <= 1 for r in curve)
     assert {r["role"] for r in curve} <= {"attacker", "defender"}
     for plot in ("rounds", "defenders", "compositions"):
         assert (smoke_run / "plots" / f"{plot}.png").read_bytes()[:4] == b"\x89PNG"
@@ -61,13 +65,26 @@ def test_bench_smoke(tmp_path: Path) -> None:
     assert main(["bench", "magic", "--profile", "smoke", "--out", str(out)]) == 0
     check_paper(PAPER, out)
     m = json.loads((out / "results.json").read_text())["metrics"]
-    assert m["game_rounds_per_s"] > 0 and m["grpo_step_s.attacker"] > 0
+    assert m["game_rounds_per_s"] > 0
+    assert m["grpo_step_s.attacker"] > 0
     assert m["tokens_per_round.defender"] > 0
 
 
-def test_bad_override_fails_before_running(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", "magic", "--profile", "smoke", "--set", "schedule=coin",
-                 "--out", str(tmp_path / "bad")])
+def test_bad_override_fails_before_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "run",
+            "magic",
+            "--profile",
+            "smoke",
+            "--set",
+            "schedule=coin",
+            "--out",
+            str(tmp_path / "bad"),
+        ]
+    )
     assert code == 2
     assert "schedule must be" in capsys.readouterr().err
     assert not (tmp_path / "bad" / "results.json").exists()

@@ -53,15 +53,19 @@ def test_eval_sets() -> None:
     held = GAME.eval_set("heldout_combos", rng, 8)
     assert len(held.compositions) == 8
     for ops in held.compositions:
-        assert len(ops) == GAME.max_ops + 1 and set(ops) <= set(TRAIN_OPERATORS)
+        assert len(ops) == GAME.max_ops + 1
+        assert set(ops) <= set(TRAIN_OPERATORS)
         assert format_ops(ops) not in seed_keys
     unseen = GAME.eval_set("unseen_ops", rng, 6)
     assert all(set(ops) & set(UNSEEN_OPERATORS) for ops in unseen.compositions)
     seed = GAME.eval_set("seed_ops", rng, 3)
     assert seed.compositions == SEED_POOL
     for h, b in zip(seed.harmful, seed.benign, strict=True):
-        assert h.intent.harmful and not b.intent.harmful and h.ops == b.ops
-        assert h.intent.frame == b.intent.frame and h.intent.frame in ("f3", "f4")
+        assert h.intent.harmful
+        assert not b.intent.harmful
+        assert h.ops == b.ops
+        assert h.intent.frame == b.intent.frame
+        assert h.intent.frame in ("f3", "f4")
     with pytest.raises(ValueError, match="unknown evaluation set"):
         GAME.eval_set("wildjailbreak", rng, 3)
 
@@ -70,7 +74,9 @@ def test_training_data_never_uses_held_out_frames_or_unseen_operators() -> None:
     for conv in GAME.attacker_sft_conversations() + GAME.defender_sft_conversations():
         assert not any(f in conv[-2]["content"] for f in ("quickest way", "tips to"))
     for a in GAME.static_attack_set():
-        assert a.intent.frame not in ("f3", "f4") and not set(a.ops) & set(UNSEEN_OPERATORS)
+        assert a.intent.frame not in ("f3", "f4")
+        assert not set(a.ops) & set(UNSEEN_OPERATORS)
     harmful = [a for a in GAME.static_attack_set() if a.intent.harmful]
     benign = [a for a in GAME.static_attack_set() if not a.intent.harmful]
-    assert all(a.ops for a in harmful) and not any(a.ops for a in benign)
+    assert all(a.ops for a in harmful)
+    assert not any(a.ops for a in benign)

@@ -7,17 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from icml26.magic.intents import HELDOUT_FRAMES, Intent, IntentError, builtin_catalogue, load_catalogue
+from icml26.magic.intents import (
+    HELDOUT_FRAMES,
+    Intent,
+    IntentError,
+    builtin_catalogue,
+    load_catalogue,
+)
 
 
 def test_builtin_catalogue_pairs_every_harmful_intent_with_a_look_alike() -> None:
     cat = builtin_catalogue()
     harmful = cat.select(label="harmful")
-    assert harmful and len(harmful) == len(cat.select(label="benign"))
+    assert harmful
+    assert len(harmful) == len(cat.select(label="benign"))
     for it in harmful:
         twin = cat.twin(it)
-        assert twin is not None and not twin.harmful
-        assert twin.category == it.category and twin.frame == it.frame
+        assert twin is not None
+        assert not twin.harmful
+        assert twin.category == it.category
+        assert twin.frame == it.frame
         # XSTest-like: the look-alike shares the request frame's words
         assert set(it.description.split()[:4]) == set(twin.description.split()[:4])
     assert {it.frame for it in cat.select(frames=HELDOUT_FRAMES)} == set(HELDOUT_FRAMES)
@@ -31,16 +40,23 @@ def test_load_catalogue_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "cat.json"
     path.write_text(json.dumps(rows))
     cat = load_catalogue(path)
-    assert cat["a"].harmful and cat.by_description("asks for y") == cat["b"]
+    assert cat["a"].harmful
+    assert cat.by_description("asks for y") == cat["b"]
 
 
 @pytest.mark.parametrize(
     ("row", "message"),
     [
         ({"id": "a", "category": "c", "description": "asks for x"}, "has no label"),
-        ({"id": "a", "label": "evil", "category": "c", "description": "asks for x"}, "label 'evil'"),
+        (
+            {"id": "a", "label": "evil", "category": "c", "description": "asks for x"},
+            "label 'evil'",
+        ),
         ({"id": "a", "label": "benign", "category": "c", "description": "asks for x2"}, "digits"),
-        ({"id": "a", "label": "harmful", "category": "c", "description": "asks for x"}, "look-alike"),
+        (
+            {"id": "a", "label": "harmful", "category": "c", "description": "asks for x"},
+            "look-alike",
+        ),
     ],
 )
 def test_bad_catalogue_entries_fail_clearly(tmp_path: Path, row: dict, message: str) -> None:

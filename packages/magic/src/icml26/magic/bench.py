@@ -24,21 +24,32 @@ __all__ = ["bench"]
 
 
 def _round(policies: Any, game: SafetyGame, intents: list[Any]) -> tuple[int, int]:
-    from icml26.shared.llm.chat import format_chat, generate
-
     from icml26.magic.policies import use_adapter
+    from icml26.shared.llm.chat import format_chat, generate
 
     tok = policies.tokenizer
     with use_adapter(policies.model, "attacker"):
-        att = generate(policies.model, tok, [format_chat(tok, attacker_messages(it)) for it in intents],
-                       max_tokens=12, temperature=1.0, batch_size=64)
+        att = generate(
+            policies.model,
+            tok,
+            [format_chat(tok, attacker_messages(it)) for it in intents],
+            max_tokens=12,
+            temperature=1.0,
+            batch_size=64,
+        )
     attacks = []
     for it, c in zip(intents, att, strict=True):
         a = game.read_attack(it, c.text) or game.attack(it, ())
         attacks += list(game.pair(a))
     with use_adapter(policies.model, "defender"):
-        rep = generate(policies.model, tok, [format_chat(tok, a.conversation) for a in attacks],
-                       max_tokens=12, temperature=0.0, batch_size=64)
+        rep = generate(
+            policies.model,
+            tok,
+            [format_chat(tok, a.conversation) for a in attacks],
+            max_tokens=12,
+            temperature=0.0,
+            batch_size=64,
+        )
     game.verdicts(attacks, [r.text for r in rep])
     return sum(c.completion_tokens for c in att), sum(r.completion_tokens for r in rep)
 
@@ -67,13 +78,17 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
         "tokens_per_round.attacker": tokens["attacker"] / config.rounds,
         "tokens_per_round.defender": tokens["defender"] / config.rounds,
     }
-    settings = GameSettings(pairs_per_step=config.pairs_per_step,
-                            num_generations=config.num_generations, seed=config.seed)
+    settings = GameSettings(
+        pairs_per_step=config.pairs_per_step,
+        num_generations=config.num_generations,
+        seed=config.seed,
+    )
     for role in ("attacker", "defender"):
         make = attacker_role if role == "attacker" else defender_role
         train_roles(policies, [make(policies, game, settings)], 1, seed=config.seed)  # warm-up
-        tl = train_roles(policies, [make(policies, game, settings)], config.grpo_steps,
-                         seed=config.seed)
+        tl = train_roles(
+            policies, [make(policies, game, settings)], config.grpo_steps, seed=config.seed
+        )
         out[f"grpo_step_s.{role}"] = tl.seconds / config.grpo_steps
         out[f"grpo_step_cpu_s.{role}"] = tl.cpu_seconds / config.grpo_steps
     convs = [game.attack(it, ("roleplay",)).conversation for it in harmful]

@@ -93,7 +93,10 @@ def _texts(completions: Sequence[Any]) -> list[str]:
 
 
 def _sample_attacks(
-    policies: Policies, game: SafetyGame, intents: Sequence[Intent], adapter: str,
+    policies: Policies,
+    game: SafetyGame,
+    intents: Sequence[Intent],
+    adapter: str,
     settings: GameSettings,
 ) -> list[Attack]:
     """The ``adapter`` attacker's rewrite of each intent; a broken one falls back to the
@@ -117,7 +120,11 @@ def _pick(rng: np.random.Generator, items: Sequence[Any], n: int) -> list[Any]:
 
 
 def attacker_role(
-    policies: Policies, game: SafetyGame, settings: GameSettings, *, name: str = "attacker",
+    policies: Policies,
+    game: SafetyGame,
+    settings: GameSettings,
+    *,
+    name: str = "attacker",
     opponent: str = "defender",
 ) -> Any:
     """The attacker: rewrites harmful training intents; rewarded by the ``opponent``
@@ -141,7 +148,10 @@ def attacker_role(
             intents,
             _texts(completions),
             lambda convs: replies(
-                policies, convs, opponent, max_tokens=settings.reply_tokens,
+                policies,
+                convs,
+                opponent,
+                max_tokens=settings.reply_tokens,
                 temperature=settings.temperature,
             ),
         )
@@ -232,12 +242,17 @@ def self_play_role(policies: Policies, game: SafetyGame, settings: GameSettings)
             {"prompt": attacker_messages(it), "intent_id": it.id, "task": "attack"}
             for it in _pick(rng, harmful, n_att)
         ]
-        attacks = _sample_attacks(policies, game, _pick(rng, harmful, max(n_def // 2, 1)), "self", settings)
+        attacks = _sample_attacks(
+            policies, game, _pick(rng, harmful, max(n_def // 2, 1)), "self", settings
+        )
         defence = [{**r, "task": "defend"} for r in _defender_rows(game, attacks)]
         return (rows + defence)[: settings.pairs_per_step]
 
     def play_reward(
-        prompts: list[Any], completions: list[Any], intent_id: list[str], task: list[str],
+        prompts: list[Any],
+        completions: list[Any],
+        intent_id: list[str],
+        task: list[str],
         **_: Any,
     ) -> dict[str, list[float | None]]:
         texts = _texts(completions)
@@ -252,7 +267,10 @@ def self_play_role(policies: Policies, game: SafetyGame, settings: GameSettings)
                 [game.catalogue[intent_id[i]] for i in att],
                 [texts[i] for i in att],
                 lambda convs: replies(
-                    policies, convs, "self", max_tokens=settings.reply_tokens,
+                    policies,
+                    convs,
+                    "self",
+                    max_tokens=settings.reply_tokens,
                     temperature=settings.temperature,
                 ),
             )
@@ -271,7 +289,9 @@ def self_play_role(policies: Policies, game: SafetyGame, settings: GameSettings)
     play_reward.__name__ = "play"
     return Role(
         "self",
-        reward_components(play_reward, ["attack_success", "intent_broken", "refusal", "helpfulness"]),
+        reward_components(
+            play_reward, ["attack_success", "intent_broken", "refusal", "helpfulness"]
+        ),
         prompts,
         settings.grpo(
             settings.pairs_per_step,

@@ -93,16 +93,35 @@ class MagicConfig:
         _positive(
             self,
             (
-                "threads", "tiny_hidden", "tiny_layers", "vocab_size", "lora_rank", "max_ops",
-                "pairs_per_step", "attack_tokens", "reply_tokens", "switch_every",
-                "eval_compositions", "eval_samples", "probe_compositions",
-                "large_pairs_per_step", "large_reply_tokens", "large_eval_compositions",
+                "threads",
+                "tiny_hidden",
+                "tiny_layers",
+                "vocab_size",
+                "lora_rank",
+                "max_ops",
+                "pairs_per_step",
+                "attack_tokens",
+                "reply_tokens",
+                "switch_every",
+                "eval_compositions",
+                "eval_samples",
+                "probe_compositions",
+                "large_pairs_per_step",
+                "large_reply_tokens",
+                "large_eval_compositions",
             ),
         )
         _positive(
             self,
-            ("base_sft_steps", "adapter_sft_steps", "magic_steps", "adaptive_steps", "eval_intents",
-             "large_steps", "large_sft_steps"),
+            (
+                "base_sft_steps",
+                "adapter_sft_steps",
+                "magic_steps",
+                "adaptive_steps",
+                "eval_intents",
+                "large_steps",
+                "large_sft_steps",
+            ),
             minimum=0,
         )
         if self.num_generations < 2:
@@ -145,7 +164,9 @@ class MagicConfig:
                 n for n, d in (("large_steps", 0), ("large_sft_steps", 0)) if getattr(self, n) != d
             ]
             if used:
-                raise ValueError(f"{used} are read only with large_model set (e.g. large_model=smollm2-135m-instruct)")
+                raise ValueError(
+                    f"{used} are read only with large_model set (e.g. large_model=smollm2-135m-instruct)"
+                )
         elif self.large_model == "tiny":
             raise ValueError("large_model names a checkpoint (the tiny model is `model`)")
         elif self.large_steps < 1:
@@ -167,6 +188,16 @@ class BenchConfig:
     single_replies: int = 16
 
     def __post_init__(self) -> None:
-        _positive(self, ("threads", "base_sft_steps", "pairs_per_step", "rounds", "grpo_steps", "single_replies"))
+        _positive(
+            self,
+            (
+                "threads",
+                "base_sft_steps",
+                "pairs_per_step",
+                "rounds",
+                "grpo_steps",
+                "single_replies",
+            ),
+        )
         if self.num_generations < 2:
             raise ValueError(f"num_generations must be >= 2, got {self.num_generations}")

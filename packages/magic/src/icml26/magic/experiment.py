@@ -57,7 +57,9 @@ __all__ = [
 def make_game(config: MagicConfig) -> SafetyGame:
     catalogue = load_catalogue(config.catalogue) if config.catalogue else builtin_catalogue()
     return SafetyGame(
-        catalogue, max_ops=config.max_ops, penalty=config.penalty,
+        catalogue,
+        max_ops=config.max_ops,
+        penalty=config.penalty,
         n_eval_intents=config.eval_intents,
     )
 
@@ -98,14 +100,22 @@ def eval_sets(config: MagicConfig, game: SafetyGame, n: int | None = None) -> di
 
 
 def _probe(
-    policies: Policies, game: SafetyGame, probe_set: EvalSet, settings: GameSettings,
+    policies: Policies,
+    game: SafetyGame,
+    probe_set: EvalSet,
+    settings: GameSettings,
     reply_tokens: int,
 ) -> Any:
     def probe() -> dict[str, float]:
         s = score_defender(policies, game, probe_set, "defender", max_tokens=reply_tokens)
         live = sample_attacks(
-            policies, game, game.eval_intents(), attacker="attacker", defender="defender",
-            samples_per_intent=1, attack_tokens=settings.attack_tokens,
+            policies,
+            game,
+            game.eval_intents(),
+            attacker="attacker",
+            defender="defender",
+            samples_per_intent=1,
+            attack_tokens=settings.attack_tokens,
             reply_tokens=reply_tokens,
         )
         return {
@@ -122,16 +132,25 @@ def _log_steps(run_dir: RunDir, method: str) -> Any:
         keep = {
             k.replace("rewards/", "").replace("/mean", ""): v
             for k, v in record.items()
-            if k.startswith("rewards/") and k.endswith("/mean") or k in ("reward", "loss")
+            if (k.startswith("rewards/") and k.endswith("/mean")) or k in ("reward", "loss")
         }
-        run_dir.log_metrics(None, method=method, role=record["role"], train_step=record["step"], **keep)
+        run_dir.log_metrics(
+            None, method=method, role=record["role"], train_step=record["step"], **keep
+        )
 
     return on_step
 
 
 def train_magic(
-    config: MagicConfig, game: SafetyGame, policies: Policies, run_dir: RunDir, *,
-    steps: int, settings: GameSettings, reply_tokens: int, tag: str = "magic",
+    config: MagicConfig,
+    game: SafetyGame,
+    policies: Policies,
+    run_dir: RunDir,
+    *,
+    steps: int,
+    settings: GameSettings,
+    reply_tokens: int,
+    tag: str = "magic",
 ) -> TrainLog:
     """MAGIC: alternating GRPO of attacker and defender; probes after every round."""
     probe_set = game.eval_set(
@@ -144,7 +163,9 @@ def train_magic(
     )
     policies.reset()
     schedule = make_schedule(
-        config.schedule, every=config.switch_every, asr_high=config.asr_high,
+        config.schedule,
+        every=config.switch_every,
+        asr_high=config.asr_high,
         asr_low=config.asr_low,
     )
     train_log = train_roles(
@@ -162,20 +183,34 @@ def train_magic(
 
 
 def train_defenders(
-    config: MagicConfig, game: SafetyGame, policies: Policies, run_dir: RunDir,
-    done: dict[str, Any], save: Any,
+    config: MagicConfig,
+    game: SafetyGame,
+    policies: Policies,
+    run_dir: RunDir,
+    done: dict[str, Any],
+    save: Any,
 ) -> dict[str, dict[str, Any]]:
     """Train MAGIC, then the baselines with MAGIC's number of defender steps. Returns
     ``{defender: {"state", "attacker_state", "defender_steps", "cpu_seconds", ...}}``."""
     settings = settings_of(config)
     trained: dict[str, dict[str, Any]] = done.setdefault("trained", {})
     if "base" not in trained:
-        trained["base"] = {"state": policies.sft_states["defender"], "defender_steps": 0,
-                           "cpu_seconds": 0.0}
+        trained["base"] = {
+            "state": policies.sft_states["defender"],
+            "defender_steps": 0,
+            "cpu_seconds": 0.0,
+        }
     if "magic" not in trained:
         log("magic: alternating GRPO of attacker and defender")
-        tl = train_magic(config, game, policies, run_dir, steps=config.magic_steps,
-                         settings=settings, reply_tokens=config.reply_tokens)
+        tl = train_magic(
+            config,
+            game,
+            policies,
+            run_dir,
+            steps=config.magic_steps,
+            settings=settings,
+            reply_tokens=config.reply_tokens,
+        )
         trained["magic"] = {
             "state": policies.state("defender"),
             "attacker_state": policies.state("attacker"),
@@ -183,7 +218,9 @@ def train_defenders(
             "attacker_steps": tl.role_steps("attacker"),
             "rounds": tl.rounds,
             "cpu_seconds": tl.cpu_seconds,
-            "train_asr": [s.get("rewards/attack_success/mean") for s in tl.steps if s["role"] == "attacker"],
+            "train_asr": [
+                s.get("rewards/attack_success/mean") for s in tl.steps if s["role"] == "attacker"
+            ],
         }
         save()
     n_def = max(1, trained["magic"]["defender_steps"])
@@ -201,9 +238,14 @@ def train_defenders(
         else:
             roles = [self_play_role(policies, game, settings)]
             steps, adapter = n_def + trained["magic"].get("attacker_steps", 0), "self"
-        tl = train_roles(policies, roles, steps, seed=config.seed, on_step=_log_steps(run_dir, name))
-        trained[name] = {"state": policies.state(adapter), "defender_steps": steps,
-                         "cpu_seconds": tl.cpu_seconds}
+        tl = train_roles(
+            policies, roles, steps, seed=config.seed, on_step=_log_steps(run_dir, name)
+        )
+        trained[name] = {
+            "state": policies.state(adapter),
+            "defender_steps": steps,
+            "cpu_seconds": tl.cpu_seconds,
+        }
         save()
     return trained
 
@@ -213,8 +255,14 @@ def _load_defender(policies: Policies, state: dict[str, Any]) -> None:
 
 
 def evaluate_defenders(
-    config: MagicConfig, game: SafetyGame, policies: Policies, trained: dict[str, dict[str, Any]],
-    sets: dict[str, EvalSet], *, reply_tokens: int, suffix: str = "",
+    config: MagicConfig,
+    game: SafetyGame,
+    policies: Policies,
+    trained: dict[str, dict[str, Any]],
+    sets: dict[str, EvalSet],
+    *,
+    reply_tokens: int,
+    suffix: str = "",
 ) -> dict[str, float]:
     """``asr.<eval>.<defender>`` and ``benign_compliance.<eval>.<defender>`` (and ``.all``,
     pooled over the four sets)."""
@@ -233,8 +281,12 @@ def evaluate_defenders(
 
 
 def adaptive_attacks(
-    config: MagicConfig, game: SafetyGame, policies: Policies, trained: dict[str, dict[str, Any]],
-    done: dict[str, Any], save: Any,
+    config: MagicConfig,
+    game: SafetyGame,
+    policies: Policies,
+    trained: dict[str, dict[str, Any]],
+    done: dict[str, Any],
+    save: Any,
 ) -> dict[str, float]:
     """``asr.adaptive.<defender>``: a warm-start attacker trained ``adaptive_steps`` against
     each frozen defender, then sampled on the evaluation intents."""
@@ -249,9 +301,15 @@ def adaptive_attacks(
         else:
             policies.load("attacker", policies.sft_states["attacker"])
         sample = sample_attacks(
-            policies, game, game.eval_intents(), attacker="attacker", defender="defender",
-            samples_per_intent=config.eval_samples, attack_tokens=config.attack_tokens,
-            reply_tokens=config.reply_tokens, seed=config.seed,
+            policies,
+            game,
+            game.eval_intents(),
+            attacker="attacker",
+            defender="defender",
+            samples_per_intent=config.eval_samples,
+            attack_tokens=config.attack_tokens,
+            reply_tokens=config.reply_tokens,
+            seed=config.seed,
         )
         results[name] = sample.asr
         save()
@@ -272,9 +330,15 @@ def attacker_novelty(
     ):
         policies.load("attacker", state)
         s = sample_attacks(
-            policies, game, game.eval_intents(), attacker="attacker", defender="defender",
-            samples_per_intent=config.eval_samples, attack_tokens=config.attack_tokens,
-            reply_tokens=config.reply_tokens, seed=config.seed + 3,
+            policies,
+            game,
+            game.eval_intents(),
+            attacker="attacker",
+            defender="defender",
+            samples_per_intent=config.eval_samples,
+            attack_tokens=config.attack_tokens,
+            reply_tokens=config.reply_tokens,
+            seed=config.seed + 3,
         )
         out[f"novel_strategy_rate.{name}"] = s.novel_strategy_rate
         out[f"attack_success_vs_base.{name}"] = s.asr
@@ -288,13 +352,21 @@ def large_model_magic(config: MagicConfig, game: SafetyGame, run_dir: RunDir) ->
     """MAGIC on the checkpoint ``large_model`` with LoRA (figures only, no claim)."""
     policies = warm_start(config, game, model=config.large_model)
     settings = replace(
-        settings_of(config), pairs_per_step=config.large_pairs_per_step, lr=config.large_lr,
+        settings_of(config),
+        pairs_per_step=config.large_pairs_per_step,
+        lr=config.large_lr,
         reply_tokens=config.large_reply_tokens,
     )
     c0 = time.process_time()
     tl = train_magic(
-        config, game, policies, run_dir, steps=config.large_steps, settings=settings,
-        reply_tokens=config.large_reply_tokens, tag="large.magic",
+        config,
+        game,
+        policies,
+        run_dir,
+        steps=config.large_steps,
+        settings=settings,
+        reply_tokens=config.large_reply_tokens,
+        tag="large.magic",
     )
     trained = {
         "base": {"state": policies.sft_states["defender"]},
@@ -311,14 +383,19 @@ def large_model_magic(config: MagicConfig, game: SafetyGame, run_dir: RunDir) ->
     return out
 
 
-def _plots(run_dir: RunDir, trained: dict[str, Any], metrics: dict[str, float],
-           found: dict[str, Counter[str]]) -> None:
+def _plots(
+    run_dir: RunDir,
+    trained: dict[str, Any],
+    metrics: dict[str, float],
+    found: dict[str, Counter[str]],
+) -> None:
     rounds = trained["magic"].get("rounds", [])
     with figure(run_dir.plot_path("rounds"), 1, 2, title="MAGIC per round (tiny)") as (_, axes):
         x = [r["round"] for r in rounds]
         axes[0].plot(x, [r["asr_curve"] for r in rounds], marker="o", label="defender: ASR (probe)")
-        axes[0].plot(x, [r["attacker_asr_curve"] for r in rounds], marker="s",
-                     label="attacker: live ASR")
+        axes[0].plot(
+            x, [r["attacker_asr_curve"] for r in rounds], marker="s", label="attacker: live ASR"
+        )
         axes[0].set_xlabel("round")
         axes[0].set_ylabel("attack success")
         axes[0].legend(fontsize=7)
@@ -331,10 +408,17 @@ def _plots(run_dir: RunDir, trained: dict[str, Any], metrics: dict[str, float],
         w = 0.8 / max(len(defenders), 1)
         evals = [*EVALS, "adaptive"]
         for i, d in enumerate(defenders):
-            axes[0].bar(np.arange(len(evals)) + i * w,
-                        [metrics.get(f"asr.{e}.{d}", np.nan) for e in evals], w, label=d)
-            axes[1].bar(np.arange(len(EVALS)) + i * w,
-                        [metrics.get(f"benign_compliance.{e}.{d}", np.nan) for e in EVALS], w)
+            axes[0].bar(
+                np.arange(len(evals)) + i * w,
+                [metrics.get(f"asr.{e}.{d}", np.nan) for e in evals],
+                w,
+                label=d,
+            )
+            axes[1].bar(
+                np.arange(len(EVALS)) + i * w,
+                [metrics.get(f"benign_compliance.{e}.{d}", np.nan) for e in EVALS],
+                w,
+            )
         axes[0].set_xticks(np.arange(len(evals)) + 0.4 - w / 2, evals, rotation=20, fontsize=7)
         axes[1].set_xticks(np.arange(len(EVALS)) + 0.4 - w / 2, EVALS, rotation=20, fontsize=7)
         axes[0].set_ylabel("attack success rate")
@@ -369,8 +453,9 @@ def run(config: MagicConfig, run_dir: RunDir) -> dict[str, Any]:
     trained = train_defenders(config, game, policies, run_dir, done, save)
     trained = {d: trained[d] for d in DEFENDERS if d in trained}
     sets = eval_sets(config, game)
-    metrics.update(evaluate_defenders(config, game, policies, trained, sets,
-                                      reply_tokens=config.reply_tokens))
+    metrics.update(
+        evaluate_defenders(config, game, policies, trained, sets, reply_tokens=config.reply_tokens)
+    )
     metrics.update(adaptive_attacks(config, game, policies, trained, done, save))
     novelty, found = attacker_novelty(config, game, policies, trained)
     metrics.update(novelty)

@@ -159,4 +159,3 @@ class GuardJudge:
         ]
         answers = self.backend.complete(asks, max_tokens=self.max_tokens, temperature=0.0)
         return [self.parse(a.text) for a in answers]
-

@@ -107,7 +107,24 @@ class _Leet:
 
 
 # Syllables of the pseudo-language: its words start with "zq", which no English word does.
-_SYLLABLES = ("ka", "ki", "ku", "mo", "mi", "mu", "ra", "ri", "ro", "ta", "ti", "tu", "na", "ne", "lo", "pe")
+_SYLLABLES = (
+    "ka",
+    "ki",
+    "ku",
+    "mo",
+    "mi",
+    "mu",
+    "ra",
+    "ri",
+    "ro",
+    "ta",
+    "ti",
+    "tu",
+    "na",
+    "ne",
+    "lo",
+    "pe",
+)
 _WORD = re.compile(r"[a-z']+")
 
 
@@ -209,9 +226,7 @@ def _make_registry() -> dict[str, Operator]:
     lexicon = builtin_catalogue().words() | set(_WORD.findall(_LEXICON_EXTRA))
     translate = _Translate(sorted(lexicon))
     leet, split = _Leet(), _Split()
-    reg = {
-        name: Operator(name, "framing", w.apply, w.invert) for name, w in _WRAPS.items()
-    }
+    reg = {name: Operator(name, "framing", w.apply, w.invert) for name, w in _WRAPS.items()}
     reg["split"] = Operator("split", "multi-turn", split.apply, split.invert)
     reg["leet"] = Operator("leet", "encoding", leet.apply, leet.invert)
     reg["translate"] = Operator("translate", "encoding", translate.apply, translate.invert)
@@ -276,7 +291,9 @@ def format_ops(ops: Sequence[str]) -> str:
     return " + ".join(ops) if ops else "none"
 
 
-def parse_ops(text: str, allowed: Sequence[str] | None = None, max_ops: int | None = None) -> Composition:
+def parse_ops(
+    text: str, allowed: Sequence[str] | None = None, max_ops: int | None = None
+) -> Composition:
     """The composition an attacker wrote (``"roleplay + leet"``).
 
     Raises:

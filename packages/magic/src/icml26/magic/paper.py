@@ -47,8 +47,14 @@ PROFILES = {
 }
 
 BENCH_PROFILES = {
-    "smoke": BenchConfig(base_sft_steps=10, pairs_per_step=2, num_generations=2, rounds=1,
-                         grpo_steps=1, single_replies=4),
+    "smoke": BenchConfig(
+        base_sft_steps=10,
+        pairs_per_step=2,
+        num_generations=2,
+        rounds=1,
+        grpo_steps=1,
+        single_replies=4,
+    ),
     "quick": BenchConfig(),
     "full": BenchConfig(rounds=20, grpo_steps=10, single_replies=64),
 }
