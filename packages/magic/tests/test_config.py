@@ -17,7 +17,7 @@ from icml26.magic.paper import PAPER
         ({"asr_low": 0.7}, "asr_low < asr_high"),
         ({"schedule": "every", "asr_high": 0.9}, "schedule='metric' only"),
         ({"num_generations": 1}, "num_generations"),
-        ({"pairs_per_step": 0}, "pairs_per_step"),
+        ({"pairs_per_step": 1}, "pairs_per_step must be >= 2"),
         ({"large_steps": 3}, "only with large_model"),
         ({"large_model": "smollm2-135m-instruct"}, "large_steps is 0"),
         ({"model": "smollm2-135m-instruct"}, "base_sft_steps"),

@@ -234,8 +234,8 @@ def self_play_role(policies: Policies, game: SafetyGame, settings: GameSettings)
     from icml26.shared.llm.roles import Role
 
     harmful = game.train_intents()
-    n_att = settings.pairs_per_step // 2 or 1
-    n_def = settings.pairs_per_step - n_att
+    n_att = max(settings.pairs_per_step // 2, 1)
+    n_def = max(settings.pairs_per_step - n_att, 1)
 
     def prompts(rng: np.random.Generator) -> list[dict[str, Any]]:
         rows = [
@@ -243,10 +243,10 @@ def self_play_role(policies: Policies, game: SafetyGame, settings: GameSettings)
             for it in _pick(rng, harmful, n_att)
         ]
         attacks = _sample_attacks(
-            policies, game, _pick(rng, harmful, max(n_def // 2, 1)), "self", settings
+            policies, game, _pick(rng, harmful, (n_def + 1) // 2), "self", settings
         )
         defence = [{**r, "task": "defend"} for r in _defender_rows(game, attacks)]
-        return (rows + defence)[: settings.pairs_per_step]
+        return rows + defence[:n_def]
 
     def play_reward(
         prompts: list[Any],

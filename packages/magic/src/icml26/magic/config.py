@@ -126,6 +126,11 @@ class MagicConfig:
         )
         if self.num_generations < 2:
             raise ValueError(f"num_generations must be >= 2, got {self.num_generations}")
+        if self.pairs_per_step < 2:
+            raise ValueError(
+                f"pairs_per_step must be >= 2 (self-play splits a batch into attack and defence "
+                f"tasks), got {self.pairs_per_step}"
+            )
         unknown = [d for d in self.defenders if d not in DEFENDERS]
         if unknown:
             raise ValueError(f"unknown defender(s) {unknown}; known: {list(DEFENDERS)}")
