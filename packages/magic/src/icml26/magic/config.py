@@ -85,6 +85,7 @@ class MagicConfig:
     large_steps: int = 0
     large_sft_steps: int = 0
     large_lr: float = 2e-4
+    large_sft_lr: float = 1e-3
     large_pairs_per_step: int = 4
     large_reply_tokens: int = 32
     large_eval_compositions: int = 2
@@ -148,7 +149,7 @@ class MagicConfig:
             raise ValueError(
                 "asr_high/asr_low are read by schedule='metric' only; set schedule=metric to use them"
             )
-        for name in ("lr", "sft_lr", "large_lr", "temperature"):
+        for name in ("lr", "sft_lr", "large_lr", "large_sft_lr", "temperature"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
         if self.penalty < 0:
