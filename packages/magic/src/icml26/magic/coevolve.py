@@ -142,7 +142,7 @@ def attacker_role(
 
     def attack_reward(
         prompts: list[Any], completions: list[Any], intent_id: list[str], **_: Any
-    ) -> dict[str, list[float]]:
+    ) -> dict[str, Any]:
         intents = [game.catalogue[i] for i in intent_id]
         return game.attacker_rewards(
             intents,
@@ -165,10 +165,10 @@ def attacker_role(
     )
 
 
-def _defender_reward(game: SafetyGame) -> Callable[..., dict[str, list[float | None]]]:
+def _defender_reward(game: SafetyGame) -> Callable[..., dict[str, Any]]:
     def defend_reward(
         prompts: list[Any], completions: list[Any], intent_id: list[str], **_: Any
-    ) -> dict[str, list[float | None]]:
+    ) -> dict[str, Any]:
         return game.defender_rewards([game.catalogue[i] for i in intent_id], _texts(completions))
 
     defend_reward.__name__ = "defend"
@@ -254,7 +254,7 @@ def self_play_role(policies: Policies, game: SafetyGame, settings: GameSettings)
         intent_id: list[str],
         task: list[str],
         **_: Any,
-    ) -> dict[str, list[float | None]]:
+    ) -> dict[str, Any]:
         texts = _texts(completions)
         out: dict[str, list[float | None]] = {
             k: [None] * len(texts)
@@ -282,8 +282,8 @@ def self_play_role(policies: Policies, game: SafetyGame, settings: GameSettings)
                 [game.catalogue[intent_id[i]] for i in dfd], [texts[i] for i in dfd]
             )
             for k, v2 in r2.items():
-                for i, x in zip(dfd, v2, strict=True):
-                    out[k][i] = x
+                for i, y in zip(dfd, v2, strict=True):
+                    out[k][i] = y
         return out
 
     play_reward.__name__ = "play"

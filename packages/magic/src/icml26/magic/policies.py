@@ -150,6 +150,8 @@ def build_policies(
         raise ValueError("SFT step counts must be >= 0")
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
+    base: Any
+    tok: Any
     attack_data = game.attacker_sft_conversations()
     defend_data = game.defender_sft_conversations()
     if model == "tiny":
