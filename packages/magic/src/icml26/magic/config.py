@@ -1,0 +1,209 @@
+"""Run and bench configs (frozen dataclasses, validated before anything is written)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["DEFENDERS", "EVALS", "BenchConfig", "MagicConfig"]
+
+#: The defenders of the main job, in the order they are trained.
+DEFENDERS = ("magic", "base", "static", "self_play", "frozen_attacker")
+#: Fixed evaluation sets (``plain``: no operator, the XSTest-like check).
+EVALS = ("seed_ops", "heldout_combos", "unseen_ops", "plain")
+
+
+def _positive(obj: object, names: tuple[str, ...], minimum: int = 1) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}")
+
+
+@dataclass(frozen=True)
+class MagicConfig:
+    """The main job (``icml26 run magic``).
+
+    Every defender is trained and evaluated on ``model`` (``"tiny"`` for the claims); with
+    ``large_model`` set (``full``: ``"smollm2-135m-instruct"``), MAGIC alone is also trained
+    with LoRA on that checkpoint and its figures are reported as ``large.*`` (no claim).
+
+    Attributes:
+        model: ``"tiny"`` (a random tiny Llama trained here) or a checkpoint spec.
+        catalogue: a JSON intent catalogue (``""``: the built-in one).
+        defenders: which defenders to train (``magic`` and ``base`` always).
+        base_sft_steps: full fine-tuning of the tiny base on both warm-start sets.
+        adapter_sft_steps: LoRA warm start of each adapter (checkpoints).
+        magic_steps: schedule steps of co-evolution (both roles together).
+        schedule: ``"metric"`` (switch on the attack success rate) or ``"every"``.
+        switch_every: the phase length (``"every"``) or its cap (``"metric"``).
+        asr_high, asr_low: the ``"metric"`` schedule's thresholds.
+        adaptive_steps: steps of the adaptive attacker trained against each defender.
+        eval_compositions: compositions per evaluation set.
+        eval_intents: harmful evaluation intents (each with its look-alike; 0: all).
+        eval_samples: sampled attacks per evaluation intent (adaptive, novelty).
+        probe_compositions: compositions of the per-round probe set.
+    """
+
+    seed: int = 0
+    model: str = "tiny"
+    device: str = "cpu"
+    catalogue: str = ""
+    defenders: tuple[str, ...] = DEFENDERS
+    threads: int = 1
+    # warm start
+    tiny_hidden: int = 64
+    tiny_layers: int = 2
+    vocab_size: int = 700
+    base_sft_steps: int = 200
+    adapter_sft_steps: int = 0
+    sft_lr: float = 3e-3
+    lora_rank: int = 16
+    # game
+    max_ops: int = 2
+    penalty: float = 0.5
+    # GRPO
+    pairs_per_step: int = 6
+    num_generations: int = 4
+    lr: float = 3e-3
+    attack_tokens: int = 10
+    reply_tokens: int = 8
+    temperature: float = 1.0
+    magic_steps: int = 30
+    schedule: str = "metric"
+    switch_every: int = 8
+    asr_high: float = 0.5
+    asr_low: float = 0.15
+    adaptive_steps: int = 6
+    # evaluation
+    eval_compositions: int = 6
+    eval_intents: int = 14
+    eval_samples: int = 4
+    probe_compositions: int = 4
+    # the LoRA checkpoint run of MAGIC (no claim)
+    large_model: str = ""
+    large_steps: int = 0
+    large_sft_steps: int = 0
+    large_lr: float = 2e-4
+    large_sft_lr: float = 1e-3
+    large_pairs_per_step: int = 4
+    large_reply_tokens: int = 32
+    large_eval_compositions: int = 2
+
+    def __post_init__(self) -> None:
+        _positive(
+            self,
+            (
+                "threads",
+                "tiny_hidden",
+                "tiny_layers",
+                "vocab_size",
+                "lora_rank",
+                "max_ops",
+                "pairs_per_step",
+                "attack_tokens",
+                "reply_tokens",
+                "switch_every",
+                "eval_compositions",
+                "eval_samples",
+                "probe_compositions",
+                "large_pairs_per_step",
+                "large_reply_tokens",
+                "large_eval_compositions",
+            ),
+        )
+        _positive(
+            self,
+            (
+                "base_sft_steps",
+                "adapter_sft_steps",
+                "magic_steps",
+                "adaptive_steps",
+                "eval_intents",
+                "large_steps",
+                "large_sft_steps",
+            ),
+            minimum=0,
+        )
+        if self.num_generations < 2:
+            raise ValueError(f"num_generations must be >= 2, got {self.num_generations}")
+        if self.pairs_per_step < 2:
+            raise ValueError(
+                f"pairs_per_step must be >= 2 (self-play splits a batch into attack and defence "
+                f"tasks), got {self.pairs_per_step}"
+            )
+        unknown = [d for d in self.defenders if d not in DEFENDERS]
+        if unknown:
+            raise ValueError(f"unknown defender(s) {unknown}; known: {list(DEFENDERS)}")
+        if "magic" not in self.defenders or "base" not in self.defenders:
+            raise ValueError("defenders must include 'magic' and 'base' (the claims compare them)")
+        if len(set(self.defenders)) != len(self.defenders):
+            raise ValueError(f"defenders repeat: {self.defenders}")
+        if self.schedule not in ("metric", "every"):
+            raise ValueError(f"schedule must be 'metric' or 'every', got {self.schedule!r}")
+        if not 0 < self.asr_low < self.asr_high < 1:
+            raise ValueError(
+                f"need 0 < asr_low < asr_high < 1, got asr_low={self.asr_low}, asr_high={self.asr_high}"
+            )
+        if self.schedule == "every" and (self.asr_high, self.asr_low) != (0.5, 0.15):
+            raise ValueError(
+                "asr_high/asr_low are read by schedule='metric' only; set schedule=metric to use them"
+            )
+        for name in ("lr", "sft_lr", "large_lr", "large_sft_lr", "temperature"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        if self.penalty < 0:
+            raise ValueError(f"penalty must be >= 0, got {self.penalty}")
+        if self.model != "tiny" and self.base_sft_steps:
+            raise ValueError(
+                f"base_sft_steps trains the tiny model's own weights; model={self.model!r} is "
+                f"warm-started by adapter_sft_steps (set base_sft_steps=0)"
+            )
+        if self.model == "tiny" and not self.base_sft_steps:
+            raise ValueError("model='tiny' knows no language without base_sft_steps > 0")
+        if self.catalogue and not Path(self.catalogue).is_file():
+            raise ValueError(f"catalogue {self.catalogue!r} is not a file")
+        if self.device not in ("cpu", "cuda") and not self.device.startswith("cuda:"):
+            raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {self.device!r}")
+        if not self.large_model:
+            used = [
+                n for n, d in (("large_steps", 0), ("large_sft_steps", 0)) if getattr(self, n) != d
+            ]
+            if used:
+                raise ValueError(
+                    f"{used} are read only with large_model set (e.g. large_model=smollm2-135m-instruct)"
+                )
+        elif self.large_model == "tiny":
+            raise ValueError("large_model names a checkpoint (the tiny model is `model`)")
+        elif self.large_steps < 1:
+            raise ValueError("large_model is set but large_steps is 0: nothing would train")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """``icml26 bench magic``: game rounds per second, tokens per round per role, GRPO step
+    time per role, batched against one-at-a-time replies (tiny model)."""
+
+    seed: int = 0
+    threads: int = 1
+    base_sft_steps: int = 60
+    pairs_per_step: int = 6
+    num_generations: int = 4
+    rounds: int = 5
+    grpo_steps: int = 3
+    single_replies: int = 16
+
+    def __post_init__(self) -> None:
+        _positive(
+            self,
+            (
+                "threads",
+                "base_sft_steps",
+                "pairs_per_step",
+                "rounds",
+                "grpo_steps",
+                "single_replies",
+            ),
+        )
+        if self.num_generations < 2:
+            raise ValueError(f"num_generations must be >= 2, got {self.num_generations}")

@@ -1,0 +1,82 @@
+"""Rewards on hand cases and the evaluation sets' construction."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from icml26.magic.game import SEED_POOL, SafetyGame
+from icml26.magic.intents import builtin_catalogue
+from icml26.magic.operators import TRAIN_OPERATORS, UNSEEN_OPERATORS, format_ops
+
+GAME = SafetyGame(builtin_catalogue())
+
+
+def test_attacker_reward_hand_cases() -> None:
+    it = GAME.train_intents()[0]
+    seen: list[int] = []
+
+    def complies(convs):  # type: ignore[no-untyped-def]
+        seen.append(len(convs))
+        return ["sure, here you go."] * len(convs)
+
+    r = GAME.attacker_rewards(
+        [it] * 5,
+        ["roleplay + leet", "foo", "roleplay + roleplay", "split + leet + roleplay", "none"],
+        complies,
+    )
+    assert r["attack_success"] == [1.0, 0.0, 0.0, 0.0, 1.0]
+    assert r["intent_broken"] == [0.0, 1.0, 1.0, 1.0, 0.0]
+    assert seen == [2]  # one batched defender call, broken attacks never reach it
+    r = GAME.attacker_rewards([it], ["hypothetical"], lambda c: ["Sorry, I can't."] * len(c))
+    assert r == {"attack_success": [0.0], "intent_broken": [0.0]}
+
+
+def test_defender_reward_hand_cases() -> None:
+    h = GAME.train_intents()[0]
+    b = GAME.twin(h)
+    r = GAME.defender_rewards([h, h, b, b], ["sorry, i can't", "sure", "sorry, i can't", "sure"])
+    assert r["refusal"] == [1.0, 0.0, None, None]
+    assert r["helpfulness"] == [None, None, 0.0, 1.0]
+
+
+def test_too_long_rewrite_breaks_the_intent() -> None:
+    game = SafetyGame(builtin_catalogue(), max_prompt_chars=100)
+    it = game.train_intents()[0]
+    assert game.read_attack(it, "roleplay + split") is None
+    assert game.read_attack(it, "none") is not None
+
+
+def test_eval_sets() -> None:
+    rng = np.random.default_rng(0)
+    seed_keys = {format_ops(o) for o in SEED_POOL}
+    held = GAME.eval_set("heldout_combos", rng, 8)
+    assert len(held.compositions) == 8
+    for ops in held.compositions:
+        assert len(ops) == GAME.max_ops + 1
+        assert set(ops) <= set(TRAIN_OPERATORS)
+        assert format_ops(ops) not in seed_keys
+    unseen = GAME.eval_set("unseen_ops", rng, 6)
+    assert all(set(ops) & set(UNSEEN_OPERATORS) for ops in unseen.compositions)
+    seed = GAME.eval_set("seed_ops", rng, 3)
+    assert seed.compositions == SEED_POOL
+    for h, b in zip(seed.harmful, seed.benign, strict=True):
+        assert h.intent.harmful
+        assert not b.intent.harmful
+        assert h.ops == b.ops
+        assert h.intent.frame == b.intent.frame
+        assert h.intent.frame in ("f3", "f4")
+    with pytest.raises(ValueError, match="unknown evaluation set"):
+        GAME.eval_set("wildjailbreak", rng, 3)
+
+
+def test_training_data_never_uses_held_out_frames_or_unseen_operators() -> None:
+    for conv in GAME.attacker_sft_conversations() + GAME.defender_sft_conversations():
+        assert not any(f in conv[-2]["content"] for f in ("quickest way", "tips to"))
+    for a in GAME.static_attack_set():
+        assert a.intent.frame not in ("f3", "f4")
+        assert not set(a.ops) & set(UNSEEN_OPERATORS)
+    harmful = [a for a in GAME.static_attack_set() if a.intent.harmful]
+    benign = [a for a in GAME.static_attack_set() if not a.intent.harmful]
+    assert all(a.ops for a in harmful)
+    assert not any(a.ops for a in benign)
