@@ -54,8 +54,8 @@ class AdaptiveConfig:
     device: str = "cpu"
     threads: int = 1
     model: str = "tiny"
-    hidden_size: int = 96
-    num_layers: int = 3
+    hidden_size: int = 64
+    num_layers: int = 2
     vocab_size: int = 700
     lora_rank: int = 16
     # data
@@ -66,11 +66,11 @@ class AdaptiveConfig:
     eval_per_split: int = 200
     problems_file: str = ""
     # stage 1
-    sft_steps: int = 300
+    sft_steps: int = 200
     sft_lr: float = 3e-3
     sft_batch: int = 32
     # stage 2
-    grpo_steps: int = 30
+    grpo_steps: int = 15
     grpo_prompts: int = 16
     grpo_generations: int = 8
     grpo_lr: float = 5e-4

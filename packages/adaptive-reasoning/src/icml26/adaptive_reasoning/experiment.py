@@ -73,7 +73,10 @@ def _finish(run_dir: RunDir, state: _State, name: str, t0: float) -> None:
 
 
 def _trainable_state(model: Any) -> dict[str, Any]:
-    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+    """The parameters that train (all of a tiny model; the adapters and new token rows of a
+    LoRA model), on the CPU: what a checkpoint needs, the frozen base is rebuilt."""
+    names = {n for n, p in model.named_parameters() if p.requires_grad}
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items() if k in names}
 
 
 # ------------------------------------------------------------------------------------ data
@@ -154,7 +157,7 @@ def _train(
         state.weights[sft_name] = _trainable_state(model)
         _finish(run_dir, state, sft_name, t0)
     else:
-        model.load_state_dict(state.weights[sft_name])
+        model.load_state_dict(state.weights[sft_name], strict=False)
     if _todo(state, grpo_name):
         t0 = time.perf_counter()
         seed_everything(config.seed, torch=True)
@@ -189,7 +192,7 @@ def _policy(config: AdaptiveConfig, state: _State, weights: str, model_name: str
     from icml26.adaptive_reasoning.policy import Policy
 
     model, tok = build_model(_spec(config, model_name, device), seed=config.seed)
-    model.load_state_dict(state.weights[weights])
+    model.load_state_dict(state.weights[weights], strict=False)
     return Policy(model.eval(), tok)
 
 

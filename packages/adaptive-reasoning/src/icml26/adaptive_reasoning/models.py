@@ -93,6 +93,7 @@ def build_model(spec: ModelSpec, *, seed: int = 0) -> tuple[Any, Any]:
         spec.name, device=spec.device, dtype="float32" if spec.device == "cpu" else None
     )
     new = [t for t in MODE_TOKENS if t not in tok.get_vocab()]
+    torch.manual_seed(seed)  # the new rows' initialisation (rebuilt identically on resume)
     if new:
         tok.add_special_tokens({"additional_special_tokens": new}, replace_additional_special_tokens=False)
         model.resize_token_embeddings(len(tok))
