@@ -32,7 +32,8 @@ def test_smoke_run_writes_every_contract_key(smoke_run: Path) -> None:
             assert 0 <= metrics[f"accuracy.{split}.{method}"] <= 1
         assert f"verbosity_gap.{method}" in metrics
         assert f"mode_entropy.{method}" in metrics
-        assert f"think_rate.ops1.{method}" in metrics and f"think_rate.ops3.{method}" in metrics
+        assert f"think_rate.ops1.{method}" in metrics
+        assert f"think_rate.ops3.{method}" in metrics
     assert metrics["think_rate.simple_concise.always_think"] == 1.0
     assert metrics["think_rate.complex_verbose.never_think"] == 0.0
     for plot in ("pareto", "think_rate", "mode_rate_grpo"):
@@ -48,7 +49,11 @@ def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path)
     assert main(["run", "adaptive-reasoning", "--profile", "smoke", "--out", str(copy)]) == 0
     a = json.loads((smoke_run / "results.json").read_text())["metrics"]
     b = json.loads((copy / "results.json").read_text())["metrics"]
-    for key in ("accuracy.complex_verbose.ours", "tokens.all.no_augmentation", "verbosity_gap.sft_only"):
+    for key in (
+        "accuracy.complex_verbose.ours",
+        "tokens.all.no_augmentation",
+        "verbosity_gap.sft_only",
+    ):
         assert b[key] == pytest.approx(a[key])
 
 

@@ -35,7 +35,7 @@ def test_profiles_valid_and_full_is_large_enough() -> None:
     assert full.eval_per_split >= 1000  # "within 2 points" needs >= 1,000 items per split
     assert full.large_model == "smollm2-135m-instruct"
     BenchConfig()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="grpo_steps"):
         BenchConfig(grpo_steps=0)
     with pytest.raises(ValueError, match="unknown guard"):
         ModeGRPOSettings(guard="x")  # type: ignore[arg-type]

@@ -15,7 +15,8 @@ from icml26.adaptive_reasoning.tasks import Problem
 def test_wilson_matches_statsmodels_formula() -> None:
     # closed form (Wilson 1927) for 8/10 at z = 1.96: (0.4902, 0.9433)
     lo, hi = wilson_interval(8, 10)
-    assert lo == pytest.approx(0.4902, abs=1e-4) and hi == pytest.approx(0.9433, abs=1e-4)
+    assert lo == pytest.approx(0.4902, abs=1e-4)
+    assert hi == pytest.approx(0.9433, abs=1e-4)
     assert wilson_interval(0, 0) == (0.0, 1.0)
 
 
@@ -44,5 +45,5 @@ def test_length_router_fits_the_separating_threshold() -> None:
     router = fit_length_router(problems, lambda p: len(p.text))
     assert 8 <= router.threshold < 12
     assert router(problems) == ["no_think"] * 3 + ["think"] * 3
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="needs problems"):
         fit_length_router([], len)  # type: ignore[arg-type]

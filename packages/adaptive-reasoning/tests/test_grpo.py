@@ -25,13 +25,18 @@ def toy() -> tuple[Policy, list]:
 
 def test_forced_mode_is_the_first_token_and_logps_line_up(toy: tuple[Policy, list]) -> None:
     policy, pool = toy
-    replies = policy.generate(pool[:4], force=["think", "no_think", "think", None], max_new_tokens=6)
-    assert replies[0].ids[0] == policy.think_id and replies[0].mode == "think"
-    assert replies[1].ids[0] == policy.no_think_id and replies[1].mode == "no_think"
+    replies = policy.generate(
+        pool[:4], force=["think", "no_think", "think", None], max_new_tokens=6
+    )
+    assert replies[0].ids[0] == policy.think_id
+    assert replies[0].mode == "think"
+    assert replies[1].ids[0] == policy.no_think_id
+    assert replies[1].mode == "no_think"
     assert all(1 <= r.tokens <= 6 for r in replies)
     prompts = [policy.prompt_ids(p) for p in pool[:4]]
     logps, mask, mode_logits = policy.token_logps(prompts, [r.ids for r in replies])
-    assert logps.shape == mask.shape and mode_logits.shape == (4, 2)
+    assert logps.shape == mask.shape
+    assert mode_logits.shape == (4, 2)
     assert torch.equal(mask.sum(1), torch.tensor([float(r.tokens) for r in replies]))
     # the first token's log-prob equals the independent single-sequence computation
     with torch.no_grad():
@@ -73,7 +78,8 @@ def test_balanced_guard_revives_thinking_on_complex_problems(toy: tuple[Policy, 
     # both modes alive: thinking on complex prompts, not on simple ones
     assert after[complex_].mean() > 0.5 > after[~complex_].mean()
     assert stats.mode_entropy[-1] > stats.mode_entropy[0]
-    assert len(stats.reward) == 25 and set(stats.components) == {"correct", "token_cost", "mode_penalty"}
+    assert len(stats.reward) == 25
+    assert set(stats.components) == {"correct", "token_cost", "mode_penalty"}
 
 
 def test_binary_entropy() -> None:

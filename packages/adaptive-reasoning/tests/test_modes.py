@@ -34,7 +34,11 @@ def test_malformed_replies() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from([*"0123456789+-=,. ab", THINK, THINK_END, NO_THINK]), max_size=40).map("".join))
+@given(
+    st.lists(st.sampled_from([*"0123456789+-=,. ab", THINK, THINK_END, NO_THINK]), max_size=40).map(
+        "".join
+    )
+)
 def test_parse_never_raises(text: str) -> None:
     r = parse_reply(text)
     assert r.mode in (None, "think", "no_think")

@@ -37,7 +37,8 @@ def test_components_on_hand_written_replies() -> None:
     assert total == pytest.approx([1, 0.44, 0.82, 0.5, -0.10, -0.5])
     # the ordering the reward is for: on a simple problem no-think beats think; on a complex
     # one, correct thinking beats a lucky direct answer
-    assert total[0] > total[1] and total[2] > total[3]
+    assert total[0] > total[1]
+    assert total[2] > total[3]
 
 
 def test_bad_weights_and_lengths() -> None:

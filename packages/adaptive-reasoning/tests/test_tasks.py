@@ -42,10 +42,16 @@ def test_verbosity_transform_keeps_answer_and_operation_count(seed: int, k: int)
                    start=start, program=program)  # fmt: skip
     wordy, short = verbose(base, rng), concise(base, rng)
     for p in (wordy, short):
-        assert (p.answer, p.ops, p.complex, p.program) == (base.answer, base.ops, base.complex, base.program)
+        assert (p.answer, p.ops, p.complex, p.program) == (
+            base.answer,
+            base.ops,
+            base.complex,
+            base.program,
+        )
         # the text states exactly the program's numbers, in order: the filler adds none
         assert _numbers(p.text) == [start, *(n for _, n in program)]
-    assert wordy.verbose and not short.verbose
+    assert wordy.verbose
+    assert not short.verbose
     assert len(wordy.text) > len(short.text)
 
 
@@ -54,13 +60,15 @@ def test_verbosity_transform_keeps_answer_and_operation_count(seed: int, k: int)
 def test_programs_stay_in_range_and_traces_replay(seed: int, k: int) -> None:
     start, program = sample_program(k, np.random.default_rng(seed))
     values = evaluate(start, program)
-    assert len(program) == k and all(0 <= v <= MAX_VALUE for v in values)
+    assert len(program) == k
+    assert all(0 <= v <= MAX_VALUE for v in values)
     p = Problem("t", values[-1], k, k >= 3, start=start, program=program)
     steps = think_trace(p).rstrip(",").split(",")
-    assert len(steps) == k and steps[-1].endswith(f"={values[-1]}")
+    assert len(steps) == k
+    assert steps[-1].endswith(f"={values[-1]}")
     for step in steps:  # each step is a correct single operation
         lhs, rhs = step.split("=")
-        assert eval(lhs) == int(rhs)  # noqa: S307 - digits and +/- only
+        assert eval(lhs) == int(rhs)
 
 
 def test_splits_have_their_complexity_and_wording() -> None:
@@ -73,7 +81,8 @@ def test_splits_have_their_complexity_and_wording() -> None:
         if split.startswith("complex"):
             assert all(p.ops >= 3 and p.complex for p in ps)
     ood = make_split("ood", 8, rng)
-    assert {p.complex for p in ood} == {True, False} and {p.verbose for p in ood} == {True, False}
+    assert {p.complex for p in ood} == {True, False}
+    assert {p.verbose for p in ood} == {True, False}
     with pytest.raises(ProblemError, match="unknown split 'hard'"):
         make_split("hard", 3, rng)
 
@@ -116,4 +125,5 @@ def test_user_jsonl_loads() -> None:
     ps = load_problems(f.name)
     assert [p.answer for p in ps] == [5, 7]
     assert [p.split for p in ps] == ["simple_concise", "complex_verbose"]
-    assert ps[1].ops == 4 and ps[1].verbose
+    assert ps[1].ops == 4
+    assert ps[1].verbose

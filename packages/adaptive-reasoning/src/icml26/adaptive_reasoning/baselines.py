@@ -46,7 +46,9 @@ class LengthRouter:
         return ["think" if self.length(p) > self.threshold else "no_think" for p in problems]
 
 
-def fit_length_router(problems: Sequence[Problem], length: Callable[[Problem], int]) -> LengthRouter:
+def fit_length_router(
+    problems: Sequence[Problem], length: Callable[[Problem], int]
+) -> LengthRouter:
     """The threshold (a midpoint between observed lengths) that routes the most problems of
     ``problems`` to their right mode.
 

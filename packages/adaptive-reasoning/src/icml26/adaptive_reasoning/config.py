@@ -24,7 +24,11 @@ def _ints(obj: object, minimum: int, *names: str) -> None:
 def _positive(obj: object, *names: str) -> None:
     for name in names:
         v = getattr(obj, name)
-        if isinstance(v, bool) or not isinstance(v, int | float) or not (v > 0 and math.isfinite(v)):
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, int | float)
+            or not (v > 0 and math.isfinite(v))
+        ):
             raise ValueError(f"{name} must be a positive number, got {v!r}")
 
 
@@ -61,16 +65,16 @@ class AdaptiveConfig:
     # data
     train_problems: int = 4000
     complex_share: float = 0.5
-    verbose_if_simple: float = 0.05
+    verbose_if_simple: float = 0.0
     verbose_if_complex: float = 0.9
     eval_per_split: int = 200
     problems_file: str = ""
     # stage 1
-    sft_steps: int = 200
+    sft_steps: int = 320
     sft_lr: float = 3e-3
-    sft_batch: int = 32
+    sft_batch: int = 16
     # stage 2
-    grpo_steps: int = 15
+    grpo_steps: int = 10
     grpo_prompts: int = 16
     grpo_generations: int = 8
     grpo_lr: float = 5e-4
@@ -99,9 +103,7 @@ class AdaptiveConfig:
             "large_sft_batch", "large_grpo_prompts", "large_eval_per_split",
         )  # fmt: skip
         _ints(self, 2, "grpo_generations", "large_grpo_generations")
-        _positive(
-            self, "sft_lr", "grpo_lr", "grpo_temperature", "large_sft_lr", "large_grpo_lr"
-        )
+        _positive(self, "sft_lr", "grpo_lr", "grpo_temperature", "large_sft_lr", "large_grpo_lr")
         _unit(self, "complex_share", "verbose_if_simple", "verbose_if_complex")
         for name in ("reward_token", "reward_mode", "mode_loss_weight"):
             v = getattr(self, name)
@@ -112,8 +114,12 @@ class AdaptiveConfig:
             raise ValueError("model must be 'tiny' or a model spec (name, folder, .gguf, hub id)")
         if self.guard not in _GUARDS:
             raise ValueError(f"unknown guard {self.guard!r}; choose from {list(_GUARDS)}")
-        if self.guard == "balanced" and (self.grpo_generations % 2 or self.large_grpo_generations % 2):
-            raise ValueError("guard='balanced' needs even grpo_generations and large_grpo_generations")
+        if self.guard == "balanced" and (
+            self.grpo_generations % 2 or self.large_grpo_generations % 2
+        ):
+            raise ValueError(
+                "guard='balanced' needs even grpo_generations and large_grpo_generations"
+            )
         if self.problems_file and not Path(self.problems_file).is_file():
             raise ValueError(f"problems_file {self.problems_file!r} does not exist")
         if self.verbose_if_complex <= self.verbose_if_simple:
@@ -140,5 +146,14 @@ class BenchConfig:
 
     def __post_init__(self) -> None:
         _ints(self, 0, "seed", "sft_steps")
-        _ints(self, 1, "threads", "train_problems", "grpo_steps", "eval_per_split", "hidden_size", "num_layers")
+        _ints(
+            self,
+            1,
+            "threads",
+            "train_problems",
+            "grpo_steps",
+            "eval_per_split",
+            "hidden_size",
+            "num_layers",
+        )
         check_torch_device(self.device, allowed=("auto", "cpu", "mps"))

@@ -35,7 +35,9 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def paired_difference(a: Sequence[float], b: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+def paired_difference(
+    a: Sequence[float], b: Sequence[float], z: float = Z95
+) -> tuple[float, float, float]:
     """``mean(a - b)`` and its 95% interval (normal approximation on the paired differences)."""
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     if len(d) == 0:

@@ -99,7 +99,9 @@ def _data(config: AdaptiveConfig) -> _Data:
         for p in load_problems(config.problems_file):
             splits.setdefault(p.split, []).append(p)
     else:
-        splits = {s: make_split(s, config.eval_per_split, _rng(config.seed, "eval", s)) for s in SPLITS}
+        splits = {
+            s: make_split(s, config.eval_per_split, _rng(config.seed, "eval", s)) for s in SPLITS
+        }
     return _Data(augmented, natural, splits)
 
 
@@ -187,7 +189,9 @@ def _train(
     torch.set_num_threads(config.threads)
 
 
-def _policy(config: AdaptiveConfig, state: _State, weights: str, model_name: str, device: str) -> Any:
+def _policy(
+    config: AdaptiveConfig, state: _State, weights: str, model_name: str, device: str
+) -> Any:
     from icml26.adaptive_reasoning.models import build_model
     from icml26.adaptive_reasoning.policy import Policy
 
@@ -225,7 +229,9 @@ def _evaluate(
         if data.splits.get(split):
             p = data.splits[split][0]
             [reply] = ours.generate([p], max_new_tokens=config.max_new_tokens)
-            state.samples.append({"split": split, "problem": p.text, "reply": reply.text, "answer": str(p.answer)})
+            state.samples.append(
+                {"split": split, "problem": p.text, "reply": reply.text, "answer": str(p.answer)}
+            )
     lengths = {
         "natural": [ours.prompt_length(p) for p in data.natural],
         "augmented": [ours.prompt_length(p) for p in data.augmented],
@@ -233,11 +239,15 @@ def _evaluate(
     from icml26.adaptive_reasoning.tasks import length_complexity_correlation
 
     for name, pool in (("natural", data.natural), ("augmented", data.augmented)):
-        state.extra[f"train_length_complexity_corr.{name}"] = length_complexity_correlation(pool, lengths[name])
+        state.extra[f"train_length_complexity_corr.{name}"] = length_complexity_correlation(
+            pool, lengths[name]
+        )
     _finish(run_dir, state, "evaluate", t0)
 
 
-def _large(run_dir: RunDir, config: AdaptiveConfig, state: _State, data: _Data, device: str) -> None:
+def _large(
+    run_dir: RunDir, config: AdaptiveConfig, state: _State, data: _Data, device: str
+) -> None:
     from icml26.adaptive_reasoning.evaluate import evaluate_method
     from icml26.adaptive_reasoning.tasks import make_split
 
@@ -249,9 +259,14 @@ def _large(run_dir: RunDir, config: AdaptiveConfig, state: _State, data: _Data, 
         return
     t0 = time.perf_counter()
     policy = _policy(config, state, "large_grpo", config.large_model, device)
-    splits = {s: make_split(s, config.large_eval_per_split, _rng(config.seed, "large_eval", s)) for s in SPLITS}
+    splits = {
+        s: make_split(s, config.large_eval_per_split, _rng(config.seed, "large_eval", s))
+        for s in SPLITS
+    }
     for method, choose in (("ours", None),):
-        scores = evaluate_method(policy, splits, choose, max_new_tokens=config.max_new_tokens, batch_size=32)
+        scores = evaluate_method(
+            policy, splits, choose, max_new_tokens=config.max_new_tokens, batch_size=32
+        )
         state.scores[f"large_{method}"] = {s: sc.__dict__ for s, sc in scores.items()}
     _finish(run_dir, state, "large_eval", t0)
 
@@ -288,13 +303,15 @@ def _metrics(config: AdaptiveConfig, state: _State) -> dict[str, Any]:
         if "simple_verbose" in by_split and "simple_concise" in by_split:
             put(
                 f"{prefix}verbosity_gap.{name}",
-                m[f"{prefix}think_rate.simple_verbose.{name}"] - m[f"{prefix}think_rate.simple_concise.{name}"],
+                m[f"{prefix}think_rate.simple_verbose.{name}"]
+                - m[f"{prefix}think_rate.simple_concise.{name}"],
             )
     # ours against always-think, paired per item
     if "ours" in state.scores and "always_think" in state.scores:
         for split in state.scores["ours"]:
             d, lo, hi = paired_difference(
-                state.scores["ours"][split]["correct"], state.scores["always_think"][split]["correct"]
+                state.scores["ours"][split]["correct"],
+                state.scores["always_think"][split]["correct"],
             )
             put(f"accuracy_gap.{split}.ours", d)
             put(f"accuracy_gap_lo.{split}.ours", lo)
@@ -302,15 +319,24 @@ def _metrics(config: AdaptiveConfig, state: _State) -> dict[str, Any]:
     # mode entropy H(mean think probability) in bits at the end of training
     for tag, method in (("ours", "ours"), ("noaug", "no_augmentation"), ("large", "large.ours")):
         if tag in state.grpo and state.grpo[tag]["mode_entropy"]:
-            key = f"mode_entropy.{method}" if not method.startswith("large") else "large.mode_entropy.ours"
+            key = (
+                f"mode_entropy.{method}"
+                if not method.startswith("large")
+                else "large.mode_entropy.ours"
+            )
             tail = state.grpo[tag]["mode_entropy"][-5:]
             put(key, float(np.mean(tail)))
             put(f"grpo_final_reward.{method}", float(np.mean(state.grpo[tag]["reward"][-5:])))
     if "ours" in state.scores:
         put("mode_entropy.always_think", 0.0)
         put("mode_entropy.never_think", 0.0)
-        put("mode_entropy.length_router", binary_entropy(m.get("think_rate.ops1.length_router", 0) * 0.5
-                                                          + m.get("think_rate.ops3.length_router", 0) * 0.5))
+        put(
+            "mode_entropy.length_router",
+            binary_entropy(
+                m.get("think_rate.ops1.length_router", 0) * 0.5
+                + m.get("think_rate.ops3.length_router", 0) * 0.5
+            ),
+        )
     if "sft_only" in state.grpo:
         pass
     if "ours" in state.grpo and state.grpo["ours"]["think_prob"]:
@@ -375,8 +401,24 @@ def run(config: AdaptiveConfig, run_dir: RunDir) -> dict[str, Any]:
     latest = run_dir.checkpoints.latest()
     state = _State(**latest[1]) if latest else _State()
     data = _data(config)
-    _train(run_dir, config, state, tag="ours", pool=data.augmented, model_name=config.model, device=device)
-    _train(run_dir, config, state, tag="noaug", pool=data.natural, model_name=config.model, device=device)
+    _train(
+        run_dir,
+        config,
+        state,
+        tag="ours",
+        pool=data.augmented,
+        model_name=config.model,
+        device=device,
+    )
+    _train(
+        run_dir,
+        config,
+        state,
+        tag="noaug",
+        pool=data.natural,
+        model_name=config.model,
+        device=device,
+    )
     _evaluate(run_dir, config, state, data, device)
     _large(run_dir, config, state, data, device)
     metrics = _metrics(config, state)

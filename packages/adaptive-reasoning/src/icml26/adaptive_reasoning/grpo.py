@@ -40,7 +40,12 @@ from typing import Any, Literal
 import numpy as np
 
 from icml26.adaptive_reasoning.policy import Policy, binary_entropy
-from icml26.adaptive_reasoning.reward import COMPONENTS, RewardWeights, reward_components, total_reward
+from icml26.adaptive_reasoning.reward import (
+    COMPONENTS,
+    RewardWeights,
+    reward_components,
+    total_reward,
+)
 from icml26.adaptive_reasoning.tasks import Problem
 
 __all__ = ["GUARDS", "GRPOStats", "ModeGRPOSettings", "train_mode_grpo"]
@@ -151,7 +156,9 @@ def train_mode_grpo(
     stats = GRPOStats()
     t0, c0 = time.perf_counter(), time.process_time()
     for step in range(settings.steps):
-        idx = rng.choice(len(pool), size=settings.prompts_per_step, replace=len(pool) < settings.prompts_per_step)
+        idx = rng.choice(
+            len(pool), size=settings.prompts_per_step, replace=len(pool) < settings.prompts_per_step
+        )
         prompts = [pool[int(i)] for i in idx]
         group = [p for p in prompts for _ in range(g)]
         force: list[Any] = (
@@ -196,7 +203,9 @@ def train_mode_grpo(
             **{f"reward_{c}": _mean(comps[c]) for c in COMPONENTS},
             "think_prob": float(p_think.mean()),
             "think_prob_simple": float(p_think[simple].mean()) if simple.any() else float("nan"),
-            "think_prob_complex": float(p_think[~simple].mean()) if (~simple).any() else float("nan"),
+            "think_prob_complex": float(p_think[~simple].mean())
+            if (~simple).any()
+            else float("nan"),
             "mode_entropy": binary_entropy(float(p_think.mean())),
         }
         stats.reward.append(row["reward"])

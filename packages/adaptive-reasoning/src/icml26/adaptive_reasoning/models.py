@@ -95,7 +95,9 @@ def build_model(spec: ModelSpec, *, seed: int = 0) -> tuple[Any, Any]:
     new = [t for t in MODE_TOKENS if t not in tok.get_vocab()]
     torch.manual_seed(seed)  # the new rows' initialisation (rebuilt identically on resume)
     if new:
-        tok.add_special_tokens({"additional_special_tokens": new}, replace_additional_special_tokens=False)
+        tok.add_special_tokens(
+            {"additional_special_tokens": new}, replace_additional_special_tokens=False
+        )
         model.resize_token_embeddings(len(tok))
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token

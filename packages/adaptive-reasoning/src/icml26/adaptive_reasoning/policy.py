@@ -63,9 +63,15 @@ class Policy:
             if len(enc) != 1:
                 raise ValueError(f"mode token {tok!r} must be one token id, is {enc}")
             ids[tok] = enc[0]
-        self.think_id, self.end_think_id, self.no_think_id = ids[THINK], ids[THINK_END], ids[NO_THINK]
+        self.think_id, self.end_think_id, self.no_think_id = (
+            ids[THINK],
+            ids[THINK_END],
+            ids[NO_THINK],
+        )
         self.eos_id = int(tokenizer.eos_token_id)
-        self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id)
+        self.pad_id = int(
+            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
+        )
         self.max_prompt_tokens = max_prompt_tokens
         self._cache: dict[str, list[int]] = {}
 
@@ -157,7 +163,9 @@ class Policy:
         for start in range(0, n, batch_size):
             chunk = range(start, min(start + batch_size, n))
             heads = [
-                [] if modes[i] is None else [self.think_id if modes[i] == "think" else self.no_think_id]
+                []
+                if modes[i] is None
+                else [self.think_id if modes[i] == "think" else self.no_think_id]
                 for i in chunk
             ]
             rows = [self.prompt_ids(problems[i]) + h for i, h in zip(chunk, heads, strict=True)]
@@ -178,14 +186,18 @@ class Policy:
         return out
 
     # ------------------------------------------------------------------------------ scoring
-    def think_probability(self, problems: Sequence[Problem | str], batch_size: int = 256) -> list[float]:
+    def think_probability(
+        self, problems: Sequence[Problem | str], batch_size: int = 256
+    ) -> list[float]:
         """``P(think) / (P(think) + P(no_think))`` at the first reply position, per problem."""
         import torch
 
         out: list[float] = []
         with torch.inference_mode():
             for start in range(0, len(problems), batch_size):
-                ids, att = self._left_pad([self.prompt_ids(p) for p in problems[start : start + batch_size]])
+                ids, att = self._left_pad(
+                    [self.prompt_ids(p) for p in problems[start : start + batch_size]]
+                )
                 logits = self.model(input_ids=ids, attention_mask=att).logits[:, -1].float()
                 pair = logits[:, [self.think_id, self.no_think_id]]
                 out += torch.softmax(pair, dim=-1)[:, 0].tolist()

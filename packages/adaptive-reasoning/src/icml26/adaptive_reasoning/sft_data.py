@@ -5,7 +5,7 @@
   mix and get think traces generated step by step from their programs. Length then tells
   nothing about the mode on simple problems, so the model has to read the operation count.
 * **natural** (the no-augmentation reasoner): the same targets on a mixture where wording
-  correlates with complexity as in real data (simple problems mostly concise, complex ones
+  correlates with complexity as in real data (simple problems always concise, complex ones
   mostly verbose): :func:`icml26.adaptive_reasoning.tasks.mixture`.
 
 Both sets have the same number of conversations.
@@ -28,7 +28,7 @@ class DataMix:
     """Wording probabilities of the natural data (the length-complexity correlation)."""
 
     complex_share: float = 0.5
-    verbose_if_simple: float = 0.05
+    verbose_if_simple: float = 0.0
     verbose_if_complex: float = 0.9
 
     def __post_init__(self) -> None:

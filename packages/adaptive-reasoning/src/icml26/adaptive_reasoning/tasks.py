@@ -185,8 +185,10 @@ def sample_program(k: int, rng: np.random.Generator) -> tuple[int, tuple[Op, ...
 
 def _clause(w: Wording, op: Op, name: str, rng: np.random.Generator, wordy: bool) -> str:
     sign, n = op
-    pool = (w.verbose_add if sign == "+" else w.verbose_sub) if wordy else (
-        w.add if sign == "+" else w.sub
+    pool = (
+        (w.verbose_add if sign == "+" else w.verbose_sub)
+        if wordy
+        else (w.add if sign == "+" else w.sub)
     )
     return pool[int(rng.integers(len(pool)))].format(name=name, n=n)
 
@@ -233,7 +235,9 @@ def _problem(
     )
 
 
-def verbose(problem: Problem, rng: np.random.Generator, wording: Wording = TRAIN_WORDING) -> Problem:
+def verbose(
+    problem: Problem, rng: np.random.Generator, wording: Wording = TRAIN_WORDING
+) -> Problem:
     """The same program worded verbosely (answer and operation count unchanged)."""
     if not problem.program or problem.start is None:
         raise ProblemError("only a generated problem (with its program) can be re-worded")
@@ -241,7 +245,9 @@ def verbose(problem: Problem, rng: np.random.Generator, wording: Wording = TRAIN
     return replace(problem, text=text, verbose=True)
 
 
-def concise(problem: Problem, rng: np.random.Generator, wording: Wording = TRAIN_WORDING) -> Problem:
+def concise(
+    problem: Problem, rng: np.random.Generator, wording: Wording = TRAIN_WORDING
+) -> Problem:
     """The same program stated concisely (answer and operation count unchanged)."""
     if not problem.program or problem.start is None:
         raise ProblemError("only a generated problem (with its program) can be re-worded")
@@ -255,7 +261,8 @@ def think_trace(problem: Problem) -> str:
         raise ProblemError("a think trace needs the problem's program")
     values = evaluate(problem.start, problem.program)
     return "".join(
-        f"{a}{op}{n}={b}," for a, (op, n), b in zip(values[:-1], problem.program, values[1:], strict=True)
+        f"{a}{op}{n}={b},"
+        for a, (op, n), b in zip(values[:-1], problem.program, values[1:], strict=True)
     )
 
 
@@ -330,7 +337,9 @@ def load_problems(path: str | Path) -> list[Problem]:
             raise ProblemError(f"{path}:{i}: expected a JSON object")
         for key in ("text", "answer", "complex"):
             if key not in row:
-                raise ProblemError(f"{path}:{i}: missing {key!r} (a problem needs text, answer, complex)")
+                raise ProblemError(
+                    f"{path}:{i}: missing {key!r} (a problem needs text, answer, complex)"
+                )
         answer = row["answer"]
         if isinstance(answer, float) and answer.is_integer():
             answer = int(answer)
