@@ -337,8 +337,6 @@ def _metrics(config: AdaptiveConfig, state: _State) -> dict[str, Any]:
                 + m.get("think_rate.ops3.length_router", 0) * 0.5
             ),
         )
-    if "sft_only" in state.grpo:
-        pass
     if "ours" in state.grpo and state.grpo["ours"]["think_prob"]:
         # sft_only is the policy GRPO starts from: its entropy is the first GRPO step's
         put("mode_entropy.sft_only", state.grpo["ours"]["mode_entropy"][0])
