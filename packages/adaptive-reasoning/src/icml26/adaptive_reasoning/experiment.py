@@ -284,9 +284,11 @@ def _metrics(config: AdaptiveConfig, state: _State) -> dict[str, Any]:
     for method, by_split in state.scores.items():
         name = method.replace("large_", "") if method.startswith("large_") else method
         prefix = "large." if method.startswith("large_") else ""
-        all_tokens, all_ops_think, all_ops_acc = [], {}, {}
+        all_tokens: list[float] = []
+        all_ops_think: dict[int, list[float]] = {}
+        all_ops_acc: dict[int, list[float]] = {}
         for split, raw in by_split.items():
-            s = MethodScores(**raw).summary()
+            s = MethodScores(**raw).summary()  # type: ignore[arg-type]
             put(f"{prefix}accuracy.{split}.{name}", s["accuracy"])
             put(f"{prefix}accuracy_lo.{split}.{name}", s["accuracy_lo"])
             put(f"{prefix}accuracy_hi.{split}.{name}", s["accuracy_hi"])
@@ -294,8 +296,8 @@ def _metrics(config: AdaptiveConfig, state: _State) -> dict[str, Any]:
             put(f"{prefix}tokens.{split}.{name}", s["tokens"])
             all_tokens.append(s["tokens"])
             for k, t, c in zip(raw["ops"], raw["think"], raw["correct"], strict=True):
-                all_ops_think.setdefault(k, []).append(t)
-                all_ops_acc.setdefault(k, []).append(c)
+                all_ops_think.setdefault(int(k), []).append(t)
+                all_ops_acc.setdefault(int(k), []).append(c)
         put(f"{prefix}tokens.all.{name}", float(np.mean(all_tokens)))
         for k in sorted(all_ops_think):
             put(f"{prefix}think_rate.ops{k}.{name}", float(np.mean(all_ops_think[k])))
@@ -340,13 +342,13 @@ def _metrics(config: AdaptiveConfig, state: _State) -> dict[str, Any]:
     if "ours" in state.grpo and state.grpo["ours"]["think_prob"]:
         # sft_only is the policy GRPO starts from: its entropy is the first GRPO step's
         put("mode_entropy.sft_only", state.grpo["ours"]["mode_entropy"][0])
-    for k, v in state.extra.items():
-        put(k, v)
+    for key, value in state.extra.items():
+        put(key, value)
     for tag, losses in state.sft_losses.items():
         if losses:
             put(f"sft_final_loss.{tag}", float(np.mean(losses[-10:])))
-    for k, v in state.seconds.items():
-        put(f"seconds.{k}", v)
+    for stage, secs in state.seconds.items():
+        put(f"seconds.{stage}", secs)
     for tag, g in state.grpo.items():
         put(f"grpo_cpu_s.{tag}", g["cpu_seconds"])
     return m

@@ -84,26 +84,25 @@ def build_model(spec: ModelSpec, *, seed: int = 0) -> tuple[Any, Any]:
             seed=seed,
             split_digits=False,
         )
-        return model.to(spec.device), tok
+        return model.to(spec.device), tok  # type: ignore[arg-type]
     from icml26.shared.llm import load_causal_lm
     from icml26.shared.llm.chat_templates import with_generation_markers
     from icml26.shared.llm.sft import add_lora
 
-    model, tok = load_causal_lm(
+    loaded: tuple[Any, Any] = load_causal_lm(
         spec.name, device=spec.device, dtype="float32" if spec.device == "cpu" else None
     )
+    model, tok = loaded
     new = [t for t in MODE_TOKENS if t not in tok.get_vocab()]
     torch.manual_seed(seed)  # the new rows' initialisation (rebuilt identically on resume)
     if new:
-        tok.add_special_tokens(
-            {"additional_special_tokens": new}, replace_additional_special_tokens=False
-        )
+        tok.add_tokens(new, special_tokens=True)  # one id each, never split
         model.resize_token_embeddings(len(tok))
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"
     with_generation_markers(tok)
-    ids = [tok.convert_tokens_to_ids(t) for t in MODE_TOKENS]
+    ids = [int(tok.convert_tokens_to_ids(t)) for t in MODE_TOKENS]
     torch.manual_seed(seed)
     model = add_lora(model, rank=spec.lora_rank, new_token_ids=ids)
     return model, tok
