@@ -25,6 +25,11 @@ can never come back: Thinkless reports exactly this collapse. Two guards:
   so its term is a supervised-style push towards the better mode of each group (its advantage
   sign), not an unbiased policy gradient.
 
+The mode token's log-probability is that of the two-way mode policy (a softmax over the think
+and no-think logits at the first reply position): a negative advantage on a forced mode then
+moves probability to the other mode, not to arbitrary tokens such as end-of-turn (which a
+full-vocabulary log-probability lets it do: we saw replies that ended before choosing a mode).
+
 Logged per step: the reward and its components, the policy's think probability on the step's
 prompts (mean, on simple and on complex ones) and the mode entropy ``H(mean_i p_i)`` in bits
 (0 when collapsed to one mode).
@@ -180,6 +185,13 @@ def train_mode_grpo(
         logps, mask, mode_logits = policy.token_logps(
             [policy.prompt_ids(p) for p in group], [r.ids for r in replies]
         )
+        # the mode token's log-probability under the two-way mode policy (think vs no-think):
+        # a negative advantage then moves mass to the other mode, not to arbitrary tokens
+        chosen = torch.tensor(
+            [0 if r.ids[0] == policy.think_id else 1 for r in replies], device=policy.device
+        )
+        mode_logp = torch.log_softmax(mode_logits, dim=-1).gather(1, chosen[:, None])
+        logps = torch.cat([mode_logp, logps[:, 1:]], dim=1)
         old = logps.detach()  # one update per batch: pi_old = pi
         if settings.guard == "none":
             loss = reference_grpo_loss(logps, old, adv, mask, loss_type="dapo")

@@ -137,7 +137,9 @@ class Policy:
 
         Args:
             force: a mode per problem (or one for all): its token is placed as the first
-                reply token and the rest is generated after it; ``None`` lets the model choose.
+                reply token and the rest is generated after it; ``None`` lets the model choose
+                between the two mode tokens (its two-way distribution at the first reply
+                position: the likelier one when greedy, a draw when sampling).
         """
         import torch
 
@@ -152,6 +154,14 @@ class Policy:
                 raise ValueError(f"unknown mode {m!r}: 'think', 'no_think' or None")
         if seed is not None:
             torch.manual_seed(seed)
+        free = [i for i, m in enumerate(modes) if m is None]
+        if free:
+            # the mode is chosen among the two mode tokens only (greedy: the likelier one;
+            # sampled: by the two-way distribution), so every reply has a mode
+            p_think = self.think_probability([problems[i] for i in free], batch_size)
+            for i, p in zip(free, p_think, strict=True):
+                pick = p >= 0.5 if temperature == 0 else bool(torch.rand(()).item() < p)
+                modes[i] = "think" if pick else "no_think"
         sampling: dict[str, Any] = (
             {"do_sample": True, "temperature": float(temperature), "top_k": 0, "top_p": 1.0}
             if temperature > 0
@@ -174,7 +184,7 @@ class Policy:
                 seqs = self.model.generate(
                     input_ids=ids,
                     attention_mask=att,
-                    max_new_tokens=max_new_tokens - (1 if any(heads) else 0),
+                    max_new_tokens=max(max_new_tokens - 1, 1),
                     pad_token_id=self.pad_id,
                     eos_token_id=self.eos_id,
                     **sampling,
