@@ -33,6 +33,8 @@ def test_forced_mode_is_the_first_token_and_logps_line_up(toy: tuple[Policy, lis
     assert replies[1].ids[0] == policy.no_think_id
     assert replies[1].mode == "no_think"
     assert all(1 <= r.tokens <= 6 for r in replies)
+    # a free reply also starts with a mode token: the model picks between the two
+    assert replies[3].ids[0] in (policy.think_id, policy.no_think_id)
     prompts = [policy.prompt_ids(p) for p in pool[:4]]
     logps, mask, mode_logits = policy.token_logps(prompts, [r.ids for r in replies])
     assert logps.shape == mask.shape
