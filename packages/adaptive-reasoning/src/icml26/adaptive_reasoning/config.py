@@ -1,0 +1,159 @@
+"""Run and bench configurations (frozen dataclasses, validated before anything runs; no
+framework imports)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from icml26.shared.devices import check_torch_device
+
+__all__ = ["AdaptiveConfig", "BenchConfig"]
+
+_GUARDS = ("balanced", "decoupled", "none")
+
+
+def _ints(obj: object, minimum: int, *names: str) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}")
+
+
+def _positive(obj: object, *names: str) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, int | float)
+            or not (v > 0 and math.isfinite(v))
+        ):
+            raise ValueError(f"{name} must be a positive number, got {v!r}")
+
+
+def _unit(obj: object, *names: str) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
+            raise ValueError(f"{name} must be in [0, 1], got {v!r}")
+
+
+@dataclass(frozen=True)
+class AdaptiveConfig:
+    """Everything ``icml26 run adaptive-reasoning`` does.
+
+    Tiny model (every method, the claims): trained from scratch, stage 1 (``sft_*``) then
+    stage 2 (``grpo_*``), on ``train_problems`` generated problems; evaluated greedily on
+    ``eval_per_split`` problems of each split (or on ``problems_file``, a JSONL of the user's
+    problems, see :func:`icml26.adaptive_reasoning.tasks.load_problems`).
+
+    ``model`` other than ``"tiny"`` (a built-in name such as ``smollm2-135m-instruct``, a
+    folder, a ``.gguf`` or a Hugging Face id) trains *every* method on that model with LoRA.
+    ``large_model`` (``""`` skips) additionally trains ``ours`` only on a pretrained model
+    with LoRA (``large_*`` sizes), reported without a claim.
+    """
+
+    seed: int = 0
+    device: str = "cpu"
+    threads: int = 1
+    model: str = "tiny"
+    hidden_size: int = 64
+    num_layers: int = 2
+    vocab_size: int = 700
+    lora_rank: int = 16
+    # data
+    train_problems: int = 4000
+    complex_share: float = 0.5
+    verbose_if_simple: float = 0.0
+    verbose_if_complex: float = 0.9
+    eval_per_split: int = 200
+    problems_file: str = ""
+    # stage 1
+    sft_steps: int = 320
+    sft_lr: float = 3e-3
+    sft_batch: int = 16
+    # stage 2
+    grpo_steps: int = 10
+    grpo_prompts: int = 16
+    grpo_generations: int = 8
+    grpo_lr: float = 5e-4
+    grpo_temperature: float = 1.0
+    guard: str = "balanced"
+    mode_loss_weight: float = 1.0
+    reward_token: float = 0.004
+    reward_mode: float = 0.5
+    max_new_tokens: int = 40
+    # the pretrained model trained on `ours` only
+    large_model: str = ""
+    large_sft_steps: int = 40
+    large_sft_batch: int = 8
+    large_sft_lr: float = 2e-4
+    large_grpo_steps: int = 6
+    large_grpo_prompts: int = 2
+    large_grpo_generations: int = 8
+    large_grpo_lr: float = 1e-4
+    large_eval_per_split: int = 50
+
+    def __post_init__(self) -> None:
+        _ints(self, 0, "seed", "sft_steps", "grpo_steps", "large_sft_steps", "large_grpo_steps")
+        _ints(
+            self, 1, "threads", "hidden_size", "num_layers", "vocab_size", "lora_rank",
+            "train_problems", "eval_per_split", "sft_batch", "grpo_prompts", "max_new_tokens",
+            "large_sft_batch", "large_grpo_prompts", "large_eval_per_split",
+        )  # fmt: skip
+        _ints(self, 2, "grpo_generations", "large_grpo_generations")
+        _positive(self, "sft_lr", "grpo_lr", "grpo_temperature", "large_sft_lr", "large_grpo_lr")
+        _unit(self, "complex_share", "verbose_if_simple", "verbose_if_complex")
+        for name in ("reward_token", "reward_mode", "mode_loss_weight"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
+                raise ValueError(f"{name} must be a number >= 0, got {v!r}")
+        check_torch_device(self.device, allowed=("auto", "cpu", "mps"))
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ValueError("model must be 'tiny' or a model spec (name, folder, .gguf, hub id)")
+        if self.guard not in _GUARDS:
+            raise ValueError(f"unknown guard {self.guard!r}; choose from {list(_GUARDS)}")
+        if self.guard == "balanced" and (
+            self.grpo_generations % 2 or self.large_grpo_generations % 2
+        ):
+            raise ValueError(
+                "guard='balanced' needs even grpo_generations and large_grpo_generations"
+            )
+        if self.problems_file and not Path(self.problems_file).is_file():
+            raise ValueError(f"problems_file {self.problems_file!r} does not exist")
+        if self.verbose_if_complex <= self.verbose_if_simple:
+            raise ValueError(
+                "verbose_if_complex must exceed verbose_if_simple: the natural data needs the "
+                "length-complexity correlation the no-augmentation reasoner can learn"
+            )
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """``icml26 bench adaptive-reasoning``: tokens and wall time per solved problem for each
+    method (a small tiny-model run), and GRPO steps per second."""
+
+    seed: int = 0
+    device: str = "cpu"
+    threads: int = 1
+    train_problems: int = 2000
+    sft_steps: int = 150
+    grpo_steps: int = 6
+    eval_per_split: int = 64
+    hidden_size: int = 96
+    num_layers: int = 3
+
+    def __post_init__(self) -> None:
+        _ints(self, 0, "seed", "sft_steps")
+        _ints(
+            self,
+            1,
+            "threads",
+            "train_problems",
+            "grpo_steps",
+            "eval_per_split",
+            "hidden_size",
+            "num_layers",
+        )
+        check_torch_device(self.device, allowed=("auto", "cpu", "mps"))

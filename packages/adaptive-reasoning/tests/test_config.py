@@ -1,0 +1,41 @@
+"""Bad configuration values fail before anything runs, naming the field."""
+
+from __future__ import annotations
+
+import pytest
+
+from icml26.adaptive_reasoning.config import AdaptiveConfig, BenchConfig
+from icml26.adaptive_reasoning.grpo import ModeGRPOSettings
+from icml26.adaptive_reasoning.paper import PAPER
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [
+        ("sft_steps", -1, "sft_steps"),
+        ("grpo_generations", 1, "grpo_generations"),
+        ("grpo_generations", 7, "even"),
+        ("guard", "magic", "unknown guard"),
+        ("verbose_if_simple", 1.5, "verbose_if_simple"),
+        ("verbose_if_simple", 0.95, "must exceed"),
+        ("problems_file", "/no/such/file.jsonl", "does not exist"),
+        ("device", "tpu", "device"),
+        ("sft_lr", 0.0, "sft_lr"),
+        ("model", "", "model"),
+    ],
+)
+def test_bad_values(field: str, value: object, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        AdaptiveConfig(**{field: value})  # type: ignore[arg-type]
+
+
+def test_profiles_valid_and_full_is_large_enough() -> None:
+    assert set(PAPER.profiles) == {"smoke", "quick", "full"}
+    full = PAPER.profiles["full"]
+    assert full.eval_per_split >= 1000  # "within 2 points" needs >= 1,000 items per split
+    assert full.large_model == "smollm2-135m-instruct"
+    BenchConfig()
+    with pytest.raises(ValueError, match="grpo_steps"):
+        BenchConfig(grpo_steps=0)
+    with pytest.raises(ValueError, match="unknown guard"):
+        ModeGRPOSettings(guard="x")  # type: ignore[arg-type]
