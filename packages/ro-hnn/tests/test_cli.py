@@ -59,3 +59,24 @@ def test_missing_data_file_exits_2_before_anything_is_written(
     assert main([*argv, "--set", "data_file=/nonexistent.npz"]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_bench_smoke_compares_at_equal_accuracy_and_with_the_full_hnn(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    assert main(["bench", "ro-hnn", "--profile", "smoke", "--out", str(out)]) == 0
+    m = load_results(out / "results.json")["metrics"]
+    for n in ("n8", "n16"):
+        for key in (
+            "rollout_speedup",
+            "rollout_speedup_equal_accuracy",
+            "rollout_speedup_vs_full_hnn",
+            f"bench_rollout_error.{n}.rohnn",
+            f"bench_rollout_error.{n}.full_hnn",
+        ):
+            assert (key if key.startswith("bench_") else f"{key}.{n}") in m
+        # the equal-accuracy reference is never finer than the default reference
+        assert 1 <= m[f"equal_accuracy_substeps.{n}"] <= m[f"reference_substeps.{n}"]
+        err = m[f"bench_rollout_error.{n}.equal_accuracy_reference"]
+        rohnn = m[f"bench_rollout_error.{n}.rohnn"]
+        assert err <= rohnn or m[f"equal_accuracy_substeps.{n}"] == m[f"reference_substeps.{n}"]
