@@ -6,8 +6,12 @@ for ``n_seeds`` seeds, roll out from the test initial conditions and measure. Ea
 (system, model, seed) unit is stored in ``<run>/units/`` and training checkpoints in
 ``<run>/checkpoints/`` (orbax), so a killed run resumes where it stopped.
 
-``bench``: rollout cost of a reduced model vs the full-order reference integrator on FPUT
-chains of growing size, and RO-HNN's training-step time.
+The run is four named stages: :func:`prepare_systems` (simulate, PSD bases),
+:func:`train_and_evaluate` (the units), :func:`summarise` (metric tree), then the plots.
+
+``bench``: rollout cost of RO-HNN on FPUT chains of growing size against the fine full-order
+reference integrator, the coarsest reference integrator as accurate as RO-HNN (equal
+accuracy) and the full-order HNN trained with the same budget; and RO-HNN's training-step time.
 """
 
 from __future__ import annotations
