@@ -161,3 +161,34 @@ def test_bad_inputs_raise_clear_errors() -> None:
         BLL(model, likelihood="poisson")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="labels"):
         BLL(make_mlp(2, 2, (4,)), likelihood="classification").fit(x, torch.full((10,), 5))
+
+
+@pytest.mark.parametrize("likelihood", ["regression", "classification"])
+def test_default_ntk_bll_keeps_the_variance_guarantee(likelihood: str) -> None:
+    """The API default (``hyperparameters="bll"``) is the theorem's setting: with evidence-fitted
+    hyperparameters on both sides, no NTK-BLL predictive variance is below BLL's."""
+    torch.manual_seed(4)
+    model = make_mlp(3, 3 if likelihood == "classification" else 1, (8, 8))
+    x = torch.randn(50, 3)
+    y = torch.randint(0, 3, (50,)) if likelihood == "classification" else torch.randn(50, 1)
+    bll = BLL(model, likelihood=likelihood).fit(x, y)
+    ntk = NTKBLL(model, likelihood=likelihood).fit(x, y)
+    assert ntk.hyperparameters == "bll"
+    assert ntk.alpha_ == pytest.approx(bll.alpha_)
+    xs = 3 * torch.randn(30, 3)
+    pb, pn = bll.predict(xs), ntk.predict(xs)
+    vb, vn = (pb.var, pn.var) if likelihood == "regression" else (pb.logit_var, pn.logit_var)
+    assert bool((vn >= vb * (1 - 1e-7) - 1e-12).all())
+
+
+def test_last_layer_laplace_is_bll_in_classification() -> None:
+    """Why the run reports ``ll_laplace`` for regression only: for softmax classification,
+    BLL (Laplace at the trained head) and the last-layer Laplace are one computation."""
+    torch.manual_seed(5)
+    model = make_mlp(2, 3, (6,))
+    x = torch.randn(40, 2)
+    y = torch.randint(0, 3, (40,))
+    a = BLL(model, likelihood="classification").fit(x, y).predict(x)
+    b = LastLayerLaplace(model, likelihood="classification").fit(x, y).predict(x)
+    torch.testing.assert_close(a.probs, b.probs)
+    torch.testing.assert_close(a.logit_var, b.logit_var)

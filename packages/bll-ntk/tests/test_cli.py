@@ -25,8 +25,13 @@ def test_smoke_run_writes_the_contract_keys(
         for key in ("nll", "rmse", "ece", "coverage90", "fit_seconds"):
             assert f"{key}.diabetes.{method}" in m
         assert f"bandit_regret.{method}" in m
-        assert f"ood_auroc.wine_heldout.{method}" in m
+        # ll_laplace is BLL itself in classification, so it is reported for regression only
+        assert (f"ood_auroc.wine_heldout.{method}" in m) == (method != "ll_laplace")
     assert m["var_ge_bll_fraction.diabetes"] == 1.0  # the theorem, shared hyperparameters
+    assert m["var_ge_bll_fraction.wine"] == 1.0
+    for key in ("nll.regression", "ece.all", "ood_auroc.all", "ood_auroc.wine_heldout"):
+        assert f"ntk_gain.{key}" in m
+        assert m[f"ntk_gain_se.{key}"] >= 0
     assert "subsample_error.diabetes.s16" in m
     assert {c["id"] for c in res["claims"]} == {c.id for c in PAPER.claims}
     assert (out / "plots" / "regret.png").stat().st_size > 0
@@ -40,3 +45,25 @@ def test_bad_config_values() -> None:
         Config(ensemble_size=1)
     with pytest.raises(ValueError, match="bandit_delta"):
         Config(bandit_delta=1.0)
+    with pytest.raises(ValueError, match="does not exist"):
+        Config(regression=("csv:/nonexistent/data.csv#y",))
+    with pytest.raises(ValueError, match="cls_seeds"):
+        Config(cls_seeds=0)
+
+
+def test_missing_csv_exits_2_before_anything_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    code = main(
+        [
+            "run",
+            "bll-ntk",
+            "--profile",
+            "smoke",
+            "--out",
+            str(out),
+            "--set",
+            "regression=csv:/nonexistent/data.csv",
+        ]
+    )
+    assert code == 2
+    assert not out.exists()

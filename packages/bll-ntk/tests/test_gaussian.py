@@ -10,7 +10,7 @@ import torch
 from scipy.stats import multivariate_normal
 from sklearn.linear_model import BayesianRidge
 
-from icml26.bll_ntk.gaussian import BayesLinReg, LinearisedLaplace, maximise_evidence
+from icml26.bll_ntk.gaussian import BayesLinReg, LaplaceLinReg, maximise_evidence
 
 
 def _data(n: int = 40, d: int = 5, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -81,7 +81,7 @@ def test_integer_weights_equal_duplicated_rows() -> None:
 def test_laplace_both_spaces_match_direct_inverse(n: int) -> None:
     Z, r = _data(n=n, d=12)
     vstar = torch.randn(12, dtype=torch.float64)
-    lap = LinearisedLaplace(alpha=0.9, noise=0.3).fit(Z, r, float(vstar @ vstar))
+    lap = LaplaceLinReg(alpha=0.9, noise=0.3).fit(Z, r, float(vstar @ vstar))
     assert lap._function_space is (n < 12)
     cov = torch.linalg.inv(0.9 * torch.eye(12, dtype=torch.float64) + Z.T @ Z / 0.3)
     zs = torch.randn(5, 12, dtype=torch.float64)

@@ -37,13 +37,21 @@ def test_smoke_run_writes_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         "closed_loop_cost.cartpole.kl",
         "max_abs_theta.kwkl",
         "kalman.prox_step_error",
+        "closed_loop_cost_sweep.kl.rho0.r0",
+        "cost_ratio_sweep.wkl_vs_kl.rho1.r3",
+        "control_weight_sweep.r3",
     ):
         assert key in m, key
     assert m["value.kl.eps1"] > 1e10
     assert m["value.wkl.eps1"] == pytest.approx(1.0)
     ids = {c["id"]: c["holds"] for c in res["claims"]}
     assert ids["closed_forms_match_flow"] is True
-    for name in ("divergence_vs_eps", "control_noise_sweep", "cartpole_trajectories"):
+    for name in (
+        "divergence_vs_eps",
+        "control_noise_sweep",
+        "control_weight_sweep",
+        "cartpole_trajectories",
+    ):
         assert (out / "plots" / f"{name}.png").stat().st_size > 0
     # resuming into the same folder reuses the checkpointed stages
     assert main(["run", "transport-kl", "--profile", "smoke", "--out", str(out)]) == 0
@@ -57,6 +65,8 @@ def test_smoke_run_writes_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         ("eps_grid", (1.0,), "eps_grid needs at least two values"),
         ("lam", -1.0, "lam must be a finite number > 0"),
         ("kalman_ensemble", 20, "kalman_ensemble must be <= kalman_dim"),
+        ("control_weight_sweep", (), "control_weight_sweep needs at least one"),
+        ("control_weight_sweep", (0.1, -1.0), "control_weight_sweep must be a finite number > 0"),
     ],
 )
 def test_bad_config_values(field: str, value: object, message: str) -> None:

@@ -32,8 +32,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-from icml26.bll_ntk.gaussian import BayesLinReg
-from icml26.bll_ntk.gaussian import LinearisedLaplace as _GaussLaplace
+from icml26.bll_ntk.gaussian import BayesLinReg, LaplaceLinReg
 from icml26.bll_ntk.glm import FullGGNLaplace, LastLayerGLM, predictive_probs
 from icml26.bll_ntk.jacobians import NTKProjection, jacobian, ntk_projection
 from icml26.bll_ntk.network import LastLayerModel
@@ -266,8 +265,9 @@ class NTKBLL(BLL):
         subsample: points drawn uniformly to estimate the projection (``None`` = all).
         posterior_subsample: points drawn uniformly for posterior inference, each weighted
             ``N/m`` (``None`` = all).
-        hyperparameters: ``"own"`` maximises this model's own evidence; ``"bll"`` reuses the
-            standard BLL's type-II ML (α, σ²), the setting of the variance guarantee.
+        hyperparameters: ``"bll"`` (default) reuses the standard BLL's type-II ML (α, σ²), the
+            setting of the variance guarantee (every predictive variance >= BLL's);
+            ``"own"`` maximises this model's own evidence, where the guarantee does not hold.
         seed: RNG seed of the subsamples.
         chunk: examples per Jacobian chunk.
     """
@@ -281,7 +281,7 @@ class NTKBLL(BLL):
         ridge: float = 1.0,
         subsample: int | None = None,
         posterior_subsample: int | None = None,
-        hyperparameters: Literal["own", "bll"] = "own",
+        hyperparameters: Literal["own", "bll"] = "bll",
         alpha: float | None = None,
         noise: float | None = None,
         predictive: str = "probit",
@@ -371,7 +371,7 @@ class LastLayerLaplace(_Base):
             obs, mask = _targets(y.double(), N, C, mask)
             resid = obs - (out[mask] if mask is not None else out.reshape(-1))
             Z = head_rows(phi, C, mask)
-            self.posterior_ = _GaussLaplace(alpha=self.alpha, noise=self.noise).fit(
+            self.posterior_ = LaplaceLinReg(alpha=self.alpha, noise=self.noise).fit(
                 Z, resid, float(v0 @ v0)
             )
             self.alpha_, self.noise_ = self.posterior_.alpha, self.posterior_.noise
@@ -432,7 +432,7 @@ class LinearisedLaplace(_Base):
                 else torch.ones(N * C, dtype=torch.bool, device=dev)
             )
             resid = obs - out.reshape(-1)[sel]
-            self.posterior_ = _GaussLaplace(alpha=self.alpha, noise=self.noise).fit(
+            self.posterior_ = LaplaceLinReg(alpha=self.alpha, noise=self.noise).fit(
                 J[sel], resid, self._sq_norm()
             )
             self.alpha_, self.noise_ = self.posterior_.alpha, self.posterior_.noise

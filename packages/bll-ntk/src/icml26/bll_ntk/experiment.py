@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -12,14 +13,26 @@ import torch
 from icml26.bll_ntk.bandit_runner import BanditSettings, run_thompson
 from icml26.bll_ntk.bll import BLL, NTKBLL, LinearisedLaplace
 from icml26.bll_ntk.data import load_classification, load_regression, regression_split
-from icml26.bll_ntk.evaluate import MethodSettings, evaluate_classification, evaluate_regression
+from icml26.bll_ntk.evaluate import (
+    MethodSettings,
+    evaluate_classification,
+    evaluate_regression,
+    fit_all,
+)
 from icml26.bll_ntk.network import make_mlp
 from icml26.bll_ntk.paper import METHODS, BenchConfig, Config
 from icml26.bll_ntk.plots import plot_regret, plot_reliability, plot_subsample, plot_toy
 from icml26.bll_ntk.train import TrainSpec, train_regressor
 from icml26.shared import RunDir, log, seed_everything
 
-__all__ = ["bench", "run"]
+__all__ = [
+    "bandit_stage",
+    "bench",
+    "classification_stage",
+    "regression_stage",
+    "run",
+    "toy_stage",
+]
 
 
 def _settings(cfg: Config, hidden: tuple[int, ...], steps: int, seed: int) -> MethodSettings:
@@ -87,23 +100,130 @@ def _subsample_errors(
     return out
 
 
-def run(cfg: Config, run_dir: RunDir) -> dict[str, Any]:
-    torch.set_num_threads(1)  # tiny networks: extra threads only spin
-    seed_everything(cfg.seed)
-    metrics: dict[str, Any] = defaultdict(dict)
-    # ---- UCI-style regression --------------------------------------------------------------
+@dataclass
+class _PerMethod:
+    """Per-method metric values over repeats (splits or seeds): ``values[method][metric]``."""
+
+    values: dict[str, dict[str, list[float]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
+
+    def add(self, res: dict[str, dict[str, float]]) -> None:
+        for m, r in res.items():
+            for k, v in r.items():
+                self.values[m][k].append(v)
+
+
+@dataclass
+class RegressionResult:
+    """Stage 1: every method on the regression data sets, over ``n_splits`` random splits."""
+
+    metrics: dict[str, Any]
+    gains: dict[str, list[tuple[float, float]]]  # metric -> per data set (mean, se) of the gain
+    subsample_both: dict[str, dict[str, float]]
+    subsample_proj: dict[str, dict[str, float]]
+
+
+@dataclass
+class ClassificationResult:
+    """Stage 2: every method on the classification data sets (+ OOD), over ``cls_seeds`` seeds."""
+
+    metrics: dict[str, Any]
+    gains: dict[str, list[tuple[float, float]]]
+    subsample_both: dict[str, dict[str, float]]
+    subsample_proj: dict[str, dict[str, float]]
+    reliability: dict[str, dict[str, Any]]
+
+
+@dataclass
+class BanditResult:
+    """Stage 3: Thompson sampling on the wheel bandit, mean regret curve per method."""
+
+    metrics: dict[str, Any]
+    curves: dict[str, np.ndarray]
+
+
+@dataclass
+class ToyBands:
+    """Stage 4: the 1-D regression with a gap, ±2 std bands of each method on a grid."""
+
+    x: np.ndarray
+    y: np.ndarray
+    grid: np.ndarray
+    bands: dict[str, tuple[np.ndarray, np.ndarray]]  # method -> (mean, std)
+
+
+def _paired_gain(better: list[float], worse: list[float]) -> tuple[float, float]:
+    """Mean and standard error (over repeats) of the paired difference ``better − worse``.
+
+    The standard error is NaN with a single repeat: a claim on it is then undecided, not won.
+    """
+    d = np.asarray(better, float) - np.asarray(worse, float)
+    se = float(np.std(d, ddof=1) / np.sqrt(d.size)) if d.size > 1 else float("nan")
+    return float(np.mean(d)), se
+
+
+def _summarise(label: str, per: _PerMethod, metrics: dict[str, Any]) -> None:
+    for m, r in per.values.items():
+        for k, vals in r.items():
+            if "." in k:  # ood_auroc.<ood set>: keyed by the OOD set
+                kind, key = k.split(".")[0], f"{k.split('.', 1)[1]}.{m}"
+            else:
+                kind, key = k, f"{label}.{m}"
+            metrics.setdefault(kind, {})[key] = float(np.mean(vals))
+            if k == "nll":
+                metrics.setdefault("nll_se", {})[key] = float(np.std(vals) / np.sqrt(len(vals)))
+
+
+def _record_gains(
+    label: str,
+    per: _PerMethod,
+    metrics: dict[str, Any],
+    gains: dict[str, list[tuple[float, float]]],
+    wanted: dict[str, int],
+) -> None:
+    """``ntk_gain.<metric>.<label>`` (and ``_se``): paired gain of ntk_bll over bll, signed so
+    that > 0 means ntk_bll is better (``wanted``: +1 higher is better, -1 lower is better)."""
+    ntk, bll = per.values["ntk_bll"], per.values["bll"]
+    for k in ntk:
+        metric = k.split(".")[0]
+        if metric not in wanted:
+            continue
+        sign = wanted[metric]
+        mean, se = _paired_gain([sign * v for v in ntk[k]], [sign * v for v in bll[k]])
+        name = k.split(".", 1)[1] if "." in k else label
+        metrics.setdefault("ntk_gain", {}).setdefault(metric, {})[name] = mean
+        metrics.setdefault("ntk_gain_se", {}).setdefault(metric, {})[name] = se
+        gains.setdefault(metric, []).append((mean, se))
+
+
+def _pooled(
+    metrics: dict[str, Any], gains: dict[str, list[tuple[float, float]]], group: str
+) -> None:
+    """``ntk_gain.<metric>.<group>``: mean of the per-set gains, its standard error combined."""
+    for metric, rows in gains.items():
+        mean = float(np.mean([g for g, _ in rows]))
+        se = float(np.sqrt(sum(s**2 for _, s in rows)) / len(rows))
+        metrics.setdefault("ntk_gain", {}).setdefault(metric, {})[group] = mean
+        metrics.setdefault("ntk_gain_se", {}).setdefault(metric, {})[group] = se
+
+
+def regression_stage(cfg: Config, run_dir: RunDir) -> RegressionResult:
+    """Every method on each regression set, ``n_splits`` random 90/10 splits."""
+    metrics: dict[str, Any] = {}
+    gains: dict[str, list[tuple[float, float]]] = {}
+    both: dict[str, dict[str, float]] = {}
+    proj: dict[str, dict[str, float]] = {}
     for name in cfg.regression:
         X, y = load_regression(name)
-        per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        per = _PerMethod()
         var_ge, var_ge_alt, sub_both, sub_proj = [], [], defaultdict(list), defaultdict(list)
         label = name if not name.startswith("csv:") else "csv"
         for split_id in range(cfg.n_splits):
             split = regression_split(X, y, seed=cfg.seed * 1000 + split_id)
             s = _settings(cfg, cfg.hidden, cfg.train_steps, cfg.seed * 1000 + split_id)
             res, fitted, preds = evaluate_regression(split, s)
-            for m, r in res.items():
-                for k, v in r.items():
-                    per[m][k].append(v)
+            per.add(res)
             var_ge.append(_var_ge(preds["ntk_bll"].var, preds["bll"].var))
             var_ge_alt.append(_var_ge(preds[fitted.alt_name].var, preds["bll"].var))
             sizes = tuple(k for k in cfg.subsample_sizes if k < split.x_train.shape[0])
@@ -127,92 +247,178 @@ def run(cfg: Config, run_dir: RunDir) -> dict[str, Any]:
                 f"{label} split {split_id}: "
                 + ", ".join(f"{m} nll {r['nll']:.3f}" for m, r in res.items())
             )
-        for m, r in per.items():
-            for k, vals in r.items():
-                metrics[k][f"{label}.{m}"] = float(np.mean(vals))
-                if k == "nll":
-                    metrics["nll_se"][f"{label}.{m}"] = float(np.std(vals) / np.sqrt(len(vals)))
-        metrics["var_ge_bll_fraction"][label] = float(np.mean(var_ge))
-        metrics["var_ge_bll_fraction_alt"][label] = float(np.mean(var_ge_alt))
-        metrics["subsample_error"][label] = {k: float(np.mean(v)) for k, v in sub_both.items()}
-        metrics["subsample_error_proj"][label] = {k: float(np.mean(v)) for k, v in sub_proj.items()}
-    # ---- classification + OOD -------------------------------------------------------------
+        _summarise(label, per, metrics)
+        _record_gains(label, per, metrics, gains, {"nll": -1, "ece": -1})
+        metrics.setdefault("var_ge_bll_fraction", {})[label] = float(np.mean(var_ge))
+        metrics.setdefault("var_ge_bll_fraction_alt", {})[label] = float(np.mean(var_ge_alt))
+        both[label] = {k: float(np.mean(v)) for k, v in sub_both.items()}
+        proj[label] = {k: float(np.mean(v)) for k, v in sub_proj.items()}
+    metrics["subsample_error"] = dict(both)
+    metrics["subsample_error_proj"] = dict(proj)
+    if gains:
+        _pooled(metrics, gains, "regression")
+    return RegressionResult(metrics, gains, both, proj)
+
+
+def classification_stage(cfg: Config, run_dir: RunDir) -> ClassificationResult:
+    """Every method on each classification set and its OOD sets, ``cls_seeds`` seeds (the
+    split, the network's initialisation and the baselines' seeds all change with the seed)."""
+    metrics: dict[str, Any] = {}
+    gains: dict[str, list[tuple[float, float]]] = {}
+    both: dict[str, dict[str, float]] = {}
+    proj: dict[str, dict[str, float]] = {}
     reliability: dict[str, dict[str, Any]] = {}
     for name in cfg.classification:
-        task = load_classification(name, seed=cfg.seed)
-        s = _settings(cfg, cfg.cls_hidden, cfg.cls_train_steps, cfg.seed)
-        res, fitted, preds = evaluate_classification(task, s)
-        for m, r in res.items():
-            for k, v in r.items():
-                if k.startswith("ood_auroc"):
-                    kind, ood = k.split(".")
-                    metrics[kind][f"{ood}.{m}"] = v
-                else:
-                    metrics[k][f"{name}.{m}"] = v
-        allv = {m: torch.cat([p.logit_var for p in preds[m].values()]) for m in preds}
-        metrics["var_ge_bll_fraction"][name] = _var_ge(allv["ntk_bll"], allv["bll"])
-        metrics["var_ge_bll_fraction_alt"][name] = _var_ge(allv[fitted.alt_name], allv["bll"])
-        errs = _subsample_errors(
-            fitted,
-            task.x_train,
-            task.y_train,
-            task.x_test,
-            tuple(k for k in cfg.subsample_sizes if k < task.x_train.shape[0]),
-            cfg.subsample_repeats,
-            cfg.seed,
+        per = _PerMethod()
+        var_ge, var_ge_alt = [], []
+        for k in range(cfg.cls_seeds):
+            seed = cfg.seed + k
+            task = load_classification(name, seed=seed)
+            s = _settings(cfg, cfg.cls_hidden, cfg.cls_train_steps, seed)
+            res, fitted, preds = evaluate_classification(task, s)
+            per.add(res)
+            allv = {m: torch.cat([p.logit_var for p in preds[m].values()]) for m in preds}
+            var_ge.append(_var_ge(allv["ntk_bll"], allv["bll"]))
+            var_ge_alt.append(_var_ge(allv[fitted.alt_name], allv["bll"]))
+            log(
+                f"{name} seed {seed}: "
+                + ", ".join(f"{m} nll {r['nll']:.3f} ece {r['ece']:.3f}" for m, r in res.items())
+            )
+            run_dir.log_metrics(k, data=name, **{f"nll.{m}": r["nll"] for m, r in res.items()})
+            if k > 0:
+                continue
+            errs = _subsample_errors(
+                fitted,
+                task.x_train,
+                task.y_train,
+                task.x_test,
+                tuple(n for n in cfg.subsample_sizes if n < task.x_train.shape[0]),
+                cfg.subsample_repeats,
+                cfg.seed,
+            )
+            both[name], proj[name] = errs["both"], errs["proj"]
+            reliability[name] = {
+                m: (p["test"].probs.cpu().numpy(), task.y_test.cpu().numpy())
+                for m, p in preds.items()
+            }
+        _summarise(name, per, metrics)
+        _record_gains(name, per, metrics, gains, {"ece": -1, "ood_auroc": +1})
+        metrics.setdefault("var_ge_bll_fraction", {})[name] = float(np.mean(var_ge))
+        metrics.setdefault("var_ge_bll_fraction_alt", {})[name] = float(np.mean(var_ge_alt))
+    metrics["subsample_error"] = dict(both)
+    metrics["subsample_error_proj"] = dict(proj)
+    if gains:
+        _pooled(metrics, gains, "classification")
+    return ClassificationResult(metrics, gains, both, proj, reliability)
+
+
+def bandit_stage(cfg: Config) -> BanditResult:
+    """Thompson sampling on the wheel bandit with every posterior, ``bandit_seeds`` seeds."""
+    bs = BanditSettings(
+        steps=cfg.bandit_steps,
+        delta=cfg.bandit_delta,
+        hidden=cfg.bandit_hidden,
+        train_steps=cfg.bandit_train_steps,
+        retrain_every=cfg.bandit_retrain_every,
+        update_every=cfg.bandit_update_every,
+        lr=cfg.lr,
+        weight_decay=cfg.weight_decay,
+        ridge=cfg.ridge,
+        hyperparameters=cfg.hyperparameters,
+        subsample=cfg.subsample,
+        ensemble_size=cfg.ensemble_size,
+        dropout=cfg.dropout,
+    )
+    metrics: dict[str, Any] = defaultdict(dict)
+    curves: dict[str, np.ndarray] = {}
+    for m in METHODS:
+        t0 = time.perf_counter()
+        runs = [run_thompson(m, bs, cfg.seed * 100 + k) for k in range(cfg.bandit_seeds)]
+        curves[m] = np.mean(runs, axis=0)
+        metrics["bandit_regret"][m] = float(curves[m][-1])
+        metrics["bandit_seconds"][m] = time.perf_counter() - t0
+        log(f"wheel bandit {m}: regret {curves[m][-1]:.1f} ({time.perf_counter() - t0:.1f}s)")
+    for m in METHODS:
+        metrics["bandit_regret_vs_bll"][m] = metrics["bandit_regret"][m] / max(
+            metrics["bandit_regret"]["bll"], 1e-9
         )
-        metrics["subsample_error"][name] = errs["both"]
-        metrics["subsample_error_proj"][name] = errs["proj"]
-        reliability[name] = {
-            m: (p["test"].probs.numpy(), task.y_test.numpy()) for m, p in preds.items()
-        }
-        log(
-            f"{name}: "
-            + ", ".join(f"{m} nll {r['nll']:.3f} ece {r['ece']:.3f}" for m, r in res.items())
+    return BanditResult(dict(metrics), curves)
+
+
+def toy_stage(cfg: Config) -> ToyBands:
+    """Every method on a 1-D regression with a gap in the inputs (for the bands figure)."""
+    gen = torch.Generator().manual_seed(cfg.seed)
+    x = torch.cat(
+        [torch.rand(80, 1, generator=gen) * 1.4 - 2.0, torch.rand(80, 1, generator=gen) * 1.4 + 0.6]
+    )
+    y = torch.sin(2.0 * x) + 0.1 * torch.randn(x.shape, generator=gen)
+    s = _settings(cfg, cfg.hidden, max(cfg.train_steps, 1500), cfg.seed)
+    fitted = fit_all(x, y, 1, "regression", s)
+    grid = torch.linspace(-3.5, 3.5, 300)[:, None]
+    bands = {}
+    for m, model in fitted.models.items():
+        if m.startswith("ntk_bll_"):
+            continue
+        pred = model.predict(grid)
+        bands[m] = (
+            pred.mean[:, 0].detach().cpu().numpy(),
+            pred.total_var[:, 0].sqrt().detach().cpu().numpy(),
         )
-    if reliability:
-        plot_reliability(reliability, run_dir.plot_path("reliability"))
-    if metrics["subsample_error"]:
+    return ToyBands(x[:, 0].numpy(), y[:, 0].numpy(), grid[:, 0].numpy(), bands)
+
+
+def _merge(*parts: dict[str, Any]) -> dict[str, Any]:
+    """Nested merge of the stages' metric trees (a data set appears in one stage only)."""
+    out: dict[str, Any] = {}
+
+    def put(dst: dict[str, Any], src: dict[str, Any]) -> None:
+        for k, v in src.items():
+            if isinstance(v, dict) and isinstance(dst.get(k), dict):
+                put(dst[k], v)
+            else:
+                dst[k] = v
+
+    for p in parts:
+        put(out, p)
+    return out
+
+
+def _plots(
+    run_dir: RunDir,
+    reg: RegressionResult,
+    cls: ClassificationResult,
+    bandit: BanditResult | None,
+    toy: ToyBands | None,
+) -> None:
+    if cls.reliability:
+        plot_reliability(cls.reliability, run_dir.plot_path("reliability"))
+    both = {**reg.subsample_both, **cls.subsample_both}
+    if both:
         plot_subsample(
-            metrics["subsample_error"],
-            metrics["subsample_error_proj"],
-            run_dir.plot_path("subsample_error"),
+            both, {**reg.subsample_proj, **cls.subsample_proj}, run_dir.plot_path("subsample_error")
         )
-    # ---- wheel bandit -----------------------------------------------------------------------
-    if cfg.bandit_steps > 0:
-        bs = BanditSettings(
-            steps=cfg.bandit_steps,
-            delta=cfg.bandit_delta,
-            hidden=cfg.bandit_hidden,
-            train_steps=cfg.bandit_train_steps,
-            retrain_every=cfg.bandit_retrain_every,
-            update_every=cfg.bandit_update_every,
-            lr=cfg.lr,
-            weight_decay=cfg.weight_decay,
-            ridge=cfg.ridge,
-            hyperparameters=cfg.hyperparameters,
-            subsample=cfg.subsample,
-            ensemble_size=cfg.ensemble_size,
-            dropout=cfg.dropout,
-        )
-        curves: dict[str, np.ndarray] = {}
-        for m in METHODS:
-            t0 = time.perf_counter()
-            runs = [run_thompson(m, bs, cfg.seed * 100 + k) for k in range(cfg.bandit_seeds)]
-            curves[m] = np.mean(runs, axis=0)
-            metrics["bandit_regret"][m] = float(curves[m][-1])
-            metrics["bandit_seconds"][m] = time.perf_counter() - t0
-            log(f"wheel bandit {m}: regret {curves[m][-1]:.1f} ({time.perf_counter() - t0:.1f}s)")
-        if "bll" in curves:
-            for m in METHODS:
-                metrics["bandit_regret_vs_bll"][m] = metrics["bandit_regret"][m] / max(
-                    metrics["bandit_regret"]["bll"], 1e-9
-                )
-        plot_regret(curves, run_dir.plot_path("regret"))
-    # ---- 1-D toy ----------------------------------------------------------------------------
-    if cfg.toy:
-        plot_toy(cfg, run_dir.plot_path("toy_1d"))
-    return dict(metrics)
+    if bandit is not None:
+        plot_regret(bandit.curves, run_dir.plot_path("regret"))
+    if toy is not None:
+        plot_toy(toy.x, toy.y, toy.grid, toy.bands, run_dir.plot_path("toy_1d"))
+
+
+def run(cfg: Config, run_dir: RunDir) -> dict[str, Any]:
+    """The paper's experiment as five calls: regression, classification + OOD, the wheel
+    bandit, the 1-D toy, then the pooled ntk_bll-vs-bll gains and the figures."""
+    torch.set_num_threads(1)  # tiny networks: extra threads only spin
+    seed_everything(cfg.seed)
+    reg = regression_stage(cfg, run_dir)
+    cls = classification_stage(cfg, run_dir)
+    bandit = bandit_stage(cfg) if cfg.bandit_steps > 0 else None
+    toy = toy_stage(cfg) if cfg.toy else None
+    metrics = _merge(reg.metrics, cls.metrics, bandit.metrics if bandit else {})
+    metrics["subsample_error"] = {**reg.subsample_both, **cls.subsample_both}
+    metrics["subsample_error_proj"] = {**reg.subsample_proj, **cls.subsample_proj}
+    pooled = {k: reg.gains.get(k, []) + cls.gains.get(k, []) for k in {*reg.gains, *cls.gains}}
+    _pooled(metrics, pooled, "all")
+    _plots(run_dir, reg, cls, bandit, toy)
+    return metrics
 
 
 def bench(cfg: BenchConfig, run_dir: RunDir) -> dict[str, Any]:

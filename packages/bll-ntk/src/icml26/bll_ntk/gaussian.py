@@ -1,4 +1,4 @@
-"""Gaussian-likelihood posteriors: Bayesian linear regression and linearised Laplace.
+"""Gaussian-likelihood posteriors: Bayesian linear regression and a Laplace fit of a linear model.
 
 Both work on *observation rows*: observation ``i`` is a scalar target ``y_i`` with a design
 row ``z_i ∈ R^D`` (for a last layer with C outputs and features φ̃, ``z = e_c ⊗ φ̃(x)``, so
@@ -9,10 +9,11 @@ rows). Noise ``y = zᵀv + ε``, ``ε ~ N(0, σ²)``; prior ``v ~ N(0, α⁻¹ K
   NTK-projected BLL with ``K = I + M``, see :mod:`icml26.bll_ntk.jacobians`). The marginal
   likelihood ``log N(y | 0, σ²I + α⁻¹ Z K Zᵀ)`` is evaluated in O(D) per hyperparameter
   after one eigendecomposition of the whitened Gram ``Lᵀ ZᵀZ L`` (``K = L Lᵀ``).
-* :class:`LinearisedLaplace` keeps the trained weights as the mean (a Laplace approximation
+* :class:`LaplaceLinReg` keeps the trained weights as the mean (a Laplace approximation
   around the MAP ``v*``, Immer et al. 2021) with precision ``αI + ZᵀZ/σ²`` and the Laplace
   evidence ``log p(y|v*) − α/2‖v*‖² − ½ log|I + ZᵀZ/(ασ²)|``. With ``Z`` the last-layer rows it
-  is last-layer Laplace; with ``Z`` the full Jacobian it is the linearised Laplace / NTK-GP.
+  is last-layer Laplace; with ``Z`` the full Jacobian it is the linearised Laplace / NTK-GP
+  (the methods ``bll.LastLayerLaplace`` and ``bll.LinearisedLaplace`` are built on it).
   It switches to function space (N × N) when there are fewer rows than parameters.
 
 Hyperparameters ``(α, σ²)`` maximise the respective evidence (type-II ML) on successively
@@ -33,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["BayesLinReg", "LinearisedLaplace", "maximise_evidence"]
+__all__ = ["BayesLinReg", "LaplaceLinReg", "maximise_evidence"]
 
 _LOG2PI = math.log(2 * math.pi)
 
@@ -186,7 +187,7 @@ class BayesLinReg:
 
 
 @dataclass
-class LinearisedLaplace:
+class LaplaceLinReg:
     """Laplace approximation around given weights ``v*`` for a model linear in ``Z``.
 
     Args:
@@ -196,7 +197,7 @@ class LinearisedLaplace:
     alpha: float | None = None
     noise: float | None = None
 
-    def fit(self, Z: torch.Tensor, residual: torch.Tensor, sq_norm: float) -> LinearisedLaplace:
+    def fit(self, Z: torch.Tensor, residual: torch.Tensor, sq_norm: float) -> LaplaceLinReg:
         """Fit on rows ``Z (n, D)``, training residuals ``y − f*(x)`` and ``‖v*‖²``."""
         Z, r = _check_rows(Z, residual)
         n, D = Z.shape

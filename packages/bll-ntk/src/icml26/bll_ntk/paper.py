@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from icml26.shared import Claim, Paper
@@ -27,6 +28,8 @@ class Config:
         train_steps, lr, weight_decay, batch_size: MAP training of every network.
         classification: ``digits``, ``wine``, ``mnist`` (needs the ``mnist`` extra).
         cls_hidden, cls_train_steps: classifier MLP and its training steps.
+        cls_seeds: seeds per classification set (each: its own split, network and baselines),
+            so the ntk_bll-vs-bll gains come with a standard error over seeds.
         ridge: λ of the NTK projection.
         hyperparameters: ``"bll"`` reuses BLL's type-II ML (α, σ²) for ntk_bll (the setting of
             the variance guarantee); ``"own"`` maximises ntk_bll's own evidence. The other
@@ -54,6 +57,7 @@ class Config:
     classification: tuple[str, ...] = ("digits", "wine")
     cls_hidden: tuple[int, ...] = (32, 32)
     cls_train_steps: int = 1500
+    cls_seeds: int = 3
     ridge: float = 1.0
     hyperparameters: Literal["bll", "own"] = "bll"
     subsample: int = 64
@@ -77,11 +81,18 @@ class Config:
         for name in self.regression:
             if name not in _REGRESSION and not name.startswith("csv:"):
                 raise ValueError(f"regression data set {name!r}: use {_REGRESSION} or csv:<path>")
+            if name.startswith("csv:"):
+                path = Path(name[4:].partition("#")[0]).expanduser()
+                if not path.is_file():
+                    raise ValueError(
+                        f"regression data set {name!r}: the CSV file {path} does not exist"
+                    )
         for name in self.classification:
             if name not in _CLASSIFICATION:
                 raise ValueError(f"classification data set {name!r}: use {_CLASSIFICATION}")
         positive = {
             "n_splits": self.n_splits,
+            "cls_seeds": self.cls_seeds,
             "train_steps": self.train_steps,
             "cls_train_steps": self.cls_train_steps,
             "batch_size": self.batch_size,
@@ -151,12 +162,13 @@ class BenchConfig:
 PROFILES = {
     "smoke": Config(
         regression=("diabetes",),
-        n_splits=1,
+        n_splits=2,
         hidden=(16, 16),
         train_steps=150,
         classification=("wine",),
         cls_hidden=(8, 8),
         cls_train_steps=150,
+        cls_seeds=2,
         subsample=32,
         subsample_sizes=(16, 64),
         subsample_repeats=1,
@@ -201,32 +213,34 @@ BENCH_PROFILES = {
     ),
 }
 
+# The variance guarantee (ntk_bll's variance >= BLL's at shared hyperparameters) is a theorem:
+# it is tested (tests/test_bll.py), not claimed; the run still reports var_ge_bll_fraction.*.
+# ntk_gain.<metric>.<group> is the paired gain of ntk_bll over bll (> 0: ntk_bll better), mean
+# over splits / seeds, pooled over data sets; ntk_gain_se.* its standard error. A claim of
+# "better" asks for a gain beyond twice that standard error.
 CLAIMS = [
     Claim(
-        "variance_ge_bll",
-        "NTK-projected BLL posterior variances are greater than or equal to the standard BLL's.",
-        "provably >= (theorem)",
-        'min_of("var_ge_bll_fraction.*") >= 0.999',
-    ),
-    Claim(
         "regression_nll_vs_bll",
-        "Improved uncertainty over standard BLL on UCI regression (mean test NLL).",
+        "Improved uncertainty over standard BLL on UCI regression: lower test NLL, by more than "
+        "twice the standard error of the paired difference over splits.",
         "lower NLL than BLL",
-        'mean_of("nll.diabetes.ntk_bll") + mean_of("nll.autompg.ntk_bll") <= '
-        'mean_of("nll.diabetes.bll") + mean_of("nll.autompg.bll")',
-        profiles=("quick", "full"),  # smoke fits diabetes only
+        "ntk_gain.nll.regression > 2 * ntk_gain_se.nll.regression",
     ),
     Claim(
         "calibration_vs_bll",
-        "Improved calibration over standard BLL (mean ECE over all data sets).",
+        "Improved calibration over standard BLL: lower ECE over all data sets, by more than twice "
+        "the standard error of the paired difference (over splits / seeds).",
         "lower ECE than BLL",
-        'mean_of("ece.*.ntk_bll") <= mean_of("ece.*.bll")',
+        "ntk_gain.ece.all > 2 * ntk_gain_se.ece.all",
     ),
     Claim(
         "ood_vs_bll",
-        "Better out-of-distribution detection than standard BLL (mean AUROC).",
+        "Better out-of-distribution detection than standard BLL: higher entropy AUROC, by more "
+        "than twice the standard error of the paired gain over seeds, with ntk_bll's mean AUROC "
+        "at least 0.7 (clearly better than chance).",
         "higher AUROC than BLL",
-        'mean_of("ood_auroc.*.ntk_bll") >= mean_of("ood_auroc.*.bll")',
+        "ntk_gain.ood_auroc.all > 2 * ntk_gain_se.ood_auroc.all and "
+        'mean_of("ood_auroc.*.ntk_bll") >= 0.7',
     ),
     Claim(
         "competitive_with_baselines",

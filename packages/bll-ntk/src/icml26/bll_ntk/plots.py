@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from icml26.bll_ntk.metrics import reliability_curve
 from icml26.shared import PALETTE, figure
@@ -96,20 +95,15 @@ def plot_subsample(
         ax.legend(fontsize=6)
 
 
-def plot_toy(cfg: Any, path: Path) -> None:
+def plot_toy(
+    x: np.ndarray,
+    y: np.ndarray,
+    grid: np.ndarray,
+    bands: dict[str, tuple[np.ndarray, np.ndarray]],
+    path: Path,
+) -> None:
     """Bands (±2 std of the predictive) of each method on a 1-D regression with a gap."""
-    from icml26.bll_ntk.evaluate import fit_all
-    from icml26.bll_ntk.experiment import _settings
-
-    gen = torch.Generator().manual_seed(cfg.seed)
-    x = torch.cat(
-        [torch.rand(80, 1, generator=gen) * 1.4 - 2.0, torch.rand(80, 1, generator=gen) * 1.4 + 0.6]
-    )
-    y = torch.sin(2.0 * x) + 0.1 * torch.randn(x.shape, generator=gen)
-    s = _settings(cfg, cfg.hidden, max(cfg.train_steps, 1500), cfg.seed)
-    fitted = fit_all(x, y, 1, "regression", s)
-    grid = torch.linspace(-3.5, 3.5, 300)[:, None]
-    names = [m for m in fitted.models if not m.startswith("ntk_bll_")]
+    names = list(bands)
     ncols = 3
     nrows = math.ceil(len(names) / ncols)
     with figure(path, nrows=nrows, ncols=ncols, width=10, height=2.6 * nrows) as (
@@ -118,13 +112,11 @@ def plot_toy(cfg: Any, path: Path) -> None:
     ):
         for i, m in enumerate(names):
             ax = np.asarray(axes).reshape(nrows, ncols)[i // ncols][i % ncols]
-            pred = fitted.models[m].predict(grid)
-            mu = pred.mean[:, 0].numpy()
-            sd = pred.total_var[:, 0].sqrt().numpy()
-            g = grid[:, 0].numpy()
-            ax.fill_between(g, mu - 2 * sd, mu + 2 * sd, color=PALETTE[i % len(PALETTE)], alpha=0.3)
-            ax.plot(g, mu, color=PALETTE[i % len(PALETTE)])
-            ax.scatter(x[:, 0], y[:, 0], s=4, color="k")
+            mu, sd = bands[m]
+            color = PALETTE[i % len(PALETTE)]
+            ax.fill_between(grid, mu - 2 * sd, mu + 2 * sd, color=color, alpha=0.3)
+            ax.plot(grid, mu, color=color)
+            ax.scatter(x, y, s=4, color="k")
             ax.set_title(m)
             ax.set_ylim(-4, 4)
         for j in range(len(names), nrows * ncols):

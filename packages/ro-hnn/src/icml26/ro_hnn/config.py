@@ -131,6 +131,8 @@ class RunConfig:
             raise ValueError(f"seed must be >= 0, got {self.seed}")
         if self.data_file and not Path(self.data_file).suffix == ".npz":
             raise ValueError(f"data_file must be a .npz file with q, p, t; got {self.data_file!r}")
+        if self.data_file and not Path(self.data_file).expanduser().is_file():
+            raise ValueError(f"data_file {self.data_file!r} does not exist (or is not a file)")
 
 
 @dataclass(frozen=True)

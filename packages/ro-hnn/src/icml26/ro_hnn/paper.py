@@ -32,8 +32,10 @@ PROFILES = {
             iterations=1,
         ),
     ),
-    # <= 5 min on 2 cores: every model on every system at the issue's sizes, 3 seeds
-    "quick": RunConfig(),
+    # <= 180 s on 2 idle cores (issue #14): every model on FPUT and cloth, 3 seeds; the wave
+    # equation (no reduced model tracks its travelling pulses at these sizes) runs in full.
+    # Almost all of the time is XLA compilation, once per (system, model).
+    "quick": RunConfig(systems=("fput", "cloth")),
     # the best reproduction 2 cores allow (~30 min): larger systems (cloth: 588 dims), longer training
     "full": RunConfig(
         fput_n=64,
@@ -66,8 +68,22 @@ BENCH_PROFILES = {
     ),
 }
 
-_SYSTEMS = ("fput", "wave", "cloth")
 
+def _beats(system: str, model: str, baseline: str, h: str = "h10") -> str:
+    """``model`` better than ``baseline`` at horizon ``h`` on ``system``: an accuracy floor
+    (relative error below 1, i.e. better than predicting the mean training state) and a gap
+    larger than the two seed spreads added."""
+    e = f"rollout_error.{system}"
+    sd = f"seed_std.rollout_error.{system}"
+    return (
+        f"{e}.{model}.{h} < 1 and "
+        f"{e}.{baseline}.{h} - {e}.{model}.{h} > {sd}.{model}.{h} + {sd}.{baseline}.{h}"
+    )
+
+
+# The decoder's symplecticity (DΨᵀ J DΨ = J to round-off) is exact by construction, so it is a
+# test (tests/test_autoencoder.py, and the smoke run in tests/test_cli.py), not a claim; the
+# run still reports symplecticity_defect.*.
 CLAIMS = [
     Claim(
         "energy_bounded",
@@ -78,32 +94,45 @@ CLAIMS = [
     ),
     Claim(
         "long_horizon_beats_unconstrained",
-        "RO-HNN is more accurate at long horizons than an unconstrained autoencoder with latent neural ODE.",
+        "RO-HNN is more accurate at long horizons (10x the training horizon) than an "
+        "unconstrained autoencoder with latent neural ODE on FPUT and cloth: its error is below 1 "
+        "(better than predicting the mean state) and below the baseline's by more than the two "
+        "seed spreads added.",
         "qualitative (stable long-term predictions vs unstructured baselines)",
-        " and ".join(
-            f"rollout_error.{s}.rohnn.h10 < rollout_error.{s}.ae_node.h10" for s in _SYSTEMS
-        ),
+        " and ".join(_beats(s, "rohnn", "ae_node") for s in ("fput", "cloth")),
         profiles=("quick", "full"),  # smoke simulates FPUT only
+    ),
+    Claim(
+        "long_horizon_beats_unconstrained_wave",
+        "The same on the travelling-wave equation (the Kolmogorov-barrier case).",
+        "qualitative (stable long-term predictions vs unstructured baselines)",
+        _beats("wave", "rohnn", "ae_node"),
+        profiles=("full",),  # quick runs FPUT and cloth only
     ),
     Claim(
         "generalises",
         "RO-HNN generalises to unseen initial conditions: its error on held-out initial conditions at the "
-        "training horizon is within 2x of its error on the training initial conditions.",
+        "training horizon is within 2x of its error on the training initial conditions, and below 0.5 "
+        "(so the ratio is not one of two failures).",
         "qualitative ('generalizable predictions')",
-        'max_of("generalisation_gap.*.rohnn") <= 2',
+        'max_of("generalisation_gap.*.rohnn") <= 2 and max_of("rollout_error.*.rohnn.h1") < 0.5',
     ),
     Claim(
-        "symplectic_by_construction",
-        "The autoencoder's decoder is symplectic by construction (exactly, not by a penalty).",
-        "exact (biorthogonal constraint + cotangent lift)",
-        'max_of("symplecticity_defect.*.rohnn") < 1e-9',
+        "beats_psd",
+        "The nonlinear symplectic autoencoder is worth it: RO-HNN is more accurate at 10x the "
+        "horizon than the linear PSD reduction with the same geometric HNN, on FPUT and cloth "
+        "(floor and seed-spread margin as above).",
+        "qualitative (nonlinear reduction beyond linear symplectic bases)",
+        " and ".join(_beats(s, "rohnn", "psd_hnn") for s in ("fput", "cloth")),
+        profiles=("quick", "full"),  # smoke simulates FPUT only, without psd_hnn
     ),
     Claim(
         "scales_beyond_full_hnn",
         "RO-HNN extends HNNs to high-dimensional systems: on the highest-dimensional system (damped cloth) "
-        "it is more accurate at long horizons than a full-order HNN trained with the same budget.",
+        "it is more accurate at long horizons than a full-order HNN trained with the same budget "
+        "(floor and seed-spread margin as above).",
         "qualitative (HNN baseline degrades in high dimension)",
-        "rollout_error.cloth.rohnn.h10 < rollout_error.cloth.full_hnn.h10",
+        _beats("cloth", "rohnn", "full_hnn"),
         profiles=("quick", "full"),  # smoke simulates FPUT only
     ),
 ]
@@ -120,6 +149,21 @@ BENCH_CLAIMS = [
         "The speed-up grows with the full dimension.",
         "qualitative",
         "rollout_speedup.n512 > rollout_speedup.n32",
+    ),
+    Claim(
+        "faster_at_equal_accuracy",
+        "At n = 512 the reduced model is cheaper to roll out than the coarsest full-order "
+        "reference integrator that is as accurate as it (same horizon, same trajectories).",
+        "qualitative (model order reduction for scalability)",
+        "rollout_speedup_equal_accuracy.n512 > 1",
+    ),
+    Claim(
+        "faster_than_full_hnn",
+        "At n = 512 the reduced model is cheaper to roll out than the full-order HNN trained "
+        "with the same budget, and not less accurate.",
+        "qualitative (HNNs do not scale to high dimension)",
+        "rollout_speedup_vs_full_hnn.n512 > 1 and "
+        "bench_rollout_error.n512.rohnn <= bench_rollout_error.n512.full_hnn",
     ),
 ]
 

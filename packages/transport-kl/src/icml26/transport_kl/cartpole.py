@@ -20,6 +20,7 @@ import numpy as np
 from jax import Array
 
 from icml26.transport_kl._x64 import x64
+from icml26.transport_kl.ode import rk4_step
 
 __all__ = ["CartPole", "linearise", "rollouts"]
 
@@ -54,12 +55,7 @@ def _accel(p: CartPole, s: Array, force: Array) -> Array:
 
 def step(p: CartPole, s: Array, force: Array) -> Array:
     """One RK4 step of length ``p.dt`` with constant force."""
-    h = p.dt
-    k1 = _accel(p, s, force)
-    k2 = _accel(p, s + h / 2 * k1, force)
-    k3 = _accel(p, s + h / 2 * k2, force)
-    k4 = _accel(p, s + h * k3, force)
-    return s + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return rk4_step(lambda _t, x: _accel(p, x, force), 0.0, s, p.dt)
 
 
 @x64

@@ -21,7 +21,9 @@ class TransportKLConfig:
        pairs of dimension ``dim`` (``n_pairs`` of each kind), and the degeneration sweep
        ``Sigma = eps I`` over ``eps_grid``.
     2. Double integrator (``dt``) with noise ``Sigma_w = rho diag(1e-5, 1e-5, 1, 1)`` for
-       ``rho`` in ``rho_grid``: Riccati solves and Monte-Carlo closed-loop costs.
+       ``rho`` in ``rho_grid``: Riccati solves and Monte-Carlo closed-loop costs, evaluated with
+       control weight ``control_weight_eval``, and exact expected costs (Lyapunov sums) for
+       every evaluation control weight in ``control_weight_sweep``.
     3. Cart-pole with noise level ``cartpole_noise``.
     4. Ensemble Kalman example (``kalman_*``).
     """
@@ -45,6 +47,7 @@ class TransportKLConfig:
     rollouts: int = 64
     horizon: int = 600
     control_weight_eval: float = 0.01
+    control_weight_sweep: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0)
     # 3. cart-pole
     cartpole_noise: float = 1e-4
     cartpole_rollouts: int = 32
@@ -70,6 +73,10 @@ class TransportKLConfig:
         for name in ("lam", "beta", "dt", "cartpole_noise", "force_limit", "kalman_t_end"):
             _positive(name, getattr(self, name))
         _positive("control_weight_eval", self.control_weight_eval)
+        if not self.control_weight_sweep:
+            raise ValueError("control_weight_sweep needs at least one evaluation control weight")
+        for v in self.control_weight_sweep:
+            _positive("control_weight_sweep", v)
         if not 0 < self.gamma <= 1:
             raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
         if not self.student_t_dof > 4:

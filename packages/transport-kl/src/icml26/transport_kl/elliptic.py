@@ -30,6 +30,7 @@ from jax import Array
 
 from icml26.transport_kl import gaussian
 from icml26.transport_kl._x64 import x64
+from icml26.transport_kl.ode import rk4_step
 
 __all__ = [
     "ParticleFlowResult",
@@ -138,15 +139,7 @@ def _particle_flow(
         return g @ c, t * jnp.einsum("ni,ij,nj->n", g, c, g)
 
     def step(state: tuple[Array, Array], k: Array) -> tuple[tuple[Array, Array], None]:
-        x, acc = state
-        t = k * h
-        k1x, k1a = rhs(t, x)
-        k2x, k2a = rhs(t + h / 2, x + h / 2 * k1x)
-        k3x, k3a = rhs(t + h / 2, x + h / 2 * k2x)
-        k4x, k4a = rhs(t + h, x + h * k3x)
-        x = x + h / 6 * (k1x + 2 * k2x + 2 * k3x + k4x)
-        acc = acc + h / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)
-        return (x, acc), None
+        return rk4_step(lambda t, xa: rhs(t, xa[0]), k * h, state, h), None
 
     (x1, acc), _ = jax.lax.scan(
         step, (x0, jnp.zeros(x0.shape[0], x0.dtype)), jnp.arange(steps, dtype=x0.dtype)

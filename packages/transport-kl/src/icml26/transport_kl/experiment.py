@@ -185,6 +185,31 @@ def _divergence_stage(cfg: TransportKLConfig, run_dir: RunDir) -> tuple[dict[str
 NOISE_SHAPE_DI = np.diag([1e-5, 1e-5, 1.0, 1.0])
 
 
+def _exact_cost_parts(
+    a: np.ndarray,
+    b: np.ndarray,
+    gain: np.ndarray,
+    sw: np.ndarray,
+    q: np.ndarray,
+    cfg: TransportKLConfig,
+) -> tuple[float, float]:
+    """Expected discounted state cost and control energy of ``u = -K x`` (``x0 ~ N(0, I)``).
+
+    The closed-loop cost under an evaluation weight ``R_eval = w I`` is ``state + w * control``
+    exactly, so one pair of Lyapunov sums gives the whole ``control_weight_sweep`` without
+    Monte-Carlo noise.
+    """
+    from icml26.transport_kl import control
+
+    zero_u, zero_x = np.zeros((b.shape[1], b.shape[1])), np.zeros_like(q)
+    common = {"gamma": cfg.gamma, "x0_cov": np.eye(a.shape[0]), "horizon": cfg.horizon}
+    state = control.closed_loop_cost_exact(a, b, gain, sw, q_eval=q, r_eval=zero_u, **common)
+    energy = control.closed_loop_cost_exact(
+        a, b, gain, sw, q_eval=zero_x, r_eval=np.eye(b.shape[1]), **common
+    )
+    return state, energy
+
+
 def _double_integrator_stage(
     cfg: TransportKLConfig, run_dir: RunDir
 ) -> tuple[dict[str, Any], dict]:
@@ -236,6 +261,7 @@ def _double_integrator_stage(
             row["gain"].append(gain_norm)
             row["radius"].append(radius)
             row["cost"].append(float(costs.mean()))
+            sweep_parts = _exact_cost_parts(a, b, sol.K, sw, q, cfg)
             run_dir.log_metrics(
                 None,
                 stage="double_integrator",
@@ -245,12 +271,33 @@ def _double_integrator_stage(
                 spectral_radius=radius,
                 cost=float(costs.mean()),
             )
+            for j, weight in enumerate(cfg.control_weight_sweep):
+                metrics[f"closed_loop_cost_sweep.{tag}.r{j}"] = (
+                    sweep_parts[0] + weight * sweep_parts[1]
+                )
         kl_cost = metrics.get(f"closed_loop_cost.kl.rho{k_idx}")
         for div in ("wkl", "kwkl", "w2", "lqr"):
             cost = metrics.get(f"closed_loop_cost.{div}.rho{k_idx}")
             if kl_cost is not None and cost is not None:
                 metrics[f"cost_ratio.{div}_vs_kl.rho{k_idx}"] = cost / kl_cost
-    return metrics, {"rho": list(cfg.rho_grid), "table": table}
+            for j in range(len(cfg.control_weight_sweep)):
+                kl_j = metrics.get(f"closed_loop_cost_sweep.kl.rho{k_idx}.r{j}")
+                cost_j = metrics.get(f"closed_loop_cost_sweep.{div}.rho{k_idx}.r{j}")
+                if kl_j is not None and cost_j is not None:
+                    metrics[f"cost_ratio_sweep.{div}_vs_kl.rho{k_idx}.r{j}"] = cost_j / kl_j
+    sweep: dict[str, list[list[float]]] = {}
+    for div in ("wkl", "kwkl"):
+        sweep[div] = [
+            [
+                metrics.get(f"cost_ratio_sweep.{div}_vs_kl.rho{k}.r{j}", float("nan"))
+                for k in range(len(cfg.rho_grid))
+            ]
+            for j in range(len(cfg.control_weight_sweep))
+        ]
+    for j, weight in enumerate(cfg.control_weight_sweep):
+        metrics[f"control_weight_sweep.r{j}"] = float(weight)
+    data = {"rho": list(cfg.rho_grid), "table": table, "weights": list(cfg.control_weight_sweep)}
+    return metrics, {**data, "sweep": sweep}
 
 
 # ------------------------------------------------------------------------------------------
@@ -387,6 +434,25 @@ def _plots(run_dir: RunDir, data: dict[str, dict]) -> None:
             for ax in axes:
                 ax.set_xlabel("noise scale rho")
                 ax.invert_xaxis()
+            axes[0].legend()
+    if "double_integrator" in data and "sweep" in data["double_integrator"]:
+        di = data["double_integrator"]
+        with figure(run_dir.plot_path("control_weight_sweep"), 1, 2, width=9) as (_, axes):
+            for ax, div in zip(axes, ("wkl", "kwkl"), strict=True):
+                for j, weight in enumerate(di["weights"]):
+                    ax.semilogx(
+                        di["rho"],
+                        di["sweep"][div][j],
+                        "o-",
+                        color=f"C{j}",
+                        label=f"R_eval = {weight:g} I",
+                    )
+                ax.axhline(1.0, color="k", ls=":")
+                ax.set_title(f"{_LABELS[div]} / KL closed-loop cost (exact)")
+                ax.set_xlabel("noise scale rho")
+                ax.set_yscale("log")
+                ax.invert_xaxis()
+            axes[0].set_ylabel("cost ratio (< 1: better than KL)")
             axes[0].legend()
     if "cartpole" in data and data["cartpole"]["traj"]:
         cp = data["cartpole"]

@@ -29,6 +29,7 @@ from jax import Array
 from icml26.transport_kl._checks import check_gaussian_pair, check_nonnegative
 from icml26.transport_kl._x64 import x64
 from icml26.transport_kl.linalg import psd_sqrt, symmetrize
+from icml26.transport_kl.ode import rk4_step
 
 __all__ = [
     "FlowResult",
@@ -88,22 +89,7 @@ def moment_flow(
     def step(
         state: tuple[Array, Array, Array], k: Array
     ) -> tuple[tuple[Array, Array, Array], None]:
-        t = k * h
-
-        def add(
-            x: tuple[Array, Array, Array], y: tuple[Array, Array, Array], c: float
-        ) -> tuple[Array, Array, Array]:
-            return (x[0] + c * y[0], x[1] + c * y[1], x[2] + c * y[2])
-
-        k1 = rhs(t, state)
-        k2 = rhs(t + h / 2, add(state, k1, h / 2))
-        k3 = rhs(t + h / 2, add(state, k2, h / 2))
-        k4 = rhs(t + h, add(state, k3, h))
-        new = tuple(
-            s + h / 6 * (d1 + 2 * d2 + 2 * d3 + d4)
-            for s, d1, d2, d3, d4 in zip(state, k1, k2, k3, k4, strict=True)
-        )
-        return new, None  # type: ignore[return-value]
+        return rk4_step(rhs, k * h, state, h), None
 
     init = (m0, s0, jnp.zeros((), m0.dtype))
     out, _ = jax.lax.scan(step, init, jnp.arange(steps, dtype=m0.dtype))

@@ -30,6 +30,7 @@ from jax import Array
 
 from icml26.transport_kl import gaussian
 from icml26.transport_kl._x64 import x64
+from icml26.transport_kl.ode import rk4_step
 
 __all__ = ["InverseProblem", "ensemble_flow", "make_inverse_problem", "prox_step", "span_gap"]
 
@@ -111,11 +112,7 @@ def _flow(
         return -grad @ c
 
     def step(x: Array, _: Any) -> tuple[Array, None]:
-        k1 = rhs(x)
-        k2 = rhs(x + dt / 2 * k1)
-        k3 = rhs(x + dt / 2 * k2)
-        k4 = rhs(x + dt * k3)
-        return x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4), None
+        return rk4_step(lambda _t, xx: rhs(xx), 0.0, x, dt), None
 
     out, _ = jax.lax.scan(step, ens, None, length=steps)
     return out

@@ -1,0 +1,60 @@
+"""Each "better than BLL" claim can be false: a gain inside twice its standard error, or an
+AUROC below the floor, decides it False; and the paired gain behind the rules."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from icml26.bll_ntk.experiment import _paired_gain
+from icml26.bll_ntk.paper import PAPER
+
+
+def _claim(cid: str):
+    return next(c for c in PAPER.claims if c.id == cid)
+
+
+def test_variance_theorem_is_not_a_claim() -> None:
+    assert "variance_ge_bll" not in {c.id for c in PAPER.claims}
+
+
+@pytest.mark.parametrize(
+    ("cid", "metric", "group"),
+    [
+        ("regression_nll_vs_bll", "nll", "regression"),
+        ("calibration_vs_bll", "ece", "all"),
+        ("ood_vs_bll", "ood_auroc", "all"),
+    ],
+)
+def test_gain_claims_need_a_margin_beyond_the_seed_spread(
+    cid: str, metric: str, group: str
+) -> None:
+    claim = _claim(cid)
+    floor = {"ood_auroc.digits_heldout.ntk_bll": 0.9}
+
+    def m(gain: float, se: float) -> dict[str, float]:
+        return {f"ntk_gain.{metric}.{group}": gain, f"ntk_gain_se.{metric}.{group}": se, **floor}
+
+    assert claim.evaluate(m(0.05, 0.01))["holds"] is True
+    assert claim.evaluate(m(0.015, 0.01))["holds"] is False  # a +0.015 win inside 2 SE is a tie
+    assert claim.evaluate(m(-0.05, 0.01))["holds"] is False
+    assert claim.evaluate(m(0.05, math.nan))["holds"] is None  # one seed: undecided, not won
+
+
+def test_ood_claim_has_an_accuracy_floor() -> None:
+    claim = _claim("ood_vs_bll")
+    metrics = {
+        "ntk_gain.ood_auroc.all": 0.05,
+        "ntk_gain_se.ood_auroc.all": 0.01,
+        "ood_auroc.a.ntk_bll": 0.62,
+        "ood_auroc.b.ntk_bll": 0.66,
+    }
+    assert claim.evaluate(metrics)["holds"] is False  # better than BLL but near chance
+
+
+def test_paired_gain() -> None:
+    mean, se = _paired_gain([1.0, 2.0, 3.0], [0.5, 1.0, 2.5])
+    assert mean == pytest.approx(2 / 3)
+    assert se == pytest.approx(math.sqrt(1 / 12 / 3 * 1))  # std(ddof=1) of (.5, 1, .5) / sqrt 3
+    assert math.isnan(_paired_gain([1.0], [0.0])[1])
