@@ -23,6 +23,8 @@ class ECGR1Config:
         lm_hidden, lm_layers, vocab_size: the tiny LM's sizes.
         sft_steps, sft_batch, sft_lr: supervised fine-tuning.
         grpo_steps, grpo_prompts, grpo_generations, grpo_lr, grpo_max_tokens: GRPO.
+        grpo_temperature: sampling temperature of the rollouts (the loss scores tokens
+            under the same temperature).
         p_drop, p_swap: interleaved modality dropout (0.5, 0.1 in the official code).
         reward_weights: diagnosis, evidence, format.
         records: a user's WFDB record (path without extension) or CSV file to interpret with
@@ -32,9 +34,9 @@ class ECGR1Config:
     """
 
     n_train: int = 600
-    n_test: int = 48
-    n_neurokit: int = 2
-    enc_steps: int = 100
+    n_test: int = 40
+    n_neurokit: int = 1
+    enc_steps: int = 80
     enc_batch: int = 32
     enc_lr: float = 3e-3
     lm: str = "tiny"
@@ -42,13 +44,14 @@ class ECGR1Config:
     lm_layers: int = 2
     vocab_size: int = 600
     sft_steps: int = 100
-    sft_batch: int = 16
+    sft_batch: int = 12
     sft_lr: float = 4e-3
-    grpo_steps: int = 8
+    grpo_steps: int = 6
     grpo_prompts: int = 4
     grpo_generations: int = 6
-    grpo_lr: float = 5e-4
+    grpo_lr: float = 3e-4
     grpo_max_tokens: int = 200
+    grpo_temperature: float = 0.7
     p_drop: float = 0.5
     p_swap: float = 0.1
     reward_weights: tuple[float, float, float] = (1.0, 1.0, 0.5)
@@ -68,7 +71,7 @@ class ECGR1Config:
             raise ValueError("n_neurokit and grpo_steps must be >= 0")
         if self.grpo_generations < 2:
             raise ValueError(f"grpo_generations must be >= 2 (a group), got {self.grpo_generations}")
-        for name in ("enc_lr", "sft_lr", "grpo_lr"):
+        for name in ("enc_lr", "sft_lr", "grpo_lr", "grpo_temperature"):
             v = getattr(self, name)
             if not (v > 0 and math.isfinite(v)):
                 raise ValueError(f"{name} must be a positive number, got {v!r}")

@@ -166,7 +166,7 @@ def _llm_methods(cfg: ECGR1Config, run_dir: RunDir, train: Any, test: Any, banks
     dropout, none = ModalityDropout(cfg.p_drop, cfg.p_swap), ModalityDropout(0.0, 0.0)
     settings = GRPOSettings(
         steps=cfg.grpo_steps, prompts_per_step=cfg.grpo_prompts, num_generations=cfg.grpo_generations,
-        max_completion_length=cfg.grpo_max_tokens, lr=cfg.grpo_lr, temperature=1.0, epsilon=0.2,
+        max_completion_length=cfg.grpo_max_tokens, lr=cfg.grpo_lr, temperature=cfg.grpo_temperature, epsilon=0.2,
         epsilon_high=0.28, loss_type="dapo", dynamic_sampling=True, reward_weights=cfg.reward_weights, seed=cfg.seed,
     )  # fmt: skip
     results: dict[str, Any] = {}

@@ -184,13 +184,19 @@ class ECGR1Model(nn.Module):
         dev = self.device
         return {"ids": ids.to(dev), "attn": attn.to(dev), "pos": pos.to(dev), "comp": comp.to(dev)}
 
-    def token_logps(self, batch: dict[str, torch.Tensor], sig: torch.Tensor, img: torch.Tensor) -> torch.Tensor:  # fmt: skip
+    def token_logps(self, batch: dict[str, torch.Tensor], sig: torch.Tensor, img: torch.Tensor, *, temperature: float = 1.0) -> torch.Tensor:  # fmt: skip
         """(B, L - 1) log-probability of each token given the ones before (index t scores
-        token t + 1)."""
+        token t + 1), under the policy's logits divided by ``temperature`` (as sampled)."""
         emb = self.embed(batch["ids"], sig, img)
         logits = self.lm(inputs_embeds=emb, attention_mask=batch["attn"], position_ids=batch["pos"]).logits
-        logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+        logp = torch.log_softmax(self._allowed(logits[:, :-1].float()) / temperature, dim=-1)
         return logp.gather(-1, batch["ids"][:, 1:].unsqueeze(-1)).squeeze(-1)
+
+    def _allowed(self, logits: torch.Tensor) -> torch.Tensor:
+        """Logits with the placeholder tokens masked out: an answer never contains them."""
+        banned = torch.zeros(logits.shape[-1], dtype=torch.bool, device=logits.device)
+        banned[[self.sig_id, self.img_id]] = True
+        return logits.masked_fill(banned, float("-inf"))
 
     @torch.no_grad()
     def generate(
@@ -206,8 +212,11 @@ class ECGR1Model(nn.Module):
     ) -> tuple[list[list[int]], list[list[float]]]:
         """Completions (token ids up to and including end-of-turn) and each token's
         log-probability under the (temperature-scaled) policy."""
+        import warnings
+
         from transformers import DynamicCache
 
+        warnings.filterwarnings("ignore", message=".*past_key_values.*", category=FutureWarning)
         batch = self.assemble(configs)
         sig, img = self.modality_embeddings(bank, idx)
         emb = self.embed(batch["ids"], sig, img)
@@ -220,7 +229,7 @@ class ECGR1Model(nn.Module):
         lps: list[torch.Tensor] = []
         last_pos = pos[:, -1:]
         for _ in range(max_new_tokens):
-            logp = torch.log_softmax(out.logits[:, -1].float() / temperature, dim=-1)
+            logp = torch.log_softmax(self._allowed(out.logits[:, -1].float()) / temperature, dim=-1)
             if greedy:
                 tok = logp.argmax(-1)
             else:

@@ -135,7 +135,7 @@ def grpo_step(
     model.train()
     batch = model.assemble(cfg, comps)
     sig, img = model.modality_embeddings(bank, idx)
-    lp = model.token_logps(batch, sig, img)
+    lp = model.token_logps(batch, sig, img, temperature=settings.temperature)
     mask = batch["comp"][:, 1:] & keep[:, None].to(lp.device)
     loss = reference_grpo_loss(
         lp, lp.detach(), adv.to(lp.device), mask,
