@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml26.ecg_r1.delineate import DelineationError, load_pyhrv_sample, measure_features, real_ecg_check
+from icml26.ecg_r1.delineate import (
+    DelineationError,
+    load_pyhrv_sample,
+    measure_features,
+    real_ecg_check,
+)
 from icml26.ecg_r1.labels import TOLERANCES
 from icml26.ecg_r1.wavemodel import sample_params, simulate
 
@@ -18,18 +23,25 @@ def test_hr_and_qrs_recovered_within_tolerance() -> None:
     m = [measure_features(x, c.fs) for x in c.signals]
     hr = np.array([abs(a.hr - b.hr) for a, b in zip(m, c.features, strict=True)])
     qrs = np.array([abs(a.qrs - b.qrs) for a, b in zip(m, c.features, strict=True)])
-    assert np.median(hr) <= TOLERANCES["hr"] and np.mean(hr <= TOLERANCES["hr"]) >= 0.75
-    assert np.median(qrs) <= TOLERANCES["qrs"] and np.mean(qrs <= TOLERANCES["qrs"]) >= 0.6
+    assert np.median(hr) <= TOLERANCES["hr"]
+    assert np.mean(hr <= TOLERANCES["hr"]) >= 0.75
+    assert np.median(qrs) <= TOLERANCES["qrs"]
+    assert np.mean(qrs <= TOLERANCES["qrs"]) >= 0.6
 
 
 def test_flat_record_fails_clearly() -> None:
     with pytest.raises(DelineationError, match="R peaks"):
-        measure_features(np.zeros((12, 2000)) + 1e-3 * np.random.default_rng(0).standard_normal((12, 2000)), 200.0)
+        measure_features(
+            np.zeros((12, 2000)) + 1e-3 * np.random.default_rng(0).standard_normal((12, 2000)),
+            200.0,
+        )
 
 
 def test_real_pyhrv_ecg() -> None:
     x, fs = load_pyhrv_sample()
-    assert fs == 1000.0 and 20 < len(x) / fs < 25 and np.abs(x).max() < 5
+    assert fs == 1000.0
+    assert 20 < len(x) / fs < 25
+    assert np.abs(x).max() < 5
     check = real_ecg_check()
     assert check.matched_frac > 0.9
     assert check.hr_error < TOLERANCES["hr"]

@@ -27,7 +27,11 @@ def _inputs() -> tuple:
 
     rng = np.random.default_rng(0)
     c = simulate(sample_params(rng, 4), rng)
-    return c, to_model_signal(c.signals, c.fs), (ImageRasteriser(c.fs)(c.signals) * 255).astype(np.uint8)
+    return (
+        c,
+        to_model_signal(c.signals, c.fs),
+        (ImageRasteriser(c.fs)(c.signals) * 255).astype(np.uint8),
+    )
 
 
 @gpu
@@ -43,12 +47,14 @@ def test_encoders_and_model_agree_on_cuda(cuda_device: torch.device) -> None:
     texts = [protocol_answer(f) for f in c.features]
     lm, tok = make_tiny_lm(texts, special_tokens=["<think>", "</think>", "<answer>", "</answer>", "<sig>", "<img>"],
                            vocab_size=400, config=TinyModelConfig(hidden_size=32, intermediate_size=64))  # fmt: skip
-    model = ECGR1Model(lm, tok, sig_width=64, img_width=64, read_dim=bank.sig_read.shape[1], n_sig=8, n_img=8).eval()
+    model = ECGR1Model(
+        lm, tok, sig_width=64, img_width=64, read_dim=bank.sig_read.shape[1], n_sig=8, n_img=8
+    ).eval()
     gmodel = copy.deepcopy(model).to(cuda_device)
     cfgs = ["signal+image", "image", "signal", "image+signal"]
     idx = torch.arange(4)
-    comps, lps = model.generate(bank, idx, cfgs, max_new_tokens=10)
-    gcomps, glps = gmodel.generate(bank_gpu, idx, cfgs, max_new_tokens=10)
+    comps, _lps = model.generate(bank, idx, cfgs, max_new_tokens=10)
+    gcomps, _glps = gmodel.generate(bank_gpu, idx, cfgs, max_new_tokens=10)
     batch_cpu, batch_gpu = model.assemble(cfgs, comps), gmodel.assemble(cfgs, comps)
     with torch.no_grad():
         a = model.token_logps(batch_cpu, *model.modality_embeddings(bank, idx))

@@ -12,7 +12,12 @@ from icml26.ecg_r1.model import CONFIGS, ECGR1Model, EncodedBank, ModalityDropou
 from icml26.ecg_r1.protocol import protocol_answer
 from icml26.ecg_r1.train import answer_ids, grpo_step, train_sft
 from icml26.ecg_r1.wavemodel import sample_params, simulate
-from icml26.shared.llm.grpo import GRPOSettings, group_advantages, reference_grpo_loss, zero_variance_groups
+from icml26.shared.llm.grpo import (
+    GRPOSettings,
+    group_advantages,
+    reference_grpo_loss,
+    zero_variance_groups,
+)
 from icml26.shared.llm.tiny import TinyModelConfig, make_tiny_lm
 
 
@@ -46,7 +51,9 @@ def setup() -> tuple:
     texts = [protocol_answer(f) for f in c.features]
     lm, tok = make_tiny_lm(texts, special_tokens=["<think>", "</think>", "<answer>", "</answer>", "<sig>", "<img>"],
                            vocab_size=400, config=TinyModelConfig(hidden_size=32, intermediate_size=64, num_heads=4, num_kv_heads=2))  # fmt: skip
-    model = ECGR1Model(lm, tok, sig_width=16, img_width=16, read_dim=bank.sig_read.shape[1], n_sig=4, n_img=4)
+    model = ECGR1Model(
+        lm, tok, sig_width=16, img_width=16, read_dim=bank.sig_read.shape[1], n_sig=4, n_img=4
+    )
     return model, bank, c, texts
 
 
@@ -83,7 +90,9 @@ def test_rollout_logps_equal_the_training_forward(setup: tuple) -> None:
     configs = ["signal+image", "image", "signal", "image+signal"]
     idx = torch.tensor([0, 1, 2, 3])
     gen = torch.Generator().manual_seed(0)
-    comps, lps = model.generate(bank, idx, configs, max_new_tokens=12, greedy=False, temperature=0.7, generator=gen)
+    comps, lps = model.generate(
+        bank, idx, configs, max_new_tokens=12, greedy=False, temperature=0.7, generator=gen
+    )
     batch = model.assemble(configs, comps)
     sig, img = model.modality_embeddings(bank, idx)
     with torch.no_grad():
@@ -93,7 +102,9 @@ def test_rollout_logps_equal_the_training_forward(setup: tuple) -> None:
         torch.testing.assert_close(lp[i][m[i]], torch.tensor(lps[i]), atol=1e-4, rtol=1e-4)
 
 
-def test_grpo_step_is_the_shared_loss_on_kept_groups(setup: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_grpo_step_is_the_shared_loss_on_kept_groups(
+    setup: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
     model, bank, c, _ = setup
     settings = GRPOSettings(steps=1, prompts_per_step=2, num_generations=3, max_completion_length=8,
                             lr=1e-3, loss_type="dapo", dynamic_sampling=True, epsilon_high=0.28, temperature=0.7)  # fmt: skip
@@ -108,8 +119,10 @@ def test_grpo_step_is_the_shared_loss_on_kept_groups(setup: tuple, monkeypatch: 
     def fake_rewards():  # type: ignore[no-untyped-def]
         def diag(prompts, completions, **_):  # type: ignore[no-untyped-def]
             return [0.5, 0.5, 0.5, 0.0, 1.0, 0.2]
+
         def zero(prompts, completions, **_):  # type: ignore[no-untyped-def]
             return [0.0] * 6
+
         diag.__name__, zero.__name__ = "diagnosis", "evidence"
         fmt = lambda prompts, completions, **_: [0.0] * 6  # noqa: E731
         fmt.__name__ = "format"
@@ -124,9 +137,11 @@ def test_grpo_step_is_the_shared_loss_on_kept_groups(setup: tuple, monkeypatch: 
     r = torch.tensor([0.5, 0.5, 0.5, 0.0, 1.0, 0.2])
     torch.testing.assert_close(captured["adv"], group_advantages(r, 3))
     keep = ~zero_variance_groups(r, 3)
-    assert not captured["mask"][:3].any() and captured["mask"][3:].any()
+    assert not captured["mask"][:3].any()
+    assert captured["mask"][3:].any()
     assert keep.tolist() == [False] * 3 + [True] * 3
-    assert captured["kw"]["loss_type"] == "dapo" and captured["kw"]["epsilon_high"] == 0.28
+    assert captured["kw"]["loss_type"] == "dapo"
+    assert captured["kw"]["epsilon_high"] == 0.28
     # With pi_old == pi the DAPO loss is minus the mean advantage over kept tokens.
     m = captured["mask"].float()
     expected = -(captured["adv"][:, None] * m).sum() / m.sum()

@@ -49,7 +49,9 @@ def test_protocol_round_trips_and_is_fully_grounded(f: Features) -> None:
 def test_each_threshold_statement_follows_from_its_value(f: Features) -> None:
     """Every 'X value op threshold' clause is true of the printed value."""
     text = protocol_answer(f)
-    for name, value, op, thr in re.findall(r"(HR|PR|QRS|QTc) (\d+) (?:bpm|ms) (<=|>=|<|>) (\d+)", text):
+    for name, value, op, thr in re.findall(
+        r"(HR|PR|QRS|QTc) (\d+) (?:bpm|ms) (<=|>=|<|>) (\d+)", text
+    ):
         v, t = float(value), float(thr)
         ok = {"<": v < t, ">": v > t, "<=": v <= t, ">=": v >= t}[op]
         # rounding to an integer can put a value on the threshold itself
@@ -66,7 +68,8 @@ def test_free_text_states_the_same_values(f: Features, seed: int) -> None:
     p = parse_interpretation(text)
     assert p.labels == labels_from_features(f)
     assert evidence_score(p, f) == 1.0
-    assert "<=" not in text and "1 rhythm" not in text
+    assert "<=" not in text
+    assert "1 rhythm" not in text
 
 
 def test_scores_on_hand_written_interpretations() -> None:
@@ -76,8 +79,11 @@ def test_scores_on_hand_written_interpretations() -> None:
     p = parse_interpretation(wrong_hr)
     assert evidence_score(p, f) == 5 / 6
     assert hallucinations(p, f) == (1, 12)  # 11 values stated + 1 finding; HR contradicts
-    made_up = good.replace("<answer>sinus_rhythm</answer>", "<answer>sinus_rhythm, rbbb, bogus</answer>")
+    made_up = good.replace(
+        "<answer>sinus_rhythm</answer>", "<answer>sinus_rhythm, rbbb, bogus</answer>"
+    )
     p = parse_interpretation(made_up)
-    assert not p.well_formed and p.unknown_labels == ("bogus",)
+    assert not p.well_formed
+    assert p.unknown_labels == ("bogus",)
     assert hallucinations(p, f) == (2, 14)
     assert evidence_score(parse_interpretation("no idea"), f) == 0.0

@@ -28,7 +28,7 @@ def test_eleven_leads_fail(record: np.ndarray) -> None:
 def test_nan_samples_fail(record: np.ndarray) -> None:
     x = record.copy()
     x[3, 17] = np.nan
-    with pytest.raises(RecordError, match="NaN.*aVR at sample 17"):
+    with pytest.raises(RecordError, match=r"NaN.*aVR at sample 17"):
         validate_record(x, 200.0)
 
 
@@ -42,7 +42,7 @@ def test_csv_round_trip_reorders_leads(record: np.ndarray, tmp_path: Path) -> No
     order = list(reversed(LEADS))
     path = tmp_path / "rec.csv"
     np.savetxt(path, record[::-1].T, delimiter=",", header=",".join(order), comments="")
-    x, fs = load_record(path, 200.0)
+    x, _fs = load_record(path, 200.0)
     np.testing.assert_allclose(x, record, atol=1e-6)
     with pytest.raises(RecordError, match="sampling rate"):
         load_record(path)

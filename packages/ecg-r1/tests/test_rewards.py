@@ -20,7 +20,9 @@ F = Features(110, 0.02, True, 230, 140, 330, 470, -50, 0.2, -0.01, 1.0, 1)
 
 def test_perfect_interpretation_gets_full_rewards() -> None:
     text = protocol_answer(F)
-    assert "first_degree_av_block" in text and "rbbb" in text and "left_axis_deviation" in text
+    assert "first_degree_av_block" in text
+    assert "rbbb" in text
+    assert "left_axis_deviation" in text
     assert diagnosis_reward(text, F) == 1.0
     assert evidence_reward(text, F) == 1.0
     assert format_reward(text) == 1.0

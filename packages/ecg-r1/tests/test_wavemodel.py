@@ -34,7 +34,8 @@ def test_template_features_match_the_parameters(clean: tuple) -> None:
     np.testing.assert_allclose(amp, p.qrs_amp, rtol=0.02)
     np.testing.assert_allclose([f.qrs for f in c.features], 1000 * p.qrs)
     v1 = np.array([f.v1_terminal for f in c.features])
-    assert np.all(v1[p.bbb == 1] == 1) and np.all(v1[p.bbb == 2] == -1)
+    assert np.all(v1[p.bbb == 1] == 1)
+    assert np.all(v1[p.bbb == 2] == -1)
     hr = np.array([f.hr for f in c.features])
     assert np.all(np.abs(hr - p.hr) / p.hr < 0.1)
 
@@ -45,7 +46,8 @@ def test_labels_cover_the_set_and_co_occur() -> None:
     seen = {lab for ls in c.labels for lab in ls}
     assert seen == set(LABELS)
     assert np.mean([len(ls) >= 2 for ls in c.labels]) > 0.5
-    assert c.signals.shape == (300, 12, 2000) and np.isfinite(c.signals).all()
+    assert c.signals.shape == (300, 12, 2000)
+    assert np.isfinite(c.signals).all()
 
 
 def test_bad_sampling_settings_fail() -> None:

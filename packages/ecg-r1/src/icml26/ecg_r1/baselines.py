@@ -29,7 +29,9 @@ __all__ = ["rules_interpretations", "signal_cnn_interpretations", "with_answer"]
 
 def with_answer(text: str, labels: frozenset[str] | set[str]) -> str:
     """``text`` with its ``<answer>`` block replaced by ``labels``."""
-    return re.sub(r"<answer>[^<]*</answer>", "<answer>" + ", ".join(sorted(labels)) + "</answer>", text)
+    return re.sub(
+        r"<answer>[^<]*</answer>", "<answer>" + ", ".join(sorted(labels)) + "</answer>", text
+    )
 
 
 def rules_interpretations(raw: np.ndarray, fs: float) -> tuple[list[str], list[Features | None]]:
@@ -54,6 +56,8 @@ def signal_cnn_interpretations(encoder: torch.nn.Module, signals: np.ndarray) ->
     probs = torch.sigmoid(out.label_logits).cpu().numpy()
     feats = decode_features(out.features.cpu().numpy())
     return [
-        with_answer(protocol_answer(f), {lab for lab, p in zip(LABELS, row, strict=True) if p > 0.5})
+        with_answer(
+            protocol_answer(f), {lab for lab, p in zip(LABELS, row, strict=True) if p > 0.5}
+        )
         for f, row in zip(feats, probs, strict=True)
     ]

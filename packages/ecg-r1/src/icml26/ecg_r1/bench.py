@@ -53,10 +53,16 @@ def bench(cfg: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     n = min(32, cfg.n_simulate)
     bank = EncodedBank.build(SignalEncoder().eval(), ImageEncoder().eval(), to_model_signal(corpus.signals[:n], corpus.fs),
                              (images[:n] * 255).astype(np.uint8))  # fmt: skip
-    model = ECGR1Model(lm, tok, sig_width=64, img_width=64, read_dim=bank.sig_read.shape[1], n_sig=8, n_img=8)
+    model = ECGR1Model(
+        lm, tok, sig_width=64, img_width=64, read_dim=bank.sig_read.shape[1], n_sig=8, n_img=8
+    )
     settings = GRPOSettings(steps=cfg.grpo_steps, prompts_per_step=cfg.grpo_prompts, num_generations=cfg.grpo_generations,
                             max_completion_length=int(tokens) + 8, loss_type="dapo", dynamic_sampling=False)  # fmt: skip
-    _, t_grpo = _timed(lambda: train_grpo(model, bank, corpus.features[:n], settings, dropout=ModalityDropout(), rng=rng))
+    _, t_grpo = _timed(
+        lambda: train_grpo(
+            model, bank, corpus.features[:n], settings, dropout=ModalityDropout(), rng=rng
+        )
+    )
     return {
         "throughput.simulate_records_per_s": cfg.n_simulate / t_sim,
         "throughput.neurokit_records_per_s": 1 / t_nk,

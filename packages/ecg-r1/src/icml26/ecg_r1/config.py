@@ -66,11 +66,15 @@ class ECGR1Config:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
         if self.n_train < 16 or self.n_test < 4:
-            raise ValueError(f"need n_train >= 16 and n_test >= 4, got {self.n_train}, {self.n_test}")
+            raise ValueError(
+                f"need n_train >= 16 and n_test >= 4, got {self.n_train}, {self.n_test}"
+            )
         if self.n_neurokit < 0 or self.grpo_steps < 0:
             raise ValueError("n_neurokit and grpo_steps must be >= 0")
         if self.grpo_generations < 2:
-            raise ValueError(f"grpo_generations must be >= 2 (a group), got {self.grpo_generations}")
+            raise ValueError(
+                f"grpo_generations must be >= 2 (a group), got {self.grpo_generations}"
+            )
         for name in ("enc_lr", "sft_lr", "grpo_lr", "grpo_temperature"):
             v = getattr(self, name)
             if not (v > 0 and math.isfinite(v)):
@@ -78,10 +82,16 @@ class ECGR1Config:
         for name in ("p_drop", "p_swap"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if len(self.reward_weights) != 3 or not all(math.isfinite(w) and w >= 0 for w in self.reward_weights):
-            raise ValueError(f"reward_weights must be three non-negative numbers, got {self.reward_weights}")
+        if len(self.reward_weights) != 3 or not all(
+            math.isfinite(w) and w >= 0 for w in self.reward_weights
+        ):
+            raise ValueError(
+                f"reward_weights must be three non-negative numbers, got {self.reward_weights}"
+            )
         if self.vocab_size < 300:
-            raise ValueError(f"vocab_size must be >= 300 (bytes + special tokens), got {self.vocab_size}")
+            raise ValueError(
+                f"vocab_size must be >= 300 (bytes + special tokens), got {self.vocab_size}"
+            )
         if self.lm_hidden % 4:
             raise ValueError(f"lm_hidden must divide by 4 heads, got {self.lm_hidden}")
         if self.records:
@@ -95,7 +105,9 @@ class ECGR1Config:
                 if not p.with_suffix(".hea").is_file():
                     raise ValueError(f"records: no WFDB header {p.with_suffix('.hea')} (give the record path without extension, or a .csv)")  # fmt: skip
                 if self.records_fs:
-                    raise ValueError("records_fs is used only with a CSV file (a WFDB header carries its own rate)")
+                    raise ValueError(
+                        "records_fs is used only with a CSV file (a WFDB header carries its own rate)"
+                    )
         elif self.records_fs:
             raise ValueError("records_fs is used only with records=<file.csv>")
         if not (self.device in ("auto", "cpu") or self.device.startswith("cuda")):

@@ -118,7 +118,10 @@ class ECGDataset:
     @classmethod
     def load(cls, path: Path) -> ECGDataset:
         z = np.load(path)
-        feats = [Features.from_mapping(dict(zip(FEATURE_NAMES, row, strict=True))) for row in z["features"]]
+        feats = [
+            Features.from_mapping(dict(zip(FEATURE_NAMES, row, strict=True)))
+            for row in z["features"]
+        ]
         labels = [frozenset(x for x in s.split("|") if x) for s in z["labels"]]
         return cls(z["signals"], z["images"], feats, labels, z["raw"], float(z["fs"]))
 

@@ -195,9 +195,17 @@ def real_ecg_check(tolerance_s: float = 0.05) -> RealCheck:
     x, fs = load_pyhrv_sample()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ours = np.asarray(nk.ecg_peaks(nk.ecg_clean(x, sampling_rate=int(fs)), sampling_rate=int(fs))[1]["ECG_R_Peaks"])
+        ours = np.asarray(
+            nk.ecg_peaks(nk.ecg_clean(x, sampling_rate=int(fs)), sampling_rate=int(fs))[1][
+                "ECG_R_Peaks"
+            ]
+        )
         clean_pt = nk.ecg_clean(x, sampling_rate=int(fs), method="pantompkins1985")
-        ref = np.asarray(nk.ecg_peaks(clean_pt, sampling_rate=int(fs), method="pantompkins1985")[1]["ECG_R_Peaks"])
+        ref = np.asarray(
+            nk.ecg_peaks(clean_pt, sampling_rate=int(fs), method="pantompkins1985")[1][
+                "ECG_R_Peaks"
+            ]
+        )
     matched = np.mean([np.min(np.abs(ours - k)) <= tolerance_s * fs for k in ref])
     rr_o, rr_r = np.diff(ours) / fs, np.diff(ref) / fs
     return RealCheck(

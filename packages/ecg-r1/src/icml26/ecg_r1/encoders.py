@@ -13,6 +13,7 @@ projectors turn into language-model embeddings.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,8 +58,12 @@ class SignalEncoder(nn.Module):
         super().__init__()
         chans = [12, 32, 48, width, width]
         layers: list[nn.Module] = []
-        for i, (a, b) in enumerate(zip(chans[:-1], chans[1:], strict=True)):
-            layers += [nn.Conv1d(a, b, 7 if i < 2 else 5, stride=2, padding=3 if i < 2 else 2), nn.BatchNorm1d(b), nn.GELU()]
+        for i, (a, b) in enumerate(itertools.pairwise(chans)):
+            layers += [
+                nn.Conv1d(a, b, 7 if i < 2 else 5, stride=2, padding=3 if i < 2 else 2),
+                nn.BatchNorm1d(b),
+                nn.GELU(),
+            ]
         self.conv = nn.Sequential(*layers)
         self.n_tokens, self.width = n_tokens, width
         self.heads = _Heads(width)
@@ -80,7 +85,7 @@ class ImageEncoder(nn.Module):
         super().__init__()
         chans = [24, 32, 48, width]
         layers: list[nn.Module] = [nn.Conv2d(1, chans[0], 4, stride=4), nn.GELU()]
-        for a, b in zip(chans[:-1], chans[1:], strict=True):
+        for a, b in itertools.pairwise(chans):
             layers += [nn.Conv2d(a, b, 3, stride=2, padding=1), nn.BatchNorm2d(b), nn.GELU()]
         self.conv = nn.Sequential(*layers)
         if n_tokens % 2:
@@ -90,7 +95,9 @@ class ImageEncoder(nn.Module):
 
     def forward(self, x: torch.Tensor) -> EncoderOutput:
         h = self.conv(x.unsqueeze(1))  # (B, C, h, w)
-        tokens = nn.functional.adaptive_avg_pool2d(h, (2, self.n_tokens // 2)).flatten(2).transpose(1, 2)
+        tokens = (
+            nn.functional.adaptive_avg_pool2d(h, (2, self.n_tokens // 2)).flatten(2).transpose(1, 2)
+        )
         pooled = torch.cat([h.mean((-2, -1)), h.amax((-2, -1))], dim=-1)
         logits, feats = self.heads(pooled)
         return EncoderOutput(tokens, logits, feats)
@@ -122,7 +129,9 @@ def pretrain_encoder(
         y = torch.as_tensor(labels[idx], device=device)
         t = torch.as_tensor(targets[idx], device=device)
         out = encoder(x)
-        loss = nn.functional.binary_cross_entropy_with_logits(out.label_logits, y) + nn.functional.mse_loss(out.features, t)
+        loss = nn.functional.binary_cross_entropy_with_logits(
+            out.label_logits, y
+        ) + nn.functional.mse_loss(out.features, t)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

@@ -53,7 +53,9 @@ class MethodScores:
 
     @property
     def halluc_per_record(self) -> np.ndarray:
-        return np.where(self.halluc_total > 0, self.halluc_bad / np.maximum(self.halluc_total, 1), 0.0)
+        return np.where(
+            self.halluc_total > 0, self.halluc_bad / np.maximum(self.halluc_total, 1), 0.0
+        )
 
     def macro_f1(self, cond: str) -> float:
         from sklearn.metrics import f1_score
@@ -69,8 +71,12 @@ class MethodScores:
             out[f"diagnosis_jaccard.{c}.{method}"] = float(self.jaccard[c].mean())
             out[f"macro_f1.{c}.{method}"] = self.macro_f1(c)
         out[f"evidence_accuracy.{method}"] = float(self.evidence.mean())
-        out[f"hallucination_rate.{method}"] = float(self.halluc_bad.sum() / max(self.halluc_total.sum(), 1))
-        out[f"format_rate.{method}"] = float(np.mean([p.well_formed for p in (self.parsed.get("both") or [])] or [0]))
+        out[f"hallucination_rate.{method}"] = float(
+            self.halluc_bad.sum() / max(self.halluc_total.sum(), 1)
+        )
+        out[f"format_rate.{method}"] = float(
+            np.mean([p.well_formed for p in (self.parsed.get("both") or [])] or [0])
+        )
         if self.consistency is not None:
             out[f"cross_modal_consistency.{method}"] = float(self.consistency.mean())
         return out

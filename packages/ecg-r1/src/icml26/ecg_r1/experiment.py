@@ -221,11 +221,13 @@ def _interpret_user(cfg: ECGR1Config, run_dir: RunDir, train: Any, encoders: tup
     from icml26.ecg_r1.render import ImageRasteriser
 
     x, fs = load_record(cfg.records, cfg.records_fs or None)
-    n = int(round(10 * fs))
+    n = round(10 * fs)
     if x.shape[1] < n:
         x = np.pad(x, ((0, 0), (0, n - x.shape[1])), mode="edge")
     t_old = np.arange(n) / fs
-    x200 = np.stack([np.interp(np.arange(2000) / 200.0, t_old, lead[:n]) for lead in x])[None].astype(np.float32)
+    x200 = np.stack([np.interp(np.arange(2000) / 200.0, t_old, lead[:n]) for lead in x])[
+        None
+    ].astype(np.float32)
     image = (ImageRasteriser(200.0)(x200) * 255).astype(np.uint8)
     bank = EncodedBank.build(*encoders, to_model_signal(x200, 200.0), image, device=device)
     model = _new_model(cfg, _tokenizer_corpus(train), bank, device)
@@ -233,7 +235,10 @@ def _interpret_user(cfg: ECGR1Config, run_dir: RunDir, train: Any, encoders: tup
     texts = {c: model.decode(model.generate(bank, torch.arange(1), [layout], max_new_tokens=cfg.grpo_max_tokens)[0][0])
              for c, layout in CONDITIONS.items()}  # fmt: skip
     feats = measure_features(x200[0], 200.0).as_dict()
-    run_dir.write_json("user_interpretations.json", {"record": cfg.records, "interpretation": texts, "measured_features": feats})
+    run_dir.write_json(
+        "user_interpretations.json",
+        {"record": cfg.records, "interpretation": texts, "measured_features": feats},
+    )
 
 
 def run(cfg: ECGR1Config, run_dir: RunDir) -> dict[str, Any]:
@@ -279,12 +284,15 @@ def run(cfg: ECGR1Config, run_dir: RunDir) -> dict[str, Any]:
     for m in METHODS:
         metrics.update(scores[m].metrics(m))
     r1, nd, so, ft = scores["ecg_r1"], scores["no_dropout"], scores["sft_only"], scores["free_text"]
-    metrics["z.hallucination_sft_only_minus_ecg_r1"] = paired_z(so.halluc_per_record, r1.halluc_per_record)
+    metrics["z.hallucination_sft_only_minus_ecg_r1"] = paired_z(
+        so.halluc_per_record, r1.halluc_per_record
+    )
     for single in ("signal_only", "image_only"):
         gap_r1 = r1.jaccard["both"] - r1.jaccard[single]
         gap_nd = nd.jaccard["both"] - nd.jaccard[single]
         metrics[f"z.gap_{single}_no_dropout_minus_ecg_r1"] = paired_z(gap_nd, gap_r1)
-    assert r1.consistency is not None and nd.consistency is not None
+    assert r1.consistency is not None
+    assert nd.consistency is not None
     metrics["z.consistency_ecg_r1_minus_no_dropout"] = paired_z(r1.consistency, nd.consistency)
     metrics["z.evidence_sft_only_minus_free_text"] = paired_z(so.evidence, ft.evidence)
     for m in ("ecg_r1", "no_dropout"):
@@ -302,7 +310,9 @@ def _plots(run_dir: RunDir, m: dict[str, Any], test: Any, interpretation: str) -
 
     from icml26.ecg_r1.render import render_ecg
 
-    fig = render_ecg(test.raw[0], test.fs, title="true: " + ", ".join(sorted(test.labels[0])), dpi=110)
+    fig = render_ecg(
+        test.raw[0], test.fs, title="true: " + ", ".join(sorted(test.labels[0])), dpi=110
+    )
     tmp = run_dir.plot_path("_ecg_tmp")
     fig.savefig(tmp)
     img = mpimg.imread(tmp)

@@ -30,15 +30,19 @@ from torch import nn
 __all__ = [
     "CONDITIONS",
     "CONFIGS",
-    "EncodedBank",
     "ECGR1Model",
+    "EncodedBank",
     "ModalityDropout",
 ]
 
 #: Prompt layouts: which modalities, in which order.
 CONFIGS: tuple[str, ...] = ("signal+image", "image+signal", "signal", "image")
 #: Evaluation conditions of the issue -> prompt layout.
-CONDITIONS: dict[str, str] = {"both": "signal+image", "signal_only": "signal", "image_only": "image"}
+CONDITIONS: dict[str, str] = {
+    "both": "signal+image",
+    "signal_only": "signal",
+    "image_only": "image",
+}
 SIG, IMG = "<sig>", "<img>"
 PROMPT = "Interpret this 12-lead ECG step by step. "
 
@@ -162,8 +166,12 @@ class ECGR1Model(nn.Module):
                 continue
             counts = mask.sum(1)
             if not torch.all(counts[rows] == k):
-                raise ValueError(f"a prompt row has {counts[rows].tolist()} placeholders, expected {k}")
-            emb = emb.masked_scatter(mask.unsqueeze(-1), vecs[rows].to(emb.dtype).reshape(-1, emb.shape[-1]))
+                raise ValueError(
+                    f"a prompt row has {counts[rows].tolist()} placeholders, expected {k}"
+                )
+            emb = emb.masked_scatter(
+                mask.unsqueeze(-1), vecs[rows].to(emb.dtype).reshape(-1, emb.shape[-1])
+            )
         return emb
 
     def assemble(self, configs: list[str], completions: list[list[int]] | None = None) -> dict[str, torch.Tensor]:  # fmt: skip
@@ -188,7 +196,9 @@ class ECGR1Model(nn.Module):
         """(B, L - 1) log-probability of each token given the ones before (index t scores
         token t + 1), under the policy's logits divided by ``temperature`` (as sampled)."""
         emb = self.embed(batch["ids"], sig, img)
-        logits = self.lm(inputs_embeds=emb, attention_mask=batch["attn"], position_ids=batch["pos"]).logits
+        logits = self.lm(
+            inputs_embeds=emb, attention_mask=batch["attn"], position_ids=batch["pos"]
+        ).logits
         logp = torch.log_softmax(self._allowed(logits[:, :-1].float()) / temperature, dim=-1)
         return logp.gather(-1, batch["ids"][:, 1:].unsqueeze(-1)).squeeze(-1)
 
@@ -253,4 +263,6 @@ class ECGR1Model(nn.Module):
         return comps, logps
 
     def decode(self, completion: list[int]) -> str:
-        return self.tokenizer.decode([t for t in completion if t != self.eos_id], skip_special_tokens=False)
+        return self.tokenizer.decode(
+            [t for t in completion if t != self.eos_id], skip_special_tokens=False
+        )

@@ -10,21 +10,41 @@ __all__ = ["BENCH_PROFILES", "PAPER", "PROFILES"]
 PROFILES = {
     # Seconds: every stage on a handful of records and steps (tests use it).
     "smoke": ECGR1Config(
-        n_train=32, n_test=6, n_neurokit=1, enc_steps=2, enc_batch=8, lm_hidden=32,
-        vocab_size=400, sft_steps=2, sft_batch=4, grpo_steps=1, grpo_prompts=2,
-        grpo_generations=2, grpo_max_tokens=24,
-    ),  # fmt: skip
+        n_train=32,
+        n_test=6,
+        n_neurokit=1,
+        enc_steps=2,
+        enc_batch=8,
+        lm_hidden=32,
+        vocab_size=400,
+        sft_steps=2,
+        sft_batch=4,
+        grpo_steps=1,
+        grpo_prompts=2,
+        grpo_generations=2,
+        grpo_max_tokens=24,
+    ),
     # About 3 CPU minutes: 600 training records, three SFTs and two short GRPO runs.
     "quick": ECGR1Config(),
     # The best two cores allow in about half an hour.
     "full": ECGR1Config(
-        n_train=3000, n_test=200, n_neurokit=8, enc_steps=600, lm_hidden=128, lm_layers=3,
-        sft_steps=800, grpo_steps=60, grpo_prompts=4, grpo_generations=6,
-    ),  # fmt: skip
+        n_train=3000,
+        n_test=200,
+        n_neurokit=8,
+        enc_steps=600,
+        lm_hidden=128,
+        lm_layers=3,
+        sft_steps=800,
+        grpo_steps=60,
+        grpo_prompts=4,
+        grpo_generations=6,
+    ),
 }
 
 BENCH_PROFILES = {
-    "smoke": BenchConfig(n_simulate=16, n_delineate=2, grpo_steps=1, grpo_prompts=2, grpo_generations=2, lm_hidden=32),  # fmt: skip
+    "smoke": BenchConfig(
+        n_simulate=16, n_delineate=2, grpo_steps=1, grpo_prompts=2, grpo_generations=2, lm_hidden=32
+    ),
     "quick": BenchConfig(),
     "full": BenchConfig(n_simulate=2048, n_delineate=64, grpo_steps=10),
 }

@@ -237,7 +237,8 @@ def evidence_score(parsed: Interpretation, truth: Features) -> float:
     for feats in STEPS.values():
         vals = [parsed.values.get(k) for k in feats]
         if all(x is not None for x in vals) and all(
-            _agrees(k, float(x), truth) for k, x in zip(feats, vals, strict=True)  # type: ignore[arg-type]
+            _agrees(k, float(x), truth)
+            for k, x in zip(feats, vals, strict=True)  # type: ignore[arg-type]
         ):
             ok += 1
     return ok / len(STEPS)

@@ -55,9 +55,7 @@ def _baseline(row: int, height: float) -> float:
     return height - _MARGIN_MM - _ROW_MM * (row + 0.6)
 
 
-def trace_coordinates(
-    signals: np.ndarray, fs: float
-) -> list[tuple[str, np.ndarray, np.ndarray]]:
+def trace_coordinates(signals: np.ndarray, fs: float) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """``(lead, x_mm, y_mm)`` for the 13 traces of the layout (12 segments + rhythm strip)."""
     n = signals.shape[-1]
     duration = n / fs
@@ -137,7 +135,9 @@ class ImageRasteriser:
         self.canvas = FigureCanvasAgg(self.fig)
         self.canvas.draw()
         self._background = self.canvas.copy_from_bbox(self.fig.bbox)
-        self._lines = [self.ax.plot([], [], color="black", lw=0.8, animated=True)[0] for _ in range(13)]
+        self._lines = [
+            self.ax.plot([], [], color="black", lw=0.8, animated=True)[0] for _ in range(13)
+        ]
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -68,7 +68,9 @@ def train_sft(
     """SFT of projectors and decoder; per-step mean NLL of the answer tokens."""
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(steps, 1), pct_start=0.1)
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=lr, total_steps=max(steps, 1), pct_start=0.1
+    )
     model.train()
     losses = []
     for _ in range(steps):
@@ -94,7 +96,9 @@ class GRPOLog:
     """Per-step means of the reward components, kept share of groups, loss."""
 
     reward: list[float] = field(default_factory=list)
-    components: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in REWARD_NAMES})
+    components: dict[str, list[float]] = field(
+        default_factory=lambda: {k: [] for k in REWARD_NAMES}
+    )
     kept_frac: list[float] = field(default_factory=list)
     loss: list[float] = field(default_factory=list)
 

@@ -240,7 +240,9 @@ def simulate(
     if params.af.any():  # fibrillatory waves, 4-8 Hz, strongest in V1 and the inferior leads
         f_af = rng.uniform(4, 8, (n, 1, 1))
         fw = 0.04 * np.sin(2 * np.pi * f_af * tgrid + rng.uniform(0, 6.3, (n, 1, 1)))
-        fw = fw * np.array([0.4, 1, 0.8, 0.6, 0.3, 0.9, 1.2, 0.8, 0.6, 0.5, 0.4, 0.3])[None, :, None]
+        fw = (
+            fw * np.array([0.4, 1, 0.8, 0.6, 0.3, 0.9, 1.2, 0.8, 0.6, 0.5, 0.4, 0.3])[None, :, None]
+        )
         noisy += fw * params.af[:, None, None]
     labels = [labels_from_features(f) for f in features]
     return Corpus(noisy.astype(np.float32), fs, features, labels, peaks)
