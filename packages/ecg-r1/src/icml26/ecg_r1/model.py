@@ -206,7 +206,7 @@ class ECGR1Model(nn.Module):
         """Logits with the placeholder tokens masked out: an answer never contains them."""
         banned = torch.zeros(logits.shape[-1], dtype=torch.bool, device=logits.device)
         banned[[self.sig_id, self.img_id]] = True
-        return logits.masked_fill(banned, float("-inf"))
+        return logits.masked_fill(banned, -1e9)  # finite: masked-out targets times 0 stay 0
 
     @torch.no_grad()
     def generate(
