@@ -30,7 +30,7 @@ def test_hr_and_qrs_recovered_within_tolerance() -> None:
 
 
 def test_flat_record_fails_clearly() -> None:
-    with pytest.raises(DelineationError, match="R peaks"):
+    with pytest.raises(DelineationError, match="flat record"):
         measure_features(
             np.zeros((12, 2000)) + 1e-3 * np.random.default_rng(0).standard_normal((12, 2000)),
             200.0,

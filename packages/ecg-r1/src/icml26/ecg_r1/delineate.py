@@ -68,6 +68,10 @@ def measure_features(signals: np.ndarray, fs: float) -> Features:
         warnings.simplefilter("ignore")
         spread = np.percentile(x, 99.5, axis=1) - np.percentile(x, 0.5, axis=1)
         lead = int(np.argmax(spread))
+        if spread[lead] < 0.1:
+            raise DelineationError(
+                f"no QRS complexes: the widest lead ({LEADS[lead]}) spans {spread[lead]:.3f} mV (a flat record)"
+            )
         centred = x[lead] - np.median(x[lead])
         polarity = 1.0 if centred.max() >= -centred.min() else -1.0  # R peaks point up
         ii = nk.ecg_clean(polarity * x[lead], sampling_rate=int(fs))
