@@ -59,7 +59,7 @@ def test_raster_pulse_spans_ten_pixels_at_one_px_per_mm() -> None:
     # the pulse: 25 mm/s * 0.4 s = 10 mm of top edge; 10 mm of rise. Column through its middle:
     x_mid = round(10 + 25 * 0.6)
     col = img[:, x_mid]
-    dark = np.flatnonzero(col > 0.5)
+    dark = np.flatnonzero(col > 0.05)
     top_row = dark.min()
     # baseline of row 0 is 0.6 rows below the top margin; the pulse top 10 px above it
     h = r.shape[0]

@@ -165,7 +165,7 @@ def free_text_answer(f: Features, rng: np.random.Generator) -> str:
         k = keys[i]
         template = _NARRATIVE[k][int(rng.integers(len(_NARRATIVE[k])))]
         parts.append(template.format(v[k]))
-    text = ". ".join(p[0].upper() + p[1:] for p in parts) + "."
+    text = ". ".join(parts) + "."
     return "<think>" + text + "</think>" + _answer(labels_from_features(f))
 
 

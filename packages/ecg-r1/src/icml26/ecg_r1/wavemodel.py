@@ -10,8 +10,9 @@ dipole* (a 3-D vector, x leftward, y inferior, z anterior) projected on the 12 l
                 + ST_lead * window(t) + noise,
 
 with I = x, II = (cos 60, sin 60), III = II - I, aVR = -(I + II)/2, aVL = (I - III)/2,
-aVF = (II + III)/2 (so Einthoven's and Goldberger's relations hold exactly) and the chest
-leads in the horizontal plane. The parameters are the clinical ones: RR series (HR, regular
+aVF = (II + III)/2 (so Einthoven's and Goldberger's relations hold exactly for the waves;
+the ST shift is added lead by lead in its territory, which they do not constrain) and the
+chest leads in the horizontal plane. The parameters are the clinical ones: RR series (HR, regular
 or irregular), PR, QRS width (with the right or left bundle-branch block morphology in V1),
 QT (from a target QTc), frontal axis (the QRS dipoles rotated so the net QRS area points
 there), ST shift in a lead territory, QRS voltage. The true :class:`~labels.Features` are
