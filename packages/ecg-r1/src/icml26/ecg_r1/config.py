@@ -1,0 +1,136 @@
+"""Run and bench configs (frozen dataclasses, validated before anything is written)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["BenchConfig", "ECGR1Config"]
+
+
+@dataclass(frozen=True)
+class ECGR1Config:
+    """One ``icml26 run ecg-r1``.
+
+    Attributes:
+        n_train, n_test: simulated records (wave model) for training and evaluation.
+        n_neurokit: ECGSYN records for the neurokit2 validation of the delineation.
+        enc_steps, enc_batch, enc_lr: pretraining of each encoder.
+        lm: ``"tiny"`` (a Llama from scratch) or a causal-LM spec for
+            :func:`icml26.shared.llm.load_causal_lm` (``"smollm2-135m-instruct"``, a folder,
+            an HF id) trained with LoRA.
+        lm_hidden, lm_layers, vocab_size: the tiny LM's sizes.
+        sft_steps, sft_batch, sft_lr: supervised fine-tuning.
+        grpo_steps, grpo_prompts, grpo_generations, grpo_lr, grpo_max_tokens: GRPO.
+        grpo_temperature: sampling temperature of the rollouts (the loss scores tokens
+            under the same temperature).
+        p_drop, p_swap: interleaved modality dropout (0.5, 0.1 in the official code).
+        reward_weights: diagnosis, evidence, format.
+        records: a user's WFDB record (path without extension) or CSV file to interpret with
+            the trained model after the run (optional; written to ``user_interpretations.json``).
+        records_fs: the CSV sampling rate (WFDB records carry their own).
+        device: ``"auto"``, ``"cpu"`` or ``"cuda[:i]"``.
+    """
+
+    n_train: int = 600
+    n_test: int = 40
+    n_neurokit: int = 1
+    enc_steps: int = 80
+    enc_batch: int = 32
+    enc_lr: float = 3e-3
+    lm: str = "tiny"
+    lm_hidden: int = 96
+    lm_layers: int = 2
+    vocab_size: int = 600
+    sft_steps: int = 100
+    sft_batch: int = 12
+    sft_lr: float = 4e-3
+    grpo_steps: int = 6
+    grpo_prompts: int = 4
+    grpo_generations: int = 6
+    grpo_lr: float = 3e-4
+    grpo_max_tokens: int = 200
+    grpo_temperature: float = 0.7
+    p_drop: float = 0.5
+    p_swap: float = 0.1
+    reward_weights: tuple[float, float, float] = (1.0, 1.0, 0.5)
+    records: str = ""
+    records_fs: float = 0.0
+    device: str = "cpu"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("n_train", "n_test", "enc_steps", "enc_batch", "sft_steps", "sft_batch", "grpo_prompts", "lm_hidden", "lm_layers", "grpo_max_tokens"):  # fmt: skip
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.n_train < 16 or self.n_test < 4:
+            raise ValueError(
+                f"need n_train >= 16 and n_test >= 4, got {self.n_train}, {self.n_test}"
+            )
+        if self.n_neurokit < 0 or self.grpo_steps < 0:
+            raise ValueError("n_neurokit and grpo_steps must be >= 0")
+        if self.grpo_generations < 2:
+            raise ValueError(
+                f"grpo_generations must be >= 2 (a group), got {self.grpo_generations}"
+            )
+        for name in ("enc_lr", "sft_lr", "grpo_lr", "grpo_temperature"):
+            v = getattr(self, name)
+            if not (v > 0 and math.isfinite(v)):
+                raise ValueError(f"{name} must be a positive number, got {v!r}")
+        for name in ("p_drop", "p_swap"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if len(self.reward_weights) != 3 or not all(
+            math.isfinite(w) and w >= 0 for w in self.reward_weights
+        ):
+            raise ValueError(
+                f"reward_weights must be three non-negative numbers, got {self.reward_weights}"
+            )
+        if self.vocab_size < 300:
+            raise ValueError(
+                f"vocab_size must be >= 300 (bytes + special tokens), got {self.vocab_size}"
+            )
+        if self.lm_hidden % 4:
+            raise ValueError(f"lm_hidden must divide by 4 heads, got {self.lm_hidden}")
+        if self.records:
+            p = Path(self.records)
+            if p.suffix.lower() == ".csv":
+                if not p.is_file():
+                    raise ValueError(f"records: no CSV file at {p}")
+                if not self.records_fs > 0:
+                    raise ValueError("records: a CSV file needs records_fs (its sampling rate, Hz)")
+            else:
+                if not p.with_suffix(".hea").is_file():
+                    raise ValueError(f"records: no WFDB header {p.with_suffix('.hea')} (give the record path without extension, or a .csv)")  # fmt: skip
+                if self.records_fs:
+                    raise ValueError(
+                        "records_fs is used only with a CSV file (a WFDB header carries its own rate)"
+                    )
+        elif self.records_fs:
+            raise ValueError("records_fs is used only with records=<file.csv>")
+        if not (self.device in ("auto", "cpu") or self.device.startswith("cuda")):
+            raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:i]', got {self.device!r}")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """``icml26 bench ecg-r1``: simulation and delineation throughput, tokens per
+    interpretation, GRPO step time."""
+
+    n_simulate: int = 256
+    n_delineate: int = 16
+    grpo_steps: int = 3
+    grpo_prompts: int = 4
+    grpo_generations: int = 6
+    lm_hidden: int = 96
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("n_simulate", "n_delineate", "grpo_steps", "grpo_prompts", "lm_hidden"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.grpo_generations < 2:
+            raise ValueError("grpo_generations must be >= 2")

@@ -1,0 +1,60 @@
+"""User records: WFDB and CSV, and bad input that errors clearly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from icml26.ecg_r1.labels import LEADS
+from icml26.ecg_r1.records import RecordError, load_record, validate_record
+from icml26.ecg_r1.wavemodel import sample_params, simulate
+
+
+@pytest.fixture(scope="module")
+def record() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return simulate(sample_params(rng, 1), rng).signals[0].astype(float)
+
+
+def test_eleven_leads_fail(record: np.ndarray) -> None:
+    with pytest.raises(RecordError, match="missing V6"):
+        validate_record(record[:11], 200.0, list(LEADS[:11]))
+    with pytest.raises(RecordError, match="12-lead"):
+        validate_record(record[:11], 200.0)
+
+
+def test_nan_samples_fail(record: np.ndarray) -> None:
+    x = record.copy()
+    x[3, 17] = np.nan
+    with pytest.raises(RecordError, match=r"NaN.*aVR at sample 17"):
+        validate_record(x, 200.0)
+
+
+@pytest.mark.parametrize("fs", [None, 0.0, float("nan"), 20.0])
+def test_unknown_sampling_rate_fails(record: np.ndarray, fs: float | None) -> None:
+    with pytest.raises(RecordError, match="sampling rate"):
+        validate_record(record, fs)
+
+
+def test_csv_round_trip_reorders_leads(record: np.ndarray, tmp_path: Path) -> None:
+    order = list(reversed(LEADS))
+    path = tmp_path / "rec.csv"
+    np.savetxt(path, record[::-1].T, delimiter=",", header=",".join(order), comments="")
+    x, _fs = load_record(path, 200.0)
+    np.testing.assert_allclose(x, record, atol=1e-6)
+    with pytest.raises(RecordError, match="sampling rate"):
+        load_record(path)
+
+
+def test_wfdb_round_trip(record: np.ndarray, tmp_path: Path) -> None:
+    import wfdb
+
+    wfdb.wrsamp("rec", fs=200, units=["mV"] * 12, sig_name=list(LEADS), p_signal=record.T,
+                fmt=["16"] * 12, write_dir=str(tmp_path))  # fmt: skip
+    x, fs = load_record(tmp_path / "rec")
+    assert fs == 200
+    np.testing.assert_allclose(x, record, atol=2e-3)
+    with pytest.raises(RecordError, match="WFDB header"):
+        load_record(tmp_path / "missing")
