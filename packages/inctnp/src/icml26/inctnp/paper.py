@@ -24,7 +24,8 @@ _SMOKE = RunConfig(
     latency_sizes=(16, 32),
     latency_repeats=2,
 )
-_QUICK = RunConfig()
+# quick: <= ~150 CPU-s on 2 cores (600 steps per model; 5 timing repeats)
+_QUICK = RunConfig(steps=600, latency_repeats=5)
 _FULL = RunConfig(
     groups=("gp", "gp2d", "diabetes", "temperature"),
     width=128,
