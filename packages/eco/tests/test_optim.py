@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import io
+import math
 import warnings
 
 import numpy as np
@@ -380,8 +381,8 @@ def test_sr_steps_equal_a_reference_update_with_a_fresh_generator_per_parameter_
             m[i].lerp_(g, 1.0 - b1)
             v[i].mul_(b2).addcmul_(g, g, value=1.0 - b2)
             bc1, bc2 = 1.0 - b1**t, 1.0 - b2**t
-            denom = (v[i] / bc2).sqrt_().add_(eps)
-            target = w[i] * (1.0 - lr * wd) - (lr / bc1) * (m[i] / denom)
+            denom = v[i].sqrt().div_(math.sqrt(bc2)).add_(eps)  # torch.optim.AdamW's order
+            target = torch.addcdiv(w[i] * (1.0 - lr * wd), m[i], denom, value=-lr / bc1)
             w[i] = qf.dequantize(qf.quantize(target, generator=fresh(i, t)))
             coef = (1.0 - lr * wd) * (1.0 - 1.0 / b1) * bc1 / lr
             m[i].addcmul_(denom, target - w[i], value=coef)

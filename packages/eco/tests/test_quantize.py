@@ -154,3 +154,38 @@ def test_bad_inputs_raise_clear_errors() -> None:
         QuantFormat("fp8").quantize(torch.tensor([1.0, float("nan")]))
     with pytest.raises(TypeError, match="floating-point"):
         QuantFormat("fp8").quantize(torch.arange(4))
+
+
+def test_fp8_table_lookup_equals_the_float8_cast_for_every_byte() -> None:
+    """Dequantization reads e4m3 bytes through a 256-entry table: same values as the cast
+    (NaN bytes included)."""
+    from icml26.eco.quantize import _fp8_values
+
+    codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+    cast = codes.view(torch.float8_e4m3fn).float()
+    table = _fp8_values(codes)
+    assert torch.equal(torch.isnan(table), torch.isnan(cast))
+    assert torch.equal(table[~torch.isnan(cast)], cast[~torch.isnan(cast)])
+
+
+def test_quantize_refuses_infinity_anywhere_and_can_skip_the_check() -> None:
+    x = torch.ones(4, 8)
+    x[2, 5] = -float("inf")
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        QuantFormat("int4", 8).quantize(x)
+    QuantFormat("int4", 8).quantize(torch.ones(4, 8), check_finite=False)
+
+
+def test_fp8_grid_step_is_the_gap_to_the_next_e4m3_value() -> None:
+    """At every non-negative e4m3 value below 448 (subnormals included), the step is the
+    distance to the next e4m3 value, and it is constant inside each binade."""
+    from icml26.eco.quantize import fp8_grid_step
+
+    values = torch.arange(128, dtype=torch.int32).to(torch.uint8).view(torch.float8_e4m3fn)
+    values = values.float()
+    values = values[torch.isfinite(values)].sort().values  # 0 ... 448
+    gaps = values[1:] - values[:-1]
+    assert torch.equal(fp8_grid_step(values[:-1]), gaps)
+    inside = values[:-1] + 0.25 * gaps  # strictly between neighbours: same spacing
+    assert torch.equal(fp8_grid_step(inside), gaps)
+    assert torch.equal(fp8_grid_step(-values[:-1]), gaps)

@@ -42,6 +42,7 @@ def test_smoke_run_writes_the_contract_keys(
             assert f"nll.{task}.{model}" in m
             assert f"rmse.{task}.{model}" in m
             assert f"implicit_bayes_gap.{task}.{model}" in m
+            assert m[f"exchangeability_kl.{task}.{model}"] >= -0.05  # a KL, up to MC error
         assert (
             m[f"nll.{task}.gp_oracle"] < m[f"nll.{task}.tnp"]
         )  # 5 training steps cannot beat the oracle
@@ -57,6 +58,7 @@ def test_smoke_run_writes_the_contract_keys(
         "linear_updates",
         "sequential_speedup",
         "implicit_bayes",
+        "implicit_bayes_spread",
     }
     assert (out / "plots" / "latency_vs_n.png").exists()
     assert (out / "gp.inctnp.safetensors").exists()
@@ -70,6 +72,7 @@ def test_smoke_run_writes_the_contract_keys(
         ("groups=csv", "csv_path"),
         ("csv_path=/nonexistent.csv", "used only by the csv group"),
         ("csv_target=y", "used only by the csv group"),
+        ("bayes_perms=2", "bayes_perms must be >= 3"),
     ],
 )
 def test_bad_config_is_refused(

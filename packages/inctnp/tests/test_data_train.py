@@ -116,7 +116,7 @@ def test_training_resumes_from_its_checkpoint(tmp_path: Path) -> None:
 
 
 def test_make_source_names_the_csv_form(tmp_path: Path) -> None:
-    from icml26.inctnp.experiment import make_source
+    from icml26.inctnp.data import make_source
 
     path = _csv(tmp_path)
     for bad in (f"csv:{path}", "csv:", f"csv:{path}:"):

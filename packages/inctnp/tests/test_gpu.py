@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from icml26.inctnp.checkpoint import load_model, save_model
+from icml26.inctnp.config import BenchConfig, RunConfig
 from icml26.inctnp.data import GPSource, TaskBatch
 from icml26.inctnp.evaluation import (
     incremental_loglik,
@@ -27,7 +28,6 @@ from icml26.inctnp.evaluation import (
 )
 from icml26.inctnp.gp import GPKernel, gp_log_marginal, gp_predict
 from icml26.inctnp.model import ModelConfig, NeuralProcess, build_model
-from icml26.inctnp.paper import BenchConfig, RunConfig
 from icml26.inctnp.train import TrainConfig, train
 from icml26.shared.cli import main
 

@@ -113,6 +113,25 @@ def test_cache_memory_is_linear_in_n() -> None:
         )  # keys+values x layers x batch x N x width x fp32
 
 
+def test_cache_allocation_stays_within_twice_its_use_while_streaming() -> None:
+    """The forced part of 'linear memory' (a test, not a claim): with capacity doubling the
+    allocated bytes stay between the used bytes and twice them (past the 16-token minimum),
+    and the recorded peak is the doubled buffers plus the one old buffer still alive while
+    the last of them grows (the per-layer key/value buffers grow one at a time)."""
+    model = _model()
+    x, y, _ = _data(1, 80)
+    cache = model.extend_cache(KVCache(3), x[:, :20], y[:, :20])
+    per_token = 2 * 3 * 1 * 32 * 4  # keys+values x layers x batch x width x fp32
+    assert cache.allocated_bytes == cache.nbytes == 20 * per_token
+    for n in range(21, 81):
+        model.extend_cache(cache, x[:, n - 1 : n], y[:, n - 1 : n])
+        assert cache.nbytes == n * per_token
+        assert cache.nbytes <= cache.allocated_bytes <= 2 * cache.nbytes
+    assert cache.allocated_bytes == 80 * per_token  # 20 -> 40 -> 80
+    one_buffer_per_token = 32 * 4  # batch 1 x width x fp32
+    assert cache.peak_bytes == 80 * per_token + 40 * one_buffer_per_token
+
+
 def test_bad_input_is_named() -> None:
     model = _model()
     x, y, xt = _data(1, 4)

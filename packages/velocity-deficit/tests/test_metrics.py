@@ -104,3 +104,29 @@ def test_feature_classifier_learns_and_identity_without_labels() -> None:
     np.testing.assert_allclose(ident.features(x), x)
     with pytest.raises(ValueError, match=r"shape \(n, 5\)"):
         clf.features(np.zeros((3, 4)))
+
+
+def test_fd_summary_improvement_and_steps_to_match() -> None:
+    """Stage 6 alone: relative FD change over the baseline per NFE, and the fewest steps at
+    which a variant reaches the baseline's FD at 250 NFE (NaN when it never does)."""
+    from icml26.velocity_deficit.config import VDConfig
+    from icml26.velocity_deficit.experiment import fd_summary
+
+    config = VDConfig(nfe=(10, 50, 250))
+    flat = {
+        "fd.d.baseline.nfe10": 4.0,
+        "fd.d.baseline.nfe50": 2.0,
+        "fd.d.baseline.nfe250": 1.0,
+        "fd.d.ssc.nfe10": 3.0,
+        "fd.d.ssc.nfe50": 0.9,
+        "fd.d.ssc.nfe250": 0.8,
+        "fd.d.mafm.nfe10": 5.0,
+        "fd.d.mafm.nfe50": 4.0,
+        "fd.d.mafm.nfe250": 3.0,
+    }
+    out = fd_summary("d", flat, config)
+    assert out["fd_improvement.d.ssc.nfe10"] == 0.25
+    assert out["fd_improvement.d.mafm.nfe250"] == -2.0
+    assert out["steps_to_match_baseline_250.d.ssc"] == 50.0
+    assert out["steps_to_match_baseline_250.d.baseline"] == 250.0
+    assert out["steps_to_match_baseline_250.d.mafm"] != out["steps_to_match_baseline_250.d.mafm"]

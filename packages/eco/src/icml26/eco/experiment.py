@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
@@ -31,7 +31,17 @@ from icml26.eco.train import LMWorkload, MLPWorkload, TrainResult, TrainSpec, tr
 from icml26.shared import PALETTE, figure, log, seed_everything
 from icml26.shared.rundir import RunDir
 
-__all__ = ["bench", "pareto_front", "run"]
+__all__ = [
+    "SweepResult",
+    "bench",
+    "lower_memory_gaps",
+    "lr_sweep",
+    "pareto_front",
+    "pareto_metrics",
+    "run",
+    "scheme_metrics",
+    "train_schemes",
+]
 
 
 def _setup(seed: int, threads: int, device: str) -> None:
@@ -117,29 +127,29 @@ def _relative_gap(val: float, ref: float) -> float:
     return (val - ref) / ref
 
 
-def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
-    """The main job (see the module docstring). Returns the metrics of the issue's contract."""
-    _setup(cfg.seed, cfg.threads, cfg.device)
-    run_dir.update_env(torch=torch.__version__, threads=torch.get_num_threads())
-    done: dict[str, dict[str, Any]] = {}
-    latest = run_dir.checkpoints.latest()
-    if latest is not None:
-        done = latest[1]
-        log(f"eco: resuming with {len(done)} finished trainings")
-    needed = set(cfg.workloads) | ({cfg.sweep_workload} if cfg.sweep_lrs else set())
-    workloads = _workloads(cfg, needed)
+Records = dict[str, dict[str, dict[str, Any]]]  # workload -> scheme -> TrainResult as a dict
 
-    def run_one(key: str, workload: Any, scheme: str, spec: TrainSpec) -> dict[str, Any]:
-        if key in done:
-            return done[key]
+
+@dataclass
+class _Trainings:
+    """Runs one (workload, scheme, spec) training at a time, checkpointing every finished one
+    so that a killed run resumes where it stopped."""
+
+    cfg: ECOConfig
+    run_dir: RunDir
+    done: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __call__(self, key: str, workload: Any, scheme: str, spec: TrainSpec) -> dict[str, Any]:
+        if key in self.done:
+            return self.done[key]
         t0 = time.perf_counter()
-        res: TrainResult = train(workload, scheme, spec, cfg.seed)
+        res: TrainResult = train(workload, scheme, spec, self.cfg.seed)
         record = asdict(res)
         record["seconds"] = time.perf_counter() - t0
-        done[key] = record
-        run_dir.checkpoints.save(len(done), done)
-        run_dir.log_metrics(
-            len(done),
+        self.done[key] = record
+        self.run_dir.checkpoints.save(len(self.done), self.done)
+        self.run_dir.log_metrics(
+            len(self.done),
             job=key,
             final_loss=res.final_loss,
             val_loss=res.val_loss,
@@ -152,6 +162,60 @@ def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
         )
         return record
 
+
+@dataclass(frozen=True)
+class SweepResult:
+    """The learning-rate sweep: its metrics (``lr_sweep.*``), validation losses
+    (``val_loss.lr_sweep.*``) and the curves plotted (scheme -> lr -> validation loss)."""
+
+    metrics: dict[str, Any]
+    val_loss: dict[str, dict[str, float]]
+    curves: dict[str, dict[float, float]]
+
+
+def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
+    """The main job (see the module docstring). Returns the metrics of the issue's contract."""
+    trainings = _start(cfg, run_dir)
+    needed = set(cfg.workloads) | ({cfg.sweep_workload} if cfg.sweep_lrs else set())
+    workloads = _workloads(cfg, needed)
+    records = train_schemes(cfg, workloads, trainings)
+    metrics = scheme_metrics(records, run_dir)
+    metrics["pareto"] = pareto_metrics(records, run_dir)
+    sweep = lr_sweep(cfg, workloads[cfg.sweep_workload], trainings) if cfg.sweep_lrs else None
+    if sweep is not None:
+        metrics["val_loss"]["lr_sweep"] = sweep.val_loss
+        metrics["lr_sweep"] = sweep.metrics
+    _plots(cfg, run_dir, records, sweep.curves if sweep is not None else {})
+    run_dir.update_env(cpu_seconds=time.process_time())
+    return metrics
+
+
+def _start(cfg: ECOConfig, run_dir: RunDir) -> _Trainings:
+    """Threads, seeds, environment record; the finished trainings of an interrupted run."""
+    _setup(cfg.seed, cfg.threads, cfg.device)
+    run_dir.update_env(torch=torch.__version__, threads=torch.get_num_threads())
+    trainings = _Trainings(cfg, run_dir)
+    latest = run_dir.checkpoints.latest()
+    if latest is not None:
+        trainings.done = latest[1]
+        log(f"eco: resuming with {len(trainings.done)} finished trainings")
+    return trainings
+
+
+def train_schemes(cfg: ECOConfig, workloads: dict[str, Any], trainings: _Trainings) -> Records:
+    """Stage 1: every scheme on every workload (same seed, data, steps)."""
+    return {
+        wname: {
+            scheme: trainings(f"{wname}/{scheme}", workloads[wname], scheme, _spec(cfg, wname))
+            for scheme in cfg.schemes
+        }
+        for wname in cfg.workloads
+    }
+
+
+def scheme_metrics(records: Records, run_dir: RunDir) -> dict[str, Any]:
+    """Stage 2: losses, gaps to the master-weight scheme of the same format and rounding,
+    memory (static bytes per parameter measured on the largest model; ``memory.json``)."""
     metrics: dict[str, Any] = {
         "final_loss": {},
         "val_loss": {},
@@ -160,13 +224,6 @@ def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
         "held_memory_mb": {},
         "n_params": {},
     }
-    records: dict[str, dict[str, dict[str, Any]]] = {}
-    for wname in cfg.workloads:
-        records[wname] = {}
-        for scheme in cfg.schemes:
-            records[wname][scheme] = run_one(
-                f"{wname}/{scheme}", workloads[wname], scheme, _spec(cfg, wname)
-            )
     for wname, per in records.items():
         metrics["n_params"][wname] = next(iter(per.values()))["n_params"]
         for scheme, rec in per.items():
@@ -187,7 +244,6 @@ def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
                 metrics["loss_gap_vs_master"].setdefault(wname, {})[scheme] = _relative_gap(
                     rec["val_loss"], per[ref_name]["val_loss"]
                 )
-    # static bytes per parameter: measured on the largest model run (the MoE when present)
     mem_workload = max(records, key=lambda w: metrics["n_params"][w])
     for scheme, rec in records[mem_workload].items():
         metrics["static_bytes_per_param"][scheme] = rec["static_bytes_per_param"]
@@ -200,7 +256,32 @@ def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
             },
         },
     )
-    metrics["pareto"] = {}
+    return metrics
+
+
+def lower_memory_gaps(per: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """ECO's relative validation-loss gap to the master-weight scheme of the same format and
+    rounding, for every ECO scheme whose measured static memory is below that scheme's.
+
+    This is the comparison the Pareto claim rests on: ECO buys lower static memory, and the
+    question is what it costs in loss against the baseline it replaces (``{}`` when no ECO
+    point sits below its master-weight counterpart, or the counterpart was not run)."""
+    out: dict[str, float] = {}
+    for scheme, rec in per.items():
+        ref = parse_scheme(scheme).master_name
+        if not scheme.startswith("eco_") or ref not in per:
+            continue
+        if rec["static_bytes_per_param"] < per[ref]["static_bytes_per_param"]:
+            out[scheme] = _relative_gap(rec["val_loss"], per[ref]["val_loss"])
+    return out
+
+
+def pareto_metrics(records: Records, run_dir: RunDir) -> dict[str, Any]:
+    """Stage 3: static memory vs validation loss per workload (``pareto_<w>.json``): the
+    front, ECO points no baseline dominates, and ECO's loss gap to master weights at lower
+    static memory (``eco_gap_at_lower_memory.<scheme>``, counted in
+    ``eco_points_at_lower_memory``)."""
+    out: dict[str, Any] = {}
     for wname, per in records.items():
         points = {s: (r["static_bytes_per_param"], r["val_loss"]) for s, r in per.items()}
         front = pareto_front(points)
@@ -211,60 +292,60 @@ def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
             for s in eco
             if not any(m <= points[s][0] and loss < points[s][1] for m, loss in baselines.values())
         ]
-        metrics["pareto"][wname] = {
+        gaps = lower_memory_gaps(per)
+        out[wname] = {
             "undominated_eco": len(undominated),
             "eco_on_front": sum(s in front for s in eco),
+            "eco_points_at_lower_memory": len(gaps),
+            "eco_gap_at_lower_memory": gaps,
         }
         run_dir.write_json(f"pareto_{wname}.json", {"front": front, "points": points})
+    return out
 
-    # learning-rate sweep
-    sweep: dict[str, dict[float, float]] = {}
-    if cfg.sweep_lrs:
-        wl = workloads[cfg.sweep_workload]
-        lrs = sorted(cfg.sweep_lrs, reverse=True)
-        sweep_metrics: dict[str, Any] = {
-            "lr": {},
-            "gap": {},
-            "gap_at_min_lr": {},
-            "gap_at_max_lr": {},
-            "loglog_slope": {},
-        }
-        val_sweep: dict[str, dict[str, float]] = {}
-        for k, lr in enumerate(lrs):
-            sweep_metrics["lr"][f"lr{k}"] = lr
-            steps = cfg.sweep_steps
-            if cfg.sweep_equal_budget:
-                steps = round(cfg.sweep_steps * lrs[0] / lr)
-            sweep_metrics.setdefault("steps", {})[f"lr{k}"] = steps
-            for scheme in cfg.sweep_schemes:
-                rec = run_one(
-                    f"sweep/{cfg.sweep_workload}/{scheme}/lr{lr:g}",
-                    wl,
-                    scheme,
-                    _spec(cfg, cfg.sweep_workload, lr=lr, steps=steps),
-                )
-                val_sweep.setdefault(scheme, {})[f"lr{k}"] = rec["val_loss"]
-                sweep.setdefault(scheme, {})[lr] = rec["val_loss"]
-        metrics["val_loss"]["lr_sweep"] = val_sweep
+
+def lr_sweep(cfg: ECOConfig, workload: Any, trainings: _Trainings) -> SweepResult:
+    """Stage 4: naive removal's error against the learning rate (∝ 1/η in the theorem), with
+    ECO beside it; with ``sweep_equal_budget`` every rate gets the same lr·steps budget."""
+    lrs = sorted(cfg.sweep_lrs, reverse=True)
+    metrics: dict[str, Any] = {
+        "lr": {},
+        "gap": {},
+        "gap_at_min_lr": {},
+        "gap_at_max_lr": {},
+        "loglog_slope": {},
+    }
+    val_sweep: dict[str, dict[str, float]] = {}
+    curves: dict[str, dict[float, float]] = {}
+    for k, lr in enumerate(lrs):
+        metrics["lr"][f"lr{k}"] = lr
+        steps = cfg.sweep_steps
+        if cfg.sweep_equal_budget:
+            steps = round(cfg.sweep_steps * lrs[0] / lr)
+        metrics.setdefault("steps", {})[f"lr{k}"] = steps
         for scheme in cfg.sweep_schemes:
-            ref = parse_scheme(scheme).master_name
-            if ref is None or ref not in val_sweep or ref == scheme:
-                continue
-            gaps = {k: val_sweep[scheme][k] - val_sweep[ref][k] for k in val_sweep[scheme]}
-            sweep_metrics["gap"][scheme] = gaps
-            sweep_metrics["gap_at_min_lr"][scheme] = gaps[f"lr{len(lrs) - 1}"]
-            sweep_metrics["gap_at_max_lr"][scheme] = gaps["lr0"]
-            if len(lrs) > 1 and all(g > 0 for g in gaps.values()):
-                xs = [math.log(lr) for lr in lrs]
-                ys = [math.log(gaps[f"lr{k}"]) for k in range(len(lrs))]
-                sweep_metrics["loglog_slope"][scheme] = _slope(xs, ys)
-            else:
-                sweep_metrics["loglog_slope"][scheme] = float("nan")
-        metrics["lr_sweep"] = sweep_metrics
-
-    _plots(cfg, run_dir, records, sweep)
-    run_dir.update_env(cpu_seconds=time.process_time())
-    return metrics
+            rec = trainings(
+                f"sweep/{cfg.sweep_workload}/{scheme}/lr{lr:g}",
+                workload,
+                scheme,
+                _spec(cfg, cfg.sweep_workload, lr=lr, steps=steps),
+            )
+            val_sweep.setdefault(scheme, {})[f"lr{k}"] = rec["val_loss"]
+            curves.setdefault(scheme, {})[lr] = rec["val_loss"]
+    for scheme in cfg.sweep_schemes:
+        ref = parse_scheme(scheme).master_name
+        if ref is None or ref not in val_sweep or ref == scheme:
+            continue
+        gaps = {k: val_sweep[scheme][k] - val_sweep[ref][k] for k in val_sweep[scheme]}
+        metrics["gap"][scheme] = gaps
+        metrics["gap_at_min_lr"][scheme] = gaps[f"lr{len(lrs) - 1}"]
+        metrics["gap_at_max_lr"][scheme] = gaps["lr0"]
+        if len(lrs) > 1 and all(g > 0 for g in gaps.values()):
+            xs = [math.log(lr) for lr in lrs]
+            ys = [math.log(gaps[f"lr{k}"]) for k in range(len(lrs))]
+            metrics["loglog_slope"][scheme] = _slope(xs, ys)
+        else:
+            metrics["loglog_slope"][scheme] = float("nan")
+    return SweepResult(metrics, val_sweep, curves)
 
 
 def _slope(xs: list[float], ys: list[float]) -> float:

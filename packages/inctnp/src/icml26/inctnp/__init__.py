@@ -9,16 +9,27 @@ autoregressive training), with TNP-D and exact-GP baselines.
 """
 
 from icml26.inctnp.checkpoint import load_model, save_model
-from icml26.inctnp.data import GPSource, TabularSource, TaskBatch, TemperatureSource, load_csv_table
+from icml26.inctnp.data import (
+    GPSource,
+    TabularSource,
+    TaskBatch,
+    TemperatureSource,
+    load_csv_table,
+    make_source,
+)
 from icml26.inctnp.evaluation import (
+    exchangeability_kl,
     implicit_bayes_gap,
+    ordered_marginals,
     predictive_scores,
     scaling_exponent,
     update_latency_ms,
+    update_memory,
 )
 from icml26.inctnp.gp import GPKernel, gp_log_marginal, gp_predict
+from icml26.inctnp.likelihood import gaussian_nll
 from icml26.inctnp.model import KVCache, ModelConfig, NeuralProcess, Stream, build_model
-from icml26.inctnp.train import TrainConfig, autoregressive_loss, gaussian_nll, split_loss, train
+from icml26.inctnp.train import TrainConfig, autoregressive_loss, split_loss, train
 
 __all__ = [
     "GPKernel",
@@ -33,16 +44,20 @@ __all__ = [
     "TrainConfig",
     "autoregressive_loss",
     "build_model",
+    "exchangeability_kl",
     "gaussian_nll",
     "gp_log_marginal",
     "gp_predict",
     "implicit_bayes_gap",
     "load_csv_table",
     "load_model",
+    "make_source",
+    "ordered_marginals",
     "predictive_scores",
     "save_model",
     "scaling_exponent",
     "split_loss",
     "train",
     "update_latency_ms",
+    "update_memory",
 ]

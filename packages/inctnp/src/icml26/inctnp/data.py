@@ -24,7 +24,14 @@ import torch
 
 from icml26.inctnp.gp import KERNELS, GPKernel, gp_predict
 
-__all__ = ["GPSource", "TabularSource", "TaskBatch", "TemperatureSource", "load_csv_table"]
+__all__ = [
+    "GPSource",
+    "TabularSource",
+    "TaskBatch",
+    "TemperatureSource",
+    "load_csv_table",
+    "make_source",
+]
 
 
 @dataclass
@@ -272,3 +279,25 @@ class TemperatureSource:
         return TaskBatch(x, y, [self.reference] * batch, self.noise_std)
 
     oracle = GPSource.oracle
+
+
+def make_source(task: str, seed: int = 0) -> GPSource | TabularSource | TemperatureSource:
+    """A task source by name: ``gp-<kernel>``, ``gp-mix``, ``gp2d-rbf``, ``diabetes``,
+    ``temperature`` or ``csv:PATH:TARGET``."""
+    if task.startswith("gp2d-"):
+        return GPSource(task.removeprefix("gp2d-"), dim_x=2)
+    if task.startswith("gp-"):
+        return GPSource(task.removeprefix("gp-"), dim_x=1)
+    if task == "diabetes":
+        return TabularSource.diabetes(seed)
+    if task == "temperature":
+        return TemperatureSource(seed)
+    if task.startswith("csv:"):
+        path, sep, target = task.removeprefix("csv:").rpartition(":")
+        if not sep or not path or not target:
+            raise ValueError(
+                f"task {task!r} must have the form csv:PATH:TARGET (the CSV file, then the "
+                "name of its target column), e.g. csv:data/houses.csv:price"
+            )
+        return TabularSource.from_csv(path, target, seed)
+    raise ValueError(f"unknown task {task!r}")

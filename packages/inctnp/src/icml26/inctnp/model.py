@@ -107,19 +107,26 @@ class KVCache:
     """Per-layer keys/values of the context tokens, grown in place (capacity doubling).
 
     Appending m tokens copies O(m) numbers (amortised), so memory and update cost stay
-    linear in the context size N. ``nbytes`` is the memory the cached tensors occupy.
+    linear in the context size N. Three memory figures: :attr:`nbytes` (the used length),
+    :attr:`allocated_bytes` (the buffers' capacity: between the used bytes and twice them
+    after a doubling) and :attr:`peak_bytes` (the most bytes its buffers held at once,
+    counting the old and the new buffer that both live while one is grown; the per-layer
+    buffers grow one at a time, so a doubling peaks at the new total plus one old buffer).
     """
 
     def __init__(self, layers: int) -> None:
         self.keys: list[torch.Tensor | None] = [None] * layers
         self.values: list[torch.Tensor | None] = [None] * layers
         self.length = 0
+        self.peak_bytes = 0
 
     def _grow(self, buf: torch.Tensor | None, new: torch.Tensor) -> torch.Tensor:
         need = self.length + new.shape[2]
         if buf is None or buf.shape[2] < need:
             cap = max(need, 2 * (buf.shape[2] if buf is not None else 0), 16)
             grown = new.new_empty(*new.shape[:2], cap, new.shape[3])
+            # both buffers are alive until the old one is dropped
+            self.peak_bytes = max(self.peak_bytes, self.allocated_bytes + _bytes(grown))
             if buf is not None:
                 grown[:, :, : self.length] = buf[:, :, : self.length]
             buf = grown
@@ -143,11 +150,21 @@ class KVCache:
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the used part of the buffers (the first :attr:`length` tokens)."""
         used = 0
         for buf in (*self.keys, *self.values):
             if buf is not None:
                 used += buf[:, :, : self.length].numel() * buf.element_size()
         return used
+
+    @property
+    def allocated_bytes(self) -> int:
+        """Bytes the buffers hold (their capacity, used or not)."""
+        return sum(_bytes(buf) for buf in (*self.keys, *self.values) if buf is not None)
+
+
+def _bytes(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
 
 
 def _check_xy(cfg: ModelConfig, x: torch.Tensor, y: torch.Tensor | None, what: str) -> None:

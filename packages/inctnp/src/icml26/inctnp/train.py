@@ -29,6 +29,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
+from icml26.inctnp.likelihood import gaussian_nll
 from icml26.inctnp.model import ModelConfig, NeuralProcess, build_model
 from icml26.shared import atomic_path, log
 
@@ -58,11 +59,6 @@ class TrainConfig:
             )
         if self.lr <= 0:
             raise ValueError("lr must be positive")
-
-
-def gaussian_nll(y: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
-    """Per-point negative log density of N(mean, std^2) at y, summed over output dims."""
-    return (0.5 * ((y - mean) / std) ** 2 + torch.log(std) + 0.5 * math.log(2 * math.pi)).sum(-1)
 
 
 def split_loss(
@@ -195,7 +191,7 @@ def train(
 def main(argv: list[str] | None = None) -> int:
     """``python -m icml26.inctnp.train`` (or under ``torchrun``): train one model, save it."""
     from icml26.inctnp.checkpoint import save_model
-    from icml26.inctnp.experiment import make_source
+    from icml26.inctnp.data import make_source
 
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

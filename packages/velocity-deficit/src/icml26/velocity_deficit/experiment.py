@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,14 +30,25 @@ from icml26.velocity_deficit.diagnostics import (
 )
 from icml26.velocity_deficit.metrics import FeatureClassifier, sliced_wasserstein
 from icml26.velocity_deficit.model import VelocityMLP
-from icml26.velocity_deficit.samplers import integrate, steps_for_nfe, time_grid
+from icml26.velocity_deficit.samplers import VelocityFn, integrate, steps_for_nfe, time_grid
 from icml26.velocity_deficit.ssc import ScaleSchedule, corrected
 from icml26.velocity_deficit.train import TrainSettings, train_velocity_model
 
-__all__ = ["bench", "run"]
+__all__ = [
+    "Evaluation",
+    "Prepared",
+    "SSCSelection",
+    "bench",
+    "evaluate_samplers",
+    "fd_summary",
+    "prepare_dataset",
+    "run",
+    "select_ssc",
+    "train_models",
+    "velocity_ratios",
+]
 
 METHODS = ("baseline", "ssc", "mafm", "mafm_ssc")
-VelocityFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 def _tkey(t: float) -> str:
@@ -103,13 +114,71 @@ def _score(samples: np.ndarray, ds: Dataset, clf: FeatureClassifier, seed: int) 
     return out
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """One dataset ready for the experiment: data, the FD feature classifier, the validation
+    reference (training rows, for SSC's selection), the sample count ``n``, whether the
+    models are class-conditional, and the reference metrics (classifier accuracy, the
+    real-vs-real FD floor, the mixture's own log-likelihood)."""
+
+    ds: Dataset
+    clf: FeatureClassifier
+    val_ref: np.ndarray
+    n: int
+    conditional: bool
+    metrics: dict[str, float]
+
+    @property
+    def name(self) -> str:
+        return self.ds.name
+
+    def labels_for(self, seed: int, config: VDConfig, device: str) -> torch.Tensor | None:
+        """Labels for conditional sampling: drawn from the test labels (its class balance)."""
+        if not self.conditional or self.ds.y_test is None:
+            return None
+        g = np.random.default_rng(seed)
+        return torch.as_tensor(
+            g.choice(self.ds.y_test, size=max(self.n, config.ratio_samples)), device=device
+        )
+
+
+@dataclass(frozen=True)
+class SSCSelection:
+    """SSC's schedule per model, chosen on the validation reference, with the sweep's
+    metrics (``ssc_sweep``, ``ssc_alpha``, ``ssc_beta``)."""
+
+    chosen: dict[str, ScaleSchedule]
+    metrics: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Test-set scores of every sampler variant at every NFE, and the samples plotted."""
+
+    metrics: dict[str, float]
+    arrays: dict[str, Any]
+
+
 def _run_dataset(spec: str, config: VDConfig, run_dir: RunDir, device: str) -> dict[str, Any]:
     """All metrics of one dataset (flat keys) plus the arrays the plots need."""
+    prep = prepare_dataset(spec, config, device)
+    models = train_models(prep, spec, config, run_dir, device)
+    flat: dict[str, Any] = dict(prep.metrics)
+    flat.update(velocity_ratios(prep, models, config, device))
+    ssc = select_ssc(prep, models, config, device)
+    flat.update(ssc.metrics)
+    evaluation = evaluate_samplers(prep, models, ssc.chosen, config, device)
+    flat.update(evaluation.metrics)
+    flat.update(fd_summary(prep.name, flat, config))
+    return {"metrics": flat, "arrays": evaluation.arrays}
+
+
+def prepare_dataset(spec: str, config: VDConfig, device: str) -> Prepared:
+    """Stage 1: load the data, fit the FD feature classifier, draw the validation reference."""
     ds = load_dataset(spec, n_train=config.n_train, n_test=config.n_test, seed=config.seed)
     name = ds.name
     log(f"{name}: {len(ds.x_train)} train / {len(ds.x_test)} test, d = {ds.dim}")
-    flat: dict[str, Any] = {}
-    conditional = config.conditional and ds.y_train is not None
+    flat: dict[str, float] = {}
     clf = FeatureClassifier(ds.dim, ds.n_classes).fit(
         ds.x_train,
         ds.y_train,
@@ -126,25 +195,22 @@ def _run_dataset(spec: str, config: VDConfig, run_dir: RunDir, device: str) -> d
     flat[f"fd.{name}.real"] = clf.fd(val_ref, ds.x_test)  # floor: real vs real
     if ds.gmm is not None:
         flat[f"loglik.{name}.real"] = float(ds.gmm.log_prob(ds.x_test).mean())
+    conditional = config.conditional and ds.y_train is not None
+    return Prepared(ds, clf, val_ref, n, conditional, flat)
 
-    # labels for conditional sampling: the test labels (class balance of the reference)
-    def labels_for(seed: int) -> torch.Tensor | None:
-        if not conditional or ds.y_test is None:
-            return None
-        g = np.random.default_rng(seed)
-        return torch.as_tensor(
-            g.choice(ds.y_test, size=max(n, config.ratio_samples)), device=device
-        )
 
-    data_t = torch.as_tensor(ds.x_train, device=device)
-    gen = torch.Generator().manual_seed(config.seed + 7)
-    models = {"baseline": "fm"} | ({"mafm": "mafm"} if spec in config.compare else {})
+def train_models(
+    prep: Prepared, spec: str, config: VDConfig, run_dir: RunDir, device: str
+) -> dict[str, VelocityMLP]:
+    """Stage 2: the FM baseline and, on ``config.compare`` datasets, MAFM (checkpointed)."""
+    ds, name = prep.ds, prep.name
+    objectives = {"baseline": "fm"} | ({"mafm": "mafm"} if spec in config.compare else {})
     trained: dict[str, VelocityMLP] = {}
-    for method, objective in models.items():
+    for method, objective in objectives.items():
         t0 = time.perf_counter()
         model, losses = train_velocity_model(
             ds.x_train,
-            ds.y_train if conditional else None,
+            ds.y_train if prep.conditional else None,
             _settings(config, objective),
             seed=config.seed,
             checkpoints=type(run_dir.checkpoints)(run_dir.checkpoints.folder / f"{name}-{method}"),
@@ -152,12 +218,23 @@ def _run_dataset(spec: str, config: VDConfig, run_dir: RunDir, device: str) -> d
             tag=f"{name}/{method}",
         )
         trained[method] = model
-        log(
-            f"{name}/{method}: trained in {time.perf_counter() - t0:.1f}s, final loss {losses[-1] if losses else float('nan'):.4f}"
-        )
-        # velocity ratio R(t); a conditional model sees each x1's own label
+        final = losses[-1] if losses else float("nan")
+        log(f"{name}/{method}: trained in {time.perf_counter() - t0:.1f}s, final loss {final:.4f}")
+    return trained
+
+
+def velocity_ratios(
+    prep: Prepared, models: dict[str, VelocityMLP], config: VDConfig, device: str
+) -> dict[str, float]:
+    """Stage 3: the velocity ratio ``R(t)`` of every model (a conditional model sees each
+    ``x1``'s own label) and, for mixtures, of the exact field."""
+    ds, name = prep.ds, prep.name
+    data_t = torch.as_tensor(ds.x_train, device=device)
+    gen = torch.Generator().manual_seed(config.seed + 7)
+    flat: dict[str, float] = {}
+    for method, model in models.items():
         key = "velocity_ratio" if method == "baseline" else f"velocity_ratio_{method}"
-        if conditional and ds.y_train is not None:
+        if prep.conditional and ds.y_train is not None:
             idx = torch.randint(0, len(ds.x_train), (config.ratio_samples,), generator=gen)
             x1 = data_t[idx.to(device)]
             lab = torch.as_tensor(ds.y_train, device=device)[idx.to(device)]
@@ -183,21 +260,31 @@ def _run_dataset(spec: str, config: VDConfig, run_dir: RunDir, device: str) -> d
         )
         for t, r in ratios.items():
             flat[f"velocity_ratio_oracle.{name}.{_tkey(t)}"] = r
+    return flat
 
-    # SSC sweep on the validation reference (training data, separate noise), per model
+
+def select_ssc(
+    prep: Prepared, models: dict[str, VelocityMLP], config: VDConfig, device: str
+) -> SSCSelection:
+    """Stage 4: sweep SSC's schedules per model on the validation reference (training rows,
+    separate noise) at ``ssc_select_nfe``; keep the best with ``alpha > 0``."""
+    name, n = prep.name, prep.n
+    flat: dict[str, float] = {}
     chosen: dict[str, ScaleSchedule] = {}
     sweep_noise = torch.randn(
-        n, ds.dim, generator=torch.Generator().manual_seed(config.seed + 11)
+        n, prep.ds.dim, generator=torch.Generator().manual_seed(config.seed + 11)
     ).to(device)
-    sweep_labels = labels_for(config.seed + 11)
-    for method, model in trained.items():
+    sweep_labels = prep.labels_for(config.seed + 11, config, device)
+    for method, model in models.items():
         fn = _velocity_fn(model, sweep_labels)
-        base_val = clf.fd(_sample(fn, sweep_noise, config.ssc_select_nfe, config), val_ref)
+        base_val = prep.clf.fd(
+            _sample(fn, sweep_noise, config.ssc_select_nfe, config), prep.val_ref
+        )
         flat[f"ssc_sweep.{name}.{method}.neutral"] = base_val
         best: tuple[float, ScaleSchedule] | None = None
         for sched in _schedules(config):
             s = _sample(corrected(fn, sched), sweep_noise, config.ssc_select_nfe, config)
-            val = clf.fd(s, val_ref) if np.all(np.isfinite(s)) else float("inf")
+            val = prep.clf.fd(s, prep.val_ref) if np.all(np.isfinite(s)) else float("inf")
             flat[f"ssc_sweep.{name}.{method}.{sched.label()}"] = val
             if sched.alpha > 0 and (best is None or val < best[0]):
                 best = (val, sched)
@@ -206,17 +293,30 @@ def _run_dataset(spec: str, config: VDConfig, run_dir: RunDir, device: str) -> d
         flat[f"ssc_alpha.{name}.{method}"] = best[1].alpha
         flat[f"ssc_beta.{name}.{method}"] = best[1].beta
         log(
-            f"{name}/{method}: SSC picked {best[1].label()} (val FD {best[0]:.4g} vs {base_val:.4g} plain)"
+            f"{name}/{method}: SSC picked {best[1].label()} (val FD {best[0]:.4g} vs "
+            f"{base_val:.4g} plain)"
         )
+    return SSCSelection(chosen, flat)
 
-    # evaluation on the test reference: every method, every NFE, the same noise
+
+def evaluate_samplers(
+    prep: Prepared,
+    models: dict[str, VelocityMLP],
+    chosen: dict[str, ScaleSchedule],
+    config: VDConfig,
+    device: str,
+) -> Evaluation:
+    """Stage 5: every model with and without its SSC schedule, at every NFE, from the same
+    test noise, scored on the held-out test set (FD, integration lag, SW, NN gap, loglik)."""
+    ds, name, n = prep.ds, prep.name, prep.n
+    flat: dict[str, float] = {}
     test_noise = torch.randn(
         n, ds.dim, generator=torch.Generator().manual_seed(config.seed + 13)
     ).to(device)
-    test_labels = labels_for(config.seed + 13)
+    test_labels = prep.labels_for(config.seed + 13, config, device)
     arrays: dict[str, Any] = {"samples": {}, "image_shape": ds.image_shape}
     show_nfe = config.ssc_select_nfe
-    for method, model in trained.items():
+    for method, model in models.items():
         fn = _velocity_fn(model, test_labels)
         variants = {
             method: fn,
@@ -225,27 +325,34 @@ def _run_dataset(spec: str, config: VDConfig, run_dir: RunDir, device: str) -> d
         for variant, vfn in variants.items():
             for k in config.nfe:
                 s = _sample(vfn, test_noise, k, config)
-                for metric, value in _score(s, ds, clf, config.seed).items():
+                for metric, value in _score(s, ds, prep.clf, config.seed).items():
                     flat[f"{metric}.{name}.{variant}.nfe{k}"] = value
                 if k == show_nfe:
                     arrays["samples"][variant] = s
+    arrays["real"] = ds.x_test[:n]
+    return Evaluation(flat, arrays)
+
+
+def fd_summary(name: str, flat: dict[str, Any], config: VDConfig) -> dict[str, float]:
+    """Stage 6: FD change of each variant over the baseline at every NFE, and the fewest
+    steps at which it matches the baseline's FD at 250 NFE (or the largest NFE run)."""
+    out: dict[str, float] = {}
     base_fd = {k: flat[f"fd.{name}.baseline.nfe{k}"] for k in config.nfe}
     ref_nfe = 250 if 250 in config.nfe else max(config.nfe)
     for variant in [m for m in METHODS if f"fd.{name}.{m}.nfe{config.nfe[0]}" in flat]:
         if variant != "baseline":
             for k in config.nfe:
                 b = base_fd[k]
-                flat[f"fd_improvement.{name}.{variant}.nfe{k}"] = (
+                out[f"fd_improvement.{name}.{variant}.nfe{k}"] = (
                     (b - flat[f"fd.{name}.{variant}.nfe{k}"]) / b if b > 0 else float("nan")
                 )
         match = [
             k for k in sorted(config.nfe) if flat[f"fd.{name}.{variant}.nfe{k}"] <= base_fd[ref_nfe]
         ]
-        flat[f"steps_to_match_baseline_250.{name}.{variant}"] = (
+        out[f"steps_to_match_baseline_250.{name}.{variant}"] = (
             float(match[0]) if match else float("nan")
         )
-    arrays["real"] = ds.x_test[:n]
-    return {"metrics": flat, "arrays": arrays}
+    return out
 
 
 def _ratio_with_labels(
