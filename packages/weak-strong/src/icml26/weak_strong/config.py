@@ -5,16 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["POLICIES", "STREAMS", "BenchConfig", "WeakStrongConfig"]
+__all__ = ["POLICIES", "STREAMS", "SYNTHETIC_STREAMS", "BenchConfig", "WeakStrongConfig"]
+
+#: The synthetic streams with a known ground truth (see :mod:`icml26.weak_strong.streams`).
+SYNTHETIC_STREAMS = ("calibrated", "overconfident", "underconfident", "drift", "adversarial")
 
 #: Every stream the main job knows: the synthetic ones, the LLM math stream, Sudoku moves,
 #: and ``user`` (a CSV/JSON file of scores and labels given as ``stream_file``).
 STREAMS = (
-    "calibrated",
-    "overconfident",
-    "underconfident",
-    "drift",
-    "adversarial",
+    *SYNTHETIC_STREAMS,
     "math",
     "sudoku",
     "user",
