@@ -94,6 +94,18 @@ def _check_template(tokenizer: Any, mask: str) -> bool:
     return marked
 
 
+def _turn_end(upto: str, content_end: int, eos: str) -> int:
+    """End of an assistant turn's trained part in ``upto`` (the rendering that ends with this
+    turn): through the first EOS after the reply, else through the template's closing text
+    without its trailing whitespace. (A GGUF tokenizer's EOS depends on the transformers
+    version: SmolLM2's is ``<|im_end|>`` in 5.x but ``<|im_start|>`` in 4.56, while its
+    template closes every turn with ``<|im_end|>\\n``.)"""
+    stop = upto.find(eos, content_end) if eos else -1
+    if stop >= 0:
+        return stop + len(eos)
+    return content_end + len(upto[content_end:].rstrip())
+
+
 def _prefix_mask(tokenizer: Any, msgs: list[dict[str, str]]) -> tuple[list[int], list[int]]:
     """The assistant mask of a template without markers: each assistant turn is what
     rendering ``msgs[: i + 1]`` adds to rendering ``msgs[:i]`` with the generation prompt; its
@@ -117,8 +129,7 @@ def _prefix_mask(tokenizer: Any, msgs: list[dict[str, str]]) -> tuple[list[int],
                 "the assistant turns cannot be found: give it {% generation %} markers"
             )
         start = text.find(m["content"], len(before))
-        stop = upto.find(eos, start + len(m["content"])) if eos else -1
-        end = stop + len(eos) if stop >= 0 else len(upto)
+        end = _turn_end(upto, start + len(m["content"]), eos)
         spans.append((len(before), end))
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     ids = list(enc["input_ids"])
