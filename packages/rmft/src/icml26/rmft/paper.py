@@ -44,10 +44,12 @@ PROFILES = {
         keep_per_instance=2,
         experts_env="experts_k5_t50",
     ),
-    # The best 2 cores allow in about half an hour: bigger model and data, more iterations,
-    # and the LLM path on the bundled SmolLM2-135M-Instruct (LoRA). Generation costs about
-    # 30-40 s per batched call of 8 replies on 2 cores, and this plays 40 such calls plus 12
-    # LoRA steps: short games (K = 3, T = 5) on few instances, about half an hour in all.
+    # Bigger model and data, more iterations, and the LLM path on the bundled
+    # SmolLM2-135M-Instruct (LoRA) with its controls on 12 evaluation instances (enough for a
+    # paired z). Generation costs about 20-40 s per batched call of 8 replies on 2 cores and
+    # this plays about 90 such calls (4 policies x 2 environments x 12 instances x T = 5,
+    # and the rollouts of the RMFT and random-selection iterations): not re-timed after the
+    # controls were added, and likely past half an hour on 2 cores.
     "full": RMFTConfig(
         eval_instances=512,
         d_model=48,
@@ -61,7 +63,7 @@ PROFILES = {
         llm_model="smollm2-135m-instruct",
         llm_env="bernoulli_k3_t5",
         llm_nl_env="restaurants_k3_t5",
-        llm_iterations=2,
+        llm_iterations=1,  # was 2; the two controls and 12 evaluation instances cost more
         llm_eval_instances=12,
         llm_rollout_instances=4,
         llm_rollouts_per_instance=2,

@@ -144,6 +144,8 @@ class WeakStrongConfig:
                     f"math_source must be 'llm', 'fixture' or a samples JSON file; "
                     f"{self.math_source!r} is not an existing file"
                 )
+        if uses_math and self.math_source == "llm":
+            self._check_math_model()
         if self.math_cache:
             if not (uses_math and self.math_source == "llm"):
                 raise ValueError(
@@ -152,6 +154,24 @@ class WeakStrongConfig:
                 )
             if Path(self.math_cache).exists() and not Path(self.math_cache).is_dir():
                 raise ValueError(f"math_cache must be a folder, {self.math_cache!r} is a file")
+
+    def _check_math_model(self) -> None:
+        """``math_model`` names an endpoint (``url|name``) or a loadable model: a path that
+        does not exist is refused here, not after the run has started."""
+        if self.math_model.startswith(("http://", "https://")):
+            url, _, name = self.math_model.partition("|")
+            if not name:
+                raise ValueError(
+                    f"math_model={self.math_model!r}: an endpoint is given as "
+                    "'http://host:port/v1|model-name'"
+                )
+            return
+        from icml26.shared.llm.loader import ModelSpecError, resolve_spec
+
+        try:
+            resolve_spec(self.math_model)
+        except ModelSpecError as exc:
+            raise ValueError(f"math_model={self.math_model!r}: {exc}") from exc
 
 
 @dataclass(frozen=True)
