@@ -159,7 +159,7 @@ class WeakStrongConfig:
         """``math_model`` names an endpoint (``url|name``) or a loadable model: a path that
         does not exist is refused here, not after the run has started."""
         if self.math_model.startswith(("http://", "https://")):
-            url, _, name = self.math_model.partition("|")
+            name = self.math_model.partition("|")[2]
             if not name:
                 raise ValueError(
                     f"math_model={self.math_model!r}: an endpoint is given as "
