@@ -52,8 +52,10 @@ def test_smoke_run_writes_metrics_plots_and_claims(smoke_run: Path) -> None:
         applies = next(c for c in PAPER.claims if c.id == cid).applies_to("smoke")
         assert claim["holds"] in ((True, False) if applies else (None,))
     for env in ("bernoulli_k3_t8", "experts_k3_t8"):  # the controls of issue 26
-        for policy in ("base_greedy", "random_select_final", "rmft_greedy_final"):
+        for policy in ("base_greedy", "rmft_greedy_final"):
             assert f"regret.{env}.{policy}" in metrics
+    assert "regret.bernoulli_k3_t16.random_select_final" in metrics
+    assert "regret.experts_k3_t8.random_select_final" not in metrics  # main model only
     for env in ("bernoulli_k3_t3", "restaurants_k3_t3"):
         for policy in ("llm_base_greedy", "llm_random_select_final"):
             assert f"regret.{env}.{policy}" in metrics

@@ -17,6 +17,7 @@ def test_profiles_are_valid_and_ordered_by_cost() -> None:
     assert PAPER.slug == "rmft"
     s, q, f = (PROFILES[p] for p in ("smoke", "quick", "full"))
     assert s.eval_instances < q.eval_instances < f.eval_instances
+    assert q.eval_instances >= 96  # the paired z of the numeric claims (9-18 at 192)
     assert q.rmft_iterations >= 3
     assert f.llm_model == "smollm2-135m-instruct"
     assert q.llm_model == ""  # the LLM path is in smoke (runs) and full (decides its claims)

@@ -49,6 +49,9 @@ class RMFTConfig:
     trajectories), then ``rmft_iterations`` of RMFT; evaluated with ``eval_instances``
     instances per environment of ``eval_envs`` after pretraining and after every iteration.
     ``experts_env`` (full information) trains a second model the same way ("" skips it).
+    ``eval_every_iteration=False`` evaluates the iterations before the last (and the final
+    model decoded greedily) on the training environment only, a cheaper run with the same
+    final comparisons.
 
     LLM path (``llm_model`` = "" skips it): a built-in name (``smollm2-135m-instruct``), a
     folder, a GGUF file, a Hugging Face id, or ``tiny-random`` (a random model for smoke
@@ -87,6 +90,7 @@ class RMFTConfig:
     finetune_steps: int = 60
     finetune_lr: float = 1e-3
     rollout_temperature: float = 1.0
+    eval_every_iteration: bool = True
     experts_env: str = ""
     # LLM
     llm_model: str = ""

@@ -209,15 +209,18 @@ def _numeric(
             f"NLL on kept {stats.loss_before:.3f} -> {stats.loss_after:.3f}"
         )
         if rule == "lowest_regret":
-            _evaluate(state, config, policy(f"rmft_iter{i}"), f"rmft_iter{i}", envs)
+            on = envs if last or config.eval_every_iteration else train_only
+            _evaluate(state, config, policy(f"rmft_iter{i}"), f"rmft_iter{i}", on)
             if last:
                 greedy = policy("rmft_greedy_final", 0.0)
-                _evaluate(state, config, greedy, "rmft_greedy_final", envs)
+                on = envs if config.eval_every_iteration else train_only
+                _evaluate(state, config, greedy, "rmft_greedy_final", on)
         elif last:
             _evaluate(state, config, policy("random_select_final"), "random_select_final", envs)
         state.models[key] = _snapshot(model)
         _finish(run_dir, state, stage, t0)
 
+    train_only = {train_env: envs[train_env]} if train_env in envs else dict(envs)
     n = config.rmft_iterations
     for i in range(1, n + 1):
         iterate("iter", "lowest_regret", i, i == n)
@@ -635,6 +638,7 @@ def run(config: RMFTConfig, run_dir: RunDir) -> dict[str, Any]:
             envs=experts_envs,
             tag="experts",
             device=device,
+            random_control=False,  # the controls' claims are on the main model
         )
     if config.llm_enabled:
         _llm(run_dir, config, state, llm_envs, device)

@@ -39,8 +39,12 @@ PROFILES = {
     # base decoded greedily; the same loop distilling random rollouts). The LLM path is in
     # `smoke` (runs end to end) and `full` (enough instances for its z): in `quick` it cost
     # ~100 CPU-s for a figure on 2 instances that no claim could be decided on.
+    # Evaluation is most of the cost: 96 instances per environment (z of 6-13 expected from
+    # the 192-instance run, where it was 9-18), and the iterations before the last on the
+    # training environment only.
     "quick": RMFTConfig(
-        eval_instances=192,
+        eval_instances=96,
+        eval_every_iteration=False,
         keep_per_instance=2,
         experts_env="experts_k5_t50",
     ),
