@@ -497,9 +497,9 @@ def _colour(policy: str) -> str:
     if policy.endswith("base"):
         return PALETTE[4]
     if policy.endswith("base_greedy"):
-        return PALETTE[2]
+        return PALETTE[4]  # the base's colour, dashed
     if policy.endswith("random_select_final"):
-        return PALETTE[3]
+        return PALETTE[5]
     return PALETTE[7] if "rmft" in policy else PALETTE[5]
 
 
@@ -557,12 +557,13 @@ def _plots(run_dir: RunDir, config: RMFTConfig, state: _State) -> None:
             ):
                 if base not in res:
                     continue
-                names = [base] + [f"{prefix}{i}" for i in range(1, n + 1) if f"{prefix}{i}" in res]
+                its = [0] + [i for i in range(1, n + 1) if f"{prefix}{i}" in res]
+                names = [base] + [f"{prefix}{i}" for i in its[1:]]
                 ys = np.array([res[p]["regret"] for p in names])
                 es = np.array([res[p]["se"] for p in names])
                 label = "LLM (LoRA RMFT)" if base == "llm_base" else "numerical Transformer"
                 ax.errorbar(
-                    np.arange(len(names)),
+                    its,
                     ys,
                     yerr=es,
                     marker="o",
@@ -570,8 +571,10 @@ def _plots(run_dir: RunDir, config: RMFTConfig, state: _State) -> None:
                     color=_colour(prefix),
                     label=label,
                 )
-                ax.set_xticks(np.arange(len(names)))
+                ax.set_xticks(its)
             for policy, s in res.items():
+                if policy in _control_names:  # the controls, dashed in their own colours
+                    ax.axhline(s["regret"], ls="--", lw=1.4, color=_colour(policy), label=policy)
                 if policy in _BASELINE_STYLE:
                     ax.axhline(
                         s["regret"],
