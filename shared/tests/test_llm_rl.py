@@ -808,3 +808,33 @@ def test_tied_tiny_model_shares_embeddings(tokenizer: Any) -> None:
         model.get_output_embeddings().weight.data_ptr()
         == model.get_input_embeddings().weight.data_ptr()
     )
+
+
+def test_minibatch_steps_walks_shuffled_epochs_and_descends() -> None:
+    """The shared epoch loop: each epoch visits every example once; a batch as large as the
+    data is full-batch descent; the loss falls on a convex problem."""
+    import numpy as np
+    import torch
+
+    from icml26.shared.llm.sft import minibatch_steps
+
+    torch.manual_seed(0)
+    x = torch.randn(12, 3)
+    y = x @ torch.tensor([1.0, -2.0, 0.5])
+    w = torch.nn.Parameter(torch.zeros(3))
+    seen: list[int] = []
+
+    def loss_of(idx: np.ndarray) -> torch.Tensor:
+        seen.extend(idx.tolist())
+        rows = torch.from_numpy(idx)
+        return ((x[rows] @ w - y[rows]) ** 2).mean()
+
+    losses = minibatch_steps([w], loss_of, 12, steps=30, batch_size=4, lr=0.1,
+                             rng=np.random.default_rng(0))  # fmt: skip
+    assert len(losses) == 30
+    for epoch in range(10):  # 3 batches of 4 per epoch
+        assert sorted(seen[12 * epoch : 12 * epoch + 12]) == list(range(12))
+    assert losses[-1] < 0.1 * losses[0]
+    with pytest.raises(ValueError, match="batch_size"):
+        minibatch_steps([w], loss_of, 12, steps=1, batch_size=0, lr=0.1,
+                        rng=np.random.default_rng(0))  # fmt: skip

@@ -110,6 +110,8 @@ def test_cli_rejects_bad_override(capsys: pytest.CaptureFixture[str]) -> None:
         (["streams=math", "math_source=/nonexistent.json"], "not an existing file"),
         (["streams=calibrated", "math_source=/nonexistent.json"], "read only by the 'math'"),
         (["streams=math", "math_source=fixture", "math_cache=/tmp/c"], "math_source=llm"),
+        (["streams=math", "math_source=llm", "math_model=/nonexistent/model"], "does not exist"),
+        (["streams=math", "math_source=llm", "math_model=http://h:1/v1"], "model-name"),
     ],
 )
 def test_cli_rejects_bad_or_unused_paths_before_writing(

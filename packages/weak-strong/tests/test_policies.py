@@ -15,6 +15,7 @@ from icml26.weak_strong.policies import (
     CalibratedThresholds,
     FixedThresholds,
     OnlineWeakStrong,
+    Step,
     WeakOnly,
     conformal_thresholds,
     label_free_thresholds,
@@ -197,3 +198,34 @@ def test_rejected_score_leaves_the_online_state_unchanged() -> None:
     with pytest.raises(ValueError, match="score must"):
         policy.decide(float("nan"))
     assert policy.t == 0
+
+
+def test_decide_and_verify_follows_the_protocol() -> None:
+    from icml26.weak_strong.policies import decide_and_verify
+
+    fixed = FixedThresholds(0.7, 0.3)
+    assert decide_and_verify(fixed, 0.9, False) == (Step(ACCEPT, False, 1.0), True)
+    assert decide_and_verify(fixed, 0.1, True) == (Step(REJECT, False, 1.0), False)
+    # the band defers: the strong verdict decides either way
+    assert decide_and_verify(fixed, 0.5, True)[1] is True
+    assert decide_and_verify(fixed, 0.5, False)[1] is False
+
+
+def test_trace_recorder_equals_run_policy_and_reads_thresholds_first() -> None:
+    from icml26.weak_strong.policies import TraceRecorder
+
+    rng = np.random.default_rng(3)
+    s = rng.random(300)
+    y = rng.random(300) < s
+    a = run_policy(OnlineWeakStrong(0.1, 0.1, seed=1), s, y)
+    pol = OnlineWeakStrong(0.1, 0.1, seed=1)
+    rec = TraceRecorder(pol)
+    for si, yi in zip(s.tolist(), y.tolist(), strict=True):
+        rec.record(si, yi)
+    b = rec.trace()
+    for f in ("accepted", "queried", "region", "prob", "tau_a", "tau_r"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+    assert b.tau_a[0] == 0.7
+    assert len(rec) == 300
+    # no thresholds recorded: NaN
+    assert np.isnan(run_policy(AlwaysStrong(), s, y, record_thresholds=False).tau_a).all()

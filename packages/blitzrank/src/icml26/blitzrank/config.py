@@ -24,6 +24,10 @@ class RunConfig:
     threads (1 suits a 135M model on a shared laptop; 0 keeps torch's default); ``data``
     (a JSONL file, or a folder with a TREC run + qrels, see ``icml26.blitzrank.data.io``)
     replaces the factbook questions (first ``llm_n`` candidates of each).
+
+    The cyclic task gives BlitzRank a budget of ``cyclic_budget`` times the calls that a
+    perfect (transitive) oracle needs on the same items and k, and measures how often it
+    certifies within it.
     """
 
     seed: int = 0
@@ -48,6 +52,7 @@ class RunConfig:
     perfect_n: int = 100
     cyclic_queries: int = 10
     cyclic_ks: tuple[int, ...] = (2, 5, 10)
+    cyclic_budget: float = 1.5
     llm_queries: int = 3
     llm_n: int = 12
     llm_k: int = 4
@@ -99,6 +104,11 @@ class RunConfig:
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
+        if not self.cyclic_budget > 0:
+            raise ValueError(
+                f"cyclic_budget must be > 0 (a multiple of the perfect oracle's calls), "
+                f"got {self.cyclic_budget}"
+            )
         if self.parallel < 1 or self.tourrank_tournaments < 1:
             raise ValueError("parallel and tourrank_tournaments must be >= 1")
         unknown = set(self.llm_methods) - {

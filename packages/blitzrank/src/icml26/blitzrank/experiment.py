@@ -17,8 +17,10 @@ Each finished part is checkpointed, so a killed run resumes at the next part.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -192,32 +194,102 @@ def calls_perfect(
     return out
 
 
-def _cyclic_task(cfg: RunConfig) -> dict[str, Any]:
-    """Certification and tier purity under the adversarial cyclic oracle."""
+@dataclass
+class CyclicResult:
+    """BlitzRank under the adversarial cyclic oracle, per method ``blitzrank_k<k>``.
+
+    ``certified_rate``: share of queries certified within the budget; ``calls``: mean calls
+    used; ``calls_over_perfect``: mean ratio of those calls to the perfect oracle's on the same
+    items; ``budget``: mean budget in calls; ``tier_purity``: share of multi-item tiers inside
+    one cyclic group (1 by construction of the engine, see ``tests/test_ranker.py``);
+    ``cycles_found``: mean number of multi-item tiers per query."""
+
+    certified_rate: dict[str, float]
+    calls: dict[str, float]
+    calls_over_perfect: dict[str, float]
+    budget: dict[str, float]
+    tier_purity: float
+    cycles_found: float
+
+
+def _cyclic_task(cfg: RunConfig) -> CyclicResult:
+    """Certification within a budget, and tier purity, under the adversarial cyclic oracle.
+
+    Each query's budget is ``ceil(cfg.cyclic_budget * c)`` calls, ``c`` the calls a perfect
+    oracle needs to certify the same items at the same k: the price of the cycles."""
     purity: list[float] = []
     found: list[int] = []
     rates: dict[str, float] = {}
+    used: dict[str, float] = {}
+    ratio: dict[str, float] = {}
+    budgets: dict[str, float] = {}
     rng = np.random.default_rng(cfg.seed + 17)
     for k in cfg.cyclic_ks:
-        cert = []
+        cert, calls, over, budget = [], [], [], []
         for _ in range(cfg.cyclic_queries):
             scores = rng.normal(size=cfg.sim_n)
+            transitive = BlitzRank(cfg.m, k=k).rank(PerfectOracle(scores, k)).calls
+            limit = max(1, math.ceil(cfg.cyclic_budget * transitive))
             oracle = CyclicOracle(scores, k)
-            res = BlitzRank(cfg.m, k=k).rank(oracle)
+            res = BlitzRank(cfg.m, k=k, max_calls=limit).rank(oracle)
             cert.append(float(res.certified))
+            calls.append(res.calls)
+            over.append(res.calls / transitive)
+            budget.append(limit)
             assert res.graph is not None
             multi = [t for t in res.graph.tiers() if len(t) > 1]
             found.append(len(multi))
             purity.extend(float(len({int(oracle.group[i]) for i in t}) == 1) for t in multi)
-        rates[f"blitzrank_k{k}"] = float(np.mean(cert))
+        name = f"blitzrank_k{k}"
+        rates[name], used[name] = float(np.mean(cert)), float(np.mean(calls))
+        ratio[name], budgets[name] = float(np.mean(over)), float(np.mean(budget))
+    return CyclicResult(
+        certified_rate=rates,
+        calls=used,
+        calls_over_perfect=ratio,
+        budget=budgets,
+        tier_purity=float(np.mean(purity)) if purity else float("nan"),
+        cycles_found=float(np.mean(found)),
+    )
+
+
+@dataclass
+class LLMResult:
+    """The LLM reranking task: its name (``factbook`` or ``user``), per-method means, and
+    the backend's description (``llm_seconds``, ``llm_backend``, ``llm_mode``, ``llm_model``)."""
+
+    task: str
+    res: dict[str, dict[str, float]]
+    info: dict[str, Any]
+
+
+@dataclass
+class PerfectCalls:
+    """Mean calls to certify the ordered top-m with a perfect oracle, per ``k<k>``, for the
+    default (reach) and the entropy schedules."""
+
+    reach: dict[str, float]
+    entropy: dict[str, float]
+
+
+def _perfect_calls(cfg: RunConfig) -> PerfectCalls:
+    t0 = time.perf_counter()
+    args = (cfg.perfect_n, cfg.m, cfg.perfect_ks, cfg.perfect_seeds)
+    reach = calls_perfect(*args, "reach", cfg.seed)
+    entropy = calls_perfect(*args, "entropy", cfg.seed)
+    log(f"calls_perfect: {reach} (entropy {entropy}) in {time.perf_counter() - t0:.1f}s")
+    return PerfectCalls(reach, entropy)
+
+
+def _noise_sweep(cfg: RunConfig) -> dict[str, dict[str, dict[str, float]]]:
+    """The Plackett-Luce task at every temperature of ``cfg.sweep_temperatures``."""
     return {
-        "certified_rate": rates,
-        "tier_purity": float(np.mean(purity)) if purity else float("nan"),
-        "cycles_found": float(np.mean(found)),
+        _tkey(t): _sim_task(cfg, "pl", temperature=t, n_queries=cfg.sweep_queries)
+        for t in cfg.sweep_temperatures
     }
 
 
-def _llm_task(cfg: RunConfig) -> tuple[str, dict[str, dict[str, float]], dict[str, Any]]:
+def _llm_task(cfg: RunConfig) -> LLMResult:
     from icml26.blitzrank.data.io import load_queries
     from icml26.blitzrank.oracles.backends import make_backend
     from icml26.blitzrank.oracles.llm import LLMOracle
@@ -260,7 +332,7 @@ def _llm_task(cfg: RunConfig) -> tuple[str, dict[str, dict[str, float]], dict[st
         "llm_mode": mode,
         "llm_model": cfg.llm_endpoint_model if cfg.llm_endpoint else cfg.llm_model,
     }
-    return task, res, info
+    return LLMResult(task, res, info)
 
 
 def _pareto_plot(run_dir: Any, tasks: dict[str, dict[str, dict[str, float]]]) -> None:
@@ -351,96 +423,54 @@ def _sweep_plot(run_dir: Any, sweep: dict[str, dict[str, dict[str, float]]]) -> 
 REFERENCE_CALLS = {2: 150.0, 3: 68.0, 5: 33.0, 10: 14.2, 20: 6.4}
 
 
-def run(config: RunConfig, run_dir: Any) -> dict[str, Any]:
-    """The main job; returns the metrics named in the issue (nested, flattened by the runner)."""
-    seed_everything(config.seed)
-    saved = run_dir.checkpoints.latest()
-    parts: dict[str, Any] = saved[1] if saved else {}
-    step = saved[0] if saved else 0
+class _Parts:
+    """The finished parts of a run, checkpointed after each (a killed run resumes there)."""
 
-    def checkpoint(name: str, value: Any) -> None:
-        nonlocal step
-        parts[name] = value
-        step += 1
-        run_dir.checkpoints.save(step, parts)
+    def __init__(self, run_dir: Any) -> None:
+        self.run_dir = run_dir
+        saved = run_dir.checkpoints.latest()
+        self.done: dict[str, Any] = saved[1] if saved else {}
+        self.step = saved[0] if saved else 0
 
-    for noise in config.noises:
-        name = f"sim_{noise}"
-        if name not in parts and config.sim_queries:
-            checkpoint(name, _sim_task(config, noise))
-    if "noise_sweep" not in parts and config.sweep_queries and config.sweep_temperatures:
-        checkpoint(
-            "noise_sweep",
-            {
-                _tkey(t): _sim_task(config, "pl", temperature=t, n_queries=config.sweep_queries)
-                for t in config.sweep_temperatures
-            },
-        )
-    if "calls_perfect" not in parts and config.perfect_seeds:
-        t0 = time.perf_counter()
-        reach = calls_perfect(
-            config.perfect_n,
-            config.m,
-            config.perfect_ks,
-            config.perfect_seeds,
-            "reach",
-            config.seed,
-        )
-        entropy = calls_perfect(
-            config.perfect_n,
-            config.m,
-            config.perfect_ks,
-            config.perfect_seeds,
-            "entropy",
-            config.seed,
-        )
-        log(f"calls_perfect: {reach} (entropy {entropy}) in {time.perf_counter() - t0:.1f}s")
-        checkpoint("calls_perfect", {"reach": reach, "entropy": entropy})
-    if "sim_cyclic" not in parts and config.cyclic_queries:
-        checkpoint("sim_cyclic", _cyclic_task(config))
-    if "llm" not in parts and config.llm_queries:
-        task, res, info = _llm_task(config)
-        checkpoint("llm", {"task": task, "res": res, "info": info})
-        run_dir.update_env(**info)
+    def once(self, name: str, make: Callable[[], Any]) -> Any:
+        """``make()``'s value for part ``name``, computed unless a checkpoint holds it."""
+        if name not in self.done:
+            self.done[name] = make()
+            self.step += 1
+            self.run_dir.checkpoints.save(self.step, self.done)
+        return self.done[name]
 
+
+def _metrics(parts: dict[str, Any], config: RunConfig) -> dict[str, Any]:
+    """The metric tree (``<metric>.<task>.<method>``) of the finished parts."""
     tasks: dict[str, dict[str, dict[str, float]]] = {
         f"sim_{n}": parts[f"sim_{n}"] for n in config.noises if f"sim_{n}" in parts
     }
-    if "llm" in parts:
-        tasks[parts["llm"]["task"]] = parts["llm"]["res"]
+    llm: LLMResult | None = parts.get("llm")
+    if llm is not None:
+        tasks[llm.task] = llm.res
     metrics: dict[str, Any] = {}
-    for key in ("ndcg10", "calls", "tokens", "tokens_in", "rounds"):
+    for key in ("ndcg10", "calls", "tokens", "tokens_in", "rounds", "certified_rate"):
         metrics[key] = {
             task: {meth: rec[key] for meth, rec in res.items() if key in rec}
             for task, res in tasks.items()
         }
-    metrics["certified_rate"] = {
-        task: {meth: rec["certified_rate"] for meth, rec in res.items() if "certified_rate" in rec}
-        for task, res in tasks.items()
-    }
-    if "llm" in parts:
-        task = parts["llm"]["task"]
+    if llm is not None:
         metrics["repaired_calls"] = {
-            task: {
-                m: r["repaired_calls"]
-                for m, r in parts["llm"]["res"].items()
-                if "repaired_calls" in r
-            }
+            llm.task: {m: r["repaired_calls"] for m, r in llm.res.items() if "repaired_calls" in r}
         }
-    if "calls_perfect" in parts:
-        metrics["calls_perfect"] = parts["calls_perfect"]["reach"]
-        metrics["calls_perfect_entropy"] = parts["calls_perfect"]["entropy"]
-        _calls_plot(
-            run_dir,
-            parts["calls_perfect"]["reach"],
-            parts["calls_perfect"]["entropy"],
-            REFERENCE_CALLS,
-        )
-    if "sim_cyclic" in parts:
-        cyc = parts["sim_cyclic"]
-        metrics["certified_rate"]["sim_cyclic"] = cyc["certified_rate"]
-        metrics["tier_purity"] = {"sim_cyclic": cyc["tier_purity"]}
-        metrics["cycles_found"] = {"sim_cyclic": cyc["cycles_found"]}
+    perfect: PerfectCalls | None = parts.get("calls_perfect")
+    if perfect is not None:
+        metrics["calls_perfect"] = perfect.reach
+        metrics["calls_perfect_entropy"] = perfect.entropy
+    cyc: CyclicResult | None = parts.get("sim_cyclic")
+    if cyc is not None:
+        metrics["certified_rate"]["sim_cyclic"] = cyc.certified_rate
+        metrics["calls"]["sim_cyclic"] = cyc.calls
+        metrics["calls_over_perfect"] = {"sim_cyclic": cyc.calls_over_perfect}
+        metrics["budget_calls"] = {"sim_cyclic": cyc.budget}
+        metrics["tier_purity"] = {"sim_cyclic": cyc.tier_purity}
+        metrics["cycles_found"] = {"sim_cyclic": cyc.cycles_found}
     if "noise_sweep" in parts:
         sweep = parts["noise_sweep"]
         metrics["noise_sweep"] = {
@@ -449,10 +479,42 @@ def run(config: RunConfig, run_dir: Any) -> dict[str, Any]:
             }
             for key in ("ndcg10", "tokens")
         }
-        _sweep_plot(run_dir, sweep)
+    return metrics
+
+
+def _plots(run_dir: Any, parts: dict[str, Any], config: RunConfig) -> None:
+    perfect: PerfectCalls | None = parts.get("calls_perfect")
+    if perfect is not None:
+        _calls_plot(run_dir, perfect.reach, perfect.entropy, REFERENCE_CALLS)
+    if "noise_sweep" in parts:
+        _sweep_plot(run_dir, parts["noise_sweep"])
+    tasks = {f"sim_{n}": parts[f"sim_{n}"] for n in config.noises if f"sim_{n}" in parts}
+    if "llm" in parts:
+        tasks[parts["llm"].task] = parts["llm"].res
     if tasks:
         _pareto_plot(run_dir, tasks)
-    return metrics
+
+
+def run(config: RunConfig, run_dir: Any) -> dict[str, Any]:
+    """The main job; returns the metrics named in the issue (nested, flattened by the runner).
+
+    Its parts, each skipped when its size is 0: simulated reranking per noise, the noise
+    sweep, perfect-oracle calls, the cyclic oracle on a budget, the LLM task."""
+    seed_everything(config.seed)
+    parts = _Parts(run_dir)
+    if config.sim_queries:
+        for noise in config.noises:
+            parts.once(f"sim_{noise}", lambda noise=noise: _sim_task(config, noise))
+    if config.sweep_queries and config.sweep_temperatures:
+        parts.once("noise_sweep", lambda: _noise_sweep(config))
+    if config.perfect_seeds:
+        parts.once("calls_perfect", lambda: _perfect_calls(config))
+    if config.cyclic_queries:
+        parts.once("sim_cyclic", lambda: _cyclic_task(config))
+    if config.llm_queries:
+        run_dir.update_env(**parts.once("llm", lambda: _llm_task(config)).info)
+    _plots(run_dir, parts.done, config)
+    return _metrics(parts.done, config)
 
 
 def bench(config: BenchConfig, run_dir: Any) -> dict[str, Any]:

@@ -13,6 +13,20 @@ _NUMERIC_KINDS = {"bernoulli", "gaussian", "nonstationary"}
 _BASELINES = {"ucb", "ts", "greedy", "exp3", "hedge", "random"}
 
 
+def _check_model_spec(spec: str, field: str) -> None:
+    """A model spec names something loadable: a built-in name, an existing folder or GGUF
+    file, a Hugging Face id, or ``tiny-random``. A path that does not exist is refused here,
+    in config validation, before the run writes anything."""
+    if not spec or spec == "tiny-random":
+        return
+    from icml26.shared.llm.loader import ModelSpecError, resolve_spec
+
+    try:
+        resolve_spec(spec)
+    except ModelSpecError as exc:
+        raise ValueError(f"{field}={spec!r}: {exc}") from exc
+
+
 def _positive(obj: object, *names: str) -> None:
     for name in names:
         value = getattr(obj, name)
@@ -35,6 +49,9 @@ class RMFTConfig:
     trajectories), then ``rmft_iterations`` of RMFT; evaluated with ``eval_instances``
     instances per environment of ``eval_envs`` after pretraining and after every iteration.
     ``experts_env`` (full information) trains a second model the same way ("" skips it).
+    ``eval_every_iteration=False`` evaluates the iterations before the last (and the final
+    model decoded greedily) on the training environment only, a cheaper run with the same
+    final comparisons.
 
     LLM path (``llm_model`` = "" skips it): a built-in name (``smollm2-135m-instruct``), a
     folder, a GGUF file, a Hugging Face id, or ``tiny-random`` (a random model for smoke
@@ -73,6 +90,7 @@ class RMFTConfig:
     finetune_steps: int = 60
     finetune_lr: float = 1e-3
     rollout_temperature: float = 1.0
+    eval_every_iteration: bool = True
     experts_env: str = ""
     # LLM
     llm_model: str = ""
@@ -155,6 +173,7 @@ class RMFTConfig:
             raise ValueError(f"llm_endpoint must be an http(s) URL, got {self.llm_endpoint!r}")
         if self.llm_endpoint and self.llm_model:
             raise ValueError("give either llm_model (local, fine-tuned) or llm_endpoint, not both")
+        _check_model_spec(self.llm_model, "llm_model")
 
     @property
     def llm_enabled(self) -> bool:
@@ -189,3 +208,4 @@ class BenchConfig:
                   "llm_batch", "llm_steps", "llm_max_tokens")  # fmt: skip
         if parse_env(self.env).kind not in _NUMERIC_KINDS:
             raise ValueError(f"env must be a bandit, got {self.env!r}")
+        _check_model_spec(self.llm_model, "llm_model")

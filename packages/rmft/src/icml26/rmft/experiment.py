@@ -20,7 +20,7 @@ import math
 import time
 import zlib
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
@@ -130,6 +130,10 @@ def _baselines(
     _finish(run_dir, state, "baselines", t0)
 
 
+def _snapshot(model: Any) -> dict[str, Any]:
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
 def _numeric(
     run_dir: RunDir,
     config: RMFTConfig,
@@ -139,8 +143,12 @@ def _numeric(
     envs: Mapping[str, Instances],
     tag: str,
     device: str,
+    random_control: bool = True,
 ) -> None:
-    """Pretraining + RMFT iterations of one numerical Transformer (``tag`` names it)."""
+    """One numerical Transformer (``tag`` names it): weak pretraining (evaluated sampled as
+    ``base`` and greedily as ``base_greedy``), the RMFT iterations (``rmft_iter<i>``, the
+    last also greedily as ``rmft_greedy_final``), then, with ``random_control``, the same
+    loop from the same base distilling randomly chosen rollouts (``random_select_final``)."""
     import torch
 
     from icml26.rmft.model import ArmTransformer, ModelConfig, TransformerPolicy
@@ -159,10 +167,9 @@ def _numeric(
         temperature=config.rollout_temperature,
     )
 
-    def policy(name: str) -> TransformerPolicy:
-        return TransformerPolicy(
-            model, temperature=config.rollout_temperature, name=name, device=device
-        )
+    def policy(name: str, temperature: float | None = None) -> TransformerPolicy:
+        t = config.rollout_temperature if temperature is None else temperature
+        return TransformerPolicy(model, temperature=t, name=name, device=device)
 
     stage = f"{tag}_pretrain"
     if _stage(run_dir, state, stage):
@@ -181,31 +188,53 @@ def _numeric(
         state.train[stage] = {"loss_first": losses[0] if losses else float("nan"),
                               "loss_last": losses[-1] if losses else float("nan")}  # fmt: skip
         _evaluate(state, config, policy("base"), "base", envs)
-        state.models[tag] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+        _evaluate(state, config, policy("base_greedy", 0.0), "base_greedy", envs)
+        state.models[tag] = state.models[f"{tag}_base"] = _snapshot(model)
         _finish(run_dir, state, stage, t0)
-    for i in range(1, config.rmft_iterations + 1):
-        stage = f"{tag}_iter{i}"
+
+    def iterate(loop: str, rule: str, i: int, last: bool) -> None:
+        stage = f"{tag}_{loop}{i}"
         if not _stage(run_dir, state, stage):
-            continue
+            return
         t0 = time.perf_counter()
-        model.load_state_dict(state.models[tag])
+        key = tag if rule == "lowest_regret" else f"{tag}_{loop}"
+        model.load_state_dict(state.models[key if i > 1 else f"{tag}_base"])
         torch.manual_seed(zlib.crc32(f"{config.seed}-{stage}".encode()))
         stats = numeric_rmft_iteration(
-            model, spec, settings, _rng(config.seed, stage), device=device
+            model, spec, replace(settings, selection=rule), _rng(config.seed, stage), device=device
         )
         state.train[stage] = asdict(stats)
         log(
             f"rmft: {stage}: rollout regret {stats.rollout_regret:.2f}, kept {stats.selected_regret:.2f}, "
             f"NLL on kept {stats.loss_before:.3f} -> {stats.loss_after:.3f}"
         )
-        _evaluate(state, config, policy(f"rmft_iter{i}"), f"rmft_iter{i}", envs)
-        state.models[tag] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+        if rule == "lowest_regret":
+            on = envs if last or config.eval_every_iteration else train_only
+            _evaluate(state, config, policy(f"rmft_iter{i}"), f"rmft_iter{i}", on)
+            if last:
+                greedy = policy("rmft_greedy_final", 0.0)
+                on = envs if config.eval_every_iteration else train_only
+                _evaluate(state, config, greedy, "rmft_greedy_final", on)
+        elif last:
+            _evaluate(state, config, policy("random_select_final"), "random_select_final", envs)
+        state.models[key] = _snapshot(model)
         _finish(run_dir, state, stage, t0)
+
+    train_only = {train_env: envs[train_env]} if train_env in envs else dict(envs)
+    n = config.rmft_iterations
+    for i in range(1, n + 1):
+        iterate("iter", "lowest_regret", i, i == n)
+    if random_control:
+        for i in range(1, n + 1):
+            iterate("random_iter", "random", i, i == n)
 
 
 def _llm(
     run_dir: RunDir, config: RMFTConfig, state: _State, envs: Mapping[str, Instances], device: str
 ) -> None:
+    """The LLM path: the base policy sampled (``llm_base``) and greedy (``llm_base_greedy``),
+    the RMFT iterations (``llm_rmft_iter<i>``), and the same loop distilling random
+    rollouts (``llm_random_select_final``); an endpoint only evaluates and exports."""
     from icml26.rmft.llm_policy import LLMPolicy
     from icml26.rmft.llm_rmft import LLMSettings, llm_rmft_iteration, write_openai_finetune_jsonl
 
@@ -221,11 +250,12 @@ def _llm(
     )
     backend, local = _llm_backend(run_dir, config, device)
 
-    def evaluate(name: str) -> None:
+    def evaluate(name: str, temperature: float | None = None) -> None:
+        t = config.llm_temperature if temperature is None else temperature
         for env, inst in envs.items():
             scenario = "restaurants" if inst.spec.kind == "restaurants" else "buttons"
             pol = LLMPolicy(backend, scenario=scenario, max_tokens=config.llm_max_tokens,
-                            temperature=config.llm_temperature, name=name)  # fmt: skip
+                            temperature=t, name=name)  # fmt: skip
             trajs = rollout(pol, inst, _rng(config.seed, "eval", env, name))
             state.record(env, name, trajs)
             for step in trajs.records[0][:2]:
@@ -237,44 +267,71 @@ def _llm(
     if _stage(run_dir, state, stage):
         t0 = time.perf_counter()
         evaluate("llm_base")
+        evaluate("llm_base_greedy", 0.0)
         if local:
-            state.models["llm"] = _adapter_state(backend.model)
+            state.models["llm"] = state.models["llm_base"] = _adapter_state(backend.model)
         _finish(run_dir, state, stage, t0)
     spec = parse_env(config.llm_env)
-    iterations = config.llm_iterations if local else min(config.llm_iterations, 1)
-    for i in range(1, iterations + 1):
-        stage = f"llm_iter{i}"
+    if not local:  # an endpoint: select and export, no local training
+        _llm_export(run_dir, config, state, backend, settings, spec)
+        state.train["llm_usage"] = dict(backend.usage.as_dict())
+        return
+    import torch
+
+    def iterate(loop: str, rule: str, i: int, last: bool) -> None:
+        stage = f"llm_{loop}{i}"
         if not _stage(run_dir, state, stage):
-            continue
+            return
         t0 = time.perf_counter()
-        rng = _rng(config.seed, stage)
-        if not local:  # an endpoint: select and export, no local training
-            from icml26.rmft.llm_rmft import select_llm_transcripts
-
-            m = settings.rollouts_per_instance
-            inst = sample_instances(spec, settings.n_instances, rng).repeat(m)
-            pol = LLMPolicy(
-                backend, max_tokens=settings.max_tokens, temperature=settings.temperature
-            )
-            _, pairs = select_llm_transcripts(rollout(pol, inst, rng), settings)
-            write_openai_finetune_jsonl(pairs, run_dir.path / f"rmft_selected_iter{i}.jsonl")
-            _finish(run_dir, state, stage, t0)
-            continue
-        import torch
-
-        _load_adapter(backend.model, state.models["llm"])
+        key = "llm" if rule == "lowest_regret" else f"llm_{loop}"
+        _load_adapter(backend.model, state.models[key if i > 1 else "llm_base"])
         torch.manual_seed(zlib.crc32(f"{config.seed}-{stage}".encode()))
-        stats, pairs = llm_rmft_iteration(backend, spec, settings, rng)
-        write_openai_finetune_jsonl(pairs, run_dir.path / f"rmft_selected_iter{i}.jsonl")
+        stats, pairs = llm_rmft_iteration(
+            backend, spec, replace(settings, selection=rule), _rng(config.seed, stage)
+        )
+        if rule == "lowest_regret":
+            write_openai_finetune_jsonl(pairs, run_dir.path / f"rmft_selected_iter{i}.jsonl")
         state.train[stage] = {**asdict(stats), "examples": len(pairs)}
         log(
             f"rmft: {stage}: rollout regret {stats.rollout_regret:.2f}, kept {stats.selected_regret:.2f}, "
             f"{len(pairs)} transcripts, NLL {stats.loss_before:.3f} -> {stats.loss_after:.3f}"
         )
-        evaluate(f"llm_rmft_iter{i}")
-        state.models["llm"] = _adapter_state(backend.model)
+        if rule == "lowest_regret":
+            evaluate(f"llm_rmft_iter{i}")
+        elif last:
+            evaluate("llm_random_select_final")
+        state.models[key] = _adapter_state(backend.model)
         _finish(run_dir, state, stage, t0)
+
+    n = config.llm_iterations
+    for i in range(1, n + 1):
+        iterate("iter", "lowest_regret", i, i == n)
+    for i in range(1, n + 1):
+        iterate("random_iter", "random", i, i == n)
     state.train["llm_usage"] = dict(backend.usage.as_dict())
+
+
+def _llm_export(
+    run_dir: RunDir, config: RMFTConfig, state: _State, backend: Any, settings: Any, spec: EnvSpec
+) -> None:
+    """Through an endpoint, one RMFT selection: roll out, keep the lowest-regret episodes and
+    write them as chat fine-tuning JSONL (the fine-tuning happens at the provider)."""
+    from icml26.rmft.llm_policy import LLMPolicy
+    from icml26.rmft.llm_rmft import select_llm_transcripts, write_openai_finetune_jsonl
+
+    if config.llm_iterations < 1:
+        return
+    stage = "llm_iter1"
+    if not _stage(run_dir, state, stage):
+        return
+    t0 = time.perf_counter()
+    rng = _rng(config.seed, stage)
+    m = settings.rollouts_per_instance
+    inst = sample_instances(spec, settings.n_instances, rng).repeat(m)
+    pol = LLMPolicy(backend, max_tokens=settings.max_tokens, temperature=settings.temperature)
+    _, pairs = select_llm_transcripts(rollout(pol, inst, rng), settings, rng)
+    write_openai_finetune_jsonl(pairs, run_dir.path / "rmft_selected_iter1.jsonl")
+    _finish(run_dir, state, stage, t0)
 
 
 def _llm_backend(run_dir: RunDir, config: RMFTConfig, device: str) -> tuple[Any, bool]:
@@ -312,6 +369,35 @@ def _load_adapter(model: Any, weights: dict[str, Any]) -> None:
 
 
 # ---------------------------------------------------------------------------------- metrics
+#: Fewest paired instances on which an improvement z is reported (below, it is NaN: the claim
+#: is undecided rather than decided on two or three instances).
+Z_MIN_INSTANCES = 10
+
+
+def paired_z(before: Any, after: Any) -> float:
+    """Paired z of the improvement ``before - after`` over shared instances: mean over its
+    standard error. NaN (undecided) when the standard error is 0 or there are fewer than
+    :data:`Z_MIN_INSTANCES` pairs; a zero standard error says nothing about significance."""
+    diff = np.asarray(before, dtype=float) - np.asarray(after, dtype=float)
+    if diff.size < Z_MIN_INSTANCES:
+        return float("nan")
+    se = float(diff.std(ddof=1) / math.sqrt(diff.size))
+    return float(diff.mean() / se) if se > 0 else float("nan")
+
+
+#: The comparisons of every final model: against its own base (``<model>``), against the base
+#: decoded greedily (``<model>_vs_base_greedy``: is the gain more than determinism?) and
+#: against the loop distilling random rollouts (``<model>_vs_random_select``: is it the regret
+#: signal?). Policy names are prefixed with ``llm_`` on the LLM path.
+_CONTROLS = (("", "base"), ("_vs_base_greedy", "base_greedy"), ("_vs_random_select",
+             "random_select_final"))  # fmt: skip
+
+
+def _worst(vals: list[float], pick: Any) -> float:
+    """The worst over environments (``pick`` = max for ratios, min for z); NaN if any is."""
+    return float("nan") if any(math.isnan(v) for v in vals) else float(pick(vals))
+
+
 def _metrics(config: RMFTConfig, state: _State) -> dict[str, Any]:
     metrics: dict[str, Any] = {"regret": {}, "regret_per_step": {}, "regret_se": {}}
     for env, policies in state.results.items():
@@ -324,74 +410,72 @@ def _metrics(config: RMFTConfig, state: _State) -> dict[str, Any]:
     z: dict[str, dict[str, float]] = {}
     by_axis: dict[str, dict[str, list[tuple[float, float]]]] = {}
 
-    def compare(env: str, axis: str, model: str, base: str, prefix: str, iterations: int) -> None:
+    def compare(env: str, axis: str, model: str, prefix: str, iterations: int) -> None:
+        """``model`` (``rmft`` or ``llm``) after ``iterations`` against its base and controls."""
         policies = state.results.get(env, {})
-        final_name = f"{prefix}{iterations}" if iterations else base
-        if base not in policies or final_name not in policies:
+        final_name = f"{prefix}rmft_iter{iterations}" if iterations else f"{prefix}base"
+        if final_name not in policies:
             return
-        b, f = np.asarray(policies[base]["final"]), np.asarray(policies[final_name]["final"])
-        metrics["regret"][env][f"{prefix.replace('_iter', '_final')}"] = float(f.mean())
-        r = float(f.mean() / max(b.mean(), 1e-9))
-        diff = b - f
-        se = diff.std(ddof=1) / math.sqrt(len(diff)) if len(diff) > 1 else 0.0
-        zz = (
-            float(diff.mean() / se)
-            if se > 0
-            else (0.0 if diff.mean() == 0 else math.copysign(99.0, diff.mean()))
-        )
-        ratio.setdefault(env, {})[model] = r
-        z.setdefault(env, {})[model] = zz
-        by_axis.setdefault(axis, {}).setdefault(model, []).append((r, zz))
+        f = np.asarray(policies[final_name]["final"])
+        metrics["regret"][env][f"{prefix}rmft_final"] = float(f.mean())
+        for suffix, control in _CONTROLS:
+            if f"{prefix}{control}" not in policies:
+                continue
+            b = np.asarray(policies[f"{prefix}{control}"]["final"])
+            name = f"{model}{suffix}"
+            r = float(f.mean() / max(b.mean(), 1e-9))
+            zz = paired_z(b, f)
+            ratio.setdefault(env, {})[name] = r
+            z.setdefault(env, {})[name] = zz
+            by_axis.setdefault(axis, {}).setdefault(name, []).append((r, zz))
 
     train = parse_env(config.train_env)
     for env in config.eval_envs:
-        compare(
-            env,
-            generalisation_axis(train, parse_env(env)),
-            "rmft",
-            "base",
-            "rmft_iter",
-            config.rmft_iterations,
-        )
+        axis = generalisation_axis(train, parse_env(env))
+        compare(env, axis, "rmft", "", config.rmft_iterations)
     if config.experts_env:
-        compare(config.experts_env, "experts", "rmft", "base", "rmft_iter", config.rmft_iterations)
+        compare(config.experts_env, "experts", "rmft", "", config.rmft_iterations)
     if config.llm_enabled and not config.llm_endpoint:
-        compare(config.llm_env, "train", "llm", "llm_base", "llm_rmft_iter", config.llm_iterations)
+        compare(config.llm_env, "train", "llm", "llm_", config.llm_iterations)
         if config.llm_nl_env:
-            compare(
-                config.llm_nl_env,
-                "scenario",
-                "llm",
-                "llm_base",
-                "llm_rmft_iter",
-                config.llm_iterations,
-            )
+            compare(config.llm_nl_env, "scenario", "llm", "llm_", config.llm_iterations)
     metrics["regret_ratio"] = ratio
     metrics["improvement_z"] = z
     metrics["regret_ratio_by_axis"] = {
-        a: {m: max(v[0] for v in vals) for m, vals in ms.items()} for a, ms in by_axis.items()
+        a: {m: _worst([v[0] for v in vals], max) for m, vals in ms.items()}
+        for a, ms in by_axis.items()
     }
     metrics["improvement_z_by_axis"] = {
-        a: {m: min(v[1] for v in vals) for m, vals in ms.items()} for a, ms in by_axis.items()
+        a: {m: _worst([v[1] for v in vals], min) for m, vals in ms.items()}
+        for a, ms in by_axis.items()
     }
-    llm_envs = [e for e in (config.llm_env, config.llm_nl_env) if e and e in state.results]
-    if llm_envs:
-        rates: dict[str, float] = {}
-        for policy in state.results[llm_envs[0]]:
-            if policy.startswith("llm_"):
-                rates[policy] = float(
-                    np.mean(
-                        [
-                            state.results[e][policy]["invalid"]
-                            for e in llm_envs
-                            if policy in state.results[e]
-                        ]
-                    )
-                )
-        metrics["invalid_action_rate"] = rates
+    metrics["eval_instances"] = {"numeric": float(config.eval_instances)}
+    if config.llm_enabled:
+        metrics["eval_instances"]["llm"] = float(config.llm_eval_instances)
+    metrics["invalid_action_rate"] = _invalid_rates(config, state)
     metrics["train"] = state.train
     metrics["seconds"] = dict(state.seconds)
     return metrics
+
+
+def _invalid_rates(config: RMFTConfig, state: _State) -> dict[str, float]:
+    """Share of LLM replies naming no valid action, per LLM policy (over the LLM envs)."""
+    llm_envs = [e for e in (config.llm_env, config.llm_nl_env) if e and e in state.results]
+    if not llm_envs:
+        return {}
+    return {
+        policy: float(
+            np.mean(
+                [
+                    state.results[e][policy]["invalid"]
+                    for e in llm_envs
+                    if policy in state.results[e]
+                ]
+            )
+        )
+        for policy in state.results[llm_envs[0]]
+        if policy.startswith("llm_")
+    }
 
 
 # ---------------------------------------------------------------------------------- plots
@@ -412,7 +496,14 @@ def _colour(policy: str) -> str:
         return PALETTE[fixed[policy]]
     if policy.endswith("base"):
         return PALETTE[4]
+    if policy.endswith("base_greedy"):
+        return PALETTE[4]  # the base's colour, dashed
+    if policy.endswith("random_select_final"):
+        return PALETTE[5]
     return PALETTE[7] if "rmft" in policy else PALETTE[5]
+
+
+_control_names = {f"{p}{c}" for p in ("", "llm_") for c in ("base_greedy", "random_select_final")}
 
 
 def _final_policies(config: RMFTConfig) -> set[str]:
@@ -421,6 +512,7 @@ def _final_policies(config: RMFTConfig) -> set[str]:
         "llm_base",
         f"rmft_iter{config.rmft_iterations}",
         f"llm_rmft_iter{config.llm_iterations}",
+        *(f"{p}{c}" for p in ("", "llm_") for c in ("base_greedy", "random_select_final")),
     }
 
 
@@ -442,7 +534,7 @@ def _plots(run_dir: RunDir, config: RMFTConfig, state: _State) -> None:
                 if policy not in shown and policy not in _BASELINE_STYLE:
                     continue
                 curve = np.asarray(s["curve"])
-                ax.plot(np.arange(1, len(curve) + 1), curve, _BASELINE_STYLE.get(policy, "-"), color=_colour(policy),
+                ax.plot(np.arange(1, len(curve) + 1), curve, _BASELINE_STYLE.get(policy, "--" if policy in _control_names else "-"), color=_colour(policy),
                         label=policy, lw=2.2 if "rmft" in policy else 1.3)  # fmt: skip
             ax.set_title(env, fontsize=9)
             ax.set_xlabel("t")
@@ -465,12 +557,13 @@ def _plots(run_dir: RunDir, config: RMFTConfig, state: _State) -> None:
             ):
                 if base not in res:
                     continue
-                names = [base] + [f"{prefix}{i}" for i in range(1, n + 1) if f"{prefix}{i}" in res]
+                its = [0] + [i for i in range(1, n + 1) if f"{prefix}{i}" in res]
+                names = [base] + [f"{prefix}{i}" for i in its[1:]]
                 ys = np.array([res[p]["regret"] for p in names])
                 es = np.array([res[p]["se"] for p in names])
                 label = "LLM (LoRA RMFT)" if base == "llm_base" else "numerical Transformer"
                 ax.errorbar(
-                    np.arange(len(names)),
+                    its,
                     ys,
                     yerr=es,
                     marker="o",
@@ -478,8 +571,10 @@ def _plots(run_dir: RunDir, config: RMFTConfig, state: _State) -> None:
                     color=_colour(prefix),
                     label=label,
                 )
-                ax.set_xticks(np.arange(len(names)))
+                ax.set_xticks(its)
             for policy, s in res.items():
+                if policy in _control_names:  # the controls, dashed in their own colours
+                    ax.axhline(s["regret"], ls="--", lw=1.4, color=_colour(policy), label=policy)
                 if policy in _BASELINE_STYLE:
                     ax.axhline(
                         s["regret"],
@@ -546,6 +641,7 @@ def run(config: RMFTConfig, run_dir: RunDir) -> dict[str, Any]:
             envs=experts_envs,
             tag="experts",
             device=device,
+            random_control=False,  # the controls' claims are on the main model
         )
     if config.llm_enabled:
         _llm(run_dir, config, state, llm_envs, device)

@@ -18,7 +18,7 @@ from icml26.rmft.llm_model import as_conversations
 from icml26.rmft.llm_policy import LLMPolicy, transcripts
 from icml26.rmft.rmft import IterationStats
 from icml26.rmft.rollout import Trajectories, rollout
-from icml26.rmft.selection import select_lowest_regret
+from icml26.rmft.selection import SELECTIONS, select
 
 __all__ = [
     "LLMSettings",
@@ -40,10 +40,13 @@ class LLMSettings:
     batch_size: int = 8
     temperature: float = 0.7
     max_tokens: int = 48
+    selection: str = "lowest_regret"
 
     def __post_init__(self) -> None:
         if self.n_instances < 1 or self.rollouts_per_instance < 1 or self.steps < 0:
             raise ValueError(f"n_instances, rollouts_per_instance >= 1 and steps >= 0: {self}")
+        if self.selection not in SELECTIONS:
+            raise ValueError(f"selection must be one of {SELECTIONS}, got {self.selection!r}")
         if not 1 <= self.keep_per_instance <= self.rollouts_per_instance:
             raise ValueError(
                 f"keep_per_instance must be in 1..{self.rollouts_per_instance}, got {self.keep_per_instance}"
@@ -53,11 +56,18 @@ class LLMSettings:
 
 
 def select_llm_transcripts(
-    trajs: Trajectories, settings: LLMSettings
+    trajs: Trajectories, settings: LLMSettings, rng: np.random.Generator | None = None
 ) -> tuple[np.ndarray, list[tuple[list[dict[str, str]], str]]]:
-    """Indices of the kept episodes and their valid ``(messages, reply)`` steps."""
-    keep = select_lowest_regret(
-        trajs.final_regret, settings.keep_per_instance, group_size=settings.rollouts_per_instance
+    """Indices of the kept episodes (``settings.selection``; ``rng`` draws the random one)
+    and their valid ``(messages, reply)`` steps."""
+    if rng is None and settings.selection == "random":
+        raise ValueError("random selection needs an rng")
+    keep = select(
+        settings.selection,
+        trajs.final_regret,
+        settings.keep_per_instance,
+        group_size=settings.rollouts_per_instance,
+        rng=rng if rng is not None else np.random.default_rng(0),
     )
     kept = [[s for s in trajs.records[i] if s["valid"] and s["reply"].strip()] for i in keep]
     return keep, transcripts(kept)
@@ -81,7 +91,7 @@ def llm_rmft_iteration(
         backend, scenario=scenario, max_tokens=settings.max_tokens, temperature=settings.temperature
     )
     trajs = rollout(policy, instances, rng)
-    keep, pairs = select_llm_transcripts(trajs, settings)
+    keep, pairs = select_llm_transcripts(trajs, settings, rng)
     before = after = float("nan")
     if pairs:
         from icml26.shared.llm.sft import SFTSettings, completion_nll, encode_chats, sft

@@ -5,7 +5,8 @@ The loop (the paper's Iterative RMFT): starting from a weak base model,
 1. roll out ``L = n_instances × rollouts_per_instance`` trajectories with the *current* model
    (sampling from its policy) on freshly drawn instances;
 2. keep the ``keep_per_instance`` lowest-regret rollouts of every instance
-   (:func:`~icml26.rmft.selection.select_lowest_regret`);
+   (:func:`~icml26.rmft.selection.select_lowest_regret`; ``selection="random"`` keeps as many
+   chosen at random instead, the ablation without the regret signal);
 3. fine-tune the current model on them (behaviour cloning of its own best trajectories; no
    teacher algorithm is ever imitated);
 4. evaluate; repeat.
@@ -24,7 +25,7 @@ from icml26.rmft.baselines import Greedy, RandomPolicy
 from icml26.rmft.envs import EnvSpec, sample_instances
 from icml26.rmft.model import ArmTransformer, TransformerPolicy
 from icml26.rmft.rollout import Trajectories, rollout
-from icml26.rmft.selection import select_lowest_regret
+from icml26.rmft.selection import SELECTIONS, select
 from icml26.rmft.train import sft, sft_data, sft_loss
 
 __all__ = ["IterationStats", "RMFTSettings", "numeric_rmft_iteration", "weak_pretraining"]
@@ -41,10 +42,13 @@ class RMFTSettings:
     lr: float = 1e-3
     batch_size: int = 64
     temperature: float = 1.0
+    selection: str = "lowest_regret"
 
     def __post_init__(self) -> None:
         if self.n_instances < 1 or self.rollouts_per_instance < 1 or self.steps < 0:
             raise ValueError(f"n_instances, rollouts_per_instance >= 1 and steps >= 0: {self}")
+        if self.selection not in SELECTIONS:
+            raise ValueError(f"selection must be one of {SELECTIONS}, got {self.selection!r}")
         if not 1 <= self.keep_per_instance <= self.rollouts_per_instance:
             raise ValueError(
                 f"keep_per_instance must be in 1..rollouts_per_instance "
@@ -100,7 +104,9 @@ def numeric_rmft_iteration(
     instances = sample_instances(spec, settings.n_instances, rng).repeat(m)
     policy = TransformerPolicy(model, temperature=settings.temperature, device=device)
     trajs = rollout(policy, instances, rng)
-    keep = select_lowest_regret(trajs.final_regret, settings.keep_per_instance, group_size=m)
+    keep = select(
+        settings.selection, trajs.final_regret, settings.keep_per_instance, group_size=m, rng=rng
+    )
     data = sft_data(trajs.subset(keep))
     before = sft_loss(model, data)
     sft(model, data, steps=settings.steps, lr=settings.lr, batch_size=settings.batch_size, rng=rng)

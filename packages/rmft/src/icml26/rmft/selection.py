@@ -1,10 +1,14 @@
-"""Trajectory selection: keep the lowest-regret rollouts (the regret signal of RMFT)."""
+"""Trajectory selection: keep the lowest-regret rollouts (the regret signal of RMFT), or, for
+the random-selection ablation, as many rollouts chosen at random."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["select_lowest_regret"]
+__all__ = ["SELECTIONS", "select", "select_lowest_regret", "select_random"]
+
+#: The selection rules: RMFT's, and the ablation that ignores the regret signal.
+SELECTIONS = ("lowest_regret", "random")
 
 
 def select_lowest_regret(
@@ -43,3 +47,34 @@ def select_lowest_regret(
     within = np.argsort(grouped, axis=1, kind="stable")[:, :keep]
     offsets = (np.arange(grouped.shape[0]) * group_size)[:, None]
     return np.sort((within + offsets).ravel())
+
+
+def select_random(
+    regrets: np.ndarray, keep: int, *, group_size: int | None = None, rng: np.random.Generator
+) -> np.ndarray:
+    """``keep`` trajectories chosen uniformly at random (per group of ``group_size``, like
+    :func:`select_lowest_regret`), ignoring their regret: the ablation that tells the regret
+    signal from the mere act of distilling the model's own samples. Same checks and output."""
+    select_lowest_regret(regrets, keep, group_size=group_size)  # the same validation
+    n = np.asarray(regrets).size
+    if group_size is None:
+        return np.sort(rng.choice(n, size=keep, replace=False))
+    groups = n // group_size
+    within = np.argsort(rng.random((groups, group_size)), axis=1)[:, :keep]
+    return np.sort((within + (np.arange(groups) * group_size)[:, None]).ravel())
+
+
+def select(
+    rule: str,
+    regrets: np.ndarray,
+    keep: int,
+    *,
+    group_size: int | None = None,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The selection ``rule`` of :data:`SELECTIONS` applied to ``regrets``."""
+    if rule == "lowest_regret":
+        return select_lowest_regret(regrets, keep, group_size=group_size)
+    if rule == "random":
+        return select_random(regrets, keep, group_size=group_size, rng=rng)
+    raise ValueError(f"selection must be one of {SELECTIONS}, got {rule!r}")

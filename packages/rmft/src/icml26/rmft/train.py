@@ -75,27 +75,31 @@ def sft(
     weight_decay: float = 0.0,
 ) -> list[float]:
     """``steps`` AdamW steps on minibatches of ``data`` (shuffled epochs, so a batch as large
-    as the data is full-batch descent); returns the training losses."""
+    as the data is full-batch descent; the shared epoch loop
+    :func:`icml26.shared.llm.sft.minibatch_steps`); returns the training losses."""
     if steps < 0 or batch_size < 1 or lr <= 0:
         raise ValueError(
             f"need steps >= 0, batch_size >= 1, lr > 0; got {steps}, {batch_size}, {lr}"
         )
+    from icml26.shared.llm.sft import minibatch_steps
+
     device = next(model.parameters()).device
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+    def loss_of(idx: np.ndarray) -> torch.Tensor:
+        rows = torch.from_numpy(idx)
+        logits, _ = model(data.inputs[rows].to(device))
+        return F.cross_entropy(logits.flatten(0, 1), data.targets[rows].to(device).flatten())
+
     model.train()
-    losses: list[float] = []
-    order = np.empty(0, dtype=np.int64)
-    size = min(batch_size, len(data))
-    for _ in range(steps):
-        if len(order) < size:
-            order = np.concatenate([order, rng.permutation(len(data))])
-        idx, order = torch.from_numpy(order[:size]), order[size:]
-        logits, _ = model(data.inputs[idx].to(device))
-        loss = F.cross_entropy(logits.flatten(0, 1), data.targets[idx].to(device).flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        losses.append(float(loss.item()))
+    losses = minibatch_steps(
+        list(model.parameters()),
+        loss_of,
+        len(data),
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
+        rng=rng,
+        weight_decay=weight_decay,
+    )
     model.eval()
     return losses

@@ -5,16 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["POLICIES", "STREAMS", "BenchConfig", "WeakStrongConfig"]
+__all__ = ["POLICIES", "STREAMS", "SYNTHETIC_STREAMS", "BenchConfig", "WeakStrongConfig"]
+
+#: The synthetic streams with a known ground truth (see :mod:`icml26.weak_strong.streams`).
+SYNTHETIC_STREAMS = ("calibrated", "overconfident", "underconfident", "drift", "adversarial")
 
 #: Every stream the main job knows: the synthetic ones, the LLM math stream, Sudoku moves,
 #: and ``user`` (a CSV/JSON file of scores and labels given as ``stream_file``).
 STREAMS = (
-    "calibrated",
-    "overconfident",
-    "underconfident",
-    "drift",
-    "adversarial",
+    *SYNTHETIC_STREAMS,
     "math",
     "sudoku",
     "user",
@@ -145,6 +144,8 @@ class WeakStrongConfig:
                     f"math_source must be 'llm', 'fixture' or a samples JSON file; "
                     f"{self.math_source!r} is not an existing file"
                 )
+        if uses_math and self.math_source == "llm":
+            self._check_math_model()
         if self.math_cache:
             if not (uses_math and self.math_source == "llm"):
                 raise ValueError(
@@ -153,6 +154,24 @@ class WeakStrongConfig:
                 )
             if Path(self.math_cache).exists() and not Path(self.math_cache).is_dir():
                 raise ValueError(f"math_cache must be a folder, {self.math_cache!r} is a file")
+
+    def _check_math_model(self) -> None:
+        """``math_model`` names an endpoint (``url|name``) or a loadable model: a path that
+        does not exist is refused here, not after the run has started."""
+        if self.math_model.startswith(("http://", "https://")):
+            name = self.math_model.partition("|")[2]
+            if not name:
+                raise ValueError(
+                    f"math_model={self.math_model!r}: an endpoint is given as "
+                    "'http://host:port/v1|model-name'"
+                )
+            return
+        from icml26.shared.llm.loader import ModelSpecError, resolve_spec
+
+        try:
+            resolve_spec(self.math_model)
+        except ModelSpecError as exc:
+            raise ValueError(f"math_model={self.math_model!r}: {exc}") from exc
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from icml26.weak_strong.policies import (
     Policy,
     Trace,
     WeakOnly,
+    decide_and_verify,
     oracle_policy,
     run_policy,
 )
@@ -57,9 +59,28 @@ from icml26.weak_strong.streams import (
     make_stream,
 )
 
-__all__ = ["bench", "run"]
+__all__ = ["StageResult", "bench", "run"]
 
 PLOT_POINTS = 400
+
+
+@dataclass
+class StageResult:
+    """What one stage of the job measured: flat ``metrics`` and the data of its plots."""
+
+    metrics: dict[str, float]
+    plot: dict[str, Any] = field(default_factory=dict)
+
+
+def _describe_stream(
+    sums: dict[str, list[float]], name: str, scores: np.ndarray, labels: np.ndarray
+) -> None:
+    """The weak verifier's quality on a stream: ECE, sharpness, resolution, base accuracy."""
+    sums[f"calibration_ece.{name}"].append(expected_calibration_error(scores, labels))
+    sums[f"sharpness.{name}"].append(sharpness(scores))
+    sums[f"resolution.{name}"].append(resolution(scores, labels))
+    sums[f"base_accuracy.{name}"].append(float(labels.mean()))
+    sums[f"n_items.{name}"].append(float(labels.size))
 
 
 def akey(alpha: float) -> str:
@@ -139,22 +160,15 @@ def _stream_for(name: str, cfg: WeakStrongConfig, repeat: int, run_dir: RunDir) 
     return Stream(name, base.scores[order], base.labels[order], base.description, base.meta)
 
 
-def _static_stream(
-    name: str, cfg: WeakStrongConfig, run_dir: RunDir
-) -> tuple[dict[str, float], dict[str, Any]]:
+def _static_stream(name: str, cfg: WeakStrongConfig, run_dir: RunDir) -> StageResult:
+    """Every policy at every target on a recorded stream, over ``cfg.repeats`` repeats."""
     sums: dict[str, list[float]] = defaultdict(list)
     margins: dict[str, list[float]] = defaultdict(list)
     plot: dict[str, Any] = {}
     for r in range(cfg.repeats):
         stream = _stream_for(name, cfg, r, run_dir)
         if r == 0:
-            sums[f"calibration_ece.{name}"].append(
-                expected_calibration_error(stream.scores, stream.labels)
-            )
-            sums[f"sharpness.{name}"].append(sharpness(stream.scores))
-            sums[f"resolution.{name}"].append(resolution(stream.scores, stream.labels))
-            sums[f"base_accuracy.{name}"].append(float(stream.labels.mean()))
-            sums[f"n_items.{name}"].append(float(len(stream)))
+            _describe_stream(sums, name, stream.scores, stream.labels)
             plot["reliability"] = (stream.scores[:20000].tolist(), stream.labels[:20000].tolist())
         for i, alpha in enumerate(cfg.alphas):
             for j, pname in enumerate(cfg.policies):
@@ -164,7 +178,7 @@ def _static_stream(
                 _record(sums, margins, name, pname, alpha, policy, trace, cfg)
                 if r == 0 and i == len(cfg.alphas) // 2:
                     plot[pname] = _curves(trace)
-    return _finish(sums, margins), plot
+    return StageResult(_finish(sums, margins), plot)
 
 
 def _record(
@@ -197,7 +211,9 @@ def _finish(sums: dict[str, list[float]], margins: dict[str, list[float]]) -> di
     return out
 
 
-def _sudoku(cfg: WeakStrongConfig) -> tuple[dict[str, float], dict[str, Any]]:
+def _sudoku(cfg: WeakStrongConfig) -> StageResult:
+    """Every policy at every target on sequential Sudoku solving (the stream depends on the
+    policy: each run plays the puzzles itself)."""
     from icml26.weak_strong.tasks.sudoku import make_puzzle, run_sudoku
 
     rng = np.random.default_rng(cfg.seed)
@@ -213,13 +229,7 @@ def _sudoku(cfg: WeakStrongConfig) -> tuple[dict[str, float], dict[str, Any]]:
         reference = run_sudoku(AlwaysStrong(), puzzles, seed=move_seed)
         ref = reference.trace
         if r == 0:
-            sums["calibration_ece.sudoku"].append(
-                expected_calibration_error(ref.scores, ref.labels)
-            )
-            sums["sharpness.sudoku"].append(sharpness(ref.scores))
-            sums["resolution.sudoku"].append(resolution(ref.scores, ref.labels))
-            sums["base_accuracy.sudoku"].append(float(ref.labels.mean()))
-            sums["n_items.sudoku"].append(float(ref.labels.size))
+            _describe_stream(sums, "sudoku", ref.scores, ref.labels)
             plot["reliability"] = (ref.scores.tolist(), ref.labels.tolist())
         for i, alpha in enumerate(cfg.alphas):
             for j, pname in enumerate(policies):
@@ -243,7 +253,7 @@ def _sudoku(cfg: WeakStrongConfig) -> tuple[dict[str, float], dict[str, Any]]:
                 sums[f"solved.sudoku.{pname}.{akey(alpha)}"].append(res.solved / res.puzzles)
                 if r == 0 and i == len(cfg.alphas) // 2:
                     plot[pname] = _curves(res.trace)
-    return _finish(sums, margins), plot
+    return StageResult(_finish(sums, margins), plot)
 
 
 # -- population study ---------------------------------------------------------------------------
@@ -294,7 +304,8 @@ def _lp_defer(law: ScoreLaw, alpha: float, beta: float) -> float:
     return float(1.0 + res.fun)
 
 
-def _population(cfg: WeakStrongConfig) -> tuple[dict[str, float], dict[str, Any]]:
+def _population(cfg: WeakStrongConfig) -> StageResult:
+    """The population study: optimal policies on known score laws, and the LP check."""
     out: dict[str, float] = {}
     laws = population_laws()
     for name, law in laws.items():
@@ -322,14 +333,35 @@ def _population(cfg: WeakStrongConfig) -> tuple[dict[str, float], dict[str, Any]
         ours = policy_risks(optimal_policy(law, a, b))["strong_freq"]
         gaps.append(abs(ours - _lp_defer(law, a, b)))
     out["population.lp_gap"] = float(max(gaps))
-    return out, {"laws": laws}
+    return StageResult(out)
 
 
 # -- the job ------------------------------------------------------------------------------------
 
 
+def _stage(name: str, config: WeakStrongConfig, run_dir: RunDir) -> StageResult:
+    """One stage of the job by name: ``population``, ``sudoku`` or a recorded stream."""
+    if name == "population":
+        return _population(config)
+    if name == "sudoku":
+        return _sudoku(config)
+    return _static_stream(name, config, run_dir)
+
+
+def _log_stage(run_dir: RunDir, step: int, name: str, part: StageResult, seconds: float) -> None:
+    online_sf = [
+        v for k, v in part.metrics.items() if k.startswith("strong_freq.") and ".online." in k
+    ]
+    summary = {"online_strong_freq_mean": float(np.mean(online_sf))} if online_sf else {}
+    run_dir.log_metrics(step, stage=name, seconds=seconds, **summary)
+    log(f"{name}: {seconds:.1f}s")
+
+
 def run(config: WeakStrongConfig, run_dir: RunDir) -> dict[str, float]:
-    """Run every policy on every stream; return the metrics (see the module docstring)."""
+    """Run every policy on every stream; return the metrics (see the module docstring).
+
+    The stages, each checkpointed (a killed run resumes after the last finished one): the
+    population study, then each stream of ``config.streams``; then the plots."""
     from icml26.weak_strong.plots import make_plots
 
     seed_everything(config.seed)
@@ -341,26 +373,15 @@ def run(config: WeakStrongConfig, run_dir: RunDir) -> dict[str, float]:
         _, saved = state
         metrics, plot_data, done = saved["metrics"], saved["plot_data"], saved["done"]
         log(f"resuming after {', '.join(done)}")
-    todo = ["population", *config.streams]
-    for step, name in enumerate(todo):
+    for step, name in enumerate(["population", *config.streams]):
         if name in done:
             continue
         start = time.perf_counter()
-        if name == "population":
-            part, _ = _population(config)
-            pdata: dict[str, Any] = {}
-        elif name == "sudoku":
-            part, pdata = _sudoku(config)
-        else:
-            part, pdata = _static_stream(name, config, run_dir)
-        metrics.update(part)
-        plot_data[name] = pdata
+        part = _stage(name, config, run_dir)
+        metrics.update(part.metrics)
+        plot_data[name] = part.plot
         done.append(name)
-        seconds = time.perf_counter() - start
-        online_sf = [v for k, v in part.items() if k.startswith("strong_freq.") and ".online." in k]
-        summary = {"online_strong_freq_mean": float(np.mean(online_sf))} if online_sf else {}
-        run_dir.log_metrics(step, stage=name, seconds=seconds, **summary)
-        log(f"{name}: {seconds:.1f}s")
+        _log_stage(run_dir, step, name, part, time.perf_counter() - start)
         run_dir.checkpoints.save(step, {"metrics": metrics, "plot_data": plot_data, "done": done})
     make_plots(config, run_dir, plot_data, population_laws())
     return metrics
@@ -373,11 +394,8 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, float]:
 
     def decisions_only(policy: Any) -> float:
         t0 = time.perf_counter()
-        decide, observe = policy.decide, policy.observe
         for s, h in zip(scores, labels, strict=True):
-            st = decide(s)
-            if st.queried:
-                observe(st, s, h)
+            decide_and_verify(policy, s, h)
         return time.perf_counter() - t0
 
     best: dict[str, float] = {}

@@ -41,8 +41,10 @@ __all__ = [
     "Policy",
     "Step",
     "Trace",
+    "TraceRecorder",
     "WeakOnly",
     "conformal_thresholds",
+    "decide_and_verify",
     "label_free_thresholds",
     "oracle_policy",
     "run_policy",
@@ -383,6 +385,62 @@ class Trace:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def decide_and_verify(policy: Policy, score: float, label: bool) -> tuple[Step, bool]:
+    """One item through the protocol of the module docstring: ``decide``, and when the policy
+    queries the strong verifier, ``observe`` its verdict ``label``. Returns the step and the
+    item's final verdict (accepted or not): a deferred item, or any queried item of a
+    ``use_verdict`` policy, takes the strong verdict; every other item its region's.
+
+    The one place the decide / observe / verdict loop is written: :func:`run_policy`, the
+    adaptive adversary, the Sudoku runs and the bench all go through it."""
+    step = policy.decide(score)
+    if step.queried:
+        policy.observe(step, score, label)
+        if step.region == DEFER or policy.use_verdict:
+            return step, bool(label)
+    return step, step.region == ACCEPT
+
+
+class TraceRecorder:
+    """Collects a :class:`Trace` item by item (thresholds read before each decision).
+
+    ``record(score, label)`` runs one item through :func:`decide_and_verify` and stores it;
+    ``trace()`` returns the arrays. A policy without ``thresholds`` records NaN thresholds.
+    """
+
+    def __init__(self, policy: Policy, *, record_thresholds: bool = True) -> None:
+        self.policy = policy
+        self._thr = record_thresholds and hasattr(policy, "thresholds")
+        self._cols: tuple[list[Any], ...] = ([], [], [], [], [], [], [], [])
+
+    def record(self, score: float, label: bool) -> tuple[Step, bool]:
+        tau = self.policy.thresholds if self._thr else (math.nan, math.nan)  # type: ignore[attr-defined]
+        step, accepted = decide_and_verify(self.policy, score, label)
+        for col, v in zip(
+            self._cols,
+            (score, label, accepted, step.queried, step.region, step.prob, tau[0], tau[1]),
+            strict=True,
+        ):
+            col.append(v)
+        return step, accepted
+
+    def __len__(self) -> int:
+        return len(self._cols[0])
+
+    def trace(self) -> Trace:
+        s, y, acc, q, reg, prob, ta, tr = self._cols
+        return Trace(
+            np.asarray(s, dtype=np.float64),
+            np.asarray(y, dtype=np.bool_),
+            np.asarray(acc, dtype=np.bool_),
+            np.asarray(q, dtype=np.bool_),
+            np.asarray(reg, dtype=np.int8),
+            np.asarray(prob, dtype=np.float64),
+            np.asarray(ta, dtype=np.float64),
+            np.asarray(tr, dtype=np.float64),
+        )
+
+
 def run_policy(
     policy: Policy,
     scores: Any,
@@ -393,29 +451,9 @@ def run_policy(
 ) -> Trace:
     """Feed a stream to ``policy``; return its :class:`Trace` (thresholds before each item)."""
     s, y = check_stream(scores, labels)
-    n = s.size
-    accepted = np.zeros(n, dtype=np.bool_)
-    queried = np.zeros(n, dtype=np.bool_)
-    region = np.zeros(n, dtype=np.int8)
-    prob = np.ones(n)
-    tau_a = np.full(n, np.nan)
-    tau_r = np.full(n, np.nan)
-    has_thr = record_thresholds and hasattr(policy, "thresholds")
-    decide, observe, use_verdict = policy.decide, policy.observe, policy.use_verdict
-    s_list, y_list = s.tolist(), y.tolist()
-    for t in range(n):
-        if has_thr:
-            tau_a[t], tau_r[t] = policy.thresholds  # type: ignore[attr-defined]
-        st = decide(s_list[t])
-        h = y_list[t]
-        region[t] = st.region
-        prob[t] = st.prob
-        if st.queried:
-            queried[t] = True
-            observe(st, s_list[t], h)
-            accepted[t] = h if (st.region == DEFER or use_verdict) else st.region == ACCEPT
-        else:
-            accepted[t] = st.region == ACCEPT
+    rec = TraceRecorder(policy, record_thresholds=record_thresholds)
+    for t, (score, label) in enumerate(zip(s.tolist(), y.tolist(), strict=True)):
+        step, _ = rec.record(score, label)
         if on_step is not None:
-            on_step(t, st)
-    return Trace(s, y, accepted, queried, region, prob, tau_a, tau_r)
+            on_step(t, step)
+    return rec.trace()

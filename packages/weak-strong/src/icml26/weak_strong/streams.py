@@ -30,7 +30,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from icml26.weak_strong._validate import check_stream
-from icml26.weak_strong.policies import ACCEPT, DEFER, Policy, Trace
+from icml26.weak_strong.config import SYNTHETIC_STREAMS
+from icml26.weak_strong.policies import Policy, Trace, TraceRecorder
 
 __all__ = [
     "SYNTHETIC_STREAMS",
@@ -39,8 +40,6 @@ __all__ = [
     "make_stream",
     "run_adaptive_adversary",
 ]
-
-SYNTHETIC_STREAMS = ("calibrated", "overconfident", "underconfident", "drift", "adversarial")
 
 
 @dataclass(frozen=True)
@@ -146,30 +145,16 @@ def run_adaptive_adversary(
     if not hasattr(policy, "thresholds"):
         raise TypeError("the adaptive adversary needs a policy exposing .thresholds")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    scores = np.empty(n)
-    labels = np.empty(n, dtype=np.bool_)
-    accepted = np.empty(n, dtype=np.bool_)
-    queried = np.empty(n, dtype=np.bool_)
-    region = np.empty(n, dtype=np.int8)
-    prob = np.empty(n)
-    tau_a_hist, tau_r_hist = np.empty(n), np.empty(n)
-    for t in range(n):
+    rec = TraceRecorder(policy)
+    for _ in range(n):
         tau_a, tau_r = policy.thresholds
-        tau_a_hist[t], tau_r_hist[t] = tau_a, tau_r
         if chooser is not None:
             s, h = chooser(tau_a, tau_r, rng)
         else:
             h = bool(rng.random() < p_correct)
             s = tau_r if h else tau_a + gap
-        s = float(min(1.0, max(0.0, s)))
-        step = policy.decide(s)
-        if step.queried:
-            policy.observe(step, s, h)
-        verdict = h if (step.queried and (step.region == DEFER or policy.use_verdict)) else None
-        scores[t], labels[t] = s, h
-        accepted[t] = verdict if verdict is not None else step.region == ACCEPT
-        queried[t], region[t], prob[t] = step.queried, step.region, step.prob
-    return Trace(scores, labels, accepted, queried, region, prob, tau_a_hist, tau_r_hist)
+        rec.record(float(min(1.0, max(0.0, s))), h)
+    return rec.trace()
 
 
 def load_stream_file(path: str, *, name: str = "user") -> Stream:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -50,6 +50,7 @@ __all__ = [
     "completion_nll",
     "encode_chat",
     "encode_chats",
+    "minibatch_steps",
     "sft",
 ]
 
@@ -310,6 +311,49 @@ def completion_nll(
     return total / max(count, 1)
 
 
+def minibatch_steps(
+    params: Sequence[torch.nn.Parameter],
+    loss_of: Callable[[np.ndarray], torch.Tensor],
+    n_examples: int,
+    *,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    rng: np.random.Generator,
+    weight_decay: float = 0.0,
+    max_grad_norm: float = 1.0,
+) -> list[float]:
+    """``steps`` AdamW steps on minibatches of ``n_examples`` examples; returns the losses.
+
+    Batches are consecutive slices of shuffled epochs (a fresh ``rng`` permutation whenever
+    fewer than a batch remain), so a batch as large as the data is full-batch descent;
+    ``loss_of(indices)`` is the mean loss of those examples. Gradients are clipped to
+    ``max_grad_norm``. The one epoch loop behind :func:`sft`'s ``"loop"`` engine and any
+    other behaviour-cloning fine-tune (e.g. ``icml26-rmft``'s numerical Transformer)."""
+    import torch
+
+    if steps < 0 or batch_size < 1 or not lr > 0 or n_examples < 1:
+        raise ValueError(
+            f"need steps >= 0, batch_size >= 1, lr > 0 and examples; got {steps}, "
+            f"{batch_size}, {lr}, {n_examples}"
+        )
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    losses: list[float] = []
+    order = np.empty(0, dtype=np.int64)
+    size = min(batch_size, n_examples)
+    for _ in range(steps):
+        if len(order) < size:
+            order = np.concatenate([order, rng.permutation(n_examples)])
+        idx, order = order[:size], order[size:]
+        loss = loss_of(idx)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+        opt.step()
+        losses.append(float(loss.item()))
+    return losses
+
+
 def _loop(
     model: Any,
     tokenizer: Any,
@@ -317,29 +361,28 @@ def _loop(
     settings: SFTSettings,
     rng: np.random.Generator,
 ) -> list[float]:
-    import torch
-
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("the model has no trainable parameters (frozen model, or no adapter)")
     device = next(model.parameters()).device
     pad = _pad_id(tokenizer)
-    opt = torch.optim.AdamW(params, lr=settings.lr, weight_decay=settings.weight_decay)
-    model.train()
-    losses: list[float] = []
-    order = np.empty(0, dtype=np.int64)
-    size = min(settings.batch_size, len(examples))
-    for _ in range(settings.steps):
-        if len(order) < size:
-            order = np.concatenate([order, rng.permutation(len(examples))])
-        idx, order = order[:size], order[size:]
+
+    def loss_of(idx: np.ndarray) -> torch.Tensor:
         total, count = _nll_sum(model, _batch([examples[i] for i in idx], pad, device))
-        loss = total / max(count, 1)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, settings.max_grad_norm)
-        opt.step()
-        losses.append(float(loss.item()))
+        return total / max(count, 1)
+
+    model.train()
+    losses = minibatch_steps(
+        params,
+        loss_of,
+        len(examples),
+        steps=settings.steps,
+        batch_size=settings.batch_size,
+        lr=settings.lr,
+        rng=rng,
+        weight_decay=settings.weight_decay,
+        max_grad_norm=settings.max_grad_norm,
+    )
     model.eval()
     return losses
 

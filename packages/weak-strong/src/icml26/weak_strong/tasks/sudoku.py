@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml26.weak_strong.policies import ACCEPT, DEFER, Policy, Trace
+from icml26.weak_strong.policies import Policy, Trace, TraceRecorder
 
 __all__ = [
     "SudokuRun",
@@ -183,14 +183,7 @@ def run_sudoku(
     with it, see the tests).
     """
     rng = np.random.default_rng(seed)
-    scores: list[float] = []
-    labels: list[bool] = []
-    accepted: list[bool] = []
-    queried: list[bool] = []
-    region: list[int] = []
-    prob: list[float] = []
-    tau_a: list[float] = []
-    tau_r: list[float] = []
+    rec = TraceRecorder(policy)
     solved = 0
     for puzzle, solution in puzzles:
         grid = list(puzzle)
@@ -209,38 +202,12 @@ def run_sudoku(
             digit = options[int(rng.integers(len(options)))]
             s = weak_score(grid, cell, digit)
             h = on_path and solution[cell] == digit
-            if hasattr(policy, "thresholds"):
-                ta, tr = policy.thresholds
-            else:
-                ta, tr = float("nan"), float("nan")
-            step = policy.decide(s)
-            if step.queried:
-                policy.observe(step, s, h)
-                ok = h if (step.region == DEFER or policy.use_verdict) else step.region == ACCEPT
-            else:
-                ok = step.region == ACCEPT
+            _, ok = rec.record(s, h)
             if ok:
                 grid[cell] = digit
                 on_path = h
                 banned.clear()  # progress: rejected digits may be proposed again
             else:
                 banned[cell] = banned.get(cell, 0) | (1 << digit)
-            scores.append(s)
-            labels.append(h)
-            accepted.append(ok)
-            queried.append(step.queried)
-            region.append(step.region)
-            prob.append(step.prob)
-            tau_a.append(ta)
-            tau_r.append(tr)
-    trace = Trace(
-        np.asarray(scores, dtype=np.float64),
-        np.asarray(labels, dtype=np.bool_),
-        np.asarray(accepted, dtype=np.bool_),
-        np.asarray(queried, dtype=np.bool_),
-        np.asarray(region, dtype=np.int8),
-        np.asarray(prob),
-        np.asarray(tau_a),
-        np.asarray(tau_r),
-    )
+    trace = rec.trace()
     return SudokuRun(trace, solved, len(puzzles))
