@@ -19,6 +19,7 @@ process                 index set ``s``                 ``E sup`` (truth)       
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass, field
 
@@ -94,7 +95,7 @@ def _expected_max_abs(n: int) -> float:
 
 
 @dataclass(frozen=True)
-class GaussianProcess:
+class GaussianProcess(abc.ABC):
     """Base: a centred Gaussian process on a finite or compact index set of size ``n``."""
 
     n: int
@@ -104,13 +105,13 @@ class GaussianProcess:
         check_dimension("n", self.n, 2)
 
     @property
+    @abc.abstractmethod
     def diameter(self) -> float:
         """A bound ``D`` on the diameter of the index set in the canonical metric."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def log_covering(self, eps: np.ndarray) -> np.ndarray:
         """``log N(eps)`` (exact, or an upper bound: the Dudley bound stays valid)."""
-        raise NotImplementedError
 
     #: ``N(eps)`` is an exact step function, constant between :meth:`breakpoints`.
     steps: bool = field(default=False, init=False)
@@ -119,13 +120,13 @@ class GaussianProcess:
         """The jumps (or kinks) of ``log N(eps)`` on ``(0, D)``, or ``None``."""
         return None
 
+    @abc.abstractmethod
     def expected_sup(self) -> float:
         """The exact ``E sup_t X_t``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def sample_sup(self, rng: np.random.Generator, draws: int) -> np.ndarray:
         """``draws`` independent suprema ``sup_t X_t``, each computed exactly."""
-        raise NotImplementedError
 
     def dudley_bound(self) -> float:
         """The formalised bound ``12 sqrt(2) ∫_0^D sqrt(log N)`` with ``sigma = 1``."""
