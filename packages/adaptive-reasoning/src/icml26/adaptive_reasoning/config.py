@@ -4,7 +4,7 @@ framework imports)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from icml26.shared.devices import check_torch_device
@@ -120,6 +120,18 @@ class AdaptiveConfig:
             raise ValueError(
                 "guard='balanced' needs even grpo_generations and large_grpo_generations"
             )
+        if not self.large_model:
+            unused = [
+                f.name
+                for f in fields(self)
+                if f.name.startswith("large_") and f.name != "large_model"
+                and getattr(self, f.name) != f.default
+            ]  # fmt: skip
+            if unused:
+                raise ValueError(
+                    f"{', '.join(unused)} only apply to the pretrained model: set large_model "
+                    "(e.g. large_model=smollm2-135m-instruct) to use them"
+                )
         if self.problems_file and not Path(self.problems_file).is_file():
             raise ValueError(f"problems_file {self.problems_file!r} does not exist")
         if self.verbose_if_complex <= self.verbose_if_simple:

@@ -37,7 +37,8 @@ def with_answer(text: str, labels: frozenset[str] | set[str]) -> str:
 def rules_interpretations(raw: np.ndarray, fs: float) -> tuple[list[str], list[Features | None]]:
     """Protocol texts from delineated features (an empty interpretation where delineation
     fails), and the measured features."""
-    texts, feats = [], []
+    texts: list[str] = []
+    feats: list[Features | None] = []
     for rec in raw:
         try:
             f = measure_features(rec, fs)

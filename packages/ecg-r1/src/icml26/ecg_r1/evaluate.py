@@ -75,7 +75,7 @@ class MethodScores:
             self.halluc_bad.sum() / max(self.halluc_total.sum(), 1)
         )
         out[f"format_rate.{method}"] = float(
-            np.mean([p.well_formed for p in (self.parsed.get("both") or [])] or [0])
+            np.mean([float(p.well_formed) for p in (self.parsed.get("both") or [])] or [0.0])
         )
         if self.consistency is not None:
             out[f"cross_modal_consistency.{method}"] = float(self.consistency.mean())

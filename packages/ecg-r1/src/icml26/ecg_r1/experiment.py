@@ -27,13 +27,16 @@ from typing import Any
 import numpy as np
 
 from icml26.ecg_r1.config import ECGR1Config
+from icml26.ecg_r1.labels import LABELS
 from icml26.shared import PALETTE, RunDir, figure, log, seed_everything
 
 __all__ = ["METHODS", "run"]
 
 METHODS = ("ecg_r1", "no_dropout", "sft_only", "free_text", "signal_cnn", "rules")
 LLM_METHODS = ("ecg_r1", "no_dropout", "sft_only", "free_text")
-SPECIAL = ["<think>", "</think>", "<answer>", "</answer>", "<sig>", "<img>"]
+#: Markup and modality tokens, then every label as one token: a small decoder that must spell
+#: ``first_degree_av_block`` from sub-words garbles it; as one token it is one choice.
+SPECIAL = ["<think>", "</think>", "<answer>", "</answer>", "<sig>", "<img>", *LABELS]
 
 
 def _rng(seed: int, stage: str) -> np.random.Generator:
@@ -131,11 +134,13 @@ def _new_model(cfg: ECGR1Config, corpus: list[str], bank: Any, device: str) -> A
         from icml26.shared.llm.chat_templates import with_generation_markers
         from icml26.shared.llm.sft import add_lora
 
-        lm, tok = load_causal_lm(cfg.lm)
+        lm, tok = load_causal_lm(cfg.lm)  # type: ignore[assignment]  # a tokenizer either way
         tok.add_special_tokens({"additional_special_tokens": SPECIAL})
         lm.resize_token_embeddings(len(tok))
         with_generation_markers(tok)
-        lm = add_lora(lm, rank=8, new_token_ids=tok.convert_tokens_to_ids(SPECIAL))
+        special_ids = tok.convert_tokens_to_ids(SPECIAL)
+        assert isinstance(special_ids, list)
+        lm = add_lora(lm, rank=8, new_token_ids=special_ids)
     model = ECGR1Model(lm, tok, sig_width=bank.sig_tokens.shape[-1], img_width=bank.img_tokens.shape[-1],
                        read_dim=bank.sig_read.shape[-1], n_sig=bank.sig_tokens.shape[1], n_img=bank.img_tokens.shape[1])  # fmt: skip
     return model.to(device)

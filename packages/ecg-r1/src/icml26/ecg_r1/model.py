@@ -90,7 +90,10 @@ class EncodedBank:
         for a in range(0, len(signals), batch):
             s = sig_enc(torch.as_tensor(signals[a : a + batch], device=device))
             i = img_enc(torch.as_tensor(images[a : a + batch], device=device).float() / 255)
-            st.append(s.tokens), sr.append(s.readout), it.append(i.tokens), ir.append(i.readout)
+            st.append(s.tokens)
+            sr.append(s.readout)
+            it.append(i.tokens)
+            ir.append(i.readout)
         return cls(torch.cat(st), torch.cat(sr), torch.cat(it), torch.cat(ir))
 
 

@@ -236,10 +236,8 @@ def evidence_score(parsed: Interpretation, truth: Features) -> float:
     ok = 0
     for feats in STEPS.values():
         vals = [parsed.values.get(k) for k in feats]
-        if all(x is not None for x in vals) and all(
-            _agrees(k, float(x), truth)
-            for k, x in zip(feats, vals, strict=True)  # type: ignore[arg-type]
-        ):
+        stated = [(k, x) for k, x in zip(feats, vals, strict=True) if x is not None]
+        if len(stated) == len(vals) and all(_agrees(k, float(x), truth) for k, x in stated):
             ok += 1
     return ok / len(STEPS)
 

@@ -43,7 +43,7 @@ def format_reward(text: str) -> float:
 
 def ecg_rewards(
     prompts: Sequence[Any], completions: Sequence[str], *, features: Sequence[Features], **_: Any
-) -> dict[str, list[float]]:
+) -> dict[str, Sequence[float]]:
     """The three components for each completion (``features``: each one's measured truth)."""
     if len(features) != len(completions):
         raise ValueError(f"{len(features)} feature records for {len(completions)} completions")
