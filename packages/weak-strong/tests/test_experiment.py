@@ -36,6 +36,11 @@ def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
         assert f"calibration_ece.{stream}" in m
         assert f"sharpness.{stream}" in m
     assert m["strong_freq.calibrated.always_strong.a0.1"] == 1.0
+    # Theorems, so tests rather than claims: the online errors lie within the finite-sample
+    # bound on every stream and target, and the two-threshold solution matches the LP.
+    margins = [v for k, v in m.items() if k.startswith(("margin_accept.", "margin_reject."))]
+    assert margins and min(margins) >= 0
+    assert m["population.lp_gap"] <= 1e-6
     assert {c["id"] for c in results["claims"]} == {c.id for c in PAPER.claims}
     assert all(c["holds"] in (True, False) for c in results["claims"])
     for name in ("running_errors", "strong_calls", "two_threshold_policy", "sharpness_value"):
