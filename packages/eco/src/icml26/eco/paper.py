@@ -107,13 +107,6 @@ CLAIMS = [
 
 BENCH_CLAIMS = [
     Claim(
-        "static_memory_saving",
-        "Removing the FP32 master copy cuts static memory: with AdamW, FP8 weights + FP32 "
-        "moments need ~9 bytes/param instead of ~13.",
-        "~13 → ~9 bytes/param (ratio ~0.69)",
-        "memory_ratio.eco_fp8_vs_master_fp8 <= 0.75",
-    ),
-    Claim(
         "step_cost_comparable",
         "ECO's step (update, re-quantize, momentum injection) costs about as much as the "
         "master-weight step it replaces.",
