@@ -58,3 +58,36 @@ def test_paired_gain() -> None:
     assert mean == pytest.approx(2 / 3)
     assert se == pytest.approx(math.sqrt(1 / 12 / 3 * 1))  # std(ddof=1) of (.5, 1, .5) / sqrt 3
     assert math.isnan(_paired_gain([1.0], [0.0])[1])
+
+
+def test_competitive_claim_fails_when_worse_than_a_baseline_beyond_noise() -> None:
+    claim = _claim("competitive_with_baselines")
+
+    def m(vs_ens: float, vs_mcd: float, se: float = 0.01) -> dict[str, float]:
+        return {
+            "ntk_gain.nll_vs_ensemble.all": vs_ens,
+            "ntk_gain_se.nll_vs_ensemble.all": se,
+            "ntk_gain.nll_vs_mc_dropout.all": vs_mcd,
+            "ntk_gain_se.nll_vs_mc_dropout.all": se,
+        }
+
+    assert claim.evaluate(m(-0.01, 0.02))["holds"] is True  # a loss inside 2 SE is a tie
+    assert claim.evaluate(m(-0.05, 0.02))["holds"] is False  # worse than ensembles
+    assert claim.evaluate(m(0.02, -0.05))["holds"] is False  # worse than MC dropout
+
+
+def test_bandit_claim_needs_seeds_and_a_margin() -> None:
+    claim = _claim("bandit_regret_vs_bll")
+
+    def m(ntk: float, bll: float, se: float) -> dict[str, float]:
+        return {
+            "bandit_regret.ntk_bll": ntk,
+            "bandit_regret.bll": bll,
+            "bandit_regret_gain.ntk_bll": bll - ntk,
+            "bandit_regret_gain_se.ntk_bll": se,
+        }
+
+    assert claim.evaluate(m(400.0, 1000.0, 50.0))["holds"] is True
+    assert claim.evaluate(m(850.0, 1000.0, 100.0))["holds"] is False  # 15% lower, inside 2 SE
+    assert claim.evaluate(m(950.0, 1000.0, 1.0))["holds"] is False  # under the 10% bar
+    assert claim.evaluate(m(400.0, 1000.0, math.nan))["holds"] is None  # one seed: undecided
