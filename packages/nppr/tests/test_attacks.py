@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from torch import nn
 
-from icml26.nppr.attacks import autoattack_ar, clean_accuracy, pgd_ar
+from icml26.nppr.attacks import autoattack_ar, clean_accuracy, pgd_ar, square_image_shape
 
 from .conftest import exact_linear_robust
 
@@ -26,6 +27,25 @@ def test_autoattack_is_never_weaker_than_the_truth(linear_problem) -> None:  # t
     exact = exact_linear_robust(model, x[:60], y[:60], 0.05).double().mean().item()
     est = autoattack_ar(model, x[:60], y[:60], 0.05, apgd_iters=10, square_queries=20)
     assert est.value == pytest.approx(exact, abs=1e-9)
+
+
+def test_autoattack_runs_square_on_signals_too(linear_problem) -> None:  # type: ignore[no-untyped-def]
+    """A 1-D input (MNIST-1D style) goes through all three AutoAttack stages, Square included
+    (ART's Square only takes images: the signal is laid out as one), with the same answer."""
+    model, x, y = linear_problem
+    flat = nn.Sequential(nn.Unflatten(1, (1, 6, 6)), model).eval()
+    x1 = x[:60].reshape(60, 36)
+    exact = exact_linear_robust(model, x[:60], y[:60], 0.05).double().mean().item()
+    assert exact > 0  # some inputs survive the APGD stages, so Square runs on them
+    est = autoattack_ar(flat, x1, y[:60], 0.05, apgd_iters=10, square_queries=20)
+    assert est.value == pytest.approx(exact, abs=1e-9)
+
+
+def test_square_image_shape() -> None:
+    assert square_image_shape((1, 28, 28)) == (1, 28, 28)
+    assert square_image_shape((40,)) == (1, 5, 8)
+    assert square_image_shape((1, 40)) == (1, 5, 8)
+    assert square_image_shape((37,)) is None  # prime: no image layout, Square is skipped
 
 
 def test_clean_accuracy_of_a_self_labelled_set_is_one(linear_problem) -> None:  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ undeclared ``multiprocess`` package, so the three ART attacks are chained here).
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Any
 
@@ -30,6 +31,7 @@ __all__ = ["art_classifier", "autoattack_ar", "clean_accuracy", "pgd_ar"]
 
 # ART logs every attack start at INFO and shows tqdm bars: keep the run's own log readable.
 logging.getLogger("art").setLevel(logging.WARNING)
+_LOG = logging.getLogger(__name__)
 
 
 class _CountingModel(nn.Module):
@@ -63,6 +65,32 @@ def art_classifier(
         clip_values=clip,
         device_type="gpu" if device.type == "cuda" else "cpu",
     )
+
+
+def square_image_shape(shape: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """The ``(C, H, W)`` layout ART's Square attack needs for inputs of per-sample ``shape``.
+
+    Images keep theirs. A signal (e.g. MNIST-1D, 40 values) is laid out as ``1 x h x w`` with
+    ``h`` the largest divisor of its size up to its square root (40 -> 5 x 8): Square's patches
+    then cover scattered coordinates, still a valid L-inf search since the ball is a box. ``None``
+    when no layout with ``h >= 2`` exists (a prime size): Square is then skipped.
+    """
+    if len(shape) == 3:
+        return (int(shape[0]), int(shape[1]), int(shape[2]))
+    n = math.prod(shape)
+    divisors = [d for d in range(2, math.isqrt(n) + 1) if n % d == 0]
+    return (1, divisors[-1], n // divisors[-1]) if divisors else None
+
+
+class _Reshaped(nn.Module):
+    """``model`` fed inputs laid out as images, reshaped back to its own per-sample shape."""
+
+    def __init__(self, model: nn.Module, shape: tuple[int, ...]) -> None:
+        super().__init__()
+        self.model, self.shape = model, shape
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(x.reshape(x.shape[0], *self.shape))
 
 
 @torch.no_grad()
@@ -204,9 +232,16 @@ def autoattack_ar(
             robust[idx] = _robust_after(model, x_adv[idx], y[idx], x[idx], eps)
     # 3) Square (score-based, no gradients) on what is left.
     idx = np.flatnonzero(robust)
-    if idx.size and square_queries > 0:
+    shape = tuple(x.shape[1:])
+    image = square_image_shape(shape)
+    if idx.size and square_queries > 0 and image is None:
+        _LOG.warning("Square attack skipped: inputs of shape %s have no image layout", shape)
+    elif idx.size and square_queries > 0:
+        square_clf = (
+            clf if image == shape else art_classifier(_Reshaped(counter, shape), image, n_classes, clip)
+        )
         square = SquareAttack(
-            clf,
+            square_clf,
             norm=np.inf,
             eps=eps,
             max_iter=square_queries,
@@ -215,7 +250,8 @@ def autoattack_ar(
             batch_size=batch_size,
             verbose=False,
         )
-        x_adv[idx] = square.generate(x=xn[idx], y=yn[idx])
+        found = square.generate(x=xn[idx].reshape(idx.size, *image), y=yn[idx])
+        x_adv[idx] = found.reshape(idx.size, *shape)
         robust[idx] = _robust_after(model, x_adv[idx], y[idx], x[idx], eps)
     return estimate_from_rates(
         robust.astype(np.float64),
