@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
+import torch
 from torch import nn
 
 from icml26.nppr.attacks import autoattack_ar, clean_accuracy, pgd_ar, square_image_shape
 
-from .conftest import exact_linear_robust
+from .conftest import Linear, exact_linear_robust
 
 
 @pytest.mark.parametrize("eps", [0.02, 0.05])
@@ -34,18 +35,31 @@ def test_autoattack_runs_square_on_signals_too(linear_problem) -> None:  # type:
     (ART's Square only takes images: the signal is laid out as one), with the same answer."""
     model, x, y = linear_problem
     flat = nn.Sequential(nn.Unflatten(1, (1, 6, 6)), model).eval()
-    x1 = x[:60].reshape(60, 36)
+    x1 = x[:60].reshape(60, 36)  # 36 values: laid out 6 x 6 for Square
     exact = exact_linear_robust(model, x[:60], y[:60], 0.05).double().mean().item()
     assert exact > 0  # some inputs survive the APGD stages, so Square runs on them
     est = autoattack_ar(flat, x1, y[:60], 0.05, apgd_iters=10, square_queries=20)
     assert est.value == pytest.approx(exact, abs=1e-9)
 
 
+def test_autoattack_on_a_signal_that_needs_padding() -> None:
+    """40 values (MNIST-1D's length) are padded to 7 x 7 for Square; the answer stays exact."""
+    g = torch.Generator().manual_seed(1)
+    model = Linear(torch.randn(2, 40, generator=g), torch.zeros(2)).eval()
+    x = torch.rand(60, 40, generator=g)
+    with torch.no_grad():
+        y = model(x).argmax(-1)
+    exact = exact_linear_robust(model, x, y, 0.03).double().mean().item()
+    assert 0 < exact < 1
+    est = autoattack_ar(model, x, y, 0.03, apgd_iters=10, square_queries=20)
+    assert est.value == pytest.approx(exact, abs=1e-9)
+
+
 def test_square_image_shape() -> None:
     assert square_image_shape((1, 28, 28)) == (1, 28, 28)
-    assert square_image_shape((40,)) == (1, 5, 8)
-    assert square_image_shape((1, 40)) == (1, 5, 8)
-    assert square_image_shape((37,)) is None  # prime: no image layout, Square is skipped
+    assert square_image_shape((40,)) == (1, 7, 7)  # zero-padded to a square
+    assert square_image_shape((1, 49)) == (1, 7, 7)
+    assert square_image_shape((10,)) == (1, 5, 5)  # Square's first patch needs side >= 5
 
 
 def test_clean_accuracy_of_a_self_labelled_set_is_one(linear_problem) -> None:  # type: ignore[no-untyped-def]

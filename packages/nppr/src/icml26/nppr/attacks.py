@@ -31,7 +31,6 @@ __all__ = ["art_classifier", "autoattack_ar", "clean_accuracy", "pgd_ar"]
 
 # ART logs every attack start at INFO and shows tqdm bars: keep the run's own log readable.
 logging.getLogger("art").setLevel(logging.WARNING)
-_LOG = logging.getLogger(__name__)
 
 
 class _CountingModel(nn.Module):
@@ -67,30 +66,40 @@ def art_classifier(
     )
 
 
-def square_image_shape(shape: tuple[int, ...]) -> tuple[int, int, int] | None:
-    """The ``(C, H, W)`` layout ART's Square attack needs for inputs of per-sample ``shape``.
+#: The smallest image side ART's Square attack handles at ``p_init = 0.8`` (its first patch,
+#: ``round(sqrt(0.8) * side)`` pixels wide, must be narrower than the image).
+_MIN_SQUARE_SIDE = 5
 
-    Images keep theirs. A signal (e.g. MNIST-1D, 40 values) is laid out as ``1 x h x w`` with
-    ``h`` the largest divisor of its size up to its square root (40 -> 5 x 8): Square's patches
-    then cover scattered coordinates, still a valid L-inf search since the ball is a box. ``None``
-    when no layout with ``h >= 2`` exists (a prime size): Square is then skipped.
+
+def square_image_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
+    """The ``(C, H, W)`` layout ART's Square attack is run in for inputs of per-sample ``shape``.
+
+    Images keep theirs. A signal (e.g. MNIST-1D, 40 values) is laid out as one square channel
+    of side ``max(ceil(sqrt(n)), 5)``, zero-padded (40 -> 7 x 7): Square's patches then cover
+    scattered coordinates, still a valid L-inf search since the ball is a box, and the padding
+    is cut off before the model sees the input.
     """
     if len(shape) == 3:
         return (int(shape[0]), int(shape[1]), int(shape[2]))
-    n = math.prod(shape)
-    divisors = [d for d in range(2, math.isqrt(n) + 1) if n % d == 0]
-    return (1, divisors[-1], n // divisors[-1]) if divisors else None
+    side = max(math.isqrt(math.prod(shape) - 1) + 1, _MIN_SQUARE_SIDE)
+    return (1, side, side)
 
 
-class _Reshaped(nn.Module):
-    """``model`` fed inputs laid out as images, reshaped back to its own per-sample shape."""
+class _FromSquare(nn.Module):
+    """``model`` fed square-laid-out inputs: the padding is cut, the rest reshaped back."""
 
     def __init__(self, model: nn.Module, shape: tuple[int, ...]) -> None:
         super().__init__()
-        self.model, self.shape = model, shape
+        self.model, self.shape, self.n = model, shape, math.prod(shape)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.model(x.reshape(x.shape[0], *self.shape))
+        return self.model(x.reshape(x.shape[0], -1)[:, : self.n].reshape(x.shape[0], *self.shape))
+
+
+def _to_square(x: np.ndarray, image: tuple[int, int, int]) -> np.ndarray:
+    flat = x.reshape(len(x), -1)
+    pad = np.zeros((len(x), math.prod(image) - flat.shape[1]), dtype=x.dtype)
+    return np.concatenate([flat, pad], axis=1).reshape(len(x), *image)
 
 
 @torch.no_grad()
@@ -234,11 +243,9 @@ def autoattack_ar(
     idx = np.flatnonzero(robust)
     shape = tuple(x.shape[1:])
     image = square_image_shape(shape)
-    if idx.size and square_queries > 0 and image is None:
-        _LOG.warning("Square attack skipped: inputs of shape %s have no image layout", shape)
-    elif idx.size and square_queries > 0:
+    if idx.size and square_queries > 0:
         square_clf = (
-            clf if image == shape else art_classifier(_Reshaped(counter, shape), image, n_classes, clip)
+            clf if image == shape else art_classifier(_FromSquare(counter, shape), image, n_classes, clip)
         )
         square = SquareAttack(
             square_clf,
@@ -250,8 +257,8 @@ def autoattack_ar(
             batch_size=batch_size,
             verbose=False,
         )
-        found = square.generate(x=xn[idx].reshape(idx.size, *image), y=yn[idx])
-        x_adv[idx] = found.reshape(idx.size, *shape)
+        found = square.generate(x=_to_square(xn[idx], image), y=yn[idx])
+        x_adv[idx] = found.reshape(idx.size, -1)[:, : math.prod(shape)].reshape(idx.size, *shape)
         robust[idx] = _robust_after(model, x_adv[idx], y[idx], x[idx], eps)
     return estimate_from_rates(
         robust.astype(np.float64),
