@@ -48,8 +48,10 @@ def simulate_neurokit(hr: float, qrs_scale: float, *, fs: float = 200.0, duratio
         ti, bi = _TI.copy(), _BI.copy()
         ti[[1, 3]] *= qrs_scale
         bi[1:4] *= qrs_scale
+        # A whole number of seconds as an int: neurokit2 < 0.3 slices with duration * rate.
+        secs: float = int(duration) if float(duration).is_integer() else duration
         df = nk.ecg_simulate(
-            duration=duration, sampling_rate=int(fs), method="multileads", heart_rate=hr,
+            duration=secs, sampling_rate=int(fs), method="multileads", heart_rate=hr,
             heart_rate_std=0.5, noise=0.0, random_state=seed, ti=tuple(ti), bi=tuple(bi),
         )  # fmt: skip
     sig = np.stack([df[lead].to_numpy() for lead in LEADS]).astype(float)
