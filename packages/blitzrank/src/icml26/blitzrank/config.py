@@ -25,6 +25,12 @@ class RunConfig:
     (a JSONL file, or a folder with a TREC run + qrels, see ``icml26.blitzrank.data.io``)
     replaces the factbook questions (first ``llm_n`` candidates of each).
 
+    The realistic-oracle spectrum (``spectrum_queries``, 0 skips) reruns ``sim_pl``'s queries
+    with :class:`~icml26.blitzrank.oracles.simulated.PersistentOracle`: tasks
+    ``sim_persist<100 x share>`` for each of ``persistence_levels`` (the share of the noise
+    fixed per item; 0 is ``sim_pl`` itself) and ``sim_position`` (fully persistent, with a
+    primacy bias of ``position_bias`` utility units from the first-shown item to the last).
+
     The cyclic task gives BlitzRank a budget of ``cyclic_budget`` times the calls that a
     perfect (transitive) oracle needs on the same items and k, and measures how often it
     certifies within it.
@@ -43,6 +49,9 @@ class RunConfig:
     stride: int = 10
     setwise_window: int = 4
     tourrank_tournaments: int = 2
+    persistence_levels: tuple[float, ...] = (0.0, 0.5, 1.0)
+    position_bias: float = 1.0
+    spectrum_queries: int = 20
     sweep_temperatures: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5)
     sweep_queries: int = 10
     parallel: int = 1
@@ -92,11 +101,22 @@ class RunConfig:
             raise ValueError("pl_temperature must be >= 0 and bt_temperature > 0")
         if self.llm_threads < 0:
             raise ValueError("llm_threads must be >= 0 (0: torch's default)")
+        if any(not 0.0 <= p <= 1.0 for p in self.persistence_levels):
+            raise ValueError(
+                f"persistence_levels must lie in [0, 1], got {self.persistence_levels}"
+            )
+        if len({round(100 * p) for p in self.persistence_levels}) != len(self.persistence_levels):
+            raise ValueError("persistence_levels must differ by at least 0.01 (they name tasks)")
+        if not self.position_bias >= 0:
+            raise ValueError(f"position_bias must be >= 0, got {self.position_bias}")
+        if self.spectrum_queries and self.pl_temperature == 0:
+            raise ValueError("the persistent-oracle spectrum needs pl_temperature > 0")
         if any(t <= 0 for t in self.sweep_temperatures):
             raise ValueError("sweep_temperatures must be > 0")
         for name in (
             "sweep_queries",
             "sim_queries",
+            "spectrum_queries",
             "perfect_seeds",
             "cyclic_queries",
             "llm_queries",

@@ -134,13 +134,23 @@ def _evaluate(
 
 
 def _sim_task(
-    cfg: RunConfig, noise: str, temperature: float | None = None, n_queries: int | None = None
+    cfg: RunConfig,
+    noise: str,
+    temperature: float | None = None,
+    n_queries: int | None = None,
+    *,
+    task: str | None = None,
+    persistence: float = 1.0,
+    position_bias: float = 0.0,
 ) -> dict[str, dict[str, float]]:
+    """Every method on simulated queries with the ``noise`` oracle (one oracle per method and
+    query). ``persistent`` tasks use ``sim_pl``'s queries and fresh-noise seeds, and one
+    persistent draw per query shared by every method (``task`` names them)."""
     queries = make_simulated_queries(
         n_queries or cfg.sim_queries,
         cfg.sim_n,
         rho=cfg.rho,
-        seed=cfg.seed * 1000 + {"pl": 1, "bt": 2}[noise],
+        seed=cfg.seed * 1000 + {"pl": 1, "bt": 2, "persistent": 1}[noise],
     )
     methods = [f"blitzrank_k{k}" for k in cfg.ks] + [
         "sliding_window",
@@ -149,7 +159,7 @@ def _sim_task(
         "tourrank",
     ]
     if temperature is None:
-        temperature = cfg.pl_temperature if noise == "pl" else cfg.bt_temperature
+        temperature = cfg.bt_temperature if noise == "bt" else cfg.pl_temperature
 
     def factory(q: RerankQuery, meth: str, qi: int) -> OracleFactory:
         def make(k: int) -> BaseOracle:
@@ -158,6 +168,9 @@ def _sim_task(
                 q.scores,
                 k,
                 temperature=temperature,
+                persistence=persistence,
+                position_bias=position_bias,
+                item_seed=cfg.seed * 100_003 + qi * 101 + 97,
                 passage_tokens=q.passage_tokens,
                 seed=cfg.seed * 100_003 + qi * 101 + methods.index(meth),
             )
@@ -165,7 +178,7 @@ def _sim_task(
         return make
 
     return _evaluate(
-        f"sim_{noise}",
+        task or f"sim_{noise}",
         queries,
         methods,
         factory,
@@ -173,6 +186,30 @@ def _sim_task(
         window=cfg.window,
         stride=cfg.stride,
         setwise_window=cfg.setwise_window,
+    )
+
+
+def spectrum_tasks(cfg: RunConfig) -> dict[str, tuple[float, float]]:
+    """The realistic-oracle spectrum: ``sim_persist<100 x share>`` for every persistence level
+    (no position bias), then ``sim_position``: fully persistent with the primacy bias.
+    Values: ``(persistence, position_bias)``."""
+    if not cfg.spectrum_queries:
+        return {}
+    tasks = {f"sim_persist{round(100 * p)}": (p, 0.0) for p in cfg.persistence_levels}
+    if cfg.position_bias > 0:
+        tasks["sim_position"] = (1.0, cfg.position_bias)
+    return tasks
+
+
+def _spectrum_task(cfg: RunConfig, task: str) -> dict[str, dict[str, float]]:
+    persistence, bias = spectrum_tasks(cfg)[task]
+    return _sim_task(
+        cfg,
+        "persistent",
+        n_queries=cfg.spectrum_queries,
+        task=task,
+        persistence=persistence,
+        position_bias=bias,
     )
 
 
@@ -441,11 +478,15 @@ class _Parts:
         return self.done[name]
 
 
+def _sim_parts(parts: dict[str, Any], config: RunConfig) -> dict[str, dict[str, dict[str, float]]]:
+    """The finished simulated tasks: one per noise, then the realistic-oracle spectrum."""
+    names = [f"sim_{n}" for n in config.noises] + list(spectrum_tasks(config))
+    return {name: parts[name] for name in names if name in parts}
+
+
 def _metrics(parts: dict[str, Any], config: RunConfig) -> dict[str, Any]:
     """The metric tree (``<metric>.<task>.<method>``) of the finished parts."""
-    tasks: dict[str, dict[str, dict[str, float]]] = {
-        f"sim_{n}": parts[f"sim_{n}"] for n in config.noises if f"sim_{n}" in parts
-    }
+    tasks: dict[str, dict[str, dict[str, float]]] = _sim_parts(parts, config)
     llm: LLMResult | None = parts.get("llm")
     if llm is not None:
         tasks[llm.task] = llm.res
@@ -488,7 +529,7 @@ def _plots(run_dir: Any, parts: dict[str, Any], config: RunConfig) -> None:
         _calls_plot(run_dir, perfect.reach, perfect.entropy, REFERENCE_CALLS)
     if "noise_sweep" in parts:
         _sweep_plot(run_dir, parts["noise_sweep"])
-    tasks = {f"sim_{n}": parts[f"sim_{n}"] for n in config.noises if f"sim_{n}" in parts}
+    tasks = _sim_parts(parts, config)
     if "llm" in parts:
         tasks[parts["llm"].task] = parts["llm"].res
     if tasks:
@@ -498,13 +539,15 @@ def _plots(run_dir: Any, parts: dict[str, Any], config: RunConfig) -> None:
 def run(config: RunConfig, run_dir: Any) -> dict[str, Any]:
     """The main job; returns the metrics named in the issue (nested, flattened by the runner).
 
-    Its parts, each skipped when its size is 0: simulated reranking per noise, the noise
-    sweep, perfect-oracle calls, the cyclic oracle on a budget, the LLM task."""
+    Its parts, each skipped when its size is 0: simulated reranking per noise, the
+    realistic-oracle spectrum (persistent and position-biased errors), the noise sweep, perfect-oracle calls, the cyclic oracle on a budget, the LLM task."""
     seed_everything(config.seed)
     parts = _Parts(run_dir)
     if config.sim_queries:
         for noise in config.noises:
             parts.once(f"sim_{noise}", lambda noise=noise: _sim_task(config, noise))
+    for task in spectrum_tasks(config):
+        parts.once(task, lambda task=task: _spectrum_task(config, task))
     if config.sweep_queries and config.sweep_temperatures:
         parts.once("noise_sweep", lambda: _noise_sweep(config))
     if config.perfect_seeds:

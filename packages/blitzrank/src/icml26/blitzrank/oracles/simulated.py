@@ -6,6 +6,14 @@
 * :class:`BradleyTerryOracle`: every pair in the query decided independently,
   ``P(i > j) = sigmoid((s_i - s_j) / T)``, the order given by pairwise wins (Copeland), so
   answers to different queries are mutually inconsistent but each is a valid order.
+* :class:`PersistentOracle`: the failure modes of a real listwise LLM at temperature 0. Its
+  Plackett-Luce noise has a persistent share ``persistence`` (per item, drawn once per query
+  and shared by every method: the same prompt gets the same wrong answer) and a fresh share
+  (redrawn on every call), ``key = s / T + sqrt(persistence) G_item + sqrt(1 - persistence)
+  G_call`` (so ``persistence = 0`` is :class:`PlackettLuceOracle` exactly, and the total noise
+  variance does not depend on it), plus a primacy bias ``position_bias * (L-1-p) / (L-1)`` for
+  the item shown at position ``p`` of ``L``. Re-asking a comparison cannot average out the
+  persistent share: it is the sliding window's worst case, not BlitzRank's.
 * :class:`CyclicOracle`: adversarial non-transitivity: items are split, by score, into
   groups whose internal preferences form a regular tournament (for three items the cycle
   ``a > b > c > a``); between groups the order is consistent. A k-wise answer must be a
@@ -30,6 +38,7 @@ __all__ = [
     "BradleyTerryOracle",
     "CyclicOracle",
     "PerfectOracle",
+    "PersistentOracle",
     "PlackettLuceOracle",
     "TokenModel",
     "make_oracle",
@@ -124,6 +133,52 @@ class PlackettLuceOracle(_Simulated):
         return items[np.argsort(-keys, kind="stable")]
 
 
+class PersistentOracle(_Simulated):
+    """Plackett-Luce with a persistent per-item share of the noise and a primacy bias.
+
+    Args:
+        temperature: ``T`` of the utilities ``score / T`` (> 0).
+        persistence: the share of the Gumbel noise's variance fixed per item, in [0, 1].
+        position_bias: utility bonus of the first-shown item over the last (>= 0), linear in
+            the position in between.
+        item_seed: seeds the persistent noise; give every method the same one for a query, so
+            that they all face the same persistent errors (``seed`` still drives the fresh part).
+    """
+
+    def __init__(
+        self,
+        scores: Any,
+        k: int,
+        *,
+        temperature: float = 0.5,
+        persistence: float = 1.0,
+        position_bias: float = 0.0,
+        item_seed: int = 0,
+        **kw: Any,
+    ) -> None:
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature!r}")
+        if not 0.0 <= persistence <= 1.0:
+            raise ValueError(f"persistence must be in [0, 1], got {persistence!r}")
+        if not position_bias >= 0:
+            raise ValueError(f"position_bias must be >= 0, got {position_bias!r}")
+        super().__init__(scores, k, **kw)
+        self.temperature = float(temperature)
+        self.persistence = float(persistence)
+        self.position_bias = float(position_bias)
+        self.item_noise = np.random.default_rng(item_seed).gumbel(size=self.n)
+
+    def _order(self, items: np.ndarray) -> np.ndarray:
+        keys = self.scores[items] / self.temperature
+        if self.persistence < 1.0:
+            keys = keys + np.sqrt(1.0 - self.persistence) * self.rng.gumbel(size=items.shape[0])
+        if self.persistence > 0.0:
+            keys = keys + np.sqrt(self.persistence) * self.item_noise[items]
+        if self.position_bias > 0.0 and items.shape[0] > 1:
+            keys = keys + self.position_bias * np.linspace(1.0, 0.0, items.shape[0])
+        return items[np.argsort(-keys, kind="stable")]
+
+
 class BradleyTerryOracle(_Simulated):
     """Independent Bradley-Terry pairs inside each query, ordered by pairwise wins."""
 
@@ -186,15 +241,28 @@ def make_oracle(
     *,
     temperature: float = 0.5,
     group_size: int = 3,
+    persistence: float = 1.0,
+    position_bias: float = 0.0,
+    item_seed: int = 0,
     **kw: Any,
 ) -> _Simulated:
-    """A simulated oracle by name: ``perfect``, ``pl``, ``bt`` or ``cyclic``."""
+    """A simulated oracle by name: ``perfect``, ``pl``, ``bt``, ``persistent`` or ``cyclic``."""
     if noise == "perfect":
         return PerfectOracle(scores, k, **kw)
     if noise == "pl":
         return PlackettLuceOracle(scores, k, temperature=temperature, **kw)
     if noise == "bt":
         return BradleyTerryOracle(scores, k, temperature=temperature, **kw)
+    if noise == "persistent":
+        return PersistentOracle(
+            scores,
+            k,
+            temperature=temperature,
+            persistence=persistence,
+            position_bias=position_bias,
+            item_seed=item_seed,
+            **kw,
+        )
     if noise == "cyclic":
         return CyclicOracle(scores, k, group_size=group_size, **kw)
-    raise ValueError(f"noise must be one of perfect, pl, bt, cyclic; got {noise!r}")
+    raise ValueError(f"noise must be one of perfect, pl, bt, persistent, cyclic; got {noise!r}")
