@@ -95,8 +95,13 @@ def warm_start(config: MagicConfig, game: SafetyGame, *, model: str | None = Non
 
 
 def eval_sets(config: MagicConfig, game: SafetyGame, n: int | None = None) -> dict[str, EvalSet]:
+    """The evaluation sets; with ``n`` (the pretrained model's smaller evaluation) every set,
+    the seed pool included, is cut to ``n`` compositions."""
     rng = np.random.default_rng(config.seed + 1)
-    return {e: game.eval_set(e, rng, n or config.eval_compositions) for e in EVALS}
+    return {
+        e: game.eval_set(e, rng, n or config.eval_compositions, whole_seed_pool=n is None)
+        for e in EVALS
+    }
 
 
 def _probe(

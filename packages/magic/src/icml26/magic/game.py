@@ -203,15 +203,20 @@ class SafetyGame:
         return attacks + [self.attack(it, ()) for it in self.train_intents("benign")]
 
     # ------------------------------------------------------------------ evaluation
-    def compositions(self, name: str, rng: np.random.Generator, n: int) -> tuple[Composition, ...]:
-        """The compositions of one evaluation set: ``seed_ops`` (the seed pool),
-        ``heldout_combos`` (``max_ops + 1`` training operators: longer than any training
-        attack), ``unseen_ops`` (one or two operators, at least one never in training),
-        ``plain`` (no operator)."""
+    def compositions(
+        self, name: str, rng: np.random.Generator, n: int, *, whole_seed_pool: bool = True
+    ) -> tuple[Composition, ...]:
+        """The compositions of one evaluation set: ``seed_ops`` (the seed pool: all of it, or
+        ``n`` of it with ``whole_seed_pool=False``), ``heldout_combos`` (``max_ops + 1``
+        training operators: longer than any training attack), ``unseen_ops`` (one or two
+        operators, at least one never in training), ``plain`` (no operator)."""
         if name == "plain":
             return ((),)
         if name == "seed_ops":
-            return self.seed_pool
+            if whole_seed_pool or n >= len(self.seed_pool):
+                return self.seed_pool
+            keep = rng.choice(len(self.seed_pool), size=n, replace=False)
+            return tuple(self.seed_pool[i] for i in sorted(keep))
         if name == "heldout_combos":
             combos = list(itertools.permutations(TRAIN_OPERATORS, self.max_ops + 1))
         elif name == "unseen_ops":
@@ -224,8 +229,15 @@ class SafetyGame:
         idx = rng.choice(len(combos), size=min(n, len(combos)), replace=False)
         return tuple(combos[i] for i in sorted(idx))
 
-    def eval_set(self, name: str, rng: np.random.Generator, n_compositions: int) -> EvalSet:
-        comps = self.compositions(name, rng, n_compositions)
+    def eval_set(
+        self,
+        name: str,
+        rng: np.random.Generator,
+        n_compositions: int,
+        *,
+        whole_seed_pool: bool = True,
+    ) -> EvalSet:
+        comps = self.compositions(name, rng, n_compositions, whole_seed_pool=whole_seed_pool)
         harmful, benign = [], []
         for it in self.eval_intents():
             for ops in comps:

@@ -41,7 +41,7 @@ PROFILES = {
         eval_samples=8,
         probe_compositions=5,
         large_model="smollm2-135m-instruct",
-        large_steps=6,  # measured: ~2 min per SmolLM2 step here; 12 put `full` at ~40 min
+        large_steps=2,  # measured: ~2.3 min per SmolLM2 step on one core; 6 put `full` past 40 min
         large_sft_steps=30,
     ),
 }
