@@ -67,7 +67,8 @@ def test_eval_sets() -> None:
         assert h.intent.frame == b.intent.frame
         assert h.intent.frame in ("f3", "f4")
     cut = GAME.eval_set("seed_ops", rng, 3, whole_seed_pool=False)  # the pretrained model's
-    assert len(cut.compositions) == 3 and set(cut.compositions) <= set(SEED_POOL)
+    assert len(cut.compositions) == 3
+    assert set(cut.compositions) <= set(SEED_POOL)
     with pytest.raises(ValueError, match="unknown evaluation set"):
         GAME.eval_set("wildjailbreak", rng, 3)
 
