@@ -43,6 +43,9 @@ def test_profiles_valid_and_full_is_large_enough() -> None:
 
 def test_large_settings_without_large_model_are_an_error() -> None:
     """A ``large_*`` size the run would ignore (no ``large_model``) is refused, naming it."""
-    with pytest.raises(ValueError, match="large_grpo_steps only apply.*set large_model"):
+    with pytest.raises(ValueError, match=r"large_grpo_steps only apply.*set large_model"):
         AdaptiveConfig(large_grpo_steps=3)
-    assert AdaptiveConfig(large_model="smollm2-135m-instruct", large_grpo_steps=3).large_grpo_steps == 3
+    assert (
+        AdaptiveConfig(large_model="smollm2-135m-instruct", large_grpo_steps=3).large_grpo_steps
+        == 3
+    )

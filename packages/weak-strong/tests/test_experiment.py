@@ -39,7 +39,8 @@ def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
     # Theorems, so tests rather than claims: the online errors lie within the finite-sample
     # bound on every stream and target, and the two-threshold solution matches the LP.
     margins = [v for k, v in m.items() if k.startswith(("margin_accept.", "margin_reject."))]
-    assert margins and min(margins) >= 0
+    assert margins
+    assert min(margins) >= 0
     assert m["population.lp_gap"] <= 1e-6
     assert {c["id"] for c in results["claims"]} == {c.id for c in PAPER.claims}
     assert all(c["holds"] in (True, False) for c in results["claims"])

@@ -207,7 +207,10 @@ SAMPLING_BASELINES = ("ensemble", "mc_dropout")
 
 
 def _record_baseline_gaps(
-    label: str, per: _PerMethod, metrics: dict[str, Any], gains: dict[str, list[tuple[float, float]]]
+    label: str,
+    per: _PerMethod,
+    metrics: dict[str, Any],
+    gains: dict[str, list[tuple[float, float]]],
 ) -> None:
     """Paired NLL gains of ntk_bll over each sampling baseline (``ntk_gain.nll_vs_<b>``)."""
     for baseline in SAMPLING_BASELINES:

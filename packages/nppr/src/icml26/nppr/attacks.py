@@ -245,7 +245,9 @@ def autoattack_ar(
     image = square_image_shape(shape)
     if idx.size and square_queries > 0:
         square_clf = (
-            clf if image == shape else art_classifier(_FromSquare(counter, shape), image, n_classes, clip)
+            clf
+            if image == shape
+            else art_classifier(_FromSquare(counter, shape), image, n_classes, clip)
         )
         square = SquareAttack(
             square_clf,
