@@ -70,6 +70,21 @@ def test_hybrid_reward_blends_and_outcome_only_ignores_intrinsic() -> None:
         hybrid_rewards(eps, 1.5)
 
 
+def test_filter_gets_no_intrinsic_signal_when_no_gold_was_retrieved() -> None:
+    # Keeping nothing when the search found no gold is neither rewarded nor punished: the
+    # Filter's reward is the team outcome alone (no "keep nothing" attractor).
+    keep_none = _episode("Rome", 1, [["z"]], [])
+    keep_all = _episode("Rome", 1, [["z"]], ["z"])
+    assert np.isnan(filter_intrinsic(keep_none))
+    assert np.isnan(filter_intrinsic(keep_all))
+    r = hybrid_rewards([keep_none, keep_all], 0.5)
+    np.testing.assert_allclose(r["filter"], r["em"])
+    # With gold retrieved, dropping it is punished.
+    dropped = _episode("Rome", 1, [["a", "z"]], [])
+    assert filter_intrinsic(dropped) == 0.0
+    assert hybrid_rewards([dropped], 0.5)["filter"][0] == 0.0
+
+
 def test_group_advantages_are_per_question() -> None:
     adv = role_advantages(np.array([1.0, 0.0, 5.0, 5.0]), 2)
     assert adv[0] > 0 > adv[1]

@@ -199,7 +199,16 @@ def marl_step(
     sampling = Sampling(greedy=False, temperature=settings.temperature)
     episodes = run_team(team, search, batch, episode_settings, sampling)
     rewards = hybrid_rewards(episodes, settings.w)
-    log: dict[str, float] = {k: float(np.mean(v)) for k, v in rewards.items()}
+    judged = ~np.isnan(rewards["filter_intrinsic"])
+    log: dict[str, float] = {
+        k: float(np.mean(v)) for k, v in rewards.items() if k != "filter_intrinsic"
+    }
+    # The Filter is judged only on episodes that retrieved gold (rewards.py): log its mean there
+    # (0 when none did) and how many were judged.
+    log["filter_intrinsic"] = (
+        float(rewards["filter_intrinsic"][judged].mean()) if judged.any() else 0.0
+    )
+    log["filter_judged"] = float(judged.mean())
     for role in ROLES:
         adv = role_advantages(rewards[role], settings.group_size)
         turns: list[Turn] = []

@@ -8,7 +8,12 @@ For an episode with final answer ``a``, gold answers ``Y``, gold evidence ``G``,
   ``r_P = |G & (S_1 | ... | S_n)| / max(n, |G|)`` (1 for a perfect search path; lower for a
   missed hop, an early stop or a wasted query);
 * Filter: the F1 of the precision and recall of the kept passages ``K`` against the gold
-  passages that were retrieved (:func:`~icml26.decor.scoring.kept_precision_recall`);
+  passages that were retrieved (:func:`~icml26.decor.scoring.kept_precision_recall`), defined
+  only when the search retrieved some gold passage. With no gold retrieved there is nothing to
+  keep, every decision (keep all, keep none) is equally right, and the Filter's reward is the
+  team outcome alone: a neutral signal. (Scoring that case as F1 = 1 for keeping nothing, the
+  empty-set convention, made "keep nothing" an attractor whenever the Planner mostly missed:
+  measured in ``quick``, the Filter learned to drop every passage.)
 * Answerer: the token F1 of ``a`` against ``Y``.
 
 Each role's reward is ``R_role = w * r_role + (1 - w) * EM`` (``w = 0``: outcome only). For
@@ -49,13 +54,18 @@ def planner_intrinsic(ep: Episode) -> float:
 
 
 def filter_intrinsic(ep: Episode) -> float:
+    """F1 of the kept passages against the retrieved gold; NaN when no gold was retrieved
+    (no signal: :func:`hybrid_rewards` then gives the Filter the team outcome only)."""
+    if not set(ep.question.gold) & ep.retrieved_ids():
+        return float("nan")
     precision, recall = kept_precision_recall(ep.memory, ep.question.gold, ep.retrieved_ids())
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
 def hybrid_rewards(episodes: Sequence[Episode], w: float) -> dict[str, np.ndarray]:
     """Per role (``planner``, ``filter``, ``answerer``) the blended reward of each episode,
-    plus the raw components (``em``, ``f1``, ``planner_intrinsic``, ``filter_intrinsic``)."""
+    plus the raw components (``em``, ``f1``, ``planner_intrinsic``, ``filter_intrinsic``; the
+    last is NaN for episodes that retrieved no gold passage)."""
     if not 0.0 <= w <= 1.0:
         raise ValueError(f"the intrinsic weight w must be in [0, 1], got {w}")
     em, f1 = (
@@ -63,9 +73,10 @@ def hybrid_rewards(episodes: Sequence[Episode], w: float) -> dict[str, np.ndarra
     )
     planner = np.array([planner_intrinsic(e) for e in episodes])
     filt = np.array([filter_intrinsic(e) for e in episodes])
+    judged = ~np.isnan(filt)
     return {
         "planner": w * planner + (1 - w) * em,
-        "filter": w * filt + (1 - w) * em,
+        "filter": np.where(judged, w * np.nan_to_num(filt) + (1 - w) * em, em),
         "answerer": w * f1 + (1 - w) * em,
         "em": em,
         "f1": f1,
