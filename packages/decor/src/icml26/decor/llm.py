@@ -52,7 +52,10 @@ def run_llm_decor(config: DecorConfig, env: Any, run_dir: RunDir) -> dict[str, f
             else ""
         )
     settings = EpisodeSettings(k=config.k, max_searches=config.max_searches, max_context=1024)
-    test = env.test[: config.llm_test_questions]
+    # Evenly spaced over the test list (ordered by hops), so every hop count is scored; the
+    # first n would be hop1 questions only.
+    n = min(config.llm_test_questions, len(env.test))
+    test = [env.test[int(i)] for i in np.unique(np.linspace(0, len(env.test) - 1, n).round())]
     out: dict[str, float] = {}
     before = method_metrics(
         run_team(team, env.test_search, test, settings, Sampling(), method="orchestration_llm")

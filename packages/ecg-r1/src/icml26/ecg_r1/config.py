@@ -31,6 +31,12 @@ class ECGR1Config:
             the trained model after the run (optional; written to ``user_interpretations.json``).
         records_fs: the CSV sampling rate (WFDB records carry their own).
         device: ``"auto"``, ``"cpu"`` or ``"cuda[:i]"``.
+        llm_model: "" (skip) or a causal-LM spec (``"smollm2-135m-instruct"``, a folder, an HF
+            id): after the tiny-model study, ECG-R1 alone is trained once more on this
+            checkpoint with LoRA (``llm_sft_steps`` of SFT with modality dropout, then
+            ``llm_grpo_steps`` of GRPO with the evidence rewards) and scored on the first
+            ``llm_test`` test records; reported as ``*.ecg_r1_llm``, without a claim (the
+            budget allows one method at this size on a CPU).
     """
 
     n_train: int = 600
@@ -59,9 +65,17 @@ class ECGR1Config:
     records_fs: float = 0.0
     device: str = "cpu"
     seed: int = 0
+    llm_model: str = ""
+    llm_sft_steps: int = 40
+    llm_sft_batch: int = 4
+    llm_sft_lr: float = 1e-3
+    llm_grpo_steps: int = 4
+    llm_grpo_prompts: int = 2
+    llm_grpo_generations: int = 4
+    llm_test: int = 24
 
     def __post_init__(self) -> None:
-        for name in ("n_train", "n_test", "enc_steps", "enc_batch", "sft_steps", "sft_batch", "grpo_prompts", "lm_hidden", "lm_layers", "grpo_max_tokens"):  # fmt: skip
+        for name in ("n_train", "n_test", "enc_steps", "enc_batch", "sft_steps", "sft_batch", "grpo_prompts", "lm_hidden", "lm_layers", "grpo_max_tokens", "llm_sft_batch", "llm_grpo_prompts", "llm_test"):  # fmt: skip
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -71,11 +85,24 @@ class ECGR1Config:
             )
         if self.n_neurokit < 0 or self.grpo_steps < 0:
             raise ValueError("n_neurokit and grpo_steps must be >= 0")
+        if self.llm_sft_steps < 0 or self.llm_grpo_steps < 0:
+            raise ValueError("llm_sft_steps and llm_grpo_steps must be >= 0")
+        if self.llm_grpo_generations < 2:
+            raise ValueError(
+                f"llm_grpo_generations must be >= 2 (a group), got {self.llm_grpo_generations}"
+            )
+        if self.llm_model and self.lm != "tiny":
+            raise ValueError(
+                "llm_model adds an ECG-R1 run on a checkpoint beside the tiny-model study; with "
+                f"lm={self.lm!r} every method already uses a checkpoint (leave llm_model empty)"
+            )
+        if self.llm_model and self.llm_test > self.n_test:
+            raise ValueError(f"llm_test ({self.llm_test}) must be <= n_test ({self.n_test})")
         if self.grpo_generations < 2:
             raise ValueError(
                 f"grpo_generations must be >= 2 (a group), got {self.grpo_generations}"
             )
-        for name in ("enc_lr", "sft_lr", "grpo_lr", "grpo_temperature"):
+        for name in ("enc_lr", "sft_lr", "grpo_lr", "grpo_temperature", "llm_sft_lr"):
             v = getattr(self, name)
             if not (v > 0 and math.isfinite(v)):
                 raise ValueError(f"{name} must be a positive number, got {v!r}")

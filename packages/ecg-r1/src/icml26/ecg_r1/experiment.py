@@ -115,13 +115,15 @@ def _tokenizer_corpus(train: Any) -> list[str]:
     return [PROMPT] + [protocol_answer(f) for f in train.features] + [free_text_answer(f, rng) for f in train.features]  # fmt: skip
 
 
-def _new_model(cfg: ECGR1Config, corpus: list[str], bank: Any, device: str) -> Any:
+def _new_model(cfg: ECGR1Config, corpus: list[str], bank: Any, device: str, lm_spec: str | None = None) -> Any:  # fmt: skip
+    """The multimodal model on the tiny LM or on a checkpoint (``lm_spec``, default ``cfg.lm``)."""
     import torch
 
     from icml26.ecg_r1.model import ECGR1Model
 
     torch.manual_seed(cfg.seed)
-    if cfg.lm == "tiny":
+    spec = cfg.lm if lm_spec is None else lm_spec
+    if spec == "tiny":
         from icml26.shared.llm.tiny import TinyModelConfig, make_tiny_lm
 
         lm, tok = make_tiny_lm(
@@ -134,7 +136,7 @@ def _new_model(cfg: ECGR1Config, corpus: list[str], bank: Any, device: str) -> A
         from icml26.shared.llm.chat_templates import with_generation_markers
         from icml26.shared.llm.sft import add_lora
 
-        lm, tok = load_causal_lm(cfg.lm)  # type: ignore[assignment]  # a tokenizer either way
+        lm, tok = load_causal_lm(spec)  # type: ignore[assignment]  # a tokenizer either way
         tok.add_special_tokens({"additional_special_tokens": SPECIAL})
         lm.resize_token_embeddings(len(tok))
         with_generation_markers(tok)
@@ -211,6 +213,59 @@ def _llm_methods(cfg: ECGR1Config, run_dir: RunDir, train: Any, test: Any, banks
         run_dir.write_json(f"stage_{name}.json", entry)
         results[name] = entry
     return results
+
+
+def _checkpoint_ecg_r1(cfg: ECGR1Config, run_dir: RunDir, train: Any, test: Any, banks: tuple[Any, Any], device: str) -> dict[str, Any] | None:  # fmt: skip
+    """ECG-R1 on a real checkpoint (``cfg.llm_model``, LoRA): protocol SFT with modality
+    dropout, then GRPO with the evidence rewards, interpreted on the first ``llm_test`` test
+    records. The tiny-model methods decide the claims; this stage is reported without one."""
+    if not cfg.llm_model:
+        return None
+    done = _stage(run_dir, "ecg_r1_llm")
+    if done is not None:
+        return done
+    import time
+
+    import torch
+
+    from icml26.ecg_r1.model import ModalityDropout
+    from icml26.ecg_r1.protocol import protocol_answer
+    from icml26.ecg_r1.train import answer_ids, train_grpo, train_sft
+    from icml26.shared.llm.grpo import GRPOSettings
+
+    log(f"ecg-r1: ecg_r1 on {cfg.llm_model} (LoRA)")
+    btr, bte = banks
+    t0 = time.perf_counter()
+    model = _new_model(cfg, _tokenizer_corpus(train), btr, device, lm_spec=cfg.llm_model)
+    dropout = ModalityDropout(cfg.p_drop, cfg.p_swap)
+    entry: dict[str, Any] = {"load_seconds": time.perf_counter() - t0}
+    t0 = time.perf_counter()
+    answers = answer_ids(model, [protocol_answer(f) for f in train.features])
+    losses = train_sft(model, btr, answers, steps=cfg.llm_sft_steps, batch_size=cfg.llm_sft_batch,
+                       lr=cfg.llm_sft_lr, dropout=dropout, rng=_rng(cfg.seed, "sft-ecg_r1_llm"))  # fmt: skip
+    entry["sft_seconds"] = time.perf_counter() - t0
+    if losses:
+        entry["sft_loss_first"], entry["sft_loss_last"] = losses[0], float(np.mean(losses[-5:]))
+    entry["answer_tokens"] = float(np.mean([len(a) for a in answers]))
+    if cfg.llm_grpo_steps:
+        settings = GRPOSettings(
+            steps=cfg.llm_grpo_steps, prompts_per_step=cfg.llm_grpo_prompts,
+            num_generations=cfg.llm_grpo_generations, max_completion_length=cfg.grpo_max_tokens,
+            lr=cfg.grpo_lr, temperature=cfg.grpo_temperature, epsilon=0.2, epsilon_high=0.28,
+            loss_type="dapo", dynamic_sampling=True, reward_weights=cfg.reward_weights, seed=cfg.seed,
+        )  # fmt: skip
+        t0 = time.perf_counter()
+        glog = train_grpo(model, btr, train.features, settings, dropout=dropout,
+                          rng=_rng(cfg.seed, "grpo-ecg_r1_llm"), weights=cfg.reward_weights)  # fmt: skip
+        entry["grpo_seconds"] = time.perf_counter() - t0
+        entry["grpo_reward"] = glog.reward
+        entry["grpo_kept_frac"] = glog.kept_frac
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        entry["texts"] = _interpret(model, bte, cfg.llm_test, cfg.grpo_max_tokens)
+    entry["eval_seconds"] = time.perf_counter() - t0
+    run_dir.write_json("stage_ecg_r1_llm.json", entry)
+    return entry
 
 
 def _interpret_user(cfg: ECGR1Config, run_dir: RunDir, train: Any, encoders: tuple[Any, Any], device: str) -> None:  # fmt: skip
@@ -304,6 +359,20 @@ def run(cfg: ECGR1Config, run_dir: RunDir) -> dict[str, Any]:
         if llm[m].get("grpo_reward"):
             metrics[f"grpo_reward_first.{m}"] = float(np.mean(llm[m]["grpo_reward"][:2]))
             metrics[f"grpo_reward_last.{m}"] = float(np.mean(llm[m]["grpo_reward"][-2:]))
+    big = _checkpoint_ecg_r1(cfg, run_dir, train, test, (btr, bte), device)
+    if big is not None:
+        metrics.update(
+            score_method(big["texts"], test.features[: cfg.llm_test]).metrics("ecg_r1_llm")
+        )
+        for k in ("sft_loss_first", "sft_loss_last", "answer_tokens"):
+            if k in big:
+                metrics[f"{k}.ecg_r1_llm"] = float(big[k])
+        for k in ("load", "sft", "grpo", "eval"):
+            if f"{k}_seconds" in big:
+                metrics[f"seconds.{k}.ecg_r1_llm"] = float(big[f"{k}_seconds"])
+        if big.get("grpo_reward"):
+            metrics["grpo_reward_first.ecg_r1_llm"] = float(np.mean(big["grpo_reward"][:2]))
+            metrics["grpo_reward_last.ecg_r1_llm"] = float(np.mean(big["grpo_reward"][-2:]))
     if cfg.records:
         _interpret_user(cfg, run_dir, train, (se, ie), device)
     _plots(run_dir, metrics, test, texts["ecg_r1"]["both"][0])
