@@ -41,14 +41,16 @@ __all__ = ["GRPOLog", "answer_ids", "grpo_step", "train_grpo", "train_sft"]
 def answer_ids(model: ECGR1Model, answers: Sequence[str]) -> list[list[int]]:
     """Assistant tokens (with the end-of-turn token) of each answer, by the shared
     :func:`encode_chat` on ``[user prompt, answer]``; checks that the encoded conversation is
-    the model's prompt followed by those tokens."""
+    the model's prompt followed by those tokens (then, at most, untrained template text)."""
     prompt = model.user_text("signal+image")
     head = model.prompt_ids("signal+image")
     out = []
     for a in answers:
         enc = encode_chat(model.tokenizer, [{"role": "user", "content": prompt}, {"role": "assistant", "content": a}], max_length=100_000)  # fmt: skip
         toks = [t for t, m in zip(enc.input_ids, enc.loss_mask, strict=True) if m]
-        if enc.input_ids[: len(head)] != head or enc.input_ids[len(head) :] != toks:
+        # Template text after the closing end-of-turn (SmolLM2's trailing newline) is not
+        # trained on and not generated: only the prompt prefix and the answer must line up.
+        if enc.input_ids[: len(head)] != head or enc.input_ids[len(head) : len(head) + len(toks)] != toks:  # fmt: skip
             raise ValueError("the chat template does not render prompt + answer as a prefix")
         out.append(toks)
     return out
