@@ -91,3 +91,22 @@ def test_bandit_claim_needs_seeds_and_a_margin() -> None:
     assert claim.evaluate(m(850.0, 1000.0, 100.0))["holds"] is False  # 15% lower, inside 2 SE
     assert claim.evaluate(m(950.0, 1000.0, 1.0))["holds"] is False  # under the 10% bar
     assert claim.evaluate(m(400.0, 1000.0, math.nan))["holds"] is None  # one seed: undecided
+
+
+def test_regression_competitive_claim_can_fail() -> None:
+    """The UCI-regression "competitive" rule: a loss inside 2 SE of the paired difference over
+    splits is a tie, a loss beyond it fails, against either baseline."""
+    claim = _claim("regression_competitive_with_baselines")
+
+    def m(vs_ens: float, vs_mcd: float, se: float = 0.01) -> dict[str, float]:
+        return {
+            "ntk_gain.nll_vs_ensemble.regression": vs_ens,
+            "ntk_gain_se.nll_vs_ensemble.regression": se,
+            "ntk_gain.nll_vs_mc_dropout.regression": vs_mcd,
+            "ntk_gain_se.nll_vs_mc_dropout.regression": se,
+        }
+
+    assert claim.evaluate(m(-0.015, 0.01))["holds"] is True
+    assert claim.evaluate(m(-0.03, 0.0))["holds"] is False
+    assert claim.evaluate(m(0.0, -0.021))["holds"] is False
+    assert claim.evaluate(m(-0.01, 0.0, se=math.nan))["holds"] is None  # one split: undecided

