@@ -12,7 +12,9 @@ The model is anything with the :class:`icml26.shared.llm.ChatBackend` interface:
 SmolLM2-135M-Instruct (default), another local checkpoint or GGUF file, or an
 OpenAI-compatible endpoint (``model="http://host:port/v1|model-name"``). Sampling is the slow
 part on a CPU, so replies are cached on disk, keyed by model and prompts
-(:func:`cached_samples`), and a rerun reads them back in milliseconds.
+(:func:`cached_samples`), and a rerun reads them back in milliseconds. A long stream sampled
+once this way ships inside the wheel (:mod:`~icml26.weak_strong.tasks.math_file`, written by
+``main(["--stream-out", ...])``); it is what the ``icml26`` jobs read by default.
 """
 
 from __future__ import annotations
