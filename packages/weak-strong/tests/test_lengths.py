@@ -74,6 +74,13 @@ def test_control_length() -> None:
     # A dip that does not last does not count.
     assert control_length(_curve([0.1, 0.3, 0.1, 0.1], [0.1] * 4), 0.02) == 400
     assert control_length(_curve([0.1] * 4, [0.1, 0.1, 0.1, 0.2]), 0.02) is None
+    # Only the lengths up to the stream's own (the rest are repeated passes).
+    late = _curve([0.1] * 4, [0.3, 0.2, 0.2, 0.1])
+    assert control_length(late, 0.02) == 800
+    assert control_length(late, 0.02, up_to=400) is None
+    assert control_length(_curve([0.1] * 4, [0.3, 0.1, 0.1, 0.3]), 0.02, up_to=400) == 200
+    with pytest.raises(ValueError, match="no length"):
+        control_length(late, 0.02, up_to=50)
 
 
 def test_error_vs_length_errors() -> None:

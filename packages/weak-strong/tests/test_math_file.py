@@ -108,3 +108,17 @@ def test_tampered_files_are_refused(tmp_path: Path) -> None:
     (tmp_path / "c.json").write_text(json.dumps({"problems": []}))
     with pytest.raises(ValueError, match="is not a"):
         mfile.load_math_stream_file(tmp_path / "c.json")
+
+
+def test_the_wheel_carries_the_stream_file() -> None:
+    """Hatch's wheel target takes the whole ``src/icml26`` tree (data files included) and
+    excludes nothing; checked on a built wheel once (``uv build --wheel``), here on the
+    configuration that decides it."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    wheel = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
+    wheel = wheel["targets"]["wheel"]
+    assert "src/icml26" in wheel["packages"]
+    assert not wheel.get("exclude")
+    assert DATA.is_relative_to(root / "src" / "icml26")

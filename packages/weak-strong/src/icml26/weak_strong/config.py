@@ -89,7 +89,7 @@ class WeakStrongConfig:
     sudoku_blanks: int = 45
     stream_file: str = ""
     length_orders: int = 20
-    length_passes: int = 1
+    length_passes: int = 4
     length_start: int = 200
     length_tol: float = 0.02
 

@@ -18,7 +18,10 @@ over ``length_orders`` random orders, prefixes of each run)::
     incorrect_accept.math.online.a<alpha>.len<n>   incorrect_reject.<...>.len<n>
     bound_accept.<...>.len<n>   bound_reject.<...>.len<n>   strong_freq.<...>.len<n>
     control_length.math.online.a<alpha>   (shortest length from which both mean rates stay
-        within ``length_tol`` of the target; -1 when the longest length misses)
+        within ``length_tol`` of the target up to the stream's own length, every item seen
+        once; -1 when the full stream misses)
+    control_length_passes.math.online.a<alpha>   (the same over the whole grid, lengths
+        beyond the stream being repeated shuffled passes; when ``length_passes > 1``)
     bound_violations.math.online.a<alpha>   (runs x lengths with a rate above its bound)
 """
 
@@ -198,8 +201,11 @@ def _length_study(stream: Stream, cfg: WeakStrongConfig) -> StageResult:
         for name in (*names, "strong_freq"):
             for m, v in zip(lengths, curve.mean(name), strict=True):
                 out[f"{name}.{tail}.len{m}"] = float(v)
-        found = control_length(curve, cfg.length_tol)
-        out[f"control_length.{tail}"] = float(found if found is not None else -1)
+        real = control_length(curve, cfg.length_tol, up_to=len(stream))
+        out[f"control_length.{tail}"] = float(real if real is not None else -1)
+        if cfg.length_passes > 1:
+            found = control_length(curve, cfg.length_tol)
+            out[f"control_length_passes.{tail}"] = float(found if found is not None else -1)
         out[f"bound_violations.{tail}"] = float(curve.violations())
         curves[akey(alpha)] = {
             name: {

@@ -143,15 +143,20 @@ def error_vs_length(
     )
 
 
-def control_length(curve: LengthCurve, tol: float) -> int | None:
+def control_length(curve: LengthCurve, tol: float, *, up_to: int | None = None) -> int | None:
     """The shortest length of the grid from which both mean error rates stay within ``tol``
-    of their targets at every longer length of the grid; None when even the longest misses."""
-    ok = (curve.mean("incorrect_accept") <= curve.alpha + tol) & (
-        curve.mean("incorrect_reject") <= curve.beta + tol
+    of their targets at every longer length of the grid (only lengths ``<= up_to`` when
+    given, e.g. the stream's own length to leave repeated passes out); None when even the
+    longest misses."""
+    keep = [j for j, m in enumerate(curve.lengths) if up_to is None or m <= up_to]
+    if not keep:
+        raise ValueError(f"no length of the grid {curve.lengths} is <= {up_to}")
+    ok = (curve.mean("incorrect_accept")[keep] <= curve.alpha + tol) & (
+        curve.mean("incorrect_reject")[keep] <= curve.beta + tol
     )
     if not ok[-1]:
         return None
     j = len(ok) - 1
     while j > 0 and ok[j - 1]:
         j -= 1
-    return curve.lengths[j]
+    return curve.lengths[keep[j]]
