@@ -128,6 +128,7 @@ def test_cli_rejects_bad_override(capsys: pytest.CaptureFixture[str]) -> None:
         (["streams=math", "math_source=fixture", "math_cache=/tmp/c"], "math_source=llm"),
         (["streams=math", "math_source=llm", "math_model=/nonexistent/model"], "does not exist"),
         (["streams=math", "math_source=llm", "math_model=http://h:1/v1"], "model-name"),
+        (["streams=math", "math_model=/some/model"], "math_source=llm"),
     ],
 )
 def test_cli_rejects_bad_or_unused_paths_before_writing(

