@@ -38,3 +38,13 @@ def test_online_at_target_fails_on_any_single_stream(stream: str, side: str) -> 
 def test_online_at_target_is_undecided_without_a_stream() -> None:
     metrics = {k: v for k, v in _at_target().items() if ".underconfident." not in k}
     assert _claim("online_at_target_synthetic").evaluate(metrics)["holds"] is None
+
+
+def test_online_at_target_math_needs_every_target_controlled() -> None:
+    claim = _claim("online_at_target_math")
+    ok = {f"control_length.math.online.a{a}": 1600.0 for a in ("0.05", "0.1", "0.2")}
+    assert claim.evaluate(ok)["holds"] is True
+    # -1: the full real stream misses the target at 0.05 (repeated passes do not count).
+    missed = dict(ok, **{"control_length.math.online.a0.05": -1.0})
+    missed["control_length_passes.math.online.a0.05"] = 12800.0
+    assert claim.evaluate(missed)["holds"] is False

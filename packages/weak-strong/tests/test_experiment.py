@@ -42,6 +42,16 @@ def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
     assert margins
     assert min(margins) >= 0
     assert m["population.lp_gap"] <= 1e-6
+    # The error-vs-length study on the math stream (the smoke fixture is shorter than the
+    # first grid length, so its one length is the whole stream).
+    n_math = int(m["n_items.math"])
+    for a in ("a0.05", "a0.1", "a0.2"):
+        for metric in ("incorrect_accept", "incorrect_reject", "bound_accept", "bound_reject"):
+            assert m[f"{metric}.math.online.{a}.len{n_math}"] >= 0.0
+        assert m[f"incorrect_reject.math.online.{a}.len{n_math}"] <= 1.0
+        assert m[f"control_length.math.online.{a}"] in (-1.0, float(n_math))
+        assert m[f"bound_violations.math.online.{a}"] >= 0
+    assert (out / "plots" / "math_error_vs_length.png").stat().st_size > 0
     assert {c["id"] for c in results["claims"]} == {c.id for c in PAPER.claims}
     assert all(c["holds"] in (True, False) for c in results["claims"])
     for name in ("running_errors", "strong_calls", "two_threshold_policy", "sharpness_value"):
@@ -118,6 +128,7 @@ def test_cli_rejects_bad_override(capsys: pytest.CaptureFixture[str]) -> None:
         (["streams=math", "math_source=fixture", "math_cache=/tmp/c"], "math_source=llm"),
         (["streams=math", "math_source=llm", "math_model=/nonexistent/model"], "does not exist"),
         (["streams=math", "math_source=llm", "math_model=http://h:1/v1"], "model-name"),
+        (["streams=math", "math_model=/some/model"], "math_source=llm"),
     ],
 )
 def test_cli_rejects_bad_or_unused_paths_before_writing(

@@ -144,7 +144,7 @@ def test_cached_samples_and_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     problems = wmath.make_problems(5, seed=0)
     fake = FakeBackend()
     fake.problems = problems
-    monkeypatch.setattr(wmath, "_backend", lambda model, batch_size: fake)
+    monkeypatch.setattr(wmath, "_backend", lambda model, batch_size, dtype=None: fake)
     kw = {
         "model": "fake",
         "k": 4,

