@@ -160,22 +160,28 @@ def _interpret(model: Any, bank: Any, n: int, max_tokens: int) -> dict[str, list
     return out
 
 
+def _grpo_settings(cfg: ECGR1Config, steps: int, prompts: int, generations: int) -> Any:
+    """The shared GRPO knobs (DAPO loss, clip 0.2 / 0.28, dynamic sampling) at a given size."""
+    from icml26.shared.llm.grpo import GRPOSettings
+
+    return GRPOSettings(
+        steps=steps, prompts_per_step=prompts, num_generations=generations,
+        max_completion_length=cfg.grpo_max_tokens, lr=cfg.grpo_lr, temperature=cfg.grpo_temperature, epsilon=0.2,
+        epsilon_high=0.28, loss_type="dapo", dynamic_sampling=True, reward_weights=cfg.reward_weights, seed=cfg.seed,
+    )  # fmt: skip
+
+
 def _llm_methods(cfg: ECGR1Config, run_dir: RunDir, train: Any, test: Any, banks: tuple[Any, Any], device: str) -> dict[str, Any]:  # fmt: skip
     import torch
 
     from icml26.ecg_r1.model import ModalityDropout
     from icml26.ecg_r1.protocol import free_text_answer, protocol_answer
     from icml26.ecg_r1.train import answer_ids, train_grpo, train_sft
-    from icml26.shared.llm.grpo import GRPOSettings
 
     btr, bte = banks
     corpus = _tokenizer_corpus(train)
     dropout, none = ModalityDropout(cfg.p_drop, cfg.p_swap), ModalityDropout(0.0, 0.0)
-    settings = GRPOSettings(
-        steps=cfg.grpo_steps, prompts_per_step=cfg.grpo_prompts, num_generations=cfg.grpo_generations,
-        max_completion_length=cfg.grpo_max_tokens, lr=cfg.grpo_lr, temperature=cfg.grpo_temperature, epsilon=0.2,
-        epsilon_high=0.28, loss_type="dapo", dynamic_sampling=True, reward_weights=cfg.reward_weights, seed=cfg.seed,
-    )  # fmt: skip
+    settings = _grpo_settings(cfg, cfg.grpo_steps, cfg.grpo_prompts, cfg.grpo_generations)
     results: dict[str, Any] = {}
     plans = [
         ("sft_only", "protocol", dropout, None),
@@ -215,7 +221,7 @@ def _llm_methods(cfg: ECGR1Config, run_dir: RunDir, train: Any, test: Any, banks
     return results
 
 
-def _checkpoint_ecg_r1(cfg: ECGR1Config, run_dir: RunDir, train: Any, test: Any, banks: tuple[Any, Any], device: str) -> dict[str, Any] | None:  # fmt: skip
+def _checkpoint_ecg_r1(cfg: ECGR1Config, run_dir: RunDir, train: Any, banks: tuple[Any, Any], device: str) -> dict[str, Any] | None:  # fmt: skip
     """ECG-R1 on a real checkpoint (``cfg.llm_model``, LoRA): protocol SFT with modality
     dropout, then GRPO with the evidence rewards, interpreted on the first ``llm_test`` test
     records. The tiny-model methods decide the claims; this stage is reported without one."""
@@ -226,12 +232,9 @@ def _checkpoint_ecg_r1(cfg: ECGR1Config, run_dir: RunDir, train: Any, test: Any,
         return done
     import time
 
-    import torch
-
     from icml26.ecg_r1.model import ModalityDropout
     from icml26.ecg_r1.protocol import protocol_answer
     from icml26.ecg_r1.train import answer_ids, train_grpo, train_sft
-    from icml26.shared.llm.grpo import GRPOSettings
 
     log(f"ecg-r1: ecg_r1 on {cfg.llm_model} (LoRA)")
     btr, bte = banks
@@ -248,12 +251,7 @@ def _checkpoint_ecg_r1(cfg: ECGR1Config, run_dir: RunDir, train: Any, test: Any,
         entry["sft_loss_first"], entry["sft_loss_last"] = losses[0], float(np.mean(losses[-5:]))
     entry["answer_tokens"] = float(np.mean([len(a) for a in answers]))
     if cfg.llm_grpo_steps:
-        settings = GRPOSettings(
-            steps=cfg.llm_grpo_steps, prompts_per_step=cfg.llm_grpo_prompts,
-            num_generations=cfg.llm_grpo_generations, max_completion_length=cfg.grpo_max_tokens,
-            lr=cfg.grpo_lr, temperature=cfg.grpo_temperature, epsilon=0.2, epsilon_high=0.28,
-            loss_type="dapo", dynamic_sampling=True, reward_weights=cfg.reward_weights, seed=cfg.seed,
-        )  # fmt: skip
+        settings = _grpo_settings(cfg, cfg.llm_grpo_steps, cfg.llm_grpo_prompts, cfg.llm_grpo_generations)  # fmt: skip
         t0 = time.perf_counter()
         glog = train_grpo(model, btr, train.features, settings, dropout=dropout,
                           rng=_rng(cfg.seed, "grpo-ecg_r1_llm"), weights=cfg.reward_weights)  # fmt: skip
@@ -261,8 +259,7 @@ def _checkpoint_ecg_r1(cfg: ECGR1Config, run_dir: RunDir, train: Any, test: Any,
         entry["grpo_reward"] = glog.reward
         entry["grpo_kept_frac"] = glog.kept_frac
     t0 = time.perf_counter()
-    with torch.no_grad():
-        entry["texts"] = _interpret(model, bte, cfg.llm_test, cfg.grpo_max_tokens)
+    entry["texts"] = _interpret(model, bte, cfg.llm_test, cfg.grpo_max_tokens)
     entry["eval_seconds"] = time.perf_counter() - t0
     run_dir.write_json("stage_ecg_r1_llm.json", entry)
     return entry
@@ -359,7 +356,7 @@ def run(cfg: ECGR1Config, run_dir: RunDir) -> dict[str, Any]:
         if llm[m].get("grpo_reward"):
             metrics[f"grpo_reward_first.{m}"] = float(np.mean(llm[m]["grpo_reward"][:2]))
             metrics[f"grpo_reward_last.{m}"] = float(np.mean(llm[m]["grpo_reward"][-2:]))
-    big = _checkpoint_ecg_r1(cfg, run_dir, train, test, (btr, bte), device)
+    big = _checkpoint_ecg_r1(cfg, run_dir, train, (btr, bte), device)
     if big is not None:
         metrics.update(
             score_method(big["texts"], test.features[: cfg.llm_test]).metrics("ecg_r1_llm")
