@@ -61,10 +61,11 @@ def render(run: Path) -> str:
         "FM loss `|v - (x1 - x0)|^2 / d` of the baseline on training / test pairs; on mixtures the "
         "exact field's loss on the same training pairs (the floor) and the relative excess; "
         "`R(0)` learned vs the exact field (mixtures) or the training set's own empirical field "
-        "(images); the largest `|R - R_exact|` over `t <= 0.5`.",
+        "(images); the largest `|R - R_exact|` over `t <= 0.15`, where SSC injects (later the "
+        "training set's field memorises in 784-d and its `R` tends to 1).",
         "",
         "| data | loss train | loss test | exact-field floor | excess over floor | R(0) learned |"
-        " R(0) exact | max abs(R - R_exact), t <= 0.5 |",
+        " R(0) exact | max abs(R - R_exact), t <= 0.15 |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for n in names:
@@ -75,7 +76,7 @@ def render(run: Path) -> str:
         )
         gaps = [
             abs(m[f"velocity_ratio.{n}.{t}"] - m[f"{ref}.{n}.{t}"])
-            for t in (k for k in (f"t{5 * i:02d}" for i in range(11)))
+            for t in (f"t{5 * i:02d}" for i in range(4))
             if f"velocity_ratio.{n}.{t}" in m and f"{ref}.{n}.{t}" in m
         ]
         out.append(
