@@ -119,7 +119,7 @@ def render(run: Path) -> str:
         " at the same NFE (> 0: better); last column: at "
         f"{k_sel} NFE against the baseline at 250 NFE.",
         "",
-        "| data | variant | gamma(0) | beta | "
+        "| data | variant | gamma(0) | beta (seed mean) | "
         + " | ".join(f"@{k}" for k in nfe)
         + " | vs base@250 |",
         "|---|---|---|---|" + "---|" * (len(nfe) + 1),
