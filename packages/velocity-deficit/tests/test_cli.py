@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from icml26.shared.cli import main
@@ -20,6 +21,8 @@ def test_smoke_run_writes_results_plots_and_claims(tmp_path: Path) -> None:
     check_paper(PAPER, out)
     res = load_results(out / "results.json")
     m = res["metrics"]
+    per_seed = json.loads((out / "per_seed.json").read_text())
+    assert len(per_seed["digits"]) == 2
     for key in (
         "velocity_ratio.gmm2.t00",
         "velocity_ratio.digits.t95",
@@ -42,6 +45,18 @@ def test_smoke_run_writes_results_plots_and_claims(tmp_path: Path) -> None:
         "samples_digits.png",
         "ssc_sweep_digits_mafm.png",
     } <= plots
+    for key in (
+        "fd_se.digits.ssc.nfe4",
+        "fd_improvement_lcb.digits.ssc.nfe4",
+        "fm_loss.gmm2.baseline",
+    ):
+        assert key in m, key  # seed spread (smoke runs 2 seeds) and the fit check
+    assert m["ssc_alpha.gmm16.baseline"] == pytest.approx(
+        float(np.mean([1 / s["velocity_ratio.gmm16.t00"] - 1 for s in per_seed["gmm16"]]))
+    )  # SSC's strength is the measured start ratio's, gamma(0) = 1 / R(0), seed by seed
+    from icml26.velocity_deficit.tables import render
+
+    assert "| gmm16 | ssc |" in render(out)
     # resuming reuses the finished datasets
     assert main(["run", "velocity-deficit", "--profile", "smoke", "--out", str(out)]) == 0
     again = load_results(out / "results.json")["metrics"]
@@ -64,7 +79,10 @@ def test_smoke_bench(tmp_path: Path) -> None:
         ("lr=0", "lr must be > 0"),
         ("datasets=cifar", "unknown dataset"),
         ("compare=mnist", "not in datasets"),
-        ("ssc_alphas=-0.1", "alpha > 0"),
+        ("ssc_magnitude=linear", "not one of ratio, sweep"),
+        ("ssc_magnitude=sweep ssc_alphas=-0.1", "alpha > 0"),
+        ("ratio_times=0.5", "must include 0.0"),
+        ("seeds=0", "seeds must be >= 1"),
         ("ssc_select_nfe=3", "must be one of nfe"),
     ],
 )
@@ -80,8 +98,7 @@ def test_bad_config_exits_2(
                 "smoke",
                 "--out",
                 str(tmp_path / "x"),
-                "--set",
-                override,
+                *(arg for one in override.split() for arg in ("--set", one)),
             ]
         )
         == 2
@@ -122,7 +139,7 @@ def test_two_user_datasets_keep_apart(tmp_path: Path) -> None:
     m = load_results(out / "results.json")["metrics"]
     for name in names:
         assert f"fd.{name}.real" in m
-        assert (out / "checkpoints" / f"{name}-baseline").is_dir()
+        assert (out / "checkpoints" / f"{name}-baseline-s0").is_dir()
     assert m[f"fd.{names[0]}.baseline.nfe4"] != m[f"fd.{names[1]}.baseline.nfe4"]
 
 

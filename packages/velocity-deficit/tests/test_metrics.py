@@ -106,11 +106,12 @@ def test_feature_classifier_learns_and_identity_without_labels() -> None:
         clf.features(np.zeros((3, 4)))
 
 
-def test_fd_summary_improvement_and_steps_to_match() -> None:
-    """Stage 6 alone: relative FD change over the baseline per NFE, and the fewest steps at
-    which a variant reaches the baseline's FD at 250 NFE (NaN when it never does)."""
+def test_fd_changes_and_steps_to_match() -> None:
+    """Stage 6 alone: relative FD change over the baseline per NFE and over the baseline at
+    250 NFE, and the fewest steps at which a variant reaches the baseline's FD at 250 NFE
+    (NaN when it never does)."""
     from icml26.velocity_deficit.config import VDConfig
-    from icml26.velocity_deficit.experiment import fd_summary
+    from icml26.velocity_deficit.experiment import fd_changes, steps_to_match
 
     config = VDConfig(nfe=(10, 50, 250))
     flat = {
@@ -124,8 +125,10 @@ def test_fd_summary_improvement_and_steps_to_match() -> None:
         "fd.d.mafm.nfe50": 4.0,
         "fd.d.mafm.nfe250": 3.0,
     }
-    out = fd_summary("d", flat, config)
+    out = fd_changes("d", flat, config) | steps_to_match("d", flat, config)
     assert out["fd_improvement.d.ssc.nfe10"] == 0.25
+    assert out["fd_improvement_vs_baseline_250.d.ssc.nfe50"] == pytest.approx(0.1)
+    assert out["fd_improvement_vs_baseline_250.d.baseline.nfe50"] == pytest.approx(-1.0)
     assert out["fd_improvement.d.mafm.nfe250"] == -2.0
     assert out["steps_to_match_baseline_250.d.ssc"] == 50.0
     assert out["steps_to_match_baseline_250.d.baseline"] == 250.0

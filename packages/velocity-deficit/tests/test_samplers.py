@@ -111,3 +111,19 @@ def test_window_schedule_and_labels() -> None:
         ScaleSchedule("power", 0.1, 0.0)
     with pytest.raises(ValueError, match="kind"):
         ScaleSchedule("linear", 0.1)  # type: ignore[arg-type]
+
+
+def test_ssc_strength_from_the_start_ratio() -> None:
+    """``gamma(0) = 1 / R(0)`` restores the target speed at the noise end; ``gamma(1) = 1``."""
+    s = ScaleSchedule.from_start_ratio(0.8, beta=2.0)
+    assert float(s(0.0)) == pytest.approx(1.25)
+    assert float(s(1.0)) == 1.0
+    assert s.alpha == pytest.approx(0.25)
+    assert s.beta == 2.0
+    assert ScaleSchedule.from_start_ratio(1.0).neutral
+    w = ScaleSchedule.from_start_ratio(0.5, kind="window", t_stop=0.3)
+    assert float(w(0.2)) == pytest.approx(2.0)
+    assert float(w(0.5)) == 1.0
+    for bad in (0.0, -0.3, float("nan")):
+        with pytest.raises(ValueError, match="start velocity ratio"):
+            ScaleSchedule.from_start_ratio(bad)

@@ -38,6 +38,8 @@ __all__ = [
     "linear_path",
     "load_dataset",
     "mafm_loss",
+    "mean_and_se",
+    "merge_seeds",
     "nn_distance",
     "ot_coupling",
     "random_gmm",
@@ -75,6 +77,8 @@ _WHERE = {
     "integration_lag": "diagnostics",
     "nn_distance": "diagnostics",
     "velocity_ratio": "diagnostics",
+    "mean_and_se": "seeds",
+    "merge_seeds": "seeds",
 }
 
 

@@ -71,9 +71,17 @@ class VDConfig:
         sampler, grid: ODE solver and time grid; ``nfe`` the evaluation budgets compared.
         n_samples: generated samples per (method, NFE) and reference size of the metrics.
         ratio_times: the times of the velocity-ratio diagnostic (keys ``t00`` .. ``t95``).
-        ssc_kind, ssc_alphas, ssc_betas, ssc_t_stop: the SSC family and its sweep grid; SSC's
-            parameters are chosen per dataset and model among ``alpha > 0`` on a validation
-            reference (training data, other noise) at ``ssc_select_nfe`` NFE, never on test.
+        seeds: number of training seeds (``seed``, ``seed + 1``, ...): each trains its own
+            models and draws its own sampling noise; the data split and the FD classifier are
+            shared. Metrics are seed means, with ``fd_se`` / ``fd_improvement_se`` (standard
+            errors over seeds) and ``fd_improvement_lcb`` / ``_ucb`` (mean -/+ 2 SE).
+        ssc_kind, ssc_alphas, ssc_betas, ssc_t_stop: the SSC family and its sweep grid.
+        ssc_magnitude: ``ratio`` (the paper's description): ``gamma(0) = 1 / R(0)`` from the
+            model's measured start ratio, ``beta`` chosen on validation among ``ssc_betas``;
+            ``sweep``: ``(alpha, beta)`` chosen on validation among ``alpha > 0``. Either way
+            the ``ssc_alphas`` grid is also scored on validation (``ssc_sweep.*``) and the
+            selection uses a validation reference (training data, other noise) at
+            ``ssc_select_nfe`` NFE, never the test set.
         classifier_steps: training steps of the FD feature classifier.
         threads: torch CPU threads; device: ``cpu`` or ``cuda``.
     """
@@ -100,6 +108,8 @@ class VDConfig:
     n_samples: int = 1000
     ratio_samples: int = 1000
     ratio_times: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(20))
+    seeds: int = 1
+    ssc_magnitude: Literal["ratio", "sweep"] = "ratio"
     ssc_kind: Literal["power", "window"] = "power"
     ssc_alphas: tuple[float, ...] = (-0.1, 0.05, 0.1, 0.2, 0.3, 0.5)
     ssc_betas: tuple[float, ...] = (1.0, 2.0, 4.0)
@@ -137,6 +147,7 @@ class VDConfig:
             "classifier_steps",
             "threads",
             "ssc_select_nfe",
+            "seeds",
         )
         if self.n_samples < 2:
             raise ValueError(f"n_samples must be >= 2, got {self.n_samples}")
@@ -158,7 +169,11 @@ class VDConfig:
                 )
         if self.ssc_select_nfe not in self.nfe:
             raise ValueError(f"ssc_select_nfe={self.ssc_select_nfe} must be one of nfe {self.nfe}")
-        if not any(a > 0 for a in self.ssc_alphas):
+        if self.ssc_magnitude not in ("ratio", "sweep"):
+            raise ValueError(
+                f"ssc_magnitude must be 'ratio' or 'sweep', got {self.ssc_magnitude!r}"
+            )
+        if self.ssc_magnitude == "sweep" and not any(a > 0 for a in self.ssc_alphas):
             raise ValueError("ssc_alphas needs at least one alpha > 0 (energy injection)")
         for a in self.ssc_alphas:
             if not math.isfinite(a) or a <= -1:
@@ -169,6 +184,8 @@ class VDConfig:
             raise ValueError(f"ssc_t_stop must lie in (0, 1], got {self.ssc_t_stop}")
         if not self.ratio_times or any(not 0 <= t < 1 for t in self.ratio_times):
             raise ValueError(f"ratio_times must lie in [0, 1), got {self.ratio_times}")
+        if 0.0 not in self.ratio_times:
+            raise ValueError("ratio_times must include 0.0 (SSC's magnitude uses R(0))")
         check_torch_device(self.device)
 
 

@@ -1,11 +1,15 @@
 """The ``icml26 run velocity-deficit`` and ``icml26 bench velocity-deficit`` jobs.
 
-Per dataset: train a feature classifier (the FD metric), a baseline FM model and (on
-``config.compare``) a MAFM model; measure the velocity ratio ``R(t)`` of each (and of the exact
-field for mixtures); sweep SSC's parameters on a validation reference and pick the best with
-``alpha > 0``; then sample baseline, baseline+SSC, MAFM, MAFM+SSC at every NFE from the same
-noise and score them on the held-out test set. A finished dataset is stored under
-``<run>/partial/`` and models under ``<run>/checkpoints/``, so a killed run resumes.
+Per dataset: train a feature classifier (the FD metric) and measure the exact field's velocity
+ratio (mixtures; the training set's own empirical field for the other data); then, for each of
+``config.seeds`` seeds, train a baseline FM model and (on ``config.compare``) a MAFM model,
+check their fit (FM loss on training and test pairs, against the exact field's on mixtures),
+measure their velocity ratio ``R(t)``, set SSC's strength from the measured ``R(0)``
+(``gamma(0) = 1 / R(0)``; or sweep it, ``ssc_magnitude="sweep"``) with its decay chosen on a
+validation reference, and sample baseline, baseline+SSC, MAFM, MAFM+SSC at every NFE from the
+same noise, scored on the held-out test set. Metrics are seed means with standard errors
+(:mod:`icml26.velocity_deficit.seeds`). A finished dataset is stored under ``<run>/partial/``
+and models under ``<run>/checkpoints/``, so a killed run resumes.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -28,9 +32,12 @@ from icml26.velocity_deficit.diagnostics import (
     radii,
     velocity_ratio,
 )
+from icml26.velocity_deficit.flow import fm_loss, linear_path
+from icml26.velocity_deficit.gmm import IsotropicGMM
 from icml26.velocity_deficit.metrics import FeatureClassifier, sliced_wasserstein
 from icml26.velocity_deficit.model import VelocityMLP
 from icml26.velocity_deficit.samplers import VelocityFn, integrate, steps_for_nfe, time_grid
+from icml26.velocity_deficit.seeds import merge_seeds, with_spread
 from icml26.velocity_deficit.ssc import ScaleSchedule, corrected
 from icml26.velocity_deficit.train import TrainSettings, train_velocity_model
 
@@ -40,15 +47,20 @@ __all__ = [
     "SSCSelection",
     "bench",
     "evaluate_samplers",
-    "fd_summary",
+    "fd_changes",
+    "fit_check",
+    "oracle_ratios",
     "prepare_dataset",
     "run",
     "select_ssc",
+    "steps_to_match",
     "train_models",
     "velocity_ratios",
 ]
 
 METHODS = ("baseline", "ssc", "mafm", "mafm_ssc")
+SPREAD = ("fd", "fd_improvement", "fd_improvement_vs_baseline_250", "ssc_alpha", "fm_excess_loss")
+BOUNDED = ("fd_improvement", "fd_improvement_vs_baseline_250")
 
 
 def _tkey(t: float) -> str:
@@ -160,17 +172,29 @@ class Evaluation:
 
 
 def _run_dataset(spec: str, config: VDConfig, run_dir: RunDir, device: str) -> dict[str, Any]:
-    """All metrics of one dataset (flat keys) plus the arrays the plots need."""
+    """All metrics of one dataset (flat keys: seed means and spreads), the per-seed metrics,
+    and the arrays the plots need (first seed)."""
     prep = prepare_dataset(spec, config, device)
-    models = train_models(prep, spec, config, run_dir, device)
     flat: dict[str, Any] = dict(prep.metrics)
-    flat.update(velocity_ratios(prep, models, config, device))
-    ssc = select_ssc(prep, models, config, device)
-    flat.update(ssc.metrics)
-    evaluation = evaluate_samplers(prep, models, ssc.chosen, config, device)
-    flat.update(evaluation.metrics)
-    flat.update(fd_summary(prep.name, flat, config))
-    return {"metrics": flat, "arrays": evaluation.arrays}
+    flat.update(oracle_ratios(prep, config, device))
+    per_seed: list[dict[str, float]] = []
+    arrays: dict[str, Any] = {}
+    for i in range(config.seeds):
+        cfg = replace(config, seed=config.seed + i)
+        models = train_models(prep, spec, cfg, run_dir, device)
+        m = fit_check(prep, models, cfg, device)
+        m.update(velocity_ratios(prep, models, cfg, device))
+        ssc = select_ssc(prep, models, cfg, device, ratios=m)
+        m.update(ssc.metrics)
+        evaluation = evaluate_samplers(prep, models, ssc.chosen, cfg, device)
+        m.update(evaluation.metrics)
+        m.update(fd_changes(prep.name, m, cfg))
+        per_seed.append(m)
+        arrays = arrays or evaluation.arrays
+    flat.update(merge_seeds(per_seed))
+    flat.update(with_spread(per_seed, SPREAD, bounds=BOUNDED))
+    flat.update(steps_to_match(prep.name, flat, config))
+    return {"metrics": flat, "arrays": arrays, "per_seed": per_seed}
 
 
 def prepare_dataset(spec: str, config: VDConfig, device: str) -> Prepared:
@@ -213,21 +237,92 @@ def train_models(
             ds.y_train if prep.conditional else None,
             _settings(config, objective),
             seed=config.seed,
-            checkpoints=type(run_dir.checkpoints)(run_dir.checkpoints.folder / f"{name}-{method}"),
+            checkpoints=type(run_dir.checkpoints)(
+                run_dir.checkpoints.folder / f"{name}-{method}-s{config.seed}"
+            ),
             device=device,
             tag=f"{name}/{method}",
         )
         trained[method] = model
         final = losses[-1] if losses else float("nan")
-        log(f"{name}/{method}: trained in {time.perf_counter() - t0:.1f}s, final loss {final:.4f}")
+        log(
+            f"{name}/{method} seed {config.seed}: trained in {time.perf_counter() - t0:.1f}s, "
+            f"final loss {final:.4f}"
+        )
     return trained
+
+
+@torch.no_grad()
+def fit_check(
+    prep: Prepared, models: dict[str, VelocityMLP], config: VDConfig, device: str
+) -> dict[str, float]:
+    """Is a deficit the objective's or the network's? The FM loss ``|v - (x1 - x0)|^2 / d`` of
+    each model on fixed training pairs (``fm_loss``) and on test pairs (``fm_loss_test``); on
+    mixtures also the exact field's loss on the same training pairs (``fm_loss_oracle``, the
+    floor no network can beat) and the relative excess ``fm_excess_loss = loss / floor - 1``.
+    An excess near 0 means the deficit measured is the MSE's own, not under-fitting."""
+    ds, name = prep.ds, prep.name
+    gen = torch.Generator().manual_seed(config.seed + 17)
+    n = 4 * config.ratio_samples
+    flat: dict[str, float] = {}
+    pairs = {}
+    for split, x in (("train", ds.x_train), ("test", ds.x_test)):
+        idx = torch.randint(0, len(x), (n,), generator=gen)
+        x1 = torch.as_tensor(x)[idx]
+        x0 = torch.randn(x1.shape, generator=gen)
+        t = torch.rand(n, generator=gen)
+        y = None
+        if prep.conditional:
+            y_all = ds.y_train if split == "train" else ds.y_test
+            assert y_all is not None
+            y = torch.as_tensor(y_all)[idx].to(device)
+        pairs[split] = (x0, x1, t, y)
+    for method, model in models.items():
+        for split, (x0, x1, t, y) in pairs.items():
+            xt, u = linear_path(x0, x1, t)
+            v = model(xt.to(device), t.to(device), y).cpu()
+            key = "fm_loss" if split == "train" else "fm_loss_test"
+            flat[f"{key}.{name}.{method}"] = float(fm_loss(v, u))
+    if ds.gmm is not None:
+        x0, x1, t, _ = pairs["train"]
+        xt, u = linear_path(x0, x1, t)
+        floor = float(fm_loss(ds.gmm.optimal_velocity(xt, t), u))
+        flat[f"fm_loss_oracle.{name}"] = floor
+        for method in models:
+            flat[f"fm_excess_loss.{name}.{method}"] = flat[f"fm_loss.{name}.{method}"] / floor - 1
+    return flat
+
+
+def oracle_ratios(prep: Prepared, config: VDConfig, device: str) -> dict[str, float]:
+    """``R(t)`` of the exact FM minimiser, once per dataset: the mixture's exact field
+    (``velocity_ratio_oracle``) or, for data without a density, the exact field of the
+    training set itself (``velocity_ratio_empirical``, a mixture of near-point masses: the
+    memorising minimiser of the training loss), at ``t <= 0.5`` where both fields agree with the
+    population one and SSC acts."""
+    ds, name = prep.ds, prep.name
+    data_t = torch.as_tensor(ds.x_train, device=device)
+    gen = torch.Generator().manual_seed(config.seed + 7)
+    if ds.gmm is not None:
+        field, key, times = ds.gmm, "velocity_ratio_oracle", config.ratio_times
+    else:
+        k = len(ds.x_train)
+        field = IsotropicGMM(ds.x_train, np.full(k, 1e-3), np.full(k, 1.0 / k))
+        key, times = "velocity_ratio_empirical", tuple(t for t in config.ratio_times if t <= 0.5)
+    ratios = velocity_ratio(
+        lambda x, t: field.optimal_velocity(x, float(t)),
+        data_t,
+        times,
+        n=config.ratio_samples,
+        generator=gen,
+    )
+    return {f"{key}.{name}.{_tkey(t)}": r for t, r in ratios.items()}
 
 
 def velocity_ratios(
     prep: Prepared, models: dict[str, VelocityMLP], config: VDConfig, device: str
 ) -> dict[str, float]:
-    """Stage 3: the velocity ratio ``R(t)`` of every model (a conditional model sees each
-    ``x1``'s own label) and, for mixtures, of the exact field."""
+    """Stage 3: the velocity ratio ``R(t)`` of every model on training data (a conditional
+    model sees each ``x1``'s own label)."""
     ds, name = prep.ds, prep.name
     data_t = torch.as_tensor(ds.x_train, device=device)
     gen = torch.Generator().manual_seed(config.seed + 7)
@@ -249,25 +344,22 @@ def velocity_ratios(
             )
         for t, r in ratios.items():
             flat[f"{key}.{name}.{_tkey(t)}"] = r
-    if ds.gmm is not None:
-        gmm = ds.gmm
-        ratios = velocity_ratio(
-            lambda x, t: gmm.optimal_velocity(x.cpu(), float(t)).to(x.device),
-            data_t,
-            config.ratio_times,
-            n=config.ratio_samples,
-            generator=gen,
-        )
-        for t, r in ratios.items():
-            flat[f"velocity_ratio_oracle.{name}.{_tkey(t)}"] = r
     return flat
 
 
 def select_ssc(
-    prep: Prepared, models: dict[str, VelocityMLP], config: VDConfig, device: str
+    prep: Prepared,
+    models: dict[str, VelocityMLP],
+    config: VDConfig,
+    device: str,
+    *,
+    ratios: dict[str, float] | None = None,
 ) -> SSCSelection:
-    """Stage 4: sweep SSC's schedules per model on the validation reference (training rows,
-    separate noise) at ``ssc_select_nfe``; keep the best with ``alpha > 0``."""
+    """Stage 4: SSC's schedule per model, chosen on the validation reference (training rows,
+    separate noise) at ``ssc_select_nfe``. ``ssc_magnitude="ratio"``: ``gamma(0) = 1 / R(0)``
+    with ``R(0)`` the model's measured start ratio (``velocity_ratio[_<method>].<data>.t00`` in
+    ``ratios``), the best decay among ``ssc_betas``; ``"sweep"``: the best ``(alpha, beta)``
+    with ``alpha > 0``. The ``ssc_alphas`` grid is scored either way (``ssc_sweep.*``)."""
     name, n = prep.name, prep.n
     flat: dict[str, float] = {}
     chosen: dict[str, ScaleSchedule] = {}
@@ -281,13 +373,32 @@ def select_ssc(
             _sample(fn, sweep_noise, config.ssc_select_nfe, config), prep.val_ref
         )
         flat[f"ssc_sweep.{name}.{method}.neutral"] = base_val
+
+        def score(sched: ScaleSchedule) -> float:
+            s = _sample(corrected(fn, sched), sweep_noise, config.ssc_select_nfe, config)  # noqa: B023
+            return prep.clf.fd(s, prep.val_ref) if np.all(np.isfinite(s)) else float("inf")
+
         best: tuple[float, ScaleSchedule] | None = None
         for sched in _schedules(config):
-            s = _sample(corrected(fn, sched), sweep_noise, config.ssc_select_nfe, config)
-            val = prep.clf.fd(s, prep.val_ref) if np.all(np.isfinite(s)) else float("inf")
+            val = score(sched)
             flat[f"ssc_sweep.{name}.{method}.{sched.label()}"] = val
-            if sched.alpha > 0 and (best is None or val < best[0]):
+            better = best is None or val < best[0]
+            if config.ssc_magnitude == "sweep" and sched.alpha > 0 and better:
                 best = (val, sched)
+        if config.ssc_magnitude == "ratio":
+            rkey = "velocity_ratio" if method == "baseline" else f"velocity_ratio_{method}"
+            if ratios is None or f"{rkey}.{name}.t00" not in ratios:
+                raise ValueError(f"ssc_magnitude='ratio' needs the measured {rkey}.{name}.t00")
+            r0 = ratios[f"{rkey}.{name}.t00"]
+            betas = config.ssc_betas if config.ssc_kind == "power" else (1.0,)
+            for b in betas:
+                sched = ScaleSchedule.from_start_ratio(
+                    r0, kind=config.ssc_kind, beta=b, t_stop=config.ssc_t_stop
+                )
+                val = score(sched)
+                flat[f"ssc_sweep.{name}.{method}.ratio_b{sched.label().split('_b')[1]}"] = val
+                if best is None or val < best[0]:
+                    best = (val, sched)
         assert best is not None
         chosen[method] = best[1]
         flat[f"ssc_alpha.{name}.{method}"] = best[1].alpha
@@ -333,19 +444,38 @@ def evaluate_samplers(
     return Evaluation(flat, arrays)
 
 
-def fd_summary(name: str, flat: dict[str, Any], config: VDConfig) -> dict[str, float]:
-    """Stage 6: FD change of each variant over the baseline at every NFE, and the fewest
-    steps at which it matches the baseline's FD at 250 NFE (or the largest NFE run)."""
+def fd_changes(name: str, flat: dict[str, Any], config: VDConfig) -> dict[str, float]:
+    """Stage 6 (per seed): the relative FD change of each variant over the baseline at every
+    NFE, ``fd_improvement = (FD_base - FD_variant) / FD_base`` (> 0: better), and at
+    ``ssc_select_nfe`` over the baseline's FD at 250 NFE (or the largest NFE run),
+    ``fd_improvement_vs_baseline_250`` (> 0: the few-step variant beats the long baseline)."""
+    out: dict[str, float] = {}
+    base_fd = {k: flat[f"fd.{name}.baseline.nfe{k}"] for k in config.nfe}
+    ref = base_fd[250 if 250 in config.nfe else max(config.nfe)]
+    k_sel = config.ssc_select_nfe
+
+    def rel(b: float, v: float) -> float:
+        return (b - v) / b if b > 0 else float("nan")
+
+    for variant in [m for m in METHODS if f"fd.{name}.{m}.nfe{config.nfe[0]}" in flat]:
+        if variant != "baseline":
+            for k in config.nfe:
+                out[f"fd_improvement.{name}.{variant}.nfe{k}"] = rel(
+                    base_fd[k], flat[f"fd.{name}.{variant}.nfe{k}"]
+                )
+        out[f"fd_improvement_vs_baseline_250.{name}.{variant}.nfe{k_sel}"] = rel(
+            ref, flat[f"fd.{name}.{variant}.nfe{k_sel}"]
+        )
+    return out
+
+
+def steps_to_match(name: str, flat: dict[str, Any], config: VDConfig) -> dict[str, float]:
+    """The fewest NFE at which each variant's seed-mean FD is at most the baseline's at 250
+    NFE (or the largest NFE run); NaN when no budget in the list does."""
     out: dict[str, float] = {}
     base_fd = {k: flat[f"fd.{name}.baseline.nfe{k}"] for k in config.nfe}
     ref_nfe = 250 if 250 in config.nfe else max(config.nfe)
     for variant in [m for m in METHODS if f"fd.{name}.{m}.nfe{config.nfe[0]}" in flat]:
-        if variant != "baseline":
-            for k in config.nfe:
-                b = base_fd[k]
-                out[f"fd_improvement.{name}.{variant}.nfe{k}"] = (
-                    (b - flat[f"fd.{name}.{variant}.nfe{k}"]) / b if b > 0 else float("nan")
-                )
         match = [
             k for k in sorted(config.nfe) if flat[f"fd.{name}.{variant}.nfe{k}"] <= base_fd[ref_nfe]
         ]
@@ -545,6 +675,7 @@ def run(config: VDConfig, run_dir: RunDir) -> dict[str, Any]:
         raise RuntimeError(f"device {device!r} requested but CUDA is not available")
     run_dir.update_env(device=device, torch_threads=config.threads)
     metrics: dict[str, Any] = {}
+    per_seed: dict[str, Any] = {}
     partial = run_dir.path / "partial"
     partial.mkdir(exist_ok=True)
     for spec in config.datasets:
@@ -561,6 +692,7 @@ def run(config: VDConfig, run_dir: RunDir) -> dict[str, Any]:
                 torch.save(res, tmp)
         metrics.update(res["metrics"])
         name = _dataset_name(res, spec)
+        per_seed[name] = res.get("per_seed", [])
         if not (reused and run_dir.plot_path(f"radial_{name}").exists()):
             _plot_dataset(name, res, config, run_dir)
         run_dir.log_metrics(None, dataset=spec, seconds=time.perf_counter() - t0)
@@ -578,6 +710,8 @@ def run(config: VDConfig, run_dir: RunDir) -> dict[str, Any]:
         metrics["velocity_ratio_slope_vs_dim"] = float(np.polyfit(dims, learned, 1)[0])
         metrics["velocity_ratio_oracle_slope_vs_dim"] = float(np.polyfit(dims, oracle, 1)[0])
     _plot_ratio(metrics, config, run_dir)
+    with run_dir.artefact("per_seed.json") as tmp:  # the seed spread behind every mean
+        tmp.write_text(json.dumps(per_seed, indent=1, allow_nan=True))
     (run_dir.path / "metrics_flat.json").write_text(
         json.dumps(
             {k: v for k, v in metrics.items() if isinstance(v, float) and math.isfinite(v)},

@@ -10,6 +10,12 @@ formula in its abstract; we expose two families and sweep their parameters:
   ``beta`` sets how fast the injection fades);
 * ``window``: ``gamma(t) = 1 + alpha`` for ``t < t_stop``, else 1 (inject only early).
 
+Magnitude (:meth:`ScaleSchedule.from_start_ratio`): the paper sizes the injection by the
+measured deficit where the trajectory starts. With ``R(0) = E|v(x_0, 0)| / E|x1 - x0|`` the
+velocity ratio of the trained model at the noise end, ``gamma(0) = 1 / R(0)`` restores the
+target speed there, i.e. ``alpha = 1 / R(0) - 1``; the decay ``beta`` (how soon the schedule
+returns to 1, keeping the end-of-path contraction) is the one free parameter left.
+
 ``alpha = 0`` is the neutral schedule: the corrected sampler equals the plain one exactly
 (multiplication by 1.0 is exact in floating point). ``alpha < 0`` contracts instead: the sweep
 includes it as a control.
@@ -66,6 +72,21 @@ class ScaleSchedule:
         return torch.where(t < self.t_stop, 1.0 + self.alpha, 1.0).to(
             t.dtype if t.is_floating_point() else torch.float64
         )
+
+    @classmethod
+    def from_start_ratio(
+        cls,
+        r0: float,
+        *,
+        kind: Literal["power", "window"] = "power",
+        beta: float = 1.0,
+        t_stop: float = 0.5,
+    ) -> ScaleSchedule:
+        """The schedule with ``gamma(0) = 1 / r0`` (``alpha = 1 / r0 - 1``), ``r0`` the measured
+        start ratio ``R(0)`` of the model being corrected (module docstring)."""
+        if not (math.isfinite(r0) and r0 > 0):
+            raise ValueError(f"the start velocity ratio R(0) must be finite and > 0, got {r0}")
+        return cls(kind, alpha=1.0 / r0 - 1.0, beta=beta, t_stop=t_stop)
 
     def label(self) -> str:
         """A metric-key-safe name, e.g. ``a0p2_b2`` (``p`` for the decimal point, ``m`` for minus)."""
