@@ -189,8 +189,15 @@ class QuantFormat:
         return QTensor(data, scale.reshape(-1).contiguous(), torch.Size(x.shape))
 
     def scale_of(self, groups: torch.Tensor, *, check_finite: bool = True) -> torch.Tensor:
-        """``amax / qmax`` per row of ``groups`` (``(n_groups, 1)``; 1 for an all-zero group)."""
-        lo, hi = torch.aminmax(groups, dim=1, keepdim=True)  # no |x| temporary
+        """``amax / qmax`` per row of ``groups`` (``(n_groups, 1)``; 1 for an all-zero group).
+
+        One row (a per-tensor scale) is reduced as a whole tensor: on the CPU a full ``amax``
+        and ``amin`` are several times faster than ``aminmax`` along a single long row (the
+        same maximum, exactly)."""
+        if groups.shape[0] == 1:
+            hi, lo = groups.amax().reshape(1, 1), groups.amin().reshape(1, 1)
+        else:
+            lo, hi = torch.aminmax(groups, dim=1, keepdim=True)  # no |x| temporary
         amax = torch.maximum(hi, lo.neg())
         if check_finite and not bool(torch.isfinite(amax).all()):
             raise ValueError("cannot quantize a tensor holding NaN or infinity")
