@@ -44,7 +44,7 @@ def test_run_smoke_writes_results_plots_and_resumes(tmp_path: Path) -> None:
     default = "ablation.mlp.eco_fp8_rtn.default"
     assert m[f"{default}.master"] != m["final_loss.mlp.master_fp8_rtn"]  # a 2-seed mean
     assert {c["id"] for c in results["claims"]} == {c.id for c in PAPER.claims}
-    for name in ("loss_curves", "pareto", "lr_sweep"):
+    for name in ("loss_curves", "pareto", "lr_sweep", "ablations"):
         assert (out / "plots" / f"{name}.png").stat().st_size > 0
     # a second run into the same folder resumes from the checkpoint and reproduces the metrics
     assert main(["run", "eco", "--profile", "smoke", "--out", str(out), *SMALL]) == 0

@@ -195,6 +195,7 @@ def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
         for wname, per in ablation.final_loss.items():
             metrics["final_loss"].setdefault(wname, {}).update(per)
         metrics["ablation"] = ablation.summary
+        _ablation_plot(run_dir, ablation.summary)
     _plots(cfg, run_dir, records, sweep.curves if sweep is not None else {})
     run_dir.update_env(cpu_seconds=time.process_time())
     return metrics
@@ -569,6 +570,32 @@ def _plots(
             ax2.set_ylabel("gap to master weights")
             ax1.legend(fontsize=6)
             ax2.legend(fontsize=6)
+
+
+def _ablation_plot(
+    run_dir: RunDir, summary: dict[str, dict[str, dict[str, dict[str, float]]]]
+) -> None:
+    """ECO's gap to master weights per ablation (± 1 SE over the paired seeds), one panel per
+    (workload, scheme); a symmetric-log axis keeps the diverged ablations on the page."""
+    panels = [(w, s, per) for w, by in summary.items() for s, per in by.items()]
+    n = len(panels)
+    with figure(run_dir.plot_path("ablations"), 1, n, width=4.0 * n + 0.5, height=3.6) as (
+        _fig,
+        axes,
+    ):
+        for ax, (wname, scheme, per) in zip(_as_list(axes), panels, strict=True):
+            names = list(per)
+            gaps = [100 * per[a]["gap"] for a in names]
+            errs = [0.0 if math.isnan(se := per[a]["gap_se"]) else 100 * se for a in names]
+            colours = [PALETTE[0] if a == "default" else PALETTE[2] for a in names]
+            ax.barh(range(len(names)), gaps, xerr=errs, color=colours)
+            ax.axvline(0.0, color="grey", linewidth=0.8)
+            ax.axvline(2.0, color="grey", linewidth=0.8, linestyle="--")  # the 2% rule
+            ax.set_xscale("symlog", linthresh=10.0)
+            ax.set_yticks(range(len(names)), names, fontsize=7)
+            ax.invert_yaxis()
+            ax.set_xlabel("ECO final-loss gap to master weights (%)")
+            ax.set_title(f"{wname}: {scheme}", fontsize=9)
 
 
 _ADAMW = "adamw"  # torch.optim.AdamW on the same model: the step-time reference
