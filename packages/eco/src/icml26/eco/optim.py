@@ -539,8 +539,9 @@ class ECOAdamW(_AdamWMixin):
             re-quantize on ``w̃``'s scale (the second rounding's error is lost).
         error_buffer: ablation: instead of the momentum injection keep ``e`` in an FP32
             buffer and add it to the next iterate in full (exact error feedback; the
-            buffer costs the 4 bytes per weight that ECO removes, so it equals master
-            weights up to float rounding: it measures what the memory-free rule costs).
+            buffer costs the 4 bytes per weight that ECO removes; it equals master weights
+            started on the quantization grid, up to float rounding: it measures what the
+            memory-free rule costs).
     """
 
     def __init__(
