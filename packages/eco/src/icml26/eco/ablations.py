@@ -62,8 +62,10 @@ def ablated_spec(name: str, base: TrainSpec, fmt: str) -> AblatedSpec | None:
         spec = replace(base, betas=(int(name.removeprefix("beta1_")) / 100, base.betas[1]))
     elif name in ("per_group", "per_tensor"):
         group = _GROUP if name == "per_group" else None
-        field = "fp8_group_size" if fmt == "fp8" else "int4_group_size"
-        spec = replace(base, **{field: group})
+        if fmt == "fp8":
+            spec = replace(base, fp8_group_size=group)
+        else:
+            spec = replace(base, int4_group_size=group)
     elif name == "error_buffer":
         options = (("error_buffer", True),)
     else:  # delayed_scale, inject_then_rescale

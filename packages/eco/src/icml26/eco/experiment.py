@@ -624,7 +624,7 @@ def bench(cfg: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     n_params = 0
     for scheme in cfg.schemes:
         torch.manual_seed(cfg.seed)
-        model = TinyLM(lm_cfg).to(cfg.device)
+        model: torch.nn.Module = TinyLM(lm_cfg).to(cfg.device)
         n_params = sum(p.numel() for p in model.parameters())  # before a release empties them
         opt = make_optimizer(
             scheme,

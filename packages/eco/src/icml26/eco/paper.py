@@ -134,14 +134,6 @@ CLAIMS = [
 
 BENCH_CLAIMS = [
     Claim(
-        "eco_rtn_near_lossless_paired_seeds",
-        "ECO with round-to-nearest FP8 matches master weights up to near-lossless accuracy on "
-        "the sparse MoE, averaged over paired seeds (same initialisation and batches).",
-        "near-lossless validation loss vs master weights (2.1B SMoE, FP8)",
-        "ablation.moe_lm.eco_fp8_rtn.default.gap <= 0.02",
-        profiles=("quick", "full"),  # and the ablate profile
-    ),
-    Claim(
         "step_cost_comparable",
         "ECO's step (update, re-quantize, momentum injection) costs about as much as the "
         "master-weight step it replaces.",
