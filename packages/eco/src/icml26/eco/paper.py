@@ -34,7 +34,8 @@ PROFILES = {
     # <= 3.5 CPU-minutes: every scheme on every workload, a 3-point equal-budget lr sweep, two
     # ablations (no lr decay, exact error feedback) of ECO-RTN on the MoE over 2 paired seeds
     "quick": ECOConfig(threads=1),
-    # ~25 CPU-minutes: 4x longer LM training, 5x longer MLP, a 5-point sweep with SR too
+    # ~30 CPU-minutes (estimated, not run): 4x longer LM training, 5x longer MLP, a 5-point
+    # sweep with SR too, the two quick ablations at this scale
     "full": ECOConfig(
         corpus_bytes=4_000_000,
         lm_batch_size=16,
@@ -52,7 +53,7 @@ PROFILES = {
         ),
         threads=1,
     ),
-    # ~16 CPU-minutes: every ablation of ECO-RTN (FP8 and INT4) on the MoE and the MLP at the
+    # ~17 CPU-minutes: every ablation of ECO-RTN (FP8 and INT4) on the MoE and the MLP at the
     # quick scale, 4 paired seeds; the main stage on the RTN schemes only, no lr sweep
     "ablate": ECOConfig(
         workloads=("moe_lm", "mlp"),
