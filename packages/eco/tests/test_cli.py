@@ -36,8 +36,15 @@ def test_run_smoke_writes_results_plots_and_resumes(tmp_path: Path) -> None:
     assert 8.9 < m["static_bytes_per_param.eco_fp8_rtn"] < 9.2  # 1 B weights + 8 B moments
     assert 12.9 < m["static_bytes_per_param.master_fp8_rtn"] < 13.2  # + 4 B master
     assert "val_loss.lr_sweep.naive_fp8_rtn.lr1" in m
+    # the ablation stage (smoke: ECO-FP8-RTN on the MLP, seeds 0 and 1)
+    for abl in ("no_decay", "error_buffer", "delayed_scale", "inject_then_rescale"):
+        assert f"final_loss.mlp.eco_fp8_rtn.{abl}" in m
+        assert m[f"ablation.mlp.eco_fp8_rtn.{abl}.gap_se"] is not None  # two paired seeds
+    assert "final_loss.mlp.eco_fp8_rtn" in m  # the main-stage key is kept beside them
+    default = "ablation.mlp.eco_fp8_rtn.default"
+    assert m[f"{default}.master"] != m["final_loss.mlp.master_fp8_rtn"]  # a 2-seed mean
     assert {c["id"] for c in results["claims"]} == {c.id for c in PAPER.claims}
-    for name in ("loss_curves", "pareto", "lr_sweep"):
+    for name in ("loss_curves", "pareto", "lr_sweep", "ablations"):
         assert (out / "plots" / f"{name}.png").stat().st_size > 0
     # a second run into the same folder resumes from the checkpoint and reproduces the metrics
     assert main(["run", "eco", "--profile", "smoke", "--out", str(out), *SMALL]) == 0
@@ -46,6 +53,8 @@ def test_run_smoke_writes_results_plots_and_resumes(tmp_path: Path) -> None:
     table = markdown_tables(results)
     assert "| `eco_fp8_rtn` | 9.0" in table
     assert "lr=0.01" in table
+    assert "`eco_fp8_rtn` on `mlp`" in table
+    assert "| `error_buffer` |" in table
     memory = json.loads((out / "memory.json").read_text())
     assert memory["static_bytes_per_param_measured_on"] == "moe_lm"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from icml26.shared.devices import check_torch_device
 
-__all__ = ["ALL_SCHEMES", "SWEEP_WORKLOADS", "WORKLOADS", "BenchConfig", "ECOConfig"]
+__all__ = ["ABLATIONS", "ALL_SCHEMES", "SWEEP_WORKLOADS", "WORKLOADS", "BenchConfig", "ECOConfig"]
 
 WORKLOADS = ("dense_lm", "moe_lm", "mlp")
 SWEEP_WORKLOADS = (*WORKLOADS, "logreg")
@@ -22,6 +22,20 @@ ALL_SCHEMES: tuple[str, ...] = (
         f"{kind}_{fmt}_{r}" for fmt in ("fp8", "int4") for kind in _KINDS for r in ("rtn", "sr")
     ),
 )
+
+# ablation name -> what it changes (applied by icml26.eco.ablations, which imports torch)
+ABLATIONS: dict[str, str] = {
+    "no_decay": "constant learning rate after warm-up (no decay)",
+    "decay_to_zero": "cosine decay to 0 instead of to 10% of the peak rate",
+    "error_buffer": "exact error feedback: e kept in an FP32 buffer (master-weight memory)",
+    "delayed_scale": "quantize on the previous iterate's scale (clipping error injected)",
+    "inject_then_rescale": "inject the error on the old scale, then rescale (error lost)",
+    "per_group": "one scale per 16 elements of the last dimension",
+    "per_tensor": "one scale per tensor",
+    "beta1_080": "first-moment coefficient 0.8 (the injection follows it)",
+    "beta1_095": "first-moment coefficient 0.95 (the injection follows it)",
+    "steps_x4": "four times the training steps (same schedule shape)",
+}
 
 
 def _positive(obj: object, *names: str) -> None:
@@ -96,6 +110,13 @@ class ECOConfig:
     sweep_lrs: tuple[float, ...] = (1e-2, 3e-3, 1e-3)
     sweep_steps: int = 150
     sweep_equal_budget: bool = True
+    # ablations (names in icml26.eco.ablations.ABLATIONS) of the ECO schemes named, on the
+    # workloads named, over paired seeds (every seed trains master, naive, ECO and each
+    # ablation on the same initialisation and batches); empty = no ablation stage
+    ablations: tuple[str, ...] = ("no_decay", "error_buffer")
+    ablation_workloads: tuple[str, ...] = ("moe_lm",)
+    ablation_schemes: tuple[str, ...] = ("eco_fp8_rtn", "eco_int4_rtn")
+    ablation_seeds: tuple[int, ...] = (0, 1)
     device: str = "cpu"
     threads: int = 0  # torch intra-op threads; 0 = torch's default
 
@@ -146,8 +167,29 @@ class ECOConfig:
                 raise ValueError(f"sweep_lrs must be positive, got {self.sweep_lrs}")
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0, got {self.threads}")
+        self._check_ablations()
         check_torch_device(self.device)
         self._check_text_file()
+
+    def _check_ablations(self) -> None:
+        if not self.ablations:
+            return
+        unknown = [a for a in self.ablations if a not in ABLATIONS]
+        if unknown:
+            raise ValueError(f"ablations: unknown {unknown}; known: {', '.join(ABLATIONS)}")
+        bad = [w for w in self.ablation_workloads if w not in WORKLOADS]
+        if bad or not self.ablation_workloads:
+            raise ValueError(
+                f"ablation_workloads must be a non-empty subset of {WORKLOADS}, got "
+                f"{self.ablation_workloads}"
+            )
+        _check_schemes("ablation_schemes", self.ablation_schemes)
+        not_eco = [s for s in self.ablation_schemes if not s.startswith("eco_")]
+        if not_eco:
+            raise ValueError(f"ablation_schemes must be eco_* schemes, got {not_eco}")
+        seeds = self.ablation_seeds
+        if not seeds or len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
+            raise ValueError(f"ablation_seeds must be distinct seeds >= 0, got {seeds}")
 
     def _check_text_file(self) -> None:
         """``text_file`` exists, and some language model reads it (a setting nothing would use

@@ -32,7 +32,9 @@ from icml26.shared import PALETTE, figure, log, seed_everything
 from icml26.shared.rundir import RunDir
 
 __all__ = [
+    "AblationResult",
     "SweepResult",
+    "ablation_stage",
     "bench",
     "lower_memory_gaps",
     "lr_sweep",
@@ -139,11 +141,13 @@ class _Trainings:
     run_dir: RunDir
     done: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def __call__(self, key: str, workload: Any, scheme: str, spec: TrainSpec) -> dict[str, Any]:
+    def __call__(
+        self, key: str, workload: Any, scheme: str, spec: TrainSpec, seed: int | None = None
+    ) -> dict[str, Any]:
         if key in self.done:
             return self.done[key]
         t0 = time.perf_counter()
-        res: TrainResult = train(workload, scheme, spec, self.cfg.seed)
+        res: TrainResult = train(workload, scheme, spec, self.cfg.seed if seed is None else seed)
         record = asdict(res)
         record["seconds"] = time.perf_counter() - t0
         self.done[key] = record
@@ -177,6 +181,7 @@ def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
     """The main job (see the module docstring). Returns the metrics of the issue's contract."""
     trainings = _start(cfg, run_dir)
     needed = set(cfg.workloads) | ({cfg.sweep_workload} if cfg.sweep_lrs else set())
+    needed |= set(cfg.ablation_workloads) if cfg.ablations else set()
     workloads = _workloads(cfg, needed)
     records = train_schemes(cfg, workloads, trainings)
     metrics = scheme_metrics(records, run_dir)
@@ -185,6 +190,12 @@ def run(cfg: ECOConfig, run_dir: RunDir) -> dict[str, Any]:
     if sweep is not None:
         metrics["val_loss"]["lr_sweep"] = sweep.val_loss
         metrics["lr_sweep"] = sweep.metrics
+    if cfg.ablations:
+        ablation = ablation_stage(cfg, workloads, trainings)
+        for wname, per in ablation.final_loss.items():
+            metrics["final_loss"].setdefault(wname, {}).update(per)
+        metrics["ablation"] = ablation.summary
+        _ablation_plot(run_dir, ablation.summary)
     _plots(cfg, run_dir, records, sweep.curves if sweep is not None else {})
     run_dir.update_env(cpu_seconds=time.process_time())
     return metrics
@@ -348,6 +359,101 @@ def lr_sweep(cfg: ECOConfig, workload: Any, trainings: _Trainings) -> SweepResul
     return SweepResult(metrics, val_sweep, curves)
 
 
+@dataclass(frozen=True)
+class AblationResult:
+    """The ablation stage: ``final_loss`` (workload -> ``"<scheme>.<ablation>"`` -> ECO's final
+    loss, mean over the paired seeds) and ``summary`` (workload -> scheme -> ablation ->
+    figures; see :func:`ablation_stage`)."""
+
+    final_loss: dict[str, dict[str, float]]
+    summary: dict[str, dict[str, dict[str, dict[str, float]]]]
+
+
+def _mean_se(xs: list[float]) -> tuple[float, float]:
+    """Mean and its standard error (``nan`` from a single value)."""
+    mean = statistics.fmean(xs)
+    se = statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else float("nan")
+    return mean, se
+
+
+def ablation_stage(
+    cfg: ECOConfig, workloads: dict[str, Any], trainings: _Trainings
+) -> AblationResult:
+    """Stage 5: each ablation of each ECO scheme, over paired seeds.
+
+    For every seed the master-weight scheme, naive removal and ECO train in the default
+    (paper's) setting, and ECO under every ablation, next to master weights under the same
+    change when the change affects them (:mod:`icml26.eco.ablations`); the same seed means the
+    same initial weights and batches for all. Per ablation the summary holds ``eco`` and
+    ``master`` (mean final loss), ``gap`` (mean relative gap of ECO to that master, paired by
+    seed) with ``gap_se``, ``delta`` (ECO ablated minus ECO default, paired) with
+    ``delta_se``, and ``closes`` (the share of the default's gap the ablation closes); the
+    ``default`` entry adds ``naive`` and ``recovered`` (the share of naive removal's gap ECO
+    recovers). The default at ``cfg.seed`` reuses the main stage's run when it has one."""
+    final: dict[str, dict[str, float]] = {}
+    summary: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    for wname in cfg.ablation_workloads:
+        for scheme in cfg.ablation_schemes:
+            entry = _ablate_scheme(cfg, wname, workloads[wname], scheme, trainings)
+            summary.setdefault(wname, {})[scheme] = entry
+            for abl, row in entry.items():
+                if abl != "default":
+                    final.setdefault(wname, {})[f"{scheme}.{abl}"] = row["eco"]
+    return AblationResult(final, summary)
+
+
+def _ablate_scheme(
+    cfg: ECOConfig, wname: str, workload: Any, scheme: str, trainings: _Trainings
+) -> dict[str, dict[str, float]]:
+    """The ablation summary of one ECO scheme on one workload (see :func:`ablation_stage`)."""
+    from icml26.eco.ablations import ablated_spec
+
+    base = _spec(cfg, wname)
+    s = parse_scheme(scheme)
+    master, naive = f"master_{s.fmt}_{s.rounding}", f"naive_{s.fmt}_{s.rounding}"
+
+    def run(name: str, abl: str, spec: TrainSpec, seed: int) -> float:
+        main = abl == "default" and seed == cfg.seed
+        main = main and wname in cfg.workloads and name in cfg.schemes
+        key = f"{wname}/{name}" if main else f"ablation/{wname}/{name}/{abl}/seed{seed}"
+        return float(trainings(key, workload, name, spec, seed)["final_loss"])
+
+    seeds = cfg.ablation_seeds
+    eco0 = [run(scheme, "default", base, sd) for sd in seeds]
+    master0 = [run(master, "default", base, sd) for sd in seeds]
+    naive0 = [run(naive, "default", base, sd) for sd in seeds]
+    gap0 = [(e - m) / m for e, m in zip(eco0, master0, strict=True)]
+    rec = [(n - e) / (n - m) for n, e, m in zip(naive0, eco0, master0, strict=True)]
+    default = {
+        "eco": statistics.fmean(eco0),
+        "master": statistics.fmean(master0),
+        "naive": statistics.fmean(naive0),
+    }
+    default["gap"], default["gap_se"] = _mean_se(gap0)
+    default["recovered"], default["recovered_se"] = _mean_se(rec)
+    entry = {"default": default}
+    for abl in cfg.ablations:
+        specs = ablated_spec(abl, base, s.fmt or "fp8")
+        if specs is None:  # this ablation is the format's default
+            continue
+        eco = [run(scheme, abl, specs.eco, sd) for sd in seeds]
+        mas = (
+            [run(master, abl, specs.master, sd) for sd in seeds]
+            if specs.affects_master
+            else master0
+        )
+        gaps = [(e - m) / m for e, m in zip(eco, mas, strict=True)]
+        deltas = [e - e0 for e, e0 in zip(eco, eco0, strict=True)]
+        row = {"eco": statistics.fmean(eco), "master": statistics.fmean(mas)}
+        row["gap"], row["gap_se"] = _mean_se(gaps)
+        row["delta"], row["delta_se"] = _mean_se(deltas)
+        row["closes"] = (
+            (default["gap"] - row["gap"]) / default["gap"] if default["gap"] else math.nan
+        )
+        entry[abl] = row
+    return entry
+
+
 def _slope(xs: list[float], ys: list[float]) -> float:
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     num = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
@@ -466,6 +572,32 @@ def _plots(
             ax2.legend(fontsize=6)
 
 
+def _ablation_plot(
+    run_dir: RunDir, summary: dict[str, dict[str, dict[str, dict[str, float]]]]
+) -> None:
+    """ECO's gap to master weights per ablation (± 1 SE over the paired seeds), one panel per
+    (workload, scheme); a symmetric-log axis keeps the diverged ablations on the page."""
+    panels = [(w, s, per) for w, by in summary.items() for s, per in by.items()]
+    n = len(panels)
+    with figure(run_dir.plot_path("ablations"), 1, n, width=4.0 * n + 0.5, height=3.6) as (
+        _fig,
+        axes,
+    ):
+        for ax, (wname, scheme, per) in zip(_as_list(axes), panels, strict=True):
+            names = list(per)
+            gaps = [100 * per[a]["gap"] for a in names]
+            errs = [0.0 if math.isnan(se := per[a]["gap_se"]) else 100 * se for a in names]
+            colours = [PALETTE[0] if a == "default" else PALETTE[2] for a in names]
+            ax.barh(range(len(names)), gaps, xerr=errs, color=colours)
+            ax.axvline(0.0, color="grey", linewidth=0.8)
+            ax.axvline(2.0, color="grey", linewidth=0.8, linestyle="--")  # the 2% rule
+            ax.set_xscale("symlog", linthresh=10.0)
+            ax.set_yticks(range(len(names)), names, fontsize=7)
+            ax.invert_yaxis()
+            ax.set_xlabel("ECO final-loss gap to master weights (%)")
+            ax.set_title(f"{wname}: {scheme}", fontsize=9)
+
+
 _ADAMW = "adamw"  # torch.optim.AdamW on the same model: the step-time reference
 
 
@@ -492,7 +624,7 @@ def bench(cfg: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     n_params = 0
     for scheme in cfg.schemes:
         torch.manual_seed(cfg.seed)
-        model = TinyLM(lm_cfg).to(cfg.device)
+        model: torch.nn.Module = TinyLM(lm_cfg).to(cfg.device)
         n_params = sum(p.numel() for p in model.parameters())  # before a release empties them
         opt = make_optimizer(
             scheme,

@@ -58,6 +58,8 @@ __all__ = [
 ]
 
 Mode = Literal["eco", "naive", "master"]
+ScaleOrder = Literal["current", "delayed", "inject_then_rescale"]
+SCALE_ORDERS: tuple[str, ...] = ("current", "delayed", "inject_then_rescale")
 SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 _QUANT_KEYS = ("qdata", "qscale")
 
@@ -101,12 +103,22 @@ class QuantizedOptimizer(Optimizer):
         release_weights: bool = True,
         seed: int = 0,
         check_finite: bool = True,
+        scale_order: ScaleOrder = "current",
+        error_buffer: bool = False,
     ) -> None:
         if mode not in ("eco", "naive", "master"):
             raise ValueError(f"mode must be 'eco', 'naive' or 'master', got {mode!r}")
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        if scale_order not in SCALE_ORDERS:
+            raise ValueError(f"scale_order must be one of {SCALE_ORDERS}, got {scale_order!r}")
+        if scale_order != "current" and mode == "master":
+            raise ValueError("scale_order applies to ECO and naive removal, not master weights")
+        if error_buffer and mode != "eco":
+            raise ValueError("error_buffer is a form of ECO's error feedback: needs mode 'eco'")
         self.mode: Mode = mode
+        self.scale_order: ScaleOrder = scale_order
+        self.error_buffer = bool(error_buffer)
         self.release_weights = bool(release_weights)
         self.seed = seed
         self.check_finite = bool(check_finite)
@@ -170,6 +182,8 @@ class QuantizedOptimizer(Optimizer):
             gen = self._generator(p, 0) if fmt.rounding == "sr" else None
             q = fmt.quantize(w, generator=gen)
         state["qdata"], state["qscale"] = q.data, q.scale
+        if self.scale_order == "delayed":
+            state["next_scale"] = q.scale.clone()
         if not self.release_weights:
             with torch.no_grad():
                 p.copy_(fmt.dequantize(q, p.dtype))
@@ -304,17 +318,34 @@ class QuantizedOptimizer(Optimizer):
         # the master copy is updated in place by _direction; ECO/naive start from a fresh
         # dequantized copy of the stored weights
         w = state["master"] if self.mode == "master" else fmt.dequantize(self.qtensor(p))
+        if self.error_buffer and "error" in state:  # exact error feedback: ŵ + e is W*
+            w.add_(state["error"])
         target = self._direction(p, grad, w, state, group)
         gen = self._generator(p, _step_count(state)) if fmt.rounding == "sr" else None
-        q = fmt.quantize(target, generator=gen, check_finite=False)
+        lost: torch.Tensor | None = None  # the error to inject when it is not w̃ − q(w̃)
+        if self.scale_order == "current":  # scale from w̃, quantize, inject (the paper's order)
+            q = fmt.quantize(target, generator=gen, check_finite=False)
+        elif self.scale_order == "delayed":  # the scale of the previous iterate, clipping
+            q = fmt.quantize(target, generator=gen, check_finite=False, scale=state["next_scale"])
+            state["next_scale"] = fmt.scale_for(target)
+        else:  # inject_then_rescale: quantize on the old scale, keep that error, then rescale
+            q_old = fmt.quantize(target, generator=gen, check_finite=False, scale=state["qscale"])
+            on_old = fmt.dequantize(q_old)
+            lost = target - on_old
+            q = fmt.quantize(on_old, generator=gen, check_finite=False, scale=fmt.scale_for(target))
         state["qdata"], state["qscale"] = q.data, q.scale
         if self.mode == "master" and target is not state["master"]:
             state["master"].copy_(target)
         deq = fmt.dequantize(q)
         if not self.is_released(p):
             p.copy_(deq)
-        if self.mode == "eco":  # e = w̃ − q(w̃), computed in the iterate's own buffer
-            self._inject(target.sub_(deq), state, group)
+        if self.mode != "eco":
+            return
+        error = target.sub_(deq) if lost is None else lost  # e = w̃ − q(w̃), in w̃'s buffer
+        if self.error_buffer:
+            state["error"] = error
+        else:
+            self._inject(error, state, group)
 
     def _direction(
         self,
@@ -500,6 +531,17 @@ class ECOAdamW(_AdamWMixin):
         release_weights: free the parameters' storage between steps (call :meth:`attach`).
         seed: seeds stochastic rounding (identical on every data-parallel rank).
         check_finite: refuse a step whose gradients hold NaN/inf.
+        scale_order: ablations of the order of scale update, quantization and injection.
+            ``"current"`` (the paper's): scale from the new iterate ``w̃``, quantize, inject
+            ``w̃ − q(w̃)``. ``"delayed"``: quantize on the scale taken from the previous
+            iterate (delayed scaling; clipped values' error is injected too).
+            ``"inject_then_rescale"``: quantize on the stored scale, inject that error, then
+            re-quantize on ``w̃``'s scale (the second rounding's error is lost).
+        error_buffer: ablation: instead of the momentum injection keep ``e`` in an FP32
+            buffer and add it to the next iterate in full (exact error feedback; the
+            buffer costs the 4 bytes per weight that ECO removes; it equals master weights
+            started on the quantization grid, up to float rounding: it measures what the
+            memory-free rule costs).
     """
 
     def __init__(
@@ -517,6 +559,8 @@ class ECOAdamW(_AdamWMixin):
         release_weights: bool = True,
         seed: int = 0,
         check_finite: bool = True,
+        scale_order: ScaleOrder = "current",
+        error_buffer: bool = False,
     ) -> None:
         mode: Mode = "eco" if error_feedback else "naive"
         defaults = _adamw_defaults(lr, betas, eps, weight_decay, mode, fmt, group_size, rounding)
@@ -527,6 +571,8 @@ class ECOAdamW(_AdamWMixin):
             release_weights=release_weights,
             seed=seed,
             check_finite=check_finite,
+            scale_order=scale_order,
+            error_buffer=error_buffer,
         )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from icml26.eco.config import ALL_SCHEMES, BenchConfig, ECOConfig
+from icml26.eco.config import ABLATIONS, ALL_SCHEMES, BenchConfig, ECOConfig
 from icml26.shared import Claim, Paper
 
 __all__ = ["BENCH_PROFILES", "PAPER", "PROFILES"]
@@ -26,11 +26,16 @@ PROFILES = {
         mlp_steps=8,
         sweep_lrs=(1e-2, 1e-3),
         sweep_steps=4,
+        ablations=("no_decay", "error_buffer", "delayed_scale", "inject_then_rescale"),
+        ablation_workloads=("mlp",),
+        ablation_schemes=("eco_fp8_rtn",),
         threads=1,
     ),
-    # <= 5 CPU-minutes: every scheme on every workload, a 3-point equal-budget lr sweep
+    # <= 3.5 CPU-minutes: every scheme on every workload, a 3-point equal-budget lr sweep, two
+    # ablations (no lr decay, exact error feedback) of ECO-RTN on the MoE over 2 paired seeds
     "quick": ECOConfig(threads=1),
-    # ~25 CPU-minutes: 4x longer LM training, 5x longer MLP, a 5-point sweep with SR too
+    # ~30 CPU-minutes (estimated, not run): 4x longer LM training, 5x longer MLP, a 5-point
+    # sweep with SR too, the two quick ablations at this scale
     "full": ECOConfig(
         corpus_bytes=4_000_000,
         lm_batch_size=16,
@@ -46,6 +51,20 @@ PROFILES = {
             "naive_fp8_sr",
             "eco_fp8_sr",
         ),
+        threads=1,
+    ),
+    # ~17 CPU-minutes: every ablation of ECO-RTN (FP8 and INT4) on the MoE and the MLP at the
+    # quick scale, 4 paired seeds; the main stage on the RTN schemes only, no lr sweep
+    "ablate": ECOConfig(
+        workloads=("moe_lm", "mlp"),
+        schemes=(
+            "fp32",
+            *(f"{k}_{f}_rtn" for f in ("fp8", "int4") for k in ("master", "naive", "eco")),
+        ),
+        sweep_lrs=(),
+        ablations=tuple(ABLATIONS),
+        ablation_workloads=("moe_lm", "mlp"),
+        ablation_seeds=(0, 1, 2, 3),
         threads=1,
     ),
 }
@@ -72,6 +91,14 @@ BENCH_PROFILES = {
 
 CLAIMS = [
     Claim(
+        "eco_rtn_near_lossless_paired_seeds",
+        "ECO with round-to-nearest FP8 matches master weights up to near-lossless accuracy on "
+        "the sparse MoE, averaged over paired seeds (same initialisation and batches).",
+        "near-lossless validation loss vs master weights (2.1B SMoE, FP8)",
+        "ablation.moe_lm.eco_fp8_rtn.default.gap <= 0.02",
+        profiles=("quick", "full"),  # and the ablate profile
+    ),
+    Claim(
         "eco_matches_master_fp8",
         "ECO (no master weights) matches the FP8 master-weight baseline up to near-lossless "
         "accuracy when pretraining transformer LMs (dense and sparse MoE).",
@@ -93,6 +120,7 @@ CLAIMS = [
         "(checked on a convex problem, 10x lr range, equal lr·steps budget)",
         "lr_sweep.gap_at_min_lr.naive_fp8_rtn > 3 * lr_sweep.gap_at_max_lr.naive_fp8_rtn "
         "and lr_sweep.gap_at_min_lr.eco_fp8_rtn < 0.5 * lr_sweep.gap_at_min_lr.naive_fp8_rtn",
+        profiles=("smoke", "quick", "full"),
     ),
     Claim(
         "pareto_shift_moe",

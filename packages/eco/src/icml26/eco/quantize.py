@@ -151,21 +151,27 @@ class QuantFormat:
         *,
         generator: torch.Generator | None = None,
         check_finite: bool = True,
+        scale: torch.Tensor | None = None,
     ) -> QTensor:
         """Quantize ``x`` (any float dtype). ``generator`` drives stochastic rounding.
 
         ``check_finite`` refuses NaN/inf (read from the group maxima, which any NaN or
         infinity reaches: one host sync on ``n_groups`` values). The optimizers pass ``False``:
         they check every gradient once per step, and a finite step of finite weights is finite.
+        ``scale`` (one float32 per group) replaces ``amax / qmax``: values beyond
+        ``qmax * scale`` are clipped (used by the scale-order ablations of the optimizer).
         """
         if not x.is_floating_point():
             raise TypeError(f"can only quantize floating-point tensors, got {x.dtype}")
         groups = self._groups(x)
-        lo, hi = torch.aminmax(groups, dim=1, keepdim=True)  # no |x| temporary
-        amax = torch.maximum(hi, lo.neg())
-        if check_finite and not bool(torch.isfinite(amax).all()):
-            raise ValueError("cannot quantize a tensor holding NaN or infinity")
-        scale = torch.where(amax > 0, amax / self.qmax, torch.ones_like(amax))
+        if scale is None:
+            scale = self.scale_of(groups, check_finite=check_finite)
+        else:
+            if scale.numel() != groups.shape[0]:
+                raise ValueError(
+                    f"scale has {scale.numel()} values; this tensor has {groups.shape[0]} groups"
+                )
+            scale = scale.reshape(-1, 1).float()
         y = (groups / scale).clamp_(-self.qmax, self.qmax)
         if self.rounding == "sr":
             u = torch.rand(y.shape, generator=generator, device=y.device, dtype=torch.float32)
@@ -181,6 +187,25 @@ class QuantFormat:
             codes = torch.clamp(codes, INT4_MIN, INT4_MAX).to(torch.int16) + 8
             data = _pack_nibbles(codes.reshape(-1).to(torch.uint8))
         return QTensor(data, scale.reshape(-1).contiguous(), torch.Size(x.shape))
+
+    def scale_of(self, groups: torch.Tensor, *, check_finite: bool = True) -> torch.Tensor:
+        """``amax / qmax`` per row of ``groups`` (``(n_groups, 1)``; 1 for an all-zero group).
+
+        One row (a per-tensor scale) is reduced as a whole tensor: on the CPU a full ``amax``
+        and ``amin`` are several times faster than ``aminmax`` along a single long row (the
+        same maximum, exactly)."""
+        if groups.shape[0] == 1:
+            hi, lo = groups.amax().reshape(1, 1), groups.amin().reshape(1, 1)
+        else:
+            lo, hi = torch.aminmax(groups, dim=1, keepdim=True)  # no |x| temporary
+        amax = torch.maximum(hi, lo.neg())
+        if check_finite and not bool(torch.isfinite(amax).all()):
+            raise ValueError("cannot quantize a tensor holding NaN or infinity")
+        return torch.where(amax > 0, amax / self.qmax, torch.ones_like(amax))
+
+    def scale_for(self, x: torch.Tensor) -> torch.Tensor:
+        """The scales :meth:`quantize` would choose for ``x`` (flat, one per group)."""
+        return self.scale_of(self._groups(x), check_finite=False).reshape(-1)
 
     def dequantize(self, q: QTensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         """The float tensor ``scale * code`` of shape ``q.shape``."""

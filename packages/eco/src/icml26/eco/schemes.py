@@ -11,7 +11,7 @@ per-tensor scale and no weight decay.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -59,9 +59,15 @@ def make_optimizer(
     fp8_group_size: int | None = None,
     int4_group_size: int | None = 16,
     seed: int = 0,
+    eco_options: dict[str, Any] | None = None,
 ) -> Optimizer:
-    """The optimizer of ``scheme`` over ``model``'s parameters (attached to ``model``)."""
+    """The optimizer of ``scheme`` over ``model``'s parameters (attached to ``model``).
+
+    ``eco_options`` go to :class:`ECOAdamW` of an ``eco_*`` scheme (the ablation switches
+    ``scale_order``, ``error_buffer``); other schemes refuse them."""
     s = parse_scheme(scheme) if isinstance(scheme, str) else scheme
+    if eco_options and s.kind != "eco":
+        raise ValueError(f"eco_options {sorted(eco_options)} apply to eco_* schemes, not {s.name}")
     matrices = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
     vectors = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
     if s.kind == "fp32":
@@ -90,6 +96,11 @@ def make_optimizer(
     if s.kind == "master":
         opt = MasterWeightAdamW(groups, **common)  # type: ignore[arg-type]
     else:
-        opt = ECOAdamW(groups, error_feedback=s.kind == "eco", **common)  # type: ignore[arg-type]
+        opt = ECOAdamW(
+            groups,
+            error_feedback=s.kind == "eco",
+            **common,  # type: ignore[arg-type]
+            **(eco_options or {}),
+        )
     opt.attach(model)
     return opt

@@ -128,6 +128,7 @@ class TrainSpec:
     fp8_group_size: int | None = None
     int4_group_size: int | None = 16
     grad_clip: float = 1.0
+    eco_options: tuple[tuple[str, Any], ...] = ()  # ECOAdamW ablation switches, as pairs
 
     def lr_factor(self, step: int) -> float:
         """Warm-up then cosine decay to ``min_lr_frac`` (multiplier of ``lr`` at ``step``)."""
@@ -178,6 +179,7 @@ def train(
         fp8_group_size=spec.fp8_group_size,
         int4_group_size=spec.int4_group_size,
         seed=seed,
+        eco_options=dict(spec.eco_options),
     )
     sched = torch.optim.lr_scheduler.LambdaLR(opt, spec.lr_factor)
     gen = torch.Generator().manual_seed(seed + 1)
