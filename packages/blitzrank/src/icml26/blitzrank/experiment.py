@@ -1,10 +1,14 @@
 """The main job (``icml26 run blitzrank``) and the bench (``icml26 bench blitzrank``).
 
-Main job, in four parts:
+Main job, in these parts:
 
 1. ``sim_<noise>``: simulated reranking (n candidates, BM25-like first stage, graded truth)
-   with a noisy listwise oracle; BlitzRank at each k against sliding window, setwise,
-   pairwise and TourRank: nDCG@10, calls, tokens, rounds per query.
+   with a noisy listwise oracle; BlitzRank at each k (and its re-ask option) against sliding
+   window, setwise, pairwise and TourRank: nDCG@10 (with standard errors, paired differences
+   to the sliding window), calls, tokens, rounds per query, and the oracle's position flip
+   rate. The realistic-oracle spectrum (``sim_persist<pct>``, ``sim_position``) and the noise
+   sweep rerun it with other oracles; ``minilm*`` (:mod:`icml26.blitzrank.minilm_tasks`) with
+   MiniLM's judgements of real factbook passages.
 2. ``calls_perfect``: calls to certify the ordered top-m with a perfect oracle (n = 100,
    m = 10), mean over seeds, for the default (reach) and the entropy schedules.
 3. ``sim_cyclic``: an adversarially non-transitive oracle; BlitzRank must still certify, and

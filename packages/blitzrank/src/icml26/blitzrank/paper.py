@@ -75,10 +75,12 @@ _NOT_SMOKE = ("sim_persist50", "minilm_nobias", "minilm", "minilm_ctx")
 
 
 def _profiles(task: str) -> tuple[str, ...]:
+    """The profiles whose runs hold ``task``."""
     return ("quick", "full") if task in _NOT_SMOKE else ()
 
 
 def _pareto(base: str, task: str) -> Claim:
+    """The paper's Pareto claim against ``base``, checked on the ``task`` oracle."""
     r = _PAPER_RATIO[base]
     b = f"{task}.blitzrank_k10"
     return Claim(
@@ -92,6 +94,7 @@ def _pareto(base: str, task: str) -> Claim:
 
 
 def _near_pairwise(task: str) -> Claim:
+    """Near-pairwise quality at >= 5x fewer tokens, on the ``task`` oracle."""
     b = f"{task}.blitzrank_k10"
     return Claim(
         f"near_pairwise_{task}",
@@ -103,6 +106,7 @@ def _near_pairwise(task: str) -> Claim:
 
 
 def _reask_gain(task: str, k: int) -> Claim:
+    """The re-ask option's paired gain over the paper's engine at ``k`` on ``task``."""
     key = f"{task}.blitzrank_reask_k{k}"
     return Claim(
         f"reask_gain_{task}_k{k}",
