@@ -80,3 +80,30 @@ def test_window_and_agreement() -> None:
 def test_bad_share() -> None:
     with pytest.raises(ValueError, match="share"):
         blitzrank_reask(PerfectOracle(SCORES, 10), 10, share=-0.1)
+
+
+class _Recorder(PerfectOracle):
+    """Remembers the order every query was shown in."""
+
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.shown: list[tuple[int, ...]] = []
+
+    def _order(self, items: np.ndarray) -> np.ndarray:
+        self.shown.append(tuple(int(i) for i in items))
+        return super()._order(items)
+
+
+def test_present_prior_shows_every_query_in_the_first_stage_order() -> None:
+    prior = list(np.random.default_rng(2).permutation(40))
+    rank = {item: r for r, item in enumerate(prior)}
+    o = _Recorder(SCORES, 10)
+    res = BlitzRank(10, k=10, present="prior").rank(o, prior)
+    assert res.certified
+    assert res.top == list(range(10))
+    assert all(list(q) == sorted(q, key=rank.__getitem__) for q in o.shown)
+    current = _Recorder(SCORES, 10)
+    BlitzRank(10, k=10).rank(current, prior)
+    assert current.shown != o.shown  # the default shows later queries in its own order
+    with pytest.raises(ValueError, match="present"):
+        BlitzRank(10, present="random")

@@ -168,6 +168,7 @@ class RunConfig:
             raise ValueError("parallel and tourrank_tournaments must be >= 1")
         unknown = set(self.llm_methods) - {
             "blitzrank",
+            "blitzrank_prior",
             "sliding_window",
             "setwise",
             "pairwise",

@@ -68,7 +68,8 @@ def run_method(
 
     Methods: ``blitzrank_k<k>`` (the paper's engine), ``blitzrank_reask_k<k>`` (the engine,
     then up to ``reask_share`` x its calls of verification at position m:
-    :mod:`icml26.blitzrank.reask`), ``sliding_window``, ``setwise``, ``pairwise``,
+    :mod:`icml26.blitzrank.reask`), ``blitzrank_prior_k<k>`` (the engine showing every query
+    in the first-stage order), ``sliding_window``, ``setwise``, ``pairwise``,
     ``tourrank``. Returns ranking, calls, rounds, usage (tokens) and, for BlitzRank,
     certification (and the verification calls).
     """
@@ -80,6 +81,13 @@ def run_method(
         rr = blitzrank_reask(oracle, m, k=k, share=reask_share)
         ranking, calls, rounds, certified = rr.ranking, rr.calls, rr.rounds, rr.certified
         verify_calls = rr.verify_calls
+    elif method.startswith("blitzrank_prior_k"):
+        k = int(method.removeprefix("blitzrank_prior_k"))
+        oracle = make(k)
+        res = BlitzRank(
+            m, k=k, parallel=parallel, max_calls=max_calls or None, present="prior"
+        ).rank(oracle)
+        ranking, calls, rounds, certified = res.ranking, res.calls, res.rounds, res.certified
     elif method.startswith("blitzrank_k"):
         k = int(method.removeprefix("blitzrank_k"))
         oracle = make(k)
@@ -242,12 +250,13 @@ def _sim_task(
 
 def sim_methods(cfg: RunConfig) -> list[str]:
     """The methods of every simulated task: the paper's engine at each k, the baselines, then
-    (with ``reask_share > 0``) the re-ask option at each k, last so that adding it leaves the
-    other methods' oracle seeds as they were."""
+    the options (re-ask with ``reask_share > 0``, first-stage presentation order) at each k,
+    last so that adding them leaves the other methods' oracle seeds as they were."""
     methods = [f"blitzrank_k{k}" for k in cfg.ks]
     methods += ["sliding_window", "setwise", "pairwise", "tourrank"]
     if cfg.reask_share > 0:
         methods += [f"blitzrank_reask_k{k}" for k in cfg.ks]
+    methods += [f"blitzrank_prior_k{k}" for k in cfg.ks]
     return methods
 
 
@@ -255,8 +264,9 @@ def paired_method(method: str) -> str:
     """The method whose oracle seed ``method`` shares: the re-ask option gets the paper's
     engine's at the same k, so both see the same answers until verification starts (a paired
     comparison: their difference is the verification alone)."""
-    if method.startswith("blitzrank_reask_k"):
-        return "blitzrank_k" + method.removeprefix("blitzrank_reask_k")
+    for option in ("blitzrank_reask_k", "blitzrank_prior_k"):
+        if method.startswith(option):
+            return "blitzrank_k" + method.removeprefix(option)
     return method
 
 
@@ -417,7 +427,11 @@ def _llm_task(cfg: RunConfig) -> LLMResult:
         device=cfg.llm_device or None,
         threads=cfg.llm_threads,
     )
-    methods = [f"blitzrank_k{cfg.llm_k}" if x == "blitzrank" else x for x in cfg.llm_methods]
+    named = {
+        "blitzrank": f"blitzrank_k{cfg.llm_k}",
+        "blitzrank_prior": f"blitzrank_prior_k{cfg.llm_k}",
+    }
+    methods = [named.get(x, x) for x in cfg.llm_methods]
     mode = "generate" if cfg.llm_endpoint else cfg.llm_mode
 
     def factory(q: RerankQuery, meth: str, qi: int) -> OracleFactory:
