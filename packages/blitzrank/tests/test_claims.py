@@ -42,3 +42,29 @@ def test_tiered_rankings_claim_can_fail() -> None:
 def test_cyclic_budget_must_be_positive(budget: float) -> None:
     with pytest.raises(ValueError, match="cyclic_budget"):
         RunConfig(cyclic_budget=budget)
+
+
+def test_spectrum_claims_cover_every_oracle_and_can_fail() -> None:
+    from icml26.blitzrank.paper import SPECTRUM
+
+    ids = {c.id for c in PAPER.claims}
+    for oracle in SPECTRUM:
+        assert f"pareto_vs_tourrank_{oracle}" in ids
+        assert f"near_pairwise_{oracle}" in ids
+    claim = _claim("pareto_vs_setwise_minilm")
+    ok = {
+        "ndcg10.minilm.blitzrank_k10": 0.75,
+        "ndcg10.minilm.setwise": 0.755,
+        "tokens.minilm.blitzrank_k10": 36.0,
+        "tokens.minilm.setwise": 100.0,
+    }
+    assert claim.evaluate(ok)["holds"] is True
+    assert claim.evaluate({**ok, "tokens.minilm.blitzrank_k10": 39.0})["holds"] is False
+    assert claim.evaluate({**ok, "ndcg10.minilm.setwise": 0.77})["holds"] is False
+
+
+def test_reask_gain_claim_needs_two_standard_errors() -> None:
+    claim = _claim("reask_gain_sim_pl_k20")
+    key = "sim_pl.blitzrank_reask_k20"
+    assert claim.evaluate({f"ndcg10_gain.{key}": 0.04, f"ndcg10_gain_se.{key}": 0.005})["holds"]
+    assert not claim.evaluate({f"ndcg10_gain.{key}": 0.02, f"ndcg10_gain_se.{key}": 0.011})["holds"]

@@ -31,11 +31,13 @@ from icml26.blitzrank.oracles import (
     PerfectOracle,
     PersistentOracle,
     PlackettLuceOracle,
+    ScoreOracle,
     TokenModel,
     Usage,
     parse_ranking,
 )
 from icml26.blitzrank.ranker import BlitzRank, RankResult, rank_top_m
+from icml26.blitzrank.reask import ReaskResult, blitzrank_reask
 from icml26.blitzrank.schedule import entropy_schedule, reach_schedule
 
 __all__ = [
@@ -54,10 +56,13 @@ __all__ = [
     "PersistentOracle",
     "PlackettLuceOracle",
     "RankResult",
+    "ReaskResult",
     "RerankQuery",
+    "ScoreOracle",
     "TokenModel",
     "TournamentGraph",
     "Usage",
+    "blitzrank_reask",
     "certify",
     "entropy_schedule",
     "load_jsonl_queries",

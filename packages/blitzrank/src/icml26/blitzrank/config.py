@@ -34,6 +34,17 @@ class RunConfig:
     The cyclic task gives BlitzRank a budget of ``cyclic_budget`` times the calls that a
     perfect (transitive) oracle needs on the same items and k, and measures how often it
     certifies within it.
+
+    ``reask_share > 0`` adds the method ``blitzrank_reask_k<k>`` to every simulated and MiniLM
+    task: the paper's engine, then up to ``reask_share`` x its calls of verification at
+    position m (:mod:`icml26.blitzrank.reask`). ``flip_probes`` windows per query measure each
+    oracle's position flip rate (``llm_flip_probes`` for the LLM task; 0 skips).
+
+    The real-model oracle (``minilm_queries``, 0 skips; needs the ``minilm`` extra): factbook
+    questions with ``minilm_n`` BM25 candidates judged by MiniLM (``minilm_model``:
+    ``bundled`` or a sentence-transformers folder / id), with a primacy bias of
+    ``minilm_position_bias`` score standard deviations and, in ``minilm_ctx``, per-prompt
+    noise of scale ``minilm_prompt_noise`` (:mod:`icml26.blitzrank.minilm_tasks`).
     """
 
     seed: int = 0
@@ -52,6 +63,14 @@ class RunConfig:
     persistence_levels: tuple[float, ...] = (0.0, 0.5, 1.0)
     position_bias: float = 1.0
     spectrum_queries: int = 20
+    reask_share: float = 0.25
+    flip_probes: int = 5
+    minilm_queries: int = 20
+    minilm_n: int = 100
+    minilm_position_bias: float = 0.5
+    minilm_prompt_noise: float = 0.5
+    minilm_model: str = "bundled"
+    minilm_device: str = ""
     sweep_temperatures: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5)
     sweep_queries: int = 10
     parallel: int = 1
@@ -68,6 +87,7 @@ class RunConfig:
     llm_window: int = 6
     llm_stride: int = 3
     llm_methods: tuple[str, ...] = ("blitzrank", "sliding_window", "setwise")
+    llm_flip_probes: int = 5
     llm_mode: str = "first_token"
     llm_model: str = "smollm2-135m-instruct"
     llm_device: str = ""
@@ -111,6 +131,18 @@ class RunConfig:
             raise ValueError(f"position_bias must be >= 0, got {self.position_bias}")
         if self.spectrum_queries and self.pl_temperature == 0:
             raise ValueError("the persistent-oracle spectrum needs pl_temperature > 0")
+        if not self.reask_share >= 0:
+            raise ValueError(
+                f"reask_share must be >= 0 (0: no re-ask method), got {self.reask_share}"
+            )
+        if self.minilm_queries and self.minilm_n < max(self.m, 2):
+            raise ValueError(f"minilm_n={self.minilm_n} must be >= m={self.m}")
+        if not (self.minilm_position_bias >= 0 and self.minilm_prompt_noise >= 0):
+            raise ValueError("minilm_position_bias and minilm_prompt_noise must be >= 0")
+        if self.minilm_device and not self.minilm_queries:
+            raise ValueError(
+                "minilm_device is used only by the MiniLM tasks: set minilm_queries > 0"
+            )
         if any(t <= 0 for t in self.sweep_temperatures):
             raise ValueError("sweep_temperatures must be > 0")
         for name in (
@@ -121,6 +153,9 @@ class RunConfig:
             "cyclic_queries",
             "llm_queries",
             "max_calls",
+            "flip_probes",
+            "llm_flip_probes",
+            "minilm_queries",
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
@@ -133,6 +168,7 @@ class RunConfig:
             raise ValueError("parallel and tourrank_tournaments must be >= 1")
         unknown = set(self.llm_methods) - {
             "blitzrank",
+            "blitzrank_prior",
             "sliding_window",
             "setwise",
             "pairwise",

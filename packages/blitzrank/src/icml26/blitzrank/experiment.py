@@ -1,10 +1,14 @@
 """The main job (``icml26 run blitzrank``) and the bench (``icml26 bench blitzrank``).
 
-Main job, in four parts:
+Main job, in these parts:
 
 1. ``sim_<noise>``: simulated reranking (n candidates, BM25-like first stage, graded truth)
-   with a noisy listwise oracle; BlitzRank at each k against sliding window, setwise,
-   pairwise and TourRank: nDCG@10, calls, tokens, rounds per query.
+   with a noisy listwise oracle; BlitzRank at each k (and its re-ask option) against sliding
+   window, setwise, pairwise and TourRank: nDCG@10 (with standard errors, paired differences
+   to the sliding window), calls, tokens, rounds per query, and the oracle's position flip
+   rate. The realistic-oracle spectrum (``sim_persist<pct>``, ``sim_position``) and the noise
+   sweep rerun it with other oracles; ``minilm*`` (:mod:`icml26.blitzrank.minilm_tasks`) with
+   MiniLM's judgements of real factbook passages.
 2. ``calls_perfect``: calls to certify the ordered top-m with a perfect oracle (n = 100,
    m = 10), mean over seeds, for the default (reach) and the entropy schedules.
 3. ``sim_cyclic``: an adversarially non-transitive oracle; BlitzRank must still certify, and
@@ -17,6 +21,7 @@ Each finished part is checkpointed, so a killed run resumes at the next part.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -32,12 +37,17 @@ from icml26.blitzrank.data.types import RerankQuery
 from icml26.blitzrank.metrics import ndcg_at_k
 from icml26.blitzrank.oracles.base import BaseOracle
 from icml26.blitzrank.oracles.simulated import CyclicOracle, PerfectOracle, make_oracle
+from icml26.blitzrank.probes import position_flip
 from icml26.blitzrank.ranker import BlitzRank
+from icml26.blitzrank.reask import blitzrank_reask
 from icml26.shared import figure, log, seed_everything
 
 __all__ = ["bench", "run", "run_method"]
 
 OracleFactory = Callable[[int], BaseOracle]
+
+#: The entry of a task's results that describes the oracle itself, not a method.
+ORACLE = "oracle"
 
 
 def run_method(
@@ -52,13 +62,33 @@ def run_method(
     parallel: int = 1,
     max_calls: int = 0,
     seed: int = 0,
+    reask_share: float = 0.25,
 ) -> dict[str, Any]:
     """Run one method on one query; ``make(k)`` builds a fresh oracle with window ``k``.
 
-    Returns ranking, calls, rounds, usage (tokens) and, for BlitzRank, certification.
+    Methods: ``blitzrank_k<k>`` (the paper's engine), ``blitzrank_reask_k<k>`` (the engine,
+    then up to ``reask_share`` x its calls of verification at position m:
+    :mod:`icml26.blitzrank.reask`), ``blitzrank_prior_k<k>`` (the engine showing every query
+    in the first-stage order), ``sliding_window``, ``setwise``, ``pairwise``,
+    ``tourrank``. Returns ranking, calls, rounds, usage (tokens) and, for BlitzRank,
+    certification (and the verification calls).
     """
     certified: bool | None = None
-    if method.startswith("blitzrank_k"):
+    verify_calls: int | None = None
+    if method.startswith("blitzrank_reask_k"):
+        k = int(method.removeprefix("blitzrank_reask_k"))
+        oracle = make(k)
+        rr = blitzrank_reask(oracle, m, k=k, share=reask_share)
+        ranking, calls, rounds, certified = rr.ranking, rr.calls, rr.rounds, rr.certified
+        verify_calls = rr.verify_calls
+    elif method.startswith("blitzrank_prior_k"):
+        k = int(method.removeprefix("blitzrank_prior_k"))
+        oracle = make(k)
+        res = BlitzRank(
+            m, k=k, parallel=parallel, max_calls=max_calls or None, present="prior"
+        ).rank(oracle)
+        ranking, calls, rounds, certified = res.ranking, res.calls, res.rounds, res.certified
+    elif method.startswith("blitzrank_k"):
         k = int(method.removeprefix("blitzrank_k"))
         oracle = make(k)
         res = BlitzRank(m, k=k, parallel=parallel, max_calls=max_calls or None).rank(oracle)
@@ -87,6 +117,7 @@ def run_method(
         "rounds": rounds,
         "usage": oracle.usage.as_dict(),
         "certified": certified,
+        "verify_calls": verify_calls,
     }
 
 
@@ -100,8 +131,12 @@ def _evaluate(
     window: int,
     stride: int,
     setwise_window: int,
+    flip_probes: int = 0,
+    flip_k: int = 10,
 ) -> dict[str, dict[str, float]]:
-    """Mean per-query nDCG@10, calls, tokens, rounds (and certified rate) per method."""
+    """Mean per-query nDCG@10 (and its standard error), calls, tokens, rounds (certified rate,
+    verification calls) per method; with ``flip_probes``, the oracle's position flip rate
+    (:func:`~icml26.blitzrank.probes.position_flip`, windows of ``flip_k``) under ``ORACLE``."""
     acc: dict[str, dict[str, list[float]]] = {meth: {} for meth in methods}
     for qi, q in enumerate(queries):
         for meth in methods:
@@ -116,6 +151,7 @@ def _evaluate(
                 parallel=cfg.parallel,
                 max_calls=cfg.max_calls,
                 seed=cfg.seed + qi,
+                reask_share=cfg.reask_share,
             )
             rec = acc[meth]
             rec.setdefault("ndcg10", []).append(ndcg_at_k(out["ranking"], q.relevance, 10))
@@ -126,11 +162,36 @@ def _evaluate(
             rec.setdefault("repaired_calls", []).append(out["usage"]["repaired_calls"])
             if out["certified"] is not None:
                 rec.setdefault("certified_rate", []).append(float(out["certified"]))
+            if out["verify_calls"] is not None:
+                rec.setdefault("verify_calls", []).append(out["verify_calls"])
     first = [ndcg_at_k(range(q.n), q.relevance, 10) for q in queries]
     result = {meth: {key: float(np.mean(v)) for key, v in rec.items()} for meth, rec in acc.items()}
+    for meth, rec in acc.items():  # standard errors of the per-query mean nDCG@10
+        result[meth]["ndcg10_se"] = _se(np.asarray(rec["ndcg10"]))
+        if meth != "sliding_window" and "sliding_window" in acc:  # paired, same queries
+            diff = np.asarray(rec["ndcg10"]) - np.asarray(acc["sliding_window"]["ndcg10"])
+            result[meth]["ndcg10_diff_sw"] = float(diff.mean())
+            result[meth]["ndcg10_diff_sw_se"] = _se(diff)
+        base = paired_method(meth)
+        if base != meth and base in acc:  # the re-ask option against its paired engine run
+            diff = np.asarray(rec["ndcg10"]) - np.asarray(acc[base]["ndcg10"])
+            result[meth]["ndcg10_gain"] = float(diff.mean())
+            result[meth]["ndcg10_gain_se"] = _se(diff)
     result["first_stage"] = {"ndcg10": float(np.mean(first))}
     log(f"{task}: " + ", ".join(f"{k}={v['ndcg10']:.3f}" for k, v in result.items()))
+    if flip_probes:  # a fresh oracle (the sliding window's seed), not counted in any method
+        rng = np.random.default_rng(cfg.seed + 29)
+        flips = [
+            position_flip(factory(q, "sliding_window", qi)(flip_k), flip_k, flip_probes, rng)
+            for qi, q in enumerate(queries)
+        ]
+        result[ORACLE] = {"position_flip": float(np.mean(flips))}
     return result
+
+
+def _se(v: np.ndarray) -> float:
+    """Standard error of the mean of ``v`` (0 for fewer than two values)."""
+    return float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0
 
 
 def _sim_task(
@@ -142,6 +203,7 @@ def _sim_task(
     task: str | None = None,
     persistence: float = 1.0,
     position_bias: float = 0.0,
+    flips: bool = True,
 ) -> dict[str, dict[str, float]]:
     """Every method on simulated queries with the ``noise`` oracle (one oracle per method and
     query). ``persistent`` tasks use ``sim_pl``'s queries and fresh-noise seeds, and one
@@ -152,12 +214,7 @@ def _sim_task(
         rho=cfg.rho,
         seed=cfg.seed * 1000 + {"pl": 1, "bt": 2, "persistent": 1}[noise],
     )
-    methods = [f"blitzrank_k{k}" for k in cfg.ks] + [
-        "sliding_window",
-        "setwise",
-        "pairwise",
-        "tourrank",
-    ]
+    methods = sim_methods(cfg)
     if temperature is None:
         temperature = cfg.bt_temperature if noise == "bt" else cfg.pl_temperature
 
@@ -172,7 +229,7 @@ def _sim_task(
                 position_bias=position_bias,
                 item_seed=cfg.seed * 100_003 + qi * 101 + 97,
                 passage_tokens=q.passage_tokens,
-                seed=cfg.seed * 100_003 + qi * 101 + methods.index(meth),
+                seed=cfg.seed * 100_003 + qi * 101 + methods.index(paired_method(meth)),
             )
 
         return make
@@ -186,7 +243,31 @@ def _sim_task(
         window=cfg.window,
         stride=cfg.stride,
         setwise_window=cfg.setwise_window,
+        flip_probes=cfg.flip_probes if flips else 0,
+        flip_k=cfg.ks[0],
     )
+
+
+def sim_methods(cfg: RunConfig) -> list[str]:
+    """The methods of every simulated task: the paper's engine at each k, the baselines, then
+    the options (re-ask with ``reask_share > 0``, first-stage presentation order) at each k,
+    last so that adding them leaves the other methods' oracle seeds as they were."""
+    methods = [f"blitzrank_k{k}" for k in cfg.ks]
+    methods += ["sliding_window", "setwise", "pairwise", "tourrank"]
+    if cfg.reask_share > 0:
+        methods += [f"blitzrank_reask_k{k}" for k in cfg.ks]
+    methods += [f"blitzrank_prior_k{k}" for k in cfg.ks]
+    return methods
+
+
+def paired_method(method: str) -> str:
+    """The method whose oracle seed ``method`` shares: the re-ask option gets the paper's
+    engine's at the same k, so both see the same answers until verification starts (a paired
+    comparison: their difference is the verification alone)."""
+    for option in ("blitzrank_reask_k", "blitzrank_prior_k"):
+        if method.startswith(option):
+            return "blitzrank_k" + method.removeprefix(option)
+    return method
 
 
 def spectrum_tasks(cfg: RunConfig) -> dict[str, tuple[float, float]]:
@@ -321,7 +402,7 @@ def _perfect_calls(cfg: RunConfig) -> PerfectCalls:
 def _noise_sweep(cfg: RunConfig) -> dict[str, dict[str, dict[str, float]]]:
     """The Plackett-Luce task at every temperature of ``cfg.sweep_temperatures``."""
     return {
-        _tkey(t): _sim_task(cfg, "pl", temperature=t, n_queries=cfg.sweep_queries)
+        _tkey(t): _sim_task(cfg, "pl", temperature=t, n_queries=cfg.sweep_queries, flips=False)
         for t in cfg.sweep_temperatures
     }
 
@@ -346,7 +427,11 @@ def _llm_task(cfg: RunConfig) -> LLMResult:
         device=cfg.llm_device or None,
         threads=cfg.llm_threads,
     )
-    methods = [f"blitzrank_k{cfg.llm_k}" if x == "blitzrank" else x for x in cfg.llm_methods]
+    named = {
+        "blitzrank": f"blitzrank_k{cfg.llm_k}",
+        "blitzrank_prior": f"blitzrank_prior_k{cfg.llm_k}",
+    }
+    methods = [named.get(x, x) for x in cfg.llm_methods]
     mode = "generate" if cfg.llm_endpoint else cfg.llm_mode
 
     def factory(q: RerankQuery, meth: str, qi: int) -> OracleFactory:
@@ -362,6 +447,8 @@ def _llm_task(cfg: RunConfig) -> LLMResult:
         window=cfg.llm_window,
         stride=cfg.llm_stride,
         setwise_window=cfg.llm_k,
+        flip_probes=cfg.llm_flip_probes,
+        flip_k=cfg.llm_k,
     )
     info = {
         "llm_seconds": time.perf_counter() - t0,
@@ -374,14 +461,19 @@ def _llm_task(cfg: RunConfig) -> LLMResult:
 
 def _pareto_plot(run_dir: Any, tasks: dict[str, dict[str, dict[str, float]]]) -> None:
     names = list(tasks)
+    cols = min(4, len(names))
+    rows = math.ceil(len(names) / cols)
     with figure(
         run_dir.plot_path("pareto_ndcg_vs_tokens"),
-        1,
-        len(names),
+        rows,
+        cols,
         title="nDCG@10 vs tokens per query (up-left is better)",
+        squeeze=False,
     ) as (_fig, axes):
-        axes = np.atleast_1d(axes)
-        for ax, task in zip(axes, names, strict=True):
+        flat = list(axes.ravel())
+        for ax in flat[len(names) :]:
+            ax.set_visible(False)
+        for ax, task in zip(flat, names, strict=False):
             for meth, rec in tasks[task].items():
                 if "tokens" not in rec:
                     if "ndcg10" in rec:
@@ -429,7 +521,7 @@ def _tkey(t: float) -> str:
 def _sweep_plot(run_dir: Any, sweep: dict[str, dict[str, dict[str, float]]]) -> None:
     temps = list(sweep)
     xs = [float(t[1:].replace("p", ".")) for t in temps]
-    methods = [m for m in sweep[temps[0]] if m != "first_stage"]
+    methods = [m for m in sweep[temps[0]] if m not in ("first_stage", ORACLE)]
     with figure(
         run_dir.plot_path("ndcg_vs_noise"), 1, 2, title="Plackett-Luce oracle noise sweep"
     ) as (
@@ -484,18 +576,33 @@ def _sim_parts(parts: dict[str, Any], config: RunConfig) -> dict[str, dict[str, 
     return {name: parts[name] for name in names if name in parts}
 
 
-def _metrics(parts: dict[str, Any], config: RunConfig) -> dict[str, Any]:
-    """The metric tree (``<metric>.<task>.<method>``) of the finished parts."""
-    tasks: dict[str, dict[str, dict[str, float]]] = _sim_parts(parts, config)
+def _task_parts(parts: dict[str, Any], config: RunConfig) -> dict[str, dict[str, dict[str, float]]]:
+    """Every finished reranking task: simulated, spectrum, MiniLM, then the LLM task."""
+    tasks = _sim_parts(parts, config)
+    if "minilm" in parts:
+        tasks.update(parts["minilm"]["tasks"])
     llm: LLMResult | None = parts.get("llm")
     if llm is not None:
         tasks[llm.task] = llm.res
+    return tasks
+
+
+def _metrics(parts: dict[str, Any], config: RunConfig) -> dict[str, Any]:
+    """The metric tree (``<metric>.<task>.<method>``, ``position_flip.<task>``) of the
+    finished parts."""
+    tasks = _task_parts(parts, config)
+    llm: LLMResult | None = parts.get("llm")
     metrics: dict[str, Any] = {}
-    for key in ("ndcg10", "calls", "tokens", "tokens_in", "rounds", "certified_rate"):
+    keys = ("ndcg10", "ndcg10_se", "calls", "tokens", "tokens_in", "rounds", "certified_rate")
+    paired = ("ndcg10_gain", "ndcg10_gain_se", "ndcg10_diff_sw", "ndcg10_diff_sw_se")
+    for key in (*keys, "verify_calls", *paired):
         metrics[key] = {
-            task: {meth: rec[key] for meth, rec in res.items() if key in rec}
+            task: {meth: rec[key] for meth, rec in res.items() if key in rec and meth != ORACLE}
             for task, res in tasks.items()
         }
+    metrics["position_flip"] = {
+        task: res[ORACLE]["position_flip"] for task, res in tasks.items() if ORACLE in res
+    }
     if llm is not None:
         metrics["repaired_calls"] = {
             llm.task: {m: r["repaired_calls"] for m, r in llm.res.items() if "repaired_calls" in r}
@@ -529,9 +636,7 @@ def _plots(run_dir: Any, parts: dict[str, Any], config: RunConfig) -> None:
         _calls_plot(run_dir, perfect.reach, perfect.entropy, REFERENCE_CALLS)
     if "noise_sweep" in parts:
         _sweep_plot(run_dir, parts["noise_sweep"])
-    tasks = _sim_parts(parts, config)
-    if "llm" in parts:
-        tasks[parts["llm"].task] = parts["llm"].res
+    tasks = _task_parts(parts, config)
     if tasks:
         _pareto_plot(run_dir, tasks)
 
@@ -540,20 +645,26 @@ def run(config: RunConfig, run_dir: Any) -> dict[str, Any]:
     """The main job; returns the metrics named in the issue (nested, flattened by the runner).
 
     Its parts, each skipped when its size is 0: simulated reranking per noise, the
-    realistic-oracle spectrum (persistent and position-biased errors), the noise sweep, perfect-oracle calls, the cyclic oracle on a budget, the LLM task."""
+    realistic-oracle spectrum (persistent and position-biased errors), the noise sweep,
+    perfect-oracle calls, the cyclic oracle on a budget, the MiniLM real-model oracle tasks,
+    the LLM task."""
     seed_everything(config.seed)
     parts = _Parts(run_dir)
     if config.sim_queries:
         for noise in config.noises:
-            parts.once(f"sim_{noise}", lambda noise=noise: _sim_task(config, noise))
+            parts.once(f"sim_{noise}", functools.partial(_sim_task, config, noise))
     for task in spectrum_tasks(config):
-        parts.once(task, lambda task=task: _spectrum_task(config, task))
+        parts.once(task, functools.partial(_spectrum_task, config, task))
     if config.sweep_queries and config.sweep_temperatures:
         parts.once("noise_sweep", lambda: _noise_sweep(config))
     if config.perfect_seeds:
         parts.once("calls_perfect", lambda: _perfect_calls(config))
     if config.cyclic_queries:
         parts.once("sim_cyclic", lambda: _cyclic_task(config))
+    if config.minilm_queries:
+        from icml26.blitzrank.minilm_tasks import run_minilm_tasks
+
+        run_dir.update_env(**parts.once("minilm", lambda: run_minilm_tasks(config))["info"])
     if config.llm_queries:
         run_dir.update_env(**parts.once("llm", lambda: _llm_task(config)).info)
     _plots(run_dir, parts.done, config)

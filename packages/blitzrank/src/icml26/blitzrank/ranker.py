@@ -78,6 +78,10 @@ class BlitzRank:
         parallel: disjoint queries sent together per round (batched / async oracles).
         max_calls: budget of oracle calls; ``None`` for no budget (termination is guaranteed
             anyway).
+        present: the order a query's items are shown in: ``"current"`` (default: the
+            current best-known ranking) or ``"prior"`` (the first-stage order; an option, not
+            the paper's: with a primacy-biased oracle it keeps the first stage's information
+            in every answer, as the sliding window does).
     """
 
     def __init__(
@@ -89,6 +93,7 @@ class BlitzRank:
         schedule: Schedule = "reach",
         parallel: int = 1,
         max_calls: int | None = None,
+        present: str = "current",
     ) -> None:
         if isinstance(m, bool) or not isinstance(m, int) or m < 1:
             raise ValueError(f"m must be a positive integer, got {m!r}")
@@ -108,6 +113,9 @@ class BlitzRank:
         self.schedule: Schedule = schedule
         self.parallel = parallel
         self.max_calls = max_calls
+        if present not in ("current", "prior"):
+            raise ValueError(f"present must be 'current' or 'prior', got {present!r}")
+        self.present = present
 
     def _setup(self, oracle: Oracle, prior: Sequence[int] | None) -> tuple[int, int, np.ndarray]:
         n = int(oracle.n)
@@ -143,8 +151,10 @@ class BlitzRank:
             taken.update(q)
         if not queries:  # cannot happen while items are open: a scheduler bug
             raise RuntimeError("the top-m is not certified but no informative query exists")
-        # Show each query in the current best-known order (how a reranker's prompt lists it).
-        pos = {item: r for r, item in enumerate(graph.ranking(prior))}
+        # Show each query in the current best-known order (how a reranker's prompt lists it),
+        # or with present="prior" in the first-stage order.
+        shown = prior if self.present == "prior" else graph.ranking(prior)
+        pos = {int(item): r for r, item in enumerate(shown)}
         return [sorted(q, key=pos.__getitem__) for q in queries]
 
     def _result(

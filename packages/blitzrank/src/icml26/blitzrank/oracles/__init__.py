@@ -1,8 +1,10 @@
-"""Oracles: simulated (perfect, Plackett-Luce, Bradley-Terry, cyclic) and LLM listwise."""
+"""Oracles: simulated (perfect, Plackett-Luce, Bradley-Terry, persistent, cyclic), a real
+model's fixed scores with position effects (``ScoreOracle``, MiniLM), and LLM listwise."""
 
 from icml26.blitzrank.oracles.base import BaseOracle, Comparison, Oracle, OracleError, Usage
 from icml26.blitzrank.oracles.llm import LLMOracle
 from icml26.blitzrank.oracles.prompts import ParsedRanking, listwise_messages, parse_ranking
+from icml26.blitzrank.oracles.scored import ScoreOracle
 from icml26.blitzrank.oracles.simulated import (
     BradleyTerryOracle,
     CyclicOracle,
@@ -25,6 +27,7 @@ __all__ = [
     "PerfectOracle",
     "PersistentOracle",
     "PlackettLuceOracle",
+    "ScoreOracle",
     "TokenModel",
     "Usage",
     "listwise_messages",
