@@ -83,6 +83,8 @@ def test_missing_file_and_odd_dimension() -> None:
         ({"lr": -1.0}, "lr must be > 0"),
         ({"data_file": "traj.csv"}, ".npz"),
         ({"systems": (), "data_file": ""}, "nothing to run"),
+        ({"fput_amplitude": 0.0}, "fput_amplitude"),
+        ({"cloth_velocity": -0.1}, "cloth_velocity"),
     ],
 )
 def test_bad_run_configs(kwargs: dict[str, object], message: str) -> None:

@@ -75,9 +75,14 @@ def prepare_systems(config: RunConfig) -> list[PreparedSystem]:
     from icml26.ro_hnn.systems import make_system
 
     sizes = {"fput": config.fput_n, "wave": config.wave_n, "cloth": config.cloth_n}
+    families: dict[str, dict[str, float]] = {
+        "fput": {"amplitude": config.fput_amplitude},
+        "wave": {},
+        "cloth": {"damping": config.cloth_damping, "velocity_std": config.cloth_velocity},
+    }
     pairs = []
     for name in config.systems:
-        system = make_system(name, sizes[name])
+        system = make_system(name, sizes[name], **families[name])
         ds = make_dataset(
             system,
             n_train=config.n_train,
@@ -238,6 +243,10 @@ def summarise(config: RunConfig, systems: list[PreparedSystem], units: Units) ->
             if "energy_drift" in us[0]:
                 metrics.setdefault("energy_drift", {}).setdefault(name, {})[kind] = _mean(
                     [u["energy_drift"] for u in us]
+                )
+            if "learned_energy_drift" in us[0]:
+                metrics.setdefault("learned_energy_drift", {}).setdefault(name, {})[kind] = _mean(
+                    [u["learned_energy_drift"] for u in us]
                 )
             if "symplecticity_defect" in us[0]:
                 metrics.setdefault("symplecticity_defect", {}).setdefault(name, {})[kind] = float(
