@@ -63,11 +63,13 @@ def test_initial_condition_families() -> None:
     low = FPUTChain(n=8, amplitude=0.3).sample_initial_conditions(np.random.default_rng(0), 4)
     np.testing.assert_allclose(low, 0.3 * FPUTChain(n=8).sample_initial_conditions(rng, 4))
     cloth = make_system("cloth", 3, velocity_std=0.0, tilt_max=0.5, damping=2.0)
-    assert isinstance(cloth, DampedCloth) and cloth.damping == 2.0
+    assert isinstance(cloth, DampedCloth)
+    assert cloth.damping == 2.0
     x0 = cloth.sample_initial_conditions(np.random.default_rng(1), 5)
     assert np.all(x0[:, cloth.dof :] == 0.0)  # tilt-only family: at rest
     z = x0[:, : cloth.dof].reshape(5, -1, 3)[..., 2]  # heights: -y sin(theta) <= 0
-    assert np.all(z <= 1e-12) and np.all(z >= -np.sin(0.5) - 1e-12)
+    assert np.all(z <= 1e-12)
+    assert np.all(z >= -np.sin(0.5) - 1e-12)
 
 
 def test_bad_system_inputs_raise() -> None:

@@ -36,8 +36,8 @@ from icml26.ro_hnn.models import ReducedModel
 __all__ = [
     "energy_drift",
     "error_curve",
-    "learned_energy_drift",
     "evaluate_model",
+    "learned_energy_drift",
     "predict_batch",
     "rollout_error",
 ]
