@@ -9,7 +9,7 @@ __all__ = ["BENCH_PROFILES", "PAPER", "PROFILES"]
 
 QUICK_STEPS = 500
 FULL_STEPS = 4000
-FULL_CLOTH_N = 7
+FULL_CLOTH_N = 5
 
 PROFILES = {
     # seconds: the CLI path end to end, tiny sizes (used by the tests)
