@@ -80,7 +80,7 @@ def prepare_systems(config: RunConfig) -> list[PreparedSystem]:
         "wave": {},
         "cloth": {"damping": config.cloth_damping, "velocity_std": config.cloth_velocity},
     }
-    pairs = []
+    pairs: list[tuple[Any, Any]] = []
     for name in config.systems:
         system = make_system(name, sizes[name], **families[name])
         ds = make_dataset(
@@ -310,13 +310,13 @@ def _plots(
     ) as (_fig, axes):
         axes = np.atleast_1d(axes)
         for ax, name in zip(axes, names, strict=True):
-            units = per_system[name]
-            first = next(iter(units.values()))[0]
+            by_model = per_system[name]
+            first = next(iter(by_model.values()))[0]
             if "energy_reference" in first:
                 ax.plot(
                     np.asarray(first["energy_reference"]), color="black", lw=2.2, label="reference"
                 )
-                for i, (kind, us) in enumerate(units.items()):
+                for i, (kind, us) in enumerate(by_model.items()):
                     ax.plot(
                         np.asarray(us[0]["energy_curve"], dtype=float),
                         color=PALETTE[i % len(PALETTE)],

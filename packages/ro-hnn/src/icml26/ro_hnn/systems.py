@@ -299,7 +299,7 @@ def make_system(name: str, size: int, **family: float) -> HamiltonianSystem:
     if name == "wave":
         return WaveEquation(n=size, **family)  # type: ignore[arg-type]
     if name == "cloth":
-        return DampedCloth(nx=size, ny=size, **family)
+        return DampedCloth(nx=size, ny=size, **family)  # type: ignore[arg-type]
     raise ValueError(f"unknown system {name!r}; known systems: {', '.join(SYSTEMS)}")
 
 
