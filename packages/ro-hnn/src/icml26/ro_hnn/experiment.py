@@ -78,7 +78,11 @@ def prepare_systems(config: RunConfig) -> list[PreparedSystem]:
     families: dict[str, dict[str, float]] = {
         "fput": {"amplitude": config.fput_amplitude},
         "wave": {},
-        "cloth": {"damping": config.cloth_damping, "velocity_std": config.cloth_velocity},
+        "cloth": {
+            "damping": config.cloth_damping,
+            "velocity_std": config.cloth_velocity,
+            "dt": config.cloth_dt,
+        },
     }
     pairs: list[tuple[Any, Any]] = []
     for name in config.systems:
