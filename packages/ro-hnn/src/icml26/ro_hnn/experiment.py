@@ -81,6 +81,7 @@ def prepare_systems(config: RunConfig) -> list[PreparedSystem]:
         "cloth": {
             "damping": config.cloth_damping,
             "velocity_std": config.cloth_velocity,
+            "tilt_max": config.cloth_tilt_max,
             "dt": config.cloth_dt,
         },
     }
