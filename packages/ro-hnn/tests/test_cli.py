@@ -33,6 +33,8 @@ def test_smoke_run_writes_metrics_plots_and_claims(tmp_path: Path) -> None:
         assert f"energy_drift.fput.{model}" in m
         assert f"projection_error.fput.{model}" in m
         assert f"rollout_seconds.fput.{model}" in m
+    assert m["learned_energy_drift.fput.rohnn"] is not None  # a learned Hamiltonian
+    assert "learned_energy_drift.fput.ae_node" not in m  # a neural ODE has none
     assert m["latent_dim.fput"] == 4
     assert m["symplecticity_defect.fput.rohnn"] < 1e-10  # exact by construction, after training
     claims = {c["id"]: c for c in results["claims"]}

@@ -83,6 +83,9 @@ def test_missing_file_and_odd_dimension() -> None:
         ({"lr": -1.0}, "lr must be > 0"),
         ({"data_file": "traj.csv"}, ".npz"),
         ({"systems": (), "data_file": ""}, "nothing to run"),
+        ({"fput_amplitude": 0.0}, "fput_amplitude"),
+        ({"cloth_velocity": -0.1}, "cloth_velocity"),
+        ({"cloth_dt": 0.0}, "cloth_dt"),
     ],
 )
 def test_bad_run_configs(kwargs: dict[str, object], message: str) -> None:

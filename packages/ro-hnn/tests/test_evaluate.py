@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml26.ro_hnn.evaluate import energy_drift, error_curve, rollout_error
+from icml26.ro_hnn.evaluate import energy_drift, error_curve, learned_energy_drift, rollout_error
 
 
 def test_rollout_error_closed_form() -> None:
@@ -35,3 +35,16 @@ def test_error_curve_and_energy_drift() -> None:
     h_pred[0, 2] = 2.2
     h_pred[1, 3] = 1.6
     assert energy_drift(h_pred, h_ref) == pytest.approx(0.15)  # median of 0.1 and 0.2
+
+
+def test_learned_energy_drift_against_hand_values() -> None:
+    # energies above the floor 1.0: 2.0 and 4.0 at t = 0
+    h = np.array([[3.0, 3.2, 2.9, 3.0], [5.0, 4.0, 3.0, 2.0]])
+    # conservative: |change| / (H(z_0) - floor): 0.2 / 2 = 0.1 and 3 / 4 = 0.75; median 0.425
+    assert learned_energy_drift(h, 1.0, damped=False) == pytest.approx(0.425)
+    # damped: only energy gained counts: 0.2 / 2 = 0.1 and 0 (the second only loses energy)
+    assert learned_energy_drift(h, 1.0, damped=True) == pytest.approx(0.05)
+    h[1, 2] = np.nan
+    assert learned_energy_drift(h, 1.0, damped=True) == np.inf  # median of 0.1 and inf
+    with pytest.raises(ValueError, match="trajectories, time"):
+        learned_energy_drift(h[0], 1.0, damped=False)

@@ -58,6 +58,20 @@ def test_cloth_is_damped_and_springs_are_right() -> None:
     assert np.all(energy[:, -1] < 0.8 * energy[:, 0])
 
 
+def test_initial_condition_families() -> None:
+    rng = np.random.default_rng(0)
+    low = FPUTChain(n=8, amplitude=0.3).sample_initial_conditions(np.random.default_rng(0), 4)
+    np.testing.assert_allclose(low, 0.3 * FPUTChain(n=8).sample_initial_conditions(rng, 4))
+    cloth = make_system("cloth", 3, velocity_std=0.0, tilt_max=0.5, damping=2.0)
+    assert isinstance(cloth, DampedCloth)
+    assert cloth.damping == 2.0
+    x0 = cloth.sample_initial_conditions(np.random.default_rng(1), 5)
+    assert np.all(x0[:, cloth.dof :] == 0.0)  # tilt-only family: at rest
+    z = x0[:, : cloth.dof].reshape(5, -1, 3)[..., 2]  # heights: -y sin(theta) <= 0
+    assert np.all(z <= 1e-12)
+    assert np.all(z >= -np.sin(0.5) - 1e-12)
+
+
 def test_bad_system_inputs_raise() -> None:
     with pytest.raises(ValueError, match="unknown system"):
         make_system("pendulum", 4)
@@ -65,3 +79,7 @@ def test_bad_system_inputs_raise() -> None:
         FPUTChain(n=1)
     with pytest.raises(ValueError, match="shape"):
         simulate(FPUTChain(n=4), np.zeros((2, 7)), 3)
+    with pytest.raises(ValueError, match="amplitude"):
+        FPUTChain(n=4, amplitude=0.0)
+    with pytest.raises(ValueError, match="velocity_std"):
+        DampedCloth(nx=3, ny=3, velocity_std=-1.0)

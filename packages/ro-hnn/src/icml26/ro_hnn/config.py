@@ -61,6 +61,11 @@ class RunConfig:
         models: models to train, among ``rohnn``, ``psd_hnn``, ``ae_node``, ``full_hnn``.
         n_seeds: model seeds per (system, model); metrics are means over seeds.
         fput_n: FPUT masses; wave_n: wave nodes; cloth_n: cloth nodes per side.
+        fput_amplitude: scale of the FPUT initial mode amplitudes (nonlinearity ``β·a²``).
+        cloth_damping: the cloth's Rayleigh damping rate γ.
+        cloth_velocity: std of the cloth's random initial velocity (0: tilt-only family).
+        cloth_tilt_max: the largest initial tilt of the cloth from horizontal (radians).
+        cloth_dt: the cloth's observation step (the training horizon is ``horizon · cloth_dt``).
         n_train, n_test: trajectories (initial conditions) for training and for testing.
         horizon: observation steps of the training horizon (test rollouts go to 10x).
         steps: optimiser steps per model; batch: windows per step; window: rollout length.
@@ -78,6 +83,11 @@ class RunConfig:
     fput_n: int = 32
     wave_n: int = 64
     cloth_n: int = 5
+    fput_amplitude: float = 0.3
+    cloth_damping: float = 3.0
+    cloth_velocity: float = 0.0
+    cloth_tilt_max: float = 1.0471975511965976  # π/3
+    cloth_dt: float = 0.05
     n_train: int = 24
     n_test: int = 16
     horizon: int = 20
@@ -125,6 +135,10 @@ class RunConfig:
             )
         if self.fput_n < 2 or self.wave_n < 4 or self.cloth_n < 2:
             raise ValueError("sizes: fput_n >= 2, wave_n >= 4, cloth_n >= 2")
+        if not (self.fput_amplitude > 0 and self.cloth_dt > 0):
+            raise ValueError("fput_amplitude and cloth_dt must be > 0")
+        if self.cloth_damping < 0 or self.cloth_velocity < 0 or self.cloth_tilt_max < 0:
+            raise ValueError("cloth_damping, cloth_velocity and cloth_tilt_max must be >= 0")
         if self.lr <= 0 or self.noise < 0 or min(self.w_rec, self.w_latent, self.w_obs) < 0:
             raise ValueError("lr must be > 0; noise and loss weights must be >= 0")
         if self.seed < 0:

@@ -10,8 +10,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from icml26.ro_hnn.systems import HamiltonianSystem
 
 __all__ = [
     "Dataset",
@@ -117,8 +121,14 @@ class Dataset:
 
 
 def make_dataset(
-    system, *, n_train: int, n_test: int, horizon: int, seed: int, noise: float = 0.0
-) -> Dataset:  # type: ignore[no-untyped-def]
+    system: HamiltonianSystem,
+    *,
+    n_train: int,
+    n_test: int,
+    horizon: int,
+    seed: int,
+    noise: float = 0.0,
+) -> Dataset:
     """Simulate ``system`` from fresh initial conditions: training to ``horizon``, test to ``10 × horizon``."""
     from icml26.ro_hnn.systems import simulate
 

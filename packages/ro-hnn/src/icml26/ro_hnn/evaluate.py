@@ -10,6 +10,12 @@
 * symplecticity defect: ``max_z |DΨ(z)ᵀ J_{2n} DΨ(z) - J_{2d}|_F`` over encoded test states;
 * projection error: ``|x - Ψ(E(x))| / |x - x_ref|`` over all test states (relative L2 per
   trajectory, median).
+* learned-energy drift (models with a learned Hamiltonian ``H_θ``): along the latent rollout
+  ``z_t``, ``max_t |H_θ(z_t) - H_θ(z_0)| / (H_θ(z_0) - e_min)`` for conservative systems and
+  ``max_t max(0, H_θ(z_t) - H_θ(z_0)) / (H_θ(z_0) - e_min)`` (energy gained) for damped ones,
+  ``e_min`` the lowest learned energy over the encoded test states and the reference state
+  (``H_θ`` is defined up to a constant, so the drift is measured against the learned energy
+  above that floor); median over trajectories.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ __all__ = [
     "energy_drift",
     "error_curve",
     "evaluate_model",
+    "learned_energy_drift",
     "predict_batch",
     "rollout_error",
 ]
@@ -91,6 +98,30 @@ def energy_drift(h_pred: np.ndarray, h_ref: np.ndarray) -> float:
     rel = np.abs(h_pred - h_ref) / np.maximum(np.abs(h_ref[:, :1]), 1e-300)
     worst = np.where(np.all(np.isfinite(h_pred), axis=1), np.max(rel, axis=1), np.inf)
     return float(np.median(worst))
+
+
+def learned_energy_drift(h_rollout: np.ndarray, floor: float, *, damped: bool) -> float:
+    """Median over trajectories of the learned Hamiltonian's drift (module doc).
+
+    Args:
+        h_rollout: ``H_θ(z_t)`` along the latent rollouts, shape ``(B, T)``.
+        floor: ``e_min``, the lowest learned energy on the data.
+        damped: count only energy gained (a damped system may lose energy, never gain it).
+    """
+    if h_rollout.ndim != 2:
+        raise ValueError(f"h_rollout must be (trajectories, time), got shape {h_rollout.shape}")
+    change = h_rollout - h_rollout[:, :1]
+    change = np.maximum(change, 0.0) if damped else np.abs(change)
+    scale = np.maximum(h_rollout[:, 0] - floor, 1e-300)
+    worst = np.max(change, axis=1) / scale
+    worst = np.where(np.all(np.isfinite(h_rollout), axis=1), worst, np.inf)
+    return float(np.median(worst))
+
+
+@partial(jax.jit, static_argnames=("graphdef",))
+def _learned_energy(graphdef: Any, state: Any, z: jax.Array) -> jax.Array:
+    model = nnx.merge(graphdef, state)
+    return jax.vmap(model.dynamics.energy)(z)
 
 
 def evaluate_model(
@@ -154,6 +185,18 @@ def evaluate_model(
         out["energy_drift"] = energy_drift(h_pred, h_ref)
         out["energy_curve"] = h_pred[0]
         out["energy_reference"] = h_true[0]
+    if hasattr(model.dynamics, "energy"):
+        h_roll = np.asarray(
+            _learned_energy(graphdef, state, jnp.asarray(z.reshape(-1, z.shape[-1])))
+        )
+        h_data = np.asarray(
+            _learned_energy(
+                graphdef, state, jnp.concatenate([z_true, model.encode(jnp.asarray(x_ref))[None]])
+            )
+        )
+        out["learned_energy_drift"] = learned_energy_drift(
+            h_roll.reshape(z.shape[:2]), float(np.min(h_data)), damped=damped
+        )
     d = z.shape[-1] // 2
     out["latent_pred"] = z[0, :, : min(d, 2)]
     out["latent_true"] = np.asarray(z_true).reshape(x_test.shape[0], x_test.shape[1], -1)[

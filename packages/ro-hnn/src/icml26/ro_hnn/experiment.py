@@ -75,9 +75,19 @@ def prepare_systems(config: RunConfig) -> list[PreparedSystem]:
     from icml26.ro_hnn.systems import make_system
 
     sizes = {"fput": config.fput_n, "wave": config.wave_n, "cloth": config.cloth_n}
-    pairs = []
+    families: dict[str, dict[str, float]] = {
+        "fput": {"amplitude": config.fput_amplitude},
+        "wave": {},
+        "cloth": {
+            "damping": config.cloth_damping,
+            "velocity_std": config.cloth_velocity,
+            "tilt_max": config.cloth_tilt_max,
+            "dt": config.cloth_dt,
+        },
+    }
+    pairs: list[tuple[Any, Any]] = []
     for name in config.systems:
-        system = make_system(name, sizes[name])
+        system = make_system(name, sizes[name], **families[name])
         ds = make_dataset(
             system,
             n_train=config.n_train,
@@ -239,6 +249,10 @@ def summarise(config: RunConfig, systems: list[PreparedSystem], units: Units) ->
                 metrics.setdefault("energy_drift", {}).setdefault(name, {})[kind] = _mean(
                     [u["energy_drift"] for u in us]
                 )
+            if "learned_energy_drift" in us[0]:
+                metrics.setdefault("learned_energy_drift", {}).setdefault(name, {})[kind] = _mean(
+                    [u["learned_energy_drift"] for u in us]
+                )
             if "symplecticity_defect" in us[0]:
                 metrics.setdefault("symplecticity_defect", {}).setdefault(name, {})[kind] = float(
                     max(u["symplecticity_defect"] for u in us)
@@ -301,13 +315,13 @@ def _plots(
     ) as (_fig, axes):
         axes = np.atleast_1d(axes)
         for ax, name in zip(axes, names, strict=True):
-            units = per_system[name]
-            first = next(iter(units.values()))[0]
+            by_model = per_system[name]
+            first = next(iter(by_model.values()))[0]
             if "energy_reference" in first:
                 ax.plot(
                     np.asarray(first["energy_reference"]), color="black", lw=2.2, label="reference"
                 )
-                for i, (kind, us) in enumerate(units.items()):
+                for i, (kind, us) in enumerate(by_model.items()):
                     ax.plot(
                         np.asarray(us[0]["energy_curve"], dtype=float),
                         color=PALETTE[i % len(PALETTE)],

@@ -12,7 +12,7 @@ from flax import nnx
 __all__ = ["MLP", "Fixed"]
 
 
-class Fixed(nnx.Variable):  # type: ignore[misc]
+class Fixed(nnx.Variable):
     """A non-trainable array (PSD basis, reference state): split away from ``nnx.Param``."""
 
 

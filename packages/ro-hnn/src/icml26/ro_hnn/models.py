@@ -13,9 +13,11 @@ full_hnn  none (full phase space)                       plain HNN, Strang/Störm
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import nnx
 
 from icml26.ro_hnn.autoencoder import (
@@ -38,8 +40,9 @@ class ReducedModel(nnx.Module):
         self, kind: str, autoencoder: nnx.Module, dynamics: nnx.Module, *, dt: float, substeps: int
     ) -> None:
         self.kind = kind
-        self.autoencoder = autoencoder
-        self.dynamics = dynamics
+        # duck-typed: an autoencoder (n, d, encode, decode) and dynamics (step[, energy])
+        self.autoencoder: Any = autoencoder
+        self.dynamics: Any = dynamics
         self.dt, self.substeps = float(dt), int(substeps)
 
     @property
@@ -77,8 +80,8 @@ def build_model(
     dt: float,
     damped: bool,
     arch: Architecture,
-    basis: jax.Array | None = None,
-    q_ref: jax.Array | None = None,
+    basis: jax.Array | np.ndarray | None = None,
+    q_ref: jax.Array | np.ndarray | None = None,
     latent_scale: float = 1.0,
     full_scale: float = 1.0,
     seed: int = 0,

@@ -203,10 +203,12 @@ class Trainer:
         self.model = model
         self.settings = settings
         self.data = jnp.asarray(x_train)
-        x_ref = jnp.asarray(x_ref)
-        self.scale = jnp.mean(jnp.sum((self.data - x_ref) ** 2, axis=-1))
+        self.scale = jnp.mean(jnp.sum((self.data - jnp.asarray(x_ref)) ** 2, axis=-1))
         self.key = jax.random.key(seed)
-        self.graphdef, self.params, self.rest = nnx.split(model, nnx.Param, ...)
+        parts: tuple[Any, ...] = nnx.split(model, nnx.Param, ...)
+        self.graphdef: Any = parts[0]
+        self.params: Any = parts[1]
+        self.rest: Any = parts[2]
         self.opt_state = make_optimizer(settings).init(self.params)
         self.step = 0
         self.losses: list[float] = []
@@ -273,7 +275,7 @@ class Trainer:
     def _load(self, state: dict[str, Any]) -> None:
         treedef = jax.tree_util.tree_structure((self.params, self.opt_state))
         leaves = [jnp.asarray(v) for v in state["leaves"]]
-        if len(leaves) != treedef.num_leaves:
+        if len(leaves) != len(jax.tree_util.tree_leaves((self.params, self.opt_state))):
             raise ValueError("the checkpoint does not match this model's parameters")
         self.params, self.opt_state = jax.tree_util.tree_unflatten(treedef, leaves)
         self.step = int(state["step"])
