@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from icml26.blitzrank.oracles.simulated import _Simulated
+from icml26.blitzrank.oracles.simulated import _Simulated, check_position_bias, primacy_bonus
 
 __all__ = ["ScoreOracle"]
 
@@ -52,21 +52,18 @@ class ScoreOracle(_Simulated):
         prompt_seed: int = 0,
         **kw: Any,
     ) -> None:
-        if not position_bias >= 0:
-            raise ValueError(f"position_bias must be >= 0, got {position_bias!r}")
         if not prompt_noise >= 0:
             raise ValueError(f"prompt_noise must be >= 0, got {prompt_noise!r}")
         if prompt_seed < 0:
             raise ValueError(f"prompt_seed must be >= 0, got {prompt_seed!r}")
         super().__init__(scores, k, **kw)
-        self.position_bias = float(position_bias)
+        self.position_bias = check_position_bias(position_bias)
         self.prompt_noise = float(prompt_noise)
         self.prompt_seed = int(prompt_seed)
 
     def _order(self, items: np.ndarray) -> np.ndarray:
         keys = self.scores[items].astype(float)
-        if self.position_bias > 0.0 and items.shape[0] > 1:
-            keys = keys + self.position_bias * np.linspace(1.0, 0.0, items.shape[0])
+        keys = keys + primacy_bonus(items.shape[0], self.position_bias)
         if self.prompt_noise > 0.0:
             rng = np.random.default_rng([self.prompt_seed, *(int(i) for i in items)])
             keys = keys + self.prompt_noise * rng.gumbel(size=items.shape[0])

@@ -41,7 +41,9 @@ __all__ = [
     "PersistentOracle",
     "PlackettLuceOracle",
     "TokenModel",
+    "check_position_bias",
     "make_oracle",
+    "primacy_bonus",
 ]
 
 
@@ -69,6 +71,24 @@ class TokenModel:
         inp = self.header + query_tokens + int(passage_tokens[list(items)].sum())
         inp += self.per_item * len(items)
         return {"input_tokens": inp, "output_tokens": self.out_header + self.per_id * listed}
+
+
+def check_position_bias(position_bias: float) -> float:
+    """``position_bias`` as a float, refused unless ``>= 0`` (NaN included)."""
+    if not position_bias >= 0:
+        raise ValueError(f"position_bias must be >= 0, got {position_bias!r}")
+    return float(position_bias)
+
+
+def primacy_bonus(length: int, position_bias: float) -> np.ndarray:
+    """The primacy bias ``position_bias * (L-1-p) / (L-1)`` of each position ``p`` of ``L``.
+
+    The first-shown item gains ``position_bias`` utility units over the last, linearly in
+    between (listwise LLM rerankers favour what they read first); zeros when ``L < 2``.
+    """
+    if length < 2 or position_bias == 0.0:
+        return np.zeros(length)
+    return position_bias * np.linspace(1.0, 0.0, length)
 
 
 class _Simulated(BaseOracle):
@@ -160,12 +180,10 @@ class PersistentOracle(_Simulated):
             raise ValueError(f"temperature must be > 0, got {temperature!r}")
         if not 0.0 <= persistence <= 1.0:
             raise ValueError(f"persistence must be in [0, 1], got {persistence!r}")
-        if not position_bias >= 0:
-            raise ValueError(f"position_bias must be >= 0, got {position_bias!r}")
         super().__init__(scores, k, **kw)
         self.temperature = float(temperature)
         self.persistence = float(persistence)
-        self.position_bias = float(position_bias)
+        self.position_bias = check_position_bias(position_bias)
         self.item_noise = np.random.default_rng(item_seed).gumbel(size=self.n)
 
     def _order(self, items: np.ndarray) -> np.ndarray:
@@ -174,8 +192,7 @@ class PersistentOracle(_Simulated):
             keys = keys + np.sqrt(1.0 - self.persistence) * self.rng.gumbel(size=items.shape[0])
         if self.persistence > 0.0:
             keys = keys + np.sqrt(self.persistence) * self.item_noise[items]
-        if self.position_bias > 0.0 and items.shape[0] > 1:
-            keys = keys + self.position_bias * np.linspace(1.0, 0.0, items.shape[0])
+        keys = keys + primacy_bonus(items.shape[0], self.position_bias)
         return items[np.argsort(-keys, kind="stable")]
 
 
