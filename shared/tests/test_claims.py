@@ -96,7 +96,7 @@ def test_claim_entry_is_computed_not_set() -> None:
     assert claim.evaluate({"speedup": 2.0})["holds"] is True
     entry = claim.evaluate({"speedup": 1.0})
     assert entry["holds"] is False
-    assert set(entry) == {"id", "statement", "paper_value", "measured", "rule", "holds"}
+    assert set(entry) == {"id", "statement", "paper_value", "measured", "rule", "holds", "kind"}
 
 
 def test_claim_validates_rule_and_id_at_definition() -> None:

@@ -43,9 +43,18 @@ def test_rule_keys_sees_every_branch_and_aggregate() -> None:
 
 def test_fitting_claims_pass() -> None:
     paper = _paper(
-        Claim("better", "ours beats base", "-", "err.ours < err.base"),
-        Claim("fast", "fast", "-", 'min_of("speed.*") > 2'),
-        Claim("big", "only quick makes it", "-", "err.quick_only < 1", profiles=("quick", "full")),
+        Claim("better", "ours beats base", "-", "err.ours < err.base", placebo={"ours": "base"}),
+        Claim(
+            "fast", "fast", "-", 'min_of("speed.*") > 2', kind="absolute", floor="1: no speed-up"
+        ),
+        Claim(
+            "big",
+            "only quick",
+            "-",
+            "err.quick_only < 1",
+            profiles=("quick", "full"),
+            placebo="null",
+        ),
     )
     check_paper(paper, _results(METRICS))
 
@@ -72,7 +81,7 @@ def test_a_pattern_matching_nothing_fails() -> None:
 
 
 def test_profile_only_keys_are_asked_of_their_profile() -> None:
-    claim = Claim("big", "-", "-", "err.quick_only < 1", profiles=("quick",))
+    claim = Claim("big", "-", "-", "err.quick_only < 1", profiles=("quick",), placebo={"q": "b"})
     check_paper(_paper(claim), _results(METRICS, "smoke"))
     with pytest.raises(ClaimCheckError, match=r"quick run produced no metric err\.quick_only"):
         check_paper(_paper(claim), _results(METRICS, "quick"))

@@ -23,11 +23,17 @@ from icml26.shared.results import (
 )
 from icml26.shared.rundir import Checkpoints, ConfigMismatchError, RunDir
 from icml26.shared.runner import run_job
-from icml26.shared.seeding import seed_everything
+from icml26.shared.seeding import rng_for, seed_everything, seed_for
+from icml26.shared.stages import JSON, NUMPY, ORBAX, PICKLE, TORCH, Saver, StageError, Stages
 
 __all__ = [
+    "JSON",
+    "NUMPY",
+    "ORBAX",
     "PALETTE",
+    "PICKLE",
     "PROFILES",
+    "TORCH",
     "Checkpoints",
     "Claim",
     "ConfigMismatchError",
@@ -36,6 +42,9 @@ __all__ = [
     "ResultsError",
     "RuleError",
     "RunDir",
+    "Saver",
+    "StageError",
+    "Stages",
     "apply_overrides",
     "atomic_path",
     "atomic_write_bytes",
@@ -49,10 +58,12 @@ __all__ = [
     "load_results",
     "log",
     "progress",
+    "rng_for",
     "rule_keys",
     "run_job",
     "save_figure",
     "seed_everything",
+    "seed_for",
     "validate_results",
 ]
 

@@ -13,6 +13,16 @@ Python identifiers, ``m("key-with-dashes")``; ``+ - * / **``; comparisons (chain
 
 ``holds`` is always computed here from the numbers: ``True``/``False``, or ``None`` when the
 rule cannot be decided (a metric is missing or not finite), with the reason in ``note``.
+
+**Placebos.** A comparative claim (the default ``kind``) names its placebo: the substitution
+that removes the method's contribution. Either a mapping of key parts, method to baseline
+(``placebo={"decor": "monolithic"}``: every metric key with a part ``decor`` takes the value of
+the same key with ``monolithic`` there; parts may be ``fnmatch`` patterns such as
+``"blitzrank_*"``), or the name of a data-level null the package runs in its tests
+(``placebo="null_world"``; ``icml26.shared.testing.check_paper`` takes that run's metrics).
+A rule that still holds under its placebo measures nothing: it is a test, not a claim. An
+``absolute`` claim (a threshold, no baseline) states its ``floor`` instead: the value a
+method with no effect would reach, and why the threshold is not forced.
 """
 
 from __future__ import annotations
@@ -25,7 +35,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Claim", "RuleError", "RuleKeys", "check_rule", "evaluate_rule", "rule_keys"]
+__all__ = [
+    "CLAIM_KINDS",
+    "Claim",
+    "RuleError",
+    "RuleKeys",
+    "check_rule",
+    "evaluate_rule",
+    "placebo_metrics",
+    "rule_keys",
+]
+
+#: ``comparative``: the method against a baseline (needs a placebo); ``absolute``: a threshold
+#: with no baseline (needs a floor).
+CLAIM_KINDS = ("comparative", "absolute")
 
 Number = float | int
 
@@ -241,6 +264,42 @@ def evaluate_rule(
     return holds, ev.used, note
 
 
+def placebo_metrics(
+    metrics: Mapping[str, Any], substitution: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """``metrics`` with the method's figures replaced by the baseline's.
+
+    Every key with a dot-separated part matching a pattern of ``substitution`` (``fnmatch``)
+    takes the value of the key with that part replaced by the baseline's name.
+
+    Args:
+        metrics: flat metrics (dotted keys).
+        substitution: method part (or pattern) -> baseline part.
+
+    Returns:
+        ``(placebo, unmatched)``: the substituted metrics, in which a key whose baseline
+        counterpart is absent is left out (a rule reading it is then undecided), and
+        ``unmatched`` mapping each such key to the counterpart it looked for.
+    """
+    placebo: dict[str, Any] = {}
+    unmatched: dict[str, str] = {}
+    for key, value in metrics.items():
+        parts = key.split(".")
+        swapped = [
+            next((base for pat, base in substitution.items() if fnmatch.fnmatchcase(p, pat)), p)
+            for p in parts
+        ]
+        if swapped == parts:
+            placebo[key] = value
+            continue
+        counterpart = ".".join(swapped)
+        if counterpart in metrics:
+            placebo[key] = metrics[counterpart]
+        else:
+            unmatched[key] = counterpart
+    return placebo, unmatched
+
+
 @dataclass(frozen=True)
 class Claim:
     """A claim of the paper, checked against our measurements.
@@ -256,6 +315,13 @@ class Claim:
             Empty means every profile. In a run of another profile the claim is reported
             undecided with a note saying so, and ``icml26.shared.testing.check_paper`` does not
             ask the run for its keys.
+        kind: ``"comparative"`` (default: needs a ``placebo``) or ``"absolute"`` (needs a
+            ``floor``).
+        placebo: for a comparative claim, a mapping ``{method part: baseline part}`` (see
+            :func:`placebo_metrics`) or the name of a data-level null run by the package's
+            tests (see the module docstring).
+        floor: for an absolute claim, the figure a method with no effect reaches and why the
+            threshold is not forced by construction.
     """
 
     id: str
@@ -263,6 +329,9 @@ class Claim:
     paper_value: str
     rule: str
     profiles: tuple[str, ...] = ()
+    kind: str = "comparative"
+    placebo: Mapping[str, str] | str | None = None
+    floor: str = ""
 
     def __post_init__(self) -> None:
         if not self.id or not self.id.replace("_", "").replace("-", "").isalnum():
@@ -275,6 +344,49 @@ class Claim:
                 f"claim {self.id!r}: profiles must be a tuple of profile names, got {self.profiles!r}"
             )
         object.__setattr__(self, "profiles", tuple(self.profiles))
+        if self.kind not in CLAIM_KINDS:
+            raise ValueError(
+                f"claim {self.id!r}: kind must be one of {CLAIM_KINDS}, got {self.kind!r}"
+            )
+        placebo = self.placebo
+        if isinstance(placebo, str):
+            if not placebo.strip():
+                raise ValueError(f"claim {self.id!r}: a named placebo must be non-empty")
+        elif placebo is not None:
+            if (
+                not isinstance(placebo, Mapping)
+                or not placebo
+                or not all(
+                    isinstance(k, str) and k and isinstance(v, str) and v and "." not in k + v
+                    for k, v in placebo.items()
+                )
+            ):
+                raise ValueError(
+                    f"claim {self.id!r}: placebo must map key parts to key parts "
+                    f"(e.g. {{'decor': 'monolithic'}}), got {placebo!r}"
+                )
+            object.__setattr__(self, "placebo", dict(placebo))
+        if self.kind == "absolute" and placebo is not None:
+            raise ValueError(f"claim {self.id!r}: an absolute claim has a floor, not a placebo")
+
+    def under_placebo(self, metrics: Mapping[str, Any]) -> tuple[bool | None, str]:
+        """Evaluate the rule with the method's figures replaced by the baseline's.
+
+        Args:
+            metrics: the run's flat metrics.
+
+        Returns:
+            ``(holds, note)``: ``holds`` is ``None`` when the claim has no key-part placebo or
+            the substituted rule cannot be decided (``note`` says why).
+        """
+        if not isinstance(self.placebo, Mapping):
+            return None, "no key-part placebo"
+        placebo, unmatched = placebo_metrics(metrics, self.placebo)
+        holds, used, note = evaluate_rule(self.rule, placebo)
+        missing = sorted(k for k in used if k in unmatched)
+        if missing:
+            note = "; ".join(f"no baseline figure {unmatched[k]!r} for {k!r}" for k in missing)
+        return holds, note
 
     def applies_to(self, profile: str) -> bool:
         """Whether runs of ``profile`` produce this claim's metrics."""
@@ -299,4 +411,11 @@ class Claim:
         }
         if note:
             entry["note"] = note
+        entry["kind"] = self.kind
+        if self.kind == "absolute":
+            entry["floor"] = self.floor
+        elif self.placebo is not None:
+            entry["placebo"] = self.placebo
+            if isinstance(self.placebo, Mapping) and holds is not None:
+                entry["placebo_holds"], _ = self.under_placebo(metrics)
         return entry

@@ -33,7 +33,7 @@ _SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 JobFn = Callable[[Any, Any], Mapping[str, Any]]
 
 
-def _resolve(target: JobFn | str) -> JobFn:
+def _resolve(target: Callable[..., Any] | str) -> Callable[..., Any]:
     if callable(target):
         return target
     module_name, _, attr = target.partition(":")
@@ -76,6 +76,11 @@ class Paper:
         bench_claims: claims checked on ``bench``'s metrics.
         framework: ``"jax"``, ``"torch"`` or ``"numpy"`` (informational).
         summary: one line for ``icml26 list``.
+        extra: free-form facts for tools (``resources`` for ``icml26 reproduce``).
+        inputs: ``inputs(config)`` or ``"module:function"``: validates the config's input
+            files (a user's data, a checkpoint folder) and raises ``ValueError`` naming the
+            problem; run before the run folder is made, so a bad file fails in seconds, not
+            after the first stages.
     """
 
     slug: str
@@ -89,6 +94,7 @@ class Paper:
     framework: str = ""
     summary: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    inputs: Callable[[Any], None] | str | None = None
 
     def __post_init__(self) -> None:
         if not _SLUG.match(self.slug):
@@ -118,6 +124,15 @@ class Paper:
 
     def claims_for(self, kind: str) -> Sequence[Claim]:
         return self.bench_claims if kind == "bench" else self.claims
+
+    def check_inputs(self, config: Any) -> None:
+        """Run the paper's ``inputs`` check on ``config`` (nothing when it has none).
+
+        Raises:
+            ValueError: from the check, naming the bad input.
+        """
+        if self.inputs is not None:
+            _resolve(self.inputs)(config)
 
     def job(self, kind: str) -> JobFn:
         """The ``run`` or ``bench`` function (importing its module if given as a string)."""

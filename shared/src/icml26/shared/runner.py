@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 import traceback
 from collections.abc import Sequence
@@ -14,8 +15,20 @@ from icml26.shared.paper import Paper
 from icml26.shared.progress import log
 from icml26.shared.results import build_results
 from icml26.shared.rundir import RunDir
+from icml26.shared.seeding import seed_everything
 
-__all__ = ["ERROR_FILE", "ProfileError", "resolve_config", "run_job"]
+__all__ = [
+    "ERROR_FILE",
+    "ProfileError",
+    "apply_runtime",
+    "resolve_config",
+    "run_job",
+    "threads_for",
+]
+
+#: Thread variables the runner sets from a config's ``threads`` (read by OpenMP, MKL, OpenBLAS
+#: and by packages that size their own pools).
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "ICML26_THREADS")
 
 ERROR_FILE = "error.txt"
 
@@ -34,6 +47,47 @@ def resolve_config(paper: Paper, kind: str, profile: str, overrides: Sequence[st
     return apply_overrides(profiles[profile], overrides)
 
 
+def threads_for(config: Any) -> int | None:
+    """The CPU threads a job should use: the config's ``threads`` field when positive, else
+    ``ICML26_THREADS`` from the environment (set by ``icml26 reproduce`` for each child), else
+    ``None`` (the frameworks' defaults)."""
+    threads = getattr(config, "threads", None)
+    if isinstance(threads, int) and not isinstance(threads, bool) and threads > 0:
+        return threads
+    text = os.environ.get("ICML26_THREADS", "")
+    return int(text) if text.isdigit() and int(text) > 0 else None
+
+
+def apply_runtime(config: Any, *, before_import: bool) -> int | None:
+    """Set threads and seed from ``config`` so no package writes that preamble again.
+
+    Called twice by :func:`run_job`: before the job's module is imported
+    (``before_import=True``: the thread variables, which OpenMP reads when it starts) and
+    after it (torch's intra-op threads when torch is loaded, and
+    :func:`~icml26.shared.seed_everything` with the config's ``seed``). A config's ``device``
+    is validated by the config itself and recorded in ``env.json``; JAX jobs derive their
+    keys from the seed explicitly.
+
+    Args:
+        config: the resolved config (fields ``threads``, ``seed`` are optional).
+        before_import: which of the two calls this is.
+
+    Returns:
+        The thread count applied, or ``None`` when the frameworks keep their defaults.
+    """
+    threads = threads_for(config)
+    if before_import:
+        if threads is not None:
+            os.environ.update({name: str(threads) for name in _THREAD_VARIABLES})
+        return threads
+    if threads is not None and "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    seed = getattr(config, "seed", None)
+    if seed is not None:
+        seed_everything(seed)
+    return threads
+
+
 def run_job(
     paper: Paper,
     version: str,
@@ -46,13 +100,20 @@ def run_job(
 ) -> RunDir:
     """Resolve the config, run ``paper``'s ``kind`` job and write ``results.json``.
 
-    The config is resolved before any folder is made, so a bad override leaves nothing behind.
-    On failure the traceback goes to ``<run>/error.txt`` (read by ``icml26 report``) and the
-    exception propagates; an earlier ``results.json`` in the folder is removed so it cannot be
-    mistaken for this run's.
+    The config is resolved (and the paper's ``check_inputs`` run on it) before any folder is
+    made, so a bad override or a bad input file leaves nothing behind. Threads and the seed
+    come from the config (:func:`apply_runtime`). On failure the traceback goes to
+    ``<run>/error.txt`` (read by ``icml26 report``, which then treats an older
+    ``results.json`` as stale) and the exception propagates. A finished run folder keeps its
+    ``results.json`` until the new one replaces it atomically: the folder's config is the same
+    (a different one is refused), so an interrupted rerun never leaves the folder without
+    results.
     """
     config = resolve_config(paper, kind, profile, overrides)
+    paper.check_inputs(config)
+    apply_runtime(config, before_import=True)
     fn = paper.job(kind)
+    apply_runtime(config, before_import=False)
     run_dir = (
         RunDir(out)
         if out is not None
@@ -60,7 +121,6 @@ def run_job(
     )
     resuming = run_dir.prepare(config)
     (run_dir.path / ERROR_FILE).unlink(missing_ok=True)
-    run_dir.results_path.unlink(missing_ok=True)
     run_dir.update_env(paper=paper.slug, kind=kind, profile=profile, version=version)
     log(f"{paper.slug} {kind} ({profile}) -> {run_dir.path}{' (resuming)' if resuming else ''}")
     start, cpu_start = time.perf_counter(), time.process_time()
