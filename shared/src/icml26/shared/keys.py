@@ -12,9 +12,11 @@ value          part          rule
 ``2.0``        ``2``         a float equal to an int (and ``repr``-ed without exponent)
                              drops the ``.0``: ``2`` and ``2.0`` give the same key
 ``-0.5``       ``m0p5``      a minus sign -> ``m`` (``-0.0`` is written ``0``)
-``1e-05``      ``1em5``      ``repr``'s exponent form (below 1e-4, from 1e16): ``e``, the
-                             exponent's sign ``m`` for minus, nothing for plus, no
-                             leading zeros: ``1.5e+20 -> 1p5e20``, ``1e+16 -> 1e16``
+``1e-05``      ``1em5``      ``repr``'s exponent form (``|x| < 1e-4`` or ``>= 1e16``):
+                             ``e``, the exponent's sign ``m`` for minus, nothing for
+                             plus, no leading zeros: ``1.5e+20 -> 1p5e20``,
+                             ``1e+16 -> 1e16`` (so the float ``1e16`` and the int
+                             ``10**16``, written in digits, give different parts)
 =============  ============  =============================================================
 
 NumPy scalars are encoded by their own shortest form (``np.float32(0.1) -> 0p1``). NaN,
