@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from icml26.shared.pytest_plugin import README_OPT_IN
+from icml26.shared.pytest_plugin import README_OPT_IN, readme_opts_in
 
 pytest.importorskip("sybil")
 
@@ -136,6 +137,17 @@ def test_readmes_without_the_opt_in_are_not_collected(pytester: pytest.Pytester)
     pytester.makepyfile(test_one="def test_one():\n    pass\n")
     result = pytester.runpytest()
     result.assert_outcomes(passed=1)
+
+
+def test_the_opt_in_line_shown_in_a_code_block_does_not_count(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    readme = tmp_path / "README.md"
+    readme.write_text(f"Opt in with:\n\n  ````markdown\n  {README_OPT_IN}\n  ````\n")
+    assert not readme_opts_in(readme)
+    readme.write_text(f"{readme.read_text()}\n{README_OPT_IN}\n")
+    assert readme_opts_in(readme)
+    # shared's own README documents the line without opting in.
+    assert not readme_opts_in(Path(__file__).parents[1] / "README.md")
 
 
 def test_an_opted_in_readme_without_sybil_fails_clearly(

@@ -35,6 +35,8 @@ from typing import Any
 
 import pytest
 
+from icml26.shared.readme import prose_lines
+
 CI_PROFILE = "icml26-ci"
 BUDGET_ENV = "ICML26_TEST_BUDGET_S"
 #: The line (alone on its line) by which a member's README.md opts in to running its examples.
@@ -147,11 +149,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def readme_opts_in(path: Path) -> bool:
     """Whether ``path`` is a member's ``README.md`` (beside a ``pyproject.toml``) that carries
-    :data:`README_OPT_IN` on a line of its own."""
+    :data:`README_OPT_IN` on a line of its own, outside fenced code blocks."""
     if path.name != "README.md" or not (path.parent / "pyproject.toml").is_file():
         return False
     text = path.read_text(encoding="utf-8", errors="replace")
-    return any(line.strip() == README_OPT_IN for line in text.splitlines())
+    return any(line.strip() == README_OPT_IN for _, line in prose_lines(text))
 
 
 class _MissingSybil(pytest.File):
