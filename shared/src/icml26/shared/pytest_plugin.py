@@ -1,6 +1,6 @@
 """pytest plugin (entry point ``pytest11``) that every package's test session gets.
 
-Two workspace rules, kept here once instead of in nine conftests:
+Three workspace rules, kept here once instead of in nineteen conftests:
 
 * **Reproducible property tests under CI.** When the ``CI`` environment variable is set,
   hypothesis runs the ``icml26-ci`` profile: ``derandomize=True`` (the examples follow from
