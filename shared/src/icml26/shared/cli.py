@@ -219,10 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument(
         "--jobs",
         type=int,
-        default=1,
         metavar="N",
         help="papers at once, in parallel child processes with the CPU threads split "
-        "between them (default: 1, one after another)",
+        "between them (default: one per core; 1: one after another). A paper starts only "
+        "when its declared peak memory fits beside the running ones; a paper whose claims "
+        "are timings runs alone, after the others",
     )
     rep.add_argument(
         "--ray",
