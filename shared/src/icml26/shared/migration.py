@@ -20,7 +20,6 @@ UNMIGRATED: frozenset[str] = frozenset(
     {
         "adaptive-reasoning",
         "blitzrank",
-        "bll-ntk",
         "decor",
         "dicode",
         "disempowerment",

@@ -86,6 +86,11 @@ def iter_batches(
                 None if mask is None else mask[s : s + batch_size],
             )
         return
+    if hasattr(data, "__array__") and hasattr(data, "shape"):
+        raise TypeError(
+            f"{where}: inputs must be a torch.Tensor (or a DataLoader), got "
+            f"{type(data).__name__}; wrap arrays with torch.as_tensor(x)"
+        )
     if y is not None or mask is not None:
         raise ValueError(f"{where}: pass targets inside the loader's batches, not beside it")
     if not isinstance(data, Iterable):
