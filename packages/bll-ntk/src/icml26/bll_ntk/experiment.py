@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from icml26.bll_ntk.config import RunConfig
-from icml26.bll_ntk.evaluate import RUN_METHODS
 from icml26.bll_ntk.figures import plot_regret, plot_reliability, plot_subsample, plot_toy
 from icml26.bll_ntk.protocol import (
     bandit_seed,
@@ -27,7 +26,7 @@ from icml26.bll_ntk.summary import (
     pool_gains,
     regression_metrics,
 )
-from icml26.bll_ntk.tables import gains_table, metric_table
+from icml26.bll_ntk.tables import tables_markdown
 from icml26.shared import NUMPY, RunDir, Stages
 
 __all__ = ["run"]
@@ -91,14 +90,7 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, float]:
 
 
 def _write_tables(run_dir: RunDir, metrics: dict[str, float], sets: list[str]) -> None:
-    methods = [m for m in RUN_METHODS if any(k.endswith("." + m) for k in metrics)]
-    groups = [*sets, "regression", "classification", "all"]
-    rows = [(k, s) for s in [*sets, "regression"] for k in ("nll", "rmse", "accuracy", "ece")]
-    gain_rows = [(k, g) for g in groups for k in ("nll", "ece", "ood_auroc", "ood_auroc_var")]
-    text = "\n\n".join(
-        [metric_table(metrics, rows, methods), gains_table(metrics, gain_rows, methods)]
-    )
-    (run_dir.path / "tables.md").write_text(text + "\n", encoding="utf-8")
+    (run_dir.path / "tables.md").write_text(tables_markdown(metrics, sets), encoding="utf-8")
 
 
 def _figures(
