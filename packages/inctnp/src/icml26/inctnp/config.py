@@ -168,13 +168,13 @@ PROFILES = {
         latency_repeats=3,
     ),
     # quick: the GP group, a small backbone, 3 seeds; each training stops at convergence or
-    # 800 steps; the equal-targets budget is incTNP's targets in 250 steps.
+    # 1500 steps; the equal-targets budget is incTNP's targets in 250 steps.
     "quick": RunConfig(
         groups=("gp",),
         width=32,
         layers=2,
         heads=4,
-        max_steps=800,
+        max_steps=1500,
         budget_steps=250,
         eval_every=50,
         n_points=48,
@@ -184,8 +184,8 @@ PROFILES = {
     ),
     "full": RunConfig(
         groups=("gp", "diabetes", "temperature"),
-        max_steps=3000,
-        budget_steps=600,
+        max_steps=2000,
+        budget_steps=500,
         n_test_tasks=128,
         bayes_tasks=32,
         latency_repeats=25,

@@ -25,6 +25,7 @@ from icml26.inctnp.protocol import (
     train_model,
 )
 from icml26.inctnp.summary import latency_metrics, predictive_metrics, training_metrics
+from icml26.inctnp.tables import tables_markdown
 from icml26.shared import TORCH, RunDir, Stages, seed_for
 
 __all__ = ["run"]
@@ -69,6 +70,9 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, float]:
     metrics |= latency_metrics(latency)
     for m, model in models.items():
         save_model(model, run_dir.path / f"{first}.{m}.safetensors")
+    tasks = [t for g in evals for t in evals[g][0] if t != "info"]
+    text = tables_markdown(metrics, cfg.groups, tasks)
+    (run_dir.path / "tables.md").write_text(text, encoding="utf-8")
     _figures(cfg, run_dir, metrics, states, evals, latency)
     return metrics
 
