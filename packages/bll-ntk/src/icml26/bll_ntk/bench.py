@@ -52,8 +52,10 @@ def bench(cfg: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
         xtr, ytr, xte = x[:n], y[:n], x[n:]
         for name, cls in _METHODS.items():
 
-            def fit_predict(cls: Any = cls, model: Any = model) -> Any:
-                return cls(model).fit(xtr, ytr).predict(xte)  # noqa: B023 (called right here)
+            def fit_predict(
+                cls: Any = cls, model: Any = model, xtr: Any = xtr, ytr: Any = ytr, xte: Any = xte
+            ) -> Any:
+                return cls(model).fit(xtr, ytr).predict(xte)
 
             timing = best_of(fit_predict, repeats=cfg.repeats, warmup=1)
             medians[name] = timing.median
