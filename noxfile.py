@@ -17,7 +17,9 @@ Per member ``<slug>`` (``shared`` or a folder of ``packages/``), tagged ``<slug>
 
 Plus ``lint`` (default): ruff, ``uv lock --check``, and the GitHub workflows validated offline;
 ``gpu`` (not default): every member's ``gpu``-marked tests and smoke jobs on CUDA, skipped
-when no CUDA device is present.
+when no CUDA device is present; ``public-names`` (not default, tagged ``shared``): every
+member installed, each paper's ``__all__`` checked after importing all its submodules
+(``tests-shared`` runs the source-only version of that check).
 
 The default test sessions fail when pytest takes longer than ``TEST_BUDGET_S`` (the
 ``icml26.shared`` pytest plugin enforces it), so slow tests move behind the ``slow`` marker.
@@ -347,6 +349,16 @@ def gpu(session: nox.Session) -> None:
             str(out / member.slug),
             *overrides,
         )
+
+
+@nox.session(name="public-names", tags=["shared"], default=False)
+def public_names(session: nox.Session) -> None:
+    """Every installed paper's ``__all__``, after importing all its submodules: each name
+    exists and none is a submodule that shadowed the object (``shared/tests/
+    test_public_names.py``, which needs every member installed; ``tests-shared`` has none)."""
+    _sync(session, "--all-packages", "--group", "dev")
+    session.chdir(ROOT / "shared")
+    session.run("pytest", "tests/test_public_names.py", "--durations=5", *session.posargs)
 
 
 @nox.session(tags=["lint"])
