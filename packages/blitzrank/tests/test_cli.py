@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from icml26.blitzrank.config import BenchConfig, RunConfig
-from icml26.blitzrank.experiment import run_method
+from icml26.blitzrank.methods import method
 from icml26.blitzrank.paper import PAPER
 from icml26.shared.cli import main
 from icml26.shared.testing import check_paper
@@ -64,7 +64,9 @@ def test_config_validation(kwargs: dict, match: str) -> None:
 
 def test_unknown_method() -> None:
     with pytest.raises(ValueError, match="unknown method"):
-        run_method("bm42", lambda k: None, m=3)  # type: ignore[arg-type,return-value]
+        method("bm42")
+    with pytest.raises(ValueError, match="needs k"):
+        method("blitzrank")
 
 
 def test_user_jsonl_through_the_llm_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from icml26.shared.devices import check_torch_device
 
-__all__ = ["BenchConfig", "RunConfig"]
+__all__ = ["LLM_METHODS", "BenchConfig", "RunConfig"]
 
 _NOISES = ("pl", "bt")
+#: The methods the LLM task can run (rankers of :data:`icml26.blitzrank.methods.RANKERS`).
+LLM_METHODS = ("blitzrank", "blitzrank_prior", "sliding_window", "setwise", "pairwise", "tourrank")
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,15 @@ class RunConfig:
     questions with ``minilm_n`` BM25 candidates judged by MiniLM (``minilm_model``:
     ``bundled`` or a sentence-transformers folder / id), with a primacy bias of
     ``minilm_position_bias`` score standard deviations and, in ``minilm_ctx``, per-prompt
-    noise of scale ``minilm_prompt_noise`` (:mod:`icml26.blitzrank.minilm_tasks`).
+    noise of scale ``minilm_prompt_noise`` (:mod:`icml26.blitzrank.tasks.minilm`).
+
+    Every field is a keyword argument (``RunConfig(sim_queries=5)``, or ``--set
+    sim_queries=5`` on the command line); the profiles are in :mod:`icml26.blitzrank.paper`.
+
+    Raises:
+        ValueError: a field out of range, an unknown noise / method / LLM mode, a missing
+            ``data`` file or model folder, or a setting that the chosen tasks would not use
+            (the message names the field).
     """
 
     seed: int = 0
@@ -166,14 +176,7 @@ class RunConfig:
             )
         if self.parallel < 1 or self.tourrank_tournaments < 1:
             raise ValueError("parallel and tourrank_tournaments must be >= 1")
-        unknown = set(self.llm_methods) - {
-            "blitzrank",
-            "blitzrank_prior",
-            "sliding_window",
-            "setwise",
-            "pairwise",
-            "tourrank",
-        }
+        unknown = set(self.llm_methods) - set(LLM_METHODS)
         if unknown:
             raise ValueError(f"unknown llm_methods {sorted(unknown)}")
         if self.llm_mode not in ("generate", "first_token"):
@@ -225,7 +228,14 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class BenchConfig:
-    """Engine overhead per oracle call (graph update + closure + certification + schedule)."""
+    """The bench: engine overhead per oracle call (graph update + closure + certification +
+    schedule) for each n of ``ns``, k items per call, the ordered top-m, ``repeats`` repeats,
+    against one LLM call of ``llm_call_ms`` milliseconds.
+
+    Raises:
+        ValueError: an n below ``max(m, k)``, ``k < 2``, ``m < 1``, ``repeats < 1`` or
+            ``llm_call_ms <= 0``.
+    """
 
     seed: int = 0
     ns: tuple[int, ...] = (100, 300, 1000)
