@@ -107,6 +107,13 @@ class RunConfig:
     data: str = ""
 
     def __post_init__(self) -> None:
+        self._check_sizes()
+        self._check_oracles()
+        self._check_llm()
+        self._check_inputs()
+
+    def _check_sizes(self) -> None:
+        """Sizes, windows and counts."""
         if self.m < 1:
             raise ValueError(f"m must be >= 1, got {self.m}")
         for name in ("ks", "perfect_ks", "cyclic_ks"):
@@ -125,12 +132,34 @@ class RunConfig:
             raise ValueError("llm_stride must be in 1..llm_window-1")
         if self.setwise_window < 2 or self.llm_k < 2:
             raise ValueError("setwise_window and llm_k must be >= 2")
+        for name in (
+            "sweep_queries",
+            "sim_queries",
+            "spectrum_queries",
+            "perfect_seeds",
+            "cyclic_queries",
+            "llm_queries",
+            "max_calls",
+            "flip_probes",
+            "llm_flip_probes",
+            "minilm_queries",
+        ):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
+        if not self.cyclic_budget > 0:
+            raise ValueError(
+                f"cyclic_budget must be > 0 (a multiple of the perfect oracle's calls), "
+                f"got {self.cyclic_budget}"
+            )
+        if self.parallel < 1 or self.tourrank_tournaments < 1:
+            raise ValueError("parallel and tourrank_tournaments must be >= 1")
+
+    def _check_oracles(self) -> None:
+        """The simulated and MiniLM oracles' settings."""
         if not -1 <= self.rho <= 1:
             raise ValueError(f"rho must be in [-1, 1], got {self.rho}")
         if self.pl_temperature < 0 or self.bt_temperature <= 0:
             raise ValueError("pl_temperature must be >= 0 and bt_temperature > 0")
-        if self.llm_threads < 0:
-            raise ValueError("llm_threads must be >= 0 (0: torch's default)")
         if any(not 0.0 <= p <= 1.0 for p in self.persistence_levels):
             raise ValueError(
                 f"persistence_levels must lie in [0, 1], got {self.persistence_levels}"
@@ -155,27 +184,11 @@ class RunConfig:
             )
         if any(t <= 0 for t in self.sweep_temperatures):
             raise ValueError("sweep_temperatures must be > 0")
-        for name in (
-            "sweep_queries",
-            "sim_queries",
-            "spectrum_queries",
-            "perfect_seeds",
-            "cyclic_queries",
-            "llm_queries",
-            "max_calls",
-            "flip_probes",
-            "llm_flip_probes",
-            "minilm_queries",
-        ):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0")
-        if not self.cyclic_budget > 0:
-            raise ValueError(
-                f"cyclic_budget must be > 0 (a multiple of the perfect oracle's calls), "
-                f"got {self.cyclic_budget}"
-            )
-        if self.parallel < 1 or self.tourrank_tournaments < 1:
-            raise ValueError("parallel and tourrank_tournaments must be >= 1")
+
+    def _check_llm(self) -> None:
+        """The LLM task's settings (the model, endpoint and device)."""
+        if self.llm_threads < 0:
+            raise ValueError("llm_threads must be >= 0 (0: torch's default)")
         unknown = set(self.llm_methods) - set(LLM_METHODS)
         if unknown:
             raise ValueError(f"unknown llm_methods {sorted(unknown)}")
@@ -191,7 +204,6 @@ class RunConfig:
         if self.llm_device and not self.llm_queries:
             raise ValueError("llm_device is used only by the LLM task: set llm_queries > 0")
         check_torch_device(self.llm_device, field="llm_device", allowed=("", "cpu", "mps"))
-        self._check_inputs()
 
     def _check_inputs(self) -> None:
         """The user's paths exist and are of the right kind; a setting that the chosen ones

@@ -15,12 +15,17 @@ Metric keys (contracts, unchanged since the issue that named them):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from icml26.blitzrank.evaluate import ORACLE, TaskResult
+from icml26.shared import load_results
 
-__all__ = ["METHOD_STATS", "readme_results", "run_metrics"]
+__all__ = ["BEGIN", "END", "METHOD_STATS", "readme_results", "run_metrics", "splice_readme"]
 
 #: Per-method statistics reported for every task.
 METHOD_STATS = (
@@ -106,46 +111,62 @@ _COLUMNS = {
     "pairwise": "pairwise",
     "tourrank": "TourRank-2",
 }
+#: The markers around the README's generated results block.
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
-def _cell(metrics: Mapping[str, Any], task: str, meth: str) -> str:
-    ndcg, tokens = metrics.get(f"ndcg10.{task}.{meth}"), metrics.get(f"tokens.{task}.{meth}")
+def _cell(m: Mapping[str, Any], task: str, meth: str) -> str:
+    ndcg, tokens = m.get(f"ndcg10.{task}.{meth}"), m.get(f"tokens.{task}.{meth}")
     if ndcg is None or tokens is None:
         return ""
     return f"{ndcg:.3f} / {tokens / 1000:.1f}k"
 
 
-def readme_results(results: Mapping[str, Any], *, tasks: Sequence[str] | None = None) -> str:
-    """The README's results block (Markdown) from a run's ``results.json``.
+def readme_results(run: str | os.PathLike[str]) -> str:
+    """The README's results block (Markdown) from a run folder.
 
     Args:
-        results: the loaded ``results.json`` (``metrics``, ``claims``, ``profile``, ...).
-        tasks: the rows (default: every task with a ``ndcg10.<task>.blitzrank_k10`` metric).
+        run: a run folder holding ``results.json`` (and ``env.json`` for the date and commit).
 
     Returns:
-        A line naming the run, a table of nDCG@10 / tokens per query per oracle and method,
-        the perfect-oracle calls, and the claims that held out of those decided.
+        A line naming the run; a table of nDCG@10 / tokens per query for every oracle (rows)
+        and method (columns); the LLM task's line; the perfect-oracle calls; the claims that
+        held and those that did not.
     """
+    path = Path(run)
+    results = load_results(path / "results.json")
+    env_path = path / "env.json"
+    env = json.loads(env_path.read_text(encoding="utf-8")) if env_path.is_file() else {}
     m = results["metrics"]
-    rows = tasks or [
-        k.split(".")[1] for k in m if k.startswith("ndcg10.") and k.endswith(".blitzrank_k10")
-    ]
+    rows = [k.split(".")[1] for k in m if k.startswith("ndcg10.") and k.endswith(".blitzrank_k10")]
     cols = [c for c in _COLUMNS if any(f"ndcg10.{t}.{c}" in m for t in rows)]
-    env = results.get("env", {})
+    commit = env.get("git", {}).get("commit") or ""
     lines = [
-        f"Profile `{results['profile']}`, {results['seconds']:.0f} s"
-        + (f", commit {env['git_commit'][:7]}" if env.get("git_commit") else "")
-        + ". nDCG@10 / tokens per query (`ndcg10.<oracle>.<method>`, `tokens.<oracle>.<method>`):",
+        f"`{results['profile']}` profile, {env.get('time', '')[:10]}, commit {commit[:7]}, "
+        f"{results['seconds']:.0f} s wall on {env.get('cpu_count', '?')} cores. "
+        "nDCG@10 / tokens per query (`ndcg10.<oracle>.<method>`, `tokens.<oracle>.<method>`; "
+        "flip: `position_flip.<oracle>`):",
         "",
         "| oracle | flip | " + " | ".join(_COLUMNS[c] for c in cols) + " |",
         "|---" * (len(cols) + 2) + "|",
     ]
     for task in rows:
         flip = m.get(f"position_flip.{task}")
-        cells = [_cell(m, task, c) for c in cols]
-        lines.append(
-            f"| `{task}` | {'' if flip is None else f'{flip:.3f}'} | " + " | ".join(cells) + " |"
-        )
+        cells = " | ".join(_cell(m, task, c) for c in cols)
+        lines.append(f"| `{task}` | {'' if flip is None else f'{flip:.3f}'} | {cells} |")
+    llm = sorted(
+        {k.split(".")[1] for k in m if k.startswith("ndcg10.") and ".first_stage" in k} - set(rows)
+    )
+    for task in llm:
+        meths = [
+            k.split(".")[2] for k in m if k.startswith(f"ndcg10.{task}.") and "first_stage" not in k
+        ]
+        lines += [
+            "",
+            f"`{task}` (LLM): first stage {m[f'ndcg10.{task}.first_stage']:.3f}; "
+            + "; ".join(f"{x} {_cell(m, task, x)}" for x in meths)
+            + ".",
+        ]
     ks = sorted(int(k.split(".")[1][1:]) for k in m if k.startswith("calls_perfect.k"))
     if ks:
         lines += [
@@ -154,11 +175,38 @@ def readme_results(results: Mapping[str, Any], *, tasks: Sequence[str] | None = 
             + ", ".join(f"k = {k}: {m[f'calls_perfect.k{k}']:.1f}" for k in ks)
             + ".",
         ]
-    claims = results.get("claims", [])
-    decided = [c for c in claims if c["holds"] is not None]
-    held = [c["id"] for c in decided if c["holds"]]
+    claims = [c for c in results.get("claims", []) if c["holds"] is not None]
+    held = [c["id"] for c in claims if c["holds"]]
+    failed = [c["id"] for c in claims if not c["holds"]]
     lines += [
         "",
-        f"Claims held: {len(held)} of {len(decided)} decided ({', '.join(held) or 'none'}).",
+        f"Claims held ({len(held)} of {len(claims)}): {', '.join(held) or 'none'}.",
+        "",
+        f"Did not hold ({len(failed)}): {', '.join(failed) or 'none'}.",
     ]
     return "\n".join(lines)
+
+
+def splice_readme(readme: str, block: str) -> str:
+    """``readme`` with the text between :data:`BEGIN` and :data:`END` replaced by ``block``.
+
+    Args:
+        readme: the README's text.
+        block: the new results block.
+
+    Returns:
+        The new README text.
+
+    Raises:
+        ValueError: the README lacks the markers.
+    """
+    start, end = readme.find(BEGIN), readme.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"the README has no {BEGIN} ... {END} block")
+    return readme[: start + len(BEGIN)] + "\n" + block + "\n" + readme[end:]
+
+
+if __name__ == "__main__":  # python -m icml26.blitzrank.tables RUN_DIR README.md
+    run_folder, readme_file = sys.argv[1], Path(sys.argv[2])
+    text = splice_readme(readme_file.read_text(encoding="utf-8"), readme_results(run_folder))
+    readme_file.write_text(text, encoding="utf-8")
