@@ -29,6 +29,14 @@ def test_smoke_run_and_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert (out / "plots" / "pareto_ndcg_vs_tokens.png").is_file()
     ids = {c["id"] for c in res["claims"]}
     assert "pareto_vs_sliding_window" in ids
+    # A killed run resumes: finished stages load from <run>/stages/, the rest is computed.
+    stages = out / "stages"
+    assert {"sim_pl.json", "sim_persist100.json", "calls_perfect.json"} <= {
+        p.name for p in stages.iterdir()
+    }
+    (stages / "sim_cyclic.json").unlink()
+    assert main(["run", "blitzrank", "--profile", "smoke", "--out", str(out)]) == 0
+    assert json.loads((out / "results.json").read_text())["metrics"] == m
     bench = tmp_path / "bench"
     assert main(["bench", "blitzrank", "--profile", "smoke", "--out", str(bench)]) == 0
     check_paper(PAPER, bench)

@@ -16,40 +16,67 @@ LLM_METHODS = ("blitzrank", "blitzrank_prior", "sliding_window", "setwise", "pai
 
 @dataclass(frozen=True)
 class RunConfig:
-    """The main job: simulated reranking, perfect-oracle calls, cyclic oracles, an LLM task.
-
-    Simulated tasks ``sim_<noise>`` (``pl``: Plackett-Luce, ``bt``: Bradley-Terry) rerank
-    ``sim_n`` candidates per query; each method gets its own oracle with its own window.
-    ``llm_queries = 0`` skips the LLM task. ``llm_mode`` is ``first_token`` (one forward pass
-    per call, local models only) or ``generate``. ``llm_endpoint`` (an OpenAI-compatible base
-    URL, always ``generate``) replaces the local model; ``llm_threads`` caps torch's CPU
-    threads (1 suits a 135M model on a shared laptop; 0 keeps torch's default); ``data``
-    (a JSONL file, or a folder with a TREC run + qrels, see ``icml26.blitzrank.data.io``)
-    replaces the factbook questions (first ``llm_n`` candidates of each).
-
-    The realistic-oracle spectrum (``spectrum_queries``, 0 skips) reruns ``sim_pl``'s queries
-    with :class:`~icml26.blitzrank.oracles.simulated.PersistentOracle`: tasks
-    ``sim_persist<100 x share>`` for each of ``persistence_levels`` (the share of the noise
-    fixed per item; 0 is ``sim_pl`` itself) and ``sim_position`` (fully persistent, with a
-    primacy bias of ``position_bias`` utility units from the first-shown item to the last).
-
-    The cyclic task gives BlitzRank a budget of ``cyclic_budget`` times the calls that a
-    perfect (transitive) oracle needs on the same items and k, and measures how often it
-    certifies within it.
-
-    ``reask_share > 0`` adds the method ``blitzrank_reask_k<k>`` to every simulated and MiniLM
-    task: the paper's engine, then up to ``reask_share`` x its calls of verification at
-    position m (:mod:`icml26.blitzrank.reask`). ``flip_probes`` windows per query measure each
-    oracle's position flip rate (``llm_flip_probes`` for the LLM task; 0 skips).
-
-    The real-model oracle (``minilm_queries``, 0 skips; needs the ``minilm`` extra): factbook
-    questions with ``minilm_n`` BM25 candidates judged by MiniLM (``minilm_model``:
-    ``bundled`` or a sentence-transformers folder / id), with a primacy bias of
-    ``minilm_position_bias`` score standard deviations and, in ``minilm_ctx``, per-prompt
-    noise of scale ``minilm_prompt_noise`` (:mod:`icml26.blitzrank.tasks.minilm`).
+    """The main job's settings: every task, its size and its oracles (0 queries skips a task).
 
     Every field is a keyword argument (``RunConfig(sim_queries=5)``, or ``--set
     sim_queries=5`` on the command line); the profiles are in :mod:`icml26.blitzrank.paper`.
+
+    Attributes:
+        seed: the run's seed (every query, oracle and probe seed derives from it).
+        m: the top items to determine.
+        ks: BlitzRank's items per query, one method ``blitzrank_k<k>`` each.
+        noises: the simulated tasks ``sim_<noise>``: ``pl`` (Plackett-Luce), ``bt``
+            (Bradley-Terry).
+        sim_queries: queries per simulated task.
+        sim_n: candidates per simulated query (and per cyclic-oracle query).
+        rho: correlation of the simulated first stage with the truth.
+        pl_temperature: the Plackett-Luce oracle's noise ``T`` (0: perfect).
+        bt_temperature: the Bradley-Terry oracle's noise ``T`` (> 0).
+        window: the sliding window's and TourRank's items per call.
+        stride: the sliding window's step (``1..window-1``).
+        setwise_window: setwise's items per call.
+        tourrank_tournaments: TourRank's tournaments.
+        persistence_levels: the spectrum's tasks ``sim_persist<100 x share>``: the share of
+            the noise fixed per item (0 is ``sim_pl`` itself).
+        position_bias: ``sim_position``'s primacy bias, utility units from the first-shown
+            item to the last (0: no such task).
+        spectrum_queries: queries per spectrum task (``sim_pl``'s first ones).
+        reask_share: adds ``blitzrank_reask_k<k>`` to the simulated and MiniLM tasks: the
+            engine, then up to this share of its calls re-asking at position m (0: no option).
+        flip_probes: windows per query measuring each oracle's position flip rate.
+        minilm_queries: factbook questions of the MiniLM tasks (needs the ``minilm`` extra).
+        minilm_n: BM25 candidates per MiniLM question.
+        minilm_position_bias: the ``minilm`` oracles' primacy bias, in score standard
+            deviations.
+        minilm_prompt_noise: ``minilm_ctx``'s per-prompt noise scale.
+        minilm_model: ``bundled`` or a sentence-transformers folder / id.
+        minilm_device: where MiniLM runs (``""``: CPU).
+        sweep_temperatures: the Plackett-Luce noise sweep's temperatures.
+        sweep_queries: queries per sweep temperature.
+        parallel: BlitzRank's disjoint queries per round.
+        max_calls: BlitzRank's call budget per query (0: none).
+        perfect_ks: the perfect-oracle task's k values.
+        perfect_seeds: score vectors per k of the perfect-oracle task.
+        perfect_n: items of the perfect-oracle task.
+        cyclic_queries: queries per k under the cyclic oracle.
+        cyclic_ks: the cyclic task's k values.
+        cyclic_budget: the cyclic task's budget, a multiple of the calls a perfect oracle
+            needs on the same items and k.
+        llm_queries: real-text queries of the LLM task.
+        llm_n: candidates per LLM query (the first stage's first ``llm_n``).
+        llm_k: BlitzRank's and setwise's items per LLM call.
+        llm_window: the sliding window's and TourRank's items per LLM call.
+        llm_stride: the sliding window's step in the LLM task.
+        llm_methods: the LLM task's methods (from :data:`LLM_METHODS`).
+        llm_flip_probes: flip-probe windows per LLM query.
+        llm_mode: ``first_token`` (one forward pass per call, local models) or ``generate``.
+        llm_model: the local model (a built-in name, a folder, a ``.gguf``, a cached id).
+        llm_device: where the local model runs (``""``: CPU).
+        llm_threads: torch's CPU threads for the local model (0: torch's default).
+        llm_endpoint: an OpenAI-compatible base URL replacing the local model.
+        llm_endpoint_model: the endpoint's model name.
+        data: the user's queries (a JSONL file or a TREC folder) replacing the factbook
+            questions in the LLM task.
 
     Raises:
         ValueError: a field out of range, an unknown noise / method / LLM mode, a missing
@@ -241,8 +268,15 @@ class RunConfig:
 @dataclass(frozen=True)
 class BenchConfig:
     """The bench: engine overhead per oracle call (graph update + closure + certification +
-    schedule) for each n of ``ns``, k items per call, the ordered top-m, ``repeats`` repeats,
-    against one LLM call of ``llm_call_ms`` milliseconds.
+    schedule) against n, with a perfect oracle.
+
+    Attributes:
+        seed: seeds the score vectors.
+        ns: the item counts.
+        k: items per call.
+        m: the top items certified, in order.
+        repeats: rankings per n (the median time per call is reported).
+        llm_call_ms: the LLM call the engine's time is compared with, in milliseconds.
 
     Raises:
         ValueError: an n below ``max(m, k)``, ``k < 2``, ``m < 1``, ``repeats < 1`` or
