@@ -146,7 +146,7 @@ def blitzrank_reask(
         engine_calls=res.calls,
         verify_calls=used,
         rounds=res.rounds + used,
-        certified=res.certified,
+        certified=bool(res.certified),
         changed=ranking[:m] != first_top,
         graph=graph,
     )
