@@ -143,7 +143,8 @@ def readme_results(run: str | os.PathLike[str]) -> str:
     commit = env.get("git", {}).get("commit") or ""
     lines = [
         f"`{results['profile']}` profile, {env.get('time', '')[:10]}, commit {commit[:7]}, "
-        f"{results['seconds']:.0f} s wall on {env.get('cpu_count', '?')} cores. "
+        f"{results['seconds']:.0f} s wall, {results.get('cpu_seconds') or 0:.0f} CPU-s, "
+        f"{env.get('cpu_count', '?')} cores. "
         "nDCG@10 / tokens per query (`ndcg10.<oracle>.<method>`, `tokens.<oracle>.<method>`; "
         "flip: `position_flip.<oracle>`):",
         "",
