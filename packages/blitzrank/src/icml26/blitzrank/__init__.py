@@ -7,82 +7,40 @@
     oracle = PlackettLuceOracle(scores, k=10, temperature=0.25)
     result = BlitzRank(m=10).rank(oracle)
     result.top, result.tiers, result.certified, oracle.usage.tokens
+
+The engine and every baseline are :class:`Ranker` s (``rank(oracle) -> RankResult``); the
+baselines are in :mod:`icml26.blitzrank.baselines`, the oracles in
+:mod:`icml26.blitzrank.oracles`, queries and loaders in :mod:`icml26.blitzrank.data`. Importing
+this package imports neither torch nor an LLM client.
 """
 
-from icml26.blitzrank.baselines import BaselineResult, pairwise, setwise, sliding_window, tourrank
-from icml26.blitzrank.certify import Certificate, certify
-from icml26.blitzrank.data import (
-    RerankQuery,
-    load_jsonl_queries,
-    load_queries,
-    load_trec,
-    make_simulated_queries,
-)
-from icml26.blitzrank.graph import GraphState, TournamentGraph
+from importlib.metadata import PackageNotFoundError, version
+
+from icml26.blitzrank import baselines, data, oracles
+from icml26.blitzrank.config import BenchConfig, RunConfig
 from icml26.blitzrank.metrics import ndcg_at_k
-from icml26.blitzrank.oracles import (
-    BaseOracle,
-    BradleyTerryOracle,
-    Comparison,
-    CyclicOracle,
-    LLMOracle,
-    Oracle,
-    OracleError,
-    PerfectOracle,
-    PersistentOracle,
-    PlackettLuceOracle,
-    ScoreOracle,
-    TokenModel,
-    Usage,
-    parse_ranking,
-)
-from icml26.blitzrank.ranker import BlitzRank, RankResult, rank_top_m
-from icml26.blitzrank.reask import ReaskResult, blitzrank_reask
-from icml26.blitzrank.schedule import entropy_schedule, reach_schedule
+from icml26.blitzrank.oracles import LLMOracle, Oracle, PlackettLuceOracle, ScoreOracle
+from icml26.blitzrank.ranker import BlitzRank, Ranker, RankResult
+from icml26.blitzrank.reask import BlitzRankReask
 
 __all__ = [
-    "BaseOracle",
-    "BaselineResult",
+    "BenchConfig",
     "BlitzRank",
-    "BradleyTerryOracle",
-    "Certificate",
-    "Comparison",
-    "CyclicOracle",
-    "GraphState",
+    "BlitzRankReask",
     "LLMOracle",
     "Oracle",
-    "OracleError",
-    "PerfectOracle",
-    "PersistentOracle",
     "PlackettLuceOracle",
     "RankResult",
-    "ReaskResult",
-    "RerankQuery",
+    "Ranker",
+    "RunConfig",
     "ScoreOracle",
-    "TokenModel",
-    "TournamentGraph",
-    "Usage",
-    "blitzrank_reask",
-    "certify",
-    "entropy_schedule",
-    "load_jsonl_queries",
-    "load_queries",
-    "load_trec",
-    "make_simulated_queries",
+    "baselines",
+    "data",
     "ndcg_at_k",
-    "pairwise",
-    "parse_ranking",
-    "rank_top_m",
-    "reach_schedule",
-    "setwise",
-    "sliding_window",
-    "tourrank",
+    "oracles",
 ]
 
-from importlib.metadata import PackageNotFoundError as _NotFound
-from importlib.metadata import version as _version
-
 try:
-    __version__ = _version("icml26-blitzrank")
-except _NotFound:  # a source tree
+    __version__ = version("icml26-blitzrank")
+except PackageNotFoundError:  # a source tree that is not installed
     __version__ = "0+unknown"
