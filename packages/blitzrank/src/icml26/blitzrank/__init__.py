@@ -14,33 +14,40 @@ baselines are in :mod:`icml26.blitzrank.baselines`, the oracles in
 this package imports neither torch nor an LLM client.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
-from icml26.blitzrank import baselines, data, oracles
-from icml26.blitzrank.config import BenchConfig, RunConfig
-from icml26.blitzrank.metrics import ndcg_at_k
-from icml26.blitzrank.oracles import LLMOracle, Oracle, PlackettLuceOracle, ScoreOracle
-from icml26.blitzrank.ranker import BlitzRank, Ranker, RankResult
-from icml26.blitzrank.reask import BlitzRankReask
+from icml26.shared.exports import lazy_exports
 
-__all__ = [
-    "BenchConfig",
-    "BlitzRank",
-    "BlitzRankReask",
-    "LLMOracle",
-    "Oracle",
-    "PlackettLuceOracle",
-    "RankResult",
-    "Ranker",
-    "RunConfig",
-    "ScoreOracle",
-    "baselines",
-    "data",
-    "ndcg_at_k",
-    "oracles",
-]
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "BenchConfig": ".config",
+        "RunConfig": ".config",
+        "BlitzRank": ".ranker",
+        "RankResult": ".ranker",
+        "Ranker": ".ranker",
+        "BlitzRankReask": ".reask",
+        "LLMOracle": ".oracles",
+        "Oracle": ".oracles",
+        "PlackettLuceOracle": ".oracles",
+        "ScoreOracle": ".oracles",
+        "ndcg_at_k": ".metrics",
+    },
+    submodules=["baselines", "data", "oracles"],
+)
 
-try:
-    __version__ = version("icml26-blitzrank")
-except PackageNotFoundError:  # a source tree that is not installed
-    __version__ = "0+unknown"
+if TYPE_CHECKING:
+    from icml26.blitzrank import baselines as baselines
+    from icml26.blitzrank import data as data
+    from icml26.blitzrank import oracles as oracles
+    from icml26.blitzrank.config import BenchConfig as BenchConfig
+    from icml26.blitzrank.config import RunConfig as RunConfig
+    from icml26.blitzrank.metrics import ndcg_at_k as ndcg_at_k
+    from icml26.blitzrank.oracles import LLMOracle as LLMOracle
+    from icml26.blitzrank.oracles import Oracle as Oracle
+    from icml26.blitzrank.oracles import PlackettLuceOracle as PlackettLuceOracle
+    from icml26.blitzrank.oracles import ScoreOracle as ScoreOracle
+    from icml26.blitzrank.ranker import BlitzRank as BlitzRank
+    from icml26.blitzrank.ranker import Ranker as Ranker
+    from icml26.blitzrank.ranker import RankResult as RankResult
+    from icml26.blitzrank.reask import BlitzRankReask as BlitzRankReask

@@ -314,5 +314,6 @@ PAPER = Paper(
     bench_profiles=BENCH_PROFILES,
     bench_claims=BENCH_CLAIMS,
     framework="numpy",
+    readme_tables="icml26.blitzrank.tables:readme_tables",
     summary="certified top-m selection from k-wise comparisons via tournament graphs (LLM reranking)",
 )

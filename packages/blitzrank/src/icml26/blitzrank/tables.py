@@ -15,17 +15,12 @@ Metric keys (contracts, unchanged since the issue that named them):
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from icml26.blitzrank.evaluate import ORACLE, TaskResult
-from icml26.shared import load_results
 
-__all__ = ["BEGIN", "END", "METHOD_STATS", "readme_results", "run_metrics", "splice_readme"]
+__all__ = ["METHOD_STATS", "readme_tables", "run_metrics"]
 
 #: Per-method statistics reported for every task.
 METHOD_STATS = (
@@ -111,8 +106,6 @@ _COLUMNS = {
     "pairwise": "pairwise",
     "tourrank": "TourRank-2",
 }
-#: The markers around the README's generated results block.
-BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
 def _cell(m: Mapping[str, Any], task: str, meth: str) -> str:
@@ -122,29 +115,20 @@ def _cell(m: Mapping[str, Any], task: str, meth: str) -> str:
     return f"{ndcg:.3f} / {tokens / 1000:.1f}k"
 
 
-def readme_results(run: str | os.PathLike[str]) -> str:
-    """The README's results block (Markdown) from a run folder.
+def readme_tables(results: Mapping[str, Any]) -> str:
+    """The paper's own tables for ``icml26 readme`` (``Paper.readme_tables``), in Markdown.
 
     Args:
-        run: a run folder holding ``results.json`` (and ``env.json`` for the date and commit).
+        results: a blitzrank ``results.json`` object.
 
     Returns:
-        A line naming the run; a table of nDCG@10 / tokens per query for every oracle (rows)
-        and method (columns); the LLM task's line; the perfect-oracle calls; the claims that
-        held and those that did not.
+        A table of nDCG@10 / tokens per query for every oracle (rows) and method (columns),
+        the LLM task's line and the perfect-oracle calls.
     """
-    path = Path(run)
-    results = load_results(path / "results.json")
-    env_path = path / "env.json"
-    env = json.loads(env_path.read_text(encoding="utf-8")) if env_path.is_file() else {}
     m = results["metrics"]
     rows = [k.split(".")[1] for k in m if k.startswith("ndcg10.") and k.endswith(".blitzrank_k10")]
     cols = [c for c in _COLUMNS if any(f"ndcg10.{t}.{c}" in m for t in rows)]
-    commit = env.get("git", {}).get("commit") or ""
     lines = [
-        f"`{results['profile']}` profile, {env.get('time', '')[:10]}, commit {commit[:7]}, "
-        f"{results['seconds']:.0f} s wall, {results.get('cpu_seconds') or 0:.0f} CPU-s, "
-        f"{env.get('cpu_count', '?')} cores. "
         "nDCG@10 / tokens per query (`ndcg10.<oracle>.<method>`, `tokens.<oracle>.<method>`; "
         "flip: `position_flip.<oracle>`):",
         "",
@@ -176,38 +160,4 @@ def readme_results(run: str | os.PathLike[str]) -> str:
             + ", ".join(f"k = {k}: {m[f'calls_perfect.k{k}']:.1f}" for k in ks)
             + ".",
         ]
-    claims = [c for c in results.get("claims", []) if c["holds"] is not None]
-    held = [c["id"] for c in claims if c["holds"]]
-    failed = [c["id"] for c in claims if not c["holds"]]
-    lines += [
-        "",
-        f"Claims held ({len(held)} of {len(claims)}): {', '.join(held) or 'none'}.",
-        "",
-        f"Did not hold ({len(failed)}): {', '.join(failed) or 'none'}.",
-    ]
     return "\n".join(lines)
-
-
-def splice_readme(readme: str, block: str) -> str:
-    """``readme`` with the text between :data:`BEGIN` and :data:`END` replaced by ``block``.
-
-    Args:
-        readme: the README's text.
-        block: the new results block.
-
-    Returns:
-        The new README text.
-
-    Raises:
-        ValueError: the README lacks the markers.
-    """
-    start, end = readme.find(BEGIN), readme.find(END)
-    if start < 0 or end < start:
-        raise ValueError(f"the README has no {BEGIN} ... {END} block")
-    return readme[: start + len(BEGIN)] + "\n" + block + "\n" + readme[end:]
-
-
-if __name__ == "__main__":  # python -m icml26.blitzrank.tables RUN_DIR README.md
-    run_folder, readme_file = sys.argv[1], Path(sys.argv[2])
-    text = splice_readme(readme_file.read_text(encoding="utf-8"), readme_results(run_folder))
-    readme_file.write_text(text, encoding="utf-8")
