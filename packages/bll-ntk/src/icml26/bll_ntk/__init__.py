@@ -13,9 +13,9 @@ first use (so ``icml26 list`` stays fast).
 
 from __future__ import annotations
 
-import importlib
-from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from icml26.shared.exports import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers see; nothing is imported at run time
     from . import baselines as baselines
@@ -49,25 +49,5 @@ _EXPORTS = {
     "train_classifier": ".train",
     "train_regressor": ".train",
 }
-_SUBMODULES = ("baselines", "data")
 
-__all__ = sorted([*_EXPORTS, *_SUBMODULES])
-
-
-def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        try:
-            return metadata.version("icml26-bll-ntk")
-        except metadata.PackageNotFoundError:  # a source tree without an install
-            return "0+unknown"
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, "__version__"})
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, submodules=["baselines", "data"])
