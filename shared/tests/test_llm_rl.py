@@ -90,7 +90,7 @@ def sft_state(tokenizer: Any) -> dict[str, Any]:
         model,
         tokenizer,
         TASK.conversations(1000, rng),
-        SFTSettings(steps=60, lr=3e-3, batch_size=32),
+        SFTSettings(steps=60, lr=3e-3, batch_size=32, engine="loop"),
         rng=rng,
     )
     return {k: v.clone() for k, v in model.state_dict().items()}
@@ -283,7 +283,7 @@ def test_sft_loop_lowers_assistant_nll_and_trains_only_lora(tokenizer: Any) -> N
         model,
         tokenizer,
         TASK.conversations(64, np.random.default_rng(1)),
-        SFTSettings(steps=15, lr=1e-2, batch_size=16),
+        SFTSettings(steps=15, lr=1e-2, batch_size=16, engine="loop"),
     )
     assert result.engine == "loop"
     assert len(result.losses) == 15
@@ -298,12 +298,51 @@ def test_sft_trl_engine_lowers_the_loss(tokenizer: Any) -> None:
     convs = TASK.conversations(64, np.random.default_rng(2))
     examples = encode_chats(tokenizer, convs)
     before = completion_nll(model, tokenizer, examples)
-    result = sft(
-        model, tokenizer, convs, SFTSettings(steps=15, lr=1e-2, batch_size=16, engine="trl")
-    )
-    assert result.engine == "trl"
+    result = sft(model, tokenizer, convs, SFTSettings(steps=15, lr=1e-2, batch_size=16))
+    assert result.engine == "trl"  # the default engine
     assert len(result.losses) == 15
     assert completion_nll(model, tokenizer, examples) < before - 0.3
+
+
+def test_both_engines_truncate_by_one_rule(tokenizer: Any, tmp_path: Path) -> None:
+    """Longer than max_length: both engines keep the first max_length tokens with the same
+    assistant mask (TRL's prepared dataset against encode_chat), and both drop a conversation
+    whose assistant turn falls past the cut."""
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    long_user = " ".join(["reverse 12345"] * 6)
+    convs = [
+        [
+            {"role": "user", "content": "reverse 123"},
+            {"role": "assistant", "content": "3 2 1 " * 8},
+        ],
+        [{"role": "user", "content": long_user}, {"role": "assistant", "content": "54321"}],
+    ]
+    full = encode_chat(tokenizer, convs[0], max_length=10_000)
+    cut = encode_chat(tokenizer, convs[0], max_length=20)
+    assert len(full.input_ids) > 20
+    assert cut == type(cut)(full.input_ids[:20], full.loss_mask[:20])
+    assert encode_chat(tokenizer, convs[1], max_length=20).n_trained == 0
+    args = SFTConfig(
+        output_dir=str(tmp_path),
+        max_length=20,
+        assistant_only_loss=True,
+        truncation_mode="keep_start",
+        report_to="none",
+        bf16=False,
+    )
+    data = Dataset.from_list([{"messages": c} for c in convs])
+    model = make_tiny_model(tokenizer, TinyModelConfig(hidden_size=16, intermediate_size=32))
+    trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
+    [row] = trainer.train_dataset  # the second conversation is dropped, as sft() drops it
+    assert row["input_ids"] == cut.input_ids
+    assert [int(x != -100) for x in row["labels"]] == cut.loss_mask
+    for engine in ("loop", "trl"):
+        result = sft(model, tokenizer, convs, SFTSettings(steps=1, max_length=20, engine=engine))
+        assert result.dropped == 1
+    with pytest.raises(ValueError, match="leaves no assistant token"):
+        sft(model, tokenizer, convs[1:], SFTSettings(steps=1, max_length=20, engine="loop"))
 
 
 def test_new_special_token_rows_train_under_lora(tokenizer: Any) -> None:
@@ -512,10 +551,13 @@ def test_trainer_loss_and_gradient_in_training_match_the_oracle(
             )
             return loss
 
+    def alternating(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+        return [float(i % 2) for i in range(len(completions))]  # every group has variance
+
     trainer = make_grpo_trainer(
         model,
         tokenizer,
-        [digit_accuracy],
+        [alternating],
         TASK.dataset(32, np.random.default_rng(13)),
         settings,
         output_dir=tmp_path,

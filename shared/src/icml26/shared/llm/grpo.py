@@ -56,6 +56,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from icml26.shared.llm.sft import quiet_trainer
+
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
@@ -555,7 +557,7 @@ def make_grpo_trainer(
     finally:
         restore()
     trainer.dynamic_sampling = settings.dynamic_sampling
-    _quiet(trainer)
+    quiet_trainer(trainer)
     return trainer
 
 
@@ -580,14 +582,6 @@ def _snapshot_reference(
         model.config.name_or_path = original
 
     return restore
-
-
-def _quiet(trainer: Any) -> None:
-    """No per-step log dicts printed to stdout (they stay in ``trainer.state.log_history``)."""
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
-
-    trainer.remove_callback(PrinterCallback)
-    trainer.remove_callback(ProgressCallback)
 
 
 def train_grpo(
