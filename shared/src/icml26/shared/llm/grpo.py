@@ -406,6 +406,9 @@ class GRPOSettings:
             "vllm_mode": self.vllm_mode,
             "gradient_checkpointing": self.gradient_checkpointing,
             "bf16": on_gpu and torch.cuda.is_bf16_supported(),
+            # Without CUDA, use_cpu makes accelerate pair the processes of a torchrun /
+            # `accelerate launch --multi_gpu` launch over gloo (MULTI_CPU); else each is alone.
+            "use_cpu": not on_gpu,
             "logging_steps": 1,
             "save_strategy": "no",
             "report_to": "none",

@@ -420,6 +420,7 @@ def _trl(
             assistant_only_loss=True,
             truncation_mode="keep_start",  # the module's one rule (TRL's default, stated)
             bf16=on_gpu and torch.cuda.is_bf16_supported(),
+            use_cpu=not torch.cuda.is_available(),  # several CPU processes pair over gloo
             logging_steps=1,
             save_strategy="no",
             report_to="none",
