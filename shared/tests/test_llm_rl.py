@@ -1078,3 +1078,35 @@ def test_minibatch_steps_walks_shuffled_epochs_and_descends() -> None:
     assert losses[-1] < 0.1 * losses[0]
     with pytest.raises(ValueError, match="batch_size"):
         minibatch_steps([w], loss_of, 12, steps=1, batch_size=0, lr=0.1, rng=rng)
+
+
+@pytest.mark.slow
+def test_readme_post_training_examples_run() -> None:
+    """The Python blocks of the shared README's post-training section run as written, in
+    order (GRPO, multi-turn episodes, several roles)."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## LLM post-training") :]
+    blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
+    assert len(blocks) == 3
+    namespace: dict[str, Any] = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)
+    assert len(namespace["history"]) == 4
+    assert {h["role"] for h in namespace["history"]} == {"proposer", "solver"}
+
+
+@pytest.mark.slow
+def test_bench_runs_both_loops_and_reports_ratios() -> None:
+    """The throughput bench on its smallest setting: each section reports medians and the
+    ratio ours / TRL; TRL's own tool loop really takes two turns on the tiny lookup model."""
+    from icml26.shared.llm.bench import bench
+
+    out = bench(repeats=1, steps=2, sections=("single_turn", "multi_turn"))
+    for section in ("single_turn", "multi_turn"):
+        for key in ("steps_per_s", "tokens_per_s"):
+            assert out[section][f"{key}.ours"] > 0
+            assert out[section][f"{key}.ours_over_trl"] > 0
+    assert out["multi_turn"]["turns.ours"] > 1.5  # most episodes call the tool, then answer
+    assert out["multi_turn"]["turns.trl"] > 1.5
+    with pytest.raises(ValueError, match="unknown sections"):
+        bench(sections=("nope",))

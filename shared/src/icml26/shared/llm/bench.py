@@ -16,10 +16,13 @@ the ratio ours / TRL of the medians:
 * ``sft``: :func:`icml26.shared.llm.sft.sft` with TRL's ``SFTTrainer`` (the default engine)
   and with the plain loop, per call (encoding and set-up included).
 
-Rates: ``steps_per_s`` (optimiser steps per wall second of ``Trainer.train()``, the trainer
-built before the clock starts) and ``tokens_per_s`` (policy tokens generated per wall second:
-``completions/mean_length`` times the completions per step, summed over the steps; tokens an
-environment wrote are not counted). On a shared machine wall-clock rates are noisy: the
+Rates are steady-state: ``steps_per_s`` (optimiser steps per wall second from the end of a
+run's first step to the end of its last, so neither the trainer's construction nor each
+``train()`` call's set-up, the same on both sides, is counted) and ``tokens_per_s`` (policy
+tokens generated per wall second over the same steps: ``completions/mean_length`` times the
+completions per step; tokens an environment wrote are not counted); ``turns``: policy turns
+per episode (both loops stop after one tool round). SFT is timed per call,
+set-up included (what decides between the engines for short fine-tunes). On a shared machine wall-clock rates are noisy: the
 repeats and medians are there for that, and ``*_cpu_s`` (process CPU seconds) is given too.
 Writes JSON to ``--out`` and prints a Markdown table.
 """
@@ -67,12 +70,43 @@ def tiny_models() -> dict[str, tuple[Any, Any]]:
     return {"digits": (digits, digits_tok), "lookup": (lookup, lookup_tok)}
 
 
-def _rates(trainer: Any, steps: int, completions_per_step: int) -> dict[str, float]:
-    """Time ``trainer.train()``; steps/s and policy tokens/s from its log."""
-    wall, cpu, _ = _timed(trainer.train)
+def _step_clock() -> Any:
+    """A ``TrainerCallback`` noting the wall and CPU clocks at the end of every step."""
+    from transformers import TrainerCallback
+
+    class StepClock(TrainerCallback):
+        def __init__(self) -> None:
+            self.ends: list[tuple[float, float]] = []
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> Any:
+            self.ends.append((time.perf_counter(), time.process_time()))
+            return control
+
+    return StepClock()
+
+
+def _steady_rates(clock: Any, logs: list[dict[str, Any]], per_step: int) -> dict[str, float]:
+    """Steady-state rates: from the end of the first step to the end of the last (the first
+    step and each ``train()`` call's set-up left out: they are the same on both sides)."""
+    (w0, c0), (w1, c1) = clock.ends[0], clock.ends[-1]
+    steps = len(clock.ends) - 1
+    tokens = sum(h.get("completions/mean_length", 0.0) for h in logs[1:]) * per_step
+    out = {"steps_per_s": steps / (w1 - w0), "tokens_per_s": tokens / (w1 - w0), "cpu_s": c1 - c0}
+    # Policy turns per episode: ours logs env/turns; TRL's loop one turn plus its tool calls.
+    if any("env/turns" in h for h in logs):
+        out["turns"] = statistics.mean(h["env/turns"] for h in logs if "env/turns" in h)
+    elif any("tools/call_frequency" in h for h in logs):
+        out["turns"] = 1 + statistics.mean(h["tools/call_frequency"] for h in logs)
+    return out
+
+
+def _rates(trainer: Any, per_step: int) -> dict[str, float]:
+    """Run ``trainer.train()``; its steady-state steps/s and policy tokens/s."""
+    clock = _step_clock()
+    trainer.add_callback(clock)
+    trainer.train()
     logs = [h for h in trainer.state.log_history if "completions/mean_length" in h]
-    tokens = sum(h["completions/mean_length"] for h in logs) * completions_per_step
-    return {"steps_per_s": steps / wall, "tokens_per_s": tokens / wall, "cpu_s": cpu}
+    return _steady_rates(clock, logs, per_step)
 
 
 def _plain_trl(
@@ -116,11 +150,12 @@ def _compare(
             torch.manual_seed(r)
             with tempfile.TemporaryDirectory() as tmp:
                 trainer = runs[name](tmp)
-                samples[name].append(_rates(trainer, steps, per_step))
+                samples[name].append(_rates(trainer, per_step))
     out: dict[str, float] = {}
     for name, rows in samples.items():
-        for key in ("steps_per_s", "tokens_per_s", "cpu_s"):
-            out[f"{key}.{name}"] = statistics.median(row[key] for row in rows)
+        for key in ("steps_per_s", "tokens_per_s", "cpu_s", "turns"):
+            if key in rows[0]:
+                out[f"{key}.{name}"] = statistics.median(row[key] for row in rows)
     for key in ("steps_per_s", "tokens_per_s"):
         out[f"{key}.ours_over_trl"] = out[f"{key}.ours"] / out[f"{key}.trl"]
     return out
@@ -178,7 +213,7 @@ def bench_multi_turn(model: Any, tok: Any, *, steps: int, repeats: int) -> dict[
 
 def bench_roles(model: Any, tok: Any, *, steps: int, repeats: int) -> dict[str, float]:
     """One role of :class:`MultiRoleTrainer` for ``steps`` steps (one phase) against plain TRL
-    on the same LoRA adapter set-up (rank 8) and config."""
+    on the same LoRA set-up (rank 8, all linear layers) and config; steady-state steps/s."""
     from icml26.shared.llm.grpo import GRPOSettings
     from icml26.shared.llm.roles import Alternating, MultiRoleTrainer, Role
     from icml26.shared.llm.sft import add_lora
@@ -198,7 +233,7 @@ def bench_roles(model: Any, tok: Any, *, steps: int, repeats: int) -> dict[str, 
                 if name == "trl":
                     lora = add_lora(model, rank=8)
                     trainer = _plain_trl(lora, tok, digit_accuracy, data, settings, tmp)
-                    wall, _, _ = _timed(trainer.train)
+                    rate = _rates(trainer, settings.batch_size)["steps_per_s"]
                     lora.unload()
                 else:
                     role = Role(
@@ -210,9 +245,14 @@ def bench_roles(model: Any, tok: Any, *, steps: int, repeats: int) -> dict[str, 
                     runner = MultiRoleTrainer(
                         model, tok, [role], schedule=Alternating(steps), lora_rank=8, output_dir=tmp
                     )
-                    wall, _, _ = _timed(lambda runner=runner: runner.train(steps))
+                    clock = _step_clock()
+                    runner.trainers["solver"].add_callback(clock)
+                    runner.train(steps)
+                    rate = _steady_rates(clock, [], 0)["steps_per_s"]
                     runner.model.unload()
-            samples[name].append(steps / wall)
+            samples[name].append(rate)
+    model.load_state_dict(state)
+    model.requires_grad_(True)  # LoRA froze the base weights; unload() leaves them frozen
     out = {f"steps_per_s.{k}": statistics.median(v) for k, v in samples.items()}
     out["steps_per_s.ours_over_trl"] = out["steps_per_s.ours"] / out["steps_per_s.trl"]
     return out
@@ -248,8 +288,8 @@ def bench(
     unknown = set(sections) - set(SECTIONS)
     if unknown:
         raise ValueError(f"unknown sections {sorted(unknown)}; known: {list(SECTIONS)}")
-    if repeats < 1 or steps < 1:
-        raise ValueError(f"repeats and steps must be >= 1, got {repeats}, {steps}")
+    if repeats < 1 or steps < 2:
+        raise ValueError(f"need repeats >= 1 and steps >= 2, got {repeats}, {steps}")
     wall, _, models = _timed(tiny_models)
     digits, lookup = models["digits"], models["lookup"]
     out: dict[str, Any] = {"setup_s": wall}

@@ -66,9 +66,13 @@ class Environment(Protocol):
 
 
 def environment_reward(
-    prompts: Sequence[Any], completions: Sequence[Any], env_reward: Sequence[float], **_: Any
+    prompts: Sequence[Any], completions: Sequence[Any], env_reward: Sequence[float], **kw: Any
 ) -> list[float]:
-    """The reward an environment gave each episode (a TRL reward function)."""
+    """The reward an environment gave each episode (a TRL reward function); also logs the
+    mean number of policy turns per episode as ``env/turns`` (TRL's ``log_metric``)."""
+    turns, log_metric = kw.get("env_turns"), kw.get("log_metric")
+    if turns and log_metric is not None:
+        log_metric("env/turns", sum(turns) / len(turns))
     return [float(r) for r in env_reward]
 
 
