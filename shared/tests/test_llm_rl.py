@@ -661,6 +661,20 @@ def test_grpo_logs_named_reward_components(tokenizer: Any, sft_model: Any) -> No
         )
 
 
+def test_a_step_keeps_its_prompts_over_processes_and_accumulation(tmp_path: Path) -> None:
+    """The step's completions are split over processes and micro-batches (never multiplied
+    by them); an uneven split is an error naming the numbers. (Two real processes: the slow
+    accelerate test.)"""
+    settings = GRPOSettings(prompts_per_step=4, num_generations=4, gradient_accumulation_steps=2)
+    assert settings.per_device_batch_size(1) == 8
+    assert settings.per_device_batch_size(2) == 4
+    config = settings.to_trl(tmp_path)
+    assert (config.per_device_train_batch_size, config.gradient_accumulation_steps) == (8, 2)
+    assert config.generation_batch_size == 16  # one generation per step, 4 prompts x 4
+    with pytest.raises(ValueError, match=r"16 completions do not split evenly over 3 process"):
+        settings.per_device_batch_size(3)
+
+
 def test_reward_errors_name_the_function() -> None:
     def nan_reward(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
         return [0.0, math.nan]
