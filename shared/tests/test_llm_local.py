@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -377,3 +378,20 @@ def test_bundled_smollm2_converts_caches_and_answers(tmp_path: Path) -> None:
         [[{"role": "user", "content": "What is the capital of France? One word."}]], max_tokens=12
     )
     assert "paris" in reply.text.lower()
+
+
+@pytest.mark.gpu
+def test_quantised_and_placed_loading_on_a_gpu(cuda_device: Any, tiny_dir: Path) -> None:
+    """Where CUDA exists: 4-bit NF4 loading (bitsandbytes) gives Linear4bit layers placed on
+    the GPU whose greedy generation runs; device_map='auto' places every weight on it; the
+    record names the quantisation."""
+    pytest.importorskip("bitsandbytes", reason="needs icml26-shared[quantization]")
+    loader_mod.clear_loaded_weights()
+    model, tok = load_causal_lm(tiny_dir, quantization="4bit", dtype="bfloat16")
+    kinds = {type(m).__name__ for m in model.modules()}
+    assert "Linear4bit" in kinds
+    assert {p.device.type for p in model.parameters()} == {"cuda"}
+    assert generate(model, tok, ["the cat"], max_tokens=4)[0].completion_tokens >= 1
+    assert loader_mod.loaded_weights()[-1]["quantization"] == "4bit"
+    placed, _ = load_causal_lm(tiny_dir, device_map="auto")
+    assert {p.device.type for p in placed.parameters()} == {"cuda"}
