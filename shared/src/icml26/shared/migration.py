@@ -19,14 +19,11 @@ __all__ = ["UNMIGRATED"]
 UNMIGRATED: frozenset[str] = frozenset(
     {
         "adaptive-reasoning",
-        "blitzrank",
-        "bll-ntk",
         "decor",
         "dicode",
         "disempowerment",
         "ecg-r1",
         "eco",
-        "inctnp",
         "lean-slt",
         "magic",
         "nppr",
