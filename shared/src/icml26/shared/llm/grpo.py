@@ -576,7 +576,7 @@ def _snapshot_reference(
 
     if settings.beta == 0 or peft_config is not None or isinstance(model, PeftModel):
         return lambda: None
-    folder = output_dir / "reference"
+    folder = output_dir / f"reference-rank{os.environ.get('RANK', '0')}"  # no two writers
     model.save_pretrained(folder)
     original = model.config.name_or_path
     model.config.name_or_path = str(folder)
