@@ -27,7 +27,6 @@ UNMIGRATED: frozenset[str] = frozenset(
         "ecg-r1",
         "eco",
         "inctnp",
-        "lean-slt",
         "magic",
         "nppr",
         "rmft",
