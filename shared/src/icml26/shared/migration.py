@@ -33,7 +33,6 @@ UNMIGRATED: frozenset[str] = frozenset(
         "ro-hnn",
         "scfm-grn",
         "syvla",
-        "transport-kl",
         "velocity-deficit",
         "weak-strong",
     }
