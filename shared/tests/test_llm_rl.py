@@ -1170,3 +1170,37 @@ def test_bench_runs_both_loops_and_reports_ratios() -> None:
     assert out["multi_turn"]["turns.trl"] > 1.5
     with pytest.raises(ValueError, match="unknown sections"):
         bench(sections=("nope",))
+
+
+def test_sampled_turns_use_the_full_distribution_unless_top_k_is_asked(monkeypatch) -> None:
+    """No top-k filter in sampled turns unless asked: the GRPO loss assumes the full softmax."""
+    from icml26.shared.llm import rollouts
+
+    seen: dict = {}
+
+    import torch
+
+    class _Model:
+        training = False
+
+        def parameters(self):
+            return iter([torch.zeros(1)])
+
+        def eval(self):
+            return self
+
+        def generate(self, **kwargs):
+            seen.update(kwargs)
+            return kwargs["input_ids"]
+
+    class _Tok:
+        pad_token_id = 0
+        eos_token_id = 1
+
+    monkeypatch.setattr(rollouts, "_eos_ids", lambda tok: [1])
+    try:
+        rollouts.sample_turns(_Model(), _Tok(), [[5, 6]], 3, temperature=1.0, top_p=1.0)
+    except Exception as exc:  # the stand-in model may not satisfy every later step
+        if not seen:
+            raise AssertionError(f"generate was never reached: {exc}") from exc
+    assert seen["top_k"] == 0

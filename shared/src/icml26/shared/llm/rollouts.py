@@ -201,8 +201,11 @@ def sample_turns(
         if greedy
         else {"do_sample": True, "temperature": float(temperature), "top_p": float(top_p)}
     )
-    if top_k and not greedy:
-        sampling["top_k"] = int(top_k)
+    if not greedy:
+        # Explicit 0 when no top-k is asked: transformers would otherwise apply the model's
+        # generation_config default (top_k=50) and sample from another distribution than the
+        # full tempered softmax the GRPO loss assumes (TRL's own generation passes top_k=0).
+        sampling["top_k"] = int(top_k) if top_k else 0
     was_training = model.training
     model.eval()
     with torch.no_grad():
@@ -234,7 +237,7 @@ def _generate(
         max_new,
         temperature=float(args.temperature),
         top_p=float(args.top_p),
-        top_k=getattr(args, "top_k", None) or None,
+        top_k=int(getattr(args, "top_k", 0) or 0),
     )
 
 
