@@ -3,19 +3,20 @@
 "Static" memory is what persists between steps: weights (in whatever form they are stored),
 master copies and optimizer states. It is measured by walking the model's parameters and the
 optimizer's state and summing the bytes of their storages (each storage counted once), never
-from a bytes-per-parameter formula. A parameter released by
-:class:`icml26.eco.optim.QuantizedOptimizer` is an empty tensor and so counts nothing; its
-weights are counted where they live, in the optimizer state (``qdata``/``qscale``).
+from a bytes-per-parameter formula. A :class:`~icml26.eco.qweight.QuantizedWeight` parameter
+counts its codes and scales (the same tensors as the optimizer state's ``qdata``/``qscale``,
+counted once); a dense parameter counts its own bytes.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 import torch
 from torch.optim import Optimizer
+
+from icml26.eco.qweight import QuantizedWeight
 
 __all__ = ["StaticMemory", "static_memory"]
 
@@ -56,8 +57,8 @@ def static_memory(params: Iterable[torch.Tensor], optimizer: Optimizer | None) -
     """Measure weights + master + optimizer-state bytes of ``params`` and ``optimizer``.
 
     Args:
-        params: the model's parameters (their storages count as weights; a released
-            parameter counts 0).
+        params: the model's parameters (their storages count as weights; a quantized one
+            its codes and scales).
         optimizer: its state tensors count as weights (``qdata``/``qscale``), master
             (``master``) or optimizer states (everything else: moments, step counters).
     """
@@ -72,19 +73,13 @@ def static_memory(params: Iterable[torch.Tensor], optimizer: Optimizer | None) -
         totals[role] += key[2]
 
     params = list(params)
-    shape_of = getattr(optimizer, "param_shape", None)
-
-    def numel(p: torch.Tensor) -> int:
-        if shape_of is not None:
-            try:
-                return math.prod(shape_of(p))
-            except KeyError:
-                pass
-        return p.numel()
-
-    n_params = sum(numel(p) for p in params)
+    n_params = sum(p.numel() for p in params)  # logical sizes, quantized or not
     for p in params:
-        add("weights", p)
+        if isinstance(p, QuantizedWeight):  # its codes and scales are all it holds
+            add("weights", p.codes)
+            add("weights", p.scale)
+        else:
+            add("weights", p)
     if optimizer is not None:
         for state in optimizer.state.values():
             for key, value in state.items():
