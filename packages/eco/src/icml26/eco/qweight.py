@@ -20,7 +20,9 @@ it. So the model is always whole to the outside:
 * ``torch.compile`` traces through it (``__tensor_flatten__``); nothing stored is a Python
   object the compiler cannot see.
 
-Reading the storage directly (``untyped_storage()``: what safetensors does) is refused with an error naming :meth:`QuantizedWeight.dequantize`.
+A :class:`QuantizedWeight` handed to code that reads tensor storage directly (safetensors'
+``save_file``, with ``state_dict(keep_vars=True)``) has no dense storage to give: use
+:func:`dense_state_dict` or :meth:`QuantizedWeight.dequantize` there.
 """
 
 from __future__ import annotations
@@ -168,15 +170,6 @@ class QuantizedWeight(torch.Tensor):
             f"dtype={self.dtype}, values={self.dequantize()!r})"
         )
 
-    def untyped_storage(self) -> torch.UntypedStorage:  # type: ignore[override]
-        raise RuntimeError(
-            f"a QuantizedWeight ({self.fmt.describe()}, shape {tuple(self.shape)}) has no dense "
-            "storage to read: call .dequantize() for the values (model.state_dict() already "
-            "returns dense tensors for a model set up by ECOAdamW(model, ...) or "
-            "quantize_parameters(model, ...); icml26.eco.dense_state_dict(model) does it for "
-            "any model)"
-        )
-
     # -- serialization and compilation --------------------------------------------------------
     def __reduce_ex__(self, protocol: Any) -> Any:
         """Pickle as the dense tensor (a parameter stays a parameter)."""
@@ -185,6 +178,10 @@ class QuantizedWeight(torch.Tensor):
             rebuild: Callable[..., Any] = torch._utils._rebuild_parameter  # type: ignore[attr-defined]
             return rebuild, (dense, self.requires_grad, OrderedDict())
         return dense.__reduce_ex__(protocol)
+
+    def _stable_hash_for_caching(self) -> str:
+        """What identifies this subclass's metadata for torch.compile's caches."""
+        return f"QuantizedWeight:{self.fmt.kind}:{self.fmt.group_size}:{self.fmt.rounding}:{self.dtype}"
 
     def __tensor_flatten__(self) -> tuple[list[str], tuple[QuantFormat, torch.dtype]]:
         return ["codes", "scale"], (self.fmt, self.dtype)
