@@ -110,7 +110,9 @@ def test_injection_coefficient_reduces_to_the_papers_formula_at_a_constant_rate(
     replay = injection_coefficient(next_lr=1e-3, step=500, **kw)
     assert replay == pytest.approx(paper, rel=1e-12)
     early = injection_coefficient(next_lr=1e-3, step=1, **kw)
-    assert abs(early) > 5 * abs(injection_coefficient(next_lr=1e-3, step=1, scale="injection", **kw))
+    assert abs(early) > 5 * abs(
+        injection_coefficient(next_lr=1e-3, step=1, scale="injection", **kw)
+    )
     decaying = injection_coefficient(next_lr=0.9e-3, step=500, **kw)
     assert decaying < paper < 0  # both negative: m loses (1/β - 1) of e's worth, more if slower
     sgd = injection_coefficient(lr=0.1, next_lr=0.1, beta1=0.5, step=7, bias_correction=False)
@@ -232,7 +234,9 @@ def test_no_fp32_copy_of_a_quantized_weight_survives_a_step_and_memory_matches()
             if isinstance(o, torch.Tensor) and not isinstance(o, QuantizedWeight)
         ]
     for p, shape in zip(params, shapes.values(), strict=True):
-        same_size_fp32 = [o for o in alive if o.dtype == torch.float32 and o.numel() == shape.numel()]
+        same_size_fp32 = [
+            o for o in alive if o.dtype == torch.float32 and o.numel() == shape.numel()
+        ]
         held = {id(opt.state[p]["exp_avg"]), id(opt.state[p]["exp_avg_sq"])}
         extra = [o for o in same_size_fp32 if id(o) not in held]
         assert not extra, f"an fp32 copy of a {tuple(shape)} weight is alive"

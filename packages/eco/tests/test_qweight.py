@@ -60,7 +60,8 @@ def test_state_dict_is_dense_and_holds_the_stored_weights() -> None:
     expected = _expected(model, opt)
     for name, value in sd.items():
         assert type(value) is torch.Tensor, name
-        assert value.shape == expected[name].shape and value.numel() > 0
+        assert value.shape == expected[name].shape
+        assert value.numel() > 0
         assert torch.equal(value, expected[name])
     kept = model.state_dict(keep_vars=True)  # the caller asked for the parameters themselves
     assert isinstance(kept["0.weight"], QuantizedWeight)

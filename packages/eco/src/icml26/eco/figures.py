@@ -87,9 +87,23 @@ def _memory_vs_loss(metrics: dict[str, Any], run_dir: RunDir) -> None:
                 se = ses.get(w, {}).get(s)
                 err = None if se is None or math.isnan(se) else se
                 if s in static:
-                    ax.errorbar(static[s], loss, yerr=err, color=st["color"], marker=st["marker"], ls="none", label=s)
+                    ax.errorbar(
+                        static[s],
+                        loss,
+                        yerr=err,
+                        color=st["color"],
+                        marker=st["marker"],
+                        ls="none",
+                        label=s,
+                    )
                 if s in peak:
-                    ax.scatter(peak[s], loss, facecolors="none", edgecolors=st["color"], marker=st["marker"])
+                    ax.scatter(
+                        peak[s],
+                        loss,
+                        facecolors="none",
+                        edgecolors=st["color"],
+                        marker=st["marker"],
+                    )
             ax.set_title(f"{w}: memory vs validation loss", fontsize=9)
             ax.set_xlabel("MB: static (filled), peak of a step (open)")
             ax.set_ylabel("validation loss (mean ± SE)")
@@ -104,8 +118,15 @@ def _recovery(metrics: dict[str, Any], run_dir: RunDir) -> None:
         return
     with figure(run_dir.plot_path("recovery"), width=6.5, height=3.2) as (_fig, ax):
         xs = range(len(bars))
-        errs = [0.0 if math.isnan(e := se.get(w, {}).get(s, math.nan)) else 100 * e for w, s, _ in bars]
-        ax.bar(xs, [100 * v for _, _, v in bars], yerr=errs, color=[scheme_style(s)["color"] for _, s, _ in bars])
+        errs = [
+            0.0 if math.isnan(e := se.get(w, {}).get(s, math.nan)) else 100 * e for w, s, _ in bars
+        ]
+        ax.bar(
+            xs,
+            [100 * v for _, _, v in bars],
+            yerr=errs,
+            color=[scheme_style(s)["color"] for _, s, _ in bars],
+        )
         ax.axhline(50.0, color="grey", lw=0.8, ls="--")  # the claim's bar
         ax.axhline(100.0, color="grey", lw=0.8)
         ax.set_xticks(list(xs), [f"{w}\n{s}" for w, s, _ in bars], fontsize=6)
@@ -124,7 +145,14 @@ def _sweep(metrics: dict[str, Any], run_dir: RunDir) -> None:
             keys = sorted(by, key=lambda k: lrs[k])
             ys = [max(by[k], 1e-5) for k in keys]
             errs = [0.0 if math.isnan(e := ses.get(s, {}).get(k, math.nan)) else e for k in keys]
-            ax.errorbar([lrs[k] for k in keys], ys, yerr=errs, color=st["color"], marker=st["marker"], label=f"{s} − master")
+            ax.errorbar(
+                [lrs[k] for k in keys],
+                ys,
+                yerr=errs,
+                color=st["color"],
+                marker=st["marker"],
+                label=f"{s} − master",
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("peak learning rate (equal lr·steps)")
@@ -134,11 +162,16 @@ def _sweep(metrics: dict[str, Any], run_dir: RunDir) -> None:
 
 def _ablations(metrics: dict[str, Any], run_dir: RunDir) -> None:
     """ECO's gap to master weights per ablation (± 1 SE over the paired seeds)."""
-    panels = [(w, s, per) for w, by in _nested(metrics, "ablation").items() for s, per in by.items()]
+    panels = [
+        (w, s, per) for w, by in _nested(metrics, "ablation").items() for s, per in by.items()
+    ]
     if not panels:
         return
     n = len(panels)
-    with figure(run_dir.plot_path("ablations"), 1, n, width=4.0 * n + 0.5, height=3.6) as (_f, axes):
+    with figure(run_dir.plot_path("ablations"), 1, n, width=4.0 * n + 0.5, height=3.6) as (
+        _f,
+        axes,
+    ):
         for ax, (w, s, per) in zip(_axes(axes), panels, strict=True):
             names = list(per)
             gaps = [100 * per[a]["gap"] for a in names]

@@ -32,8 +32,8 @@ from icml26.eco.quantize import QuantFormat, fp8_table
 __all__ = [
     "AdamWSettings",
     "QuantizedBucket",
-    "adamw_dense_step",
     "adamw_denominators",
+    "adamw_dense_step",
     "adamw_quantized_step",
 ]
 
@@ -170,7 +170,11 @@ class _Workspace:
 
 
 def _dequantize_into(
-    fmt: QuantFormat, codes: torch.Tensor, scale: torch.Tensor, index: torch.Tensor, out: torch.Tensor
+    fmt: QuantFormat,
+    codes: torch.Tensor,
+    scale: torch.Tensor,
+    index: torch.Tensor,
+    out: torch.Tensor,
 ) -> torch.Tensor:
     """``scale * code`` into ``out`` (``index``: an int32 buffer of ``out``'s size)."""
     if fmt.kind == "fp8":

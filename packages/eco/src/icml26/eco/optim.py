@@ -66,8 +66,8 @@ from torch.optim import Optimizer
 from icml26.eco.foreach import (
     AdamWSettings,
     QuantizedBucket,
-    adamw_dense_step,
     adamw_denominators,
+    adamw_dense_step,
     adamw_quantized_step,
 )
 from icml26.eco.quantize import QTensor, QuantFormat
@@ -75,8 +75,8 @@ from icml26.eco.qweight import QuantizedWeight, quantize_parameters
 from icml26.eco.roles import role_groups
 
 __all__ = [
-    "INJECTION_SCALES",
     "ECOSGD",
+    "INJECTION_SCALES",
     "ECOAdamW",
     "MasterWeightAdamW",
     "MasterWeightSGD",

@@ -215,9 +215,7 @@ class QuantizedWeight(torch.Tensor):
 
 
 def _like(w: QuantizedWeight, codes: torch.Tensor, scale: torch.Tensor, **kw: Any) -> Any:
-    return QuantizedWeight(
-        codes, scale, w.fmt, kw.get("shape", w.shape), kw.get("dtype", w.dtype)
-    )
+    return QuantizedWeight(codes, scale, w.fmt, kw.get("shape", w.shape), kw.get("dtype", w.dtype))
 
 
 def _dense(t: Any) -> Any:

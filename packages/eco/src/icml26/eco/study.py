@@ -151,9 +151,7 @@ def main_metrics(cfg: RunConfig, rec: Records) -> dict[str, Any]:
             out["final_loss"].setdefault(w, {})[s] = r["final_loss"]
             out["val_loss"].setdefault(w, {})[s] = r["val_loss"]
             if "val_accuracy" in r["extra"]:
-                out.setdefault("val_accuracy", {}).setdefault(w, {})[s] = r["extra"][
-                    "val_accuracy"
-                ]
+                out.setdefault("val_accuracy", {}).setdefault(w, {})[s] = r["extra"]["val_accuracy"]
             if master_of(s) in per:
                 out["loss_gap_vs_master"].setdefault(w, {})[s] = _rel(
                     r["val_loss"], per[master_of(s)]["val_loss"]
@@ -331,7 +329,9 @@ def _ablation_entry(
         return {}
     gap0 = [_rel(e, m) for e, m in zip(eco0, master0, strict=True)]
     rec0 = [(n - e) / (n - m) for n, e, m in zip(naive0, eco0, master0, strict=True) if n > m]
-    default = {k: statistics.fmean(v) for k, v in (("eco", eco0), ("master", master0), ("naive", naive0))}
+    default = {
+        k: statistics.fmean(v) for k, v in (("eco", eco0), ("master", master0), ("naive", naive0))
+    }
     default["gap"], default["gap_se"] = mean_se(gap0)
     default["recovered"], default["recovered_se"] = mean_se(rec0)
     entry = {DEFAULT: default}
@@ -343,7 +343,9 @@ def _ablation_entry(
         row = {"eco": statistics.fmean(eco), "master": statistics.fmean(mas)}
         row["gap"], row["gap_se"] = mean_se([_rel(e, m) for e, m in zip(eco, mas, strict=True)])
         row["delta"], row["delta_se"] = mean_se([e - e0 for e, e0 in zip(eco, eco0, strict=True)])
-        row["closes"] = (default["gap"] - row["gap"]) / default["gap"] if default["gap"] else math.nan
+        row["closes"] = (
+            (default["gap"] - row["gap"]) / default["gap"] if default["gap"] else math.nan
+        )
         final = losses(scheme, abl, "final_loss")
         row["final_loss"] = statistics.fmean(final) if final else math.nan
         entry[abl] = row

@@ -54,7 +54,9 @@ def paired_table(m: dict[str, Any]) -> str:
     ECO and naive removal, the share of naive removal's gap recovered; memory on the MoE."""
     ws = _workloads(m)
     schemes = _schemes(m, "val_loss_mean.")
-    head = "| scheme | B/param | MoE static / peak MB |" + "".join(f" {w} gap (recovered) |" for w in ws)
+    head = "| scheme | B/param | MoE static / peak MB |" + "".join(
+        f" {w} gap (recovered) |" for w in ws
+    )
     lines = [head, "|---|---|---|" + "---|" * len(ws)]
     for s in schemes:
         static, peak = m.get(f"static_memory_mb.moe_lm.{s}"), m.get(f"peak_memory_mb.moe_lm.{s}")
@@ -88,7 +90,9 @@ def single_seed_table(m: dict[str, Any]) -> str:
 
 def sweep_table(m: dict[str, Any]) -> str:
     """Gap to master weights at each rate of the sweep (± SE), and the log-log slope."""
-    lrs = sorted((k for k in m if k.startswith("lr_sweep.lr.")), key=lambda k: int(k.rsplit("lr", 1)[1]))
+    lrs = sorted(
+        (k for k in m if k.startswith("lr_sweep.lr.")), key=lambda k: int(k.rsplit("lr", 1)[1])
+    )
     schemes = _schemes(m, "lr_sweep.loglog_slope.")
     if not lrs or not schemes:
         return ""
