@@ -25,7 +25,6 @@ UNMIGRATED: frozenset[str] = frozenset(
         "dicode",
         "disempowerment",
         "ecg-r1",
-        "eco",
         "inctnp",
         "lean-slt",
         "magic",

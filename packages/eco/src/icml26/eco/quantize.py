@@ -20,6 +20,7 @@ the final, exactly representable grid value is cast to float8.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -274,6 +275,12 @@ class QuantFormat:
 _FP8_TABLES: dict[torch.device, torch.Tensor] = {}
 
 
+def _compiling() -> bool:
+    """Whether torch.compile is tracing (without importing torch._dynamo, which takes seconds:
+    nothing is compiled unless it was imported)."""
+    return "torch._dynamo" in sys.modules and torch.compiler.is_compiling()
+
+
 def fp8_table(device: torch.device | str = "cpu") -> torch.Tensor:
     """The float32 value of each of the 256 e4m3 bytes (NaN for the two NaN bytes), cached per
     device.
@@ -298,7 +305,7 @@ def _fp8_values(data: torch.Tensor) -> torch.Tensor:
 
     Equal to ``data.view(torch.float8_e4m3fn).float()`` (tested for every byte), but on the
     CPU the float8 cast is a scalar loop, about 5x slower than an ``index_select``."""
-    if torch.compiler.is_compiling():  # traced: the cast fuses; a table would be a constant
+    if _compiling():  # traced: the cast fuses; a table would be a constant
         return data.reshape(-1).view(torch.float8_e4m3fn).float()
     return fp8_table(data.device).index_select(0, data.reshape(-1).to(torch.int32))
 
@@ -309,7 +316,7 @@ _INT4_TABLES: dict[torch.device, torch.Tensor] = {}
 def _int4_values(data: torch.Tensor, numel: int) -> torch.Tensor:
     """The float32 codes (``-8 .. 7``) of packed INT4 bytes: one gather of a ``(256, 2)``
     table decodes both nibbles of a byte (the same values as unpacking them)."""
-    if torch.compiler.is_compiling():
+    if _compiling():
         return _unpack_nibbles(data, numel).float() - 8.0
     table = _INT4_TABLES.get(data.device)
     if table is None:

@@ -1,9 +1,10 @@
 """Tables from a run: markdown for the README's results block and ``RESULTS.md``, and the
 JSON artefacts of a run folder (``memory.json``, ``pareto_<workload>.json``).
 
-``python -m icml26.eco.tables RUN_DIR`` prints the tables of a finished run;
-``python -m icml26.eco.tables RUN_DIR --readme packages/eco/README.md`` rewrites the block
-between ``<!-- results:begin -->`` and ``<!-- results:end -->`` (no figure typed by hand).
+``python -m icml26.eco.tables RUN_DIR`` prints a run's README block;
+``--readme packages/eco/README.md`` rewrites the block between ``<!-- results:begin -->`` and
+``<!-- results:end -->`` (a bench folder: between the ``bench`` markers), ``--results
+packages/eco/RESULTS.md`` writes every table there (no figure typed by hand).
 """
 
 from __future__ import annotations
@@ -21,9 +22,14 @@ from icml26.eco.study import Records, memory_workload
 from icml26.shared.results import load_results
 from icml26.shared.rundir import RunDir
 
-__all__ = ["markdown_tables", "readme_block", "replace_readme_block", "write_tables"]
+__all__ = [
+    "bench_table",
+    "markdown_tables",
+    "readme_block",
+    "replace_readme_block",
+    "write_tables",
+]
 
-BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 _WORKLOADS = ("dense_lm", "moe_lm", "mlp")
 
 
@@ -181,12 +187,43 @@ def readme_block(results: dict[str, Any], env: dict[str, Any] | None = None) -> 
     return "\n\n".join(p for p in parts if p)
 
 
-def replace_readme_block(readme: str, block: str) -> str:
-    """``readme`` with the text between the results markers replaced by ``block``.
+def bench_table(results: dict[str, Any], env: dict[str, Any] | None = None) -> str:
+    """The bench: per scheme, the step's CPU time against AdamW's (median over rounds, with
+    the smallest and largest round), the full training step's ratio, and static memory."""
+    m = results["metrics"]
+    env = env or {}
+    git = env.get("git") or {}
+    names = sorted({k.split(".", 1)[1] for k in m if k.startswith("step_time_ratio.")})
+    names.sort(key=lambda n: ALL_SCHEMES.index(n) if n in ALL_SCHEMES else len(ALL_SCHEMES))
+    lines = [
+        f"`icml26 bench eco --profile {results.get('profile')}` ({str(env.get('time', ''))[:10]}, "
+        f"commit {str(git.get('commit', '?'))[:7]}, {_num(m.get('n_params'), '.0f')} parameters, "
+        f"{env.get('threads', '?')} thread(s); step CPU time of the calling thread, medians)",
+        "",
+        "| scheme | step ms | step / AdamW (min-max over rounds) | train step / AdamW | B/param |",
+        "|---|---|---|---|---|",
+        f"| `adamw` | {_num(m.get('step_time_ms.adamw'), '.2f')} | 1 | 1 | - |",
+    ]
+    for n in names:
+        ratio = f"{_num(m.get(f'step_time_ratio.{n}'), '.2f')} "
+        ratio += f"({_num(m.get(f'step_time_ratio_min.{n}'), '.2f')}-"
+        ratio += f"{_num(m.get(f'step_time_ratio_max.{n}'), '.2f')})"
+        lines.append(
+            f"| `{n}` | {_num(m.get(f'step_time_ms.{n}'), '.2f')} | {ratio} | "
+            f"{_num(m.get(f'train_step_ratio.{n}'), '.2f')} | "
+            f"{_num(m.get(f'static_bytes_per_param.{n}'), '.2f')} |"
+        )
+    return "\n".join([*lines, "", claims_table(results)])
+
+
+def replace_readme_block(readme: str, block: str, name: str = "results") -> str:
+    """``readme`` with the text between ``<!-- name:begin -->`` and ``<!-- name:end -->``
+    replaced by ``block``.
 
     Args:
         readme: the README's text.
         block: the new block.
+        name: the markers' name.
 
     Returns:
         The new text.
@@ -194,11 +231,12 @@ def replace_readme_block(readme: str, block: str) -> str:
     Raises:
         ValueError: the markers are missing.
     """
-    if BEGIN not in readme or END not in readme:
-        raise ValueError(f"the README has no {BEGIN} ... {END} block")
-    head, rest = readme.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{block}\n{END}{tail}"
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if begin not in readme or end not in readme:
+        raise ValueError(f"the file has no {begin} ... {end} block")
+    head, rest = readme.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{block}\n{end}{tail}"
 
 
 def write_tables(
@@ -238,21 +276,34 @@ def write_tables(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print a run's tables, or write its block into a README."""
+    """Print a run's tables, or write them between a file's markers.
+
+    ``--readme FILE``: the README block of a run (``results`` markers) or of a bench
+    (``bench`` markers); ``--results FILE``: every table of a run (``results`` markers).
+    """
     parser = argparse.ArgumentParser(prog="python -m icml26.eco.tables")
-    parser.add_argument("run", type=Path, help="a run folder or its results.json")
-    parser.add_argument("--readme", type=Path, help="rewrite this README's results block")
+    parser.add_argument("run", type=Path, help="a run or bench folder, or its results.json")
+    parser.add_argument("--readme", type=Path, help="rewrite this file's block (README)")
+    parser.add_argument("--results", type=Path, help="rewrite this file's block (all tables)")
     args = parser.parse_args(argv)
     path = args.run / "results.json" if args.run.is_dir() else args.run
     results = load_results(path)
     env_path = path.parent / "env.json"
     env = json.loads(env_path.read_text(encoding="utf-8")) if env_path.is_file() else None
-    if args.readme is None:
-        print(markdown_tables(results))
+    bench = results.get("kind") == "bench"
+    if bench:
+        block, name = bench_table(results, env), "bench"
+    elif args.results is not None:
+        header = readme_block(results, env).split("\n\n", 1)[0]
+        block, name = f"{header}\n\n{markdown_tables(results)}", "results"
+    else:
+        block, name = readme_block(results, env), "results"
+    target = args.results or args.readme
+    if target is None:
+        print(block)
         return 0
-    text = args.readme.read_text(encoding="utf-8")
-    block = readme_block(results, env)
-    args.readme.write_text(replace_readme_block(text, block), encoding="utf-8")
+    text = target.read_text(encoding="utf-8")
+    target.write_text(replace_readme_block(text, block, name), encoding="utf-8")
     return 0
 
 
