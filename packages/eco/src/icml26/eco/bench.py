@@ -7,7 +7,8 @@ the process spent preempted by other jobs does not count) and in wall time. Per 
 median step time of each scheme is taken; the ratio to AdamW is the median over rounds of the
 per-round ratios, with the smallest and largest round beside it. ``eco_fp8_rtn_reference`` is
 ECO-FP8-RTN with the per-parameter reference step (``foreach=False``): what the batched step
-saves. The full training step (forward, backward, step) is timed too: ECO pays the
+saves; ``eco_fp8_rtn_fused`` the same scheme through the compiled kernels of
+:mod:`icml26.eco.fused` (compiled during the warm-up steps). The full training step (forward, backward, step) is timed too: ECO pays the
 dequantization of its weights in the forward pass, not in the step.
 """
 
@@ -28,10 +29,11 @@ from icml26.eco.schemes import make_optimizer
 from icml26.shared import figure, seed_for
 from icml26.shared.rundir import RunDir
 
-__all__ = ["ADAMW", "REFERENCE", "bench"]
+__all__ = ["ADAMW", "FUSED", "REFERENCE", "bench"]
 
 ADAMW = "adamw"  # torch.optim.AdamW on the same model: the reference of every ratio
 REFERENCE = "eco_fp8_rtn_reference"  # ECO-FP8-RTN through the per-parameter reference step
+FUSED = "eco_fp8_rtn_fused"  # ECO-FP8-RTN through the compiled kernels (fused=True)
 
 
 def _setups(cfg: BenchConfig) -> dict[str, tuple[torch.nn.Module, torch.optim.Optimizer]]:
@@ -45,7 +47,8 @@ def _setups(cfg: BenchConfig) -> dict[str, tuple[torch.nn.Module, torch.optim.Op
         top_k=cfg.top_k,
     )
     out: dict[str, tuple[torch.nn.Module, torch.optim.Optimizer]] = {}
-    names = [*cfg.schemes, *([REFERENCE] if "eco_fp8_rtn" in cfg.schemes else []), ADAMW]
+    variants = [REFERENCE, *([FUSED] if cfg.fused else [])] if "eco_fp8_rtn" in cfg.schemes else []
+    names = [*cfg.schemes, *variants, ADAMW]
     for name in names:
         torch.manual_seed(seed_for(cfg.seed, "model"))
         model = TinyLM(lm).to(cfg.device)
@@ -54,7 +57,7 @@ def _setups(cfg: BenchConfig) -> dict[str, tuple[torch.nn.Module, torch.optim.Op
                 model.parameters(), lr=1e-3, betas=(0.9, 0.95)
             )
         else:
-            scheme = "eco_fp8_rtn" if name == REFERENCE else name
+            scheme = "eco_fp8_rtn" if name in (REFERENCE, FUSED) else name
             opt = make_optimizer(
                 scheme,
                 model,
@@ -63,9 +66,10 @@ def _setups(cfg: BenchConfig) -> dict[str, tuple[torch.nn.Module, torch.optim.Op
                 int4_group_size=cfg.int4_group_size,
                 seed=cfg.seed,
             )
-            if name == REFERENCE:
+            if name in (REFERENCE, FUSED):
                 assert isinstance(opt, QuantizedOptimizer)
-                opt.foreach = False
+                opt.foreach = name == FUSED
+                opt.fused = name == FUSED
         out[name] = (model, opt)
     return out
 

@@ -269,6 +269,7 @@ class BenchConfig:
     rounds: int = 2
     fp8_group_size: int | None = None
     int4_group_size: int | None = 16
+    fused: bool = True  # also time ECO-FP8-RTN's compiled step (compiles in the warm-up)
     device: str = "cpu"
     threads: int = 0
 

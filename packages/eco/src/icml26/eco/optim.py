@@ -70,6 +70,7 @@ from icml26.eco.foreach import (
     adamw_dense_step,
     adamw_quantized_step,
 )
+from icml26.eco.fused import adamw_fp8_fused_step, supports
 from icml26.eco.quantize import QTensor, QuantFormat
 from icml26.eco.qweight import QuantizedWeight, quantize_parameters
 from icml26.eco.roles import role_groups
@@ -177,6 +178,7 @@ class QuantizedOptimizer(Optimizer):
         quantize_all: bool = False,
         model: nn.Module | None = None,
         foreach: bool | None = None,
+        fused: bool = False,
     ) -> None:
         if mode not in ("eco", "naive", "master"):
             raise ValueError(f"mode must be 'eco', 'naive' or 'master', got {mode!r}")
@@ -209,6 +211,9 @@ class QuantizedOptimizer(Optimizer):
         self.seed = seed
         self.check_finite = bool(check_finite)
         self.foreach = True if foreach is None else bool(foreach)
+        self.fused = bool(fused)
+        if self.fused and not self.foreach:
+            raise ValueError("fused=True replaces the batched step: it needs foreach")
         self.model = model
         self._index: dict[int, int] = {}
         # one stochastic-rounding generator per device, re-seeded per (parameter, step): the
@@ -714,7 +719,10 @@ class _AdamWMixin(QuantizedOptimizer):
             noise=noise,
             dense=None if isinstance(ps[0], QuantizedWeight) else [p.detach() for p in ps],
         )
-        adamw_quantized_step(bucket, fmt, settings)
+        if self.fused and supports(fmt, bucket):
+            adamw_fp8_fused_step(bucket, fmt, settings)
+        else:
+            adamw_quantized_step(bucket, fmt, settings)
 
 
 class _SGDMixin(QuantizedOptimizer):
@@ -820,6 +828,9 @@ class ECOAdamW(_AdamWMixin):
         model: the model owning ``params`` when ``params`` are groups you built yourself: its
             quantized parameters are then replaced as when passing the model.
         foreach: the batched step (default) or the per-parameter reference (``False``).
+        fused: FP8 round-to-nearest quantized parameters step through two compiled kernels
+            (:mod:`icml26.eco.fused`: about AdamW's step time; equal to the reference up to
+            float rounding, not to the bit; the first step compiles).
 
     Raises:
         TypeError: a parameter dtype other than float32/bfloat16/float16, or a tensor lr.
@@ -846,6 +857,7 @@ class ECOAdamW(_AdamWMixin):
         quantize_all: bool = False,
         model: nn.Module | None = None,
         foreach: bool | None = None,
+        fused: bool = False,
     ) -> None:
         mode: Mode = "eco" if error_feedback else "naive"
         defaults = _adamw_defaults(lr, betas, eps, weight_decay, mode, fmt, group_size, rounding)
@@ -861,6 +873,7 @@ class ECOAdamW(_AdamWMixin):
             quantize_all=quantize_all,
             model=model,
             foreach=foreach,
+            fused=fused,
         )
 
 

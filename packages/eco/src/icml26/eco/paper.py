@@ -92,6 +92,7 @@ BENCH_PROFILES = {
         warmup_steps=1,
         timed_steps=2,
         rounds=1,
+        fused=False,  # compiling takes tens of seconds
         threads=1,
     ),
     "quick": BenchConfig(schemes=ALL_SCHEMES, timed_steps=10, rounds=5, threads=1),
@@ -162,6 +163,17 @@ BENCH_CLAIMS = [
         floor="AdamW itself scores 1.0; the per-parameter reference step of the same "
         "arithmetic (eco_fp8_rtn_reference, reported beside it) is what the batched step is "
         "measured against; 1.5 is the issue's budget, not a property the code forces",
+    ),
+    Claim(
+        "fused_step_within_1p5x_adamw",
+        "With fused=True (two compiled kernels per parameter), ECO's step costs at most 1.5x "
+        "torch.optim.AdamW's step on the same model.",
+        "the paper: no extra memory, a few extra elementwise operations per step",
+        "step_time_ratio.eco_fp8_rtn_fused <= 1.5",
+        profiles=("quick", "full"),
+        kind="absolute",
+        floor="AdamW itself scores 1.0 and the eager batched step about 2 here; the compiled "
+        "kernels do the same arithmetic in two passes, which nothing forces below 1.5",
     ),
     Claim(
         "step_cost_comparable",
