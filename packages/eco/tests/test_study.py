@@ -125,3 +125,13 @@ def test_loglog_slope_of_a_power_law() -> None:
 def test_seeds_must_be_distinct() -> None:
     with pytest.raises(ValueError, match="seeds must be distinct"):
         replace(CFG, seeds=(0, 0))
+
+
+def test_no_recovery_is_reported_where_naive_removal_loses_nothing() -> None:
+    flat = dict(VAL)
+    flat[("naive_fp8_rtn", "default")] = [1.01, 1.08, 0.91]  # within noise of master weights
+    jobs = plan(CFG)
+    records = [_record(flat[(j.scheme, j.ablation)][j.seed], 900.0) for j in jobs]
+    m = summarise(CFG, jobs, records)
+    assert "mlp" not in m.get("recovered", {})
+    assert "eco_fp8_rtn" in m["gap"]["mlp"]  # the gaps themselves are still reported

@@ -62,6 +62,9 @@ def static_memory(params: Iterable[torch.Tensor], optimizer: Optimizer | None) -
             its codes and scales).
         optimizer: its state tensors count as weights (``qdata``/``qscale``), master
             (``master``) or optimizer states (everything else: moments, step counters).
+
+    Returns:
+        The bytes by role and the number of parameters (logical sizes).
     """
     seen: set[tuple[str, int, int]] = set()
     totals = {"weights": 0, "master": 0, "optimizer_states": 0}

@@ -48,7 +48,8 @@ Three update rules share the storage (paper: Nikdan et al., ICML 2026, "ECO"):
 The AdamW step runs batched (``foreach=True``, default: :mod:`icml26.eco.foreach`) over each
 group's parameters with the same format, dtype, device and step count, and falls back to the
 per-parameter reference step (``foreach=False``) for the ablation switches; both give the
-same bits on the CPU. Stochastic rounding draws from a generator seeded by ``(seed, parameter
+same bits on the CPU. ``fused=True`` runs FP8 round-to-nearest weights through two compiled
+kernels instead (:mod:`icml26.eco.fused`: equal to the reference up to float rounding). Stochastic rounding draws from a generator seeded by ``(seed, parameter
 index, step)``, so data-parallel replicas round identically and a resumed run repeats the same
 bits.
 """

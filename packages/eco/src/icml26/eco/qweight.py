@@ -34,7 +34,6 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.utils._pytree import tree_map
 
 from icml26.eco.quantize import QTensor, QuantFormat
 
@@ -219,18 +218,37 @@ def _like(w: QuantizedWeight, codes: torch.Tensor, scale: torch.Tensor, **kw: An
 
 
 def _dense(t: Any) -> Any:
-    return t.dequantize() if isinstance(t, QuantizedWeight) else t
+    """``t`` with every quantized weight in it (also inside lists) dequantized."""
+    if isinstance(t, QuantizedWeight):
+        return t.dequantize()
+    if isinstance(t, list | tuple):
+        return type(t)(_dense(a) for a in t)
+    return t
+
+
+_MUTATED: dict[Any, tuple[tuple[int, str, bool], ...]] = {}
+
+
+def _mutated(func: Any) -> tuple[tuple[int, str, bool], ...]:
+    """``(position, name, keyword-only)`` of each argument ``func`` writes to (cached)."""
+    found = _MUTATED.get(func)
+    if found is None:
+        found = _MUTATED[func] = tuple(
+            (i, arg.name, arg.kwarg_only)
+            for i, arg in enumerate(func._schema.arguments)
+            if arg.alias_info is not None and arg.alias_info.is_write
+        )
+    return found
 
 
 def _dense_fallback(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run ``func`` on dense copies; write mutated quantized arguments back (re-quantized)."""
-    dargs, dkwargs = tree_map(_dense, args), tree_map(_dense, kwargs)
+    dargs = tuple(_dense(a) for a in args)
+    dkwargs = {k: _dense(v) for k, v in kwargs.items()}
     out = func(*dargs, **dkwargs)
-    for i, arg in enumerate(func._schema.arguments):
-        if arg.alias_info is None or not arg.alias_info.is_write:
-            continue
-        if arg.kwarg_only or i >= len(args):
-            orig, dense = kwargs.get(arg.name), dkwargs.get(arg.name)
+    for i, name, kwarg_only in _mutated(func):
+        if kwarg_only or i >= len(args):
+            orig, dense = kwargs.get(name), dkwargs.get(name)
         else:
             orig, dense = args[i], dargs[i]
         if isinstance(orig, QuantizedWeight):
