@@ -667,8 +667,7 @@ class _AdamWMixin(QuantizedOptimizer):
         rest = []
         for p in params:
             state = self.state[p]
-            dense_ok = fmt is not None or p.dtype == torch.float32
-            if not dense_ok:
+            if fmt is None and p.dtype != torch.float32:  # a bf16/fp16 high-precision weight
                 rest.append(p)
                 continue
             if "exp_avg" not in state:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from icml26.eco.config import ABLATIONS, ALL_SCHEMES, RTN_SCHEMES, BenchConfig, RunConfig
+from icml26.eco.config import (
+    ABLATIONS,
+    ALL_SCHEMES,
+    RTN_SCHEMES,
+    WORKLOADS,
+    BenchConfig,
+    RunConfig,
+)
 from icml26.shared import Claim, Paper
 
 __all__ = ["BENCH_PROFILES", "PAPER", "PROFILES"]
@@ -51,13 +58,17 @@ PROFILES = {
         sweep_steps=100,
         threads=1,
     ),
-    # 4x longer LM training (2x the batch), 5x longer MLP, a 4-point sweep with SR too
+    # 4x longer LM training (2x the batch), 5x longer MLP, a 4-point sweep with SR too, the
+    # injection ablation of ECO-FP8-RTN on the MoE: about 23 CPU-minutes (estimated from the
+    # quick run's per-training times; not run since the job-shape migration)
     "full": RunConfig(
+        schemes=RTN_SCHEMES,
+        extra_schemes=("fp32",),
+        extra_workloads=WORKLOADS,
         corpus_bytes=4_000_000,
         lm_batch_size=16,
         lm_steps=800,
         mlp_steps=1500,
-        extra_schemes=(),
         sweep_lrs=(1e-2, 3e-3, 1e-3, 3e-4),
         sweep_schemes=(
             "master_fp8_rtn",
@@ -67,7 +78,8 @@ PROFILES = {
             "naive_fp8_sr",
             "eco_fp8_sr",
         ),
-        ablations=("scale_at_injection", "no_decay"),
+        sweep_seeds=(0, 1),
+        ablations=("scale_at_injection",),
         ablation_schemes=("eco_fp8_rtn",),
         threads=1,
     ),
