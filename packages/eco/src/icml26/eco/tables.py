@@ -161,8 +161,8 @@ def markdown_tables(results: dict[str, Any]) -> str:
 
 
 def readme_block(results: dict[str, Any], env: dict[str, Any] | None = None) -> str:
-    """The README's results block: a header naming the run, the paired table, the sweep,
-    the ablations and the claims.
+    """The README's results block: a header naming the run, the paired table, the ablations
+    and the claims (the sweep and the first seed's table are in ``RESULTS.md``).
 
     Args:
         results: a loaded ``results.json``.
@@ -183,18 +183,43 @@ def readme_block(results: dict[str, Any], env: dict[str, Any] | None = None) -> 
         "master weights of the same format, mean ± SE over paired seeds; in brackets the "
         "share of naive removal's gap recovered (± SE)."
     )
-    parts = [header, paired_table(m), sweep_table(m), ablation_table(m), claims_table(results)]
+    parts = [header, paired_table(m), ablation_table(m), claims_table(results)]
     return "\n\n".join(p for p in parts if p)
 
 
-def bench_table(results: dict[str, Any], env: dict[str, Any] | None = None) -> str:
+README_BENCH_ROWS = (
+    "master_fp8_rtn",
+    "naive_fp8_rtn",
+    "eco_fp8_rtn",
+    "eco_fp8_rtn_reference",
+    "eco_fp8_rtn_fused",
+    "eco_int4_rtn",
+)
+
+
+def bench_table(
+    results: dict[str, Any],
+    env: dict[str, Any] | None = None,
+    rows: Sequence[str] | None = None,
+) -> str:
     """The bench: per scheme, the step's CPU time against AdamW's (median over rounds, with
-    the smallest and largest round), the full training step's ratio, and static memory."""
+    the smallest and largest round), the full training step's ratio, and static memory.
+
+    Args:
+        results: a bench's ``results.json``.
+        env: its ``env.json``.
+        rows: the schemes to show (all by default).
+
+    Returns:
+        Markdown.
+    """
     m = results["metrics"]
     env = env or {}
     git = env.get("git") or {}
     names = sorted({k.split(".", 1)[1] for k in m if k.startswith("step_time_ratio.")})
     names.sort(key=lambda n: ALL_SCHEMES.index(n) if n in ALL_SCHEMES else len(ALL_SCHEMES))
+    if rows is not None:
+        names = [n for n in rows if n in names]
     lines = [
         f"`icml26 bench eco --profile {results.get('profile')}` ({str(env.get('time', ''))[:10]}, "
         f"commit {str(git.get('commit', '?'))[:7]}, {_num(m.get('n_params'), '.0f')} parameters, "
@@ -292,7 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = json.loads(env_path.read_text(encoding="utf-8")) if env_path.is_file() else None
     bench = results.get("kind") == "bench"
     if bench:
-        block, name = bench_table(results, env), "bench"
+        rows = None if args.results is not None else README_BENCH_ROWS
+        block, name = bench_table(results, env, rows), "bench"
     elif args.results is not None:
         header = readme_block(results, env).split("\n\n", 1)[0]
         block, name = f"{header}\n\n{markdown_tables(results)}", "results"
