@@ -57,7 +57,7 @@ def _setups(cfg: BenchConfig) -> dict[str, tuple[torch.nn.Module, torch.optim.Op
                 model.parameters(), lr=1e-3, betas=(0.9, 0.95)
             )
         else:
-            scheme = "eco_fp8_rtn" if name in (REFERENCE, FUSED) else name
+            scheme = _scheme_of(name)
             opt = make_optimizer(
                 scheme,
                 model,
@@ -72,6 +72,11 @@ def _setups(cfg: BenchConfig) -> dict[str, tuple[torch.nn.Module, torch.optim.Op
                 opt.fused = name == FUSED
         out[name] = (model, opt)
     return out
+
+
+def _scheme_of(name: str) -> str:
+    """The scheme a timed setup runs (the two ECO-FP8-RTN variants are that scheme)."""
+    return "eco_fp8_rtn" if name in (REFERENCE, FUSED) else name
 
 
 def _ratios(times: dict[str, list[list[float]]], name: str) -> list[float]:
@@ -167,7 +172,7 @@ def _plot(cfg: BenchConfig, metrics: dict[str, Any], run_dir: RunDir, names: lis
     with figure(run_dir.plot_path("step_time"), width=7.5, height=3.2) as (_fig, ax):
         ratio = metrics["step_time_ratio"]
         lo, hi = metrics["step_time_ratio_min"], metrics["step_time_ratio_max"]
-        colours = [scheme_style(n if n != REFERENCE else "eco_fp8_rtn")["color"] for n in names]
+        colours = [scheme_style(_scheme_of(n))["color"] for n in names]
         ax.bar(
             range(len(names)),
             [ratio[n] for n in names],
