@@ -144,3 +144,13 @@ def test_missing_or_unused_text_file_exits_2_before_writing(
     assert main([*argv, "--set", f"text_file={tmp_path / 'nope.txt'}"]) == 2
     assert "read only by the language models" in capsys.readouterr().err
     assert not (tmp_path / "y").exists()
+
+
+@pytest.mark.slow  # compiles the fused kernels (tens of seconds on the CPU)
+def test_bench_smoke_with_the_fused_step(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    argv = ["bench", "eco", "--profile", "smoke", "--out", str(out), "--set", "fused=true"]
+    assert main(argv) == 0
+    m = load_results(out / "results.json")["metrics"]
+    assert m["step_time_ms.eco_fp8_rtn_fused"] > 0
+    assert (out / "plots" / "step_time.png").stat().st_size > 0

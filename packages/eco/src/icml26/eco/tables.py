@@ -187,14 +187,7 @@ def readme_block(results: dict[str, Any], env: dict[str, Any] | None = None) -> 
     return "\n\n".join(p for p in parts if p)
 
 
-README_BENCH_ROWS = (
-    "master_fp8_rtn",
-    "naive_fp8_rtn",
-    "eco_fp8_rtn",
-    "eco_fp8_rtn_reference",
-    "eco_fp8_rtn_fused",
-    "eco_int4_rtn",
-)
+README_BENCH_ROWS = ("master_fp8_rtn", "eco_fp8_rtn", "eco_fp8_rtn_reference", "eco_fp8_rtn_fused")
 
 
 def bench_table(
