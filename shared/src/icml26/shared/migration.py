@@ -19,21 +19,16 @@ __all__ = ["UNMIGRATED"]
 UNMIGRATED: frozenset[str] = frozenset(
     {
         "adaptive-reasoning",
-        "blitzrank",
-        "bll-ntk",
         "decor",
         "dicode",
         "disempowerment",
         "ecg-r1",
-        "inctnp",
-        "lean-slt",
         "magic",
         "nppr",
         "rmft",
         "ro-hnn",
         "scfm-grn",
         "syvla",
-        "transport-kl",
         "velocity-deficit",
         "weak-strong",
     }
