@@ -10,8 +10,9 @@ import pytest
 from icml26.eco.config import BenchConfig, RunConfig
 from icml26.eco.models import LMConfig, TinyLM
 from icml26.eco.paper import PAPER
-from icml26.eco.tables import markdown_tables, readme_block, replace_readme_block
+from icml26.eco.tables import readme_tables
 from icml26.shared.cli import main
+from icml26.shared.readme import update_readme
 from icml26.shared.results import load_results
 from icml26.shared.testing import check_paper
 
@@ -51,16 +52,17 @@ def test_run_smoke_writes_results_plots_and_resumes(tmp_path: Path) -> None:
     # a second run into the same folder loads every stage and reproduces the metrics
     assert main(["run", "eco", "--profile", "smoke", "--out", str(out)]) == 0
     assert load_results(out / "results.json")["metrics"] == m
-    table = markdown_tables(results)
-    assert "| `eco_fp8_rtn` |" in table
-    assert "log-log slope" in table
-    assert "`scale_at_injection`" in table
-    readme = "intro\n<!-- results:begin -->\nSTALE\n<!-- results:end -->\nrest\n"
-    new = replace_readme_block(readme, readme_block(results))
+    tables = readme_tables(results)
+    assert "| `eco_fp8_rtn` |" in tables
+    assert "`scale_at_injection`" in tables
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results:begin -->\nSTALE\n<!-- results:end -->\nrest\n")
+    update_readme("eco", out, readme)  # what `icml26 readme eco RUN_DIR` does
+    new = readme.read_text()
     assert "STALE" not in new
-    assert new.startswith("intro")
-    assert new.endswith("rest\n")
     assert "eco_near_lossless_fp8" in new
+    assert "| `eco_fp8_rtn` |" in new
+    assert "eco_near_lossless_fp8" in (tmp_path / "RESULTS.md").read_text()
 
 
 def test_bench_smoke(tmp_path: Path) -> None:
@@ -72,6 +74,7 @@ def test_bench_smoke(tmp_path: Path) -> None:
         assert m[f"step_time_ratio_min.{scheme}"] <= m[f"step_time_ratio.{scheme}"]
         assert m[f"step_time_ratio.{scheme}"] <= m[f"step_time_ratio_max.{scheme}"]
         assert m[f"train_step_ms.{scheme}"] >= m[f"step_time_ms.{scheme}"]
+    assert "| `eco_fp8_rtn_reference` |" in readme_tables(load_results(out / "results.json"))
     cfg = PAPER.bench_profiles["smoke"]
     lm = TinyLM(
         LMConfig(

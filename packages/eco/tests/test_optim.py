@@ -213,7 +213,19 @@ def _model() -> nn.Module:
     return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
 
 
+def _live_tensors() -> list[torch.Tensor]:
+    gc.collect()
+    with warnings.catch_warnings():  # gc.get_objects() also sees deprecated torch aliases
+        warnings.simplefilter("ignore", FutureWarning)
+        return [
+            o
+            for o in gc.get_objects()
+            if isinstance(o, torch.Tensor) and not isinstance(o, QuantizedWeight)
+        ]
+
+
 def test_no_fp32_copy_of_a_quantized_weight_survives_a_step_and_memory_matches() -> None:
+    earlier = {id(t) for t in _live_tensors()}  # other tests' tensors are not this one's copies
     model = _model()
     shapes = {name: p.shape for name, p in model.named_parameters()}
     n = sum(p.numel() for p in model.parameters())
@@ -225,14 +237,7 @@ def test_no_fp32_copy_of_a_quantized_weight_survives_a_step_and_memory_matches()
     opt.zero_grad(set_to_none=True)
     assert sum(p.numel() for p in model.parameters()) == n  # the logical sizes, whole
     assert all("master" not in opt.state[p] for p in params)
-    gc.collect()
-    with warnings.catch_warnings():  # gc.get_objects() also sees deprecated torch aliases
-        warnings.simplefilter("ignore", FutureWarning)
-        alive = [
-            o
-            for o in gc.get_objects()
-            if isinstance(o, torch.Tensor) and not isinstance(o, QuantizedWeight)
-        ]
+    alive = [t for t in _live_tensors() if id(t) not in earlier]
     for p, shape in zip(params, shapes.values(), strict=True):
         same_size_fp32 = [
             o for o in alive if o.dtype == torch.float32 and o.numel() == shape.numel()

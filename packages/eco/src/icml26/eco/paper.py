@@ -214,4 +214,5 @@ PAPER = Paper(
     bench_claims=BENCH_CLAIMS,
     framework="torch",
     summary="Error-compensating optimizer: FP8/INT4 weights, no FP32 master copy",
+    readme_tables="icml26.eco.tables:readme_tables",
 )

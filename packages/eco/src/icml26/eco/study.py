@@ -25,6 +25,7 @@ from typing import Any
 from icml26.eco.config import RunConfig
 from icml26.eco.jobs import DEFAULT, Job
 from icml26.eco.schemes import parse_scheme
+from icml26.shared import stats as shared_stats
 
 __all__ = [
     "Records",
@@ -45,21 +46,24 @@ MB = 2.0**20
 
 
 def mean_se(xs: Sequence[float]) -> tuple[float, float]:
-    """Mean and its standard error (``nan`` from fewer than two values).
+    """Mean and standard error (:func:`icml26.shared.stats.mean_se`; ``nan`` for no value,
+    ``nan`` SE for one).
 
     Args:
         xs: the values.
 
     Returns:
-        ``(mean, stdev / sqrt(n))``.
+        ``(mean, se)``.
     """
-    mean = statistics.fmean(xs) if xs else math.nan
-    se = statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else math.nan
-    return mean, se
+    if not xs:
+        return math.nan, math.nan
+    stat = shared_stats.mean_se(xs)
+    return stat.mean, stat.se
 
 
 def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """Least-squares slope of ``log y`` against ``log x`` (``nan`` if a ``y`` is not positive).
+    """Slope of ``log y`` against ``log x`` (:func:`icml26.shared.stats.loglog_slope`), ``nan``
+    when a ``y`` is not positive (a gap that closed has no logarithm).
 
     Args:
         xs: positive abscissae.
@@ -68,12 +72,9 @@ def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     Returns:
         The slope.
     """
-    if len(xs) < 2 or any(y <= 0 for y in ys):
+    if len(xs) < 2 or any(not y > 0 for y in ys):
         return math.nan
-    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
-    mx, my = statistics.fmean(lx), statistics.fmean(ly)
-    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
-    return num / sum((a - mx) ** 2 for a in lx)
+    return shared_stats.loglog_slope(xs, ys).slope
 
 
 def master_of(scheme: str) -> str:
