@@ -32,6 +32,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "PlackettLuceOracle": ".oracles",
         "ScoreOracle": ".oracles",
         "ndcg_at_k": ".metrics",
+        "rerank": ".batch",
     },
     submodules=["baselines", "data", "oracles"],
 )
@@ -51,3 +52,4 @@ if TYPE_CHECKING:
     from icml26.blitzrank.ranker import Ranker as Ranker
     from icml26.blitzrank.ranker import RankResult as RankResult
     from icml26.blitzrank.reask import BlitzRankReask as BlitzRankReask
+    from icml26.blitzrank.batch import rerank as rerank

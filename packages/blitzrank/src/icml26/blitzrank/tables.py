@@ -36,6 +36,12 @@ METHOD_STATS = (
     "ndcg10_gain_se",
     "ndcg10_diff_sw",
     "ndcg10_diff_sw_se",
+    "ndcg10_diff_setwise",
+    "ndcg10_diff_setwise_se",
+    "ndcg10_diff_pairwise",
+    "ndcg10_diff_pairwise_se",
+    "ndcg10_diff_tourrank",
+    "ndcg10_diff_tourrank_se",
 )
 
 
@@ -103,8 +109,8 @@ _COLUMNS = {
     "blitzrank_prior_k10": "k=10, first-stage order",
     "sliding_window": "sliding window",
     "setwise": "setwise",
-    "pairwise": "pairwise",
-    "tourrank": "TourRank-2",
+    "pairwise": "PRP, both orders",
+    "tourrank": "TourRank-1",
 }
 
 
