@@ -11,10 +11,10 @@ import pytest
 
 from icml26.blitzrank import BlitzRank, ScoreOracle, rerank
 from icml26.blitzrank.baselines import SlidingWindow
+from icml26.blitzrank.batch import as_trec
 from icml26.blitzrank.data import RerankQuery, read_trec_run, write_trec_run
 from icml26.blitzrank.oracles.base import Comparison, Usage
 from icml26.blitzrank.ranker import OracleAnswerError
-from icml26.blitzrank.batch import as_trec
 
 
 class _OtherIds:

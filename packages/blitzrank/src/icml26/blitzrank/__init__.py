@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from icml26.blitzrank import baselines as baselines
     from icml26.blitzrank import data as data
     from icml26.blitzrank import oracles as oracles
+    from icml26.blitzrank.batch import rerank as rerank
     from icml26.blitzrank.config import BenchConfig as BenchConfig
     from icml26.blitzrank.config import RunConfig as RunConfig
     from icml26.blitzrank.metrics import ndcg_at_k as ndcg_at_k
@@ -52,4 +53,3 @@ if TYPE_CHECKING:
     from icml26.blitzrank.ranker import Ranker as Ranker
     from icml26.blitzrank.ranker import RankResult as RankResult
     from icml26.blitzrank.reask import BlitzRankReask as BlitzRankReask
-    from icml26.blitzrank.batch import rerank as rerank
