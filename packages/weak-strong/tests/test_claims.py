@@ -115,3 +115,14 @@ def test_sharpness_and_calibration_value(smoke_metrics: dict[str, float]) -> Non
         m["excess_accept.overconfident.label_free.a0p1"]
         > m["excess_accept.calibrated.label_free.a0p1"] + 0.06
     )
+
+
+def test_the_step_size_default_is_the_validation_selection() -> None:
+    """The one default is what the job's selection picks on its validation streams
+    (calibrated and drifting, drawn from their own seed stream; no claim reads them)."""
+    from icml26.weak_strong.config import DEFAULT_STEP_SIZE, RunConfig
+    from icml26.weak_strong.evaluate import select_step_size
+
+    cfg = RunConfig()
+    out = select_step_size(cfg, cfg.front_step_sizes)
+    assert out["selected_step_size.validation"] == DEFAULT_STEP_SIZE

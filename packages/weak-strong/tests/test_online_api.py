@@ -149,13 +149,15 @@ def test_oracle_is_the_randomised_optimum_of_the_stream_law() -> None:
     population optimum of the stream's own law, no more than the best deterministic pair."""
     st = make_stream("calibrated", 20_000, 8)
     law = ScoreLaw.from_samples(st.scores, st.labels, bins=20)
-    rand = policy_risks(optimal_policy(law, 0.1, 0.1))["strong_freq"]
-    det = policy_risks(optimal_policy(law, 0.1, 0.1, randomize=False))["strong_freq"]
+    rand = policy_risks(optimal_policy(law, 0.1, 0.1, order="score"))["strong_freq"]
+    det = policy_risks(optimal_policy(law, 0.1, 0.1, order="score", randomize=False))["strong_freq"]
     assert rand <= det + 1e-12
     s = np.round(st.scores * 20) / 20  # a discrete score: the law's atoms are the scores
     oracle = oracle_policy(s, st.labels, 0.1, 0.1, seed=0)
     tr = run_policy(oracle, s, st.labels)
     rates = error_rates(tr.accepted, tr.labels, tr.queried)
-    expected = policy_risks(optimal_policy(ScoreLaw.from_samples(s, st.labels), 0.1, 0.1))
+    expected = policy_risks(
+        optimal_policy(ScoreLaw.from_samples(s, st.labels), 0.1, 0.1, order="score")
+    )
     assert rates.strong_freq == pytest.approx(expected["strong_freq"], abs=0.015)
     assert abs(rates.incorrect_accept - 0.1) <= 0.02

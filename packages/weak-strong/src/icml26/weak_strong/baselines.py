@@ -7,7 +7,10 @@
   conformal), valid when the rest of the stream is exchangeable with it;
 * :class:`LabelFreeThresholds`: thresholds from unlabelled scores trusted as probabilities;
 * :class:`RandomizedOracle` (:func:`oracle_policy`): the hindsight optimum for the stream's
-  own law, the randomised LP solution of :func:`~icml26.weak_strong.population.optimal_policy`.
+  own law among policies that read the score, i.e. two thresholds on the score randomised
+  at the boundary atoms (:func:`~icml26.weak_strong.population.optimal_policy` with
+  ``order="score"``; thresholding the per-atom truth instead would read each continuous
+  score's own label).
 """
 
 from __future__ import annotations
@@ -272,8 +275,8 @@ def oracle_policy(
     *,
     seed: int | np.random.Generator | None = None,
 ) -> RandomizedOracle:
-    """The hindsight oracle for a stream: the randomised optimum (fewest strong calls with
-    both errors at their targets) for the stream's own empirical law.
+    """The hindsight oracle for a stream: the randomised two-threshold optimum on the score
+    (fewest strong calls with both errors at their targets) for the stream's own law.
 
     Args:
         scores: the stream's weak scores.
@@ -289,4 +292,4 @@ def oracle_policy(
         ValueError: a bad stream or level.
     """
     law = ScoreLaw.from_samples(scores, labels)
-    return RandomizedOracle(optimal_policy(law, alpha, beta), seed=seed)
+    return RandomizedOracle(optimal_policy(law, alpha, beta, order="score"), seed=seed)

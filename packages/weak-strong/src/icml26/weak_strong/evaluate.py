@@ -239,7 +239,7 @@ def _sudoku_policy(
     pname: str, alpha: float, cfg: RunConfig, law: ScoreLaw, n: int, seed: int
 ) -> Policy:
     if pname == "oracle":  # hindsight law of the exhaustive run (the stream is the policy's)
-        return RandomizedOracle(optimal_policy(law, alpha, alpha), seed=seed)
+        return RandomizedOracle(optimal_policy(law, alpha, alpha, order="score"), seed=seed)
     return make_policy(pname, alpha, cfg, None, n, seed)
 
 
@@ -319,34 +319,44 @@ def step_size_front(
     return sums.finish()
 
 
+#: The validation streams of the step-size selection: stationary and drifting (the algorithm
+#: promises control on any stream, so a step too small to follow a drift is not a choice).
+VALIDATION_STREAMS = ("calibrated", "drift")
+
+
 def select_step_size(cfg: RunConfig, step_sizes: Sequence[float]) -> dict[str, float | None]:
-    """The step-size selection, on a validation stream no claim reads: a calibrated synthetic
-    stream from its own seed stream (``rng_for(seed, "validation")``). Among ``step_sizes``,
-    the one with the fewest strong calls (mean over targets) whose two error rates end within
-    0.02 of the target on either side at every target; the figures of every candidate too.
+    """The step-size selection, on validation streams no claim reads: a calibrated and a
+    drifting synthetic stream drawn from their own seed stream (``rng_for(seed,
+    "validation", repeat)``), ``cfg.repeats`` draws each. Among ``step_sizes``, the one with
+    the fewest strong calls (mean over streams and targets) whose two mean error rates end
+    within 0.02 of the target, on either side, on both streams at every target.
 
     Args:
         cfg: the run's config (targets, stream length, other online settings).
         step_sizes: the candidates.
 
     Returns:
-        ``<rate>.validation.online_eta<eta>.a<alpha>`` and ``selected_step_size.validation``
-        (-1 when no candidate controls both errors).
+        ``<rate>.validation_<stream>.online_eta<eta>.a<alpha>`` for every candidate and
+        ``selected_step_size.validation`` (-1 when no candidate controls both errors).
     """
-    stream = make_stream("calibrated", cfg.n_items, rng_for(cfg.seed, "validation"))
     sums = _Sums()
-    for i, alpha in enumerate(cfg.alphas):
-        for eta in step_sizes:
-            seed = seed_for(cfg.seed, "validation-coins", i, eta_key(eta))
-            policy = online_policy(replace(cfg, step_size=eta), alpha, seed)
-            trace = run_policy(policy, stream.scores, stream.labels)
-            sums.record(
-                f"validation.online_{eta_key(eta)}.{akey(alpha)}", alpha, policy, trace, cfg.delta
-            )
+    for kind, r in ((kind, r) for kind in VALIDATION_STREAMS for r in range(cfg.repeats)):
+        stream = make_stream(kind, cfg.n_items, rng_for(cfg.seed, "validation", r))
+        for i, alpha in enumerate(cfg.alphas):
+            for eta in step_sizes:
+                seed = seed_for(cfg.seed, "validation-coins", kind, r, i, eta_key(eta))
+                policy = online_policy(replace(cfg, step_size=eta), alpha, seed)
+                trace = run_policy(policy, stream.scores, stream.labels)
+                tail = f"validation_{kind}.online_{eta_key(eta)}.{akey(alpha)}"
+                sums.record(tail, alpha, policy, trace, cfg.delta)
     out = sums.finish()
     best, best_freq = -1.0, np.inf
     for eta in step_sizes:
-        tails = [f"validation.online_{eta_key(eta)}.{akey(a)}" for a in cfg.alphas]
+        tails = [
+            f"validation_{kind}.online_{eta_key(eta)}.{akey(a)}"
+            for kind in VALIDATION_STREAMS
+            for a in cfg.alphas
+        ]
         ok = all(
             abs(out[f"excess_{side}.{t}"] or 0.0) <= 0.02
             for t in tails

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from icml26.weak_strong.config import POLICIES, STREAMS
+from icml26.weak_strong.config import POLICIES
 from icml26.weak_strong.keys import akey
 
 __all__ = ["readme_tables"]
@@ -17,7 +17,8 @@ def _num(m: Mapping[str, Any], key: str, fmt: str = ".3f") -> str:
 
 
 def _policy_table(m: Mapping[str, Any], alpha: float) -> list[str]:
-    streams = [s for s in STREAMS if f"strong_freq.{s}.online.{akey(alpha)}" in m]
+    shown = ("calibrated", "drift", "adversarial", "math", "sudoku", "user")  # the rest: RESULTS
+    streams = [s for s in shown if f"strong_freq.{s}.online.{akey(alpha)}" in m]
     pols = [p for p in POLICIES if any(f"strong_freq.{s}.{p}.{akey(alpha)}" in m for s in streams)]
     lines = [
         f"alpha = beta = {alpha:g}: incorrect acceptance / incorrect rejection / strong-call "
@@ -43,34 +44,34 @@ def _policy_table(m: Mapping[str, Any], alpha: float) -> list[str]:
     return lines
 
 
-def _front_table(m: Mapping[str, Any], alphas: list[float]) -> list[str]:
-    etas = sorted(
-        {k.split(".")[2] for k in m if k.startswith("strong_freq.") and ".online_eta" in k}
+def _front_table(m: Mapping[str, Any], alpha: float) -> list[str]:
+    pols = sorted(
+        {k.split(".")[2] for k in m if k.startswith("strong_freq.") and ".online_eta" in k},
+        key=lambda e: float(e[len("online_eta") :].replace("p", ".")),
     )
-    if not etas:
+    if not pols:
         return []
+    etas = [p[len("online_eta") :].replace("p", ".") for p in pols]
     lines = [
-        "Step-size front (online policy; cells: incorrect acceptance / incorrect rejection / "
-        "strong calls; `<rate>.<stream>.online_eta<eta>.a<alpha>`; `validation`: the "
-        "calibrated stream the step size is chosen on, selected "
+        f"Step-size front at alpha = beta = {alpha:g} (online policy; cells as above; all "
+        "targets in `<rate>.<stream>.online_eta<eta>.a<alpha>`; `validation_*`: the streams "
+        "the step size is chosen on, selected "
         f"{m.get('selected_step_size.validation', float('nan')):g}):",
         "",
-        "| stream | step size | " + " | ".join(f"alpha = {a:g}" for a in alphas) + " |",
-        "|---" * (len(alphas) + 2) + "|",
+        "| stream | " + " | ".join(f"eta = {e}" for e in etas) + " |",
+        "|---" * (len(etas) + 1) + "|",
     ]
-    for s in ("validation", "math", "sudoku"):
-        for pol in sorted(etas, key=lambda e: float(e[len("online_eta") :].replace("p", "."))):
-            if f"strong_freq.{s}.{pol}.{akey(alphas[0])}" not in m:
-                continue
-            cells = [
-                " / ".join(
-                    _num(m, f"{r}.{s}.{pol}.{akey(a)}", ".3f" if r != "strong_freq" else ".2f")
-                    for r in ("incorrect_accept", "incorrect_reject", "strong_freq")
-                )
-                for a in alphas
-            ]
-            eta = pol[len("online_eta") :].replace("p", ".")
-            lines.append(f"| {s} | {eta} | " + " | ".join(cells) + " |")
+    for s in ("validation_calibrated", "validation_drift", "math", "sudoku"):
+        if f"strong_freq.{s}.{pols[0]}.{akey(alpha)}" not in m:
+            continue
+        cells = [
+            " / ".join(
+                _num(m, f"{r}.{s}.{pol}.{akey(alpha)}", ".3f" if r != "strong_freq" else ".2f")
+                for r in ("incorrect_accept", "incorrect_reject", "strong_freq")
+            )
+            for pol in pols
+        ]
+        lines.append(f"| {s} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -119,5 +120,5 @@ def readme_tables(results: Mapping[str, Any]) -> str:
     lines = _math_lines(m, alphas)
     mid = alphas[len(alphas) // 2] if alphas else None
     if mid is not None:
-        lines += ["", *_policy_table(m, mid), "", *_front_table(m, alphas)]
+        lines += ["", *_policy_table(m, mid), "", *_front_table(m, mid)]
     return "\n".join(lines).strip()
