@@ -132,7 +132,11 @@ def readme_tables(results: Mapping[str, Any]) -> str:
         the LLM task's line and the perfect-oracle calls.
     """
     m = results["metrics"]
-    rows = [k.split(".")[1] for k in m if k.startswith("ndcg10.") and k.endswith(".blitzrank_k10")]
+    rows = [  # sim_persist0 is sim_pl again (no persistent share): one row
+        k.split(".")[1]
+        for k in m
+        if k.startswith("ndcg10.") and k.endswith(".blitzrank_k10") and ".sim_persist0." not in k
+    ]
     cols = [c for c in _COLUMNS if any(f"ndcg10.{t}.{c}" in m for t in rows)]
     lines = [
         "nDCG@10 / tokens per query (`ndcg10.<oracle>.<method>`, `tokens.<oracle>.<method>`; "
