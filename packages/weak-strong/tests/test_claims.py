@@ -3,15 +3,15 @@ fails it; the facts that were claims but cannot fail are tests on the smoke run.
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import replace
 
 import pytest
 
 from icml26.shared.claims import placebo_metrics
-from icml26.shared.cli import main
-from icml26.shared.results import load_results
 from icml26.weak_strong.config import SYNTHETIC_STREAMS
+from icml26.weak_strong.evaluate import evaluate_stream
 from icml26.weak_strong.paper import MATH_TOL, PAPER
+from icml26.weak_strong.study import population_study
 
 ALPHAS = ("a0p05", "a0p1", "a0p2")
 
@@ -82,12 +82,19 @@ def test_online_at_target_math_needs_enough_correct_answers() -> None:
 
 
 @pytest.fixture(scope="module")
-def smoke_metrics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
-    out = tmp_path_factory.mktemp("claims") / "run"
-    argv = ["run", "weak-strong", "--profile", "smoke", "--out", str(out)]
-    argv += ["--set", "streams=calibrated,overconfident,drift,adversarial", "--set", "repeats=1"]
-    assert main(argv) == 0
-    return load_results(Path(out) / "results.json")["metrics"]
+def smoke_metrics() -> dict[str, float]:
+    """The smoke profile's figures for the facts below, computed by the job's own steps
+    (the policies they read only, one repeat)."""
+    cfg = replace(PAPER.profiles["smoke"], repeats=1)
+    out = dict(population_study(cfg.alphas, cfg.seed))
+    for stream, policy in (
+        ("drift", "fixed_calibrated"),
+        ("adversarial", "fixed_calibrated"),
+        ("calibrated", "label_free"),
+        ("overconfident", "label_free"),
+    ):
+        out.update(evaluate_stream(stream, replace(cfg, policies=(policy,)))["metrics"])
+    return out
 
 
 def test_fixed_thresholds_break_under_drift(smoke_metrics: dict[str, float]) -> None:
