@@ -150,7 +150,9 @@ def readme_tables(results: Mapping[str, Any]) -> str:
         cells = " | ".join(_cell(m, task, c) for c in cols)
         lines.append(f"| `{task}` | {'' if flip is None else f'{flip:.3f}'} | {cells} |")
     llm = sorted(
-        {k.split(".")[1] for k in m if k.startswith("ndcg10.") and ".first_stage" in k} - set(rows)
+        {k.split(".")[1] for k in m if k.startswith("ndcg10.") and ".first_stage" in k}
+        - set(rows)
+        - {"sim_persist0"}
     )
     for task in llm:
         meths = [
