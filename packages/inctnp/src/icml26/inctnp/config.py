@@ -187,10 +187,12 @@ PROFILES = {
         n_test_tasks=48,
         bayes_tasks=12,
     ),
+    # full: three groups, the 64 x 3 backbone; the cap is incTNP's targets in 1000 steps
+    # (TNP-D about 2000 steps): about 30 minutes on one core, estimated from quick's CPU time.
     "full": RunConfig(
         groups=("gp", "diabetes", "temperature"),
-        max_steps=2000,
-        budget_steps=500,
+        max_steps=1000,
+        budget_steps=250,
         n_test_tasks=128,
         bayes_tasks=32,
         latency_repeats=25,
