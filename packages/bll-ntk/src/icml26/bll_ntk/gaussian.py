@@ -87,6 +87,18 @@ def maximise_evidence(
     return math.exp(ca), math.exp(cs)
 
 
+
+def _eigh_fixed_signs(S: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``torch.linalg.eigh`` with each eigenvector's sign fixed (largest entry positive).
+
+    LAPACK and cuSOLVER may return an eigenvector or its negative; fixing the sign makes the
+    covariance factor, and so posterior samples drawn with one seed, the same on every device.
+    """
+    lam, Q = torch.linalg.eigh(S)
+    pivot = Q.abs().argmax(dim=0, keepdim=True)
+    signs = torch.sign(torch.gather(Q, 0, pivot))
+    return lam, Q * torch.where(signs == 0, torch.ones_like(signs), signs)
+
 @dataclass
 class BayesLinReg:
     """Conjugate Bayesian linear regression with prior ``N(0, α⁻¹ K)``.
@@ -171,7 +183,7 @@ class BayesLinReg:
                 raise ValueError("prior factor K is not positive definite") from exc
         self._L = L
         Gw = L.T @ G @ L
-        lam, Q = torch.linalg.eigh(0.5 * (Gw + Gw.T))
+        lam, Q = _eigh_fixed_signs(0.5 * (Gw + Gw.T))
         self._lam = lam.clamp_min(0.0)
         self._Q = Q
         self._bq = Q.T @ (L.T @ b)
@@ -325,7 +337,7 @@ class LaplaceLinReg:
         n, D = Z.shape
         self._function_space = n < D
         G = Z @ Z.T if self._function_space else Z.T @ Z
-        lam, Q = torch.linalg.eigh(0.5 * (G + G.T))
+        lam, Q = _eigh_fixed_signs(0.5 * (G + G.T))
         self._lam, self._Q, self._Z = lam.clamp_min(0.0), Q, Z
         self._lam_host = self._lam.cpu().numpy()  # the evidence search runs on the host
         self._rss, self._n, self._sq = float(r @ r), n, float(sq_norm)
