@@ -87,7 +87,6 @@ def maximise_evidence(
     return math.exp(ca), math.exp(cs)
 
 
-
 def _eigh_fixed_signs(S: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``torch.linalg.eigh`` with each eigenvector's sign fixed (largest entry positive).
 
@@ -98,6 +97,7 @@ def _eigh_fixed_signs(S: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     pivot = Q.abs().argmax(dim=0, keepdim=True)
     signs = torch.sign(torch.gather(Q, 0, pivot))
     return lam, Q * torch.where(signs == 0, torch.ones_like(signs), signs)
+
 
 @dataclass
 class BayesLinReg:

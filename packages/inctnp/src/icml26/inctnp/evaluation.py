@@ -54,9 +54,7 @@ def model_predictor(model: NeuralProcess) -> Predictor:
     @torch.no_grad()
     def predict(tb: TaskBatch, n_ctx: int, xt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         device = next(model.parameters()).device
-        mean, std = model(
-            tb.x[:, :n_ctx].to(device), tb.y[:, :n_ctx].to(device), xt.to(device)
-        )
+        mean, std = model(tb.x[:, :n_ctx].to(device), tb.y[:, :n_ctx].to(device), xt.to(device))
         return mean.to(xt.device), std.to(xt.device)
 
     return predict
