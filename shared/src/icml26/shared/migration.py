@@ -30,6 +30,5 @@ UNMIGRATED: frozenset[str] = frozenset(
         "scfm-grn",
         "syvla",
         "velocity-deficit",
-        "weak-strong",
     }
 )
