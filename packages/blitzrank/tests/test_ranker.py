@@ -12,6 +12,7 @@ from icml26.blitzrank import BlitzRank, PlackettLuceOracle
 from icml26.blitzrank.graph import TournamentGraph
 from icml26.blitzrank.oracles import CyclicOracle, PerfectOracle
 from icml26.blitzrank.oracles.base import Comparison
+from icml26.blitzrank.ranker import CallBudgetError
 
 
 class Watchful:
@@ -82,10 +83,17 @@ def test_true_cycle_ground_truth_is_a_regular_tournament() -> None:
     assert len(set(ans)) == 3  # the adversary rotates its linear answer
 
 
-def test_budget_stops_early_uncertified() -> None:
+def test_budget_raises_by_default_naming_the_budget() -> None:
     scores = np.random.default_rng(0).normal(size=50)
-    res = BlitzRank(10, k=5, max_calls=3).rank(PerfectOracle(scores, 5))
+    with pytest.raises(CallBudgetError, match="max_calls=3"):
+        BlitzRank(10, k=5, max_calls=3).rank(PerfectOracle(scores, 5))
+
+
+def test_budget_stops_early_uncertified_when_asked_to_return() -> None:
+    scores = np.random.default_rng(0).normal(size=50)
+    res = BlitzRank(10, k=5, max_calls=3, on_budget="return").rank(PerfectOracle(scores, 5))
     assert res.calls == 3
+    assert res.budget_exhausted
     assert not res.certified
     assert len(res.ranking) == 50
     assert len(set(res.ranking)) == 50

@@ -90,7 +90,7 @@ def _cyclic_query(
     transitive = BlitzRank(m, k=k).rank(PerfectOracle(scores, k)).calls
     limit = max(1, math.ceil(budget_share * transitive))
     oracle = CyclicOracle(scores, k)
-    res = BlitzRank(m, k=k, max_calls=limit).rank(oracle)
+    res = BlitzRank(m, k=k, max_calls=limit, on_budget="return").rank(oracle)
     assert res.graph is not None
     multi = [t for t in res.graph.tiers() if len(t) > 1]
     figures = {
