@@ -17,14 +17,14 @@ def test_oracle_seeds_are_separate_streams_and_items_are_shared_per_query(
     seen: list[dict[str, Any]] = []
     real = simulated.make_oracle
 
-    def spy(*args: Any, **kw: Any):  # noqa: ANN202
+    def spy(*args: Any, **kw: Any):
         seen.append({"item_seed": kw["item_seed"], "seed": kw["seed"]})
         return real(*args, **kw)
 
     real_queries = simulated.make_simulated_queries
     query_seeds: list[int] = []
 
-    def spy_queries(*args: Any, **kw: Any):  # noqa: ANN202
+    def spy_queries(*args: Any, **kw: Any):
         query_seeds.append(kw["seed"])
         return real_queries(*args, **kw)
 
