@@ -112,18 +112,37 @@ def test_parallel_rounds_async_matches_truth() -> None:
         assert len(flat) == len(set(flat)) or len(chunk) < 3
 
 
-def test_tokens_accounted_per_call() -> None:
+def test_tokens_charged_from_the_prompt_as_built() -> None:
+    """The default token model reads the prompt listwise_messages builds (4 chars a token),
+    not hand-set constants: an independent count from the message text."""
+    import math
+
+    from icml26.blitzrank.oracles.prompts import listwise_messages
+
     scores = np.zeros(10)
     lengths = np.arange(10) * 10 + 20
     oracle = PerfectOracle(scores, 4, passage_tokens=lengths, query_tokens=7)
     oracle.compare([1, 2, 3])
-    tm = oracle.tokens
-    assert oracle.usage.input_tokens == tm.header + 7 + (30 + 40 + 50) + 3 * tm.per_item
-    assert oracle.usage.output_tokens == tm.out_header + 3 * tm.per_id
+    chars = sum(len(m["content"]) for m in listwise_messages("", ["", "", ""]))
+    assert oracle.usage.input_tokens == math.ceil(chars / 4) + 2 * 7 + (30 + 40 + 50)
+    assert oracle.usage.output_tokens == math.ceil(len("[1] > [2] > [3]") / 4)
     oracle.compare([4, 5], top=1)
+    best_of = sum(len(m["content"]) for m in listwise_messages("", ["", ""], top=1))
+    assert oracle.usage.input_tokens == (
+        math.ceil(chars / 4) + math.ceil(best_of / 4) + 4 * 7 + (30 + 40 + 50) + (60 + 70)
+    )
     assert oracle.usage.calls == 2
     assert oracle.usage.items_shown == 5
-    assert oracle.usage.output_tokens == 2 * tm.out_header + 4 * tm.per_id
+    assert oracle.usage.output_tokens == math.ceil(15 / 4) + math.ceil(len("[1]") / 4)
+
+
+def test_hand_set_token_model_still_available() -> None:
+    from icml26.blitzrank.oracles import TokenModel
+
+    tm = TokenModel()
+    oracle = PerfectOracle(np.zeros(10), 4, query_tokens=7, token_model=tm)
+    oracle.compare([1, 2, 3])
+    assert oracle.usage.input_tokens == tm.header + 7 + 300 + 3 * tm.per_item
 
 
 @pytest.mark.parametrize(
