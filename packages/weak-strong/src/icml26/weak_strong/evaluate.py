@@ -29,7 +29,6 @@ from icml26.weak_strong.baselines import (
     AlwaysStrong,
     CalibratedThresholds,
     LabelFreeThresholds,
-    RandomizedOracle,
     ScoreBlind,
     WeakOnly,
     oracle_policy,
@@ -46,7 +45,6 @@ from icml26.weak_strong.metrics import (
     sharpness,
 )
 from icml26.weak_strong.policies import OnlineWeakStrong, Policy, Trace, run_policy
-from icml26.weak_strong.population import ScoreLaw, optimal_policy
 from icml26.weak_strong.streams import Stream, load_stream_file, make_stream
 from icml26.weak_strong.tasks.math import math_stream
 from icml26.weak_strong.tasks.sudoku import make_puzzle, run_sudoku
@@ -238,12 +236,10 @@ def evaluate_stream(name: str, cfg: RunConfig) -> dict[str, Any]:
     return {"metrics": sums.finish(), "plot": plot}
 
 
-def _sudoku_policy(
-    pname: str, alpha: float, cfg: RunConfig, law: ScoreLaw, n: int, seed: int
-) -> Policy:
-    if pname == "oracle":  # hindsight law of the exhaustive run (the stream is the policy's)
-        return RandomizedOracle(optimal_policy(law, alpha, alpha, order="score"), seed=seed)
-    return make_policy(pname, alpha, cfg, None, n, seed)
+#: Policies not run on Sudoku: there the stream depends on the policy's own moves, so no
+#: hindsight law of "the stream" exists for an oracle (the exhaustive run's law is another
+#: stream: an oracle built on it missed its targets, 0.28 / 0.32 at 0.1). Shown as n/a.
+SUDOKU_SKIPS = ("oracle",)
 
 
 def _puzzles(cfg: RunConfig) -> list[tuple[list[int], list[int]]]:
@@ -268,14 +264,15 @@ def evaluate_sudoku(cfg: RunConfig) -> dict[str, Any]:
         moves = seed_for(cfg.seed, "moves", r)
         reference = run_sudoku(AlwaysStrong(), puzzles, seed=moves)
         ref = reference.trace
-        law = ScoreLaw.from_samples(ref.scores, ref.labels)
         if r == 0:
             sums.describe("sudoku", ref.scores, ref.labels)
             plot["reliability"] = (ref.scores.tolist(), ref.labels.tolist())
         for i, alpha in enumerate(cfg.alphas):
             for j, pname in enumerate(cfg.policies):
+                if pname in SUDOKU_SKIPS:
+                    continue
                 seed = seed_for(cfg.seed, "coins", "sudoku", r, i, j)
-                policy = _sudoku_policy(pname, alpha, cfg, law, ref.labels.size, seed)
+                policy = make_policy(pname, alpha, cfg, None, ref.labels.size, seed)
                 res = (
                     reference
                     if pname == "always_strong"

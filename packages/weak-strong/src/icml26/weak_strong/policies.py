@@ -103,7 +103,16 @@ class StepBatch:
 
 @runtime_checkable
 class Policy(Protocol):
-    """The protocol of every policy (see the module docstring)."""
+    """The protocol of every policy: write your own with these four members and every
+    runner, metric and bound of the package takes it.
+
+    Attributes:
+        name: the policy's name in metric keys.
+        use_verdict: a queried item's final verdict is the strong verifier's.
+
+    ``decide(score) -> Step`` chooses for one weak score; ``observe(step, score, label)``
+    takes a queried item's strong verdict (any time after ``decide``).
+    """
 
     name: str
     use_verdict: bool
