@@ -122,7 +122,13 @@ def test_rerank_returns_doc_ids_with_decreasing_scores(ranker, tmp_path: Path) -
         assert r.doc_ids[0] == best  # low noise: the top document comes first
         assert r.calls > 0
         assert r.tokens > 0
-    path = write_trec_run(as_trec(results), tmp_path / "run.trec", tag="mine")
+    path = write_trec_run(results, tmp_path / "run.trec", tag="mine")
+    assert (
+        path.read_text()
+        == write_trec_run(as_trec(results), tmp_path / "b.trec", tag="mine").read_text()
+    )
+    threaded = rerank(queries, lambda q, k: ScoreOracle(scores[q.qid], k=k), ranker, workers=3)
+    assert [r.hits for r in threaded] == [r.hits for r in results]  # same order, same answers
     back = read_trec_run(path)
     for r in results:
         assert [h.doc_id for h in back[r.qid]] == r.doc_ids

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -282,24 +282,13 @@ class BlitzRank:
             ValueError: ``m`` larger than the oracle's ``n``, ``k`` larger than its window, or a
                 ``prior`` that is not a permutation of ``0..n-1``.
         """
-        n, k, prior_arr = self._setup(oracle, prior)
-        graph = TournamentGraph(n)
-        calls = rounds = 0
-        queries: list[tuple[int, ...]] = []
-        engine_s = oracle_s = 0.0
-        while True:
-            t0 = time.perf_counter()
-            batch = self._next_queries(graph, k, prior_arr, calls)
-            engine_s += time.perf_counter() - t0
-            if not batch:
-                break
-            t0 = time.perf_counter()
-            answers = [oracle.compare(q) for q in batch]
-            oracle_s += time.perf_counter() - t0
-            engine_s += self._absorb(graph, batch, answers, queries, oracle)
-            calls += len(batch)
-            rounds += 1
-        return self._result(graph, prior_arr, calls, rounds, queries, engine_s, oracle_s)
+        loop = self._loop(oracle, prior)
+        try:
+            batch = next(loop)
+            while True:
+                batch = loop.send([oracle.compare(q) for q in batch])
+        except StopIteration as done:
+            return done.value
 
     async def arank(self, oracle: Oracle, prior: Sequence[int] | None = None) -> RankResult:
         """As :meth:`rank`, sending each round's queries concurrently (``oracle.acompare``).
@@ -314,6 +303,20 @@ class BlitzRank:
         Raises:
             ValueError: as :meth:`rank`.
         """
+        loop = self._loop(oracle, prior)
+        try:
+            batch = next(loop)
+            while True:
+                answers = await asyncio.gather(*(oracle.acompare(q) for q in batch))
+                batch = loop.send(list(answers))
+        except StopIteration as done:
+            return done.value
+
+    def _loop(
+        self, oracle: Oracle, prior: Sequence[int] | None
+    ) -> Generator[list[list[int]], list[Comparison], RankResult]:
+        """The loop of :meth:`rank` and :meth:`arank`: yields each round's queries, receives
+        their answers, returns the result (the two differ only in how they ask)."""
         n, k, prior_arr = self._setup(oracle, prior)
         graph = TournamentGraph(n)
         calls = rounds = 0
@@ -326,7 +329,7 @@ class BlitzRank:
             if not batch:
                 break
             t0 = time.perf_counter()
-            answers = list(await asyncio.gather(*(oracle.acompare(q) for q in batch)))
+            answers = yield batch
             oracle_s += time.perf_counter() - t0
             engine_s += self._absorb(graph, batch, answers, queries, oracle)
             calls += len(batch)

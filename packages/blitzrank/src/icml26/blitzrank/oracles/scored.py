@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from icml26.blitzrank.oracles.simulated import _Simulated, check_position_bias, primacy_bonus
+from icml26.blitzrank.oracles.simulated import LatentScoreOracle, check_position_bias, primacy_bonus
 
 __all__ = ["ScoreOracle"]
 
 
-class ScoreOracle(_Simulated):
+class ScoreOracle(LatentScoreOracle):
     """Sorts by fixed scores plus a primacy bias and optional per-prompt (seeded) noise.
 
     Args:

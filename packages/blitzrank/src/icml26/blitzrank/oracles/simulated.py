@@ -43,6 +43,7 @@ from icml26.blitzrank.oracles.prompts import label, listwise_messages
 __all__ = [
     "BradleyTerryOracle",
     "CyclicOracle",
+    "LatentScoreOracle",
     "PerfectOracle",
     "PersistentOracle",
     "PlackettLuceOracle",
@@ -149,7 +150,23 @@ def primacy_bonus(length: int, position_bias: float) -> np.ndarray:
     return position_bias * np.linspace(1.0, 0.0, length)
 
 
-class _Simulated(BaseOracle):
+class LatentScoreOracle(BaseOracle):
+    """The base of every oracle over fixed latent scores: validation, token accounting from
+    the prompt (:class:`PromptTokens`), a seeded generator; subclasses define ``_order``.
+
+    Args:
+        scores: one latent score per item (higher is better).
+        k: the most items per call.
+        passage_tokens: tokens of each passage (default 100 each).
+        query_tokens: tokens of the query.
+        token_model: the prompt's token model (default :class:`PromptTokens`).
+        seed: seeds the oracle's noise.
+
+    Raises:
+        ValueError: scores not one-dimensional or not finite, or ``passage_tokens`` of
+            another length.
+    """
+
     def __init__(
         self,
         scores: Sequence[float] | np.ndarray,
@@ -188,14 +205,14 @@ class _Simulated(BaseOracle):
         raise NotImplementedError(f"{type(self).__name__} must define _order (abstract hook)")
 
 
-class PerfectOracle(_Simulated):
+class PerfectOracle(LatentScoreOracle):
     """Orders by the latent score, ties by id: consistent and noiseless."""
 
     def _order(self, items: np.ndarray) -> np.ndarray:
         return items[np.lexsort((items, -self.scores[items]))]
 
 
-class PlackettLuceOracle(_Simulated):
+class PlackettLuceOracle(LatentScoreOracle):
     """Plackett-Luce answers with utilities ``score / temperature``, fresh noise every call.
 
     Args:
@@ -227,7 +244,7 @@ class PlackettLuceOracle(_Simulated):
         return items[np.argsort(-keys, kind="stable")]
 
 
-class PersistentOracle(_Simulated):
+class PersistentOracle(LatentScoreOracle):
     """Plackett-Luce with a persistent per-item share of the noise and a primacy bias.
 
     Args:
@@ -276,7 +293,7 @@ class PersistentOracle(_Simulated):
         return items[np.argsort(-keys, kind="stable")]
 
 
-class BradleyTerryOracle(_Simulated):
+class BradleyTerryOracle(LatentScoreOracle):
     """Independent Bradley-Terry pairs inside each query, ordered by pairwise wins."""
 
     def __init__(self, scores: Any, k: int, *, temperature: float = 0.5, **kw: Any) -> None:
@@ -295,7 +312,7 @@ class BradleyTerryOracle(_Simulated):
         return items[np.lexsort((jitter, -wins))]
 
 
-class CyclicOracle(_Simulated):
+class CyclicOracle(LatentScoreOracle):
     """Consistent between groups of ``group_size`` items (by score), cyclic inside each.
 
     Inside a group of odd size g, member ``i`` beats member ``j`` iff ``(j - i) mod g`` is in
@@ -342,7 +359,7 @@ def make_oracle(
     position_bias: float = 0.0,
     item_seed: int = 0,
     **kw: Any,
-) -> _Simulated:
+) -> LatentScoreOracle:
     """A simulated oracle by name: ``perfect``, ``pl``, ``bt``, ``persistent`` or ``cyclic``."""
     if noise == "perfect":
         return PerfectOracle(scores, k, **kw)
