@@ -115,7 +115,7 @@ def test_a_broken_schedule_is_refused_before_any_state_changes() -> None:
     assert opt.state[p].get("_step", 0) == 0
     opt.param_groups[0]["lr"] = 1e-3
     opt.param_groups[0]["next_lr"] = float("nan")
-    with pytest.raises(ValueError, match="next_lr .*check the learning-rate schedule"):
+    with pytest.raises(ValueError, match=r"next_lr .*check the learning-rate schedule"):
         opt.step()
 
 

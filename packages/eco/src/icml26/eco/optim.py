@@ -928,7 +928,7 @@ def _adamw_defaults(
     weight_decay: float,
     mode: Mode,
     fmt: str | None,
-    group_size: int | None | str,
+    group_size: int | str | None,
     rounding: str,
 ) -> dict[str, Any]:
     """Validated param-group defaults shared by the AdamW variants.
@@ -945,7 +945,7 @@ def _adamw_defaults(
     return defaults
 
 
-def _group_defaults(fmt: str | None, group_size: int | None | str, rounding: str) -> dict[str, Any]:
+def _group_defaults(fmt: str | None, group_size: int | str | None, rounding: str) -> dict[str, Any]:
     _fmt_of({"fmt": fmt, "group_size": group_size, "rounding": rounding})  # validate early
     return {"fmt": fmt, "group_size": group_size, "rounding": rounding}
 
@@ -1010,7 +1010,7 @@ class ECOAdamW(_AdamWMixin):
         weight_decay: float = 0.0,
         *,
         fmt: str | None = "fp8",
-        group_size: int | None | str = "auto",
+        group_size: int | str | None = "auto",
         rounding: str = "rtn",
         error_feedback: bool = True,
         seed: int = 0,
@@ -1064,7 +1064,7 @@ class MasterWeightAdamW(_AdamWMixin):
         weight_decay: float = 0.0,
         *,
         fmt: str | None = "fp8",
-        group_size: int | None | str = "auto",
+        group_size: int | str | None = "auto",
         rounding: str = "rtn",
         seed: int = 0,
         check_finite: bool = True,
@@ -1112,7 +1112,7 @@ class ECOSGD(_SGDMixin):
         weight_decay: float = 0.0,
         *,
         fmt: str | None = "fp8",
-        group_size: int | None | str = "auto",
+        group_size: int | str | None = "auto",
         rounding: str = "rtn",
         error_feedback: bool = True,
         seed: int = 0,
@@ -1165,7 +1165,7 @@ class MasterWeightSGD(_SGDMixin):
         weight_decay: float = 0.0,
         *,
         fmt: str | None = "fp8",
-        group_size: int | None | str = "auto",
+        group_size: int | str | None = "auto",
         rounding: str = "rtn",
         seed: int = 0,
         check_finite: bool = True,
