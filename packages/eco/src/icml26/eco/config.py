@@ -92,7 +92,7 @@ class RunConfig:
     Seeds: ``seed`` fixes the data (corpus split, validation windows, MNIST split); every
     training seed of ``seeds`` fixes a model initialisation, a batch order and the rounding
     draws, shared by every scheme trained with it (paired comparisons). ``schemes`` train on
-    every workload at every seed; ``extra_schemes`` only at ``seeds[0]`` on
+    every workload at every seed (on ``moe_lm`` at ``moe_seeds`` too); ``extra_schemes`` only at ``seeds[0]`` on
     ``extra_workloads`` (the main table); the sweep at ``sweep_seeds``, the ablations at
     ``ablation_seeds``.
 
@@ -106,6 +106,7 @@ class RunConfig:
 
     seed: int = 0
     seeds: tuple[int, ...] = (0, 1, 2)
+    moe_seeds: tuple[int, ...] = ()
     workloads: tuple[str, ...] = WORKLOADS
     schemes: tuple[str, ...] = ("fp32", *RTN_SCHEMES)
     extra_schemes: tuple[str, ...] = SR_SCHEMES
@@ -157,6 +158,18 @@ class RunConfig:
     device: str = "cpu"
     threads: int = 0  # torch intra-op threads; 0 = torch's default
 
+    def seeds_for(self, workload: str) -> tuple[int, ...]:
+        """The paired seeds ``workload`` trains the main schemes at (``seeds``, and
+        ``moe_seeds`` too on ``moe_lm``).
+
+        Args:
+            workload: a name in ``WORKLOADS``.
+
+        Returns:
+            The seeds, ``seeds[0]`` first.
+        """
+        return (*self.seeds, *self.moe_seeds) if workload == "moe_lm" else self.seeds
+
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
@@ -169,6 +182,8 @@ class RunConfig:
             _check_schemes("extra_schemes", self.extra_schemes)
         for name in ("seeds", "sweep_seeds"):
             _check_seeds(name, getattr(self, name), allow_empty=name == "sweep_seeds")
+        if self.moe_seeds:
+            _check_seeds("seeds and moe_seeds", (*self.seeds, *self.moe_seeds), allow_empty=False)
         _positive(
             self,
             "corpus_bytes",

@@ -91,7 +91,7 @@ def _main(cfg: RunConfig) -> list[Job]:
     jobs = [
         Job(w, s, seed, _spec(cfg, w), measure_peak=cfg.peak_memory and seed == first)
         for w in cfg.workloads
-        for seed in cfg.seeds
+        for seed in cfg.seeds_for(w)
         for s in cfg.schemes
     ]
     jobs += [
