@@ -393,8 +393,8 @@ def test_sr_steps_equal_a_reference_update_with_a_fresh_generator_per_parameter_
 ) -> None:
     """The step (one reused generator per device, no host reads of the step counter) gives
     bit-identical weights and moments to a plain reference: AdamW + ECO's injection, with
-    stochastic rounding drawn from a new generator seeded ``_sr_seed(seed, index, step)``."""
-    from icml26.eco.optim import _sr_seed
+    stochastic rounding drawn from a new generator seeded ``sr_seed(seed, index, step)``."""
+    from icml26.eco.optim import sr_seed
 
     seed, lr, b1, b2, eps, wd = 7, 0.01, 0.9, 0.95, 1e-8, 0.05
     gen = torch.Generator().manual_seed(0)
@@ -417,7 +417,7 @@ def test_sr_steps_equal_a_reference_update_with_a_fresh_generator_per_parameter_
     qf = QuantFormat(fmt, 16 if fmt == "int4" else None, "sr")
 
     def fresh(index: int, step: int) -> torch.Generator:
-        return torch.Generator().manual_seed(_sr_seed(seed, index, step))
+        return torch.Generator().manual_seed(sr_seed(seed, index, step))
 
     w = [qf.dequantize(qf.quantize(x, generator=fresh(i, 0))) for i, x in enumerate(w0)]
     m = [torch.zeros(s) for s in shapes]

@@ -91,6 +91,7 @@ __all__ = [
     "NonFiniteGradientError",
     "QuantizedOptimizer",
     "injection_coefficient",
+    "sr_seed",
 ]
 
 Mode = Literal["eco", "naive", "master"]
@@ -182,8 +183,18 @@ def _fmt_of(group: dict[str, Any]) -> QuantFormat | None:
     return QuantFormat(group["fmt"], size, group["rounding"])
 
 
-def _sr_seed(seed: int, index: int, step: int) -> int:
-    """A 63-bit seed from ``(seed, parameter index, step)`` (splitmix-style mixing)."""
+def sr_seed(seed: int, index: int, step: int) -> int:
+    """The seed of a parameter's stochastic-rounding draws at a step (splitmix-style mixing):
+    every data-parallel replica and a resumed run draw the same bits.
+
+    Args:
+        seed: the optimizer's ``seed``.
+        index: the parameter's index in the optimizer (order of first appearance).
+        step: the step (0: the initial quantization).
+
+    Returns:
+        A 63-bit seed for ``torch.Generator.manual_seed``.
+    """
     z = (seed * 0x9E3779B97F4A7C15 + index * 0xBF58476D1CE4E5B9 + step * 0x94D049BB133111EB) & (
         (1 << 64) - 1
     )
@@ -295,7 +306,7 @@ class QuantizedOptimizer(Optimizer):
             if fmt.rounding == "sr":  # one generator each, seeded as _generator(p, 0) would be
                 for p in params:
                     gen = torch.Generator(device=p.device)
-                    gens[id(p)] = gen.manual_seed(_sr_seed(self.seed, self._index[id(p)], 0))
+                    gens[id(p)] = gen.manual_seed(sr_seed(self.seed, self._index[id(p)], 0))
             new = quantize_parameters(self.model, {id(p): fmt for p in params}, generators=gens)
             for old in params:
                 self._index[id(new[id(old)])] = self._index[id(old)]
@@ -370,7 +381,7 @@ class QuantizedOptimizer(Optimizer):
         gen = self._generators.get(p.device)
         if gen is None:
             gen = self._generators[p.device] = torch.Generator(device=p.device)
-        gen.manual_seed(_sr_seed(self.seed, self._index[id(p)], step))
+        gen.manual_seed(sr_seed(self.seed, self._index[id(p)], step))
         return gen
 
     def _sync(self, p: torch.Tensor) -> None:

@@ -280,7 +280,7 @@ def paired_metrics(cfg: RunConfig, rec: Records) -> dict[str, Any]:
             out["gap_se"].setdefault(w, {})[s] = gap_se
             out["gap_ub"].setdefault(w, {})[s] = gap + 2 * gap_se
             scheme = parse_scheme(s)
-            naive = f"naive_{scheme.fmt}_{scheme.rounding}"
+            naive = str(scheme.naive_name)
             if scheme.kind in ("eco", "naive") and naive in cfg.schemes:
                 _recovery(out, rec, w, s, naive, ref, cfg.seeds_for(w))
     return {k: v for k, v in out.items() if v}
@@ -361,7 +361,7 @@ def _ablation_entry(
     rec: Records, w: str, scheme: str, seeds: Sequence[int], ablations: Sequence[str]
 ) -> dict[str, dict[str, float]]:
     s = parse_scheme(scheme)
-    master, naive = f"master_{s.fmt}_{s.rounding}", f"naive_{s.fmt}_{s.rounding}"
+    master, naive = str(s.master_name), str(s.naive_name)
 
     def losses(name: str, abl: str, key: str = "val_loss") -> list[float] | None:
         rs = [rec.get(w, name, sd, abl) for sd in seeds]
