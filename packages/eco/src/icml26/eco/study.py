@@ -441,8 +441,7 @@ def summarise(cfg: RunConfig, jobs: Sequence[Job], records: Sequence[Record]) ->
     metrics["pareto"] = pareto_metrics(metrics, paired)
     if cfg.sweep_lrs and cfg.sweep_seeds:
         sweep = sweep_metrics(cfg, rec)
-        metrics["val_loss"]["lr_sweep"] = sweep["val_loss"]
-        metrics["lr_sweep"] = sweep["lr_sweep"]
+        metrics["lr_sweep"] = {**sweep["lr_sweep"], "val_loss": sweep["val_loss"]}
     if cfg.ablations:
         ablation = ablation_metrics(cfg, rec)
         metrics["ablation"] = ablation
