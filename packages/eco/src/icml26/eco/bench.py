@@ -189,7 +189,9 @@ def _plot(cfg: BenchConfig, metrics: dict[str, Any], run_dir: RunDir, names: lis
     with figure(run_dir.plot_path("step_time"), width=7.5, height=3.2) as (_fig, ax):
         ratio = metrics["step_time_ratio"]
         lo, hi = metrics["step_time_ratio_min"], metrics["step_time_ratio_max"]
-        colours = [scheme_style(_scheme_of(n))["color"] for n in names]
+        colours = [
+            scheme_style("fp32" if n in BASELINES else _scheme_of(n))["color"] for n in names
+        ]
         ax.bar(
             range(len(names)),
             [ratio[n] for n in names],
