@@ -73,6 +73,14 @@ def test_follow_restores_the_scheduler_and_the_rates() -> None:
         assert opt.param_groups[0]["lr"] == pytest.approx(1e-2 / (s + 1))
         assert sched.last_epoch == s
         sched.step()
+    one_cycle = ECOAdamW([q := nn.Parameter(torch.randn(4, 8))], lr=1e-2)
+    cycle = torch.optim.lr_scheduler.OneCycleLR(one_cycle, max_lr=1e-2, total_steps=3)
+    one_cycle.follow(cycle)
+    for _ in range(4):  # past its end OneCycleLR cannot be read ahead (it raises): no next_lr
+        q.grad = torch.randn(4, 8)
+        one_cycle.step()
+        if cycle.last_epoch < 3:
+            cycle.step()
     with pytest.raises(TypeError, match="built on this optimizer"):
         ECOAdamW([nn.Parameter(torch.randn(4, 8))]).follow(sched)
     plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)

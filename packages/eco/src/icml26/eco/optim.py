@@ -513,14 +513,20 @@ class QuantizedOptimizer(Optimizer):
         sched = self._scheduler
         saved = sched.state_dict()
         rates = [g["lr"] for g in self.param_groups]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            sched.step()
-        upcoming = [g["lr"] for g in self.param_groups]
-        sched.load_state_dict(saved)
-        for group, rate, nxt in zip(self.param_groups, rates, upcoming, strict=True):
-            group["lr"] = rate
-            group["next_lr"] = float(nxt)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sched.step()
+            upcoming: list[float] | None = [float(g["lr"]) for g in self.param_groups]
+        except ValueError:  # a schedule at its end (OneCycleLR): no next step to read
+            upcoming = None
+        finally:
+            sched.load_state_dict(saved)
+            for group, rate in zip(self.param_groups, rates, strict=True):
+                group["lr"] = rate
+        if upcoming is not None:
+            for group, nxt in zip(self.param_groups, upcoming, strict=True):
+                group["next_lr"] = nxt
 
     def _step_batched(
         self, group: dict[str, Any], params: list[torch.Tensor], fmt: QuantFormat | None
