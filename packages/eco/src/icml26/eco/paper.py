@@ -48,7 +48,8 @@ PROFILES = {
         ablation_seeds=(0, 1),
         threads=1,
     ),
-    # <= 5 CPU-minutes on one core: the RTN schemes on every workload over 3 paired seeds and
+    # 364 CPU-s measured at load 3-5 on the shared 2-core CPU (about 290 s idle, scaled by
+    # the same stages in an earlier, quieter run; not measured idle): the RTN schemes on every workload over 3 paired seeds and
     # on the MoE over 5 more (8: its gaps sit within about 1 SE of the bars at 3), fp32 and
     # the FP8 stochastic-rounding schemes on the MoE at seed 0, a 3-point equal-budget lr
     # sweep over 3 seeds, the injection-scaling ablation of ECO-RTN on the MoE over 3 paired
