@@ -28,7 +28,6 @@ UNMIGRATED: frozenset[str] = frozenset(
         "inctnp",
         "lean-slt",
         "magic",
-        "nppr",
         "rmft",
         "ro-hnn",
         "scfm-grn",
