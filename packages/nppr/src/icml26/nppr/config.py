@@ -101,7 +101,8 @@ class RunConfig:
         mc_samples: draws per input; noise_scale: our Gaussian / Laplace scale over eps;
         tuned_scales: the scales :func:`~icml26.nppr.baselines.tuned_fixed_pr` searches.
     Universal perturbation:
-        uap_steps, uap_lr: signed-gradient steps on one shared perturbation (and one per class).
+        uap_steps, uap_lr: Adam steps and learning rate on one shared perturbation (and one
+            per class), decoded like the mixture's (``latent_size``, tanh).
     AR (the ``apgd_square`` ensemble, ART's attacks; see :mod:`icml26.nppr.baselines.attacks`):
         pgd_steps, pgd_restarts; aa_inputs: the evaluation subset of the ensemble;
         aa_iters, aa_targets, square_queries: its APGD iterations, targets, Square queries.
@@ -123,7 +124,7 @@ class RunConfig:
     extra_models: tuple[str, ...] = ("cnn_std", "cnn_at")
     # classifiers
     width: int = 12
-    epochs: int = 6
+    epochs: int = 10
     batch_size: int = 64
     lr: float = 5e-3
     at_method: str = "fgsm"
@@ -144,7 +145,7 @@ class RunConfig:
     noise_scale: float = 1.0
     # universal perturbation
     uap_steps: int = 150
-    uap_lr: float = 0.01
+    uap_lr: float = 0.1
     # AR
     pgd_steps: int = 20
     pgd_restarts: int = 1
@@ -321,7 +322,7 @@ QUICK = RunConfig()
 FULL = RunConfig(
     models=("cnn_std", "cnn_at", "resnet_std", "resnet_at"),
     extra_datasets=("digits", "mnist1d"),
-    epochs=8,
+    epochs=12,
     n_eval=1000,
     mc_samples=100,
     aa_inputs=500,

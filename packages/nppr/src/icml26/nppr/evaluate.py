@@ -15,7 +15,9 @@ other training inputs; everything is reported on the first ``n_eval`` test input
 
 from __future__ import annotations
 
+import itertools
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -318,8 +320,13 @@ def _universal(
     out: dict[str, float] = {}
     select: dict[str, float] = {}
     for kind in UAP_KINDS:
+        torch.manual_seed(seed_for(seed, "uap_init", kind))
         uap = UniversalPerturbation(
-            splits.input_shape, cfg.eps, splits.n_classes, per_class=kind == "per_class"
+            splits.input_shape,
+            cfg.eps,
+            splits.n_classes,
+            per_class=kind == "per_class",
+            latent_size=min(cfg.latent_size, *splits.input_shape[1:]),
         )
         cost = uap.fit(
             model,
@@ -437,7 +444,12 @@ def measure_model(
 
 
 def sweep_budgets(
-    cfg: RunConfig, model: nn.Module, splits: Splits, tag: str, seed: int
+    cfg: RunConfig,
+    model: nn.Module,
+    splits: Splits,
+    tag: str,
+    seed: int,
+    headline: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
     """PGD, the fixed distributions and NPPR (``none`` form) at every ``sweep_eps`` (keys
     ``<metric>.<family>.<tag>.eps0p05``), on the first ``sweep_inputs`` test inputs.
@@ -448,15 +460,22 @@ def sweep_budgets(
         splits: the replicate's inputs.
         tag: the model's key part.
         seed: the replicate's seed.
+        headline: the same replicate's :func:`measure_model` figures: at the headline budget
+            they are copied (on all ``n_eval`` inputs) instead of measured again.
 
     Returns:
         Flat metrics with ``.lo`` / ``.hi``.
     """
     out: dict[str, float] = {}
+    families = ("ar.pgd", *(f"pr.{d}" for d in DISTRIBUTIONS), "nppr.none")
     n = cfg.sweep_inputs
     xs = (splits.x_eval[:n].to(cfg.device), splits.y_eval[:n].to(cfg.device))
     for eps in cfg.sweep_eps:
         et = eps_tag(eps)
+        if headline is not None and eps == cfg.eps and f"nppr.none.{tag}" in headline:
+            for key, suffix in itertools.product(families, ("", ".lo", ".hi")):
+                out[f"{key}.{tag}.{et}{suffix}"] = headline[f"{key}.{tag}{suffix}"]
+            continue
         pgd = pgd_ar(model, xs, eps, steps=cfg.pgd_steps, level=cfg.level, seed=seed)
         out.update(pgd.as_metrics(f"ar.pgd.{tag}.{et}"))
         for dist in DISTRIBUTIONS:

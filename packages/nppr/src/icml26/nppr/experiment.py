@@ -117,7 +117,10 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     seed0 = seed_for(config.seed, "replicate", 0)
     for name, (model, splits) in first.items():
         metrics.update(
-            stages.once(f"sweep_{name}", partial(sweep_budgets, config, model, splits, name, seed0))
+            stages.once(
+                f"sweep_{name}",
+                partial(sweep_budgets, config, model, splits, name, seed0, replicates[0]),
+            )
         )
     for ds in config.extra_datasets:
         splits = make_splits(load_dataset(ds), config, 0)

@@ -49,6 +49,7 @@ __all__ = [
     "FORMS",
     "MixtureParams",
     "PerturbationGMM",
+    "decode_latent",
     "effective_components",
     "gumbel_softmax_weights",
 ]
@@ -84,6 +85,24 @@ def effective_components(weights: torch.Tensor) -> float:
     """
     p = weights.clamp_min(1e-12)
     return float(torch.exp(-(p * p.log()).sum(-1)).mean())
+
+
+def decode_latent(u: torch.Tensor, input_shape: tuple[int, ...], eps: float) -> torch.Tensor:
+    """The fixed decoder: a latent image upsampled to the input and squashed into the ball.
+
+    Args:
+        u: ``[N, C, h, w]`` (or ``[N, C, l]``) latent images.
+        input_shape: ``(C, H, W)`` or ``(C, L)``.
+        eps: the L-inf budget.
+
+    Returns:
+        ``eps * tanh(upsample(u))``, ``[N, *input_shape]``: bilinear (linear for signals)
+        upsampling, the identity when the latent has the input's size.
+    """
+    if tuple(u.shape[1:]) != tuple(input_shape):
+        mode = "bilinear" if len(input_shape) == 3 else "linear"
+        u = F.interpolate(u, size=tuple(input_shape[1:]), mode=mode, align_corners=False)
+    return eps * torch.tanh(u)
 
 
 def gumbel_softmax_weights(
@@ -288,11 +307,8 @@ class PerturbationGMM(nn.Module):
     def decode(self, z: torch.Tensor) -> torch.Tensor:
         """Latent ``[..., D]`` -> perturbation ``[..., *input_shape]`` inside the ball."""
         lead = z.shape[:-1]
-        u = z.reshape(-1, *self.latent_shape)
-        if self.latent_shape != self.input_shape:
-            mode = "bilinear" if len(self.input_shape) == 3 else "linear"
-            u = F.interpolate(u, size=self.input_shape[1:], mode=mode, align_corners=False)
-        return (self.eps * torch.tanh(u)).reshape(*lead, *self.input_shape)
+        u = decode_latent(z.reshape(-1, *self.latent_shape), self.input_shape, self.eps)
+        return u.reshape(*lead, *self.input_shape)
 
     def sampler(self, x: torch.Tensor, y: torch.Tensor, m: int, g: torch.Generator) -> torch.Tensor:
         """``m`` exact draws of δ for each input: ``[m, B, *input_shape]`` (a PR sampler)."""

@@ -67,9 +67,15 @@ def iter_batches(data: Data, batch_size: int = 256) -> Iterator[tuple[torch.Tens
 
     Raises:
         TypeError: ``data`` is neither, or a batch is not ``(x, y)`` tensors.
+        ValueError: a pair whose ``y`` is not one label per input.
     """
     if is_tensor_pair(data):
         x, y = data  # type: ignore[misc]
+        if y.ndim != 1 or len(y) != len(x):
+            raise ValueError(
+                f"y must be a 1-D label vector with one label per input: x has {len(x)} inputs, "
+                f"y has shape {tuple(y.shape)}"
+            )
         for i in range(0, len(x), batch_size):
             yield x[i : i + batch_size], y[i : i + batch_size]
         return

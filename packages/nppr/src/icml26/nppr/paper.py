@@ -37,7 +37,7 @@ CLAIMS = [
         "NPPR form is at most 0.9 of the lowest fixed PR, two SEs below it over replicates, "
         "with the first replicate's 95% intervals apart.",
         "ResNet18/CIFAR-10, eps 8/255: NPPR about 0.40 vs PR about 0.87 (ratio ~0.46)",
-        "clean_acc.cnn_std >= 0.9 and mean.nppr_best.cnn_std <= 0.9 * mean.pr_min.cnn_std"
+        "mean.clean_acc.cnn_std >= 0.9 and mean.nppr_best.cnn_std <= 0.9 * mean.pr_min.cnn_std"
         " and mean.nppr_best.cnn_at <= 0.9 * mean.pr_min.cnn_at and "
         + _both("nppr_best", "pr_min")
         + " and nppr.best.cnn_std.hi < pr.min.cnn_std.lo and nppr.best.cnn_at.hi < pr.min.cnn_at.lo",
@@ -76,7 +76,7 @@ CLAIMS = [
         "FGSM-trained CNN over the standard one (paired over replicates) is two SEs larger in "
         "NPPR than in the lowest fixed PR, with at least 0.8 clean accuracy.",
         "adversarially trained models have higher NPPR",
-        "clean_acc.cnn_at >= 0.8 and mean.at_gain.nppr_best.cnn - mean.at_gain.pr_min.cnn > "
+        "mean.clean_acc.cnn_at >= 0.8 and mean.at_gain.nppr_best.cnn - mean.at_gain.pr_min.cnn > "
         "2 * (se.at_gain.nppr_best.cnn ** 2 + se.at_gain.pr_min.cnn ** 2) ** 0.5",
         placebo={"nppr_best": "pr_min"},
     ),

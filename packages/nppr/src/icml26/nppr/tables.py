@@ -15,6 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from icml26.shared.keys import parse_number_part
 from icml26.shared.stats import mean_se, paired_difference
 
 __all__ = ["FAMILIES", "readme_tables", "replicate_summary"]
@@ -176,16 +177,14 @@ def _sweep_table(m: Mapping[str, Any], models: Sequence[str]) -> list[str]:
             for k in m
             if k.startswith("nppr.none.") and ".eps" in k and not k.endswith((".lo", ".hi"))
         },
-        key=lambda p: float(p[3:].replace("p", ".")),
+        key=lambda p: parse_number_part(p[3:]),
     )
     if not eps_parts:
         return []
     lines = [
         "Budget sweep, first replicate (AR by PGD / NPPR `none` / PR uniform / PR randn official):",
         "",
-        "| model | "
-        + " | ".join(p.replace("p", ".").replace("eps", "eps ") for p in eps_parts)
-        + " |",
+        "| model | " + " | ".join(f"eps {parse_number_part(p[3:]):g}" for p in eps_parts) + " |",
         "|---|" + "---|" * len(eps_parts),
     ]
     for tag in models:

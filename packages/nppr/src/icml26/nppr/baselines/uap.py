@@ -1,14 +1,19 @@
 """Universal adversarial perturbations: one perturbation for every input, or one per class.
 
 The point-mass end of NPPR's family. A fitted mixture that collapses onto one narrow
-component *is* a universal perturbation (the ``none`` and ``x`` forms) or a per-class one (the
-``y`` form); this baseline measures what such a point perturbation reaches when it is fitted
-directly, at full input resolution, on the same clean-correct fitting inputs and with the same
-margin loss (:func:`icml26.nppr.fit.margin_loss`), in the spirit of SGD-based universal
-perturbations (Shafahi et al., 2020: minibatch gradient steps on one shared ``δ``, projected
-to the ball):
+component *is* a universal perturbation (the ``none`` form) or a per-class one (the ``y``
+form); this baseline measures what such a point perturbation reaches when it is fitted
+directly, on the same clean-correct fitting inputs, with the same margin loss
+(:func:`icml26.nppr.fit.margin_loss`) and, by default, the same decoder as the mixture (a
+``latent_size`` latent image, upsampled and squashed, :func:`icml26.nppr.gmm.decode_latent`),
+in the spirit of SGD-based universal perturbations (Shafahi et al., 2020: minibatch gradient
+steps on one shared perturbation):
 
-    δ <- Π_eps(δ - Adam step of mean_i margin(f(clip(x_i + δ_{y_i}))))
+    δ_c = eps tanh(upsample(u_c)),   u <- Adam step of mean_i margin(f(clip(x_i + δ_{y_i})))
+
+(``latent_size=None``: ``u`` at the input's resolution). On MNIST at eps 0.1 the 14x14 latent
+fitted better than the full resolution at the same budget (held-out accuracy 0.38 against
+0.65, one CNN; the full-resolution one over-fits its 1,000 fitting inputs).
 
 A :class:`UniversalPerturbation` is also a (deterministic) perturbation sampler, so its
 accuracy comes from the same Monte-Carlo code as PR and NPPR (with one draw per input).
@@ -23,6 +28,7 @@ import torch
 from torch import nn
 
 from icml26.nppr.fit import margin_loss
+from icml26.nppr.gmm import decode_latent
 from icml26.nppr.montecarlo import (
     Data,
     estimate_pr_with,
@@ -43,7 +49,7 @@ class UAPConfig:
     Attributes:
         steps: Adam steps, one minibatch of clean-correct inputs each.
         batch_size: inputs per step for a pair of tensors.
-        lr: Adam's learning rate as a fraction of eps (cosine-annealed).
+        lr: Adam's learning rate on the latent (cosine-annealed).
 
     Raises:
         ValueError: non-positive settings.
@@ -66,29 +72,51 @@ class UniversalPerturbation(nn.Module):
         eps: the L-inf budget.
         n_classes: the number of labels; with ``per_class`` one perturbation per label.
         per_class: one perturbation per label instead of one for all.
+        latent_size: side of the latent image (the mixture's decoder); None: full resolution.
+        init_std: the latent's initial standard deviation (the mixture's means start at 0.5).
 
     Raises:
-        ValueError: a bad budget or fewer than two classes.
+        ValueError: a bad budget, fewer than two classes, a latent larger than the input.
     """
 
     def __init__(
-        self, input_shape: tuple[int, ...], eps: float, n_classes: int, *, per_class: bool = False
+        self,
+        input_shape: tuple[int, ...],
+        eps: float,
+        n_classes: int,
+        *,
+        per_class: bool = False,
+        latent_size: int | None = None,
+        init_std: float = 0.5,
     ) -> None:
         super().__init__()
         if n_classes < 2:
             raise ValueError("n_classes must be >= 2")
         self.eps, self.per_class = check_budget(eps), per_class
         self.input_shape = tuple(input_shape)
-        self.delta = nn.Parameter(torch.zeros(n_classes if per_class else 1, *self.input_shape))
+        spatial = self.input_shape[1:]
+        size = latent_size if latent_size is not None else spatial[0]
+        if size < 1 or any(size > s for s in spatial):
+            raise ValueError(f"latent_size must be in [1, {min(spatial)}], got {size}")
+        shape = (self.input_shape[0], *([size] * len(spatial)))
+        if latent_size is None:
+            shape = self.input_shape
+        self.u = nn.Parameter(init_std * torch.randn(n_classes if per_class else 1, *shape))
+
+    @property
+    def delta(self) -> torch.Tensor:
+        """The perturbations, ``[1 or n_classes, *input_shape]``, inside the ball."""
+        return decode_latent(self.u, self.input_shape, self.eps)
 
     def perturbation(self, y: torch.Tensor) -> torch.Tensor:
         """The perturbation of each label ``y``: ``[B, *input_shape]``."""
-        return self.delta[y] if self.per_class else self.delta.expand(len(y), *self.input_shape)
+        delta = self.delta
+        return delta[y] if self.per_class else delta.expand(len(y), *self.input_shape)
 
     def sampler(self, x: torch.Tensor, y: torch.Tensor, m: int, g: torch.Generator) -> torch.Tensor:
         """``m`` (identical) draws per input: ``[m, B, *input_shape]`` (a PR sampler)."""
         with torch.no_grad():
-            return self.perturbation(y).unsqueeze(0).expand(m, *x.shape).clamp(-self.eps, self.eps)
+            return self.perturbation(y).unsqueeze(0).expand(m, *x.shape)
 
     def fit(
         self,
@@ -120,7 +148,7 @@ class UniversalPerturbation(nn.Module):
             x, y = data  # type: ignore[misc]
             perm = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))
             data = (x[perm], y[perm])
-        opt = torch.optim.Adam(self.parameters(), lr=cfg.lr * self.eps)
+        opt = torch.optim.Adam(self.parameters(), lr=cfg.lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.steps)
         frozen = [p.requires_grad for p in model.parameters()]
         t0, passes, step, loss = time.perf_counter(), 0, 0, torch.zeros(())
@@ -144,8 +172,6 @@ class UniversalPerturbation(nn.Module):
                     loss.backward()
                     opt.step()
                     sched.step()
-                    with torch.no_grad():
-                        self.delta.clamp_(-self.eps, self.eps)
                     passes += len(yb)
                     step += 1
                     if step >= cfg.steps:
