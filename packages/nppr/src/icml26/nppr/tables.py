@@ -113,9 +113,11 @@ _ROWS = (
     ("PR, Laplace b = eps, clipped (ours)", "pr_laplace"),
     ("PR, U(-1, 1) clipped (official)", "pr_uniform_official"),
     ("PR, randn clipped (official)", "pr_gaussian_official"),
+    ("PR, lowest of the five", "pr_min"),
     ("PR, tuned fixed noise", "pr_tuned"),
     ("universal adversarial perturbation", "uap_universal"),
     ("per-class adversarial perturbation", "uap_per_class"),
+    ("best universal / per-class perturbation", "uap_best"),
     ("NPPR, input-independent (`none`)", "nppr_none"),
     ("NPPR, conditioned on x", "nppr_x"),
     ("NPPR, conditioned on y", "nppr_y"),
@@ -147,25 +149,19 @@ def readme_tables(results: Mapping[str, Any]) -> str:
     n = int(m.get("replicates", 0))
     head = "| figure | " + " | ".join(f"`{t}`" for t in models) + " |"
     lines = [
-        f"Mean ± SE over {n} replicates (classifier, fitting inputs and draws re-drawn), "
-        "averaged over all test inputs:",
+        f"Mean ± SE over {n} replicates (classifier, fitting inputs and draws re-drawn), over all "
+        "test inputs; `cc`: over the clean-correct ones only (the official code's convention):",
         "",
         head,
         "|---|" + "---|" * len(models),
     ]
     for label, fam in _ROWS:
-        cells = [_fmt(m, f"mean.{fam}.{t}", f"se.{fam}.{t}") for t in models]
+        cells = []
+        for t in models:
+            cell = _fmt(m, f"mean.{fam}.{t}", f"se.{fam}.{t}")
+            cc = m.get(f"cc_mean.{fam}.{t}")
+            cells.append(f"{cell} (cc {cc:.3f})" if isinstance(cc, float) and cell != "-" else cell)
         if any(c != "-" for c in cells):
-            lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "Averaged over the clean-correct test inputs only (the official code's convention):",
-        "",
-    ]
-    lines += [head, "|---|" + "---|" * len(models)]
-    for label, fam in _ROWS:
-        if fam in _CC:
-            cells = [_fmt(m, f"cc_mean.{fam}.{t}", f"cc_se.{fam}.{t}") for t in models]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join([*lines, "", *_sweep_table(m, models)])
 
