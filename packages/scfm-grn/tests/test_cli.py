@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from icml26.scfm_grn.paper import METHODS, PAPER, SPLITS
+from icml26.scfm_grn.config import METHODS, SPLITS
+from icml26.scfm_grn.paper import PAPER
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
 from icml26.shared.testing import check_paper
@@ -21,18 +22,33 @@ def test_smoke_run_writes_the_contract_keys(
     results = load_results(out / "results.json")
     check_paper(PAPER, results)
     m = results["metrics"]
-    for metric in ("auprc_ratio", "epr", "balanced_auprc", "auroc"):
+    for metric in (
+        "auprc_ratio",
+        "auprc_ratio_beeline",
+        "epr",
+        "epr_beeline",
+        "balanced_auprc",
+        "auroc",
+    ):
         for split in SPLITS:
             for method in METHODS:
                 value = m[f"{metric}.{split}.{method}"]
                 assert value == value, f"{metric}.{split}.{method} is NaN"
     for split in SPLITS:
         assert 0.0 <= m[f"auroc.{split}.ensemble"] <= 1.0
+        # chance levels are computed: a random ranking's balanced AUPRC is not exactly 0.5
+        assert 0.4 < m[f"chance.balanced_auprc.{split}"] < 0.7
+        assert m[f"null_sd.balanced_auprc.{split}"] > 0
+        assert f"z.auprc_ratio.{split}.random" in m
+    assert m["replicates"] == 2
+    assert "pretrain.variance_explained" in m
     for plot in ("pr_curves", "trajectories", "network_krumsiek11", "pretrain_loss"):
         assert (out / "plots" / f"{plot}.png").is_file()
     assert (out / "scfm.safetensors").is_file()
-    # rerunning into the same folder resumes from the saved scFM (no pretraining again)
+    # rerunning into the same folder resumes from the stages (no pretraining again)
+    stamps = {p.name: p.stat().st_mtime_ns for p in (out / "stages").iterdir()}
     assert main(["run", "scfm-grn", "--profile", "smoke", "--out", str(out)]) == 0
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "stages").iterdir()} == stamps
     again = load_results(out / "results.json")["metrics"]
     assert again["balanced_auprc.krumsiek11.ensemble"] == pytest.approx(
         m["balanced_auprc.krumsiek11.ensemble"]
@@ -48,6 +64,9 @@ def test_smoke_run_writes_the_contract_keys(
         ("user_edges=/nonexistent.tsv", "user_edges is only read with user_h5ad"),
         ("user_h5ad=/nonexistent.h5ad", "does not exist"),
         ("scfm_checkpoint=/nonexistent.safetensors", "does not exist"),
+        ("replicates=1", "replicates must be >= 2"),
+        ("user_beeline=/nonexistent", "is not a folder"),
+        ("n_top_genes=50", "apply to user data"),
     ],
 )
 def test_bad_config_is_refused(
@@ -61,12 +80,15 @@ def test_bad_config_is_refused(
     assert not out.exists()
 
 
+@pytest.mark.slow  # imports, simulations and a 2,000-gene memory probe: `nox -s slow-scfm-grn`
 def test_bench_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ICML26_QUIET", "1")
     out = tmp_path / "bench"
     assert main(["bench", "scfm-grn", "--profile", "smoke", "--out", str(out)]) == 0
     results = load_results(out / "results.json")
-    check_paper(PAPER, results)
+    check_paper(PAPER, results, kind="bench")
     m = results["metrics"]
     assert m["us_per_pair.vvp.g16"] > 0
+    assert m["memory.genes"] == 2000
+    assert m["memory.features_mib"] < 1024 * m["memory.dense_features_gib"]
     assert "exponent.per_pair.genie3" in m

@@ -10,7 +10,7 @@ import torch
 
 from icml26.scfm_grn.data import ExpressionData
 from icml26.scfm_grn.model import CellModel, ScFM, ScFMConfig, load_scfm, save_scfm
-from icml26.scfm_grn.pretrain import PretrainConfig, masked_loss, pretrain, sample_batch
+from icml26.scfm_grn.pretraining import PretrainConfig, masked_loss, pretrain, sample_batch
 
 GENES = tuple(f"g{i}" for i in range(8))
 

@@ -30,7 +30,6 @@ UNMIGRATED: frozenset[str] = frozenset(
         "magic",
         "rmft",
         "ro-hnn",
-        "scfm-grn",
         "syvla",
         "transport-kl",
         "velocity-deficit",

@@ -12,22 +12,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml26.scfm_grn.beeline import load_beeline
+from icml26.scfm_grn.candidates import highly_variable, read_gene_list
+from icml26.scfm_grn.config import RunConfig
 from icml26.scfm_grn.data import ExpressionData, krumsiek11, load_h5ad, pbmc68k_reduced
 from icml26.scfm_grn.networks import GeneNetwork, scale_free_universe, subnetwork
-from icml26.scfm_grn.paper import RunConfig
-from icml26.scfm_grn.simulate import SimulationSpec, simulate
+from icml26.scfm_grn.simulation import SimulationSpec, simulate
 
-__all__ = ["Corpus", "build_corpus", "simulated_dataset"]
+__all__ = ["Corpus", "build_corpus", "load_user_data", "simulated_dataset"]
 
 
 @dataclass(frozen=True)
 class Corpus:
+    """The run's datasets: the universe, pretraining sets, the training and test datasets,
+    krumsiek11's scored half, and the user's dataset (with its TFs) if any."""
+
     universe: GeneNetwork
     pretrain: tuple[ExpressionData, ...]
     train: ExpressionData
     tests: tuple[ExpressionData, ...]
     krumsiek11: ExpressionData
     user: ExpressionData | None
+    user_tfs: tuple[str, ...] | None = None
 
     def vocabulary(self) -> tuple[str, ...]:
         """Every gene any dataset names, universe first (the scFM's token set)."""
@@ -46,6 +52,7 @@ class Corpus:
 def simulated_dataset(
     name: str, network: GeneNetwork, cfg: RunConfig, noise: str, seed: int
 ) -> ExpressionData:
+    """One SERGIO dataset of ``network`` (``cfg``'s cell types and cells; counts when noisy)."""
     spec = SimulationSpec(
         n_cell_types=cfg.n_cell_types, cells_per_type=cfg.cells_per_type, noise=noise, seed=seed
     )
@@ -55,6 +62,7 @@ def simulated_dataset(
 
 
 def build_corpus(cfg: RunConfig) -> Corpus:
+    """Every dataset of the run, deterministic from ``cfg.seed`` (SERGIO output is cached)."""
     universe = scale_free_universe(cfg.universe_genes, seed=cfg.seed)
     rng = np.random.default_rng(cfg.seed + 1)
     # pretraining sub-networks: cover the universe first, then anywhere
@@ -90,16 +98,46 @@ def build_corpus(cfg: RunConfig) -> Corpus:
     extra: list[ExpressionData] = [kr_pre]
     if cfg.use_pbmc:
         extra.append(pbmc68k_reduced())
-    user = None
-    if cfg.user_h5ad is not None:
-        user = load_h5ad(
+    user, tfs = load_user_data(cfg)
+    if user is not None:
+        extra.append(user)
+    # the training dataset's cells join pretraining unlabelled (an scFM's corpus is unlabelled
+    # expression); the test datasets' cells never do: only their genes are known to the scFM
+    return Corpus(universe, (*pretrain, train, *extra), train, tuple(tests), kr_eval, user, tfs)
+
+
+def load_user_data(cfg: RunConfig) -> tuple[ExpressionData | None, tuple[str, ...] | None]:
+    """The user's dataset (``user_h5ad`` + ``user_edges``, or ``user_beeline``), reduced to its
+    ``n_top_genes`` most variable genes (its TFs kept), and its TFs (``user_tfs``).
+
+    Returns:
+        ``(data, tfs)``, ``(None, None)`` without user data.
+
+    Raises:
+        ValueError: from the readers (missing columns, unknown genes, duplicated edges), or a
+            TF list naming no gene of the data.
+    """
+    if cfg.user_beeline is not None:
+        data = load_beeline(cfg.user_beeline, name="user")
+    elif cfg.user_h5ad is not None:
+        data = load_h5ad(
             cfg.user_h5ad,
             edges=cfg.user_edges,
             layer=cfg.user_layer,
             normalise=cfg.user_normalise,
             name="user",
         )
-        extra.append(user)
-    # the training dataset's cells join pretraining unlabelled (an scFM's corpus is unlabelled
-    # expression); the test datasets' cells never do: only their genes are known to the scFM
-    return Corpus(universe, (*pretrain, train, *extra), train, tuple(tests), kr_eval, user)
+    else:
+        return None, None
+    tfs = read_gene_list(cfg.user_tfs) if cfg.user_tfs is not None else None
+    if tfs is not None and not set(tfs) & set(data.genes):
+        raise ValueError(f"{cfg.user_tfs} names no gene of the user data")
+    if cfg.n_top_genes is not None and cfg.n_top_genes < data.n_genes:
+        keep_tfs = [k for k, g in enumerate(data.genes) if tfs is not None and g in tfs]
+        idx = highly_variable(
+            data.raw, cfg.n_top_genes, keep=keep_tfs, counts=cfg.user_normalise == "counts"
+        )
+        genes = tuple(data.genes[k] for k in idx)
+        net = data.network.restrict(genes) if data.network is not None else None
+        data = ExpressionData(data.name, genes, data.raw[:, idx], data.values[:, idx], net)
+    return data, tfs

@@ -1,41 +1,135 @@
-"""Markdown tables of a run's metrics (``python -m icml26.scfm_grn.table runs/.../results.json``)."""
+"""The run's metric tree over replicates, against each split's null, and the README tables.
+
+For every ``<metric>.<split>.<method>`` (the contract keys, now means over replicates):
+
+* ``se.<metric>.<split>.<method>``: its standard error over replicates;
+* ``chance.<metric>.<split>`` and ``null_sd.<metric>.<split>``: the mean and SD of the metric
+  for random rankings of the same pairs (computed by permutation, never assumed);
+* ``z.<metric>.<split>.<method>``: ``(mean - chance) / null_sd``;
+* ``p.<metric>.<split>.<method>``: the one-sided permutation p-value of the mean against the
+  pooled null draws, ``(1 + #{null >= mean}) / (1 + #null)``;
+* ``gain.<metric>.<split>.<method>`` (ours and ``random``): the method minus the best baseline,
+  mean over replicates, with ``gain_se`` and ``gain_z`` (the gain in null SDs).
+"""
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from icml26.scfm_grn.paper import METHODS, SPLITS
+import numpy as np
 
-__all__ = ["markdown_table"]
+from icml26.scfm_grn.config import BASELINES, METHODS, NULL_METHOD, OURS
+from icml26.shared.stats import mean_se
+
+__all__ = ["markdown_table", "readme_tables", "replicate_summary"]
+
+
+def replicate_summary(replicates: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Means, SEs, chance levels, z-scores, p-values and gains over replicates.
+
+    Args:
+        replicates: :func:`icml26.scfm_grn.evaluate.score_replicate` outputs.
+
+    Returns:
+        Flat metrics (see the module docstring) and ``replicates``.
+    """
+    out: dict[str, float] = {"replicates": float(len(replicates))}
+    out.update(replicates[0]["sizes"])
+    for key in replicates[0]["metrics"]:
+        values = [r["metrics"][key] for r in replicates]
+        ms = mean_se(values)
+        out[key], out[f"se.{key}"] = ms.mean, ms.se
+    for mkey in replicates[0]["null"]:
+        pooled = np.concatenate([np.asarray(r["null"][mkey]) for r in replicates])
+        chance, sd = float(pooled.mean()), float(pooled.std(ddof=1))
+        out[f"chance.{mkey}"], out[f"null_sd.{mkey}"] = chance, sd
+        metric, split = mkey.split(".")
+        for method in METHODS:
+            value = out[f"{metric}.{split}.{method}"]
+            out[f"z.{metric}.{split}.{method}"] = (value - chance) / sd if sd > 0 else 0.0
+            out[f"p.{metric}.{split}.{method}"] = float(
+                (1 + np.sum(pooled >= value)) / (1 + pooled.size)
+            )
+        for method in (*OURS, NULL_METHOD):
+            gains = [
+                r["metrics"][f"{metric}.{split}.{method}"]
+                - max(r["metrics"][f"{metric}.{split}.{b}"] for b in BASELINES)
+                for r in replicates
+            ]
+            ms = mean_se(gains)
+            out[f"gain.{metric}.{split}.{method}"] = ms.mean
+            out[f"gain_se.{metric}.{split}.{method}"] = ms.se
+            out[f"gain_z.{metric}.{split}.{method}"] = ms.mean / sd if sd > 0 else 0.0
+    return out
+
+
+def _cell(m: Mapping[str, Any], key: str) -> str:
+    value, se = m.get(key), m.get(f"se.{key}")
+    if not isinstance(value, int | float):
+        return "-"
+    if isinstance(se, int | float) and not math.isnan(se):
+        return f"{value:.3f} ± {se:.3f}"
+    return f"{value:.3f}"
 
 
 def markdown_table(metrics: Mapping[str, Any], metric: str = "balanced_auprc") -> str:
-    """One row per method, one column per split, for ``metric``."""
-    splits = [s for s in (*SPLITS, "user") if f"{metric}.{s}.ensemble" in metrics]
-    lines = [
-        f"| {metric} | " + " | ".join(splits) + " |",
-        "|---|" + "---:|" * len(splits),
+    """One metric, methods x splits, mean ± SE over replicates, with the chance row.
+
+    Args:
+        metrics: a run's flat metrics.
+        metric: which (``balanced_auprc``, ``auprc_ratio``, ``epr``, ``auroc``, ...).
+
+    Returns:
+        Markdown.
+    """
+    splits = [
+        s
+        for s in ("seen", "unseen_genes", "unseen_dataset", "krumsiek11", "user")
+        if f"chance.{metric}.{s}" in metrics
     ]
+    lines = [f"| {metric} | " + " | ".join(splits) + " |", "|---|" + "---:|" * len(splits)]
     for method in METHODS:
-        cells = [f"{metrics[f'{metric}.{s}.{method}']:.3f}" for s in splits]
-        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {method} | "
+            + " | ".join(_cell(metrics, f"{metric}.{s}.{method}") for s in splits)
+            + " |"
+        )
+    lines.append(
+        "| chance (null SD) | "
+        + " | ".join(
+            f"{metrics[f'chance.{metric}.{s}']:.3f} ({metrics[f'null_sd.{metric}.{s}']:.3f})"
+            for s in splits
+        )
+        + " |"
+    )
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if not args:
-        print("usage: python -m icml26.scfm_grn.table results.json [metric ...]", file=sys.stderr)
-        return 2
-    with open(args[0], encoding="utf-8") as fh:
-        metrics = json.load(fh)["metrics"]
-    for metric in args[1:] or ["balanced_auprc", "auprc_ratio", "epr", "auroc"]:
-        print(markdown_table(metrics, metric) + "\n")
-    return 0
+def readme_tables(results: Mapping[str, Any]) -> str:
+    """The README's tables: balanced AUPRC and AUPRC ratio per method and split.
 
+    Args:
+        results: a results object (``results.json``).
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+    Returns:
+        Markdown (empty without the figures).
+    """
+    m = results.get("metrics", results)
+    if "chance.balanced_auprc.seen" not in m:
+        return ""
+    n = int(m.get("replicates", 0))
+    head = (
+        f"Mean ± SE over {n} replicates (gene split, translators, negatives); chance = a random "
+        "ranking of the same pairs (permutations), with its SD."
+    )
+    extra = ""
+    if "pretrain.variance_explained" in m:
+        extra = (
+            f"\n\nscFM: masked variance explained on held-out datasets "
+            f"{m['pretrain.variance_explained']:.3f} (hidden half of each cell's genes)."
+        )
+    return "\n\n".join(
+        [head + extra, markdown_table(m, "balanced_auprc"), markdown_table(m, "auprc_ratio")]
+    )
