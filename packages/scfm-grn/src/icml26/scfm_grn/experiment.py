@@ -81,9 +81,10 @@ def _pretrain(stages: Stages, cfg: RunConfig, corpus: Corpus, run_dir: RunDir) -
         out["pretrain.variance_explained"] = masked_variance_explained(
             model, held_out, seed=cfg.seed
         )
-        out["pretrain.variance_explained_train"] = masked_variance_explained(
-            model, [corpus.train], seed=cfg.seed
-        )
+        for data in (corpus.train, *held_out):
+            out[f"pretrain.variance_explained.{data.name}"] = masked_variance_explained(
+                model, [data], seed=cfg.seed
+            )
         return out
 
     return model, stages.once("pretrain_summary", summarise)

@@ -92,11 +92,21 @@ def pretrain(
     state: dict[str, Any] | None = None,
     on_step: Callable[[int, float, dict[str, Any]], None] | None = None,
 ) -> list[float]:
-    """Train ``model`` in place; return the loss of every step.
+    """Train ``model`` in place by masked reconstruction.
 
-    ``state`` (from an earlier ``on_step`` call's third argument) resumes a killed run:
-    model, optimiser, RNG and losses so far. ``on_step(step, loss, state)`` is called after
-    every step (the caller decides when to checkpoint).
+    Args:
+        model: the scFM.
+        datasets: the corpus (drawn in proportion to their cells).
+        cfg: the optimisation.
+        state: an earlier ``on_step`` call's third argument: resumes a killed run (model,
+            optimiser, RNG and losses so far).
+        on_step: ``on_step(step, loss, state)`` after every step (the caller checkpoints).
+
+    Returns:
+        The loss of every step.
+
+    Raises:
+        ValueError: no dataset.
     """
     if not datasets:
         raise ValueError("pretraining needs at least one dataset")
