@@ -126,10 +126,19 @@ def readme_tables(results: Mapping[str, Any]) -> str:
     )
     extra = ""
     if "pretrain.variance_explained" in m:
-        extra = (
-            f"\n\nscFM: masked variance explained on held-out datasets "
-            f"{m['pretrain.variance_explained']:.3f} (hidden half of each cell's genes)."
+        per = ", ".join(
+            f"{k.rsplit('.', 1)[1]} {v:.2f}"
+            for k, v in m.items()
+            if k.startswith("pretrain.variance_explained.")
         )
-    return "\n\n".join(
-        [head + extra, markdown_table(m, "balanced_auprc"), markdown_table(m, "auprc_ratio")]
+        extra = (
+            f"\n\nscFM: masked variance explained (half of each cell's genes hidden) "
+            f"{m['pretrain.variance_explained']:.3f} on held-out cells; per dataset: {per}."
+        )
+    ratios = "; ".join(
+        f"{s} {m[f'auprc_ratio.{s}.ensemble']:.2f} (z {m[f'z.auprc_ratio.{s}.ensemble']:.1f})"
+        for s in ("seen", "unseen_genes", "unseen_dataset", "krumsiek11", "user")
+        if f"z.auprc_ratio.{s}.ensemble" in m
     )
+    tail = f"Ensemble AUPRC ratio (z against a random ranking): {ratios}. Every key: the run's results.json."
+    return "\n\n".join([head + extra, markdown_table(m, "balanced_auprc"), tail])
