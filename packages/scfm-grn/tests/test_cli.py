@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from icml26.scfm_grn.config import METHODS, SPLITS
@@ -92,3 +93,33 @@ def test_bench_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert m["memory.genes"] == 2000
     assert m["memory.features_mib"] < 1024 * m["memory.dense_features_gib"]
     assert "exponent.per_pair.genie3" in m
+
+
+@pytest.mark.slow  # a second smoke run (~40 CPU-s): `nox -s slow-scfm-grn`
+def test_a_beeline_dataset_with_tfs_is_scored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user's BEELINE folder, its TF list and a variable-gene selection flow through the run
+    as the ``user`` split, scored on TF -> gene candidates only."""
+    monkeypatch.setenv("ICML26_QUIET", "1")
+    rng = np.random.default_rng(0)
+    genes = [f"U{i}" for i in range(14)]
+    x = rng.lognormal(size=(14, 60))
+    x[3] = 2 * x[0] + 0.1 * rng.random(60)  # U0 -> U3
+    folder = tmp_path / "beeline"
+    folder.mkdir()
+    rows = [",".join(["", *(f"c{k}" for k in range(60))])]
+    rows += [",".join([g, *(f"{v:.5f}" for v in row)]) for g, row in zip(genes, x, strict=True)]
+    (folder / "ExpressionData.csv").write_text("\n".join(rows) + "\n")
+    edges = ["Gene1,Gene2", "U0,U3", "U0,U5", "U1,U6", "U1,U7", "U2,U8", "U0,U9"]
+    (folder / "refNetwork.csv").write_text("\n".join(edges) + "\n")
+    (tmp_path / "tfs.txt").write_text("U0\nU1\nU2\n")
+    out = tmp_path / "run"
+    args = ["run", "scfm-grn", "--profile", "smoke", "--out", str(out)]
+    sets = [f"user_beeline={folder}", f"user_tfs={tmp_path / 'tfs.txt'}", "n_top_genes=12"]
+    assert main([*args, *(a for s in sets for a in ("--set", s))]) == 0
+    m = load_results(out / "results.json")["metrics"]
+    # 3 TF sources x the other selected genes (the 12 most variable, TFs kept)
+    assert m["n_pairs.user"] % 3 == 0
+    assert 3 * 11 <= m["n_pairs.user"] <= 3 * 13
+    assert "z.balanced_auprc.user.ensemble" in m
