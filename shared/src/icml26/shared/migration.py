@@ -19,19 +19,14 @@ __all__ = ["UNMIGRATED"]
 UNMIGRATED: frozenset[str] = frozenset(
     {
         "adaptive-reasoning",
-        "bll-ntk",
         "decor",
         "dicode",
         "disempowerment",
         "ecg-r1",
-        "eco",
-        "inctnp",
-        "lean-slt",
         "magic",
         "rmft",
         "ro-hnn",
         "syvla",
-        "transport-kl",
         "velocity-deficit",
         "weak-strong",
     }
