@@ -43,6 +43,11 @@ def test_smoke_run_writes_the_contract_keys(
         assert f"z.auprc_ratio.{split}.random" in m
     assert m["replicates"] == 2
     assert "pretrain.variance_explained" in m
+    # the checkpoint is chosen on the validation datasets, which are neither pretrained on
+    # nor scored; the in-dataset linear reference is reported beside each held-out figure
+    assert m["pretrain.best_step"] in (5, 10)
+    assert "pretrain.variance_explained_validation" in m
+    assert "pretrain.variance_explained_in_dataset_linear.krumsiek11" in m
     for plot in ("pr_curves", "trajectories", "network_krumsiek11", "pretrain_loss"):
         assert (out / "plots" / f"{plot}.png").is_file()
     assert (out / "scfm.safetensors").is_file()
@@ -68,6 +73,8 @@ def test_smoke_run_writes_the_contract_keys(
         ("replicates=1", "replicates must be >= 2"),
         ("user_beeline=/nonexistent", "is not a folder"),
         ("n_top_genes=50", "apply to user data"),
+        ("n_val_datasets=0", "n_val_datasets must be >= 1"),
+        ("pretrain_cells_per_type=1", "pretrain_cells_per_type must be >= 2"),
     ],
 )
 def test_bad_config_is_refused(

@@ -45,7 +45,8 @@ class RunConfig:
 
     Data: one scale-free universe network of ``universe_genes`` genes (the scFM's vocabulary,
     with krumsiek11's and pbmc68k_reduced's genes); ``n_pretrain_datasets`` SERGIO datasets
-    of random sub-networks for pretraining (with krumsiek11's first half of cells and
+    of random sub-networks for pretraining (``pretrain_cells_per_type`` cells per cell type,
+    default ``cells_per_type``: many small datasets vary each gene's context more; with krumsiek11's first half of cells and
     pbmc68k_reduced); one training dataset of ``train_genes`` genes; ``n_test_datasets``
     datasets of ``test_genes`` genes disjoint from the training dataset's.
     ``user_h5ad`` (+ ``user_edges``) or ``user_beeline`` (a BEELINE dataset folder with
@@ -53,6 +54,11 @@ class RunConfig:
     ``unseen_dataset``; ``user_tfs`` (one gene per line) restricts its candidate edges to
     TF -> gene and ``n_top_genes`` to its most variable genes (TFs kept).
     ``scfm_checkpoint`` loads a saved scFM (``save_scfm``) instead of pretraining.
+
+    The scFM's checkpoint is chosen on ``n_val_datasets`` validation datasets (drawn like the
+    test datasets from their own seed stream, never pretrained on, never scored): every
+    ``select_every`` steps its masked variance explained there is measured and the best
+    weights are kept.
 
     Replicates: the gene split, the translators and the random negatives of the balanced
     AUPRC are drawn ``replicates`` times (separate seed streams; the scFM and its features are
@@ -67,13 +73,15 @@ class RunConfig:
     null_permutations: int = 200
     # data
     universe_genes: int = 500
-    n_pretrain_datasets: int = 24
+    n_pretrain_datasets: int = 96
     pretrain_genes: int = 64
     train_genes: int = 100
     test_genes: int = 60
     n_test_datasets: int = 3
+    n_val_datasets: int = 3
     n_cell_types: int = 10
     cells_per_type: int = 30
+    pretrain_cells_per_type: int | None = 10
     pretrain_noise: tuple[str, ...] = ("none",)
     train_noise: str = "none"
     test_noise: tuple[str, ...] = ("none", "DS4", "DS14")
@@ -89,6 +97,7 @@ class RunConfig:
     lr: float = 3e-3
     mask_low: float = 0.3
     mask_high: float = 0.7
+    select_every: int = 250
     # features (M = vvp_values, T = gt_levels)
     vvp_values: int = 8
     gt_levels: int = 8
@@ -149,10 +158,14 @@ class RunConfig:
             raise ValueError("train_genes + test_genes exceed universe_genes")
         if min(self.train_genes, self.test_genes, self.pretrain_genes) < 10:
             raise ValueError("train_genes, test_genes and pretrain_genes must be >= 10")
-        if self.n_test_datasets < 1 or self.n_pretrain_datasets < 1:
-            raise ValueError("n_test_datasets and n_pretrain_datasets must be >= 1")
+        if min(self.n_test_datasets, self.n_pretrain_datasets, self.n_val_datasets) < 1:
+            raise ValueError("n_test_datasets, n_pretrain_datasets and n_val_datasets must be >= 1")
+        if self.select_every < 1:
+            raise ValueError("select_every must be >= 1")
         if self.n_cell_types < 1 or self.cells_per_type < 10:
             raise ValueError("n_cell_types >= 1 and cells_per_type >= 10 required")
+        if self.pretrain_cells_per_type is not None and self.pretrain_cells_per_type < 2:
+            raise ValueError("pretrain_cells_per_type must be >= 2 (or None: cells_per_type)")
         if not 0.1 <= self.unseen_fraction <= 0.6:
             raise ValueError("unseen_fraction must lie in [0.1, 0.6]")
         if self.width % self.heads or self.layers < 1:
@@ -218,10 +231,12 @@ SMOKE = RunConfig(
     null_permutations=40,
     universe_genes=500,
     n_pretrain_datasets=3,
+    pretrain_cells_per_type=None,
     pretrain_genes=30,
     train_genes=30,
     test_genes=20,
     n_test_datasets=1,
+    n_val_datasets=1,
     n_cell_types=3,
     cells_per_type=20,
     use_pbmc=False,
@@ -229,6 +244,7 @@ SMOKE = RunConfig(
     layers=1,
     heads=2,
     pretrain_steps=10,
+    select_every=5,
     batch_size=8,
     max_genes=16,
     vvp_values=4,
@@ -242,7 +258,8 @@ SMOKE = RunConfig(
 QUICK = RunConfig()
 FULL = RunConfig(
     universe_genes=800,
-    n_pretrain_datasets=60,
+    n_pretrain_datasets=240,
+    pretrain_cells_per_type=15,
     pretrain_noise=("none", "none", "DS4"),
     n_test_datasets=6,
     cells_per_type=60,

@@ -28,7 +28,7 @@ from icml26.scfm_grn.data import ExpressionData
 from icml26.scfm_grn.evaluate import Features, extract, score_replicate
 from icml26.scfm_grn.figures import plot_losses, plot_network, plot_pr, plot_trajectories
 from icml26.scfm_grn.model import ScFM, ScFMConfig, save_scfm
-from icml26.scfm_grn.pretraining import masked_variance_explained, pretrained_scfm
+from icml26.scfm_grn.pretraining import pretrain_summary, pretrained_scfm
 from icml26.scfm_grn.tables import replicate_summary
 from icml26.shared import NUMPY, TORCH, RunDir, Stages, log
 
@@ -56,13 +56,16 @@ def _features(
 
 
 def _pretrain(stages: Stages, cfg: RunConfig, corpus: Corpus, run_dir: RunDir) -> tuple[ScFM, dict]:
-    """Stages ``pretrain`` (weights) and ``pretrain_summary`` (losses, variance explained)."""
+    """Stages ``pretrain`` (weights, chosen on the validation datasets) and
+    ``pretrain_summary`` (losses, the validation curve, variance explained)."""
     vocab = corpus.vocabulary()
-    losses: list[float] = []
+    trace: dict[str, Any] = {"losses": []}
 
     def train() -> dict[str, torch.Tensor]:
-        model, steps = pretrained_scfm(cfg, vocab, corpus.pretrain, run_dir)
-        losses.extend(steps)
+        model, losses, sel = pretrained_scfm(
+            cfg, vocab, corpus.pretrain, run_dir, validation=corpus.validation
+        )
+        trace.update(losses=losses, curve=sel.curve, best_step=sel.best_step)
         return {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
 
     state = stages.once("pretrain", train, saver=TORCH)
@@ -72,22 +75,10 @@ def _pretrain(stages: Stages, cfg: RunConfig, corpus: Corpus, run_dir: RunDir) -
     with run_dir.artefact("scfm.safetensors") as tmp:
         save_scfm(model, tmp)
     held_out = [*corpus.tests, corpus.krumsiek11]
-
-    def summarise() -> dict[str, Any]:
-        out: dict[str, Any] = {"losses": losses}
-        if losses:
-            out["pretrain.loss_first"] = float(np.mean(losses[:20]))
-            out["pretrain.loss_last"] = float(np.mean(losses[-50:]))
-        out["pretrain.variance_explained"] = masked_variance_explained(
-            model, held_out, seed=cfg.seed
-        )
-        for data in (corpus.train, *held_out):
-            out[f"pretrain.variance_explained.{data.name}"] = masked_variance_explained(
-                model, [data], seed=cfg.seed
-            )
-        return out
-
-    return model, stages.once("pretrain_summary", summarise)
+    summary = partial(
+        pretrain_summary, model, corpus.train, held_out, corpus.validation, cfg.seed, trace
+    )
+    return model, stages.once("pretrain_summary", summary)
 
 
 def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
@@ -125,7 +116,7 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
         for r in range(config.replicates)
     ]
     metrics = replicate_summary(replicates)
-    metrics.update({k: v for k, v in pre.items() if k != "losses"})
+    metrics.update({k: v for k, v in pre.items() if k not in ("losses", "val_curve")})
     for name, sec in feats["train"][0].seconds.items():
         metrics[f"cpu_seconds.train_features.{name}"] = sec
     train = feats["train"][0]

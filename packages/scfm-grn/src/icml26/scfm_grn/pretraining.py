@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -20,10 +21,13 @@ from icml26.scfm_grn.data import ExpressionData
 from icml26.scfm_grn.model import ScFM, ScFMConfig, load_scfm
 
 __all__ = [
+    "GaussianConditional",
     "PretrainConfig",
+    "Selection",
     "masked_loss",
     "masked_variance_explained",
     "pretrain",
+    "pretrain_summary",
     "pretrained_scfm",
     "sample_batch",
 ]
@@ -198,20 +202,47 @@ def masked_variance_explained(
     return 1.0 - sse / max(ss, 1e-12)
 
 
+@dataclass
+class Selection:
+    """The validation curve and the best weights so far (checkpointed with the run)."""
+
+    curve: list[tuple[int, float]]
+    best_step: int = 0
+    best_score: float = -np.inf
+    best_state: dict[str, Tensor] | None = None
+
+    def observe(self, step: int, score: float, model: ScFM) -> None:
+        """Record ``score`` at ``step``; keep ``model``'s weights when they are the best."""
+        self.curve.append((step, score))
+        if score > self.best_score:
+            self.best_step, self.best_score = step, score
+            self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
 def pretrained_scfm(
-    cfg: Any, vocabulary: Sequence[str], datasets: Sequence[ExpressionData], run_dir: Any
-) -> tuple[ScFM, list[float]]:
+    cfg: Any,
+    vocabulary: Sequence[str],
+    datasets: Sequence[ExpressionData],
+    run_dir: Any,
+    validation: Sequence[ExpressionData] = (),
+) -> tuple[ScFM, list[float], Selection]:
     """The run's scFM: pretrained (resuming from the run folder's checkpoints) or loaded.
+
+    With ``validation`` datasets, the masked variance explained there is measured every
+    ``cfg.select_every`` steps and at the end, and the best weights are returned (the
+    checkpoint is chosen on validation data, never on a scored split).
 
     Args:
         cfg: the run's config (``width``, ``layers``, ``heads``, ``pretrain_steps``, ...,
-            ``scfm_checkpoint``, ``device``).
+            ``select_every``, ``scfm_checkpoint``, ``device``).
         vocabulary: every gene the run reads (the scFM's tokens).
         datasets: the pretraining corpus.
         run_dir: the run folder (checkpoints every ``CHECKPOINT_EVERY`` steps).
+        validation: datasets that choose the checkpoint (not pretrained on).
 
     Returns:
-        ``(model in eval mode, losses per step)`` (no losses for a loaded checkpoint).
+        ``(model in eval mode, losses per step, the validation selection)`` (no losses and an
+        empty curve for a loaded checkpoint).
 
     Raises:
         KeyError: a checkpoint lacking genes of the benchmark.
@@ -221,7 +252,7 @@ def pretrained_scfm(
         missing = [g for g in vocabulary if g not in model.vocab]
         if missing:
             raise KeyError(f"scfm_checkpoint lacks genes of the benchmark: {missing[:10]}")
-        return model.eval(), []
+        return model.eval(), [], Selection([])
     torch.manual_seed(cfg.seed)
     model = ScFM(vocabulary, ScFMConfig(cfg.width, cfg.layers, cfg.heads)).to(cfg.device)
     pcfg = PretrainConfig(
@@ -234,13 +265,105 @@ def pretrained_scfm(
         seed=cfg.seed,
     )
     latest = run_dir.checkpoints.latest()
+    selection = latest[1]["selection"] if latest is not None else Selection([])
+
+    def validate(step: int) -> None:
+        if validation:
+            score = masked_variance_explained(model, validation, seed=cfg.seed)
+            model.train()
+            selection.observe(step, score, model)
 
     def on_step(step: int, loss: float, st: dict[str, Any]) -> None:
         if step % 50 == 0:
             run_dir.log_metrics(step, pretrain_loss=loss)
+        if (step + 1) % cfg.select_every == 0 and step + 1 < cfg.pretrain_steps:
+            validate(step + 1)
         if (step + 1) % CHECKPOINT_EVERY == 0 and step + 1 < cfg.pretrain_steps:
-            run_dir.checkpoints.save(step + 1, st)
+            run_dir.checkpoints.save(step + 1, {**st, "selection": selection})
 
     state = latest[1] if latest is not None else None
     losses = pretrain(model, datasets, pcfg, state=state, on_step=on_step)
-    return model.eval(), losses
+    validate(cfg.pretrain_steps)
+    if selection.best_state is not None:
+        model.load_state_dict(selection.best_state)
+    return model.eval(), losses, selection
+
+
+class GaussianConditional:
+    """The best linear predictor of hidden values from visible ones under a fixed covariance:
+    ``E[x_h | x_v] = C_hv (C_vv + ridge I)^-1 x_v`` (values are per-gene z-scores, mean 0).
+
+    With a dataset's own covariance it is an in-dataset reference (it has seen every cell of
+    that dataset; an scFM sees one cell at a time and never that dataset's statistics).
+
+    Args:
+        genes: the gene names (the rows of ``cov``).
+        cov: ``[G, G]`` covariance of the values.
+        ridge: added to the visible block's diagonal.
+    """
+
+    training = False
+
+    def __init__(self, genes: Sequence[str], cov: np.ndarray, ridge: float = 0.1) -> None:
+        self.vocab = {g: i for i, g in enumerate(genes)}
+        self.cov, self.ridge = np.asarray(cov, dtype=np.float64), ridge
+
+    def eval(self) -> GaussianConditional:
+        return self
+
+    def token_ids(self, genes: Sequence[str]) -> Tensor:
+        return torch.tensor([self.vocab[g] for g in genes], dtype=torch.long)
+
+    def predict(self, gene_ids: Tensor, values: Tensor, mask: Tensor) -> Tensor:
+        out = torch.zeros_like(values)
+        for b in range(gene_ids.shape[0]):
+            idx, hidden = gene_ids[b].numpy(), mask[b].numpy()
+            c = self.cov[np.ix_(idx, idx)]
+            h, v = np.flatnonzero(hidden), np.flatnonzero(~hidden)
+            cvv = c[np.ix_(v, v)] + self.ridge * np.eye(len(v))
+            pred = c[np.ix_(h, v)] @ np.linalg.solve(cvv, values[b, v].double().numpy())
+            out[b, h] = torch.from_numpy(pred).to(out.dtype)
+        return out
+
+
+def pretrain_summary(
+    model: Any,
+    train: ExpressionData,
+    held_out: Sequence[ExpressionData],
+    validation: Sequence[ExpressionData],
+    seed: int,
+    trace: dict[str, Any],
+) -> dict[str, Any]:
+    """The scFM's pretraining figures: losses, the validation curve and the chosen step, masked
+    variance explained (half of each cell's genes hidden) pooled over ``held_out`` and per
+    dataset, and per held-out dataset the in-dataset linear reference
+    (:class:`GaussianConditional` on that dataset's own covariance).
+
+    Args:
+        model: the scFM.
+        train: the translator's training dataset (its cells were pretrained on).
+        held_out: the scored datasets whose cells the scFM never saw.
+        validation: the datasets that chose the checkpoint.
+        seed: the masks' draws.
+        trace: ``losses``, and ``curve`` / ``best_step`` from :class:`Selection` if any.
+
+    Returns:
+        ``pretrain.*`` metrics (and ``losses`` / ``val_curve`` lists for the plots).
+    """
+    losses = list(trace.get("losses", []))
+    out: dict[str, Any] = {"losses": losses, "val_curve": list(trace.get("curve", []))}
+    if losses:
+        out["pretrain.loss_first"] = float(np.mean(losses[:20]))
+        out["pretrain.loss_last"] = float(np.mean(losses[-50:]))
+    if "best_step" in trace and validation:
+        out["pretrain.best_step"] = int(trace["best_step"])
+    ve = partial(masked_variance_explained, seed=seed)
+    out["pretrain.variance_explained"] = ve(model, held_out)
+    for data in (train, *held_out, *validation):
+        out[f"pretrain.variance_explained.{data.name}"] = ve(model, [data])
+    if validation:
+        out["pretrain.variance_explained_validation"] = ve(model, validation)
+    for data in held_out:
+        ref = GaussianConditional(data.genes, np.cov(data.values.T))
+        out[f"pretrain.variance_explained_in_dataset_linear.{data.name}"] = ve(ref, [data])
+    return out
