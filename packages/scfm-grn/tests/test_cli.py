@@ -48,6 +48,7 @@ def test_smoke_run_writes_the_contract_keys(
     assert m["pretrain.best_step"] in (5, 10)
     assert "pretrain.variance_explained_validation" in m
     assert "pretrain.variance_explained_in_dataset_linear.krumsiek11" in m
+    assert "pretrain.variance_explained_corpus_linear" in m
     for plot in ("pr_curves", "trajectories", "network_krumsiek11", "pretrain_loss"):
         assert (out / "plots" / f"{plot}.png").is_file()
     assert (out / "scfm.safetensors").is_file()

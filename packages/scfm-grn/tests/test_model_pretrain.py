@@ -16,6 +16,7 @@ from icml26.scfm_grn.pretraining import (
     Selection,
     masked_loss,
     masked_variance_explained,
+    pooled_covariance,
     pretrain,
     sample_batch,
 )
@@ -177,3 +178,18 @@ def test_selection_keeps_the_best_weights() -> None:
     assert sel.best_state is not None
     for k, v in best.items():
         torch.testing.assert_close(sel.best_state[k], v)
+
+
+def test_pooled_covariance_averages_over_the_datasets_measuring_both_genes() -> None:
+    rng = np.random.default_rng(2)
+    a = ExpressionData.build("a", GENES[:5], rng.normal(size=(30, 5)), None, "continuous")
+    b = ExpressionData.build("b", GENES[3:], rng.normal(size=(50, 5)), None, "continuous")
+    cov = pooled_covariance([a, b], GENES)
+    xa, xb = a.values.astype(np.float64), b.values.astype(np.float64)
+    # g0, g1 only in a; g3, g4 in both (30 + 50 cells); g0 and g7 never together
+    assert cov[0, 1] == pytest.approx(np.mean(xa[:, 0] * xa[:, 1]))
+    both = np.concatenate([xa[:, 3] * xa[:, 4], xb[:, 0] * xb[:, 1]])
+    assert cov[3, 4] == pytest.approx(both.mean())
+    assert cov[0, 7] == 0.0
+    np.testing.assert_array_equal(np.diag(cov), 1.0)
+    np.testing.assert_allclose(cov, cov.T)

@@ -46,7 +46,7 @@ class RunConfig:
     Data: one scale-free universe network of ``universe_genes`` genes (the scFM's vocabulary,
     with krumsiek11's and pbmc68k_reduced's genes); ``n_pretrain_datasets`` SERGIO datasets
     of random sub-networks for pretraining (``pretrain_cells_per_type`` cells per cell type,
-    default ``cells_per_type``: many small datasets vary each gene's context more; with krumsiek11's first half of cells and
+    default ``cells_per_type``; with krumsiek11's first half of cells and
     pbmc68k_reduced); one training dataset of ``train_genes`` genes; ``n_test_datasets``
     datasets of ``test_genes`` genes disjoint from the training dataset's.
     ``user_h5ad`` (+ ``user_edges``) or ``user_beeline`` (a BEELINE dataset folder with
@@ -73,7 +73,7 @@ class RunConfig:
     null_permutations: int = 200
     # data
     universe_genes: int = 500
-    n_pretrain_datasets: int = 96
+    n_pretrain_datasets: int = 24
     pretrain_genes: int = 64
     train_genes: int = 100
     test_genes: int = 60
@@ -81,7 +81,7 @@ class RunConfig:
     n_val_datasets: int = 3
     n_cell_types: int = 10
     cells_per_type: int = 30
-    pretrain_cells_per_type: int | None = 10
+    pretrain_cells_per_type: int | None = None
     pretrain_noise: tuple[str, ...] = ("none",)
     train_noise: str = "none"
     test_noise: tuple[str, ...] = ("none", "DS4", "DS14")
@@ -231,7 +231,6 @@ SMOKE = RunConfig(
     null_permutations=40,
     universe_genes=500,
     n_pretrain_datasets=3,
-    pretrain_cells_per_type=None,
     pretrain_genes=30,
     train_genes=30,
     test_genes=20,
@@ -258,8 +257,7 @@ SMOKE = RunConfig(
 QUICK = RunConfig()
 FULL = RunConfig(
     universe_genes=800,
-    n_pretrain_datasets=240,
-    pretrain_cells_per_type=15,
+    n_pretrain_datasets=60,
     pretrain_noise=("none", "none", "DS4"),
     n_test_datasets=6,
     cells_per_type=60,

@@ -76,7 +76,14 @@ def _pretrain(stages: Stages, cfg: RunConfig, corpus: Corpus, run_dir: RunDir) -
         save_scfm(model, tmp)
     held_out = [*corpus.tests, corpus.krumsiek11]
     summary = partial(
-        pretrain_summary, model, corpus.train, held_out, corpus.validation, cfg.seed, trace
+        pretrain_summary,
+        model,
+        corpus.train,
+        held_out,
+        corpus.validation,
+        cfg.seed,
+        trace,
+        corpus.pretrain,
     )
     return model, stages.once("pretrain_summary", summary)
 

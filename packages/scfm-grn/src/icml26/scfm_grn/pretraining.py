@@ -24,8 +24,10 @@ __all__ = [
     "GaussianConditional",
     "PretrainConfig",
     "Selection",
+    "corpus_linear_reference",
     "masked_loss",
     "masked_variance_explained",
+    "pooled_covariance",
     "pretrain",
     "pretrain_summary",
     "pretrained_scfm",
@@ -326,6 +328,53 @@ class GaussianConditional:
         return out
 
 
+def pooled_covariance(datasets: Sequence[ExpressionData], genes: Sequence[str]) -> np.ndarray:
+    """Each gene pair's mean product of values over the cells of every dataset measuring both
+    (0 for pairs never measured together; 1 on the diagonal): what a linear model can carry
+    from a corpus to a dataset it never saw.
+
+    Args:
+        datasets: the corpus (values are per-gene z-scores).
+        genes: the rows and columns of the result (every dataset's genes among them).
+
+    Returns:
+        ``[G, G]`` matrix.
+    """
+    pos = {g: i for i, g in enumerate(genes)}
+    total = np.zeros((len(genes), len(genes)))
+    count = np.zeros((len(genes), len(genes)))
+    for data in datasets:
+        idx = np.array([pos[g] for g in data.genes])
+        x = data.values.astype(np.float64)
+        total[np.ix_(idx, idx)] += x.T @ x
+        count[np.ix_(idx, idx)] += data.n_cells
+    cov = np.where(count > 0, total / np.maximum(count, 1), 0.0)
+    np.fill_diagonal(cov, 1.0)
+    return cov
+
+
+def corpus_linear_reference(
+    corpus: Sequence[ExpressionData],
+    genes: Sequence[str],
+    validation: Sequence[ExpressionData],
+    ridges: Sequence[float] = (0.3, 1.0, 3.0, 10.0),
+    seed: int = 0,
+) -> tuple[GaussianConditional, float]:
+    """:class:`GaussianConditional` on the corpus's :func:`pooled_covariance`, its ridge the
+    best of ``ridges`` on ``validation`` (masked variance explained).
+
+    Returns:
+        ``(predictor, its ridge)``.
+    """
+    cov = pooled_covariance(corpus, genes)
+    scored = [
+        (masked_variance_explained(GaussianConditional(genes, cov, r), validation, seed=seed), r)
+        for r in ridges
+    ]
+    ridge = max(scored)[1]
+    return GaussianConditional(genes, cov, ridge), ridge
+
+
 def pretrain_summary(
     model: Any,
     train: ExpressionData,
@@ -333,11 +382,14 @@ def pretrain_summary(
     validation: Sequence[ExpressionData],
     seed: int,
     trace: dict[str, Any],
+    corpus: Sequence[ExpressionData] = (),
 ) -> dict[str, Any]:
     """The scFM's pretraining figures: losses, the validation curve and the chosen step, masked
     variance explained (half of each cell's genes hidden) pooled over ``held_out`` and per
-    dataset, and per held-out dataset the in-dataset linear reference
-    (:class:`GaussianConditional` on that dataset's own covariance).
+    dataset, and two linear references per held-out dataset: one fitted on that dataset's own
+    cells (:class:`GaussianConditional` on its covariance; out of the scFM's reach) and one
+    that, like the scFM, knows only the pretraining ``corpus``
+    (:func:`corpus_linear_reference`, ridge chosen on ``validation``).
 
     Args:
         model: the scFM.
@@ -346,6 +398,7 @@ def pretrain_summary(
         validation: the datasets that chose the checkpoint.
         seed: the masks' draws.
         trace: ``losses``, and ``curve`` / ``best_step`` from :class:`Selection` if any.
+        corpus: the pretraining datasets (no corpus reference without them or validation).
 
     Returns:
         ``pretrain.*`` metrics (and ``losses`` / ``val_curve`` lists for the plots).
@@ -366,4 +419,11 @@ def pretrain_summary(
     for data in held_out:
         ref = GaussianConditional(data.genes, np.cov(data.values.T))
         out[f"pretrain.variance_explained_in_dataset_linear.{data.name}"] = ve(ref, [data])
+    if corpus and validation:
+        genes = list(dict.fromkeys(g for d in (*corpus, *held_out, *validation) for g in d.genes))
+        prior, ridge = corpus_linear_reference(corpus, genes, validation, seed=seed)
+        out["pretrain.corpus_linear_ridge"] = ridge
+        out["pretrain.variance_explained_corpus_linear"] = ve(prior, held_out)
+        for data in held_out:
+            out[f"pretrain.variance_explained_corpus_linear.{data.name}"] = ve(prior, [data])
     return out
