@@ -9,6 +9,7 @@ import pytest
 
 from icml26.scfm_grn.config import METHODS, SPLITS
 from icml26.scfm_grn.paper import PAPER
+from icml26.scfm_grn.tables import readme_tables
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
 from icml26.shared.testing import check_paper
@@ -49,6 +50,9 @@ def test_smoke_run_writes_the_contract_keys(
     assert "pretrain.variance_explained_validation" in m
     assert "pretrain.variance_explained_in_dataset_linear.krumsiek11" in m
     assert "pretrain.variance_explained_corpus_linear" in m
+    text = readme_tables(results)
+    assert "masked variance explained" in text
+    assert f"krumsiek11 {m['pretrain.variance_explained.krumsiek11']:.2f} / " in text
     for plot in ("pr_curves", "trajectories", "network_krumsiek11", "pretrain_loss"):
         assert (out / "plots" / f"{plot}.png").is_file()
     assert (out / "scfm.safetensors").is_file()

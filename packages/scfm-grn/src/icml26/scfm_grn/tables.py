@@ -143,7 +143,7 @@ def pretrain_line(m: Mapping[str, Any]) -> str:
     corpus, own = f"{key}_corpus_linear", f"{key}_in_dataset_linear"
     per = []
     for k, v in m.items():
-        name = k.rsplit(".", 1)[1]
+        name = k.removeprefix(f"{key}.")
         if k.startswith(f"{key}.") and not name.startswith("val"):
             refs = "".join(
                 f" / {m[f'{r}.{name}']:.2f}" for r in (corpus, own) if f"{r}.{name}" in m
