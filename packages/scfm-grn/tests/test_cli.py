@@ -105,6 +105,7 @@ def test_bench_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert m["memory.genes"] == 2000
     assert m["memory.features_mib"] < 1024 * m["memory.dense_features_gib"]
     assert "exponent.per_pair.genie3" in m
+    assert "Memory at 2,000 genes" in readme_tables(results)
 
 
 @pytest.mark.slow  # a second smoke run (~40 CPU-s): `nox -s slow-scfm-grn`
@@ -135,3 +136,23 @@ def test_a_beeline_dataset_with_tfs_is_scored(
     assert m["n_pairs.user"] % 3 == 0
     assert 3 * 11 <= m["n_pairs.user"] <= 3 * 13
     assert "z.balanced_auprc.user.ensemble" in m
+
+
+def test_bench_tables_read_the_memory_and_cost_keys() -> None:
+    m = {
+        "memory.genes": 20000.0,
+        "memory.selected_genes": 330.0,
+        "memory.tfs": 30.0,
+        "memory.candidate_pairs": 9870.0,
+        "memory.vvp_cpu_seconds": 2.5,
+        "memory.features_mib": 0.3,
+        "memory.dense_features_gib": 11.9,
+        "memory.peak_rss_mib": 866.0,
+        "us_per_pair.vvp.g16": 56.0,
+        "us_per_pair.vvp.g128": 181.0,
+        "us_per_pair.genie3.g16": 5721.0,
+    }
+    text = readme_tables({"metrics": m})
+    assert "Memory at 20,000 genes" in text
+    assert "| 16 | 56 | - | - | 5,721 |" in text
+    assert "| 128 | 181 | - | - | - |" in text

@@ -117,6 +117,8 @@ def readme_tables(results: Mapping[str, Any]) -> str:
         Markdown (empty without the figures).
     """
     m = results.get("metrics", results)
+    if "memory.genes" in m:
+        return bench_tables(m)
     if "chance.balanced_auprc.seen" not in m:
         return ""
     n = int(m.get("replicates", 0))
@@ -161,3 +163,40 @@ def pretrain_line(m: Mapping[str, Any]) -> str:
         f"held-out cells{chosen}{refs}. Per dataset, ours / corpus linear / linear fitted on "
         f"that dataset's own cells (out of an scFM's reach): {', '.join(per)}."
     )
+
+
+def bench_tables(m: Mapping[str, Any]) -> str:
+    """The bench's figures: memory of the restricted path at ``memory.genes`` genes, and
+    microseconds per gene pair by method and gene count.
+
+    Args:
+        m: a bench run's metrics.
+
+    Returns:
+        Markdown.
+    """
+    memory = (
+        f"Memory at {m['memory.genes']:,.0f} genes (sparse counts): {m['memory.selected_genes']:.0f} "
+        f"variable genes kept ({m['memory.tfs']:.0f} TFs among them), "
+        f"{m['memory.candidate_pairs']:,.0f} TF -> gene pairs; their VVP features take "
+        f"{m['memory.features_mib']:.2f} MiB ({m['memory.vvp_cpu_seconds']:.1f} CPU-s) where "
+        f"dense all-pairs features would take {m['memory.dense_features_gib']:.1f} GiB; peak "
+        f"resident memory of the process {m['memory.peak_rss_mib']:,.0f} MiB"
+    )
+    extra = [
+        f"{name} +{m[f'memory.{name}_extra_peak_mib']:.0f} MiB"
+        for name in ("selection", "vvp")
+        if f"memory.{name}_extra_peak_mib" in m
+    ]
+    memory += f" (above the process before each step: {', '.join(extra)})." if extra else "."
+    methods = ("vvp", "gt_jvp", "gt_jacrev", "genie3")
+    sizes = sorted({int(k.rsplit(".g", 1)[1]) for k in m if k.startswith("us_per_pair.")})
+    lines = ["| G genes | " + " | ".join(f"{x} µs/pair" for x in methods) + " |"]
+    lines.append("|---:|" + "---:|" * len(methods))
+    for g in sizes:
+        cells = [
+            f"{m[f'us_per_pair.{x}.g{g}']:,.0f}" if f"us_per_pair.{x}.g{g}" in m else "-"
+            for x in methods
+        ]
+        lines.append(f"| {g} | " + " | ".join(cells) + " |")
+    return memory + "\n\n" + "\n".join(lines)
