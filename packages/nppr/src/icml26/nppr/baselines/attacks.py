@@ -172,7 +172,7 @@ def _robust_after(
     model: nn.Module, x_adv: np.ndarray, y: torch.Tensor, x: torch.Tensor, eps: float
 ) -> np.ndarray:
     xa = torch.as_tensor(x_adv, dtype=x.dtype)
-    if float((xa - x).abs().max()) > eps * (1 + 1e-4) + 1e-6:
+    if float((xa - x.cpu()).abs().max()) > eps * (1 + 1e-4) + 1e-6:
         raise RuntimeError("an ART attack left the eps-ball; refusing to report AR from it")
     return (_predict(model, xa) == y.cpu()).numpy()
 
