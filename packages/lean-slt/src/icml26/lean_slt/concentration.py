@@ -19,9 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln
 
-from icml26.lean_slt._validate import check_dimension, check_positive
+from icml26.lean_slt._validate import check_dimension, check_positive, chi_mean
 from icml26.lean_slt.processes import expected_max_iid_gaussian
 
 __all__ = [
@@ -83,13 +82,9 @@ def _linear(x: np.ndarray) -> np.ndarray:
     return x.sum(axis=1) / math.sqrt(x.shape[1])
 
 
-def _chi_mean(n: int) -> float:
-    return math.sqrt(2) * math.exp(gammaln((n + 1) / 2) - gammaln(n / 2))
-
-
 #: The Lipschitz functions of the main job (all 1-Lipschitz for the Euclidean norm).
 LIPSCHITZ_FUNCTIONS: dict[str, LipschitzFunction] = {
-    "norm": LipschitzFunction("norm", _norm, 1.0, _chi_mean, "||x||_2"),
+    "norm": LipschitzFunction("norm", _norm, 1.0, chi_mean, "||x||_2"),
     "max": LipschitzFunction("max", _max, 1.0, expected_max_iid_gaussian, "max_i x_i"),
     "softmax": LipschitzFunction(
         "softmax",
