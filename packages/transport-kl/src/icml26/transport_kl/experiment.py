@@ -42,11 +42,14 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
         gamma=c.gamma,
         rho=c.rho,
         kappa=c.kappa,
+        floor=c.noise_floor,
         lam=c.lam,
         gain_spread=c.gain_spread,
         betas=c.betas,
         beta_span=c.beta_span,
         levels=c.levels,
+        kappas=c.kappas,
+        spreads=c.spreads,
     )
     done = {
         "closed_forms": stages.once(
