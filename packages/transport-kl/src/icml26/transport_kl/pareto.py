@@ -38,6 +38,7 @@ from icml26.transport_kl.control import (
     penalty_matrix,
     riccati,
 )
+from icml26.transport_kl.linalg import random_rotation
 
 __all__ = [
     "Front",
@@ -51,7 +52,6 @@ __all__ = [
     "draw_system",
     "front",
     "front_study",
-    "random_rotation",
 ]
 
 FRONT_DIVERGENCES = ("kl", "wkl", "kwkl", "lqr")
@@ -135,20 +135,6 @@ class SystemDraw:
 
     exponents: np.ndarray
     rotation: np.ndarray
-
-
-def random_rotation(rng: np.random.Generator, d: int) -> np.ndarray:
-    """A Haar-distributed ``d x d`` rotation (QR of a Gaussian matrix, signs fixed).
-
-    Args:
-        rng: the stream.
-        d: the dimension.
-
-    Returns:
-        An orthogonal ``(d, d)`` array.
-    """
-    q, r = np.linalg.qr(rng.normal(size=(d, d)))
-    return q * np.sign(np.diag(r))
 
 
 def draw_randomness(rng: np.random.Generator, axes: int) -> SystemDraw:
