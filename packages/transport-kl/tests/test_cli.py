@@ -46,6 +46,7 @@ def test_smoke_run_writes_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert m[f"front.kappa1.spread{spread}.wkl.gap"] >= -1e-4
     for div in ("kl", "wkl", "kwkl"):  # plain LQR is the evaluation's optimum
         assert m[f"front.kappa0p01.spread3.{div}.oracle_gap"] >= -1e-3
+    assert "| 0.01 | " in (out / "tables.md").read_text()  # the grid, one row per kappa
     for name in ("divergence_vs_eps", "control_fronts"):
         assert (out / "plots" / f"{name}.png").stat().st_size > 0
     # resuming into the same folder reuses the finished stages
