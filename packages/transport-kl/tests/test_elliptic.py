@@ -32,6 +32,7 @@ def test_student_t_closed_form_against_scipy_particles(pair) -> None:
     np.testing.assert_allclose(res.final_mean, end.mean(0), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_raw_monte_carlo_agrees_within_error(pair) -> None:
     """Without moment matching the particle estimate is noisy but unbiased-ish."""
     m1, s1, m2, s2 = pair
