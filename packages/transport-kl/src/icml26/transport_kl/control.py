@@ -233,10 +233,15 @@ def _check_costs(
     _gamma(gamma, closed=False)
 
 
+@functools.partial(jax.jit, static_argnames=("iterations",))
 def _riccati_core(
     a: Any, b: Any, q: Any, r: Any, gamma: Any, iterations: int
 ) -> tuple[Array, Array, Array]:
-    """The doubling iteration; ``P`` and ``K`` are NaN where the residual shows no convergence."""
+    """The doubling iteration; ``P`` and ``K`` are NaN where the residual shows no convergence.
+
+    Jitted (compiled once per shape, dtype and ``iterations``), so eager calls in a loop over
+    ``rho`` or ``beta`` do not retrace the loop body each time.
+    """
     ga = jnp.sqrt(gamma) * a
     gb = jnp.sqrt(gamma) * b
     g0 = gb @ jnp.linalg.solve(r, gb.T)
