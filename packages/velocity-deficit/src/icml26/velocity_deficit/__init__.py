@@ -1,91 +1,70 @@
-"""Velocity deficit in flow matching: diagnostics, MAFM and the Scale Schedule Corrector.
+"""Velocity deficit in flow matching, measured against the exact field; SSC and MAFM sized
+from what a model lacks.
 
-Public API (PyTorch)::
+Public API (PyTorch; torch is imported on first use of a name)::
 
     from icml26.velocity_deficit import (
-        VelocityMLP, TrainSettings, train_velocity_model,      # FM / MAFM training
-        integrate, time_grid, steps_for_nfe,                    # Euler / Heun / midpoint
-        ScaleSchedule, corrected,                               # SSC
-        velocity_ratio, integration_lag,                        # diagnostics
-        frechet_distance, FeatureClassifier, sliced_wasserstein,
-        IsotropicGMM, random_gmm, load_dataset,
+        calibrate, SSCSettings, ScaleSchedule, corrected,   # SSC at sampling time
+        mafm_loss,                                          # MAFM as a training loss
+        velocity_ratio, exact_ratio,                        # the deficit and its exact share
+        integrate,                                          # Euler / Heun / midpoint
+        VelocityMLP, TrainSettings, train_velocity_model,   # the experiment's models
+        FeatureClassifier, load_dataset, RunConfig,         # FD features, data, the job's config
     )
-
-Torch is imported on first use of a name, so ``import icml26.velocity_deficit`` stays cheap.
 """
 
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 __all__ = [
-    "BenchConfig",
-    "Dataset",
     "FeatureClassifier",
-    "IsotropicGMM",
-    "MAFMObjective",
+    "RunConfig",
+    "SSCSettings",
     "ScaleSchedule",
     "TrainSettings",
-    "VDConfig",
     "VelocityMLP",
+    "__version__",
+    "calibrate",
     "corrected",
-    "fm_loss",
-    "frechet_distance",
-    "frechet_distance_gaussians",
+    "exact_ratio",
     "integrate",
-    "integration_lag",
-    "linear_path",
     "load_dataset",
     "mafm_loss",
-    "mean_and_se",
-    "merge_seeds",
-    "nn_distance",
-    "ot_coupling",
-    "random_gmm",
-    "sliced_wasserstein",
-    "steps_for_nfe",
-    "time_grid",
     "train_velocity_model",
     "velocity_ratio",
 ]
 
 _WHERE = {
-    "BenchConfig": "config",
-    "VDConfig": "config",
-    "Dataset": "data",
-    "load_dataset": "data",
     "FeatureClassifier": "metrics",
-    "frechet_distance": "metrics",
-    "frechet_distance_gaussians": "metrics",
-    "sliced_wasserstein": "metrics",
-    "IsotropicGMM": "gmm",
-    "random_gmm": "gmm",
-    "MAFMObjective": "flow",
-    "fm_loss": "flow",
-    "linear_path": "flow",
-    "mafm_loss": "flow",
-    "ot_coupling": "flow",
+    "RunConfig": "config",
+    "SSCSettings": "ssc",
     "ScaleSchedule": "ssc",
-    "corrected": "ssc",
     "TrainSettings": "train",
-    "train_velocity_model": "train",
     "VelocityMLP": "model",
+    "calibrate": "ssc",
+    "corrected": "ssc",
+    "exact_ratio": "diagnostics",
     "integrate": "samplers",
-    "steps_for_nfe": "samplers",
-    "time_grid": "samplers",
-    "integration_lag": "diagnostics",
-    "nn_distance": "diagnostics",
+    "load_dataset": "data",
+    "mafm_loss": "flow",
+    "train_velocity_model": "train",
     "velocity_ratio": "diagnostics",
-    "mean_and_se": "seeds",
-    "merge_seeds": "seeds",
 }
+
+try:
+    __version__ = version("icml26-velocity-deficit")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
+    __version__ = "0+unknown"
 
 
 def __getattr__(name: str) -> Any:
     if name in _WHERE:
-        module = importlib.import_module(f"icml26.velocity_deficit.{_WHERE[name]}")
-        return getattr(module, name)
+        value = getattr(importlib.import_module(f"icml26.velocity_deficit.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'icml26.velocity_deficit' has no attribute {name!r}")
 
 
