@@ -87,10 +87,10 @@ def test_smoke_resumes_and_renders(smoke_run: Path, tmp_path: Path) -> None:
     text = render(smoke_run)
     assert "| gmm16 | short | ssc |" in text
     readme = tmp_path / "README.md"
-    readme.write_text("a\n<!-- results:begin -->\nold\n<!-- results:end -->\nb\n")
+    readme.write_text("a\n<!-- results:begin -->\nSTALE-BLOCK\n<!-- results:end -->\nb\n")
     write_readme_block(readme, text)
     body = readme.read_text()
-    assert "old" not in body
+    assert "STALE-BLOCK" not in body
     assert body.startswith("a\n<!-- results:begin -->\n`icml26 run")
     assert body.endswith("<!-- results:end -->\nb\n")
 
@@ -113,7 +113,7 @@ def test_smoke_bench(tmp_path: Path) -> None:
         ("compare=mnist", "not in datasets"),
         ("regimes=fit,tiny", "regimes must be distinct names"),
         ("mafm_lambdas=0", "lambda = 0 is the baseline"),
-        ("ratio_times=0.5", "must include 0.0"),
+        ("ratio_times=0.5", "start at 0.0"),
         ("seeds=0", "seeds must be >= 1"),
         ("select_nfe=3", "must be one of nfe"),
         ("short.train_steps=0", "train_steps must be >= 1"),

@@ -84,5 +84,6 @@ def test_bad_user_files(tmp_path: Path) -> None:
         load_dataset(f"npy:{tmp_path / 'ok.npy'}", n_val=2, n_test=5)
     with pytest.raises(DatasetError, match="does not exist"):
         load_dataset(f"images:{tmp_path / 'nope'}")
-    with pytest.raises(DatasetError, match="too few examples"):
-        load_dataset("gmm4", n_train=10, n_val=50, n_test=50)
+    np.save(tmp_path / "five.npy", np.zeros((5, 2)))  # a sixth of 5 rows is no split at all
+    with pytest.raises(DatasetError, match="too few for a validation split"):
+        load_dataset(f"npy:{tmp_path / 'five.npy'}")

@@ -44,25 +44,26 @@ def dataset_name(spec: str) -> str:
     return f"user_{stem}_{digest}"
 
 
-def check_inputs(config: RunConfig) -> None:
+def check_inputs(datasets: tuple[str, ...]) -> None:
     """``npy:`` names an existing file, ``images:`` an existing folder; no two specs name the
-    same data (run before the run folder exists).
+    same data. Called by :class:`RunConfig` itself, so a bad path is a usage error (exit 2)
+    before the run folder exists.
 
     Args:
-        config: the run's config.
+        datasets: the dataset specs.
 
     Raises:
         ValueError: a missing file or folder, or two specs naming one dataset.
     """
-    for spec in config.datasets:
+    for spec in datasets:
         kind, _, arg = spec.partition(":")
         p = Path(arg).expanduser()
         if kind == "npy" and not p.is_file():
             raise ValueError(f"dataset {spec!r}: {arg!r} is not an existing .npy file")
         if kind == "images" and not p.is_dir():
             raise ValueError(f"dataset {spec!r}: {arg!r} is not an existing folder of images")
-    names = [dataset_name(s) for s in config.datasets]
-    twice = sorted({s for s, n in zip(config.datasets, names, strict=True) if names.count(n) > 1})
+    names = [dataset_name(s) for s in datasets]
+    twice = sorted({s for s, n in zip(datasets, names, strict=True) if names.count(n) > 1})
     if twice:
         raise ValueError(f"datasets {twice} name the same data")
 
@@ -145,7 +146,7 @@ class RunConfig:
     mafm_target: Literal["exact", "paper"] = "exact"
     sampler: Literal["euler", "heun", "midpoint"] = "euler"
     grid: Literal["uniform", "power"] = "uniform"
-    nfe: tuple[int, ...] = (5, 10, 25, 50)
+    nfe: tuple[int, ...] = (5, 10, 50)
     reference_nfe: int = 250
     select_nfe: int = 50
     ssc_betas: tuple[float, ...] = (0.0, 1.0, 3.0)
@@ -169,6 +170,7 @@ class RunConfig:
                 )
         if len(set(self.datasets)) != len(self.datasets):
             raise ValueError(f"datasets repeat: {self.datasets}")
+        check_inputs(self.datasets)
         missing = [c for c in self.compare if c not in self.datasets]
         if missing:
             raise ValueError(f"compare lists {missing}, which are not in datasets")
@@ -203,8 +205,11 @@ class RunConfig:
             raise ValueError(f"ssc_betas must be finite and >= 0, got {self.ssc_betas}")
         if not self.ratio_times or any(not 0 <= t < 1 for t in self.ratio_times):
             raise ValueError(f"ratio_times must lie in [0, 1), got {self.ratio_times}")
-        if 0.0 not in self.ratio_times:
-            raise ValueError("ratio_times must include 0.0 (SSC's deficit at the start)")
+        if self.ratio_times[0] != 0.0 or any(b <= a for a, b in zip(self.ratio_times, self.ratio_times[1:])):
+            raise ValueError(
+                "ratio_times must be increasing and start at 0.0 (SSC's deficit at the start; the "
+                f"exact field's times are a prefix of them, measured on the same draws), got {self.ratio_times}"
+            )
         if not 0 <= self.empirical_t_max < 1:
             raise ValueError(f"empirical_t_max must lie in [0, 1), got {self.empirical_t_max}")
         check_torch_device(self.device)

@@ -98,10 +98,10 @@ def _split(
     x: np.ndarray, y: np.ndarray | None, n_val: int, n_test: int, rng: np.random.Generator
 ) -> list[tuple[np.ndarray, np.ndarray | None]]:
     """``[(x, y) of train, val, test]`` from one permutation (disjoint by index)."""
-    if n_test < 1 or n_val < 1 or len(x) < 2 * (n_val + n_test):
+    if n_test < 1 or n_val < 1 or len(x) - n_val - n_test < 2:
         raise DatasetError(
-            f"{len(x)} examples are too few for a validation split of {n_val} and a test "
-            f"split of {n_test} (at least half must remain for training)"
+            f"{len(x)} examples are too few for a validation split of {n_val}, a test split "
+            f"of {n_test} and two training rows"
         )
     order = rng.permutation(len(x))
     parts = [order[n_val + n_test :], order[:n_val], order[n_val : n_val + n_test]]

@@ -15,8 +15,8 @@ noise at every NFE and scored on the test split.
 Metric keys (``<d>`` dataset, ``<r>`` regime ``fit`` / ``short``, ``<v>`` variant ``baseline``,
 ``ssc``, ``ssc_naive``, ``mafm``, ``mafm_ssc``; numbers written by
 :func:`icml26.shared.keys.number_part`, so ``t = 0.25`` is ``t0p25``):
-``fd.<d>.<r>.<v>.nfe<k>``, ``integration_lag.*``, ``sw.*``, ``loglik.*`` and ``loglik_gap.*``
-(mixtures), ``velocity_ratio.<d>.<r>.<m>.t<t>`` (``<m>`` a model: ``baseline`` or ``mafm``),
+``fd.<d>.<r>.<v>.nfe<k>``, ``integration_lag.*``, ``loglik.*`` and ``loglik_gap.*`` (mixtures),
+``sw.*`` (at ``select_nfe`` only), ``velocity_ratio.<d>.<r>.<m>.t<t>`` (``<m>`` a model: ``baseline`` or ``mafm``),
 ``learned_vs_exact.<d>.<r>.<m>.t<t>`` and ``learned_vs_exact_mean.<d>.<r>.<m>``,
 ``fm_loss.<d>.<r>.<m>``, ``fm_loss_test.*``, ``fm_excess_loss.*`` (mixtures),
 ``ssc_val.<d>.<r>.<m>.<schedule>``, ``ssc_gamma0.<d>.<r>.<m>``, ``ssc_identity.<d>.<r>.<m>``,
@@ -298,26 +298,29 @@ class _Sampler:
         return self.cache[key]
 
 
-def score(samples: np.ndarray, prep: Prepared, seed: int) -> dict[str, float]:
+def score(samples: np.ndarray, prep: Prepared, seed: int, *, sw: bool = True) -> dict[str, float]:
     """Test-split figures of one sample set: FD, integration lag, SW, mixture log-likelihood.
 
     Args:
         samples: generated samples ``(n, d)``.
         prep: the dataset.
         seed: seeds the SW projections.
+        sw: also the sliced Wasserstein distance (the slowest of them).
 
     Returns:
-        ``{"fd", "integration_lag", "sw"[, "loglik", "loglik_gap"]}`` (NaN for diverged samples).
+        ``{"fd", "integration_lag"[, "sw"][, "loglik", "loglik_gap"]}`` (NaN for diverged
+        samples).
     """
     ds = prep.ds
-    names = ["fd", "integration_lag", "sw"] + (["loglik", "loglik_gap"] if ds.gmm else [])
+    names = ["fd", "integration_lag"] + (["sw"] if sw else []) + (["loglik", "loglik_gap"] if ds.gmm else [])
     if not np.all(np.isfinite(samples)):
         return dict.fromkeys(names, float("nan"))
     out = {
         "fd": prep.clf.fd(samples, ds.x_test),
         "integration_lag": integration_lag(samples, ds.x_test),
-        "sw": sliced_wasserstein(samples, ds.x_test, seed=seed),
     }
+    if sw:
+        out["sw"] = sliced_wasserstein(samples, ds.x_test, seed=seed)
     if ds.gmm is not None:
         out["loglik"] = float(ds.gmm.log_prob(samples).mean())
         out["loglik_gap"] = out["loglik"] - prep.metrics[metric_key("loglik_real", ds.name)]
@@ -325,15 +328,15 @@ def score(samples: np.ndarray, prep: Prepared, seed: int) -> dict[str, float]:
 
 
 def _ratios(
-    prep: Prepared, models: dict[str, VelocityMLP], regime: str, config: RunConfig, seed: int
+    prep: Prepared, models: dict[str, VelocityMLP], regime: str, config: RunConfig
 ) -> dict[str, float]:
     """``R(t)`` and ``R_learned / R_exact`` of each model, on the validation split."""
     flat: dict[str, float] = {}
     x_val = torch.as_tensor(prep.ds.x_val, device=config.device)
     for method, model in models.items():
-        gen = torch.Generator().manual_seed(seed_for(seed, "ratio", prep.name) % 2**62)
-        times = sorted(set(config.ratio_times) | set(prep.exact.times))
-        r = velocity_ratio(model, x_val, times, n=config.ratio_samples, generator=gen)
+        # the exact profile's draws (its times are a prefix of ratio_times): a paired ratio
+        gen = torch.Generator().manual_seed(ratio_seed(config, prep.name))
+        r = velocity_ratio(model, x_val, config.ratio_times, n=config.ratio_samples, generator=gen)
         for t in config.ratio_times:
             flat[metric_key("velocity_ratio", prep.name, regime, method, t_part(t))] = r[t]
         rel = [r[t] / e for t, e in zip(prep.exact.times, prep.exact.values, strict=True)]
@@ -463,7 +466,7 @@ def evaluate_seed(
         best, picked = _choose_mafm(prep, mafm, lambdas, regime, settings, x_val)
         flat |= picked
         chosen["mafm"] = mafm[best]
-    flat |= _ratios(prep, chosen, regime, config, seed)
+    flat |= _ratios(prep, chosen, regime, config)
     flat |= _fit_check(prep, chosen, regime, config, seed)
     cals, cal_flat = _calibrations(prep, chosen, regime, settings, x_val)
     flat |= cal_flat
@@ -485,7 +488,7 @@ def evaluate_seed(
         budgets = [*config.nfe, *([config.reference_nfe] if variant == "baseline" else [])]
         for k in dict.fromkeys(budgets):
             x = sample(model, schedule, k)
-            for metric, value in score(x, prep, seed).items():
+            for metric, value in score(x, prep, seed, sw=k == config.select_nfe).items():
                 flat[metric_key(metric, name, regime, variant, f"nfe{k}")] = value
             if k == config.select_nfe:
                 samples[variant] = x

@@ -136,5 +136,4 @@ PAPER = Paper(
     bench_claims=BENCH_CLAIMS,
     framework="torch",
     summary="Velocity deficit against the exact field; SSC and MAFM sized from what a model lacks",
-    inputs="icml26.velocity_deficit.config:check_inputs",
 )
