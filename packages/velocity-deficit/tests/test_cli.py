@@ -58,7 +58,9 @@ def test_smoke_run_writes_the_keys_the_claims_read(smoke_run: Path) -> None:
 def test_smoke_ssc_is_sized_from_the_paired_deficit(smoke_run: Path) -> None:
     """gamma(0) of a chosen deficit schedule is R_exact(0) / R_learned(0), seed by seed."""
     per_seed = json.loads((smoke_run / "per_seed.json").read_text())
-    assert set(per_seed) == {f"{d}.{r}" for d in ("gmm2", "gmm16", "digits") for r in ("fit", "short")}
+    assert set(per_seed) == {
+        f"{d}.{r}" for d in ("gmm2", "gmm16", "digits") for r in ("fit", "short")
+    }
     checked = 0
     for key, seeds in per_seed.items():
         name, regime = key.split(".")
@@ -82,8 +84,12 @@ def test_smoke_resumes_and_renders(smoke_run: Path, tmp_path: Path) -> None:
     again = load_results(smoke_run / "results.json")["metrics"]
     assert again["fd.digits.short.ssc.nfe50"] == before["fd.digits.short.ssc.nfe50"]
     plots = {p.name for p in (smoke_run / "plots").iterdir()}
-    assert {"velocity_ratio_vs_t.png", "ssc_gain_vs_deficit.png", "quality_vs_nfe_digits.png",
-            "samples_digits.png"} <= plots
+    assert {
+        "velocity_ratio_vs_t.png",
+        "ssc_gain_vs_deficit.png",
+        "quality_vs_nfe_digits.png",
+        "samples_digits.png",
+    } <= plots
     text = render(smoke_run)
     assert "| gmm16 | short | ssc |" in text
     readme = tmp_path / "README.md"

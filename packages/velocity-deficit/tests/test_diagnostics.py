@@ -35,9 +35,15 @@ def test_velocity_ratio_of_exact_and_scaled_fields() -> None:
 def test_velocity_ratio_on_images_equals_flattened() -> None:
     """The issue's bug: non-2-D data was rejected. Images (n, C, H, W) give the flat ratio."""
     x = torch.randn(50, 2, 4, 4)
-    img = velocity_ratio(lambda x, t: 0.3 * x + t, x, [0.0, 0.5], n=40, generator=torch.Generator().manual_seed(1))
+    img = velocity_ratio(
+        lambda x, t: 0.3 * x + t, x, [0.0, 0.5], n=40, generator=torch.Generator().manual_seed(1)
+    )
     flat = velocity_ratio(
-        lambda x, t: 0.3 * x + t, x.flatten(1), [0.0, 0.5], n=40, generator=torch.Generator().manual_seed(1)
+        lambda x, t: 0.3 * x + t,
+        x.flatten(1),
+        [0.0, 0.5],
+        n=40,
+        generator=torch.Generator().manual_seed(1),
     )
     assert img == pytest.approx(flat, rel=1e-6)
     with pytest.raises(ValueError, match="batch"):
@@ -83,7 +89,9 @@ def test_empirical_field_matches_the_population_at_the_start() -> None:
     held, _ = gmm.sample(1000, rng)
     times = (0.0, 0.05, 0.1, 0.15)
     emp = exact_ratio(held, times, bank=bank, n=800, generator=torch.Generator().manual_seed(1))
-    true = exact_ratio(held, times, field=gmm.optimal_velocity, n=800, generator=torch.Generator().manual_seed(1))
+    true = exact_ratio(
+        held, times, field=gmm.optimal_velocity, n=800, generator=torch.Generator().manual_seed(1)
+    )
     assert emp.values == pytest.approx(true.values, abs=0.02)
     # t = 0: E[x1] - x0 with the sample mean in place of the mixture's mean, on the same draws
     assert emp.values[0] == pytest.approx(true.values[0], rel=2e-3)
@@ -91,11 +99,18 @@ def test_empirical_field_matches_the_population_at_the_start() -> None:
 
 def test_ratio_profile_interpolates_holds_ends_and_divides() -> None:
     p = RatioProfile((0.0, 0.5), (0.6, 0.8))
-    torch.testing.assert_close(p(torch.tensor([0.0, 0.25, 0.5, 0.9])), torch.tensor([0.6, 0.7, 0.8, 0.8]))
+    torch.testing.assert_close(
+        p(torch.tensor([0.0, 0.25, 0.5, 0.9])), torch.tensor([0.6, 0.7, 0.8, 0.8])
+    )
     assert p.covers(torch.tensor([0.5, 0.51])).tolist() == [True, False]
     q = RatioProfile((0.0, 0.5), (1.2, 0.8)) / p
     assert q.values == pytest.approx((2.0, 1.0))
     assert float(RatioProfile((0.0,), (0.9,))(0.7)) == pytest.approx(0.9)
-    for times, values in [((0.5, 0.2), (1.0, 1.0)), ((0.0,), (0.0,)), ((0.0, 0.5), (1.0,))]:
-        with pytest.raises(ValueError):
+    bad = [
+        ((0.5, 0.2), (1.0, 1.0), "increasing"),
+        ((0.0,), (0.0,), "finite and > 0"),
+        ((0.0, 0.5), (1.0,), "one value per time"),
+    ]
+    for times, values, message in bad:
+        with pytest.raises(ValueError, match=message):
             RatioProfile(times, values)

@@ -22,7 +22,11 @@ def _imports(path: Path) -> tuple[set[str], set[str]]:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Import | ast.ImportFrom):
             continue
-        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+        names = (
+            [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else [a.name for a in node.names]
+        )
         nested = node not in tree.body
         for name in names:
             (inner if nested else top).add(name)

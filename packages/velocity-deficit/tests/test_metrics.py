@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from scipy.linalg import sqrtm
 from sklearn.neighbors import NearestNeighbors
 

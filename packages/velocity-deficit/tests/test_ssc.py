@@ -17,8 +17,8 @@ from icml26.velocity_deficit.samplers import integrate
 from icml26.velocity_deficit.ssc import (
     IDENTITY,
     DeficitSchedule,
-    SSCSettings,
     ScaleSchedule,
+    SSCSettings,
     calibrate,
     corrected,
 )
@@ -125,7 +125,7 @@ def test_deficit_schedule_restores_the_exact_speed() -> None:
     assert float(raw(1.0)) == pytest.approx(2.0)
 
 
-def _slow_field(gmm, factor: float):  # noqa: ANN001, ANN202
+def _slow_field(gmm, factor: float):
     def v(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         return factor * gmm.optimal_velocity(x, float(t))
 

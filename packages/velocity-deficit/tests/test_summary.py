@@ -64,6 +64,8 @@ def test_deficit_slope_and_its_exact_placebo() -> None:
     ]
     out = deficit_slope(per_seed, dims, "fit")
     assert out["deficit_slope_vs_dim.fit.learned"] == pytest.approx(-0.02)
-    assert out["deficit_slope_vs_dim_se.fit.learned"] == pytest.approx(float(stats.sem([0.01, 0.02, 0.03])))
+    assert out["deficit_slope_vs_dim_se.fit.learned"] == pytest.approx(
+        float(stats.sem([0.01, 0.02, 0.03]))
+    )
     assert out["deficit_slope_vs_dim.fit.exact"] == 0.0
     assert out["deficit_slope_vs_dim_se.fit.exact"] == 0.0

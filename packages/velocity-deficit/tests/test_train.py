@@ -54,9 +54,12 @@ def test_mafm_with_the_exact_target_trains() -> None:
 
     x = np.random.default_rng(0).normal(size=(100, 3)).astype(np.float32)
     target = RatioProfile((0.0, 0.5), (0.6, 0.8))
-    s = TrainSettings(steps=60, batch_size=16, width=8, depth=1, objective="mafm", mafm_target=target)
+    s = TrainSettings(
+        steps=60, batch_size=16, width=8, depth=1, objective="mafm", mafm_target=target
+    )
     _, losses = train_velocity_model(x, None, s)
-    assert losses and all(np.isfinite(losses))
+    assert losses
+    assert all(np.isfinite(losses))
 
 
 def test_ot_coupling_and_mafm_train_and_conditional() -> None:

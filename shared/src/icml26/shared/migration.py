@@ -35,7 +35,6 @@ UNMIGRATED: frozenset[str] = frozenset(
         "scfm-grn",
         "syvla",
         "transport-kl",
-        "velocity-deficit",
         "weak-strong",
     }
 )

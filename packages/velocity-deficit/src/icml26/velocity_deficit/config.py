@@ -185,8 +185,12 @@ class RunConfig:
             raise ValueError(f"lr must be > 0, got {self.lr}")
         if not 0 <= self.ema_decay < 1:
             raise ValueError(f"ema_decay must lie in [0, 1), got {self.ema_decay}")
-        if not self.mafm_lambdas or any(not (lam > 0 and math.isfinite(lam)) for lam in self.mafm_lambdas):
-            raise ValueError(f"mafm_lambdas must be > 0 (lambda = 0 is the baseline), got {self.mafm_lambdas}")
+        if not self.mafm_lambdas or any(
+            not (lam > 0 and math.isfinite(lam)) for lam in self.mafm_lambdas
+        ):
+            raise ValueError(
+                f"mafm_lambdas must be > 0 (lambda = 0 is the baseline), got {self.mafm_lambdas}"
+            )
         if self.mafm_power < 0:
             raise ValueError(f"mafm_power must be >= 0, got {self.mafm_power}")
         if not self.nfe:
@@ -205,7 +209,9 @@ class RunConfig:
             raise ValueError(f"ssc_betas must be finite and >= 0, got {self.ssc_betas}")
         if not self.ratio_times or any(not 0 <= t < 1 for t in self.ratio_times):
             raise ValueError(f"ratio_times must lie in [0, 1), got {self.ratio_times}")
-        if self.ratio_times[0] != 0.0 or any(b <= a for a, b in zip(self.ratio_times, self.ratio_times[1:])):
+        if self.ratio_times[0] != 0.0 or any(
+            b <= a for a, b in zip(self.ratio_times, self.ratio_times[1:], strict=False)
+        ):
             raise ValueError(
                 "ratio_times must be increasing and start at 0.0 (SSC's deficit at the start; the "
                 f"exact field's times are a prefix of them, measured on the same draws), got {self.ratio_times}"

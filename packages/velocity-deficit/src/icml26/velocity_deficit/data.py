@@ -216,7 +216,9 @@ def load_dataset(
         from sklearn.datasets import make_moons
 
         x, y = make_moons(
-            (n_train or 20_000) + n_val + n_test, noise=0.05, random_state=seed_for(seed, "data") % 2**32
+            (n_train or 20_000) + n_val + n_test,
+            noise=0.05,
+            random_state=seed_for(seed, "data") % 2**32,
         )
         x = ((x - np.array([0.5, 0.25])) * 1.5).astype(np.float32)
         name = "moons"

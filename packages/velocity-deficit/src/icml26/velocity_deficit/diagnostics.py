@@ -18,6 +18,7 @@ Every function takes batches of any shape ``(n, ...)`` (vectors or images).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -62,7 +63,7 @@ class RatioProfile:
                 f"a RatioProfile needs one value per time, got {len(times)} times and "
                 f"{len(values)} values"
             )
-        if any(not 0 <= t <= 1 for t in times) or any(b <= a for a, b in zip(times, times[1:])):
+        if any(not 0 <= t <= 1 for t in times) or any(b <= a for a, b in itertools.pairwise(times)):
             raise ValueError(f"times must be increasing and in [0, 1], got {times}")
         if any(not (math.isfinite(v) and v > 0) for v in values):
             raise ValueError(f"ratio values must be finite and > 0, got {values}")
@@ -95,7 +96,7 @@ class RatioProfile:
     def __truediv__(self, other: RatioProfile) -> RatioProfile:
         """The pointwise ratio at this profile's times (``other`` read there)."""
         them = other(torch.tensor(self.times, dtype=torch.float64))
-        return RatioProfile(self.times, tuple(a / float(b) for a, b in zip(self.values, them)))
+        return RatioProfile(self.times, tuple(a / float(b) for a, b in zip(self.values, them, strict=False)))
 
 
 def _as_batch(data: torch.Tensor | np.ndarray) -> torch.Tensor:
@@ -148,7 +149,9 @@ def velocity_ratio(
             raise ValueError(
                 f"velocity returned shape {tuple(v.shape)} for x of shape {tuple(xt.shape)}"
             )
-        out[float(t)] = float(v.flatten(1).norm(dim=1).mean() / (x1 - x0).flatten(1).norm(dim=1).mean())
+        out[float(t)] = float(
+            v.flatten(1).norm(dim=1).mean() / (x1 - x0).flatten(1).norm(dim=1).mean()
+        )
     return out
 
 

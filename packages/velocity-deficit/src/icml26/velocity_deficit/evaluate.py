@@ -50,9 +50,9 @@ from icml26.velocity_deficit.samplers import integrate, steps_for_nfe, time_grid
 from icml26.velocity_deficit.ssc import (
     IDENTITY,
     Calibration,
-    SSCSettings,
     ScaleSchedule,
     Schedule,
+    SSCSettings,
     calibrate,
     corrected,
     select_schedule,
@@ -251,7 +251,9 @@ def train_model(
     return {k: v.detach().cpu() for k, v in model.state_dict().items()}
 
 
-def load_model(state: dict[str, torch.Tensor], dim: int, regime: Regime, device: str) -> VelocityMLP:
+def load_model(
+    state: dict[str, torch.Tensor], dim: int, regime: Regime, device: str
+) -> VelocityMLP:
     """A :class:`VelocityMLP` of ``regime``'s size with ``state`` loaded (eval mode)."""
     model = VelocityMLP(dim, regime.width, regime.depth, skip=regime.skip)
     model.load_state_dict(state)
@@ -274,7 +276,9 @@ class SeedResult:
     @classmethod
     def unpack(cls, arrays: dict[str, np.ndarray]) -> SeedResult:
         """Inverse of :meth:`pack`."""
-        metrics = {str(k): float(v) for k, v in zip(arrays["_keys"], arrays["_values"], strict=True)}
+        metrics = {
+            str(k): float(v) for k, v in zip(arrays["_keys"], arrays["_values"], strict=True)
+        }
         samples = {k[2:]: v for k, v in arrays.items() if k.startswith("s_")}
         return cls(metrics, samples)
 
@@ -312,7 +316,11 @@ def score(samples: np.ndarray, prep: Prepared, seed: int, *, sw: bool = True) ->
         samples).
     """
     ds = prep.ds
-    names = ["fd", "integration_lag"] + (["sw"] if sw else []) + (["loglik", "loglik_gap"] if ds.gmm else [])
+    names = (
+        ["fd", "integration_lag"]
+        + (["sw"] if sw else [])
+        + (["loglik", "loglik_gap"] if ds.gmm else [])
+    )
     if not np.all(np.isfinite(samples)):
         return dict.fromkeys(names, float("nan"))
     out = {
@@ -479,7 +487,10 @@ def evaluate_seed(
         "ssc_naive": (chosen["baseline"], naive),
     }
     if "mafm" in chosen:
-        variants |= {"mafm": (chosen["mafm"], IDENTITY), "mafm_ssc": (chosen["mafm"], cals["mafm"].schedule)}
+        variants |= {
+            "mafm": (chosen["mafm"], IDENTITY),
+            "mafm_ssc": (chosen["mafm"], cals["mafm"].schedule),
+        }
     gen = torch.Generator().manual_seed(seed_for(seed, "test-noise", name) % 2**62)
     noise = torch.randn(prep.n, prep.ds.dim, generator=gen).to(config.device)
     sample = _Sampler(noise, config)

@@ -101,7 +101,9 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
             results = [_one_seed(stages, prep, spec, regime, config, s) for s in seeds]
             per_seed[f"{prep.name}.{regime}"] = [r.metrics for r in results]
             metrics |= merge_seeds([r.metrics for r in results])
-            samples[f"{prep.name}.{regime}"] = results[0].samples | {"real": prep.ds.x_test[: prep.n]}
+            samples[f"{prep.name}.{regime}"] = results[0].samples | {
+                "real": prep.ds.x_test[: prep.n]
+            }
     if len(set(dims.values())) >= 2:
         for regime in config.regimes:
             metrics |= deficit_slope(_by_seed(per_seed, regime, config.seeds), dims, regime)
@@ -111,7 +113,9 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     return metrics
 
 
-def _by_seed(per_seed: dict[str, list[dict[str, float]]], regime: str, seeds: int) -> list[dict[str, float]]:
+def _by_seed(
+    per_seed: dict[str, list[dict[str, float]]], regime: str, seeds: int
+) -> list[dict[str, float]]:
     """Seed ``i``'s metrics over every dataset of ``regime``, for each ``i``."""
     keys = [k for k in per_seed if k.endswith(f".{regime}")]
     return [{k: v for key in keys for k, v in per_seed[key][i].items()} for i in range(seeds)]

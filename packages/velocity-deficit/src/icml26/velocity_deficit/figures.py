@@ -49,15 +49,26 @@ def _ratio_plot(metrics: Mapping[str, Any], config: RunConfig, run_dir: RunDir) 
             ax.plot(*zip(*exact, strict=True), "k:", lw=1.5, label="exact field")
             for regime in config.regimes:
                 for method, ls in (("baseline", "-"), ("mafm", "--")):
-                    keys = [metric_key("velocity_ratio", name, regime, method, t_part(t)) for t in config.ratio_times]
+                    keys = [
+                        metric_key("velocity_ratio", name, regime, method, t_part(t))
+                        for t in config.ratio_times
+                    ]
                     if keys[0] in metrics:
-                        ax.plot(config.ratio_times, [metrics[k] for k in keys], ls, marker=_MARKERS[regime],
-                                ms=3, label=f"{regime} {method}")
+                        ax.plot(
+                            config.ratio_times,
+                            [metrics[k] for k in keys],
+                            ls,
+                            marker=_MARKERS[regime],
+                            ms=3,
+                            label=f"{regime} {method}",
+                        )
             ax.set(title=name, xlabel="t (0 noise, 1 data)", ylabel="R(t)")
             ax.legend(fontsize=7)
 
 
-def _gain_plot(per_seed: Mapping[str, Sequence[Mapping[str, float]]], config: RunConfig, run_dir: RunDir) -> None:
+def _gain_plot(
+    per_seed: Mapping[str, Sequence[Mapping[str, float]]], config: RunConfig, run_dir: RunDir
+) -> None:
     k = config.select_nfe
     with figure(
         run_dir.plot_path("ssc_gain_vs_deficit"),
@@ -69,8 +80,10 @@ def _gain_plot(per_seed: Mapping[str, Sequence[Mapping[str, float]]], config: Ru
             name, regime = key.split(".")
             for variant, filled in (("ssc", True), ("ssc_naive", False)):
                 pts = [
-                    (m[metric_key("learned_vs_exact", name, regime, "baseline", "t0")],
-                     m[metric_key("fd_gain", name, regime, variant, f"nfe{k}")])
+                    (
+                        m[metric_key("learned_vs_exact", name, regime, "baseline", "t0")],
+                        m[metric_key("fd_gain", name, regime, variant, f"nfe{k}")],
+                    )
                     for m in seeds
                 ]
                 pts = [p for p in pts if all(math.isfinite(v) for v in p)]
@@ -78,15 +91,24 @@ def _gain_plot(per_seed: Mapping[str, Sequence[Mapping[str, float]]], config: Ru
                     continue
                 xs, ys = zip(*pts, strict=True)
                 label = f"{name} {regime} {'calibrated' if filled else 'gamma(0)=1/R(0)'}"
-                ax.scatter(xs, np.clip(ys, -2, 1), marker=_MARKERS[regime], s=28, label=label,
-                           facecolors=None if filled else "none", edgecolors="C0" if not filled else None)
+                ax.scatter(
+                    xs,
+                    np.clip(ys, -2, 1),
+                    marker=_MARKERS[regime],
+                    s=28,
+                    label=label,
+                    facecolors=None if filled else "none",
+                    edgecolors="C0" if not filled else None,
+                )
         ax.axhline(0, color="k", lw=0.8)
         ax.axvline(1, color="k", lw=0.8, ls=":")
         ax.set(xlabel="R_learned(0) / R_exact(0)", ylabel="FD gain over baseline (clipped at -2)")
         ax.legend(fontsize=6, ncol=2)
 
 
-def _quality_plot(name: str, metrics: Mapping[str, Any], config: RunConfig, run_dir: RunDir) -> None:
+def _quality_plot(
+    name: str, metrics: Mapping[str, Any], config: RunConfig, run_dir: RunDir
+) -> None:
     regimes = list(config.regimes)
     with figure(
         run_dir.plot_path(f"quality_vs_nfe_{name}"),
@@ -98,18 +120,33 @@ def _quality_plot(name: str, metrics: Mapping[str, Any], config: RunConfig, run_
     ) as (_fig, axes):
         for ax, regime in zip(axes[0], regimes, strict=True):
             for v in VARIANTS:
-                ks = [k for k in sorted({*config.nfe, config.reference_nfe})
-                      if metric_key("fd", name, regime, v, f"nfe{k}") in metrics]
+                ks = [
+                    k
+                    for k in sorted({*config.nfe, config.reference_nfe})
+                    if metric_key("fd", name, regime, v, f"nfe{k}") in metrics
+                ]
                 if ks:
-                    ax.plot(ks, [metrics[metric_key("fd", name, regime, v, f"nfe{k}")] for k in ks],
-                            "o-", ms=3, label=v)
-            ax.axhline(metrics[metric_key("fd_floor", name)], color="k", ls=":", lw=0.8,
-                       label="held-out floor")
+                    ax.plot(
+                        ks,
+                        [metrics[metric_key("fd", name, regime, v, f"nfe{k}")] for k in ks],
+                        "o-",
+                        ms=3,
+                        label=v,
+                    )
+            ax.axhline(
+                metrics[metric_key("fd_floor", name)],
+                color="k",
+                ls=":",
+                lw=0.8,
+                label="held-out floor",
+            )
             ax.set(xscale="log", yscale="log", xlabel="NFE", ylabel="FD", title=regime)
             ax.legend(fontsize=7)
 
 
-def _samples_plot(name: str, panels: Mapping[str, Mapping[str, np.ndarray]], shape: Any, run_dir: RunDir) -> None:
+def _samples_plot(
+    name: str, panels: Mapping[str, Mapping[str, np.ndarray]], shape: Any, run_dir: RunDir
+) -> None:
     rows = list(panels)
     cols = ["real", "baseline", "ssc"]
     with figure(

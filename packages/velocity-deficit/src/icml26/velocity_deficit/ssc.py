@@ -220,7 +220,9 @@ class ScaleCorrected(nn.Module):
         self.velocity = velocity
         self.schedule = schedule
 
-    def forward(self, x: torch.Tensor, t: torch.Tensor | float, *args: Any, **kwargs: Any) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, t: torch.Tensor | float, *args: Any, **kwargs: Any
+    ) -> torch.Tensor:
         gamma = self.schedule(per_sample(t, x).to(torch.float64)).to(x.dtype)
         return gamma * self.velocity(x, t, *args, **kwargs)
 
@@ -275,7 +277,9 @@ class SSCSettings:
         if not self.betas or any(not (b >= 0 and math.isfinite(b)) for b in self.betas):
             raise ValueError(f"betas must be finite and >= 0, got {self.betas}")
         if self.sampler not in EVALS_PER_STEP:
-            raise ValueError(f"unknown sampler {self.sampler!r}; choose from {', '.join(EVALS_PER_STEP)}")
+            raise ValueError(
+                f"unknown sampler {self.sampler!r}; choose from {', '.join(EVALS_PER_STEP)}"
+            )
         steps_for_nfe(self.nfe, self.sampler)
         if self.n_samples < 2 or self.ratio_samples < 1:
             raise ValueError("n_samples must be >= 2 and ratio_samples >= 1")
@@ -340,7 +344,9 @@ def select_schedule(
     """
     feats = features or _flat_features
     gen = torch.Generator().manual_seed(settings.seed)
-    noise = torch.randn(settings.n_samples, *reference.shape[1:], generator=gen, dtype=reference.dtype)
+    noise = torch.randn(
+        settings.n_samples, *reference.shape[1:], generator=gen, dtype=reference.dtype
+    )
     noise = noise.to(reference.device)
     ref_features = feats(reference)
     steps = steps_for_nfe(settings.nfe, settings.sampler)

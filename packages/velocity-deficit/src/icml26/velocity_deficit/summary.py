@@ -43,7 +43,12 @@ SPREAD = (
 
 
 def fd_gains(
-    metrics: Mapping[str, float], name: str, regime: str, nfe: Sequence[int], ref_nfe: int, select_nfe: int
+    metrics: Mapping[str, float],
+    name: str,
+    regime: str,
+    nfe: Sequence[int],
+    ref_nfe: int,
+    select_nfe: int,
 ) -> dict[str, float]:
     """One seed's relative FD changes over the baseline (module docstring).
 
@@ -66,13 +71,13 @@ def fd_gains(
     def rel(base: float, value: float) -> float:
         return (base - value) / base if base > 0 and math.isfinite(value) else math.nan
 
-    variants = sorted(
-        {k.split(".")[3] for k in metrics if k.startswith(f"fd.{name}.{regime}.")}
-    )
+    variants = sorted({k.split(".")[3] for k in metrics if k.startswith(f"fd.{name}.{regime}.")})
     out: dict[str, float] = {}
     for v in variants:
         for k in nfe:
-            out[metric_key("fd_gain", name, regime, v, f"nfe{k}")] = rel(fd("baseline", k), fd(v, k))
+            out[metric_key("fd_gain", name, regime, v, f"nfe{k}")] = rel(
+                fd("baseline", k), fd(v, k)
+            )
         out[metric_key("fd_gain_vs_ref", name, regime, v, f"nfe{select_nfe}")] = rel(
             fd("baseline", ref_nfe), fd(v, select_nfe)
         )
@@ -99,7 +104,9 @@ def deficit_slope(
         slopes = []
         for m in per_seed:
             y = [
-                m[metric_key("learned_vs_exact_mean", n, regime, "baseline")] if source == "learned" else 1.0
+                m[metric_key("learned_vs_exact_mean", n, regime, "baseline")]
+                if source == "learned"
+                else 1.0
                 for n in names
             ]
             yc = np.asarray(y) - np.mean(y)  # a constant ratio gives exactly 0

@@ -44,8 +44,12 @@ def _datasets(m: Mapping[str, Any]) -> list[str]:
 
 
 def _regimes(m: Mapping[str, Any], name: str) -> list[str]:
-    return [r for r in ("fit", "short") if metric_key("fd_gain", name, r, "baseline", "nfe50") in m
-            or any(k.startswith(f"fd.{name}.{r}.") for k in m)]
+    return [
+        r
+        for r in ("fit", "short")
+        if metric_key("fd_gain", name, r, "baseline", "nfe50") in m
+        or any(k.startswith(f"fd.{name}.{r}.") for k in m)
+    ]
 
 
 def _regime_table(m: Mapping[str, Any], k: int) -> list[str]:
@@ -91,32 +95,48 @@ def _gain_table(m: Mapping[str, Any], nfe: list[int], k: int, ref: int) -> list[
                 cells = [_pct(m, metric_key("fd_gain", n, r, v, f"nfe{j}")) for j in nfe]
                 vs = _pct(m, metric_key("fd_gain_vs_ref", n, r, v, f"nfe{k}"))
                 share = "-" if ident is None else f"{ident:.0%}"
-                out.append(f"| {n} | {r} | {v} | {_f(g0)} | {share} | " + " | ".join(cells) + f" | {vs} |")
+                out.append(
+                    f"| {n} | {r} | {v} | {_f(g0)} | {share} | " + " | ".join(cells) + f" | {vs} |"
+                )
     return out
 
 
 def _mafm_table(m: Mapping[str, Any]) -> list[str]:
-    out = ["| data | regime | validation FD by lambda | lambda chosen (seed mean) |", "|---|---|---|---|"]
+    out = [
+        "| data | regime | validation FD by lambda | lambda chosen (seed mean) |",
+        "|---|---|---|---|",
+    ]
     for n in _datasets(m):
         for r in _regimes(m, n):
-            sweep = {k.rsplit(".", 1)[1]: v for k, v in m.items() if k.startswith(f"mafm_val.{n}.{r}.")}
+            sweep = {
+                k.rsplit(".", 1)[1]: v for k, v in m.items() if k.startswith(f"mafm_val.{n}.{r}.")
+            }
             if sweep:
                 cells = ", ".join(f"{lab}: {_f(v)}" for lab, v in sorted(sweep.items()))
-                out.append(f"| {n} | {r} | {cells} | {_f(m.get(metric_key('mafm_lambda', n, r)))} |")
+                out.append(
+                    f"| {n} | {r} | {cells} | {_f(m.get(metric_key('mafm_lambda', n, r)))} |"
+                )
     return out
 
 
 def _nll_table(m: Mapping[str, Any], k: int) -> list[str]:
     out = [
-        f"| data | regime | real test rows | baseline | ssc | ssc_naive | mafm |",
+        "| data | regime | real test rows | baseline | ssc | ssc_naive | mafm |",
         "|---|---|---|---|---|---|---|",
     ]
     for n in _datasets(m):
         if metric_key("loglik_real", n) not in m:
             continue
         for r in _regimes(m, n):
-            cells = [_f(m.get(metric_key("loglik", n, r, v, f"nfe{k}")), 4) for v in ("baseline", "ssc", "ssc_naive", "mafm")]
-            out.append(f"| {n} | {r} | {_f(m[metric_key('loglik_real', n)], 4)} | " + " | ".join(cells) + " |")
+            cells = [
+                _f(m.get(metric_key("loglik", n, r, v, f"nfe{k}")), 4)
+                for v in ("baseline", "ssc", "ssc_naive", "mafm")
+            ]
+            out.append(
+                f"| {n} | {r} | {_f(m[metric_key('loglik_real', n)], 4)} | "
+                + " | ".join(cells)
+                + " |"
+            )
     return out
 
 
@@ -140,12 +160,20 @@ def render(run: Path) -> str:
     )
     out = [head, "", "**Regimes: what each model lacks** (baseline FM models)", ""]
     out += _regime_table(m, k)
-    out += ["", f"**FD change over the uncorrected sampler at the same NFE** (> 0 better; paired over seeds)", ""]
+    out += [
+        "",
+        "**FD change over the uncorrected sampler at the same NFE** (> 0 better; paired over seeds)",
+        "",
+    ]
     out += _gain_table(m, nfe, k, ref)
     if any(key.startswith("mafm_val.") for key in m):
-        out += ["", f"**MAFM's lambda sweep** (validation FD at {k} NFE)", ""] + _mafm_table(m)
+        out += ["", f"**MAFM's lambda sweep** (validation FD at {k} NFE)", "", *_mafm_table(m)]
     if any(key.startswith("loglik_real.") for key in m):
-        out += ["", f"**Mixture log-likelihood of samples at {k} NFE** (exact density; real rows for reference)", ""]
+        out += [
+            "",
+            f"**Mixture log-likelihood of samples at {k} NFE** (exact density; real rows for reference)",
+            "",
+        ]
         out += _nll_table(m, k)
     out += ["", "**Claims**", "", "| claim | holds | under its placebo |", "|---|---|---|"]
     for c in res.get("claims", []):
