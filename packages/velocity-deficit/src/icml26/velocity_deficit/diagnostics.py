@@ -96,7 +96,9 @@ class RatioProfile:
     def __truediv__(self, other: RatioProfile) -> RatioProfile:
         """The pointwise ratio at this profile's times (``other`` read there)."""
         them = other(torch.tensor(self.times, dtype=torch.float64))
-        return RatioProfile(self.times, tuple(a / float(b) for a, b in zip(self.values, them, strict=False)))
+        return RatioProfile(
+            self.times, tuple(a / float(b) for a, b in zip(self.values, them, strict=False))
+        )
 
 
 def _as_batch(data: torch.Tensor | np.ndarray) -> torch.Tensor:

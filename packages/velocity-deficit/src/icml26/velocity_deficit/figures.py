@@ -70,6 +70,7 @@ def _gain_plot(
     per_seed: Mapping[str, Sequence[Mapping[str, float]]], config: RunConfig, run_dir: RunDir
 ) -> None:
     k = config.select_nfe
+    names = sorted({key.split(".")[0] for key in per_seed})
     with figure(
         run_dir.plot_path("ssc_gain_vs_deficit"),
         title=f"SSC's FD gain at {k} NFE against what the model lacks (one point per seed)",
@@ -78,6 +79,7 @@ def _gain_plot(
     ) as (_fig, ax):
         for key, seeds in per_seed.items():
             name, regime = key.split(".")
+            color = f"C{names.index(name) % 10}"
             for variant, filled in (("ssc", True), ("ssc_naive", False)):
                 pts = [
                     (
@@ -90,19 +92,21 @@ def _gain_plot(
                 if not pts:
                     continue
                 xs, ys = zip(*pts, strict=True)
-                label = f"{name} {regime} {'calibrated' if filled else 'gamma(0)=1/R(0)'}"
                 ax.scatter(
                     xs,
                     np.clip(ys, -2, 1),
                     marker=_MARKERS[regime],
-                    s=28,
-                    label=label,
-                    facecolors=None if filled else "none",
-                    edgecolors="C0" if not filled else None,
+                    s=30,
+                    facecolors=color if filled else "none",
+                    edgecolors=color,
+                    label=f"{name} {regime} {'calibrated' if filled else '1/R(0)'}",
                 )
         ax.axhline(0, color="k", lw=0.8)
         ax.axvline(1, color="k", lw=0.8, ls=":")
-        ax.set(xlabel="R_learned(0) / R_exact(0)", ylabel="FD gain over baseline (clipped at -2)")
+        ax.set(
+            xlabel="R_learned(0) / R_exact(0)  (1: lacks nothing)",
+            ylabel="FD gain over the plain sampler (clipped at -2)",
+        )
         ax.legend(fontsize=6, ncol=2)
 
 
