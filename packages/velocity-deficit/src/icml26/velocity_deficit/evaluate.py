@@ -461,7 +461,7 @@ def evaluate_seed(
         betas=config.ssc_betas,
         nfe=config.select_nfe,
         sampler=config.sampler,
-        n_samples=prep.n,
+        n_samples=min(config.val_samples, len(prep.ds.x_val)),
         ratio_samples=config.ratio_samples,
         seed=seed_for(seed, "validation-noise", name) % 2**62,
         ratio_seed=ratio_seed(config, name),

@@ -76,6 +76,12 @@ class FeatureClassifier(nn.Module):
     space of the FD metric (the role Inception-v3 plays for FID).
 
     Data without labels uses the identity features (FD in data space).
+
+    Args:
+        dim: the data dimension (image rows are flattened).
+        n_classes: classes of the labels (< 2: identity features).
+        width: hidden width.
+        feat_dim: the feature dimension of the FD.
     """
 
     def __init__(self, dim: int, n_classes: int, width: int = 256, feat_dim: int = 64) -> None:
