@@ -97,7 +97,9 @@ def test_smoke_resumes_and_renders(smoke_run: Path, tmp_path: Path) -> None:
     write_readme_block(readme, text)
     body = readme.read_text()
     assert "STALE-BLOCK" not in body
-    assert body.startswith("a\n<!-- results:begin -->\n`icml26 run")
+    assert body.startswith(
+        "a\n<!-- results:begin -->\n`icml26 run velocity-deficit --profile smoke`"
+    )
     assert body.endswith("<!-- results:end -->\nb\n")
 
 

@@ -1,7 +1,8 @@
 """Markdown tables of a finished run, read from its ``results.json`` (nothing retyped).
 
-``python -m icml26.velocity_deficit.tables RUN`` prints them; ``--readme README.md`` writes them
-between the README's ``<!-- results:begin -->`` and ``<!-- results:end -->`` markers.
+``python -m icml26.velocity_deficit.tables RUN`` prints every table (for ``RESULTS.md``);
+``--readme README.md`` writes the compact one between the README's ``<!-- results:begin -->``
+and ``<!-- results:end -->`` markers.
 """
 
 from __future__ import annotations
@@ -140,11 +141,39 @@ def _nll_table(m: Mapping[str, Any], k: int) -> list[str]:
     return out
 
 
-def render(run: Path) -> str:
+def _compact(m: Mapping[str, Any], k: int, ref: int) -> list[str]:
+    """Regimes and gains at the selection budget in one table (the README's)."""
+    out = [
+        f"| data | regime | learned / exact at t=0 | FD @{k} (floor) | loglik @{k} (real rows) |"
+        f" SSC | SSC `1/R(0)` | MAFM | MAFM+SSC | SSC @{k} vs plain @{ref} |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for n in _datasets(m):
+        for r in _regimes(m, n):
+            real = m.get(metric_key("loglik_real", n))
+            ll = _f(m.get(metric_key("loglik", n, r, "baseline", f"nfe{k}")), 4)
+            ll += f" ({_f(real, 4)})" if real is not None else ""
+            gains = [
+                _pct(m, metric_key("fd_gain", n, r, v, f"nfe{k}"))
+                for v in ("ssc", "ssc_naive", "mafm", "mafm_ssc")
+            ]
+            out.append(
+                f"| {n} | {r} | {_f(m.get(metric_key('learned_vs_exact', n, r, 'baseline', 't0')))} "
+                f"| {_f(m.get(metric_key('fd', n, r, 'baseline', f'nfe{k}')))} "
+                f"({_f(m.get(metric_key('fd_floor', n)))}) | {ll} | "
+                + " | ".join(gains)
+                + f" | {_pct(m, metric_key('fd_gain_vs_ref', n, r, 'ssc', f'nfe{k}'))} |"
+            )
+    return out
+
+
+def render(run: Path, *, compact: bool = False) -> str:
     """The results tables of run folder ``run`` (module docstring).
 
     Args:
         run: a finished run folder (``results.json``, ``config.json``).
+        compact: one table of regimes and gains at the selection budget, and the claims (the
+            README's block); otherwise every table (``RESULTS.md``).
 
     Returns:
         Markdown.
@@ -154,10 +183,22 @@ def render(run: Path) -> str:
     cfg = cfg.get("config", cfg)
     m: dict[str, Any] = res["metrics"]
     nfe, k, ref = sorted(cfg["nfe"]), cfg["select_nfe"], cfg["reference_nfe"]
+    cpu = res.get("cpu_seconds")
     head = (
-        f"`icml26 run velocity-deficit --profile {res['profile']}`: {res['seconds']:.0f} s wall, "
-        f"{cfg['seeds']} seeds, {cfg['n_samples']} samples per cell; figures are seed means ± SE."
+        f"`icml26 run velocity-deficit --profile {res['profile']}` (version {res.get('version', '?')}): "
+        f"{res['seconds']:.0f} s wall"
+        + (f", {cpu:.0f} CPU-s" if cpu else "")
+        + f"; {cfg['seeds']} "
+        f"seeds, {cfg['n_samples']} test samples per cell; figures are seed means ± SE."
     )
+    if compact:
+        gains = f"SSC / MAFM: FD change over the plain sampler at {k} NFE (> 0 better)."
+        out = [f"{head} {gains}", ""]
+        out += _compact(m, k, ref)
+        out += ["", "| claim | holds | under its placebo |", "|---|---|---|"]
+        for c in res.get("claims", []):
+            out.append(f"| {c['id']} | **{c['holds']}** | {c.get('placebo_holds', '-')} |")
+        return "\n".join(out) + "\n"
     out = [head, "", "**Regimes: what each model lacks** (baseline FM models)", ""]
     out += _regime_table(m, k)
     out += [
@@ -202,13 +243,12 @@ def main(argv: list[str] | None = None) -> None:
     """``python -m icml26.velocity_deficit.tables RUN [--readme README.md]``."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("run", type=Path)
-    parser.add_argument("--readme", type=Path)
+    parser.add_argument("--readme", type=Path, help="write the compact tables into this README")
     args = parser.parse_args(argv)
-    text = render(args.run)
     if args.readme:
-        write_readme_block(args.readme, text)
-    else:
-        print(text)
+        write_readme_block(args.readme, render(args.run, compact=True))
+        return
+    print(render(args.run))
 
 
 if __name__ == "__main__":  # pragma: no cover
