@@ -153,7 +153,7 @@ class RunConfig:
     reference_nfe: int = 250
     select_nfe: int = 50
     ssc_betas: tuple[float, ...] = (0.0, 1.0, 3.0)
-    n_samples: int = 500
+    n_samples: int = 400
     val_samples: int = 300
     ratio_samples: int = 500
     ratio_times: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(20))

@@ -118,7 +118,7 @@ def train_velocity_model(
         x.shape[1], settings.width, settings.depth, n_classes, skip=settings.skip
     ).to(device)
     ema = copy.deepcopy(model).requires_grad_(False)
-    opt = torch.optim.Adam(model.parameters(), lr=settings.lr)
+    opt = torch.optim.Adam(model.parameters(), lr=settings.lr, foreach=True)
     objective = (
         MAFMObjective(settings.mafm_lambda, settings.mafm_power, settings.mafm_target)
         if settings.objective == "mafm"
@@ -140,6 +140,7 @@ def train_velocity_model(
     yt_all = None if y is None else torch.as_tensor(np.asarray(y), dtype=torch.long, device=device)
     running = 0.0
     model.train()
+    ema_params, params = list(ema.parameters()), list(model.parameters())
     for step in range(start, settings.steps):
         for group in opt.param_groups:
             group["lr"] = _lr_at(step, settings)
@@ -157,12 +158,11 @@ def train_velocity_model(
             raise FloatingPointError(f"{tag}: loss became {loss.item()} at step {step}; lower lr")
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(params, 1.0, foreach=True)
         opt.step()
         decay = min(settings.ema_decay, (1 + step) / (10 + step))
         with torch.no_grad():
-            for pe, pm in zip(ema.parameters(), model.parameters(), strict=True):
-                pe.lerp_(pm, 1 - decay)
+            torch._foreach_lerp_(ema_params, params, 1 - decay)
         running += loss.item()
         if (step + 1) % 50 == 0:
             losses.append(running / 50)
