@@ -112,6 +112,7 @@ class RunConfig:
             field's), ``short`` the same net for 100 steps.
         n_train, n_val, n_test: split sizes (validation: SSC's and MAFM's choices, the FD floor).
         batch_size, lr, ema_decay, coupling: training (``coupling``: ``independent`` or ``ot``).
+        mafm_regimes: the regimes in which MAFM models are trained (on ``compare``).
         mafm_lambdas: MAFM's weights tried; the one with the best validation FD is reported.
         mafm_power: ``p`` of MAFM's time weight ``(1 - t)^p``.
         mafm_target: ``exact`` (``rho = R_exact(t)``) or ``paper`` (``rho = 1``).
@@ -144,6 +145,7 @@ class RunConfig:
     lr: float = 1e-3
     ema_decay: float = 0.999
     coupling: Literal["independent", "ot"] = "independent"
+    mafm_regimes: tuple[str, ...] = REGIMES
     mafm_lambdas: tuple[float, ...] = (0.3, 1.0)
     mafm_power: float = 1.0
     mafm_target: Literal["exact", "paper"] = "exact"
@@ -181,6 +183,10 @@ class RunConfig:
         bad = [r for r in self.regimes if r not in REGIMES]
         if bad or not self.regimes or len(set(self.regimes)) != len(self.regimes):
             raise ValueError(f"regimes must be distinct names among {REGIMES}, got {self.regimes}")
+        if any(r not in self.regimes for r in self.mafm_regimes):
+            raise ValueError(
+                f"mafm_regimes {self.mafm_regimes} must be among regimes {self.regimes}"
+            )
         _positive(self, "seeds", "n_train", "n_val", "n_test", "batch_size", "ratio_samples")
         _positive(self, "classifier_steps", "threads", "reference_nfe", "select_nfe")
         if self.n_samples < 2 or self.val_samples < 2:

@@ -192,18 +192,20 @@ def load_data(spec: str, config: RunConfig) -> Dataset:
     )
 
 
-def model_names(spec: str, config: RunConfig) -> dict[str, float]:
+def model_names(spec: str, config: RunConfig, regime: str) -> dict[str, float]:
     """The models trained per (dataset, regime, seed): ``{name: MAFM lambda}`` (0: FM).
 
     Args:
         spec: the dataset spec.
         config: the run's config.
+        regime: ``fit`` or ``short``.
 
     Returns:
-        ``baseline`` (FM) and, on ``compare`` datasets, ``mafm_l<lambda>`` per lambda.
+        ``baseline`` (FM) and, on ``compare`` datasets in ``mafm_regimes``, ``mafm_l<lambda>``
+        per lambda.
     """
     names = {"baseline": 0.0}
-    if spec in config.compare:
+    if spec in config.compare and regime in config.mafm_regimes:
         names |= {f"mafm_l{number_part(lam)}": lam for lam in config.mafm_lambdas}
     return names
 

@@ -49,7 +49,7 @@ def _prepare(stages: Stages, spec: str, config: RunConfig) -> Prepared:
 def _one_seed(
     stages: Stages, prep: Prepared, spec: str, regime: str, config: RunConfig, seed: int
 ) -> SeedResult:
-    lambdas = model_names(spec, config)
+    lambdas = model_names(spec, config, regime)
     size = config.regime(regime)
     models = {}
     for method, lam in lambdas.items():
