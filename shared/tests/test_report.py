@@ -14,8 +14,8 @@ from icml26.shared.report import (
     Strong,
     Table,
     _html_table,
-    _md_table,
     collect_entries,
+    markdown_table,
     render_html,
     render_markdown,
     write_report,
@@ -104,7 +104,7 @@ def test_one_table_renders_to_both_formats() -> None:
         ("yes", "no"),
         css_class="by-paper",
     )
-    md = _md_table(table).splitlines()
+    md = markdown_table(table).splitlines()
     assert md[:2] == ["| claim | held |", "|---|---|"]
     assert md[2] == "| a \\| b `id_1` | yes |"
     assert md[3] == "| **<x>** z | no |"

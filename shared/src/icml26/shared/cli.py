@@ -8,6 +8,7 @@
     icml26 bench <slug> [same options]
     icml26 reproduce [slugs ...] [--profile quick] [--out DIR] [--jobs N | --ray ADDRESS]
     icml26 report DIR
+    icml26 readme <slug> RUN_DIR [--readme PATH]
 
 Exit codes: 0 success, 1 a job or report failed, 2 bad usage (unknown paper, bad override).
 """
@@ -24,11 +25,12 @@ from pathlib import Path
 from icml26.shared.configs import OverrideError, config_fields
 from icml26.shared.paper import Paper
 from icml26.shared.progress import log
+from icml26.shared.readme import ReadmeError, update_readme
 from icml26.shared.registry import InstalledPaper, UnknownPaperError, find, installed
 from icml26.shared.report import write_report
 from icml26.shared.results import ResultsError
 from icml26.shared.rundir import ConfigMismatchError
-from icml26.shared.runner import ProfileError, run_job
+from icml26.shared.runner import InputError, ProfileError, run_job
 
 __all__ = ["main"]
 
@@ -96,7 +98,7 @@ def cmd_job(args: argparse.Namespace) -> int:
             out=args.out,
             runs_root=args.runs_root,
         )
-    except (OverrideError, ProfileError, ConfigMismatchError, LookupError) as exc:
+    except (OverrideError, ProfileError, ConfigMismatchError, InputError, LookupError) as exc:
         raise UsageError(str(exc)) from exc
     print(run_dir.results_path)
     return 0
@@ -162,6 +164,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_readme(args: argparse.Namespace) -> int:
+    try:
+        readme, history = update_readme(args.slug, args.run_dir, args.readme)
+    except ReadmeError as exc:
+        raise UsageError(str(exc)) from exc
+    print(readme)
+    print(history)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="icml26", description="Run, benchmark and report the icml26 paper packages."
@@ -207,10 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument(
         "--jobs",
         type=int,
-        default=1,
         metavar="N",
         help="papers at once, in parallel child processes with the CPU threads split "
-        "between them (default: 1, one after another)",
+        "between them (default: one per core; 1: one after another). A paper starts only "
+        "when its declared peak memory fits beside the running ones; a paper whose claims "
+        "are timings runs alone, after the others",
     )
     rep.add_argument(
         "--ray",
@@ -230,6 +243,18 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="rebuild report.md / report.html from run folders")
     report.add_argument("dir", type=Path)
     report.set_defaults(func=cmd_report)
+
+    readme = sub.add_parser(
+        "readme",
+        help="write a run's results into a package README (between <!-- results:begin --> "
+        "and <!-- results:end -->) and its dated RESULTS.md",
+    )
+    readme.add_argument("slug")
+    readme.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    readme.add_argument(
+        "--readme", type=Path, help="the README (default: packages/<slug>/README.md)"
+    )
+    readme.set_defaults(func=cmd_readme)
     return parser
 
 

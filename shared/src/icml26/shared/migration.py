@@ -19,22 +19,17 @@ __all__ = ["UNMIGRATED"]
 UNMIGRATED: frozenset[str] = frozenset(
     {
         "adaptive-reasoning",
-        "blitzrank",
-        "bll-ntk",
         "decor",
         "dicode",
         "disempowerment",
         "ecg-r1",
         "eco",
-        "inctnp",
-        "lean-slt",
         "magic",
         "nppr",
         "rmft",
         "ro-hnn",
         "scfm-grn",
         "syvla",
-        "transport-kl",
         "weak-strong",
     }
 )

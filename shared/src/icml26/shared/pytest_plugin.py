@@ -1,6 +1,6 @@
 """pytest plugin (entry point ``pytest11``) that every package's test session gets.
 
-Two workspace rules, kept here once instead of in nine conftests:
+Three workspace rules, kept here once instead of in nineteen conftests:
 
 * **Reproducible property tests under CI.** When the ``CI`` environment variable is set,
   hypothesis runs the ``icml26-ci`` profile: ``derandomize=True`` (the examples follow from
@@ -12,6 +12,14 @@ Two workspace rules, kept here once instead of in nine conftests:
   the total and the slowest tests named, so slow tests move to the ``slow`` marker instead of
   creeping into the default run.
 
+* **README examples.** A member's ``README.md`` (a ``README.md`` beside a ``pyproject.toml``)
+  that carries the line ``<!-- icml26: run-examples -->`` has its ```python blocks run, in
+  order and in one namespace, one test item per block (:mod:`icml26.shared.readme_examples`,
+  on sybil). ``<!-- skip: next "needs a CUDA GPU" -->`` skips the next block with that reason.
+  sybil comes with the ``icml26-shared[test]`` extra, which such a member puts in its own
+  ``test`` group; without sybil an opted-in README is a collection error saying so, and
+  READMEs without the line are never collected.
+
 And two fixtures for device-consistency tests (mark them ``@pytest.mark.gpu``; ``nox -s gpu``
 runs exactly those on a GPU machine): ``cuda_device`` (a ``torch.device("cuda")``) and
 ``jax_gpu`` (a JAX GPU device); each skips the test, with the reason, where there is none.
@@ -19,14 +27,20 @@ runs exactly those on a GPU machine): ``cuda_device`` (a ``torch.device("cuda")`
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from icml26.shared.readme import prose_lines
+
 CI_PROFILE = "icml26-ci"
 BUDGET_ENV = "ICML26_TEST_BUDGET_S"
+#: The line (alone on its line) by which a member's README.md opts in to running its examples.
+README_OPT_IN = "<!-- icml26: run-examples -->"
 
 
 def _truthy(value: str | None) -> bool:
@@ -131,3 +145,34 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     _budget()  # a bad value stops the session before any test runs
     config.pluginmanager.register(_SessionTimer(register_hypothesis_profiles()))
+
+
+def readme_opts_in(path: Path) -> bool:
+    """Whether ``path`` is a member's ``README.md`` (beside a ``pyproject.toml``) that carries
+    :data:`README_OPT_IN` on a line of its own, outside fenced code blocks."""
+    if path.name != "README.md" or not (path.parent / "pyproject.toml").is_file():
+        return False
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return any(line.strip() == README_OPT_IN for _, line in prose_lines(text))
+
+
+class _MissingSybil(pytest.File):
+    """An opted-in README where sybil is not installed: one collection error that says so."""
+
+    def collect(self) -> list[pytest.Item]:
+        raise self.CollectError(
+            f"{self.path} opts in to running its examples ({README_OPT_IN}) but sybil is "
+            'not installed: add "icml26-shared[test]" to this member\'s `test` dependency '
+            "group (or pip install 'icml26-shared[test]')"
+        )
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Collect an opted-in member README's ```python blocks (see the module docstring)."""
+    if not readme_opts_in(file_path):
+        return None
+    if importlib.util.find_spec("sybil") is None:
+        return _MissingSybil.from_parent(parent, path=file_path)
+    from icml26.shared.readme_examples import collect_readme  # imports sybil
+
+    return collect_readme(file_path, parent)

@@ -44,6 +44,9 @@ __all__ = [
     "Table",
     "build_document",
     "collect_entries",
+    "format_measured",
+    "format_value",
+    "markdown_table",
     "render_html",
     "render_markdown",
     "write_report",
@@ -149,7 +152,12 @@ def _is_run_folder(folder: Path) -> bool:
 
 
 def collect_entries(root: str | os.PathLike[str]) -> list[ReportEntry]:
-    """Every run folder under ``root`` (``root`` itself included), newest per paper and kind."""
+    """Every run folder under ``root`` (``root`` itself included), newest per paper and kind.
+
+    In the order ``icml26 reproduce`` was asked for (the papers of ``reproduce.json``), never
+    the order the runs finished in; papers it does not name follow, sorted, as do all papers
+    of a folder without one.
+    """
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is not a folder")
@@ -170,7 +178,9 @@ def collect_entries(root: str | os.PathLike[str]) -> list[ReportEntry]:
     for folder in sorted(folders, key=lambda p: p.stat().st_mtime):
         entry = _entry(folder)
         newest[(entry.paper, entry.kind)] = entry
-    return [newest[k] for k in sorted(newest)]
+    requested = _read_json_object(root / REPRODUCE_FILE).get("papers")
+    rank = {slug: i for i, slug in enumerate(requested if isinstance(requested, Mapping) else ())}
+    return [newest[k] for k in sorted(newest, key=lambda k: (rank.get(k[0], len(rank)), k))]
 
 
 # --------------------------------------------------------------------------- document model
@@ -243,7 +253,8 @@ Block = Heading | Paragraph | Preformatted | Table | Figures
 # --------------------------------------------------------------------------- building
 
 
-def _fmt(value: Any) -> str:
+def format_value(value: Any) -> str:
+    """A metric for a table: 4 significant digits, scientific notation when tiny or huge."""
     if value is None:
         return "n/a"
     if isinstance(value, float):
@@ -257,12 +268,14 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
-def _measured(claim: dict[str, Any], limit: int | None = None) -> str:
-    """``key = value; ...``; past ``limit`` values, a count of the rest (the job's own section
-    lists them all)."""
-    items = [f"{k} = {_fmt(v)}" for k, v in claim["measured"].items()]
+def format_measured(
+    claim: dict[str, Any], limit: int | None = None, more: str = "... {n} more below"
+) -> str:
+    """``key = value; ...``; past ``limit`` values, ``more`` with the count of the rest (the
+    job's own section lists them all)."""
+    items = [f"{k} = {format_value(v)}" for k, v in claim["measured"].items()]
     if limit is not None and len(items) > limit:
-        items = [*items[:limit], f"... {len(items) - limit} more below"]
+        items = [*items[:limit], more.format(n=len(items) - limit)]
     return "; ".join(items) or "-"
 
 
@@ -295,7 +308,7 @@ def claims_table(entries: Sequence[ReportEntry]) -> Table:
             classes.append("failed")
             continue
         for c in e.claims:
-            ours = _measured(c, _OVERVIEW_VALUES)
+            ours = format_measured(c, _OVERVIEW_VALUES)
             rows.append((e.paper, _claim_cell(c), c["paper_value"], ours, _held_text(c)))
             classes.append(_held_class(c))
     header = ("paper", "claim", "paper's figure", "ours", "held")
@@ -371,7 +384,7 @@ def _section(e: ReportEntry, root: Path) -> list[Block]:
     claims = e.claims
     if claims:
         rows = tuple(
-            (_claim_cell(c), c["paper_value"], _measured(c), _held_text(c)) for c in claims
+            (_claim_cell(c), c["paper_value"], format_measured(c), _held_text(c)) for c in claims
         )
         classes = tuple(_held_class(c) for c in claims)
         blocks.append(Table(("claim", "paper", "ours", "held"), rows, classes))
@@ -420,7 +433,8 @@ def _md_inline(content: Inline, *, in_table: bool = False) -> str:
     return text.replace("|", "\\|").replace("\n", " ") if in_table else text
 
 
-def _md_table(table: Table) -> str:
+def markdown_table(table: Table) -> str:
+    """``table`` as a GitHub-flavoured Markdown table (``|`` and newlines in cells escaped)."""
     lines = ["| " + " | ".join(table.header) + " |", "|" + "---|" * len(table.header)]
     lines += [
         "| " + " | ".join(_md_inline(c, in_table=True) for c in row) + " |" for row in table.rows
@@ -436,7 +450,7 @@ def _md_block(block: Block, root: Path) -> str:
     if isinstance(block, Preformatted):
         return "```\n" + block.text + "\n```"
     if isinstance(block, Table):
-        return _md_table(block)
+        return markdown_table(block)
     # Figures: each image links to itself, so a click opens it at full size.
     links = []
     for plot in block.paths:
