@@ -1,72 +1,53 @@
 """Velocity deficit in flow matching, measured against the exact field; SSC and MAFM sized
 from what a model lacks.
 
-Public API (PyTorch; torch is imported on first use of a name)::
+::
 
-    from icml26.velocity_deficit import (
-        calibrate, SSCSettings, ScaleSchedule, corrected,   # SSC at sampling time
-        mafm_loss,                                          # MAFM as a training loss
-        velocity_ratio, exact_ratio,                        # the deficit and its exact share
-        integrate,                                          # Euler / Heun / midpoint
-        VelocityMLP, TrainSettings, train_velocity_model,   # the experiment's models
-        FeatureClassifier, load_dataset, RunConfig,         # FD features, data, the job's config
-    )
+    from icml26.velocity_deficit import SSCSettings, calibrate, corrected, integrate, mafm_loss
+
+    cal = calibrate(model, held_out, SSCSettings(nfe=50))       # SSC, sized and chosen on held-out data
+    x = integrate(corrected(model, cal.schedule), noise, steps=50)
+    loss = mafm_loss(model(xt, t), x1 - x0, t, lam=0.3, target=exact_ratio(held_out, ..., bank=train))
+
+Importing this package imports no torch: names load on first use.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-import importlib
-from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from icml26.shared.exports import lazy_exports
 
-__all__ = [
-    "FeatureClassifier",
-    "RunConfig",
-    "SSCSettings",
-    "ScaleSchedule",
-    "TrainSettings",
-    "VelocityMLP",
-    "__version__",
-    "calibrate",
-    "corrected",
-    "exact_ratio",
-    "integrate",
-    "load_dataset",
-    "mafm_loss",
-    "train_velocity_model",
-    "velocity_ratio",
-]
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "FeatureClassifier": ".metrics",
+        "RunConfig": ".config",
+        "SSCSettings": ".ssc",
+        "ScaleSchedule": ".ssc",
+        "TrainSettings": ".train",
+        "VelocityMLP": ".model",
+        "calibrate": ".ssc",
+        "corrected": ".ssc",
+        "exact_ratio": ".diagnostics",
+        "integrate": ".samplers",
+        "load_dataset": ".data",
+        "mafm_loss": ".flow",
+        "train_velocity_model": ".train",
+        "velocity_ratio": ".diagnostics",
+    },
+)
 
-_WHERE = {
-    "FeatureClassifier": "metrics",
-    "RunConfig": "config",
-    "SSCSettings": "ssc",
-    "ScaleSchedule": "ssc",
-    "TrainSettings": "train",
-    "VelocityMLP": "model",
-    "calibrate": "ssc",
-    "corrected": "ssc",
-    "exact_ratio": "diagnostics",
-    "integrate": "samplers",
-    "load_dataset": "data",
-    "mafm_loss": "flow",
-    "train_velocity_model": "train",
-    "velocity_ratio": "diagnostics",
-}
-
-try:
-    __version__ = version("icml26-velocity-deficit")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
-    __version__ = "0+unknown"
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"icml26.velocity_deficit.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'icml26.velocity_deficit' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+if TYPE_CHECKING:
+    from icml26.velocity_deficit.config import RunConfig as RunConfig
+    from icml26.velocity_deficit.data import load_dataset as load_dataset
+    from icml26.velocity_deficit.diagnostics import exact_ratio as exact_ratio
+    from icml26.velocity_deficit.diagnostics import velocity_ratio as velocity_ratio
+    from icml26.velocity_deficit.flow import mafm_loss as mafm_loss
+    from icml26.velocity_deficit.metrics import FeatureClassifier as FeatureClassifier
+    from icml26.velocity_deficit.model import VelocityMLP as VelocityMLP
+    from icml26.velocity_deficit.samplers import integrate as integrate
+    from icml26.velocity_deficit.ssc import ScaleSchedule as ScaleSchedule
+    from icml26.velocity_deficit.ssc import SSCSettings as SSCSettings
+    from icml26.velocity_deficit.ssc import calibrate as calibrate
+    from icml26.velocity_deficit.ssc import corrected as corrected
+    from icml26.velocity_deficit.train import TrainSettings as TrainSettings
+    from icml26.velocity_deficit.train import train_velocity_model as train_velocity_model
