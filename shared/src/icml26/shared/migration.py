@@ -23,7 +23,6 @@ UNMIGRATED: frozenset[str] = frozenset(
         "dicode",
         "disempowerment",
         "ecg-r1",
-        "eco",
         "magic",
         "nppr",
         "rmft",
