@@ -146,7 +146,7 @@ class RunConfig:
     ema_decay: float = 0.999
     coupling: Literal["independent", "ot"] = "independent"
     mafm_regimes: tuple[str, ...] = REGIMES
-    mafm_lambdas: tuple[float, ...] = (0.3, 1.0)
+    mafm_lambdas: tuple[float, ...] = (0.3, 1.0, 3.0)
     mafm_power: float = 1.0
     mafm_target: Literal["exact", "paper"] = "exact"
     sampler: Literal["euler", "heun", "midpoint"] = "euler"

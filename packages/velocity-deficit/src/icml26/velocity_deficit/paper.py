@@ -33,12 +33,13 @@ _SMOKE = RunConfig(
 
 # The near-exact control (128 x 2 with skip, 1,000 steps: FM loss within ~1 % of the exact
 # field's) beside the under-trained regime (the same net, 100 steps), three seeds, on two
-# mixtures (the dimension trend) and MNIST; MAFM (two lambdas) on gmm256 where the model lacks
-# speed (MAFM in the control too is `--set mafm_regimes=fit,short`, +40 s; full runs it).
+# mixtures (the dimension trend) and MNIST; MAFM (three lambdas) on gmm256 where the model lacks
+# speed (MAFM in the control too is `--set mafm_regimes=fit,short`, about +60 s; full runs it).
 _QUICK = RunConfig(mafm_regimes=("short",))
 
-# Bigger nets trained longer, a third mixture (d = 1024), 1,000 samples per cell. Not yet timed
-# on this machine (estimate: 15-25 minutes on one core).
+# Bigger nets trained longer, a third mixture (d = 1024), 1,000 samples per cell. Timed at
+# 957 s wall (1,013 CPU-s, one core) on 2026-12-04 with two MAFM lambdas; the third adds three
+# 3,000-step trainings of about 33 s each (~16-18 minutes in all).
 _FULL = RunConfig(
     datasets=("gmm16", "gmm256", "gmm1024", "mnist"),
     compare=("gmm256",),
