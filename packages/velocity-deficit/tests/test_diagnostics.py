@@ -50,6 +50,8 @@ def test_velocity_ratio_on_images_equals_flattened() -> None:
         velocity_ratio(lambda x, t: x, torch.zeros(5), [0.0])
     with pytest.raises(ValueError, match="velocity returned shape"):
         velocity_ratio(lambda x, t: x.flatten(1), x, [0.0], n=4)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        velocity_ratio(lambda x, t: x, torch.full((5, 1, 2, 2), float("inf")), [0.0])
 
 
 def test_exact_start_ratio_closed_form() -> None:

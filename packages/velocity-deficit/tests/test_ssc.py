@@ -184,6 +184,10 @@ def test_calibrate_on_images_and_bad_input() -> None:
     assert math.isfinite(cal.scores["identity"])
     with pytest.raises(ValueError, match="reference must be a batch"):
         calibrate(field, torch.zeros(5), SSCSettings())
+    bad = ref.clone()
+    bad[3, 0, 1, 1] = float("nan")
+    with pytest.raises(ValueError, match="reference contains NaN"):
+        calibrate(field, bad, SSCSettings())
     with pytest.raises(ValueError, match="velocity returned shape"):
         calibrate(lambda x, t: x[:, :1], ref, SSCSettings(nfe=4, n_samples=10))
     with pytest.raises(ValueError, match="betas"):

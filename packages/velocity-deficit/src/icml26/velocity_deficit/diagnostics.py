@@ -109,6 +109,8 @@ def _as_batch(data: torch.Tensor | np.ndarray) -> torch.Tensor:
         raise ValueError(
             f"data must be a batch (N, ...) of vectors or images, got shape {tuple(x.shape)}"
         )
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("data contains NaN or infinite values")
     return x
 
 
@@ -134,8 +136,8 @@ def velocity_ratio(
         ``{t: R(t)}``.
 
     Raises:
-        ValueError: data not a batch, a time outside ``[0, 1]``, or the velocity's output
-            shape differs from ``x``'s.
+        ValueError: data not a batch or not finite, a time outside ``[0, 1]``, or the
+            velocity's output shape differs from ``x``'s.
     """
     x = _as_batch(data)
     out: dict[float, float] = {}

@@ -393,8 +393,8 @@ def calibrate(
         The :class:`Calibration`.
 
     Raises:
-        ValueError: ``reference`` is not a batch, or the model's output shape differs from its
-            input's.
+        ValueError: ``reference`` is not a finite batch, or the model's output shape differs
+            from its input's.
     """
     settings = settings or SSCSettings()
     ref = torch.as_tensor(reference)
@@ -402,6 +402,8 @@ def calibrate(
         ref = ref.to(torch.float32)
     if ref.ndim < 2 or len(ref) < 2:
         raise ValueError(f"reference must be a batch (N >= 2, ...), got shape {tuple(ref.shape)}")
+    if not bool(torch.isfinite(ref).all()):
+        raise ValueError("reference contains NaN or infinite values")
     ratio_seed = settings.seed + 1 if settings.ratio_seed is None else settings.ratio_seed
     if exact is None or not isinstance(exact, RatioProfile):
         times = (0.0,) if exact is None else settings.times
