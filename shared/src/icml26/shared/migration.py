@@ -29,6 +29,5 @@ UNMIGRATED: frozenset[str] = frozenset(
         "ro-hnn",
         "scfm-grn",
         "syvla",
-        "velocity-deficit",
     }
 )
