@@ -29,7 +29,5 @@ UNMIGRATED: frozenset[str] = frozenset(
         "ro-hnn",
         "scfm-grn",
         "syvla",
-        "velocity-deficit",
-        "weak-strong",
     }
 )
