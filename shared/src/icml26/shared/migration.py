@@ -27,7 +27,5 @@ UNMIGRATED: frozenset[str] = frozenset(
         "rmft",
         "ro-hnn",
         "syvla",
-        "velocity-deficit",
-        "weak-strong",
     }
 )

@@ -9,7 +9,8 @@ from typing import Any, Literal
 import numpy as np
 
 from icml26.shared import PALETTE, RunDir, figure
-from icml26.weak_strong.config import WeakStrongConfig
+from icml26.weak_strong.config import RunConfig
+from icml26.weak_strong.keys import akey
 from icml26.weak_strong.metrics import reliability_curve
 from icml26.weak_strong.population import ScoreLaw, optimal_policy, policy_risks
 
@@ -30,7 +31,7 @@ def _streams(plot_data: dict[str, Any]) -> list[str]:
 
 
 def make_plots(
-    config: WeakStrongConfig,
+    config: RunConfig,
     run_dir: RunDir,
     plot_data: dict[str, Any],
     laws: dict[str, ScoreLaw],
@@ -147,7 +148,7 @@ def _error_vs_length(
             axes, ("accept", "reject"), ("incorrect acceptance", "incorrect rejection"), strict=True
         ):
             for i, alpha in enumerate(alphas):
-                c = study.get(f"a{alpha:g}")
+                c = study.get(akey(alpha))
                 if c is None:
                     continue
                 colour = PALETTE[i % len(PALETTE)]
