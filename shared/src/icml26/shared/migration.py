@@ -24,12 +24,8 @@ UNMIGRATED: frozenset[str] = frozenset(
         "disempowerment",
         "ecg-r1",
         "magic",
-        "nppr",
         "rmft",
         "ro-hnn",
-        "scfm-grn",
         "syvla",
-        "velocity-deficit",
-        "weak-strong",
     }
 )
