@@ -296,7 +296,11 @@ class QuantFormat:
         amax = torch.maximum(hi, lo.neg())
         if check_finite and not bool(torch.isfinite(amax).all()):
             raise ValueError("cannot quantize a tensor holding NaN or infinity")
-        return torch.where(amax > 0, amax / self.qmax, torch.ones_like(amax))
+        # A tensor divisor, not the Python float: CUDA divides by a host scalar as a product
+        # with its reciprocal, which differs from the CPU's quotient in the last bit (seen on
+        # an H200); an elementwise quotient is the IEEE one on both.
+        qmax = torch.full_like(amax, self.qmax)
+        return torch.where(amax > 0, amax / qmax, torch.ones_like(amax))
 
     def scale_for(self, x: torch.Tensor) -> torch.Tensor:
         """The scales :meth:`quantize` would choose for ``x``.
