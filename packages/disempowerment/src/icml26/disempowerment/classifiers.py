@@ -26,7 +26,7 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 
 from icml26.disempowerment.embeddings import MiniLMEmbedder
 from icml26.disempowerment.labels import Labels
-from icml26.disempowerment.taxonomy import AMPLIFIERS, DIMENSIONS
+from icml26.disempowerment.taxonomy import AMPLIFIERS
 
 __all__ = [
     "Classifier",
@@ -35,6 +35,7 @@ __all__ = [
     "StagedClassifier",
     "TfidfClassifier",
     "assistant_view",
+    "fit_classifier",
 ]
 
 
@@ -55,7 +56,7 @@ class Classifier(Protocol):
 
 
 def _lr(c: float, seed: int) -> LogisticRegression:
-    return LogisticRegression(C=c, max_iter=2000, random_state=seed)
+    return LogisticRegression(C=c, max_iter=2000, random_state=seed % 2**32)
 
 
 Head = LogisticRegression | SGDClassifier | int
@@ -74,7 +75,7 @@ def _fit_head(x: object, y: np.ndarray, c: float, seed: int, *, sgd: bool = Fals
     if sgd:
         n = x.shape[0]  # type: ignore[attr-defined]
         return SGDClassifier(
-            loss="log_loss", alpha=1.0 / (c * n), max_iter=50, tol=1e-4, random_state=seed
+            loss="log_loss", alpha=1.0 / (c * n), max_iter=50, tol=1e-4, random_state=seed % 2**32
         ).fit(x, y)
     return _lr(c, seed).fit(x, y)
 
@@ -242,5 +243,38 @@ class StagedClassifier:
         return self.run(texts).labels
 
 
-#: Heads are ordered as the taxonomy's dimensions.
-HEAD_ORDER = DIMENSIONS
+def fit_classifier(
+    kind: str,
+    texts: Sequence[str],
+    labels: Labels,
+    *,
+    seed: int = 0,
+    embedder: MiniLMEmbedder | None = None,
+    flag_threshold: float = 0.1,
+) -> TfidfClassifier | StagedClassifier:
+    """A fitted measuring classifier.
+
+    Args:
+        kind: ``"tfidf"`` (TF-IDF + logistic regression) or ``"staged"`` (that screen, then
+            MiniLM + logistic regression on the conversations it flags).
+        texts: scrubbed training transcripts.
+        labels: their labels.
+        seed: the heads' seed.
+        embedder: the MiniLM embedder (``staged``; default: the bundled model on the CPU).
+        flag_threshold: the screen's probability of ``moderate`` or worse that flags.
+
+    Returns:
+        The fitted classifier.
+
+    Raises:
+        ValueError: an unknown kind.
+    """
+    if kind not in ("tfidf", "staged"):
+        raise ValueError(f"unknown classifier {kind!r}; expected 'tfidf' or 'staged'")
+    screen = TfidfClassifier(seed=seed).fit(texts, labels)
+    if kind == "tfidf":
+        return screen
+    staged = StagedClassifier(
+        screen, embedder or MiniLMEmbedder(), flag_threshold=flag_threshold, seed=seed
+    )
+    return staged.fit(texts, labels)

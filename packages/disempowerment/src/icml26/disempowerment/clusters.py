@@ -110,7 +110,7 @@ def cluster_patterns(
     n_clusters = max(1, min(n_clusters, n // max(kanon.k, 1)))
     if n < max(2, kanon.k):
         return []
-    km = KMeans(n_clusters=n_clusters, n_init=4, random_state=seed).fit(embeddings)
+    km = KMeans(n_clusters=n_clusters, n_init=4, random_state=seed % 2**32).fit(embeddings)
     assign = km.labels_
     scrubber = Scrubber()
     out = []

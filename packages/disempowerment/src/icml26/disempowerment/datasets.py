@@ -23,8 +23,16 @@ from icml26.disempowerment.synthetic import (
     generate_labelled,
     generate_log,
 )
+from icml26.shared import rng_for, seed_for
 
-__all__ = ["LabelledConversations", "RunData", "read_labelled_jsonl", "synthetic_data", "user_data"]
+__all__ = [
+    "LabelledConversations",
+    "RunData",
+    "read_labelled_jsonl",
+    "synthetic_data",
+    "synthetic_labelled",
+    "user_data",
+]
 
 
 @dataclass
@@ -101,11 +109,26 @@ def read_labelled_jsonl(path: str | Path) -> LabelledConversations:
     )
 
 
-def _labelled(n: int, seed: int, share: float, spec: GeneratorSpec) -> LabelledConversations:
-    lab = generate_labelled(n, seed=seed, spec=spec, positive_share=share)
+def synthetic_labelled(
+    n: int, *, seed: int, share: float, spec: GeneratorSpec | None = None, with_pii: bool = True
+) -> LabelledConversations:
+    """A labelled set from the generator (cue patterns enriched to ``share``), with the
+    importance weights that undo the enrichment.
+
+    Args:
+        n: conversations.
+        seed: its seed.
+        share: share of cue conversations.
+        spec: the world (default: the planted one).
+        with_pii: plant PII in it.
+
+    Returns:
+        The :class:`LabelledConversations` with truth labels and weights.
+    """
+    lab = generate_labelled(n, seed=seed, spec=spec, positive_share=share, with_pii=with_pii)
     log = lab.log
     return LabelledConversations(
-        log.conversations, Labels(log.severity, log.amplifiers, log.domain)
+        log.conversations, Labels(log.severity, log.amplifiers, log.domain), lab.weights
     )
 
 
@@ -118,14 +141,28 @@ def synthetic_data(
     positive_share: float,
     calibration_positive_share: float,
     spec: GeneratorSpec | None = None,
+    with_pii: bool = True,
 ) -> RunData:
-    """Independent draws (distinct seeds) of the log, the training set and the calibration set."""
+    """Independent draws (separate named streams) of the log, the training set and the
+    calibration set of one world."""
     spec = spec or GeneratorSpec()
-    log = generate_log(n, seed=seed, spec=spec)
+    log = generate_log(n, seed=seed_for(seed, "log"), spec=spec, with_pii=with_pii)
     return RunData(
         log=log.conversations,
-        train=_labelled(n_train, seed + 10_001, positive_share, spec),
-        calibration=_labelled(n_calibration, seed + 20_002, calibration_positive_share, spec),
+        train=synthetic_labelled(
+            n_train,
+            seed=seed_for(seed, "train"),
+            share=positive_share,
+            spec=spec,
+            with_pii=with_pii,
+        ),
+        calibration=synthetic_labelled(
+            n_calibration,
+            seed=seed_for(seed, "calibration"),
+            share=calibration_positive_share,
+            spec=spec,
+            with_pii=with_pii,
+        ),
         planted=log.planted,
         pii=log.pii,
     )
@@ -138,8 +175,7 @@ def user_data(log_path: str, labelled_path: str, *, on_malformed: str, seed: int
     if not log:
         raise ValueError(f"{log_path}: no readable conversation\n{report.summary()}")
     lab = read_labelled_jsonl(labelled_path)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(lab.conversations))
+    order = rng_for(seed, "labelled_split").permutation(len(lab.conversations))
     cut = int(0.4 * len(order))
     parts = [lab.subset(order[:cut]), lab.subset(order[cut:])]
     return RunData(log=log, train=parts[0], calibration=parts[1], read_report=report)

@@ -28,7 +28,12 @@ import numpy as np
 __all__ = [
     "DEV_KINDS",
     "DISTRACTORS",
-    "HOLDOUT_KINDS", "PIIMaker", "PlantedPII", "ScrubScores", "scrub_scores"]
+    "HOLDOUT_KINDS",
+    "PIIMaker",
+    "PlantedPII",
+    "ScrubScores",
+    "scrub_scores",
+]
 
 DEV_KINDS = (
     "name",

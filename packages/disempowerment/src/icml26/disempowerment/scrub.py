@@ -127,26 +127,230 @@ _LOW_WORD = re.compile(r"\b" + _LOW + r"\b")
 
 #: Modern words missing from web2 (1934) that the context rule must not take for names.
 _MODERN = frozenset(
-    "okay ok email emails online offline app apps website internet texting texted phone "
-    "laptop weekend weekends coworker coworkers roommate teammates gonna wanna kinda yeah "
-    "honestly basically literally actually really totally".split()
+    [
+        "okay",
+        "ok",
+        "email",
+        "emails",
+        "online",
+        "offline",
+        "app",
+        "apps",
+        "website",
+        "internet",
+        "texting",
+        "texted",
+        "phone",
+        "laptop",
+        "weekend",
+        "weekends",
+        "coworker",
+        "coworkers",
+        "roommate",
+        "teammates",
+        "gonna",
+        "wanna",
+        "kinda",
+        "yeah",
+        "honestly",
+        "basically",
+        "literally",
+        "actually",
+        "really",
+        "totally",
+    ]
 )
 
 #: Capitalised words that open sentences or are names of things, never taken as names.
 _NOT_NAMES = frozenset(
-    """I I'm I've I'd I'll A An The This That These Those It Its It's He She We They You Your
-    My Our His Her Their Hi Hey Hello Dear Okay Ok So And But Or If When While Then Also Still
-    Yes No Not Do Does Did Is Are Was Were Be Been Can Could Would Should Will Shall May Might
-    Must Please Thanks Thank Sorry Sure Well Now Here There What Why How Who Where Which Long
-    Quick Good Morning Evening Night Honestly Just Tell Write Decide Give Draft Send Copy Call
-    Text Pay Reference Signed Regards Cheers Something Everything Nothing Anyone Everyone
-    Someone Nobody Deep Sometimes Relationships Rather Only One Many People Whatever From Of
-    Let Start Check Compare Try Writing Reading Constraints Small Setting Tracking Keeping
-    Without Never Trust Monday Tuesday Wednesday Thursday Friday Saturday Sunday January
-    February March April June July August September October November December Christmas
-    Easter English CI SQL Flat Apt Unit Suite Street Avenue Road Lane Drive Close Court Way
-    Talking Ask Am User Assistant Look Follow Here See Mail Send According Please Even Me
-    Find Follow Ask""".split()
+    [
+        "I",
+        "I'm",
+        "I've",
+        "I'd",
+        "I'll",
+        "A",
+        "An",
+        "The",
+        "This",
+        "That",
+        "These",
+        "Those",
+        "It",
+        "Its",
+        "It's",
+        "He",
+        "She",
+        "We",
+        "They",
+        "You",
+        "Your",
+        "My",
+        "Our",
+        "His",
+        "Her",
+        "Their",
+        "Hi",
+        "Hey",
+        "Hello",
+        "Dear",
+        "Okay",
+        "Ok",
+        "So",
+        "And",
+        "But",
+        "Or",
+        "If",
+        "When",
+        "While",
+        "Then",
+        "Also",
+        "Still",
+        "Yes",
+        "No",
+        "Not",
+        "Do",
+        "Does",
+        "Did",
+        "Is",
+        "Are",
+        "Was",
+        "Were",
+        "Be",
+        "Been",
+        "Can",
+        "Could",
+        "Would",
+        "Should",
+        "Will",
+        "Shall",
+        "May",
+        "Might",
+        "Must",
+        "Please",
+        "Thanks",
+        "Thank",
+        "Sorry",
+        "Sure",
+        "Well",
+        "Now",
+        "Here",
+        "There",
+        "What",
+        "Why",
+        "How",
+        "Who",
+        "Where",
+        "Which",
+        "Long",
+        "Quick",
+        "Good",
+        "Morning",
+        "Evening",
+        "Night",
+        "Honestly",
+        "Just",
+        "Tell",
+        "Write",
+        "Decide",
+        "Give",
+        "Draft",
+        "Send",
+        "Copy",
+        "Call",
+        "Text",
+        "Pay",
+        "Reference",
+        "Signed",
+        "Regards",
+        "Cheers",
+        "Something",
+        "Everything",
+        "Nothing",
+        "Anyone",
+        "Everyone",
+        "Someone",
+        "Nobody",
+        "Deep",
+        "Sometimes",
+        "Relationships",
+        "Rather",
+        "Only",
+        "One",
+        "Many",
+        "People",
+        "Whatever",
+        "From",
+        "Of",
+        "Let",
+        "Start",
+        "Check",
+        "Compare",
+        "Try",
+        "Writing",
+        "Reading",
+        "Constraints",
+        "Small",
+        "Setting",
+        "Tracking",
+        "Keeping",
+        "Without",
+        "Never",
+        "Trust",
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+        "January",
+        "February",
+        "March",
+        "April",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+        "Christmas",
+        "Easter",
+        "English",
+        "CI",
+        "SQL",
+        "Flat",
+        "Apt",
+        "Unit",
+        "Suite",
+        "Street",
+        "Avenue",
+        "Road",
+        "Lane",
+        "Drive",
+        "Close",
+        "Court",
+        "Way",
+        "Talking",
+        "Ask",
+        "Am",
+        "User",
+        "Assistant",
+        "Look",
+        "Follow",
+        "Here",
+        "See",
+        "Mail",
+        "Send",
+        "According",
+        "Please",
+        "Even",
+        "Me",
+        "Find",
+        "Follow",
+        "Ask",
+    ]
 )
 
 
@@ -222,7 +426,9 @@ class ScrubStats:
 def _words(m: re.Match[str], group: int) -> list[tuple[int, int, str]]:
     """``(start, end, word)`` of the whitespace-separated words of a match group."""
     base = m.start(group)
-    return [(base + x.start(), base + x.end(), x.group(0)) for x in re.finditer(r"\S+", m.group(group))]
+    return [
+        (base + x.start(), base + x.end(), x.group(0)) for x in re.finditer(r"\S+", m.group(group))
+    ]
 
 
 class _Work:
@@ -290,36 +496,18 @@ class Scrubber:
         return sorted(w.spans, key=lambda s: s.start)
 
     def _names(self, w: _Work) -> None:
-        for m in list(_TITLE.finditer(w.text)):
-            name = m.group(2)
-            if name[0].isupper() or not is_english_word(name):
-                w.take(*m.span(), "[NAME]")
-            elif m.group(1) and name not in ENGLISH_STOP_WORDS:  # "dr diver"
-                w.take(*m.span(), "[NAME]")
+        self._titles(w)
         for m in list(_CONTEXT_CAP.finditer(w.text)):
             words = _words(m, 1)
             while words and words[-1][2] in _NOT_NAMES:
                 words.pop()
             if words:
                 w.take(words[0][0], words[-1][1], "[NAME]")
-        for pattern in (_CONTEXT_LOW, _BEFORE_VERB):
-            for m in list(pattern.finditer(w.text)):
-                words = _words(m, 1)
-                if pattern is _BEFORE_VERB:  # the name is the word(s) right before the verb
-                    words = words[-1:] if not self._lower_name(words[-1][2]) else words
-                if len(words) == 2 and words[0][2] not in ENGLISH_STOP_WORDS:
-                    # "rick cisneros": a first name that is also a word, before a surname
-                    if self._lower_name(words[1][2]) and not self._lower_name(words[0][2]):
-                        w.take(words[0][0], words[1][1], "[NAME]")
-                        continue
-                kept = []
-                for word in words if pattern is _CONTEXT_LOW else reversed(words):
-                    if not self._lower_name(word[2]):
-                        break
-                    kept.append(word)
-                if kept:
-                    kept.sort()
-                    w.take(kept[0][0], kept[-1][1], "[NAME]")
+        for m in list(_CONTEXT_LOW.finditer(w.text)):
+            self._lower_run(w, _words(m, 1))
+        for m in list(_BEFORE_VERB.finditer(w.text)):
+            words = _words(m, 1)  # the name is the word (or two) right before the verb
+            self._lower_run(w, words if self._lower_name(words[-1][2]) else words[-1:])
         for m in list(_CAP_RUN.finditer(w.text)):
             words = _words(m, 0)
             while words and words[0][2] in _NOT_NAMES:
@@ -333,6 +521,35 @@ class Scrubber:
         for m in list(_LOW_WORD.finditer(w.text)):
             if m.group(0) in self.lower_names:
                 w.take(*m.span(), "[NAME]")
+
+    def _titles(self, w: _Work) -> None:
+        """``Dr. Okafor``, ``Coach Reid``; ``dr diver`` after an abbreviated title."""
+        for m in list(_TITLE.finditer(w.text)):
+            name = m.group(2)
+            abbreviated = m.group(1) is not None and name not in ENGLISH_STOP_WORDS
+            if name[0].isupper() or not is_english_word(name) or abbreviated:
+                w.take(*m.span(), "[NAME]")
+
+    def _lower_run(self, w: _Work, words: list[tuple[int, int, str]]) -> None:
+        """Take the lower-case words of a context slot that may be a name (see the module
+        docstring); a first name that is also a word is taken before a surname that is not
+        (``rick cisneros``)."""
+        first, last = words[0][2], words[-1][2]
+        if (
+            len(words) == 2
+            and first not in ENGLISH_STOP_WORDS
+            and self._lower_name(last)
+            and not self._lower_name(first)
+        ):
+            w.take(words[0][0], words[1][1], "[NAME]")
+            return
+        kept = []
+        for word in words:
+            if not self._lower_name(word[2]):
+                break
+            kept.append(word)
+        if kept:
+            w.take(kept[0][0], kept[-1][1], "[NAME]")
 
     def _lower_name(self, word: str) -> bool:
         """A lower-case word that may be a name: a known name, or not an English word."""

@@ -458,8 +458,23 @@ def _sample(
     )
 
 
-def generate_log(n: int, *, seed: int, spec: GeneratorSpec | None = None) -> SyntheticLog:
-    """A log of ``n`` conversations drawn from the planted world, with PII planted."""
+def generate_log(
+    n: int, *, seed: int, spec: GeneratorSpec | None = None, with_pii: bool = True
+) -> SyntheticLog:
+    """A log drawn from a world.
+
+    Args:
+        n: conversations.
+        seed: its seed (the log and its PII are separate streams under it).
+        spec: the world (default: the planted one; see :func:`null_spec` for the nulls).
+        with_pii: plant PII (and look-alike sentences) in user messages.
+
+    Returns:
+        The :class:`SyntheticLog` with its per-conversation truth and planted values.
+
+    Raises:
+        ValueError: ``n < 1``.
+    """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     spec = spec or GeneratorSpec()
@@ -470,7 +485,7 @@ def generate_log(n: int, *, seed: int, spec: GeneratorSpec | None = None) -> Syn
         rng_for(seed, "log"),
         probs,
         cells,
-        pii_rng=rng_for(seed, "log_pii"),
+        pii_rng=rng_for(seed, "log_pii") if with_pii else None,
         id_prefix="c",
     )
 
