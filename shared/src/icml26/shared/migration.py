@@ -23,7 +23,6 @@ UNMIGRATED: frozenset[str] = frozenset(
         "bll-ntk",
         "decor",
         "dicode",
-        "disempowerment",
         "ecg-r1",
         "eco",
         "inctnp",
