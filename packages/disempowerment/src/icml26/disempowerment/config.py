@@ -258,8 +258,8 @@ PROFILES: dict[str, RunConfig] = {
         coverage_repeats=0,
         null_seeds=0,
         judge="smollm2-135m-instruct",
-        judge_audit_n=100,
-        judge_log_n=100,
+        judge_audit_n=60,
+        judge_log_n=60,
     ),
 }
 
