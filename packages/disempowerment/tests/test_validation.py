@@ -10,7 +10,7 @@ import pytest
 
 from icml26.disempowerment.classifiers import fit_classifier
 from icml26.disempowerment.datasets import synthetic_labelled
-from icml26.disempowerment.measure import IntervalSettings, PrivacySettings, measure
+from icml26.disempowerment.measurement import IntervalSettings, PrivacySettings, measure
 from icml26.disempowerment.paper import CLAIMS
 from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log
 from icml26.disempowerment.validation import NullSettings, coverage_study, null_study

@@ -18,7 +18,12 @@ from icml26.disempowerment.datasets import (
     synthetic_labelled,
 )
 from icml26.disempowerment.judge import LLMJudge
-from icml26.disempowerment.measure import IntervalSettings, Measurement, PrivacySettings, measure
+from icml26.disempowerment.measurement import (
+    IntervalSettings,
+    Measurement,
+    PrivacySettings,
+    measure,
+)
 from icml26.disempowerment.scrub import Scrubber
 from icml26.disempowerment.synthetic import generate_log, null_spec
 

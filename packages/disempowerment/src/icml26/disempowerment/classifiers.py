@@ -103,6 +103,7 @@ class TfidfClassifier:
     c: float = 10.0
     seed: int = 0
     name: str = "tfidf"
+    # fitted state
     _vec: HashingVectorizer = field(init=False, repr=False)
     _tfidf: TfidfTransformer = field(init=False, repr=False)
     _sev: list[Head] = field(init=False, repr=False, default_factory=list)
@@ -123,6 +124,15 @@ class TfidfClassifier:
         return self._tfidf.transform(self._vec.transform(texts))
 
     def fit(self, texts: Sequence[str], labels: Labels) -> TfidfClassifier:
+        """Fit the heads (three severities, four amplifiers, the domain).
+
+        Args:
+            texts: scrubbed training transcripts.
+            labels: their labels.
+
+        Returns:
+            ``self``.
+        """
         x = self._tfidf.fit_transform(self._vec.transform(texts))
         fit = lambda y: _fit_head(x, y, self.c, self.seed, sgd=True)  # noqa: E731
         self._sev = [fit(labels.severity[:, k]) for k in range(3)]
@@ -142,6 +152,15 @@ class TfidfClassifier:
         return Labels(sev_p.argmax(axis=2), amps, dom), sev_p
 
     def predict(self, texts: Sequence[str]) -> Labels:
+        """Labels of scrubbed transcripts.
+
+        Args:
+            texts: scrubbed transcripts.
+
+        Returns:
+            Their :class:`Labels` (the domain is one of the six: the screen never says
+            ``other``).
+        """
         return self.predict_features(self.features(texts), len(texts))[0]
 
 
@@ -196,7 +215,16 @@ class StageOutput:
 
 @dataclass
 class StagedClassifier:
-    """Screen everything, refine the flagged (see the module docstring)."""
+    """Screen everything, refine the flagged (see the module docstring).
+
+    Args:
+        screen: a fitted :class:`TfidfClassifier`.
+        embedder: the MiniLM embedder of the second stage.
+        flag_threshold: the screen's probability of ``moderate`` or worse (any dimension)
+            above which a conversation goes to the second stage.
+        c: inverse L2 regularisation of the second stage's heads.
+        seed: the heads' seed.
+    """
 
     screen: TfidfClassifier
     embedder: MiniLMEmbedder
@@ -214,7 +242,15 @@ class StagedClassifier:
         return np.concatenate([e, np.log(np.clip(sev_p, 1e-6, 1)).reshape(len(e), -1)], axis=1)
 
     def fit(self, texts: Sequence[str], labels: Labels) -> StagedClassifier:
-        """Fit stage 2 on the training conversations the (already fitted) screen flags."""
+        """Fit stage 2 on the training conversations the (already fitted) screen flags.
+
+        Args:
+            texts: scrubbed training transcripts.
+            labels: their labels.
+
+        Returns:
+            ``self``.
+        """
         x = self.screen.features(texts)
         _, sev_p = self.screen.predict_features(x, len(texts))
         flagged = self._flag(sev_p)
@@ -225,6 +261,7 @@ class StagedClassifier:
         return self
 
     def run(self, texts: Sequence[str]) -> StageOutput:
+        """Labels, the flagged mask and the flagged rows' embeddings of scrubbed transcripts."""
         n = len(texts)
         x = self.screen.features(texts)
         base, sev_p = self.screen.predict_features(x, n)
@@ -240,6 +277,7 @@ class StagedClassifier:
         return StageOutput(Labels(sev, base.amplifiers, base.domain), flagged, e)
 
     def predict(self, texts: Sequence[str]) -> Labels:
+        """Labels of scrubbed transcripts (see :meth:`run`)."""
         return self.run(texts).labels
 
 

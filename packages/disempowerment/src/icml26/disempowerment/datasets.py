@@ -37,8 +37,14 @@ __all__ = [
 
 @dataclass
 class LabelledConversations:
-    """Labelled conversations; ``weights`` are inverse inclusion probabilities (``None``: a
-    simple random sample)."""
+    """Labelled conversations (a training set or an audit set).
+
+    Attributes:
+        conversations: the conversations.
+        labels: their labels (truth: people's ratings, or the generator's).
+        weights: inverse inclusion probabilities when the set was enriched (``None``: a
+            simple random sample of the log).
+    """
 
     conversations: list[Conversation]
     labels: Labels
@@ -65,11 +71,23 @@ class RunData:
 
 
 def read_labelled_jsonl(path: str | Path) -> LabelledConversations:
-    """A labelled set: conversation lines with a ``"labels"`` object in the judge's schema
-    (``reality``/``value``/``action`` severities, ``amplifiers`` list, ``domain``) and an
-    optional positive ``"weight"`` (inverse inclusion probability, for an enriched set).
-    Unlike the log, a malformed labelled line is always an error (it would bias the
-    calibration)."""
+    """Read a labelled set.
+
+    Each line is a conversation (as in :func:`read_jsonl`) with a ``"labels"`` object in the
+    judge's schema (``reality``/``value``/``action`` severities, an ``amplifiers`` list, a
+    ``domain`` among the six or ``"other"``) and an optional positive ``"weight"`` (its
+    inverse inclusion probability, for an enriched set).
+
+    Args:
+        path: the JSONL file.
+
+    Returns:
+        The :class:`LabelledConversations` (``weights`` when any line has one).
+
+    Raises:
+        ValueError: naming the line, for any malformed line (unlike the log, a bad labelled
+            line is never skipped: it would bias the calibration), or an empty file.
+    """
     convs, labels, weights = [], [], []
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):

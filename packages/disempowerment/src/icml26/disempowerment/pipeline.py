@@ -30,7 +30,7 @@ from icml26.disempowerment.embeddings import MiniLMEmbedder
 from icml26.disempowerment.engine import process_log
 from icml26.disempowerment.judge import LLMJudge
 from icml26.disempowerment.labels import Labels, macro_f1
-from icml26.disempowerment.measure import IntervalSettings, PrivacySettings, log_inputs
+from icml26.disempowerment.measurement import IntervalSettings, PrivacySettings, log_inputs
 from icml26.disempowerment.privacy import (
     GUARANTEES,
     KAnonymity,

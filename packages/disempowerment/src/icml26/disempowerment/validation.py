@@ -27,7 +27,7 @@ from icml26.disempowerment.datasets import (
     synthetic_labelled,
 )
 from icml26.disempowerment.labels import Labels, macro_f1
-from icml26.disempowerment.measure import IntervalSettings, PrivacySettings, measure
+from icml26.disempowerment.measurement import IntervalSettings, PrivacySettings, measure
 from icml26.disempowerment.pii import PlantedPII, scrub_scores
 from icml26.disempowerment.scrub import Scrubber
 from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log, null_spec
@@ -49,7 +49,7 @@ class NullSettings:
     Attributes:
         n_log, n_train, n_calibration: log, training and calibration set sizes.
         positive_share, calibration_positive_share: the labelled sets' cue shares.
-        privacy, intervals: as in :func:`icml26.disempowerment.measure.measure`.
+        privacy, intervals: as in :func:`icml26.disempowerment.measurement.measure`.
     """
 
     n_log: int
