@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from icml26.disempowerment.classifiers import fit_classifier
 from icml26.disempowerment.config import RunConfig
+from icml26.disempowerment.embeddings import MiniLMEmbedder
 from icml26.disempowerment.figures import plot_figures
 from icml26.disempowerment.paper import CLAIMS
 from icml26.disempowerment.pipeline import (
@@ -130,10 +131,17 @@ def _nulls(config: RunConfig) -> dict[str, float]:
         intervals,
     )
 
+    embedder = MiniLMEmbedder(config.embedding_model, device=config.device)  # staged only
+
     def train(train_set: Any) -> Any:  # the null worlds carry no PII: nothing to scrub
         texts = [c.text() for c in train_set.conversations]
         return fit_classifier(
-            config.classifier, texts, train_set.labels, seed=seed_for(config.seed, "classifier")
+            config.classifier,
+            texts,
+            train_set.labels,
+            seed=seed_for(config.seed, "classifier"),
+            embedder=embedder,
+            flag_threshold=config.flag_threshold,
         )
 
     return null_study(
