@@ -6,10 +6,21 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from icml26.disempowerment.engine import ENGINES
-from icml26.disempowerment.privacy import DEFAULT_K
+__all__ = [
+    "BENCH_PROFILES",
+    "CLASSIFIERS",
+    "DEFAULT_K",
+    "ENGINES",
+    "PROFILES",
+    "BenchConfig",
+    "RunConfig",
+]
 
-__all__ = ["BENCH_PROFILES", "CLASSIFIERS", "PROFILES", "BenchConfig", "RunConfig"]
+#: Execution engines of the scrub-and-classify stage (``engine.py``).
+ENGINES = ("local", "ray")
+#: Minimum distinct users per released group. Clio releases a cluster only above a minimum
+#: number of distinct accounts; we could not check its exact figure offline and use 25.
+DEFAULT_K = 25
 
 #: The measuring classifiers of the main log: TF-IDF + logistic regression (the cheap
 #: baseline), or the staged classifier (the screen, then MiniLM on what it flags).

@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 
 from icml26.disempowerment.classifiers import StagedClassifier
+from icml26.disempowerment.config import ENGINES
 from icml26.disempowerment.conversations import Conversation
 from icml26.disempowerment.labels import Labels
 from icml26.disempowerment.scrub import PLACEHOLDERS, Scrubber
 
 __all__ = ["ENGINES", "ProcessedLog", "process_batch", "process_log"]
 
-ENGINES = ("local", "ray")
 EMB_DIM = 384
 
 

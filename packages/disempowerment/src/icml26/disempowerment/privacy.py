@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from icml26.disempowerment.config import DEFAULT_K
+
 __all__ = [
     "DEFAULT_K",
     "GUARANTEES",
@@ -44,10 +46,6 @@ __all__ = [
     "pii_leak_audit",
     "release_manifest",
 ]
-
-#: Minimum distinct users per released group. Clio releases a cluster only above a minimum
-#: number of distinct accounts; we could not check its exact figure offline and use 25.
-DEFAULT_K = 25
 
 
 @dataclass
