@@ -72,6 +72,7 @@ class RunConfig:
         null_seeds: seeds of each null world (no trend, no approval effect, equal domains,
             a severe rate at the threshold), each a whole run at this profile's sizes; every
             claim is evaluated on them (0: none).
+        study_workers: processes running the null study's (world, seed) pairs side by side.
         scrub_eval_n: conversations of the log on which the scrubber's recall and precision
             are measured against the planted PII.
         judge: ``none``, a model spec for ``icml26.shared.llm.load_causal_lm``
@@ -113,6 +114,7 @@ class RunConfig:
     coverage_n: int = 15_000
     coverage_calibration_n: int = 5000
     null_seeds: int = 1
+    study_workers: int = 2
     scrub_eval_n: int = 20_000
     judge: str = "none"
     judge_audit_n: int = 200
@@ -191,8 +193,8 @@ class RunConfig:
             raise ValueError("n_clusters >= 1, coverage_repeats >= 0 and minilm_eval_n >= 20")
         if self.coverage_n < 1000 or self.coverage_calibration_n < 200:
             raise ValueError("coverage_n must be >= 1000 and coverage_calibration_n >= 200")
-        if self.null_seeds < 0 or self.scrub_eval_n < 1:
-            raise ValueError("null_seeds must be >= 0 and scrub_eval_n >= 1")
+        if self.null_seeds < 0 or self.scrub_eval_n < 1 or self.study_workers < 1:
+            raise ValueError("null_seeds >= 0, scrub_eval_n >= 1 and study_workers >= 1")
 
 
 @dataclass(frozen=True)
@@ -238,6 +240,7 @@ _QUICK = RunConfig()
 PROFILES: dict[str, RunConfig] = {
     "smoke": replace(
         _QUICK,
+        study_workers=1,
         n_conversations=3000,
         n_train=400,
         n_calibration=600,
@@ -263,7 +266,14 @@ PROFILES: dict[str, RunConfig] = {
         coverage_n=40_000,
         coverage_calibration_n=12_000,
     ),
-    "nulls": replace(_QUICK, null_seeds=20, coverage_repeats=0, n_clusters=1, scrub_eval_n=1000),
+    "nulls": replace(
+        _QUICK,
+        null_seeds=20,
+        study_workers=4,
+        coverage_repeats=0,
+        n_clusters=1,
+        scrub_eval_n=1000,
+    ),
     "llm": replace(
         _QUICK,
         coverage_repeats=0,

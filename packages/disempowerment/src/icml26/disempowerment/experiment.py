@@ -16,12 +16,11 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, TypeVar
 
-from icml26.disempowerment.classifiers import fit_classifier
 from icml26.disempowerment.config import RunConfig
-from icml26.disempowerment.embeddings import MiniLMEmbedder
 from icml26.disempowerment.figures import plot_figures
 from icml26.disempowerment.paper import CLAIMS
 from icml26.disempowerment.pipeline import (
+    NullTrainer,
     analyse_log,
     audit_outputs,
     calibrate,
@@ -130,20 +129,11 @@ def _nulls(config: RunConfig) -> dict[str, float]:
         privacy,
         intervals,
     )
-
-    embedder = MiniLMEmbedder(config.embedding_model, device=config.device)  # staged only
-
-    def train(train_set: Any) -> Any:  # the null worlds carry no PII: nothing to scrub
-        texts = [c.text() for c in train_set.conversations]
-        return fit_classifier(
-            config.classifier,
-            texts,
-            train_set.labels,
-            seed=seed_for(config.seed, "classifier"),
-            embedder=embedder,
-            flag_threshold=config.flag_threshold,
-        )
-
     return null_study(
-        CLAIMS, train, settings, seeds=config.null_seeds, seed=seed_for(config.seed, "nulls")
+        CLAIMS,
+        NullTrainer(config),
+        settings,
+        seeds=config.null_seeds,
+        seed=seed_for(config.seed, "nulls"),
+        workers=config.study_workers,
     )

@@ -44,6 +44,7 @@ from icml26.shared import RunDir, log, rng_for, seed_for
 
 __all__ = [
     "Models",
+    "NullTrainer",
     "analyse_log",
     "audit_outputs",
     "calibrate",
@@ -63,6 +64,28 @@ class Models:
 
     classifier: TfidfClassifier | StagedClassifier
     embedder: MiniLMEmbedder
+
+
+class NullTrainer:
+    """Fits the configured classifier on a null world's training set (picklable, so the null
+    study can run in worker processes). The null worlds carry no PII: nothing to scrub."""
+
+    def __init__(self, cfg: RunConfig) -> None:
+        self.cfg = cfg
+        self._embedder: MiniLMEmbedder | None = None
+
+    def __call__(self, train_set: Any) -> TfidfClassifier | StagedClassifier:
+        cfg = self.cfg
+        if self._embedder is None:
+            self._embedder = MiniLMEmbedder(cfg.embedding_model, device=cfg.device)
+        return fit_classifier(
+            cfg.classifier,
+            [c.text() for c in train_set.conversations],
+            train_set.labels,
+            seed=seed_for(cfg.seed, "classifier"),
+            embedder=self._embedder,
+            flag_threshold=cfg.flag_threshold,
+        )
 
 
 def privacy_of(cfg: RunConfig) -> tuple[PrivacySettings, IntervalSettings]:

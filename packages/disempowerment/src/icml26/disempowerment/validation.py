@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
@@ -69,6 +71,7 @@ def null_study(
     seeds: int,
     seed: int,
     worlds: Sequence[str] = tuple(NULL_WORLDS),
+    workers: int = 1,
 ) -> dict[str, float]:
     """Every claim on every null world, over ``seeds`` seeds (see the module docstring).
 
@@ -78,11 +81,13 @@ def null_study(
     Args:
         claims: the claims (those whose ``placebo`` names a null world get a false-positive
             rate).
-        train: fits the classifier on a world's training set.
+        train: fits the classifier on a world's training set (picklable when
+            ``workers > 1``).
         settings: sizes and release settings of each run.
         seeds: seeds per world.
         seed: the run's seed (each (world, seed) pair has its own named stream).
         worlds: the null worlds to run.
+        workers: processes running (world, seed) pairs side by side.
 
     Returns:
         ``null.<world>.<key>``: the first seed's values of every key the claims read (the
@@ -91,27 +96,29 @@ def null_study(
         claim's own null world; ``null.n_seeds``.
     """
     keys = sorted({k for c in claims for k in rule_keys(c.rule).keys})
+    jobs = [(w, s) for w in worlds for s in range(seeds)]
+    args = [(w, s, train, settings, seed_for(seed, f"null_{w}_{s}")) for w, s in jobs]
+    if workers > 1:
+        with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
+            runs = list(pool.map(_null_run, *zip(*args, strict=True)))
+    else:
+        runs = [_null_run(*a) for a in args]
     out: dict[str, float] = {"null.n_seeds": float(seeds)}
     for world in worlds:
-        holds: dict[str, list[bool]] = {c.id: [] for c in claims}
-        for s in range(seeds):
-            m = _null_run(world, s, train, settings, seed_for(seed, f"null_{world}_{s}"))
-            for c in claims:
-                held, _, _ = evaluate_rule(c.rule, m)
-                holds[c.id].append(bool(held))
-            if s == 0:
-                out.update({f"null.{world}.{k}": float(m[k]) for k in keys if k in m})
-            log(f"null world {world}, seed {s + 1}/{seeds}")
+        mine = [m for (w, _), m in zip(jobs, runs, strict=True) if w == world]
+        out.update({f"null.{world}.{k}": float(mine[0][k]) for k in keys if k in mine[0]})
         for c in claims:
-            out[f"null.{world}.holds.{c.id}"] = float(np.mean(holds[c.id]))
+            held = np.mean([bool(evaluate_rule(c.rule, m)[0]) for m in mine])
+            out[f"null.{world}.holds.{c.id}"] = float(held)
             if c.placebo == world:
-                out[f"null_fpr.{c.id}"] = float(np.mean(holds[c.id]))
+                out[f"null_fpr.{c.id}"] = float(held)
     return out
 
 
 def _null_run(
     world: str, s: int, train: Trainer, settings: NullSettings, run_seed: int
 ) -> dict[str, float]:
+    log(f"null world {world}, seed {s + 1}")
     spec = null_spec(world)
     data = synthetic_data(
         settings.n_log,
