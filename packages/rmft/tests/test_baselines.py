@@ -17,7 +17,7 @@ from icml26.rmft.baselines import (
     make_baseline,
 )
 from icml26.rmft.envs import EnvSpec, Instances, sample_instances
-from icml26.rmft.rollout import rollout
+from icml26.rmft.rollouts import rollout
 
 
 def _fixed(

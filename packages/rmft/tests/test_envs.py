@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from icml26.rmft.baselines import Oracle
 from icml26.rmft.envs import EnvSpec, Instances, cumulative_regret, parse_env, sample_instances
-from icml26.rmft.rollout import rollout
+from icml26.rmft.rollouts import rollout
 
 
 @pytest.mark.parametrize("kind", ["bernoulli", "gaussian", "nonstationary", "restaurants"])

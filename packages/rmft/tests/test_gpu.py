@@ -29,7 +29,7 @@ from icml26.rmft.model import (
     TransformerPolicy,
     trajectory_features,
 )
-from icml26.rmft.rollout import rollout
+from icml26.rmft.rollouts import rollout
 from icml26.shared.cli import main
 
 gpu = pytest.mark.gpu

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from icml26.rmft.envs import parse_env, sample_instances
 from icml26.rmft.llm_policy import SCENARIOS, LLMPolicy, build_messages, parse_action
 from icml26.rmft.llm_rmft import LLMSettings, select_llm_transcripts, write_openai_finetune_jsonl
-from icml26.rmft.rollout import rollout
+from icml26.rmft.rollouts import rollout
 from icml26.shared.llm import Completion, TokenUsage
 
 

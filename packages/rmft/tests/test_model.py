@@ -14,7 +14,7 @@ from icml26.rmft.model import (
     TransformerPolicy,
     trajectory_features,
 )
-from icml26.rmft.rollout import rollout
+from icml26.rmft.rollouts import rollout
 
 
 @pytest.fixture

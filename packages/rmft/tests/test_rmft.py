@@ -11,7 +11,7 @@ from icml26.rmft import rmft as rmft_mod
 from icml26.rmft.envs import parse_env
 from icml26.rmft.model import ArmTransformer, ModelConfig
 from icml26.rmft.rmft import RMFTSettings, numeric_rmft_iteration, weak_pretraining
-from icml26.rmft.rollout import Trajectories
+from icml26.rmft.rollouts import Trajectories
 
 
 def _tiny() -> ArmTransformer:

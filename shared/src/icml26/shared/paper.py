@@ -12,6 +12,15 @@ loads every paper for ``icml26 list``. ``run`` and ``bench`` may be given as
 ``run(config, run_dir)`` trains/evaluates and returns a mapping of metrics (nested mappings
 are flattened to dotted keys); the runner evaluates ``claims`` on them and writes
 ``results.json``. ``bench(config, run_dir)`` does the same for performance claims.
+
+``icml26 reproduce`` runs several papers' ``run`` jobs at once. Two declarations shape that:
+
+* ``timing_claims=True`` when a claim of ``run`` (not ``bench``) is a rule on measured time
+  (latency, speed-up, seconds): the paper then runs alone, after the others, with every
+  core's threads, so the other papers' load is not in its timings;
+* ``extra={"resources": {"memory_gb": 6}}``: the ``run`` job's peak memory in GB (default
+  2.5), so that no more papers run at once than the memory holds; ``num_cpus`` and
+  ``num_gpus`` there are the request of a Ray task (see :mod:`icml26.shared.reproduce`).
 """
 
 from __future__ import annotations
@@ -76,11 +85,17 @@ class Paper:
         bench_claims: claims checked on ``bench``'s metrics.
         framework: ``"jax"``, ``"torch"`` or ``"numpy"`` (informational).
         summary: one line for ``icml26 list``.
-        extra: free-form facts for tools (``resources`` for ``icml26 reproduce``).
         inputs: ``inputs(config)`` or ``"module:function"``: validates the config's input
             files (a user's data, a checkpoint folder) and raises ``ValueError`` naming the
             problem; run before the run folder is made, so a bad file fails in seconds, not
             after the first stages.
+        extra: anything else; ``extra["resources"]`` is the job's request (CPUs, GPUs, peak
+            memory; see :func:`icml26.shared.reproduce.resources_for`).
+        readme_tables: ``tables(results) -> str`` or ``"module:function"``: the paper's own
+            Markdown tables from a results object (e.g. a method x dataset grid), which
+            ``icml26 readme`` places after the claims table, so no figure is typed by hand.
+        timing_claims: some of ``claims`` are rules on measured time; ``icml26 reproduce``
+            runs this paper alone, after the others, with every core's threads.
     """
 
     slug: str
@@ -95,8 +110,14 @@ class Paper:
     summary: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
     inputs: Callable[[Any], None] | str | None = None
+    timing_claims: bool = False
+    readme_tables: Callable[[Mapping[str, Any]], str] | str | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.timing_claims, bool):
+            raise TypeError(
+                f"{self.slug}: timing_claims must be True or False, got {self.timing_claims!r}"
+            )
         if not _SLUG.match(self.slug):
             raise ValueError(f"slug {self.slug!r} must be lower-case words joined by '-'")
         _check_profiles(self.slug, "profiles", self.profiles)
@@ -133,6 +154,19 @@ class Paper:
         """
         if self.inputs is not None:
             _resolve(self.inputs)(config)
+
+    def tables_markdown(self, results: Mapping[str, Any]) -> str:
+        """The paper's own Markdown tables for ``results`` (empty when it has none).
+
+        Args:
+            results: a results object (``results.json``) of this paper.
+
+        Returns:
+            Markdown text, or ``""``.
+        """
+        if self.readme_tables is None:
+            return ""
+        return str(_resolve(self.readme_tables)(results)).strip()
 
     def job(self, kind: str) -> JobFn:
         """The ``run`` or ``bench`` function (importing its module if given as a string)."""

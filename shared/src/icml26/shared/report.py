@@ -152,7 +152,12 @@ def _is_run_folder(folder: Path) -> bool:
 
 
 def collect_entries(root: str | os.PathLike[str]) -> list[ReportEntry]:
-    """Every run folder under ``root`` (``root`` itself included), newest per paper and kind."""
+    """Every run folder under ``root`` (``root`` itself included), newest per paper and kind.
+
+    In the order ``icml26 reproduce`` was asked for (the papers of ``reproduce.json``), never
+    the order the runs finished in; papers it does not name follow, sorted, as do all papers
+    of a folder without one.
+    """
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is not a folder")
@@ -173,7 +178,9 @@ def collect_entries(root: str | os.PathLike[str]) -> list[ReportEntry]:
     for folder in sorted(folders, key=lambda p: p.stat().st_mtime):
         entry = _entry(folder)
         newest[(entry.paper, entry.kind)] = entry
-    return [newest[k] for k in sorted(newest)]
+    requested = _read_json_object(root / REPRODUCE_FILE).get("papers")
+    rank = {slug: i for i, slug in enumerate(requested if isinstance(requested, Mapping) else ())}
+    return [newest[k] for k in sorted(newest, key=lambda k: (rank.get(k[0], len(rank)), k))]
 
 
 # --------------------------------------------------------------------------- document model

@@ -1,22 +1,38 @@
 """``icml26 reproduce``: run papers into one folder, then write its report.
 
 Each paper runs in its own child process (``icml26 run <slug> --out <root>/<slug>``), so a
-crash, a leak or a framework's global state stays there. Three ways to schedule them:
+crash, a leak or a framework's global state stays there. Two ways to schedule them:
 
-* one after another (the default);
-* ``jobs=N``: up to N child processes at once, the machine's CPU threads split between
-  them: each child gets ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``
-  and ``ICML26_THREADS`` = ``max(1, cpu_count // N)`` (torch and numpy's BLAS read the first
-  three; a package that sizes its own pools reads ``ICML26_THREADS``);
+* on this machine (the default), up to ``jobs`` papers at once, by default one per core
+  (:func:`available_cores`: the CPUs in this process's affinity mask where the system has
+  one, else ``os.cpu_count()``), started in the requested order. The cores' threads are
+  split between the children: each gets ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``,
+  ``OPENBLAS_NUM_THREADS`` and ``ICML26_THREADS`` = ``max(1, cores // jobs)`` (torch and
+  numpy's BLAS read the first three; a package that sizes its own pools reads
+  ``ICML26_THREADS``). ``jobs=1`` runs one paper after another with the environment as it
+  is. Two rules can hold a paper back:
+
+  - memory: a paper declares its peak memory (:attr:`Resources.memory_gb`, default
+    :data:`DEFAULT_MEMORY_GB`); it starts only when the declared memory of the papers
+    running plus its own fits in the memory available when the reproduce started
+    (:func:`available_memory_gb`, ``MemAvailable``), else it waits, and the log says so. A
+    paper that declares more than is available runs with nothing beside it;
+  - timings: a paper whose claims are timings (:attr:`Paper.timing_claims
+    <icml26.shared.paper.Paper.timing_claims>`) runs alone, after the others, with every
+    core's threads, so that no other paper's load is in its measurements.
+
 * ``ray_address=...``: each paper is a Ray task with the paper's resource request
-  (:func:`resources_for`), on a cluster or a local instance. The task runs the same child
+  (:func:`resources_for`: CPUs and GPUs; the memory and timing rules above are the local
+  scheduler's), on a cluster or a local instance. The task runs the same child
   process in a scratch folder on its node and sends the whole run folder back, so the
   results land in the same ``<root>/<slug>`` folders (no shared file system needed) and the
   same report is written. Ray is optional (``pip install icml26-shared[ray]``) and imported
   only here, only when asked for.
 
 A paper's request comes from ``Paper.extra["resources"]``, e.g.
-``extra={"resources": {"num_cpus": 2, "num_gpus": 1}}``; the default is 1 CPU and no GPU.
+``extra={"resources": {"num_cpus": 2, "num_gpus": 1, "memory_gb": 6}}``; the default is 1
+CPU, no GPU and 2.5 GB. Whichever way the papers run and in whatever order they finish, the
+outcomes, ``reproduce.json`` and the report list them in the requested order.
 """
 
 from __future__ import annotations
@@ -31,7 +47,7 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -43,18 +59,26 @@ from icml26.shared.progress import log
 from icml26.shared.report import REPRODUCE_FILE, ReportEntry, write_report
 
 __all__ = [
+    "DEFAULT_MEMORY_GB",
     "THREAD_VARIABLES",
     "Outcome",
     "PaperJob",
     "ReproduceError",
     "Resources",
+    "available_cores",
+    "available_memory_gb",
     "reproduce",
     "resources_for",
+    "run_local",
     "thread_environment",
 ]
 
 #: Set for each child to its share of the CPU threads.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "ICML26_THREADS")
+#: A paper's peak memory when it declares none: the largest measured peak RSS of a paper's
+#: ``quick`` run (2.5 GB, 2026-12-02), so that an undeclared paper is never under-counted.
+DEFAULT_MEMORY_GB = 2.5
+_GB = 1e9
 _LOG_FILE = "log.txt"
 _ERROR_FILE = "error.txt"
 
@@ -65,13 +89,22 @@ class ReproduceError(ValueError):
 
 @dataclass(frozen=True)
 class Resources:
-    """What one paper's job asks of a Ray node (Ray's ``num_cpus`` / ``num_gpus``)."""
+    """What one paper's job asks for.
+
+    Attributes:
+        num_cpus: CPUs, for a Ray node (Ray's ``num_cpus``; the child's thread count there).
+        num_gpus: GPUs, for a Ray node (Ray's ``num_gpus``).
+        memory_gb: the job's peak memory in GB (10^9 bytes), for the local scheduler: a paper
+            starts only when it fits beside the running ones (default
+            :data:`DEFAULT_MEMORY_GB`).
+    """
 
     num_cpus: float = 1.0
     num_gpus: float = 0.0
+    memory_gb: float = DEFAULT_MEMORY_GB
 
     def __post_init__(self) -> None:
-        for name in ("num_cpus", "num_gpus"):
+        for name in ("num_cpus", "num_gpus", "memory_gb"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ReproduceError(f"resources {name} must be a number, got {value!r}")
@@ -87,23 +120,49 @@ class Resources:
 
 
 def resources_for(paper: Paper) -> Resources:
-    """The paper's Ray request from ``Paper.extra["resources"]`` (default 1 CPU, 0 GPU)."""
+    """The paper's request from ``Paper.extra["resources"]`` (default 1 CPU, 0 GPU, 2.5 GB)."""
     spec = paper.extra.get("resources", {})
     if not isinstance(spec, Mapping):
         raise ReproduceError(
             f"{paper.slug}: extra['resources'] must be a mapping like "
-            f"{{'num_cpus': 1, 'num_gpus': 0}}, got {spec!r}"
+            f"{{'num_cpus': 1, 'num_gpus': 0, 'memory_gb': 2.5}}, got {spec!r}"
         )
-    unknown = set(spec) - {"num_cpus", "num_gpus"}
+    unknown = set(spec) - {"num_cpus", "num_gpus", "memory_gb"}
     if unknown:
         raise ReproduceError(
             f"{paper.slug}: extra['resources'] has unknown keys {sorted(unknown)}; "
-            "use num_cpus and num_gpus"
+            "use num_cpus, num_gpus and memory_gb"
         )
     try:
         return Resources(**spec)
     except ReproduceError as exc:
         raise ReproduceError(f"{paper.slug}: {exc}") from exc
+
+
+def available_cores() -> int:
+    """CPUs this process may run on: its affinity mask where the system has one (Linux; a
+    container or ``taskset`` narrows it), else ``os.cpu_count()``."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)  # pragma: no cover - macOS, Windows
+
+
+def available_memory_gb(meminfo: str | os.PathLike[str] = "/proc/meminfo") -> float:
+    """Memory available to new processes now, in GB: ``MemAvailable`` from ``meminfo`` where
+    the system has it (Linux), else the free physical pages (``os.sysconf``), else infinity
+    (no memory rule)."""
+    try:
+        with open(meminfo, encoding="ascii") as lines:
+            for line in lines:
+                name, _, value = line.partition(":")
+                if name == "MemAvailable":
+                    return int(value.split()[0]) * 1024 / _GB  # given in kB (KiB)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / _GB
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - no sysconf names
+        return math.inf
 
 
 def thread_environment(threads: int, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -115,12 +174,14 @@ def thread_environment(threads: int, base: Mapping[str, str] | None = None) -> d
 
 @dataclass(frozen=True)
 class PaperJob:
-    """One paper's main job in a reproduce: which profile, which run folder, what it needs."""
+    """One paper's main job in a reproduce: which profile, which run folder, what it needs,
+    and whether it runs ``alone`` (its claims are timings: after the others, nothing beside)."""
 
     slug: str
     profile: str
     folder: Path
     resources: Resources = Resources()
+    alone: bool = False
 
     def command(self, folder: Path | None = None) -> list[str]:
         return [
@@ -182,24 +243,74 @@ def _announce(job: PaperJob, outcome: Outcome) -> Outcome:
     return outcome
 
 
-def _run_local(job: PaperJob, threads: int | None) -> Outcome:
+#: How one paper's job runs: ``(job, folder, threads) -> (exit code, wall seconds)``.
+ChildRunner = Callable[[PaperJob, Path, int | None], tuple[int, float]]
+
+
+def _run_local(job: PaperJob, threads: int | None, run_child: ChildRunner) -> Outcome:
     log(f"reproduce: {job.slug} ({job.profile}) started")
-    code, seconds = _run_child(job, job.folder, threads)
+    code, seconds = run_child(job, job.folder, threads)
     return _announce(job, Outcome(job.slug, code, seconds))
 
 
-def run_sequential(jobs: Sequence[PaperJob]) -> list[Outcome]:
-    """One paper after another, each with the whole machine (the environment left as it is)."""
-    return [_run_local(job, None) for job in jobs]
+def run_local(
+    jobs: Sequence[PaperJob],
+    n: int,
+    *,
+    cores: int,
+    memory_gb: float,
+    run_child: ChildRunner = _run_child,
+) -> list[Outcome]:
+    """Run ``jobs`` on this machine: up to ``n`` at once within ``memory_gb``, then the
+    ``alone`` jobs one by one; the outcomes in the order of ``jobs``.
 
-
-def run_parallel(jobs: Sequence[PaperJob], n: int) -> list[Outcome]:
-    """Up to ``n`` papers at once, each child with ``max(1, cpu_count // n)`` threads."""
-    threads = max(1, (os.cpu_count() or 1) // n)
-    log(f"reproduce: {len(jobs)} papers, {n} at a time, {threads} thread(s) each")
+    A job starts, in the order of ``jobs``, when fewer than ``n`` run and the declared memory
+    of those running plus its own fits in ``memory_gb``; one that does not fit yet waits while
+    the jobs after it may start. Children get ``max(1, cores // n)`` threads each, an
+    ``alone`` job all ``cores``; with ``n == 1`` the environment is left as it is.
+    """
+    shared = [job for job in jobs if not job.alone]
+    alone = [job for job in jobs if job.alone]
+    share = None if n == 1 else max(1, cores // n)
+    log(
+        f"reproduce: {len(jobs)} papers, {n} at a time within {memory_gb:.1f} GB, "
+        f"{share or 'all'} thread(s) each"
+        + (f"; then alone, with every core: {', '.join(j.slug for j in alone)}" if alone else "")
+    )
+    outcomes: dict[str, Outcome] = {}
+    pending = list(shared)
+    running: dict[Future[Outcome], PaperJob] = {}
+    held: set[str] = set()
     # The pool's threads only wait on child processes: the work is in the children.
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="reproduce") as pool:
-        return list(pool.map(lambda job: _run_local(job, threads), jobs))
+        while pending or running:
+            for job in list(pending):
+                if len(running) >= n:
+                    break
+                in_use = sum(j.resources.memory_gb for j in running.values())
+                need = job.resources.memory_gb
+                if running and in_use + need > memory_gb:
+                    if job.slug not in held:
+                        held.add(job.slug)
+                        log(
+                            f"reproduce: holding {job.slug} back: it declares {need:g} GB, "
+                            f"{in_use:g} GB of {memory_gb:.1f} GB is held by running papers"
+                        )
+                    continue
+                if need > memory_gb:
+                    log(
+                        f"reproduce: warning: {job.slug} declares {need:g} GB but "
+                        f"{memory_gb:.1f} GB is available: it runs with nothing beside it"
+                    )
+                pending.remove(job)
+                running[pool.submit(_run_local, job, share, run_child)] = job
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                outcomes[running.pop(future).slug] = future.result()
+    for job in alone:
+        log(f"reproduce: {job.slug} runs alone (its claims are timings)")
+        outcomes[job.slug] = _run_local(job, None if n == 1 else cores, run_child)
+    return [outcomes[job.slug] for job in jobs]
 
 
 # --------------------------------------------------------------------------- Ray
@@ -340,15 +451,22 @@ def plan(papers: Mapping[str, Paper | None], profile: str, root: Path) -> list[P
     child process will fail to load it too, and the report shows why.
     """
     return [
-        PaperJob(slug, profile, root / slug, resources_for(paper) if paper else Resources())
+        PaperJob(
+            slug,
+            profile,
+            root / slug,
+            resources_for(paper) if paper else Resources(),
+            alone=bool(paper and paper.timing_claims),
+        )
         for slug, paper in papers.items()
     ]
 
 
-def _mode(jobs: int, ray_address: str | None) -> str:
+def _mode(jobs: int, ray_address: str | None, alone: Sequence[str]) -> str:
     if ray_address is not None:
         return f"Ray tasks at {ray_address}"
-    return "sequential" if jobs == 1 else f"{jobs} papers at a time"
+    mode = "sequential" if jobs == 1 else f"{jobs} papers at a time"
+    return mode + (f", then {', '.join(alone)} alone" if alone and jobs > 1 else "")
 
 
 def reproduce(
@@ -356,44 +474,67 @@ def reproduce(
     profile: str,
     root: str | os.PathLike[str],
     *,
-    jobs: int = 1,
+    jobs: int | None = None,
     ray_address: str | None = None,
+    memory_gb: float | None = None,
+    run_child: ChildRunner = _run_child,
 ) -> tuple[list[Outcome], list[ReportEntry], Path, Path]:
     """Run every paper's ``profile`` job into ``root/<slug>`` and write ``root/report.*``.
+
+    Args:
+        papers: the papers by slug, in the order the report lists them.
+        profile: the profile every paper runs.
+        root: the folder for the run folders, ``reproduce.json`` and the report.
+        jobs: papers at once on this machine (default: :func:`available_cores`; 1: one after
+            another, the environment as it is). Not with ``ray_address``.
+        ray_address: run each paper as a Ray task there instead (see :func:`run_on_ray`).
+        memory_gb: the memory the papers' declared peaks must fit in (default:
+            :func:`available_memory_gb` when the reproduce starts).
+        run_child: how one paper runs locally (default: a child process ``icml26 run``);
+            tests pass a fake.
 
     Returns the outcomes (in the order of ``papers``), the report's entries and the paths of
     ``report.md`` and ``report.html``. Bad requests raise :class:`ReproduceError` before
     anything runs; a paper that fails is reported and the others still run.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ReproduceError(f"jobs must be a positive integer, got {jobs!r}")
-    if ray_address is not None and jobs != 1:
+    if ray_address is not None and jobs not in (None, 1):
         raise ReproduceError(
             "--jobs and --ray do not mix: under Ray each paper's resource request decides "
             "how many run at once"
         )
     if ray_address is not None and not ray_address.strip():
         raise ReproduceError("--ray needs an address: local, auto, host:port or ray://host:port")
+    if memory_gb is not None and not memory_gb > 0:
+        raise ReproduceError(f"memory_gb must be > 0, got {memory_gb!r}")
     root = Path(root)
     planned = plan(papers, profile, root)
+    cores = available_cores()
+    n = jobs or cores
+    alone = [job.slug for job in planned if job.alone]
+    record: dict[str, Any] = {"profile": profile, "ray": ray_address}
     runner: Callable[[], list[Outcome]]
     if ray_address is not None:
         _import_ray()  # fail before any folder is made
         runner = partial(run_on_ray, planned, ray_address)
-    elif jobs == 1:
-        runner = partial(run_sequential, planned)
+        record |= {"mode": _mode(1, ray_address, ()), "jobs": 1}
     else:
-        runner = partial(run_parallel, planned, jobs)
+        budget = available_memory_gb() if memory_gb is None else memory_gb
+        runner = partial(run_local, planned, n, cores=cores, memory_gb=budget, run_child=run_child)
+        record |= {
+            "mode": _mode(n, None, alone),
+            "jobs": n,
+            "cores": cores,
+            "memory_gb": round(budget, 2) if math.isfinite(budget) else None,
+            "alone": alone,
+        }
     start = time.perf_counter()
     outcomes = runner()  # makes root/<slug> as each paper starts (not before Ray is up)
     root.mkdir(parents=True, exist_ok=True)
-    record = {
-        "profile": profile,
-        "mode": _mode(jobs, ray_address),
-        "jobs": jobs,
-        "ray": ray_address,
-        "seconds": time.perf_counter() - start,
-        "papers": {o.slug: {k: v for k, v in asdict(o).items() if k != "slug"} for o in outcomes},
+    record["seconds"] = time.perf_counter() - start
+    record["papers"] = {
+        o.slug: {k: v for k, v in asdict(o).items() if k != "slug"} for o in outcomes
     }
     atomic_write_json(root / REPRODUCE_FILE, record)
     md, page, entries = write_report(root)

@@ -37,6 +37,10 @@ class ProfileError(LookupError):
     """A profile name the paper does not define."""
 
 
+class InputError(ValueError):
+    """An input (a user's file, a checkpoint folder) that the paper's ``inputs`` check refused."""
+
+
 def resolve_config(paper: Paper, kind: str, profile: str, overrides: Sequence[str] = ()) -> Any:
     """The config for ``kind``/``profile`` with ``overrides`` (``field=value``) applied."""
     profiles = paper.profiles_for(kind)
@@ -110,7 +114,10 @@ def run_job(
     results.
     """
     config = resolve_config(paper, kind, profile, overrides)
-    paper.check_inputs(config)
+    try:
+        paper.check_inputs(config)
+    except (ValueError, OSError) as exc:
+        raise InputError(f"{paper.slug}: {exc}") from exc
     apply_runtime(config, before_import=True)
     fn = paper.job(kind)
     apply_runtime(config, before_import=False)

@@ -16,7 +16,8 @@ within the run.
 
 Savers (:class:`Saver`) say how a stage's value goes to disk and comes back:
 
-* :data:`JSON` for plain JSON values (dicts of numbers, lists, strings);
+* :data:`JSON` for plain JSON values (dicts of numbers, lists, strings; strict JSON, so a NaN
+  is refused: store ``None``, which results treat as NaN);
 * :data:`NUMPY` for an array or a flat ``dict[str, ndarray]`` (``.npz``, no pickle);
 * :data:`TORCH` for a ``dict[str, Tensor]`` (safetensors when installed, else ``torch.save``
   with ``weights_only`` loading) or any ``torch.save``-able state;

@@ -309,6 +309,7 @@ PAPER = Paper(
     profiles=PROFILES,
     run="icml26.bll_ntk.experiment:run",
     claims=CLAIMS,
+    timing_claims=True,  # cheaper_than_lla: fit + predict seconds
     bench="icml26.bll_ntk.experiment:bench",
     bench_profiles=BENCH_PROFILES,
     bench_claims=BENCH_CLAIMS,

@@ -95,6 +95,7 @@ PAPER = Paper(
     profiles={"smoke": _SMOKE, "quick": _QUICK, "full": _FULL},
     run="icml26.inctnp.experiment:run",
     claims=CLAIMS,
+    timing_claims=True,  # linear_updates, sequential_speedup: update latencies
     bench="icml26.inctnp.experiment:bench",
     bench_profiles={
         "smoke": BenchConfig(width=32, layers=2, heads=4, sizes=(16, 32, 64), repeats=2),

@@ -16,7 +16,7 @@ import numpy as np
 
 from icml26.rmft.config import BenchConfig
 from icml26.rmft.envs import parse_env, sample_instances
-from icml26.rmft.rollout import rollout
+from icml26.rmft.rollouts import rollout
 from icml26.shared import RunDir, log, seed_everything
 
 __all__ = ["bench"]

@@ -28,7 +28,7 @@ import numpy as np
 from icml26.rmft.baselines import make_baseline
 from icml26.rmft.config import RMFTConfig
 from icml26.rmft.envs import EnvSpec, Instances, parse_env, sample_instances
-from icml26.rmft.rollout import Policy, Trajectories, rollout
+from icml26.rmft.rollouts import Policy, Trajectories, rollout
 from icml26.shared import PALETTE, RunDir, figure, log, seed_everything
 
 __all__ = ["generalisation_axis", "run", "summarise"]

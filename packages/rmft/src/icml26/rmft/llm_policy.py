@@ -130,7 +130,7 @@ def parse_action(text: str, n_arms: int) -> int | None:
 
 
 class LLMPolicy:
-    """A :class:`~icml26.rmft.rollout.Policy` backed by a chat model.
+    """A :class:`~icml26.rmft.rollouts.Policy` backed by a chat model.
 
     Args:
         backend: a ``ChatBackend`` (local model or endpoint).

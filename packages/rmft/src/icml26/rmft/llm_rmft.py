@@ -17,7 +17,7 @@ from icml26.rmft.envs import EnvSpec, sample_instances
 from icml26.rmft.llm_model import as_conversations
 from icml26.rmft.llm_policy import LLMPolicy, transcripts
 from icml26.rmft.rmft import IterationStats
-from icml26.rmft.rollout import Trajectories, rollout
+from icml26.rmft.rollouts import Trajectories, rollout
 from icml26.rmft.selection import SELECTIONS, select
 
 __all__ = [

@@ -167,7 +167,7 @@ def trajectory_features(
 
 
 class TransformerPolicy:
-    """Rolls out an :class:`ArmTransformer` (a :class:`~icml26.rmft.rollout.Policy`):
+    """Rolls out an :class:`ArmTransformer` (a :class:`~icml26.rmft.rollouts.Policy`):
     samples ``a_t ~ softmax(logits_t / temperature)``; ``temperature == 0`` is greedy."""
 
     def __init__(

@@ -24,7 +24,7 @@ import numpy as np
 from icml26.rmft.baselines import Greedy, RandomPolicy
 from icml26.rmft.envs import EnvSpec, sample_instances
 from icml26.rmft.model import ArmTransformer, TransformerPolicy
-from icml26.rmft.rollout import Trajectories, rollout
+from icml26.rmft.rollouts import Trajectories, rollout
 from icml26.rmft.selection import SELECTIONS, select
 from icml26.rmft.train import sft, sft_data, sft_loss
 

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from icml26.rmft.model import ArmTransformer, trajectory_features
-from icml26.rmft.rollout import Trajectories
+from icml26.rmft.rollouts import Trajectories
 
 __all__ = ["SFTData", "sft", "sft_data", "sft_loss"]
 
