@@ -7,46 +7,46 @@ PII, classifies, corrects the rates with the classifier's confusion matrices on 
 and releases only k-anonymous (optionally differentially private) aggregates with intervals.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-from icml26.disempowerment.classifiers import StagedClassifier, TfidfClassifier
-from icml26.disempowerment.config import RunConfig
-from icml26.disempowerment.conversations import read_jsonl
-from icml26.disempowerment.datasets import (
-    LabelledConversations,
-    read_labelled_jsonl,
-    synthetic_labelled,
+from typing import TYPE_CHECKING
+
+from icml26.shared.exports import lazy_exports
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; nothing is imported at run time
+    from .classifiers import StagedClassifier as StagedClassifier
+    from .classifiers import TfidfClassifier as TfidfClassifier
+    from .config import RunConfig as RunConfig
+    from .conversations import read_jsonl as read_jsonl
+    from .datasets import LabelledConversations as LabelledConversations
+    from .datasets import read_labelled_jsonl as read_labelled_jsonl
+    from .datasets import synthetic_labelled as synthetic_labelled
+    from .judge import LLMJudge as LLMJudge
+    from .measurement import IntervalSettings as IntervalSettings
+    from .measurement import Measurement as Measurement
+    from .measurement import PrivacySettings as PrivacySettings
+    from .measurement import measure as measure
+    from .scrub import Scrubber as Scrubber
+    from .synthetic import generate_log as generate_log
+    from .synthetic import null_spec as null_spec
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "IntervalSettings": ".measurement",
+        "LLMJudge": ".judge",
+        "LabelledConversations": ".datasets",
+        "Measurement": ".measurement",
+        "PrivacySettings": ".measurement",
+        "RunConfig": ".config",
+        "Scrubber": ".scrub",
+        "StagedClassifier": ".classifiers",
+        "TfidfClassifier": ".classifiers",
+        "generate_log": ".synthetic",
+        "measure": ".measurement",
+        "null_spec": ".synthetic",
+        "read_jsonl": ".conversations",
+        "read_labelled_jsonl": ".datasets",
+        "synthetic_labelled": ".datasets",
+    },
 )
-from icml26.disempowerment.judge import LLMJudge
-from icml26.disempowerment.measurement import (
-    IntervalSettings,
-    Measurement,
-    PrivacySettings,
-    measure,
-)
-from icml26.disempowerment.scrub import Scrubber
-from icml26.disempowerment.synthetic import generate_log, null_spec
-
-try:
-    __version__ = version("icml26-disempowerment")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
-
-__all__ = [
-    "IntervalSettings",
-    "LLMJudge",
-    "LabelledConversations",
-    "Measurement",
-    "PrivacySettings",
-    "RunConfig",
-    "Scrubber",
-    "StagedClassifier",
-    "TfidfClassifier",
-    "__version__",
-    "generate_log",
-    "measure",
-    "null_spec",
-    "read_jsonl",
-    "read_labelled_jsonl",
-    "synthetic_labelled",
-]
