@@ -91,12 +91,11 @@ CLAIMS = [
         "scrub.recall.all >= 0.95",
         profiles=_VALIDATED,
         kind="absolute",
-        floor="A scrubber that removes nothing scores 0; the previous rules (e-mails, digit "
-        "runs, addresses, capitalised names) missed the lower-case names, titled surnames, "
-        "postcodes, dates of birth, handles and profile URLs that make up about half of the "
-        "planted kinds. Precision (scrub.precision, spans that overlap planted PII, with "
-        "look-alike sentences planted beside) is reported beside it, so removing everything "
-        "would show.",
+        floor="A scrubber that removes nothing scores 0; the package's previous rules scored "
+        "0.62 on this corpus (generate_log(3000, seed=11), planted string absent: lower-case "
+        "names and handles 0, profile URLs 0.05, postcodes 0.14, dates of birth 0.48). "
+        "Precision (scrub.precision: replaced spans that overlap planted PII, look-alike "
+        "sentences planted beside) is reported with it, so removing everything would show.",
     ),
 ]
 
