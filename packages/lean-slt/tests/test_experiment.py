@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from icml26.lean_slt.config import LeanSLTConfig
+from icml26.lean_slt.config import RunConfig
 from icml26.lean_slt.paper import PAPER
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
@@ -18,7 +18,7 @@ def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert main(["run", "lean-slt", "--profile", "smoke", "--out", str(out)]) == 0
     results = load_results(out / "results.json")
-    check_paper(PAPER, results)
+    check_paper(PAPER, results, strict=True)
     m = results["metrics"]
     for p in ("finite_iid", "euclidean_ball", "l1_ball", "brownian"):
         for k in ("bound", "mc_sup", "lo", "hi", "ratio"):
@@ -26,7 +26,7 @@ def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
         assert m[f"dudley.{p}.ratio"] >= 1  # Dudley's theorem, as a test
     for f in ("norm", "max", "softmax", "dist_to_set"):
         assert m[f"concentration.{f}.max_excess"] <= m[f"concentration.{f}.mc_error"]
-    for s in ("linear", "l1", "l0"):
+    for s in ("linear", "l1", "l1_easy", "l0"):
         assert f"ls_rate.{s}.exponent" in m
         assert f"ls_rate.{s}.theory_exponent" in m
     for d in (2, 10, 100):
@@ -37,6 +37,7 @@ def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
         assert (out / "plots" / f"{name}.png").stat().st_size > 0
     rows = json.loads((out / "theorem_map.json").read_text())["rows"]
     assert any(r["lean_name"] == "dudley" for r in rows)
+    assert "| process |" in (out / "tables.md").read_text()
     # a second run into the same folder resumes every part from the checkpoint
     assert main(["run", "lean-slt", "--profile", "smoke", "--out", str(out)]) == 0
     again = load_results(out / "results.json")["metrics"]
@@ -47,7 +48,7 @@ def test_bench_smoke(tmp_path: Path) -> None:
     out = tmp_path / "bench"
     assert main(["bench", "lean-slt", "--profile", "smoke", "--out", str(out)]) == 0
     results = load_results(out / "results.json")
-    check_paper(PAPER, results)
+    check_paper(PAPER, results, strict=True)
     assert results["metrics"]["bench.greedy_same_net"] == 1
     assert results["metrics"]["bench.integral_rel_diff"] < 1e-3
 
@@ -67,7 +68,7 @@ def test_bench_smoke(tmp_path: Path) -> None:
 )
 def test_config_validation(field: str, value: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        LeanSLTConfig(**{field: value})  # type: ignore[arg-type]
+        RunConfig(**{field: value})  # type: ignore[arg-type]
 
 
 def test_cli_rejects_bad_override(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

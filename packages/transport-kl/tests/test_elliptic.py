@@ -15,14 +15,15 @@ N = 2000  # one particle count for both tests: one compilation
 def test_particle_flow_on_student_t_matches_closed_form(pair) -> None:
     m1, s1, m2, s2 = pair
     k = elliptic.student_t_kappa(DOF)
+    # the flow of wkl(N1, N2) starts at the reference N2 (the second law) and ends at N1
     pot = flow.flow_divergence(m1, k * s1, m2, k * s2, geometry="wasserstein", steps=64)
-    x0 = elliptic.sample_student_t(jax.random.key(0), m1, s1, DOF, N, moment_match=True)
+    x0 = elliptic.sample_student_t(jax.random.key(0), m2, s2, DOF, N, moment_match=True)
     res = elliptic.particle_flow_divergence(x0, pot.A, pot.b, steps=64)
     closed = float(elliptic.wkl_student_t(m1, s1, m2, s2, DOF))
     assert res.value == pytest.approx(closed, rel=1e-7)
     # the flow pushes the Student-t sample onto the target scatter (same family)
-    np.testing.assert_allclose(res.final_cov * (N - 1) / N, k * s2, atol=1e-7)
-    np.testing.assert_allclose(res.final_mean, m2, atol=1e-8)
+    np.testing.assert_allclose(res.final_cov * (N - 1) / N, k * s1, atol=1e-7)
+    np.testing.assert_allclose(res.final_mean, m1, atol=1e-8)
 
 
 def test_raw_monte_carlo_agrees_within_error(pair) -> None:
@@ -30,7 +31,7 @@ def test_raw_monte_carlo_agrees_within_error(pair) -> None:
     m1, s1, m2, s2 = pair
     k = elliptic.student_t_kappa(DOF)
     pot = flow.flow_divergence(m1, k * s1, m2, k * s2, geometry="wasserstein", steps=64)
-    x0 = elliptic.sample_student_t(jax.random.key(1), m1, s1, DOF, N)
+    x0 = elliptic.sample_student_t(jax.random.key(1), m2, s2, DOF, N)
     res = elliptic.particle_flow_divergence(x0, pot.A, pot.b, steps=64)
     closed = float(elliptic.wkl_student_t(m1, s1, m2, s2, DOF))
     assert abs(res.value - closed) < 0.1 * closed

@@ -85,15 +85,15 @@ def test_singular_and_dirac_cases_are_finite_and_nan_free() -> None:
     assert float(gaussian.kwkl(m1, zero, m2, zero, 2.0)) == pytest.approx(12.5 / 2.0)
     # equal rank-deficient covariances
     assert float(gaussian.wkl(m1, rank1, m2, rank1)) == pytest.approx(12.5)
-    # SPD source, singular target: finite (the flow reaches it only in the limit)
-    val = float(gaussian.wkl(m1, np.eye(2), m2, rank1))
+    # SPD reference (flow start), singular compared law (flow end): finite (reached in the limit)
+    val = float(gaussian.wkl(m2, rank1, m1, np.eye(2)))
     assert np.isfinite(val)
     assert val > 0
     # ... and it is the limit of regularised targets
-    near = float(gaussian.wkl(m1, np.eye(2), m2, rank1 + 1e-9 * np.eye(2)))
+    near = float(gaussian.wkl(m2, rank1 + 1e-9 * np.eye(2), m1, np.eye(2)))
     assert val == pytest.approx(near, rel=1e-6)
     # a degenerate source cannot be inflated by a gradient flow: infinite
-    assert np.isinf(gaussian.wkl(m1, rank1, m2, np.eye(2)))
+    assert np.isinf(gaussian.wkl(m2, np.eye(2), m1, rank1))
     # ill-conditioned (cond 1e12), rotated: no NaN, matches the regularised-in-closed-form value
     q = _rot(0.3)
     ill = q @ np.diag([1.0, 1e-12]) @ q.T

@@ -19,20 +19,15 @@ __all__ = ["UNMIGRATED"]
 UNMIGRATED: frozenset[str] = frozenset(
     {
         "adaptive-reasoning",
-        "bll-ntk",
         "decor",
         "dicode",
         "ecg-r1",
-        "eco",
-        "inctnp",
-        "lean-slt",
         "magic",
         "nppr",
         "rmft",
         "ro-hnn",
         "scfm-grn",
         "syvla",
-        "transport-kl",
         "velocity-deficit",
         "weak-strong",
     }

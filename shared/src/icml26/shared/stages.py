@@ -89,8 +89,9 @@ def _save_numpy(value: Any, path: Path) -> None:
     arrays = value if isinstance(value, dict) else {_SINGLE_ARRAY: value}
     if not all(isinstance(k, str) for k in arrays):
         raise StageError("the NUMPY saver takes an array or a dict with string keys")
+    named: dict[str, Any] = {k: np.asarray(v) for k, v in arrays.items()}
     with open(path, "wb") as fh:
-        np.savez(fh, **{k: np.asarray(v) for k, v in arrays.items()})
+        np.savez(fh, **named)
 
 
 def _load_numpy(path: Path) -> Any:

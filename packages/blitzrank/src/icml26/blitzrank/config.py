@@ -126,7 +126,7 @@ class RunConfig:
     llm_methods: tuple[str, ...] = ("blitzrank", "sliding_window", "setwise")
     llm_flip_probes: int = 5
     llm_mode: str = "first_token"
-    llm_model: str = "smollm2-135m-instruct"
+    llm_model: str = "smollm2-135m-instruct-q4_1"
     llm_device: str = ""
     llm_threads: int = 1
     llm_endpoint: str = ""

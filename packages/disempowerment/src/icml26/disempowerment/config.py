@@ -76,7 +76,7 @@ class RunConfig:
         scrub_eval_n: conversations of the log on which the scrubber's recall and precision
             are measured against the planted PII.
         judge: ``none``, a model spec for ``icml26.shared.llm.load_causal_lm``
-            (``smollm2-135m-instruct``), or ``http(s)://host/v1|model`` for an
+            (``smollm2-135m-instruct-q4_1``), or ``http(s)://host/v1|model`` for an
             OpenAI-compatible endpoint: the rubric judge measuring a subset of the log.
         judge_audit_n: labelled conversations (from the calibration set, generator truth)
             the judge rates to estimate its confusion matrix.
@@ -278,7 +278,7 @@ PROFILES: dict[str, RunConfig] = {
         _QUICK,
         coverage_repeats=0,
         null_seeds=0,
-        judge="smollm2-135m-instruct",
+        judge="smollm2-135m-instruct-q4_1",
         judge_audit_n=60,
         judge_log_n=60,
     ),
@@ -287,5 +287,5 @@ PROFILES: dict[str, RunConfig] = {
 BENCH_PROFILES: dict[str, BenchConfig] = {
     "smoke": BenchConfig(sizes=(500, 1000), n_train=600, cost_n=40, engines=("local",)),
     "quick": BenchConfig(sizes=(10_000, 100_000)),
-    "full": BenchConfig(sizes=(10_000, 100_000), cost_n=1000, judge="smollm2-135m-instruct"),
+    "full": BenchConfig(sizes=(10_000, 100_000), cost_n=1000, judge="smollm2-135m-instruct-q4_1"),
 }

@@ -40,7 +40,15 @@ ArrayFn = Callable[[np.ndarray], np.ndarray]
 
 @dataclass(frozen=True)
 class LipschitzFunction:
-    """A function of ``x in R^n`` (rows of an array), its Lipschitz constant, its mean if known."""
+    """A function of ``x in R^n`` (rows of an array), its Lipschitz constant, its mean if known.
+
+    Attributes:
+        name: a short name.
+        fn: vectorised ``(m, n) -> (m,)``.
+        lipschitz: the constant ``L`` (Euclidean norm) the concentration bound uses.
+        mean: ``n -> E f(X)`` when known exactly (else estimated by simulation).
+        description: a formula for tables.
+    """
 
     name: str
     fn: ArrayFn
@@ -135,8 +143,22 @@ def check_lipschitz(
 ) -> float:
     """Raise ``ValueError`` when a numerical check finds ``f`` is not ``L``-Lipschitz.
 
-    Returns the estimated constant. The check can only refute (a difference quotient above
-    ``L``), never prove, the Lipschitz property the theorem assumes.
+    The check can only refute (a difference quotient above ``L``), never prove, the
+    Lipschitz property the theorem assumes.
+
+    Args:
+        fn: vectorised ``(m, dim) -> (m,)``.
+        lipschitz: the claimed constant ``L > 0``.
+        dim: dimension of the inputs.
+        rng: the random stream for the probe points.
+        tol: relative slack for rounding.
+
+    Returns:
+        The largest difference quotient found.
+
+    Raises:
+        ValueError: a quotient above ``L (1 + tol)`` (``f`` is not ``L``-Lipschitz), or
+            ``L <= 0``.
     """
     L = check_positive("lipschitz", lipschitz)
     est = estimate_lipschitz(fn, dim, rng)
@@ -205,6 +227,22 @@ def tail_check(
     ``sup_t |P_hat(t) - P(t)| <= sqrt(log(2/alpha) / 2m)`` with probability ``1 - alpha``, and
     a mean off by ``delta = 3.29 se`` at most moves a tail from ``t`` to ``t - delta``, so
     ``P_hat(t) - B(t) <= DKW + max_t (B(t - delta) - B(t))``: that sum is ``mc_error``.
+
+    Args:
+        f: the function (its ``lipschitz`` constant is the bound's ``L``).
+        dim: dimension of ``X``.
+        rng: the random stream.
+        draws: draws of ``f(X)``, at least 10.
+        mean_draws: draws for an unknown mean (default ``draws``).
+        alpha: the DKW band's level.
+        grid: points of the ``t`` grid on ``(0, 5L]``.
+        chunk: draws simulated at once.
+
+    Returns:
+        :class:`TailCheck`: tail, bound, excess, Monte Carlo error and variance-proxy ratio.
+
+    Raises:
+        ValueError: ``dim < 1`` or ``draws < 10``.
     """
     n = check_dimension("dim", dim)
     m = check_dimension("draws", draws, 10)

@@ -1,18 +1,32 @@
-"""Configurations of the main job and of the benchmark (frozen; profiles are instances)."""
+"""Configurations of the main job and of the benchmark, and their profiles (frozen dataclasses).
+
+This module imports nothing of the package: the registries of processes and Lipschitz
+functions check their names against :data:`PROCESS_NAMES` and :data:`FUNCTION_NAMES` (a test
+holds them equal).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from icml26.lean_slt.concentration import LIPSCHITZ_FUNCTIONS
-from icml26.lean_slt.processes import PROCESSES
-
-__all__ = ["LS_SETTINGS", "PARTS", "BenchConfig", "LeanSLTConfig"]
+__all__ = [
+    "BENCH_PROFILES",
+    "FUNCTION_NAMES",
+    "LS_SETTINGS",
+    "PARTS",
+    "PROCESS_NAMES",
+    "PROFILES",
+    "BenchConfig",
+    "RunConfig",
+]
 
 PARTS = ("dudley", "concentration", "least_squares", "maurey")
-#: ``linear``: OLS, error vs n; ``linear_dim``: OLS, error vs d; ``l1``: l1-constrained LS vs
-#: n (slow rate); ``l0``: best-subset LS vs n.
-LS_SETTINGS = ("linear", "linear_dim", "l1", "l0")
+PROCESS_NAMES = ("finite_iid", "euclidean_ball", "l1_ball", "brownian")
+FUNCTION_NAMES = ("norm", "max", "softmax", "dist_to_set", "linear")
+#: ``linear``: OLS, error vs n; ``linear_dim``: OLS, error vs d; ``l1``: l1-constrained LS vs n
+#: at hard points of the ball (slow rate); ``l1_easy``: the same estimator at a fixed-sparsity
+#: point (the placebo of the slow-rate claim); ``l0``: best-subset LS vs n.
+LS_SETTINGS = ("linear", "linear_dim", "l1", "l1_easy", "l0")
 
 
 def _positive_ints(name: str, values: tuple[int, ...], minimum: int = 1) -> None:
@@ -32,37 +46,44 @@ def _names(name: str, values: tuple[str, ...], known: tuple[str, ...]) -> None:
 
 
 @dataclass(frozen=True)
-class LeanSLTConfig:
+class RunConfig:
     """Main job: every formalised bound against Monte Carlo on computable cases.
 
     Attributes:
-        seed: one seed; each part draws from its own stream derived from it.
+        seed: one seed; each part draws from its own stream (``rng_for(seed, part)``).
+        threads: CPU threads (set by the runner).
         parts: which parts to run (see :data:`PARTS`).
-        processes: Gaussian processes for Dudley (see ``processes.PROCESSES``).
-        dudley_sizes: index-set sizes ``n`` (the slope claim fits over these; >= 2 sizes).
+        processes: Gaussian processes for Dudley (see :data:`PROCESS_NAMES`).
+        dudley_sizes: index-set sizes ``n`` (>= 2 distinct sizes).
         dudley_draws: Monte Carlo draws of the supremum per size.
         functions: Lipschitz functions for the concentration check.
         concentration_dim: dimension ``n`` of ``X ~ N(0, I_n)``.
-        concentration_draws: draws of ``f(X)`` (and as many for an unknown mean).
+        concentration_draws: draws of ``f(X)`` per batch (and as many for an unknown mean).
+        concentration_batches: independent batches (seeds) of draws; the variance-proxy ratio
+            is reported as mean and standard error over them.
         ls_settings: least-squares settings (see :data:`LS_SETTINGS`).
         sigma: noise level of every regression.
-        linear_dim: ``d`` of the ``linear`` setting; linear_sizes: its ``n`` grid.
-        linear_dims: ``d`` grid of ``linear_dim``, at ``linear_dim_n`` samples.
-        l1_dim, l1_radius, l1_sizes: the ``l1``-ball setting (``d``, ``R``, ``n`` grid).
+        linear_dim, linear_sizes: ``d`` and the ``n`` grid of the ``linear`` setting.
+        linear_dims, linear_dim_n: the ``d`` grid of ``linear_dim`` and its ``n``.
+        l1_dim, l1_radius, l1_sizes: the ``l1``-ball settings (``d``, ``R``, ``n`` grid).
+        l1_easy_sparsity: nonzeros of the fixed-sparsity point of ``l1_easy``.
         l0_dim, l0_sparsity, l0_sizes: the best-subset setting.
-        ls_reps: repetitions per grid point (``l1_reps`` for the costly ``l1`` solves).
+        ls_reps: repetitions per grid point (``l1_reps`` for the costly ``l1`` solves); the
+            exponent's standard error is a jackknife over repetitions.
         maurey_dims: dimensions for Maurey's bound; maurey_radius, maurey_eps: ``R``, ``eps``.
         maurey_samples: sampled points of the ``l1`` ball per dimension for greedy nets.
     """
 
     seed: int = 0
+    threads: int = 1
     parts: tuple[str, ...] = PARTS
-    processes: tuple[str, ...] = tuple(PROCESSES)
+    processes: tuple[str, ...] = PROCESS_NAMES
     dudley_sizes: tuple[int, ...] = (10, 32, 100, 316, 1000, 3162, 10000)
     dudley_draws: int = 4000
-    functions: tuple[str, ...] = tuple(LIPSCHITZ_FUNCTIONS)
+    functions: tuple[str, ...] = FUNCTION_NAMES
     concentration_dim: int = 100
-    concentration_draws: int = 200_000
+    concentration_draws: int = 50_000
+    concentration_batches: int = 4
     ls_settings: tuple[str, ...] = LS_SETTINGS
     sigma: float = 1.0
     linear_dim: int = 10
@@ -72,11 +93,12 @@ class LeanSLTConfig:
     l1_dim: int = 1000
     l1_radius: float = 1.0
     l1_sizes: tuple[int, ...] = (100, 200, 400, 800, 1600)
+    l1_easy_sparsity: int = 2
     l0_dim: int = 20
     l0_sparsity: int = 2
     l0_sizes: tuple[int, ...] = (50, 100, 200, 500, 1000, 2000, 5000)
     ls_reps: int = 20
-    l1_reps: int = 8
+    l1_reps: int = 6
     maurey_dims: tuple[int, ...] = (2, 5, 10, 100, 1000)
     maurey_radius: float = 1.0
     maurey_eps: float = 0.25
@@ -84,8 +106,8 @@ class LeanSLTConfig:
 
     def __post_init__(self) -> None:
         _names("parts", self.parts, PARTS)
-        _names("processes", self.processes, tuple(PROCESSES))
-        _names("functions", self.functions, tuple(LIPSCHITZ_FUNCTIONS))
+        _names("processes", self.processes, PROCESS_NAMES)
+        _names("functions", self.functions, FUNCTION_NAMES)
         _names("ls_settings", self.ls_settings, LS_SETTINGS)
         _positive_ints("dudley_sizes", self.dudley_sizes, 2)
         if len(set(self.dudley_sizes)) < 2:
@@ -101,6 +123,11 @@ class LeanSLTConfig:
         if self.concentration_draws < 1000:
             raise ValueError(
                 f"concentration_draws must be at least 1000, got {self.concentration_draws}"
+            )
+        if self.concentration_batches < 2:
+            raise ValueError(
+                f"concentration_batches must be at least 2 (a standard error needs two), "
+                f"got {self.concentration_batches}"
             )
         if self.concentration_dim < 1:
             raise ValueError(f"concentration_dim must be at least 1, got {self.concentration_dim}")
@@ -118,6 +145,8 @@ class LeanSLTConfig:
             )
         if min(self.l0_sizes) <= self.l0_sparsity:
             raise ValueError("every l0_sizes entry must exceed l0_sparsity")
+        if not (1 <= self.l1_easy_sparsity <= self.l1_dim):
+            raise ValueError("need 1 <= l1_easy_sparsity <= l1_dim")
 
 
 @dataclass(frozen=True)
@@ -126,6 +155,7 @@ class BenchConfig:
 
     Attributes:
         seed: data seed.
+        threads: CPU threads (set by the runner).
         dudley_size: size of the ``l1``-ball process whose entropy integral is timed (vs
             ``scipy.integrate.quad`` on the same integrand).
         greedy_points, greedy_dim: sample for the greedy net (vs a pure-Python scan).
@@ -133,6 +163,7 @@ class BenchConfig:
     """
 
     seed: int = 0
+    threads: int = 1
     dudley_size: int = 10_000
     greedy_points: int = 2000
     greedy_dim: int = 20
@@ -144,3 +175,54 @@ class BenchConfig:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.dudley_size < 2:
             raise ValueError("dudley_size must be at least 2")
+
+
+_QUICK = RunConfig()
+
+PROFILES = {
+    "smoke": replace(
+        _QUICK,
+        dudley_sizes=(10, 100, 1000),
+        dudley_draws=400,
+        concentration_dim=50,
+        concentration_draws=5000,
+        concentration_batches=3,
+        linear_sizes=(50, 200, 800),
+        linear_dims=(5, 20, 80),
+        linear_dim_n=500,
+        l1_dim=200,
+        l1_sizes=(50, 100, 200, 400),
+        l0_dim=8,
+        l0_sizes=(50, 200, 800),
+        ls_reps=3,
+        l1_reps=3,
+        maurey_dims=(2, 10, 100),
+        maurey_samples=300,
+    ),
+    "quick": _QUICK,
+    "full": replace(
+        _QUICK,
+        dudley_sizes=(10, 18, 32, 56, 100, 178, 316, 562, 1000, 1778, 3162, 5623, 10000),
+        dudley_draws=20_000,
+        concentration_dim=200,
+        concentration_draws=250_000,
+        concentration_batches=4,
+        linear_sizes=(50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000),
+        linear_dims=(5, 10, 20, 40, 80, 160, 320),
+        linear_dim_n=5000,
+        l1_dim=2000,
+        l1_sizes=(100, 200, 400, 800, 1600, 3200),
+        l0_dim=24,
+        l0_sizes=(50, 100, 200, 500, 1000, 2000, 5000, 10000),
+        ls_reps=50,
+        l1_reps=6,
+        maurey_dims=(2, 5, 10, 100, 1000, 10000),
+        maurey_samples=4000,
+    ),
+}
+
+BENCH_PROFILES = {
+    "smoke": BenchConfig(dudley_size=300, greedy_points=200, greedy_dim=10, rounds=1),
+    "quick": BenchConfig(),
+    "full": BenchConfig(dudley_size=100_000, greedy_points=5000, rounds=5),
+}

@@ -120,6 +120,17 @@ def maurey_log_covering_bound(radius: float, eps: float | np.ndarray, dim: int) 
     Mirrors ``coveringNumber_l1Ball_le`` (``SLT/CoveringNumber.lean``): every point of the
     ``l1`` ball is within ``eps`` of an average of ``k = ceil(R^2/eps^2)`` points of
     ``{0, +-R e_1, ..., +-R e_d}``, and there are at most ``(2d + 1)^k`` such averages.
+
+    Args:
+        radius: ``R >= 0``.
+        eps: one radius or an array of radii, each > 0.
+        dim: ``d >= 1``.
+
+    Returns:
+        ``ceil(R^2 / eps^2) log(2d + 1)``, shaped like ``eps``.
+
+    Raises:
+        ValueError: ``R < 0``, an ``eps <= 0`` or ``d < 1``.
     """
     R = check_nonnegative("radius", radius)
     e = as_positive_array("eps", eps)
@@ -290,6 +301,17 @@ def greedy_net(points: np.ndarray, eps: float, metric: Metric = "l2") -> np.ndar
     covers every row (so it bounds the sample's ``N(eps)`` from above) and its centres are
     pairwise more than ``eps`` apart (so it is an ``eps``-packing of the sample, bounded by
     ``N(eps / 2)`` of any set containing the sample). Work: ``O(rows x centres x dim)``.
+
+    Args:
+        points: ``(m, d)`` array, scanned in order.
+        eps: the net's radius, >= 0.
+        metric: ``"l2"`` or ``"linf"``.
+
+    Returns:
+        The indices of the centres, in scan order.
+
+    Raises:
+        ValueError: ``points`` not 2-D or not finite, ``eps < 0``, or an unknown metric.
     """
     x = np.asarray(points, dtype=float)
     if x.ndim != 2 or x.shape[0] == 0:

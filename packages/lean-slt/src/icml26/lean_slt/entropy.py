@@ -59,6 +59,13 @@ def entropy_integral(
     Without ``steps``, 48-point Gauss-Legendre on every piece between the breakpoints and the
     dyadic points ``D 2^-k`` (which tame the integrable ``sqrt(log 1/eps)`` singularity at 0);
     all pieces are evaluated in one vectorised call.
+
+    Returns:
+        The integral (``log N`` read as 0 where ``N <= 1``, as ``entropyIntegral`` does).
+
+    Raises:
+        ValueError: ``diameter`` not finite and > 0, or ``log_covering`` returns a value that is
+            not finite (the integral of the formalisation needs ``N(eps)`` finite).
     """
     D = check_positive("diameter", diameter)
     extra = np.asarray([] if breakpoints is None else breakpoints, dtype=float)
@@ -92,8 +99,22 @@ def dudley_bound(
 ) -> float:
     """The formalised Dudley bound ``12 sqrt(2) sigma ∫_0^D sqrt(log N(eps)) d eps``.
 
-    ``sigma`` is the sub-Gaussian parameter of the process for the metric of ``log_covering``
-    (1 for a Gaussian process with its canonical metric ``sqrt(E (X_t - X_u)^2)``).
+    Mirrors ``dudley`` (``SLT/Dudley.lean``).
+
+    Args:
+        log_covering: vectorised ``eps -> log N(eps)`` of the index set (see
+            :func:`entropy_integral`).
+        diameter: a bound ``D > 0`` on the diameter of the index set.
+        sigma: the sub-Gaussian parameter of the process for the metric of ``log_covering``
+            (1 for a Gaussian process with its canonical metric ``sqrt(E (X_t - X_u)^2)``).
+        breakpoints: jumps or kinks of ``log N`` in ``(0, D)`` (see :func:`entropy_integral`).
+        steps: ``log N`` is an exact step function between ``breakpoints``.
+
+    Returns:
+        The bound on ``E sup_t X_t``.
+
+    Raises:
+        ValueError: ``diameter`` or ``sigma`` not finite and > 0, or a non-finite ``log N``.
     """
     s = check_positive("sigma", sigma)
     return (

@@ -119,6 +119,19 @@ def l1_constrained_ls(
 
     FISTA with gradient-based adaptive restart (momentum reset when it points uphill); stops
     when the relative change of the iterate falls below ``tol`` (or after ``iters``).
+
+    Args:
+        X: ``(n, d)`` design.
+        y: ``(n,)`` responses.
+        radius: ``R >= 0``.
+        iters: the most iterations.
+        tol: the stopping tolerance.
+
+    Returns:
+        ``theta_hat`` with ``||theta_hat||_1 <= R``.
+
+    Raises:
+        ValueError: shapes that do not match, NaN or inf in ``X`` or ``y``, ``R < 0``.
     """
     X, y = _check_design(X, y)
     R = check_nonnegative("radius", radius)
@@ -169,8 +182,20 @@ def best_subset_ls(X: np.ndarray, y: np.ndarray, sparsity: int) -> np.ndarray:
 
 
 def master_error_bound(delta_star: float, t: float, n: int, sigma: float) -> tuple[float, float]:
-    """``(16 t delta*, 1 - exp(-n t delta* / 2 sigma^2))``: the radius of ``||f_hat - f*||_n^2``
-    and the probability ``master_error_bound`` guarantees (needs ``t >= delta* > 0``)."""
+    """The radius of ``||f_hat - f*||_n^2`` and the probability that ``master_error_bound`` guarantees.
+
+    Args:
+        delta_star: a critical radius ``delta* > 0`` (``G_n(delta*)/delta* <= delta*/(2 sigma)``).
+        t: any ``t >= delta*``.
+        n: the number of samples.
+        sigma: the noise level.
+
+    Returns:
+        ``(16 t delta*, 1 - exp(-n t delta* / (2 sigma^2)))``.
+
+    Raises:
+        ValueError: ``t < delta*``, or a non-positive argument.
+    """
     ds = check_positive("delta_star", delta_star)
     tt = check_positive("t", t)
     if tt < ds:
@@ -238,6 +263,18 @@ def critical_radius(
 
     ``G(delta) / delta`` must be non-increasing (true for star-shaped classes:
     ``gaussian_complexity_monotone``), so the inequality set is an interval ``[delta*, ∞)``.
+
+    Args:
+        complexity: ``delta -> G_n(delta)`` (or an upper bound on it).
+        sigma: the noise level.
+        lo: the lower end of the search range.
+        hi: the upper end of the search range.
+
+    Returns:
+        ``delta*``.
+
+    Raises:
+        ValueError: ``sigma <= 0``, or no critical radius in the search range.
     """
     s = check_positive("sigma", sigma)
 
@@ -271,7 +308,18 @@ class RateFit:
 
 
 def fit_exponent(x: np.ndarray, err: np.ndarray) -> RateFit:
-    """Least-squares slope of ``log err`` on ``log x``."""
+    """Least-squares slope of ``log err`` on ``log x``.
+
+    Args:
+        x: sizes (``n`` or ``d``), positive.
+        err: the errors at ``x``, positive and finite.
+
+    Returns:
+        :class:`RateFit`: the exponent, its regression standard error and the intercept.
+
+    Raises:
+        ValueError: fewer than two points, or an error that is not positive and finite.
+    """
     lx, ly = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(err, dtype=float))
     if lx.size < 2 or not np.all(np.isfinite(ly)):
         raise ValueError("need at least two positive, finite errors to fit an exponent")

@@ -293,7 +293,18 @@ PROCESSES: dict[str, type[GaussianProcess]] = {
 
 
 def make_process(name: str, n: int) -> GaussianProcess:
-    """The process ``name`` (see :data:`PROCESSES`) of size ``n``."""
+    """The process ``name`` (see :data:`PROCESSES`) of size ``n``.
+
+    Args:
+        name: ``finite_iid``, ``euclidean_ball``, ``l1_ball`` or ``brownian``.
+        n: the size of the index set (points, dimension or grid steps), at least 2.
+
+    Returns:
+        The process, with its exact ``expected_sup``, covering numbers and ``dudley_bound``.
+
+    Raises:
+        ValueError: an unknown name or ``n < 2``.
+    """
     if name not in PROCESSES:
         raise ValueError(f"unknown process {name!r}; processes: {', '.join(PROCESSES)}")
     return PROCESSES[name](n)
@@ -302,7 +313,19 @@ def make_process(name: str, n: int) -> GaussianProcess:
 def monte_carlo_sup(
     process: GaussianProcess, rng: np.random.Generator, draws: int
 ) -> MonteCarloSup:
-    """Estimate ``E sup X_t`` from ``draws`` simulated suprema."""
+    """Estimate ``E sup X_t`` from ``draws`` simulated suprema.
+
+    Args:
+        process: the process.
+        rng: the random stream.
+        draws: the number of suprema, at least 2.
+
+    Returns:
+        The mean, its standard error and a 99.9 % interval (``lo``, ``hi``).
+
+    Raises:
+        ValueError: ``draws < 2``.
+    """
     m = check_dimension("draws", draws, 2)
     sups = process.sample_sup(rng, m)
     mean = float(sups.mean())

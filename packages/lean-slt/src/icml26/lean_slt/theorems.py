@@ -1,7 +1,9 @@
 """The map: each function of this package and the Lean 4 theorem it mirrors.
 
 Theorem names and files are those of the formalisation's public repository
-(``YuanheZ/lean-stat-learning-theory``, Lean/Mathlib v4.32.0); statements are written here in
+(``YuanheZ/lean-stat-learning-theory``) at commit :data:`UPSTREAM_COMMIT` (Lean v4.32.0,
+Mathlib at :data:`MATHLIB_REV`), checked against that commit's sources by
+:func:`verify_theorem_map` (every named theorem is declared in the file named); statements are written here in
 mathematical notation, in our own words. Nothing in this package is a formal proof: a check
 below is a numerical experiment on cases where the truth is computable. For every hypothesis
 of a theorem the map says how our check stands towards it:
@@ -14,11 +16,29 @@ of a theorem the map says how our check stands towards it:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
-__all__ = ["REPOSITORY", "THEOREM_MAP", "TheoremRef", "markdown_table", "theorem_for"]
+__all__ = [
+    "LEAN_TOOLCHAIN",
+    "MATHLIB_REV",
+    "REPOSITORY",
+    "THEOREM_MAP",
+    "UPSTREAM_COMMIT",
+    "TheoremRef",
+    "markdown_table",
+    "theorem_for",
+    "verify_theorem_map",
+]
 
 REPOSITORY = "https://github.com/YuanheZ/lean-stat-learning-theory"
+#: The upstream commit the map was read against (2026-07-15, "Update README section heading").
+UPSTREAM_COMMIT = "d0f506f0a695018265dccb33bcb05e2f5ca1c876"
+#: ``lean-toolchain`` at that commit.
+LEAN_TOOLCHAIN = "leanprover/lean4:v4.32.0"
+#: Mathlib's revision in that commit's ``lake-manifest.json`` (input rev ``v4.32.0``).
+MATHLIB_REV = "81a5d257c8e410db227a6665ed08f64fea08e997"
 
 
 @dataclass(frozen=True)
@@ -44,6 +64,8 @@ class TheoremRef:
     source: str = ""
 
 
+#: Every function of the package that mirrors a theorem, with the theorem, its file and
+#: how our check stands towards each hypothesis.
 THEOREM_MAP: tuple[TheoremRef, ...] = (
     TheoremRef(
         "covering.euclidean_ball_log_covering_bound, processes.EuclideanBallProcess",
@@ -105,7 +127,7 @@ THEOREM_MAP: tuple[TheoremRef, ...] = (
             "entropy integral finite": "verified (computed)",
             "sample paths continuous on s": "holds by construction (finite sets; linear in t)",
         },
-        "dudley.<process>.bound ≥ mc_sup (test); slopes and ratios (claims)",
+        "dudley.<process>.bound ≥ mc_sup (test); l1-ball looseness growth (claim)",
         "Boucheron, Lugosi & Massart (2013), Cor. 13.2",
     ),
     TheoremRef(
@@ -129,7 +151,7 @@ THEOREM_MAP: tuple[TheoremRef, ...] = (
             "n > 0, L > 0": "verified (argument check)",
             "f L-Lipschitz (‖·‖₂)": "verified numerically (check_lipschitz can refute, not prove)",
         },
-        "concentration.<f>.max_excess ≤ mc_error (test); tightness (claims)",
+        "concentration.<f>.max_excess ≤ mc_error (test); tightness of the max (claim)",
         "Boucheron, Lugosi & Massart (2013), Thm. 5.6",
     ),
     TheoremRef(
@@ -182,7 +204,7 @@ THEOREM_MAP: tuple[TheoremRef, ...] = (
             "f* linear, f̂ least squares": "holds by construction",
             "rank X > 0": "verified (rank computed)",
         },
-        "ls_rate.linear.exponent vs theory_exponent −1 (claim); formal_looseness",
+        "ls_rate.linear.exponent (reported; E error = σ²d/n exactly, a test); formal_looseness",
         "Wainwright (2019), Example 13.8",
     ),
     TheoremRef(
@@ -218,19 +240,67 @@ THEOREM_MAP: tuple[TheoremRef, ...] = (
         "",
         "‖f̂ − f*‖ₙ² ≲ σ² s log(ed/s)/n for best-subset least squares over s-sparse θ",
         {"—": "not formalised"},
-        "ls_rate.l0.exponent vs −1 (claim)",
+        "ls_rate.l0.exponent vs −1 (reported)",
         "Raskutti, Wainwright & Yu (2011), q = 0",
     ),
 )
 
 
 def theorem_for(function: str) -> list[TheoremRef]:
-    """The rows of the map whose ``function`` field mentions ``function``."""
+    """The rows of the map whose ``function`` field mentions ``function``.
+
+    Args:
+        function: a function name of this package (``dudley_bound``).
+
+    Returns:
+        The matching rows (empty when none).
+    """
     return [row for row in THEOREM_MAP if function in row.function]
 
 
+_DECLARATION = r"^\s*(?:@\[[^\]]*\]\s*)?(?:private\s+|protected\s+)?(?:noncomputable\s+)?(?:theorem|lemma|def|abbrev)\s+{name}\b"
+
+
+def verify_theorem_map(source_root: str | Path) -> list[str]:
+    """Check every named theorem of the map against a checkout of the formalisation.
+
+    This reads the Lean sources only (no Lean toolchain): each row's theorem must be declared
+    (``theorem``, ``lemma`` or ``def``) in the file the row names. Run it on a clone at
+    :data:`UPSTREAM_COMMIT`; on a later commit it says which names moved.
+
+    Args:
+        source_root: the root of a clone of :data:`REPOSITORY`.
+
+    Returns:
+        One line per problem (a missing file, a name not declared in its file); empty when
+        the map matches the sources.
+
+    Raises:
+        FileNotFoundError: ``source_root`` is not a folder holding ``lean-toolchain``.
+    """
+    root = Path(source_root)
+    if not (root / "lean-toolchain").is_file():
+        raise FileNotFoundError(f"{root} is not a clone of {REPOSITORY} (no lean-toolchain)")
+    problems = []
+    for row in THEOREM_MAP:
+        if not row.lean_name:
+            continue
+        path = root / row.lean_file
+        if not path.is_file():
+            problems.append(f"{row.lean_name}: file {row.lean_file} not found")
+            continue
+        name = re.escape(row.lean_name.removesuffix(" (definition)"))
+        if not re.search(_DECLARATION.format(name=name), path.read_text("utf-8"), re.MULTILINE):
+            problems.append(f"{row.lean_name}: not declared in {row.lean_file}")
+    return problems
+
+
 def markdown_table() -> str:
-    """The map as a Markdown table (for the README and ``results.json``)."""
+    """The map as a Markdown table.
+
+    Returns:
+        One row per theorem: our function, the Lean name, file, statement, hypotheses.
+    """
     lines = [
         "| our function | Lean theorem | file | statement | hypotheses: our check |",
         "|---|---|---|---|---|",

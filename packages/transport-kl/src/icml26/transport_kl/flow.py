@@ -9,7 +9,8 @@ Nothing here uses the closed forms of :mod:`icml26.transport_kl.gaussian`:
   or ``Cov(rho_t) + lam I`` (Kalman-Wasserstein).
 * :func:`fisher_rao_divergence`: the same path integral for the Fisher-Rao flow
   ``rho_t ∝ exp(t f) mu`` (an exponential-family geodesic), whose metric is ``Var_{rho_t}(f)``;
-  it equals ``KL(N2 | N1)``.
+  it equals ``KL`` (both take ``(N1, N2)`` as the analog of ``KL(N1 || N2)``: the flow
+  runs from ``N2`` to ``N1``).
 * :func:`w2_by_coupling_search`: ``W2^2`` by maximising the correlation
   ``tr(S1^{1/2} Q S2^{1/2})`` over rotations (Cayley map of a skew matrix) with ``optax.lbfgs``.
 """
@@ -143,11 +144,27 @@ def flow_divergence(
     tol: float = 1e-11,
     max_iter: int = 60,
 ) -> FlowResult:
-    """``D_G(N1 | N2)`` from the flow definition by shooting (see the module docstring).
+    """The analog of ``KL(N1 || N2)`` from the flow definition, by shooting.
+
+    Same argument convention as :mod:`~icml26.transport_kl.gaussian`: the flow starts at the
+    reference ``N2`` and ends at ``N1``; ``A``, ``b`` are the potential of that flow.
+
+    Args:
+        mean1, cov1: the compared law ``N1`` (the flow's end).
+        mean2, cov2: the reference ``N2`` (the flow's start).
+        geometry: ``"wasserstein"`` or ``"kalman_wasserstein"``.
+        lam: the Kalman-Wasserstein regulariser.
+        steps: RK4 steps.
+        tol: the shooting tolerance.
+        max_iter: Newton steps.
+
+    Returns:
+        :class:`FlowResult`.
 
     Raises:
-        ValueError: bad inputs, or the shooting does not reach ``N2`` (residual > 1e-7).
+        ValueError: bad inputs, or the shooting does not reach ``N1`` (residual > 1e-7).
     """
+    mean1, cov1, mean2, cov2 = mean2, cov2, mean1, cov1  # internally: start, then end
     if geometry not in ("wasserstein", "kalman_wasserstein"):
         raise ValueError(
             f"geometry must be 'wasserstein' or 'kalman_wasserstein', got {geometry!r}"
@@ -203,7 +220,20 @@ def _quad_var(a: Array, b: Array, m: Array, s: Array) -> Array:
 def fisher_rao_divergence(
     mean1: Any, cov1: Any, mean2: Any, cov2: Any, *, nodes: int = 64
 ) -> float:
-    """``int_0^1 t Var_{rho_t}(f) dt`` along ``rho_t ∝ N1^{1-t} N2^t``; equals ``KL(N2 | N1)``."""
+    """``int_0^1 t Var_{rho_t}(f) dt`` along ``rho_t ∝ N2^{1-t} N1^t``; equals ``KL(N1 || N2)``.
+
+    Args:
+        mean1, cov1: the compared law ``N1`` (the flow's end).
+        mean2, cov2: the reference ``N2`` (the flow's start).
+        nodes: Gauss-Legendre nodes in ``t``.
+
+    Returns:
+        The path integral.
+
+    Raises:
+        ValueError: bad inputs.
+    """
+    mean1, cov1, mean2, cov2 = mean2, cov2, mean1, cov1  # internally: start, then end
     check_gaussian_pair(mean1, cov1, mean2, cov2)
     m1, s1, m2, s2 = (jnp.asarray(x, jnp.float64) for x in (mean1, cov1, mean2, cov2))
     p1, p2 = jnp.linalg.inv(s1), jnp.linalg.inv(s2)

@@ -36,6 +36,15 @@ Equal covariances (any PSD ``S``, singular included)::
 so as ``S = eps I -> 0`` KL blows up like ``1/eps`` while WKL, KWKL (``lam > 0``) and W2 stay
 finite. All functions take ``(mean1, cov1, mean2, cov2)`` with any leading batch axes
 (broadcast) and return float64 arrays; invalid inputs raise ``ValueError`` naming the problem.
+
+**Argument convention (one for every divergence here and in** :mod:`~icml26.transport_kl.flow`
+**).** ``D(mean1, cov1, mean2, cov2)`` is the analog of ``KL(N1 || N2)``: ``N2`` is the
+reference and ``N1`` the law compared with it. In the dynamical definition the flow starts at
+the reference and ends at the compared law, ``D(N1 || N2) = D_G(start = N2 | end = N1)``; for
+the Fisher-Rao geometry this is exactly ``KL(N1 || N2)`` (so ``kl``, ``wkl`` and ``kwkl`` read
+the same way; ``tests/test_convention.py`` checks each against its definition). Support: like
+``KL(N1 || N2)``, which is finite only when ``N1`` lives on the support of ``N2``, ``wkl`` is
+finite for a singular ``cov1`` and infinite when ``range(cov1)`` is not inside ``range(cov2)``.
 """
 
 from __future__ import annotations
@@ -197,18 +206,42 @@ def _prep(mean1: Any, cov1: Any, mean2: Any, cov2: Any, validate: bool) -> tuple
 # --------------------------------------------------------------------------------------------
 @x64
 def kl(mean1: Any, cov1: Any, mean2: Any, cov2: Any, *, validate: bool = True) -> Array:
-    """Classical ``KL(N(mean1, cov1) || N(mean2, cov2))``; ``inf`` if either cov is singular."""
+    """Classical ``KL(N1 || N2) = E_N1[log N1 - log N2]``; ``inf`` if either cov is singular.
+
+    Args:
+        mean1, cov1: the compared law ``N1`` (``(..., d)``, ``(..., d, d)``).
+        mean2, cov2: the reference ``N2``.
+        validate: check shapes, symmetry and PSD-ness first.
+
+    Returns:
+        float64 array of the batch shape.
+
+    Raises:
+        ValueError: shapes that do not fit, NaN, or a covariance that is not symmetric PSD.
+    """
     return _kl_b(*_prep(mean1, cov1, mean2, cov2, validate))
 
 
 @x64
 def wkl(mean1: Any, cov1: Any, mean2: Any, cov2: Any, *, validate: bool = True) -> Array:
-    """Wasserstein KL analog ``D_WKL(N1 | N2)`` (flow of a gradient field from N1 to N2).
+    """Wasserstein analog of ``KL(N1 || N2)``: the Otto-geometry flow from ``N2`` to ``N1``.
 
-    Finite for singular ``cov2`` and for equal singular covariances; ``inf`` when
-    ``range(cov2)`` is not inside ``range(cov1)`` (no linear flow inflates a degenerate law).
+    Finite for singular ``cov1`` and for equal singular covariances; ``inf`` when
+    ``range(cov1)`` is not inside ``range(cov2)`` (no linear flow inflates a degenerate law).
+
+    Args:
+        mean1, cov1: the compared law ``N1`` (the flow's end).
+        mean2, cov2: the reference ``N2`` (the flow's start).
+        validate: check shapes, symmetry and PSD-ness first.
+
+    Returns:
+        float64 array of the batch shape.
+
+    Raises:
+        ValueError: shapes that do not fit, NaN, or a covariance that is not symmetric PSD.
     """
-    return _wkl_b(*_prep(mean1, cov1, mean2, cov2, validate))
+    m1, s1, m2, s2 = _prep(mean1, cov1, mean2, cov2, validate)
+    return _wkl_b(m2, s2, m1, s1)
 
 
 def kwkl_closed_form_available(cov1: Any, cov2: Any, lam: float) -> bool:
@@ -231,11 +264,23 @@ def kwkl(
     *,
     validate: bool = True,
 ) -> Array:
-    """Kalman-Wasserstein KL analog ``D_KWKL,lam(N1 | N2)`` (velocity ``(Cov + lam I) grad f``).
+    """Kalman-Wasserstein analog of ``KL(N1 || N2)`` (velocity ``(Cov + lam I) grad f``).
 
-    Closed form for ``lam = 0`` (any SPD ``cov1``) and for commuting covariances when
-    ``lam > 0``. Other pairs with ``lam > 0`` raise ``ValueError`` (eagerly; NaN under ``jit``):
-    use :func:`icml26.transport_kl.flow.flow_divergence` for them.
+    The flow runs from the reference ``N2`` to ``N1``. Closed form for ``lam = 0`` (any SPD
+    ``cov2``) and for commuting covariances when ``lam > 0``.
+
+    Args:
+        mean1, cov1: the compared law ``N1``.
+        mean2, cov2: the reference ``N2``.
+        lam: the regulariser ``lam >= 0``.
+        validate: check the inputs first.
+
+    Returns:
+        float64 array of the batch shape.
+
+    Raises:
+        ValueError: bad inputs, or ``lam > 0`` with covariances that do not commute (eagerly;
+            NaN under ``jit``): use :func:`icml26.transport_kl.flow.flow_divergence` then.
     """
     check_nonnegative("lam", lam)
     args = _prep(mean1, cov1, mean2, cov2, validate)
@@ -248,7 +293,8 @@ def kwkl(
                 "kwkl with lam > 0 has a closed form only for commuting covariances; use "
                 "icml26.transport_kl.flow.flow_divergence(..., geometry='kalman_wasserstein')"
             )
-    return _kwkl_b(*args, jnp.asarray(lam, dtype=jnp.float64))
+    m1, s1, m2, s2 = args
+    return _kwkl_b(m2, s2, m1, s1, jnp.asarray(lam, dtype=jnp.float64))
 
 
 @x64
@@ -261,6 +307,18 @@ def w2(
     squared: bool = False,
     validate: bool = True,
 ) -> Array:
-    """Bures-Wasserstein distance ``W2(N1, N2)`` (``squared=True`` for ``W2^2``)."""
+    """Bures-Wasserstein distance ``W2(N1, N2)`` (symmetric).
+
+    Args:
+        mean1, cov1, mean2, cov2: the two laws.
+        squared: return ``W2^2``.
+        validate: check the inputs first.
+
+    Returns:
+        float64 array of the batch shape.
+
+    Raises:
+        ValueError: bad inputs.
+    """
     val = _w2sq_b(*_prep(mean1, cov1, mean2, cov2, validate))
     return val if squared else jnp.sqrt(val)

@@ -31,6 +31,11 @@ def w2_np(m1: np.ndarray, s1: np.ndarray, m2: np.ndarray, s2: np.ndarray) -> flo
 
 
 def wkl_np(m1: np.ndarray, s1: np.ndarray, m2: np.ndarray, s2: np.ndarray) -> float:
+    """WKL, analog of ``KL(N1 || N2)``: the flow from ``N2`` to ``N1`` (see :func:`_wkl_flow_np`)."""
+    return _wkl_flow_np(m2, s2, m1, s1)
+
+
+def _wkl_flow_np(m1: np.ndarray, s1: np.ndarray, m2: np.ndarray, s2: np.ndarray) -> float:
     """WKL via the potential ``f = x^T A x / 2 + b^T x`` with ``A = log T`` (flow integrated by
     hand in the eigenbasis of ``A``: ``int_0^1 (F(1) - F(t)) dt``)."""
     r1 = linalg.sqrtm(s1).real

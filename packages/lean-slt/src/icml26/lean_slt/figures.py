@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from icml26.lean_slt.studies import THEORY_EXPONENT
 from icml26.shared import PALETTE, RunDir, figure
 
 __all__ = ["plot_all"]
@@ -67,8 +68,6 @@ def _concentration(curves: dict[str, dict[str, list[float]]], run_dir: RunDir) -
 
 
 def _rates(curves: dict[str, dict[str, list[float]]], run_dir: RunDir) -> None:
-    from icml26.lean_slt.experiment import THEORY_EXPONENT
-
     names = list(curves)
     with figure(
         run_dir.plot_path("ls_rates"),
@@ -80,14 +79,10 @@ def _rates(curves: dict[str, dict[str, list[float]]], run_dir: RunDir) -> None:
         for ax, name in zip(axes[0], names, strict=True):
             c = curves[name]
             x, err = np.asarray(c["x"]), np.asarray(c["err"])
-            ax.loglog(x, err, "o", color=PALETTE[0], label="simulated")
-            slope = float(np.polyfit(np.log(x), np.log(err), 1)[0])
+            ax.loglog(x, err, "o", color=PALETTE[0], label="simulated (mean)")
+            slope, intercept = np.polyfit(np.log(x), np.log(err), 1)
             ax.loglog(
-                x,
-                np.exp(c["intercept"][0]) * x**slope,
-                "-",
-                color=PALETTE[0],
-                label=f"fit {slope:.2f}",
+                x, np.exp(intercept) * x**slope, "-", color=PALETTE[0], label=f"fit {slope:.2f}"
             )
             th = THEORY_EXPONENT[name]
             ax.loglog(x, err[0] * (x / x[0]) ** th, "--", color=PALETTE[1], label=f"theory {th:g}")
@@ -118,7 +113,12 @@ def _maurey(curves: dict[str, list[float]], run_dir: RunDir) -> None:
 
 
 def plot_all(curves: dict[str, Any], run_dir: RunDir) -> None:
-    """One figure per part that ran."""
+    """One figure per study that ran, in ``run_dir/plots``.
+
+    Args:
+        curves: each study's ``curves``, by part name.
+        run_dir: the run folder.
+    """
     if "dudley" in curves:
         _dudley(curves["dudley"], run_dir)
     if "concentration" in curves:

@@ -1,4 +1,4 @@
-"""Markdown tables of a run's ``results.json`` (the README's results section is made by this)."""
+"""Markdown tables of a run's metrics (written to ``tables.md`` in the run folder)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["markdown_results"]
+__all__ = ["markdown_tables"]
 
 
 def _f(v: Any, digits: int = 3) -> str:
@@ -24,41 +24,41 @@ def _names(metrics: Mapping[str, Any], prefix: str, suffix: str) -> list[str]:
     return [m.group(1) for k in metrics if (m := pat.match(k))]
 
 
-def markdown_results(results: Mapping[str, Any]) -> str:
-    """Claims, Dudley, concentration, least-squares and Maurey tables for one run."""
-    m = results["metrics"]
+def markdown_tables(m: Mapping[str, Any]) -> str:
+    """Dudley, concentration, least-squares and Maurey tables of one run.
+
+    Args:
+        m: the run's flat metrics.
+
+    Returns:
+        Four markdown tables (those of the studies that ran), separated by blank lines.
+    """
     out = []
-    out.append("| claim | paper | measured | rule | holds |\n|---|---|---|---|---|")
-    for c in results["claims"]:
-        meas = ", ".join(f"{k} = {_f(v)}" for k, v in c["measured"].items())
-        holds = {True: "**yes**", False: "**no**", None: "undecided"}[c["holds"]]
-        out.append(f"| `{c['id']}` | {c['paper_value']} | {meas} | `{c['rule']}` | {holds} |")
-    out.append("")
     out.append(
         "| process | n | formal bound | MC E sup [99.9% CI] | exact E sup | bound / MC | "
-        "slope bound | slope MC | gap |\n|---|---|---|---|---|---|---|---|---|"
+        "bound / exact | slope bound | slope MC |\n|---|---|---|---|---|---|---|---|---|"
     )
     for p in _names(m, "dudley", "bound"):
         k = f"dudley.{p}"
         out.append(
             f"| {p} | {m[k + '.n']:.0f} | {_f(m[k + '.bound'])} | {_f(m[k + '.mc_sup'], 4)} "
             f"[{_f(m[k + '.lo'], 4)}, {_f(m[k + '.hi'], 4)}] | {_f(m[k + '.truth'], 4)} | "
-            f"{_f(m[k + '.ratio'])} | {_f(m[k + '.slope_bound'])} | {_f(m[k + '.slope_mc'])} | "
-            f"{_f(m[k + '.slope_gap'])} |"
+            f"{_f(m[k + '.ratio'])} | {_f(m[k + '.looseness'])} | {_f(m[k + '.slope_bound'])} | "
+            f"{_f(m[k + '.slope_mc'])} |"
         )
     out.append("")
     out.append(
-        "| f (1-Lipschitz) | max excess (tail − bound) | MC error | variance-proxy ratio L²_eff/L² |"
+        "| f (1-Lipschitz) | max excess (tail − bound) | MC error | variance-proxy ratio L²_eff/L² ± se |"
         "\n|---|---|---|---|"
     )
     for f in _names(m, "concentration", "max_excess"):
         k = f"concentration.{f}"
         out.append(
-            f"| {f} | {_f(m[k + '.max_excess'])} | {_f(m[k + '.mc_error'])} | {_f(m[k + '.tightness'])} |"
+            f"| {f} | {_f(m[k + '.max_excess'])} | {_f(m[k + '.mc_error'])} | {_f(m[k + '.tightness'])} ± {_f(m[k + '.tightness_se'], 2)} |"
         )
     out.append("")
     out.append(
-        "| setting | fitted exponent ± se | theorem's exponent | master-bound coverage "
+        "| setting | fitted exponent ± se (over repetitions) | theorem's exponent | master-bound coverage "
         "(guaranteed) | master bound / error | other |\n|---|---|---|---|---|---|"
     )
     for s in _names(m, "ls_rate", "exponent"):
