@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from icml26.disempowerment.config import PROFILES, BenchConfig, RunConfig
+from icml26.disempowerment.config import BENCH_PROFILES, PROFILES, BenchConfig, RunConfig
 from icml26.disempowerment.conversations import write_jsonl
 from icml26.disempowerment.datasets import synthetic_data
 from icml26.disempowerment.paper import PAPER
@@ -52,7 +52,7 @@ def test_smoke_run_through_the_cli(smoke_run: Path) -> None:
     } <= set(m)
     for v in (*DIMENSIONS, "any"):
         for s in SEVERITIES:
-            # percentile intervals of clipped, DP-noised draws at n = 3,000: the point
+            # percentile intervals of clipped, DP-noised draws at n = 2,000: the point
             # estimate may sit a hair outside
             lo, hi = m[f"rate.{v}.{s}.lo"], m[f"rate.{v}.{s}.hi"]
             assert lo - 2e-3 <= m[f"rate.{v}.{s}"] <= hi + 2e-3
@@ -168,6 +168,25 @@ def test_config_validation(changes: dict, message: str) -> None:
 def test_bench_config_validation() -> None:
     with pytest.raises(ValueError, match="unknown engines"):
         BenchConfig(engines=("dask",))
+
+
+def _profile_judges() -> list[tuple[str, str]]:
+    runs = [(f"run.{name}", cfg.judge) for name, cfg in PROFILES.items()]
+    benches = [(f"bench.{name}", cfg.judge) for name, cfg in BENCH_PROFILES.items()]
+    return [(where, spec) for where, spec in runs + benches if spec != "none"]
+
+
+def test_profile_judges_name_registered_models() -> None:
+    from icml26.shared.llm import BUILTIN_MODELS, resolve_spec
+
+    judges = dict(_profile_judges())
+    assert judges["run.llm"] == judges["bench.full"] == "smollm2-135m-instruct-q4_1"
+    for where, spec in judges.items():
+        if spec.startswith(("http://", "https://")):
+            continue
+        resolved = resolve_spec(spec)  # a retired or unknown name raises here
+        assert resolved.kind == "builtin", where
+        assert resolved.spec in BUILTIN_MODELS, where
 
 
 def test_cli_rejects_bad_override(capsys: pytest.CaptureFixture[str]) -> None:
