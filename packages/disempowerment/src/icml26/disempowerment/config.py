@@ -241,7 +241,7 @@ PROFILES: dict[str, RunConfig] = {
     "smoke": replace(
         _QUICK,
         study_workers=1,
-        n_conversations=3000,
+        n_conversations=2000,
         n_train=400,
         n_calibration=600,
         calibration_positive_share=0.3,
@@ -249,7 +249,7 @@ PROFILES: dict[str, RunConfig] = {
         n_clusters=2,
         k_anonymity=3,
         coverage_repeats=1,
-        coverage_n=2000,
+        coverage_n=1000,
         coverage_calibration_n=300,
         scrub_eval_n=1000,
         dp_epsilon=50.0,
