@@ -226,3 +226,16 @@ def test_ray_path_equals_local_path() -> None:
     np.testing.assert_array_equal(local.flagged, remote.flagged)
     np.testing.assert_allclose(local.embeddings, remote.embeddings, atol=1e-4)
     assert local.scrub_counts == remote.scrub_counts
+
+
+@pytest.mark.slow
+def test_smoke_bench_through_the_cli(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    assert main(["bench", "disempowerment", "--profile", "smoke", "--out", str(out)]) == 0
+    results = load_results(out / "results.json")
+    check_paper(PAPER, results, strict=True)
+    m = results["metrics"]
+    # costs are timed single-threaded: a MiniLM call costs little beyond its texts
+    assert m["cost_cpu_s.minilm_call"] < 0.2
+    assert 0 <= m["stage2.share_flagged"] <= 1
+    assert m["cost_cpu_s_per_1k.tfidf"] < m["cost_cpu_s_per_1k.staged"]
