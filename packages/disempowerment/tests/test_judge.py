@@ -15,6 +15,8 @@ from icml26.disempowerment.judge import (
     ANSWER_SCHEMA,
     LLMJudge,
     _all_answers,
+    _AnswerTrie,
+    _ChoiceBias,
     canonical_answer,
     judge_messages,
     parse_judgement,
@@ -139,6 +141,39 @@ def test_constrained_decoding_gives_only_well_formed_answers(tiny_backend: Any) 
     assert tiny_backend.usage.requests == 6
 
 
+def test_content_free_calibration_keeps_answers_well_formed(tiny_backend: Any) -> None:
+    judge = LLMJudge(tiny_backend, batch_size=4, calibration="content_free")
+    requests = tiny_backend.usage.requests
+    out = judge.judge([f"user: question {i}\nassistant: an answer {i}" for i in range(4)])
+    assert out.ok.all()
+    assert all(r in set(_all_answers()) for r in out.replies)
+    assert tiny_backend.usage.requests == requests + 4  # the content-free pass is not counted
+    assert judge._prior is not None
+    severity_choices = [k for k in judge._prior if k[1] == 2]  # the three severities share options
+    assert severity_choices, sorted(judge._prior)
+
+
+def test_content_free_calibration_makes_the_content_free_choice_uniform(tiny_backend: Any) -> None:
+    import torch
+
+    trie = _AnswerTrie(tiny_backend.tokenizer)
+    generated: list[int] = []
+    while trie.choice(generated) is None:  # walk to the first open choice (reality's severity)
+        generated.append(trie.allowed(generated)[0])
+    (_, occurrence), ids = trie.choice(generated)
+    assert occurrence == 0
+    assert len(ids) >= 2
+    input_ids = torch.tensor([generated])
+    scores = torch.randn(1, len(tiny_backend.tokenizer), generator=torch.Generator().manual_seed(0))
+    recorder = _ChoiceBias(trie)
+    recorder(input_ids, scores.clone())
+    calibrated = _ChoiceBias(trie, recorder.log_prior())(input_ids, scores.clone())
+    # the content-free input's own choice becomes uniform; other tokens are untouched
+    assert torch.allclose(calibrated[0, ids], calibrated[0, ids[0]].expand(len(ids)), atol=1e-5)
+    rest = [t for t in range(scores.shape[1]) if t not in set(ids)]
+    assert torch.equal(calibrated[0, rest], scores[0, rest])
+
+
 def test_free_decoding_of_a_random_model_is_malformed_and_counted(tiny_backend: Any) -> None:
     judge = LLMJudge(tiny_backend, decoding="free", repair=False, max_tokens=8, batch_size=4)
     out = judge.judge(["user: hi\nassistant: hello"] * 2)
@@ -182,6 +217,10 @@ def test_bad_judge_settings() -> None:
         LLMJudge(_Scripted([]), decoding="beam")
     with pytest.raises(ValueError, match="local model"):
         LLMJudge(_Scripted([]), decoding="constrained")
+    with pytest.raises(ValueError, match="calibration"):
+        LLMJudge(_Scripted([]), calibration="platt")
+    with pytest.raises(ValueError, match="content_free"):
+        LLMJudge(_Scripted([]), calibration="content_free")  # an endpoint: no constraint
 
 
 def test_endpoint_judge_against_the_local_server(openai_server: Any) -> None:

@@ -49,6 +49,7 @@ from icml26.shared import log
 
 __all__ = [
     "ANSWER_SCHEMA",
+    "CONTENT_FREE",
     "RUBRIC",
     "JudgeOutput",
     "Judgement",
@@ -314,10 +315,81 @@ class _AnswerTrie:
             if t == self.eos or t not in node:
                 return [self.eos]
             node = node[t]
+        return self._next(node)
+
+    def _next(self, node: dict[int, Any]) -> list[int]:
         nxt = [t for t in node if t != self.END]
         if self.END in node:
             nxt.append(self.eos)
         return nxt or [self.eos]
+
+    def choice(
+        self, generated: Sequence[int]
+    ) -> tuple[tuple[tuple[int, ...], int], list[int]] | None:
+        """The choice ``generated`` stands at: ``((options, occurrence), options)``, where
+        ``options`` are the allowed token ids (sorted) and ``occurrence`` counts the earlier
+        choices on the path with the same options (the three severity fields share their
+        options: occurrences 0, 1, 2 are reality, value, action). ``None`` where only one
+        token is allowed (no choice) or the answer is complete."""
+        node, seen = self.root, {}
+        for t in generated:
+            if t == self.eos or t not in node:
+                return None
+            options = tuple(sorted(self._next(node)))
+            if len(options) > 1:
+                seen[options] = seen.get(options, 0) + 1
+            node = node[t]
+        options = tuple(sorted(self._next(node)))
+        if len(options) < 2:
+            return None
+        return (options, seen.get(options, 0)), list(options)
+
+
+class _ChoiceBias:
+    """Contextual calibration (Zhao et al., 2021, "Calibrate before use") of constrained
+    decoding: at every choice the answer constraint leaves open, the log-probabilities the
+    model gives the same choice for content-free conversations are subtracted, so a model
+    that prefers one answer whatever it reads no longer gives it to every conversation.
+
+    With ``table=None`` it records (the content-free pass): the distributions over each
+    choice's options. Otherwise it subtracts ``table[choice]`` (log-probabilities) from the
+    options' scores; a choice the content-free pass never reached is left as it is.
+    """
+
+    def __init__(self, trie: _AnswerTrie, table: dict[Any, Any] | None = None) -> None:
+        self.trie, self.table = trie, table
+        self.width = 0  # the prompt's (padded) length, set per batch
+        self.seen: dict[Any, list[Any]] = {}
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        for row in range(input_ids.shape[0]):
+            at = self.trie.choice(input_ids[row, self.width :].tolist())
+            if at is None:
+                continue
+            key, options = at
+            if self.table is None:
+                self.seen.setdefault(key, []).append(
+                    torch.softmax(scores[row, options].float(), dim=-1)
+                )
+            elif key in self.table:
+                scores[row, options] -= self.table[key].to(scores.dtype)
+        return scores
+
+    def log_prior(self) -> dict[Any, Any]:
+        """The recorded choices' mean content-free distributions, as log-probabilities."""
+        import torch
+
+        return {k: torch.log(torch.stack(v).mean(dim=0)) for k, v in self.seen.items()}
+
+
+#: Content-free transcripts for contextual calibration (after Zhao et al., 2021).
+CONTENT_FREE = (
+    "user: N/A\nassistant: N/A",
+    "user: [MASK]\nassistant: [MASK]",
+    "user: \nassistant: ",
+)
 
 
 @dataclass
@@ -350,6 +422,10 @@ class LLMJudge:
         repair: send a malformed reply back once with the parser's complaint.
         max_tokens: reply budget of free decoding (an answer is about 40 tokens).
         batch_size: conversations per call.
+        calibration: ``"none"``, or ``"content_free"``: contextual calibration of constrained
+            decoding (Zhao et al., 2021): at each choice of the answer (each severity, the
+            domain, ...) subtract the log-probabilities the model gives it for content-free
+            conversations (:data:`CONTENT_FREE`), measured once.
 
     Attributes:
         n_judged: conversations rated so far.
@@ -358,7 +434,8 @@ class LLMJudge:
         structured: whether endpoint requests carry the JSON schema.
 
     Raises:
-        ValueError: an unknown ``decoding``, or ``"constrained"`` without a local model.
+        ValueError: an unknown ``decoding`` or ``calibration``, ``"constrained"`` decoding
+            or ``"content_free"`` calibration without a local model.
     """
 
     backend: Any
@@ -371,7 +448,9 @@ class LLMJudge:
     n_malformed_first: int = 0
     n_malformed: int = 0
     structured: bool = True
+    calibration: str = "none"
     _trie: _AnswerTrie | None = field(default=None, init=False, repr=False)
+    _prior: dict[Any, Any] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.decoding not in ("auto", "constrained", "free"):
@@ -385,6 +464,15 @@ class LLMJudge:
             )
         if self.batch_size < 1 or self.max_tokens < 1:
             raise ValueError("batch_size and max_tokens must be at least 1")
+        if self.calibration not in ("none", "content_free"):
+            raise ValueError(
+                f"calibration must be 'none' or 'content_free', got {self.calibration!r}"
+            )
+        if self.calibration == "content_free" and not self.constrained:
+            raise ValueError(
+                "calibration='content_free' adjusts constrained decoding: it needs a local "
+                "model and decoding 'auto' or 'constrained'"
+            )
 
     @property
     def _local(self) -> bool:
@@ -487,14 +575,26 @@ class LLMJudge:
         return replies, parsed
 
     def _constrained(self, chunk: list[str]) -> list[str]:
+        if self._trie is None:
+            self._trie = _AnswerTrie(self.backend.tokenizer)
+        if self.calibration == "content_free" and self._prior is None:
+            recorder = _ChoiceBias(self._trie)
+            self._generate(list(CONTENT_FREE), recorder, count=False)
+            self._prior = recorder.log_prior()
+        bias = None if self._prior is None else _ChoiceBias(self._trie, self._prior)
+        return self._generate(chunk, bias)
+
+    def _generate(
+        self, chunk: list[str], bias: _ChoiceBias | None, *, count: bool = True
+    ) -> list[str]:
+        """Greedy decoding under the answer constraint, through ``bias`` when given (which
+        records or subtracts the content-free prior); ``count``: add to the usage."""
         import torch
 
         from icml26.shared.llm import Completion
 
-        model, tok = self.backend.model, self.backend.tokenizer
-        if self._trie is None:
-            self._trie = _AnswerTrie(tok)
-        trie = self._trie
+        model, tok, trie = self.backend.model, self.backend.tokenizer, self._trie
+        assert trie is not None
         prompts = [self.backend.prompt(judge_messages(t)) for t in chunk]
         if tok.pad_token is None:
             tok.pad_token = tok.eos_token
@@ -506,6 +606,10 @@ class LLMJudge:
         def allowed(_row: int, ids: torch.Tensor) -> list[int]:
             return trie.allowed(ids[width:].tolist())
 
+        processors: list[_ChoiceBias] = []  # generate() merges a plain list of processors
+        if bias is not None:
+            bias.width = width
+            processors.append(bias)
         with torch.inference_mode():
             seqs = model.generate(
                 input_ids=enc["input_ids"],
@@ -516,6 +620,7 @@ class LLMJudge:
                 top_p=None,
                 top_k=None,
                 prefix_allowed_tokens_fn=allowed,
+                logits_processor=processors,
                 pad_token_id=tok.pad_token_id,
             )
         out = []
@@ -523,6 +628,7 @@ class LLMJudge:
         for row, n_p in zip(seqs[:, width:].tolist(), n_prompt, strict=True):
             n_new = row.index(trie.eos) + 1 if trie.eos in row else len(row)
             text = str(tok.decode(row[:n_new], skip_special_tokens=True))
-            self.backend.usage.add(Completion(text, int(n_p), n_new, "stop"))
+            if count:
+                self.backend.usage.add(Completion(text, int(n_p), n_new, "stop"))
             out.append(text)
         return out

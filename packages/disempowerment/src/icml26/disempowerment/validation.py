@@ -38,7 +38,15 @@ from icml26.shared import Claim, log, rng_for, seed_for
 from icml26.shared.claims import evaluate_rule, rule_keys
 from icml26.shared.stats import wilson_interval
 
-__all__ = ["NullSettings", "coverage_study", "judge_study", "null_study", "scrub_study"]
+__all__ = [
+    "NullSettings",
+    "coverage_study",
+    "judge_choice_study",
+    "judge_rows",
+    "judge_study",
+    "null_study",
+    "scrub_study",
+]
 
 #: ``train(train_set) -> classifier``: how a study fits the classifier on a world's data.
 Trainer = Callable[[Any], Any]
@@ -253,10 +261,9 @@ def judge_study(
         repair; 0 by construction under constrained decoding), ``judge.malformed_rate_first``,
         ``judge.n_audit``, ``judge.n_log``, ``judge.tokens``, ``judge.seconds_per_item``.
     """
-    rng = rng_for(seed, "judge_subsets")
-    n_a, n_l = min(n_audit, len(audit.conversations)), min(n_log, len(log_conversations))
-    a_rows = rng.choice(len(audit.conversations), size=n_a, replace=False)
-    l_rows = rng.choice(len(log_conversations), size=n_l, replace=False)
+    a_rows, l_rows = judge_rows(
+        len(audit.conversations), len(log_conversations), n_audit, n_log, seed=seed
+    )
     sub_audit = audit.subset(a_rows)
     sub_log = [log_conversations[i] for i in l_rows]
     start = time.perf_counter()
@@ -285,6 +292,66 @@ def judge_study(
 
 
 _JUDGE_KEYS = ("rate.", "observed.", "domain_rate.", "trend_slope.", "approval_association")
+
+
+def judge_rows(
+    n_audit_pool: int, n_log_pool: int, n_audit: int, n_log: int, *, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows :func:`judge_study` rates: ``n_audit`` of the audit set (its *test* split)
+    and ``n_log`` of the log, drawn from the study's own stream."""
+    rng = rng_for(seed, "judge_subsets")
+    a_rows = rng.choice(n_audit_pool, size=min(n_audit, n_audit_pool), replace=False)
+    l_rows = rng.choice(n_log_pool, size=min(n_log, n_log_pool), replace=False)
+    return a_rows, l_rows
+
+
+def judge_choice_study(
+    judges: dict[str, Any], audit: LabelledConversations, *, exclude: np.ndarray, n: int, seed: int
+) -> dict[str, float]:
+    """Judge variants on a *validation* split of the audit set, to choose one before the
+    test split (:func:`judge_rows`) is rated.
+
+    The split is ``n`` rows outside ``exclude`` (the test rows), half drawn among the
+    conversations with any severity above none and half among the rest, so that agreement
+    beyond chance is measurable on few rows. Each variant is scored by its mean Cohen's kappa
+    over the three dimensions.
+
+    Args:
+        judges: name -> judge (``judge(texts) -> JudgeOutput``).
+        audit: the labelled audit set.
+        exclude: rows the variants must not see (the test split).
+        n: validation rows.
+        seed: the split's seed.
+
+    Returns:
+        ``choice.<name>.<agreement key>`` for every variant (see :func:`judge_study`),
+        ``choice.<name>.mean_kappa``, ``choice.<name>.malformed_rate``, ``choice.n``.
+    """
+    rng = rng_for(seed, "judge_validation")
+    free = np.setdiff1d(np.arange(len(audit.conversations)), exclude)
+    positive = audit.labels.any_severity[free] > 0
+    half = n // 2
+    rows = np.concatenate(
+        [
+            rng.choice(free[positive], size=half, replace=False),
+            rng.choice(free[~positive], size=n - half, replace=False),
+        ]
+    )
+    sub = audit.subset(rows)
+    scrubber = Scrubber()
+    texts = [scrubber(c.text()) for c in sub.conversations]
+    out: dict[str, float] = {"choice.n": float(n)}
+    for name, judge in judges.items():
+        start = time.perf_counter()
+        res = judge.judge(texts)
+        agreement = _agreement(sub.labels, res.labels)
+        out.update({f"choice.{name}.{k[len('judge.') :]}": v for k, v in agreement.items()})
+        kappas = [agreement[f"judge.kappa.{d}"] for d in DIMENSIONS]
+        out[f"choice.{name}.mean_kappa"] = float(np.mean(kappas))
+        out[f"choice.{name}.malformed_rate"] = float(np.mean(~res.ok))
+        out[f"choice.{name}.seconds_per_item"] = (time.perf_counter() - start) / n
+        log(f"judge variant {name}: mean kappa {np.mean(kappas):.3f}")
+    return out
 
 
 def _agreement(truth: Labels, pred: Labels) -> dict[str, float]:
