@@ -154,6 +154,8 @@ def test_bad_labelled_line(tmp_path: Path) -> None:
         ({"dp_cap": 3}, "dp_cap is only used with dp_epsilon"),
         ({"ray_address": "ray://x:10001"}, "only used with engine=ray"),
         ({"judge_log_n": 5}, "only used with a judge"),
+        ({"judge_calibration": "content_free"}, "only used with a judge"),
+        ({"judge": "x", "judge_calibration": "platt"}, "judge_calibration must be"),
         ({"classifier": "bert"}, "classifier must be one of"),
         ({"minilm_eval_n": 300}, "only used with classifier=staged"),
         ({"judge": "http://localhost:1/v1"}, "model-name"),

@@ -83,6 +83,8 @@ class RunConfig:
         judge_log_n: conversations of the log the judge rates (a random subset).
         judge_decoding: ``auto`` (constrained for a local model, structured output and
             repair for an endpoint), ``constrained`` or ``free``.
+        judge_calibration: ``none`` or ``content_free`` (contextual calibration of a local
+            model's constrained decoding; see :class:`icml26.disempowerment.judge.LLMJudge`).
         judge_names_clusters: let the judge name released clusters (auditor-checked).
     """
 
@@ -120,6 +122,7 @@ class RunConfig:
     judge_audit_n: int = 200
     judge_log_n: int = 200
     judge_decoding: str = "auto"
+    judge_calibration: str = "none"
     judge_names_clusters: bool = False
 
     def __post_init__(self) -> None:
@@ -136,6 +139,7 @@ class RunConfig:
                 ("judge_audit_n", judged, "a judge (judge=<model spec or endpoint>)"),
                 ("judge_log_n", judged, "a judge (judge=<model spec or endpoint>)"),
                 ("judge_decoding", judged, "a judge"),
+                ("judge_calibration", judged, "a judge"),
                 ("judge_names_clusters", judged, "a judge"),
                 ("flag_threshold", self.classifier == "staged", "classifier=staged"),
                 ("minilm_eval_n", self.classifier == "staged", "classifier=staged"),
@@ -166,6 +170,10 @@ class RunConfig:
         if self.judge_decoding not in ("auto", "constrained", "free"):
             raise ValueError(
                 f"judge_decoding must be auto, constrained or free, got {self.judge_decoding!r}"
+            )
+        if self.judge_calibration not in ("none", "content_free"):
+            raise ValueError(
+                f"judge_calibration must be none or content_free, got {self.judge_calibration!r}"
             )
 
     def _check_ranges(self) -> None:
@@ -281,6 +289,8 @@ PROFILES: dict[str, RunConfig] = {
         judge="smollm2-135m-instruct-q4_1",
         judge_audit_n=60,
         judge_log_n=60,
+        # chosen on a validation split (docs/judge_choice.py, docs/judge-choice.json)
+        judge_calibration="content_free",
     ),
 }
 

@@ -97,7 +97,7 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, float]:
         metrics |= stages.once(
             "judge",
             lambda: judge_study(
-                make_judge(config.judge, config.judge_decoding),
+                make_judge(config.judge, config.judge_decoding, config.judge_calibration),
                 models().classifier,
                 data().log,
                 data().calibration,

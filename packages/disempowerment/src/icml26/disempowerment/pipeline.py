@@ -285,14 +285,14 @@ def _assistant(text: str) -> str:
     return " ".join(parts) if parts else text
 
 
-def make_judge(spec: str, decoding: str = "auto") -> LLMJudge:
+def make_judge(spec: str, decoding: str = "auto", calibration: str = "none") -> LLMJudge:
     """The rubric judge on an endpoint ``url|model`` or a local model spec."""
     from icml26.shared.llm import ChatClient, LocalChatModel
 
     if spec.startswith(("http://", "https://")):
         url, _, model = spec.partition("|")
-        return LLMJudge(ChatClient(url, model), decoding=decoding)
-    return LLMJudge(LocalChatModel.from_spec(spec), decoding=decoding)
+        return LLMJudge(ChatClient(url, model), decoding=decoding, calibration=calibration)
+    return LLMJudge(LocalChatModel.from_spec(spec), decoding=decoding, calibration=calibration)
 
 
 def audit_outputs(

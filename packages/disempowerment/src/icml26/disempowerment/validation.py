@@ -41,6 +41,7 @@ from icml26.shared.stats import wilson_interval
 __all__ = [
     "NullSettings",
     "coverage_study",
+    "judge_agreement",
     "judge_choice_study",
     "judge_rows",
     "judge_study",
@@ -280,7 +281,7 @@ def judge_study(
             out[f"judge.covered.{key}"] = float(
                 res.metrics[f"rate.{key}.lo"] <= truth <= res.metrics[f"rate.{key}.hi"]
             )
-    out.update(_agreement(sub_audit.labels.subset(res.audit_rows), res.audit_predictions))
+    out.update(judge_agreement(sub_audit.labels.subset(res.audit_rows), res.audit_predictions))
     n_items = len(a_rows) + len(l_rows)
     out["judge.malformed_rate"] = judge.malformed_rate
     out["judge.malformed_rate_first"] = judge.malformed_rate_first
@@ -344,7 +345,7 @@ def judge_choice_study(
     for name, judge in judges.items():
         start = time.perf_counter()
         res = judge.judge(texts)
-        agreement = _agreement(sub.labels, res.labels)
+        agreement = judge_agreement(sub.labels, res.labels)
         out.update({f"choice.{name}.{k[len('judge.') :]}": v for k, v in agreement.items()})
         kappas = [agreement[f"judge.kappa.{d}"] for d in DIMENSIONS]
         out[f"choice.{name}.mean_kappa"] = float(np.mean(kappas))
@@ -354,9 +355,10 @@ def judge_choice_study(
     return out
 
 
-def _agreement(truth: Labels, pred: Labels) -> dict[str, float]:
+def judge_agreement(truth: Labels, pred: Labels) -> dict[str, float]:
     """Unweighted agreement of the judge with the audit labels (the audit subset is enriched
-    with cue conversations, so these are not population figures)."""
+    with cue conversations, so these are not population figures): ``judge.agreement.<dim>``,
+    ``judge.kappa.<dim>`` (Cohen's), ``judge.macro_f1``, ``judge.domain_accuracy``."""
     out: dict[str, float] = {}
     for k, dim in enumerate(DIMENSIONS):
         t, p = truth.severity[:, k], pred.severity[:, k]
