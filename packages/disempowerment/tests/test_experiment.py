@@ -121,9 +121,7 @@ def test_user_log_and_labelled_set(tmp_path: Path) -> None:
         "--set",
         "coverage_repeats=0",
         "--set",
-        "coverage_n=15000",
-        "--set",
-        "minilm_eval_n=20",
+        "coverage_n=15000",  # back to the default: no coverage study on a user's log
     ]
     argv += ["--set", "coverage_calibration_n=5000"]
     assert main(argv) == 0

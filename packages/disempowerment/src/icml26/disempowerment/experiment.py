@@ -26,6 +26,7 @@ from icml26.disempowerment.pipeline import (
     calibrate,
     classify_log,
     fit_models,
+    input_report,
     labels_of,
     load_data,
     make_judge,
@@ -77,6 +78,8 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, float]:
         metrics |= stages.once(
             "scrub", lambda: scrub_study(data().log, data().pii, config.scrub_eval_n)
         )
+    else:
+        metrics |= input_report(data())
     if synthetic and config.coverage_repeats > 0:
         metrics |= stages.once(
             "coverage",

@@ -50,6 +50,7 @@ __all__ = [
     "calibrate",
     "classify_log",
     "fit_models",
+    "input_report",
     "labels_of",
     "load_data",
     "make_judge",
@@ -113,6 +114,17 @@ def load_data(cfg: RunConfig) -> RunData:
         positive_share=cfg.positive_share,
         calibration_positive_share=cfg.calibration_positive_share,
     )
+
+
+def input_report(data: RunData) -> dict[str, float]:
+    """What reading a user's log found: ``input.malformed_lines``, ``input.duplicate_lines``."""
+    report = data.read_report
+    if report is None:
+        return {}
+    return {
+        "input.malformed_lines": float(len(report.malformed)),
+        "input.duplicate_lines": float(len(report.duplicates)),
+    }
 
 
 def _scrubbed(convs: list[Conversation]) -> list[str]:
