@@ -23,7 +23,10 @@ from icml26.shared.llm import ChatClient
         ("[2] > [1] > [3]", (1, 0, 2), 0, 0, 0),
         ("[2] > [2] > [3]", (1, 2, 0), 1, 1, 0),  # duplicate, then 1 appended
         ("[9] > [3]", (2, 0, 1), 2, 0, 1),  # unknown id 9, two missing
-        ("I think passage 3 is best, then 1.", (2, 0, 1), 1, 0, 0),  # bare numbers
+        ("I think passage 3 is best, then 1.", (0, 1, 2), 3, 0, 0),  # prose: no ids read
+        ("2 > 1 > 3", (1, 0, 2), 0, 0, 0),  # a bare list of ids
+        ("3, 1", (2, 0, 1), 1, 0, 0),
+        ("Passage 2", (1, 0, 2), 2, 0, 0),
         ("", (0, 1, 2), 3, 0, 0),  # nothing: presented order kept
         ("[ 3 ]>[1]>[2]", (2, 0, 1), 0, 0, 0),
     ],
@@ -35,6 +38,22 @@ def test_parse_ranking_repairs_malformed_output(
     assert p.order == order
     assert (p.missing, p.duplicates, p.unknown) == (missing, dups, unknown)
     assert p.repaired == bool(missing or dups or unknown)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In 1998, 2 studies found 3 effects.",
+        "The best is the one about the 1 2 3 rule, see page 2.",
+        "Both passages mention 1,000 people.",
+        "Answer: the second one",
+    ],
+)
+def test_numbers_in_prose_are_not_passage_ids(text: str) -> None:
+    p = parse_ranking(text, 3)
+    assert p.order == (0, 1, 2)
+    assert p.missing == 3
+    assert p.unknown == 0
 
 
 def test_parse_top_only_expects_q_ids() -> None:
@@ -217,3 +236,11 @@ def test_endpoint_client_error_is_not_retried(server: tuple[str, list[int]]) -> 
     with pytest.raises(OracleError, match=r"HTTP 400"):
         LLMOracle(chat, "q", ["a", "b"], k=2).compare([0, 1])
     assert codes == [400]
+
+
+def test_passages_are_truncated_to_max_words() -> None:
+    from icml26.blitzrank.oracles.prompts import truncate_passage
+
+    assert truncate_passage("a b c d", 2) == "a b"
+    assert truncate_passage("a b", 5) == "a b"
+    assert truncate_passage("a b c", None) == "a b c"

@@ -5,21 +5,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from icml26.weak_strong.baselines import (
+    AlwaysStrong,
+    CalibratedThresholds,
+    FixedThresholds,
+    WeakOnly,
+    conformal_thresholds,
+    label_free_thresholds,
+    oracle_policy,
+)
 from icml26.weak_strong.guarantees import freedman_radius, online_error_bounds
 from icml26.weak_strong.metrics import error_rates
 from icml26.weak_strong.policies import (
     ACCEPT,
     DEFER,
     REJECT,
-    AlwaysStrong,
-    CalibratedThresholds,
-    FixedThresholds,
     OnlineWeakStrong,
     Step,
-    WeakOnly,
-    conformal_thresholds,
-    label_free_thresholds,
-    oracle_policy,
     run_policy,
 )
 from icml26.weak_strong.streams import make_stream, run_adaptive_adversary
@@ -57,9 +59,10 @@ def test_oracle_meets_targets_in_hindsight() -> None:
     for kind in ("calibrated", "drift", "adversarial"):
         st = make_stream(kind, 5000, 3)
         for a in (0.05, 0.2):
-            r = error_rates(*_run(oracle_policy(st.scores, st.labels, a, a), st))
-            assert r.incorrect_accept <= a + 1e-12
-            assert r.incorrect_reject <= a + 1e-12
+            r = error_rates(*_run(oracle_policy(st.scores, st.labels, a, a, seed=0), st))
+            # randomised per atom: at the target up to the coins' noise (n = 5000)
+            assert r.incorrect_accept <= a + 0.03
+            assert r.incorrect_reject <= a + 0.03
 
 
 def test_conformal_thresholds_are_valid_on_exchangeable_data() -> None:

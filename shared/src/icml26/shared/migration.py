@@ -23,12 +23,8 @@ UNMIGRATED: frozenset[str] = frozenset(
         "dicode",
         "ecg-r1",
         "magic",
-        "nppr",
         "rmft",
         "ro-hnn",
-        "scfm-grn",
         "syvla",
-        "velocity-deficit",
-        "weak-strong",
     }
 )

@@ -32,6 +32,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "PlackettLuceOracle": ".oracles",
         "ScoreOracle": ".oracles",
         "ndcg_at_k": ".metrics",
+        "rerank": ".batch",
     },
     submodules=["baselines", "data", "oracles"],
 )
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from icml26.blitzrank import baselines as baselines
     from icml26.blitzrank import data as data
     from icml26.blitzrank import oracles as oracles
+    from icml26.blitzrank.batch import rerank as rerank
     from icml26.blitzrank.config import BenchConfig as BenchConfig
     from icml26.blitzrank.config import RunConfig as RunConfig
     from icml26.blitzrank.metrics import ndcg_at_k as ndcg_at_k

@@ -27,6 +27,7 @@ from icml26.blitzrank.probes import position_flip
 from icml26.shared import log
 
 __all__ = [
+    "DIFF_STATS",
     "FIRST_STAGE",
     "ORACLE",
     "EvalSettings",
@@ -129,17 +130,29 @@ def _record(rec: dict[str, list[float]], out: dict[str, Any], relevance: Any) ->
         rec.setdefault("verify_calls", []).append(out["verify_calls"])
 
 
+#: Paired-difference statistics against each baseline: ``ndcg10_diff_<short>`` (and ``_se``).
+DIFF_STATS = {
+    "sliding_window": "sw",
+    "setwise": "setwise",
+    "pairwise": "pairwise",
+    "tourrank": "tourrank",
+}
+
+
 def _summary(acc: dict[str, dict[str, list[float]]], methods: Sequence[Method]) -> TaskResult:
-    """Means, the standard error of nDCG@10, and the paired differences."""
+    """Means, the standard error of nDCG@10, and the paired differences: every method
+    against every baseline on the same queries (``ndcg10_diff_<baseline>``, itself included:
+    0 with SE 0, so a placebo that puts a baseline in the method's place reads its own row),
+    and every option against the engine run it shares its answers with."""
     result = {name: {key: float(np.mean(v)) for key, v in rec.items()} for name, rec in acc.items()}
-    sliding = acc.get("sliding_window")
     for meth in methods:
         rec, out = acc[meth.name], result[meth.name]
         out["ndcg10_se"] = standard_error(rec["ndcg10"])
-        if sliding is not None and meth.name != "sliding_window":  # paired, same queries
-            diff = np.asarray(rec["ndcg10"]) - np.asarray(sliding["ndcg10"])
-            out["ndcg10_diff_sw"] = float(diff.mean())
-            out["ndcg10_diff_sw_se"] = standard_error(diff)
+        for base, short in DIFF_STATS.items():
+            if base in acc:  # paired, same queries
+                diff = np.asarray(rec["ndcg10"]) - np.asarray(acc[base]["ndcg10"])
+                out[f"ndcg10_diff_{short}"] = float(diff.mean())
+                out[f"ndcg10_diff_{short}_se"] = standard_error(diff)
         if meth.paired != meth.name and meth.paired in acc:  # an option against its engine run
             diff = np.asarray(rec["ndcg10"]) - np.asarray(acc[meth.paired]["ndcg10"])
             out["ndcg10_gain"] = float(diff.mean())

@@ -25,7 +25,15 @@ from icml26.blitzrank.graph import TournamentGraph
 from icml26.blitzrank.oracles.base import Comparison, Oracle
 from icml26.blitzrank.schedule import Schedule, schedule
 
-__all__ = ["BlitzRank", "RankResult", "Ranker", "check_prior", "rank_top_m"]
+__all__ = [
+    "BlitzRank",
+    "OracleAnswerError",
+    "RankResult",
+    "Ranker",
+    "check_answer",
+    "check_prior",
+    "rank_top_m",
+]
 
 
 @dataclass(frozen=True)
@@ -267,7 +275,7 @@ class BlitzRank:
             t0 = time.perf_counter()
             answers = [oracle.compare(q) for q in batch]
             oracle_s += time.perf_counter() - t0
-            engine_s += self._absorb(graph, batch, answers, queries)
+            engine_s += self._absorb(graph, batch, answers, queries, oracle)
             calls += len(batch)
             rounds += 1
         return self._result(graph, prior_arr, calls, rounds, queries, engine_s, oracle_s)
@@ -299,7 +307,7 @@ class BlitzRank:
             t0 = time.perf_counter()
             answers = list(await asyncio.gather(*(oracle.acompare(q) for q in batch)))
             oracle_s += time.perf_counter() - t0
-            engine_s += self._absorb(graph, batch, answers, queries)
+            engine_s += self._absorb(graph, batch, answers, queries, oracle)
             calls += len(batch)
             rounds += 1
         return self._result(graph, prior_arr, calls, rounds, queries, engine_s, oracle_s)
@@ -310,12 +318,42 @@ class BlitzRank:
         batch: list[list[int]],
         answers: list[Comparison],
         log: list[tuple[int, ...]],
+        oracle: Oracle | None = None,
     ) -> float:
         t0 = time.perf_counter()
         for q, ans in zip(batch, answers, strict=True):
+            check_answer(oracle, q, ans)
             graph.add_ordering(ans.order, ans.rest)
             log.append(tuple(q))
         return time.perf_counter() - t0
+
+
+class OracleAnswerError(ValueError):
+    """An oracle's answer does not hold exactly the items it was asked about."""
+
+
+def check_answer(oracle: object, asked: Sequence[int], answer: Comparison) -> None:
+    """Refuse an answer that is not a reordering of the items asked (each once).
+
+    An answer naming other items, dropping or repeating one would otherwise feed the graph
+    preferences never asked for: the schedule can then loop (an item never compared) or
+    certify a wrong top-m. Called on every answer by :class:`BlitzRank`.
+
+    Args:
+        oracle: the oracle (named in the error).
+        asked: the items of the query.
+        answer: its answer.
+
+    Raises:
+        OracleAnswerError: the answer's items are not exactly ``asked``.
+    """
+    items = answer.items
+    if len(items) != len(asked) or set(items) != set(asked):
+        name = type(oracle).__name__ if oracle is not None else "the oracle"
+        raise OracleAnswerError(
+            f"{name} answered {answer.order} > {answer.rest} to a query about "
+            f"{tuple(asked)}: an answer must hold exactly the items asked, each once"
+        )
 
 
 def rank_top_m(oracle: Oracle, m: int, **kwargs: Any) -> RankResult:

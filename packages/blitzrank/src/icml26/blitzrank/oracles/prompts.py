@@ -15,9 +15,24 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["LETTERS", "ParsedRanking", "label", "listwise_messages", "parse_ranking"]
+__all__ = [
+    "LETTERS",
+    "ParsedRanking",
+    "label",
+    "listwise_messages",
+    "parse_ranking",
+    "truncate_passage",
+]
 
-_ID = re.compile(r"\[\s*(\d+)\s*\]|\b(\d+)\b")
+#: A bracketed identifier, ``[3]`` (the format the prompt asks for).
+_BRACKETED = re.compile(r"\[\s*(\d+)\s*\]")
+#: An answer made only of bare identifiers and separators (``2 > 1 > 3``, ``2, 1, 3``,
+#: ``Passage 2``): the one case where bare numbers are read as ids. Numbers in prose
+#: (``"the 2 passages from 1998"``) are never ids.
+_BARE_LIST = re.compile(
+    r"^\s*(?:passage\s*)?\d+(?:\s*(?:>|,|;|\s)\s*(?:passage\s*)?\d+)*\s*\.?\s*$", re.I
+)
+_NUMBER = re.compile(r"\d+")
 
 SYSTEM = (
     "You are RankGPT, an intelligent assistant that ranks passages by their relevance to a "
@@ -26,6 +41,23 @@ SYSTEM = (
 
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def truncate_passage(text: str, max_words: int | None) -> str:
+    """The first ``max_words`` words of a passage (RankGPT and the authors truncate passages
+    so that a window fits the context); the text unchanged when ``max_words`` is None.
+
+    Args:
+        text: the passage.
+        max_words: words kept (None: all).
+
+    Returns:
+        The passage, cut at a word boundary.
+    """
+    if max_words is None:
+        return text
+    words = text.split()
+    return text if len(words) <= max_words else " ".join(words[:max_words])
 
 
 def label(i: int, letters: bool = False) -> str:
@@ -82,14 +114,28 @@ class ParsedRanking:
 def parse_ranking(text: str, k: int, top: int | None = None) -> ParsedRanking:
     """Parse ``"[2] > [1] > [3]"``-like text into a full order of ``0..k-1``.
 
-    Bracketed ids are preferred; bare numbers are read only when no bracketed id appears.
-    With ``top=q`` only the first ``q`` ids are expected, so fewer are not "missing".
+    Bracketed ids are read wherever they appear; without any, bare numbers are read only
+    when the whole answer is a list of them (``"2 > 1 > 3"``), never from prose, so a year
+    or a count in an explanation is not taken for a passage. With ``top=q`` only the first
+    ``q`` ids are expected, so fewer are not "missing".
+
+    Args:
+        text: the model's answer.
+        k: passages shown.
+        top: ids expected (None: all ``k``).
+
+    Returns:
+        The :class:`ParsedRanking` (missing ids appended in presented order).
+
+    Raises:
+        ValueError: ``k < 1``.
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     text = text if isinstance(text, str) else ""
-    bracketed = [int(m.group(1)) for m in _ID.finditer(text) if m.group(1) is not None]
-    raw = bracketed if bracketed else [int(m.group(2)) for m in _ID.finditer(text) if m.group(2)]
+    raw = [int(m.group(1)) for m in _BRACKETED.finditer(text)]
+    if not raw and _BARE_LIST.match(text):
+        raw = [int(m.group(0)) for m in _NUMBER.finditer(text)]
     seen: list[int] = []
     duplicates = unknown = 0
     for r in raw:

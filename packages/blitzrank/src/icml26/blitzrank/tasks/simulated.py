@@ -61,6 +61,7 @@ def comparison_settings(
         stride=cfg.stride if stride is None else stride,
         setwise_window=cfg.setwise_window if setwise_window is None else setwise_window,
         tournaments=cfg.tourrank_tournaments,
+        pairwise_both_orders=cfg.pairwise_both_orders,
         parallel=cfg.parallel,
         max_calls=cfg.max_calls,
         reask_share=cfg.reask_share,
