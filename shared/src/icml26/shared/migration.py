@@ -21,7 +21,6 @@ UNMIGRATED: frozenset[str] = frozenset(
         "adaptive-reasoning",
         "decor",
         "dicode",
-        "disempowerment",
         "ecg-r1",
         "magic",
         "rmft",
