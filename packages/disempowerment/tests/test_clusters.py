@@ -27,3 +27,14 @@ def test_small_cluster_is_not_released_and_rare_terms_never_appear() -> None:
     assert "zqx" not in released  # each zqx<i> token was used by one user only
     assert "assistant" not in released
     assert any("end" in t or "tonight" in t for t in out[0].terms)
+
+
+def test_a_cluster_whose_top_domain_is_other_names_it_other() -> None:
+    rng = np.random.default_rng(1)
+    n = 40
+    emb = rng.normal(0, 0.05, (n, 8)) + 1
+    texts = ["assistant: you must tell them today" for _ in range(n)]
+    users = np.array([f"u{i}" for i in range(n)])
+    labels = Labels(np.full((n, 3), 2), np.zeros((n, 4), bool), np.full(n, 6))  # "other"
+    out = cluster_patterns(emb, texts, users, labels, n_clusters=1, kanon=KAnonymity(5), seed=0)
+    assert out[0].top_domain == "other"

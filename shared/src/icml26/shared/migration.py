@@ -21,14 +21,10 @@ UNMIGRATED: frozenset[str] = frozenset(
         "adaptive-reasoning",
         "decor",
         "dicode",
-        "disempowerment",
         "ecg-r1",
         "magic",
-        "nppr",
         "rmft",
         "ro-hnn",
-        "scfm-grn",
         "syvla",
-        "velocity-deficit",
     }
 )
