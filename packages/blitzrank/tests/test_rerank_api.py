@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from icml26.blitzrank import BlitzRank, ScoreOracle, rerank
-from icml26.blitzrank.baselines import SlidingWindow
+from icml26.blitzrank import BlitzRank, OracleAnswerError, ScoreOracle, rerank
+from icml26.blitzrank.baselines import Pairwise, Setwise, SlidingWindow, TourRank
 from icml26.blitzrank.batch import as_trec
 from icml26.blitzrank.data import RerankQuery, read_trec_run, write_trec_run
 from icml26.blitzrank.oracles.base import Comparison, Usage
-from icml26.blitzrank.ranker import OracleAnswerError
+from icml26.blitzrank.ranker import CallBudgetError
 
 
 class _OtherIds:
@@ -38,10 +38,59 @@ class _DropsOne(_OtherIds):
         return Comparison(order=tuple(sorted(items))[:-1])
 
 
-@pytest.mark.parametrize("oracle_cls", [_OtherIds, _DropsOne])
-def test_an_answer_without_exactly_the_asked_items_is_an_error(oracle_cls) -> None:
+class _Empty(_OtherIds):
+    """Answers with nothing at all."""
+
+    def compare(self, items: Sequence[int], top: int | None = None) -> Comparison:
+        return Comparison(order=())
+
+
+class _RanksNothing(_OtherIds):
+    """Names no id (every item in rest): a valid answer that tells nothing."""
+
+    def compare(self, items: Sequence[int], top: int | None = None) -> Comparison:
+        return Comparison(order=(), rest=tuple(items))
+
+
+_RANKERS = [
+    BlitzRank(m=3, k=4),
+    SlidingWindow(m=3, window=4, stride=2),
+    Setwise(m=3, window=4),
+    Pairwise(m=3),
+    Pairwise(m=3, both_orders=False),
+    TourRank(m=3, window=4),
+]
+
+
+@pytest.mark.parametrize("oracle_cls", [_OtherIds, _DropsOne, _Empty])
+@pytest.mark.parametrize("ranker", _RANKERS, ids=lambda r: type(r).__name__)
+def test_an_answer_without_exactly_the_asked_items_is_an_error(oracle_cls, ranker) -> None:
+    # every ranker, the baselines too, checks each answer with the same error
     with pytest.raises(OracleAnswerError, match=f"{oracle_cls.__name__} answered"):
-        BlitzRank(m=3, k=4).rank(oracle_cls(20, 4))
+        ranker.rank(oracle_cls(20, 4))
+
+
+def test_blitzrank_refuses_to_loop_on_answers_that_rank_nothing() -> None:
+    with pytest.raises(OracleAnswerError, match="resolved no open pair"):
+        BlitzRank(m=3, k=4).rank(_RanksNothing(20, 4))
+
+
+def test_baselines_fall_back_to_presented_order_on_unranked_answers() -> None:
+    # a baseline needs a winner: the unranked ids follow in presented order (stated repair)
+    res = Setwise(m=2, window=4).rank(_RanksNothing(8, 4))
+    assert len(res.ranking) == 8
+    assert sorted(res.ranking) == list(range(8))
+
+
+def test_budget_error_is_a_clear_error_not_a_silent_result() -> None:
+    scores = np.arange(30.0)
+    with pytest.raises(CallBudgetError, match="without certifying"):
+        BlitzRank(m=5, k=4, max_calls=2).rank(ScoreOracle(scores, k=4))
+
+
+def test_public_defaults_are_the_authors_budgets() -> None:
+    assert Pairwise().both_orders is True  # the authors' heap PRP asks both orders
+    assert TourRank().tournaments == 1  # the BlitzRank paper's TourRank row (about 1x SW)
 
 
 def _queries(rng: np.random.Generator, n: int = 30) -> tuple[list[RerankQuery], dict]:
@@ -73,7 +122,13 @@ def test_rerank_returns_doc_ids_with_decreasing_scores(ranker, tmp_path: Path) -
         assert r.doc_ids[0] == best  # low noise: the top document comes first
         assert r.calls > 0
         assert r.tokens > 0
-    path = write_trec_run(as_trec(results), tmp_path / "run.trec", tag="mine")
+    path = write_trec_run(results, tmp_path / "run.trec", tag="mine")
+    assert (
+        path.read_text()
+        == write_trec_run(as_trec(results), tmp_path / "b.trec", tag="mine").read_text()
+    )
+    threaded = rerank(queries, lambda q, k: ScoreOracle(scores[q.qid], k=k), ranker, workers=3)
+    assert [r.hits for r in threaded] == [r.hits for r in results]  # same order, same answers
     back = read_trec_run(path)
     for r in results:
         assert [h.doc_id for h in back[r.qid]] == r.doc_ids

@@ -1,5 +1,5 @@
-"""Each claim can come out false, and its placebo (always strong in the online policy's place)
-fails it; the facts that were claims but cannot fail are tests on the smoke run."""
+"""Each claim can come out false, and its placebo (the score-blind policy for the control
+claims, always strong for the cost claims) fails it; the facts that were claims but cannot fail are tests on the smoke run."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from icml26.shared.claims import placebo_metrics
 from icml26.weak_strong.config import SYNTHETIC_STREAMS
-from icml26.weak_strong.evaluate import evaluate_stream
+from icml26.weak_strong.evaluate import evaluate_stream, pick_step_size
 from icml26.weak_strong.paper import MATH_TOL, PAPER
 from icml26.weak_strong.study import population_study
 
@@ -20,13 +20,49 @@ def _claim(cid: str):
     return next(c for c in PAPER.claims if c.id == cid)
 
 
-def _at_target(excess: float = 0.0, streams=SYNTHETIC_STREAMS) -> dict[str, float]:
-    out = {}
+STREAMS = (*SYNTHETIC_STREAMS, "math")
+
+
+def _alpha(a: str) -> float:
+    return float(a[1:].replace("p", "."))
+
+
+def _at_target(
+    excess: float = 0.0, se: float = 0.002, freq: float = 0.3, streams=STREAMS
+) -> dict[str, float]:
+    """Control metrics for online, the score-blind placebo and always-strong."""
+    out: dict[str, float] = {}
     for stream in streams:
-        for side in ("accept", "reject"):
-            for a in ALPHAS:
-                out[f"excess_{side}.{stream}.online.{a}"] = excess
-                out[f"excess_{side}.{stream}.always_strong.{a}"] = -float(a[1:].replace("p", "."))
+        for a in ALPHAS:
+            for pol, x, f in (
+                ("online", excess, freq),
+                ("score_blind", 0.0, 1 - 2 * _alpha(a)),  # on target, blind: 1 - 2 alpha calls
+                ("always_strong", -_alpha(a), 1.0),
+            ):
+                t = f"{stream}.{pol}.{a}"
+                for side in ("accept", "reject"):
+                    out[f"excess_{side}.{t}"] = x
+                    out[f"excess_{side}_se.{t}"] = se
+                out[f"strong_freq.{t}"] = f
+                out[f"strong_freq_se.{t}"] = 0.005
+    return out
+
+
+def _cost(ia: float = 0.1, ir: float = 0.1, se: float = 0.005) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for s in ("math", "sudoku"):
+        for p, freq, err in (("online", 0.3, (ia, ir)), ("always_strong", 1.0, (0.0, 0.0))):
+            t = f"{s}.{p}.a0p1"
+            out.update(
+                {
+                    f"strong_freq.{t}": freq,
+                    f"strong_freq_se.{t}": 0.01,
+                    f"incorrect_accept.{t}": err[0],
+                    f"incorrect_accept_se.{t}": se,
+                    f"incorrect_reject.{t}": err[1],
+                    f"incorrect_reject_se.{t}": se,
+                }
+            )
     return out
 
 
@@ -45,40 +81,61 @@ def test_online_at_target_fails_on_any_single_stream_either_side(
     assert _claim("online_at_target_synthetic").evaluate(metrics)["holds"] is False
 
 
-@pytest.mark.parametrize("cid", [c.id for c in PAPER.claims])
-def test_always_strong_in_the_online_place_fails_every_claim(cid: str) -> None:
+def test_online_at_target_reads_the_standard_error() -> None:
+    """A miss of 0.025 is within noise at SE 0.005 (2 SE = 0.01) but not at SE 0.001."""
+    claim = _claim("online_at_target_synthetic")
+    assert claim.evaluate(_at_target(0.025, se=0.005))["holds"] is True
+    assert claim.evaluate(_at_target(0.025, se=0.001))["holds"] is False
+
+
+def test_online_at_target_has_a_cost_floor() -> None:
+    """At alpha = 0.2 the score-blind policy asks 0.6: the online policy must ask at most
+    0.55 (mean + 2 SE) even when both errors are on target."""
+    claim = _claim("online_at_target_synthetic")
+    assert claim.evaluate(_at_target(0.0, freq=0.54))["holds"] is True
+    assert claim.evaluate(_at_target(0.0, freq=0.56))["holds"] is False
+
+
+@pytest.mark.parametrize("cid", ["online_at_target_synthetic", "online_at_target_math"])
+def test_score_blind_placebo_fails_the_control_claims(cid: str) -> None:
     claim = _claim(cid)
-    assert claim.placebo == {"online": "always_strong"}
-    metrics = _at_target(0.0, (*SYNTHETIC_STREAMS, "math"))
-    for s in ("math", "sudoku"):
-        for p, freq in (("online", 0.3), ("always_strong", 1.0)):
-            t = f"{s}.{p}.a0p1"
-            metrics.update(
-                {
-                    f"strong_freq.{t}": freq,
-                    f"strong_freq_se.{t}": 0.01,
-                    f"incorrect_accept.{t}": 0.1 if p == "online" else 0.0,
-                    f"incorrect_reject.{t}": 0.1 if p == "online" else 0.0,
-                    f"final_accuracy.{t}": 0.9 if p == "online" else 1.0,
-                }
-            )
-    metrics["n_correct.math"] = 3000.0
-    for a in ALPHAS:
-        metrics[f"needed_correct.math.{a}"] = 2450.0
+    assert claim.placebo == {"online": "score_blind"}
+    metrics = _at_target(0.0)
     assert claim.evaluate(metrics)["holds"] is True
     placebo, _ = placebo_metrics(metrics, claim.placebo)
     assert claim.evaluate(placebo)["holds"] is False
 
 
-def test_online_at_target_math_needs_enough_correct_answers() -> None:
-    claim = _claim("online_at_target_math")
-    metrics = _at_target(MATH_TOL / 2, ("math",))
-    metrics["n_correct.math"] = 3000.0
-    for a in ALPHAS:
-        metrics[f"needed_correct.math.{a}"] = 2450.0
+@pytest.mark.parametrize(
+    "cid", ["math_reliability_at_lower_cost", "sudoku_reliability_at_lower_cost"]
+)
+def test_always_strong_placebo_fails_the_cost_claims(cid: str) -> None:
+    claim = _claim(cid)
+    assert claim.placebo == {"online": "always_strong"}
+    metrics = _cost()
     assert claim.evaluate(metrics)["holds"] is True
-    metrics["n_correct.math"] = 705.0  # the 0.1.0 stream: the slack exceeds the tolerance
-    assert claim.evaluate(metrics)["holds"] is False
+    placebo, _ = placebo_metrics(metrics, claim.placebo)
+    assert claim.evaluate(placebo)["holds"] is False
+
+
+@pytest.mark.parametrize(
+    "cid", ["math_reliability_at_lower_cost", "sudoku_reliability_at_lower_cost"]
+)
+def test_cost_claims_judge_errors_beyond_noise_without_a_final_accuracy_term(cid: str) -> None:
+    """0.149 incorrect rejection is not "within 5 points" once its SE is counted; a policy
+    exactly on target holds although its final accuracy (no longer read) is 0.9 < 1 - 0.1."""
+    claim = _claim(cid)
+    assert "final_accuracy" not in claim.rule
+    assert claim.evaluate(_cost(ir=0.149, se=0.01))["holds"] is False
+    assert claim.evaluate(_cost(ir=0.12, se=0.01))["holds"] is True
+
+
+def test_online_at_target_math_does_not_gate_on_the_stream_length() -> None:
+    """The correct answers the slack needs is a reported figure, not a clause of the claim."""
+    claim = _claim("online_at_target_math")
+    assert "needed_correct" not in claim.rule
+    assert "n_correct" not in claim.rule
+    assert claim.evaluate(_at_target(MATH_TOL / 2, streams=("math",)))["holds"] is True
 
 
 @pytest.fixture(scope="module")
@@ -124,12 +181,28 @@ def test_sharpness_and_calibration_value(smoke_metrics: dict[str, float]) -> Non
     )
 
 
-def test_the_step_size_default_is_the_validation_selection() -> None:
-    """The one default is what the job's selection picks on its validation streams
-    (calibrated and drifting, drawn from their own seed stream; no claim reads them)."""
-    from icml26.weak_strong.config import DEFAULT_STEP_SIZE, RunConfig
-    from icml26.weak_strong.evaluate import select_step_size
+def _validation(excess: dict[float, float], freq: dict[float, float]) -> dict[str, float]:
+    out = {}
+    for eta, x in excess.items():
+        for kind in ("calibrated", "drift"):
+            for a in ALPHAS:
+                t = f"validation_{kind}.online_eta{str(eta).replace('.', 'p')}.{a}"
+                out[f"excess_accept.{t}"] = x
+                out[f"excess_reject.{t}"] = -x
+                out[f"strong_freq.{t}"] = freq[eta]
+    return out
 
-    cfg = RunConfig()
-    out = select_step_size(cfg, cfg.front_step_sizes)
-    assert out["selected_step_size.validation"] == DEFAULT_STEP_SIZE
+
+def test_step_size_rule_picks_the_cheapest_candidate_that_controls_both_errors() -> None:
+    """The rule, not its noisy outcome: fewest strong calls among candidates within 0.02."""
+    m = _validation({0.01: 0.01, 0.03: 0.019, 0.1: 0.03}, {0.01: 0.5, 0.03: 0.45, 0.1: 0.3})
+    assert pick_step_size(m, (0.01, 0.03, 0.1), [0.05, 0.1, 0.2]) == 0.03
+    m = _validation({0.01: 0.03, 0.1: -0.05}, {0.01: 0.5, 0.1: 0.3})
+    assert pick_step_size(m, (0.01, 0.1), [0.05, 0.1, 0.2]) == -1.0  # none controls
+
+
+def test_step_size_rule_refuses_a_missing_metric() -> None:
+    m = _validation({0.01: 0.0}, {0.01: 0.5})
+    del m["excess_reject.validation_drift.online_eta0p01.a0p1"]
+    with pytest.raises(ValueError, match=r"excess_reject\.validation_drift\.online_eta0p01\.a0p1"):
+        pick_step_size(m, (0.01,), [0.05, 0.1, 0.2])

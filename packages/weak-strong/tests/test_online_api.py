@@ -161,3 +161,15 @@ def test_oracle_is_the_randomised_optimum_of_the_stream_law() -> None:
     )
     assert rates.strong_freq == pytest.approx(expected["strong_freq"], abs=0.015)
     assert abs(rates.incorrect_accept - 0.1) <= 0.02
+
+
+def test_readme_second_example_runs_alone() -> None:
+    """The recorded-stream example builds its own fresh policy: it needs nothing from the
+    first block (the bounds need a policy from its initial state)."""
+    import pathlib
+    import re
+
+    readme = pathlib.Path(__file__).parents[1] / "README.md"
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
+    assert "fresh = OnlineWeakStrong" in blocks[1]
+    exec(compile(blocks[1], "README block 2", "exec"), {})  # a fresh namespace

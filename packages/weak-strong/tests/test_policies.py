@@ -232,3 +232,21 @@ def test_trace_recorder_equals_run_policy_and_reads_thresholds_first() -> None:
     assert len(rec) == 300
     # no thresholds recorded: NaN
     assert np.isnan(run_policy(AlwaysStrong(), s, y, record_thresholds=False).tau_a).all()
+
+
+def test_score_blind_policy_is_on_target_at_one_minus_two_alpha_strong_calls() -> None:
+    """The control claims' placebo: on target on any stream, blind to the score."""
+    from icml26.weak_strong.baselines import ScoreBlind
+
+    rng = np.random.default_rng(7)
+    labels = rng.random(40_000) < 0.3
+    scores = rng.random(40_000)
+    trace = run_policy(ScoreBlind(0.1, 0.1, seed=3), scores, labels)
+    r = error_rates(trace.accepted, trace.labels, trace.queried)
+    assert abs(r.incorrect_accept - 0.1) < 0.01
+    assert abs(r.incorrect_reject - 0.1) < 0.015
+    assert abs(r.strong_freq - 0.8) < 0.01
+    with pytest.raises(ValueError, match="alpha"):
+        ScoreBlind(1.5, 0.1)
+    with pytest.raises(ValueError, match="alpha \\+ beta"):
+        ScoreBlind(0.6, 0.5)

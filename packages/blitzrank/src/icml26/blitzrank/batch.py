@@ -3,7 +3,7 @@
 ::
 
     results = rerank(queries, lambda q, k: ScoreOracle(my_scores(q), k=k), BlitzRank(m=10))
-    write_trec_run(as_trec(results), "blitzrank.run")
+    write_trec_run(results, "blitzrank.run")   # from icml26.blitzrank.data
 
 Each query's candidates are ranked by ``ranker`` with a fresh oracle from
 ``oracle_for(query, k)``; the result lists every candidate's doc id, best first, with a
@@ -14,6 +14,7 @@ the calls, tokens and certificate of that query.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from icml26.blitzrank.data.types import RerankQuery
@@ -51,7 +52,7 @@ class RerankedQuery:
 
 
 def rerank(
-    queries: Sequence[RerankQuery], oracle_for: OracleFor, ranker: Ranker
+    queries: Sequence[RerankQuery], oracle_for: OracleFor, ranker: Ranker, *, workers: int = 1
 ) -> list[RerankedQuery]:
     """Rerank every query with ``ranker``, each with a fresh oracle.
 
@@ -59,19 +60,24 @@ def rerank(
         queries: the queries, candidates in first-stage order (the ranker's prior).
         oracle_for: builds a query's oracle for ``k`` items per call (the ranker's ``k``).
         ranker: BlitzRank or any baseline.
+        workers: queries ranked concurrently in threads (for an endpoint oracle that waits on
+            the network; 1: one after another). Results keep the queries' order.
 
     Returns:
         One :class:`RerankedQuery` per query, in order.
 
     Raises:
-        ValueError: an oracle over another number of items than the query's candidates, or
-            a ranker that does not say its ``k``.
+        ValueError: an oracle over another number of items than the query's candidates, a
+            ranker that does not say its ``k``, or ``workers < 1``.
     """
-    if ranker.k is None:
+    k = ranker.k
+    if k is None:
         raise ValueError(f"{type(ranker).__name__}: its k (items per call) must be set")
-    out = []
-    for q in queries:
-        oracle = oracle_for(q, ranker.k)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+
+    def one(q: RerankQuery) -> RerankedQuery:
+        oracle = oracle_for(q, k)
         if oracle.n != q.n:
             raise ValueError(
                 f"query {q.qid!r}: the oracle ranks {oracle.n} items, the query has {q.n}"
@@ -79,8 +85,12 @@ def rerank(
         res = ranker.rank(oracle)
         n = len(res.ranking)
         hits = tuple((q.doc_ids[i], float(n - r)) for r, i in enumerate(res.ranking))
-        out.append(RerankedQuery(q.qid, hits, res.calls, oracle.usage.tokens, res.certified))
-    return out
+        return RerankedQuery(q.qid, hits, res.calls, oracle.usage.tokens, res.certified)
+
+    if workers == 1:
+        return [one(q) for q in queries]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, queries))
 
 
 def as_trec(results: Sequence[RerankedQuery]) -> dict[str, list[tuple[str, float]]]:

@@ -24,7 +24,7 @@ from icml26.blitzrank.methods import Method, RankerSettings, method
 from icml26.blitzrank.metrics import ndcg_at_k
 from icml26.blitzrank.oracles.base import BaseOracle
 from icml26.blitzrank.probes import position_flip
-from icml26.shared import log
+from icml26.shared import log, rng_for, seed_for
 
 __all__ = [
     "DIFF_STATS",
@@ -58,8 +58,9 @@ class EvalSettings:
 
     Attributes:
         rankers: the rankers' settings.
-        seed: the run's seed; query ``i`` gets ``seed + i`` (TourRank's shuffles) and the flip
-            probes draw their windows from ``seed + 29``.
+        seed: the run's seed; query ``i``'s TourRank shuffles use stream
+            ``seed_for(seed, "tourrank", i)`` and the flip probes draw their windows from
+            ``rng_for(seed, "flip_probes")``.
         flip_probes: windows per query for the position flip rate (0 skips).
         flip_k: items per flip-probe window.
     """
@@ -184,14 +185,19 @@ def evaluate(
     acc: dict[str, dict[str, list[float]]] = {meth.name: {} for meth in methods}
     for qi, q in enumerate(queries):
         for meth in methods:
-            out = rank_query(meth, oracles(q, meth, qi), settings.rankers, settings.seed + qi)
+            out = rank_query(
+                meth,
+                oracles(q, meth, qi),
+                settings.rankers,
+                seed_for(settings.seed, "tourrank", qi),
+            )
             _record(acc[meth.name], out, q.relevance)
     result = _summary(acc, methods)
     first = [ndcg_at_k(range(q.n), q.relevance, 10) for q in queries]
     result[FIRST_STAGE] = {"ndcg10": float(np.mean(first))}
     log(f"{task}: " + ", ".join(f"{k}={v['ndcg10']:.3f}" for k, v in result.items()))
     if settings.flip_probes:  # a fresh oracle (the sliding window's seed), not in any method
-        rng = np.random.default_rng(settings.seed + 29)
+        rng = rng_for(settings.seed, "flip_probes")
         sw = method("sliding_window")
         flips = [
             position_flip(

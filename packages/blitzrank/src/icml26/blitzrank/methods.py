@@ -86,11 +86,20 @@ class RankerEntry:
 
 
 def _blitzrank(s: RankerSettings, k: int, seed: int) -> Ranker:
-    return BlitzRank(s.m, k=k, parallel=s.parallel, max_calls=s.max_calls or None)
+    return BlitzRank(
+        s.m, k=k, parallel=s.parallel, max_calls=s.max_calls or None, on_budget="return"
+    )
 
 
 def _blitzrank_prior(s: RankerSettings, k: int, seed: int) -> Ranker:
-    return BlitzRank(s.m, k=k, parallel=s.parallel, max_calls=s.max_calls or None, present="prior")
+    return BlitzRank(
+        s.m,
+        k=k,
+        parallel=s.parallel,
+        max_calls=s.max_calls or None,
+        present="prior",
+        on_budget="return",
+    )
 
 
 RANKERS: dict[str, RankerEntry] = {

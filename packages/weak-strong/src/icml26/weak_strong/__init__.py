@@ -28,7 +28,8 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "DEFER": ".policies",
         "REJECT": ".policies",
         "OnlineWeakStrong": ".policies",
-        "StepBatch": ".policies",
+        "Policy": ".policies",
+        "Step": ".policies",
         "run_policy": ".policies",
         "error_rates": ".metrics",
         "online_error_bounds": ".guarantees",
@@ -39,14 +40,12 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "make_stream": ".streams",
         "load_stream_file": ".streams",
         "RunConfig": ".config",
-        "BenchConfig": ".config",
     },
     submodules=["baselines"],
 )
 
 if TYPE_CHECKING:
     from icml26.weak_strong import baselines as baselines
-    from icml26.weak_strong.config import BenchConfig as BenchConfig
     from icml26.weak_strong.config import RunConfig as RunConfig
     from icml26.weak_strong.guarantees import online_error_bounds as online_error_bounds
     from icml26.weak_strong.metrics import error_rates as error_rates
@@ -54,7 +53,8 @@ if TYPE_CHECKING:
     from icml26.weak_strong.policies import DEFER as DEFER
     from icml26.weak_strong.policies import REJECT as REJECT
     from icml26.weak_strong.policies import OnlineWeakStrong as OnlineWeakStrong
-    from icml26.weak_strong.policies import StepBatch as StepBatch
+    from icml26.weak_strong.policies import Policy as Policy
+    from icml26.weak_strong.policies import Step as Step
     from icml26.weak_strong.policies import run_policy as run_policy
     from icml26.weak_strong.population import ScoreLaw as ScoreLaw
     from icml26.weak_strong.population import optimal_policy as optimal_policy

@@ -1,6 +1,9 @@
 """The baselines the online algorithm is compared with, all on the :class:`Policy` protocol.
 
 * :class:`AlwaysStrong`: exhaustive strong verification;
+* :class:`ScoreBlind`: accepts with probability alpha and rejects with probability beta
+  whatever the score, asks the strong verifier otherwise: both errors exactly on target at
+  ``1 - alpha - beta`` strong calls (the placebo a control claim must fail);
 * :class:`WeakOnly`: one cut on the weak score, never a strong call;
 * :class:`FixedThresholds`: two fixed thresholds;
 * :class:`CalibratedThresholds`: thresholds set once on a calibration split (split
@@ -48,6 +51,7 @@ __all__ = [
     "FixedThresholds",
     "LabelFreeThresholds",
     "RandomizedOracle",
+    "ScoreBlind",
     "WeakOnly",
     "conformal_thresholds",
     "label_free_thresholds",
@@ -71,6 +75,46 @@ class AlwaysStrong:
     @property
     def thresholds(self) -> tuple[float, float]:
         return 1.0, 0.0
+
+
+class ScoreBlind:
+    """Ignore the score: accept with probability ``alpha``, reject with probability ``beta``,
+    ask the strong verifier otherwise.
+
+    Its incorrect acceptance is ``alpha`` and its incorrect rejection ``beta`` in expectation
+    on any stream, at a strong-call frequency of ``1 - alpha - beta``: a claim of error
+    control that this policy passes measures nothing about the weak verifier.
+
+    Args:
+        alpha: acceptance probability (the incorrect-acceptance target).
+        beta: rejection probability (the incorrect-rejection target).
+        seed: seeds the coins.
+
+    Raises:
+        ValueError: ``alpha`` or ``beta`` outside ``(0, 1)``, or ``alpha + beta >= 1``.
+    """
+
+    name = "score_blind"
+    use_verdict = True
+
+    def __init__(self, alpha: float, beta: float, *, seed: int | None = None) -> None:
+        self.alpha = check_level(alpha, "alpha")
+        self.beta = check_level(beta, "beta")
+        if self.alpha + self.beta >= 1:
+            raise ValueError(f"alpha + beta must be < 1, got {self.alpha} + {self.beta}")
+        self._rng = np.random.default_rng(seed)
+
+    def decide(self, score: float) -> Step:
+        valid_score(score)
+        u = float(self._rng.random())
+        if u < self.alpha:
+            return Step(ACCEPT, False, 1.0)
+        if u < self.alpha + self.beta:
+            return Step(REJECT, False, 1.0)
+        return Step(DEFER, True, 1.0)
+
+    def observe(self, step: Step, score: float, label: bool) -> None:
+        pass
 
 
 class FixedThresholds:

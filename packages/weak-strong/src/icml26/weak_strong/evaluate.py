@@ -29,7 +29,7 @@ from icml26.weak_strong.baselines import (
     AlwaysStrong,
     CalibratedThresholds,
     LabelFreeThresholds,
-    RandomizedOracle,
+    ScoreBlind,
     WeakOnly,
     oracle_policy,
 )
@@ -45,7 +45,6 @@ from icml26.weak_strong.metrics import (
     sharpness,
 )
 from icml26.weak_strong.policies import OnlineWeakStrong, Policy, Trace, run_policy
-from icml26.weak_strong.population import ScoreLaw, optimal_policy
 from icml26.weak_strong.streams import Stream, load_stream_file, make_stream
 from icml26.weak_strong.tasks.math import math_stream
 from icml26.weak_strong.tasks.sudoku import make_puzzle, run_sudoku
@@ -56,6 +55,7 @@ __all__ = [
     "evaluate_stream",
     "evaluate_sudoku",
     "make_policy",
+    "pick_step_size",
     "repeat_stream",
     "select_step_size",
     "step_size_front",
@@ -87,6 +87,7 @@ POLICY_FACTORIES: dict[str, Factory] = {
     "weak_only": lambda _a, c, _s, _n, _seed: WeakOnly(c.weak_threshold),
     "always_strong": lambda *_: AlwaysStrong(),
     "label_free": lambda a, c, _s, n, _seed: LabelFreeThresholds(a, a, _n_cal(c, n)),
+    "score_blind": lambda a, _c, _s, _n, seed: ScoreBlind(a, a, seed=seed),
 }
 
 
@@ -235,12 +236,10 @@ def evaluate_stream(name: str, cfg: RunConfig) -> dict[str, Any]:
     return {"metrics": sums.finish(), "plot": plot}
 
 
-def _sudoku_policy(
-    pname: str, alpha: float, cfg: RunConfig, law: ScoreLaw, n: int, seed: int
-) -> Policy:
-    if pname == "oracle":  # hindsight law of the exhaustive run (the stream is the policy's)
-        return RandomizedOracle(optimal_policy(law, alpha, alpha, order="score"), seed=seed)
-    return make_policy(pname, alpha, cfg, None, n, seed)
+#: Policies not run on Sudoku: there the stream depends on the policy's own moves, so no
+#: hindsight law of "the stream" exists for an oracle (the exhaustive run's law is another
+#: stream: an oracle built on it missed its targets, 0.28 / 0.32 at 0.1). Shown as n/a.
+SUDOKU_SKIPS = ("oracle",)
 
 
 def _puzzles(cfg: RunConfig) -> list[tuple[list[int], list[int]]]:
@@ -265,14 +264,15 @@ def evaluate_sudoku(cfg: RunConfig) -> dict[str, Any]:
         moves = seed_for(cfg.seed, "moves", r)
         reference = run_sudoku(AlwaysStrong(), puzzles, seed=moves)
         ref = reference.trace
-        law = ScoreLaw.from_samples(ref.scores, ref.labels)
         if r == 0:
             sums.describe("sudoku", ref.scores, ref.labels)
             plot["reliability"] = (ref.scores.tolist(), ref.labels.tolist())
         for i, alpha in enumerate(cfg.alphas):
             for j, pname in enumerate(cfg.policies):
+                if pname in SUDOKU_SKIPS:
+                    continue
                 seed = seed_for(cfg.seed, "coins", "sudoku", r, i, j)
-                policy = _sudoku_policy(pname, alpha, cfg, law, ref.labels.size, seed)
+                policy = make_policy(pname, alpha, cfg, None, ref.labels.size, seed)
                 res = (
                     reference
                     if pname == "always_strong"
@@ -324,6 +324,52 @@ def step_size_front(
 VALIDATION_STREAMS = ("calibrated", "drift")
 
 
+def pick_step_size(
+    metrics: dict[str, float | None],
+    step_sizes: Sequence[float],
+    alphas: Sequence[float],
+    streams: Sequence[str] = VALIDATION_STREAMS,
+    tol: float = 0.02,
+) -> float:
+    """The selection rule of :func:`select_step_size` on its metrics: among ``step_sizes``,
+    the one with the fewest strong calls (mean over streams and targets) whose two mean
+    error rates end within ``tol`` of the target, on either side, on every stream at every
+    target.
+
+    Args:
+        metrics: ``<rate>.validation_<stream>.online_eta<eta>.a<alpha>`` values.
+        step_sizes: the candidates.
+        alphas: the targets.
+        streams: the validation streams.
+        tol: the tolerance on each mean excess.
+
+    Returns:
+        The selected step size, or -1.0 when no candidate controls both errors.
+
+    Raises:
+        ValueError: a metric the rule needs is missing or not a number (never read as 0).
+    """
+
+    def value(key: str) -> float:
+        v = metrics.get(key)
+        if v is None or not np.isfinite(v):
+            raise ValueError(f"step-size selection: metric {key!r} is missing or not a number")
+        return float(v)
+
+    best, best_freq = -1.0, np.inf
+    for eta in step_sizes:
+        tails = [
+            f"validation_{kind}.online_{eta_key(eta)}.{akey(a)}" for kind in streams for a in alphas
+        ]
+        ok = all(
+            abs(value(f"excess_{side}.{t}")) <= tol for t in tails for side in ("accept", "reject")
+        )
+        freq = float(np.mean([value(f"strong_freq.{t}") for t in tails]))
+        if ok and freq < best_freq:
+            best, best_freq = float(eta), freq
+    return best
+
+
 def select_step_size(cfg: RunConfig, step_sizes: Sequence[float]) -> dict[str, float | None]:
     """The step-size selection, on validation streams no claim reads: a calibrated and a
     drifting synthetic stream drawn from their own seed stream (``rng_for(seed,
@@ -350,20 +396,6 @@ def select_step_size(cfg: RunConfig, step_sizes: Sequence[float]) -> dict[str, f
                 tail = f"validation_{kind}.online_{eta_key(eta)}.{akey(alpha)}"
                 sums.record(tail, alpha, policy, trace, cfg.delta)
     out = sums.finish()
-    best, best_freq = -1.0, np.inf
-    for eta in step_sizes:
-        tails = [
-            f"validation_{kind}.online_{eta_key(eta)}.{akey(a)}"
-            for kind in VALIDATION_STREAMS
-            for a in cfg.alphas
-        ]
-        ok = all(
-            abs(out[f"excess_{side}.{t}"] or 0.0) <= 0.02
-            for t in tails
-            for side in ("accept", "reject")
-        )
-        freq = float(np.mean([out[f"strong_freq.{t}"] for t in tails]))
-        if ok and freq < best_freq:
-            best, best_freq = float(eta), freq
+    best = pick_step_size(out, step_sizes, cfg.alphas, VALIDATION_STREAMS)
     out["selected_step_size.validation"] = best
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from icml26.shared import Claim, Paper
+from icml26.shared.keys import number_part
 from icml26.weak_strong.config import (
     DEFAULT_STEP_SIZE,
     SYNTHETIC_STREAMS,
@@ -12,22 +13,32 @@ from icml26.weak_strong.config import (
     RunConfig,
 )
 
-__all__ = ["BENCH_PROFILES", "CLAIMS", "MATH_TOL", "PAPER", "PROFILES"]
+__all__ = ["BENCH_PROFILES", "CLAIMS", "COST_MARGIN", "MATH_TOL", "PAPER", "PROFILES"]
 
 _QUICK = RunConfig()
 
 
-#: Tolerance of ``online_at_target_math`` (both sides of the target).
+#: Tolerance of ``online_at_target_math`` (both sides of the target, beyond 2 SE).
 MATH_TOL = 0.02
+
+#: A controlling policy must save at least this much on the score-blind policy's strong
+#: calls (``1 - 2 alpha``: accept w.p. alpha, reject w.p. alpha, ask the rest).
+COST_MARGIN = 0.05
 
 
 def _at_target(stream: str, tol: float) -> str:
-    """Both online error rates within ``tol`` of the target, on either side, at every target."""
-    return " and ".join(
-        f'max_of("excess_{side}.{stream}.online.*") <= {tol:g}'
-        f' and min_of("excess_{side}.{stream}.online.*") >= -{tol:g}'
-        for side in ("accept", "reject")
-    )
+    """At every target: both online error rates within ``tol`` of the target on either side,
+    beyond noise (the mean's distance minus 2 SE over repeats), and strong calls at least
+    :data:`COST_MARGIN` below the score-blind policy's ``1 - 2 alpha`` (mean + 2 SE), so
+    neither always-strong nor a score-blind coin passes."""
+    terms = []
+    for alpha in _QUICK.alphas:
+        t = f"{stream}.online.a{number_part(alpha)}"
+        for side in ("accept", "reject"):
+            x, se = f"excess_{side}.{t}", f"excess_{side}_se.{t}"
+            terms.append(f"{x} - 2 * {se} <= {tol:g} and {x} + 2 * {se} >= -{tol:g}")
+        terms.append(f"strong_freq.{t} + 2 * strong_freq_se.{t} <= {1 - 2 * alpha - COST_MARGIN:g}")
+    return " and ".join(terms)
 
 
 def _every_synthetic_stream_at_target(tol: float) -> str:
@@ -66,19 +77,23 @@ BENCH_PROFILES = {
     "full": BenchConfig(n_items=1_000_000, rounds=3),
 }
 
-#: Both-sided: a policy that never errs (always strong) fails it as surely as one that errs too
-#: often, so the placebo (always strong in the online policy's place) fails it.
+#: The control claims' placebo: a policy that ignores the score (accept w.p. alpha, reject
+#: w.p. alpha, ask the rest) has both errors on target on any stream; it fails the claims
+#: only through the cost floor, which is what the weak verifier buys.
+_BLIND = {"online": "score_blind"}
+#: The cost claims' placebo: exhaustive verification in the online policy's place.
 _PLACEBO = {"online": "always_strong"}
 
 
 def _cost_rule(stream: str, max_freq: float) -> str:
-    """Strong calls at most ``max_freq`` (mean + 2 SE over repeats), both errors within 5 points
-    of the target and final accuracy within alpha of exhaustive verification, at 0.1."""
+    """Strong calls at most ``max_freq`` and both errors within 5 points of the target, each
+    beyond noise (mean + 2 SE over repeats), at alpha = beta = 0.1. No final-accuracy term:
+    at alpha = 0.1 it is "weighted mean error <= alpha", stricter than the stated 5 points."""
     t = f"{stream}.online.a0p1"
     return (
         f"strong_freq.{t} + 2 * strong_freq_se.{t} <= {max_freq:g}"
-        f" and incorrect_accept.{t} <= 0.15 and incorrect_reject.{t} <= 0.15"
-        f" and final_accuracy.{t} >= final_accuracy.{stream}.always_strong.a0p1 - 0.1"
+        f" and incorrect_accept.{t} + 2 * incorrect_accept_se.{t} <= 0.15"
+        f" and incorrect_reject.{t} + 2 * incorrect_reject_se.{t} <= 0.15"
     )
 
 
@@ -87,28 +102,32 @@ CLAIMS = [
         "online_at_target_synthetic",
         f"On every synthetic stream (calibrated, over/under-confident, drifting, adversarially "
         f"ordered; 20k items), the online algorithm (step size {DEFAULT_STEP_SIZE:g}) ends with "
-        "both error rates within 2 points of the targets, on either side.",
+        "both error rates within 2 points of the targets on either side (beyond 2 SE over "
+        "repeats) at every target, with at least 5 points fewer strong calls than a "
+        "score-blind policy on target (1 - 2 alpha).",
         "running errors converge to alpha, beta",
         _every_synthetic_stream_at_target(0.02),
-        placebo=_PLACEBO,
+        placebo=_BLIND,
     ),
     Claim(
         "online_at_target_math",
         f"On the real math stream at its full length (each answer once, mean over the "
         f"repeats' random orders), the online algorithm (step size {DEFAULT_STEP_SIZE:g}) "
-        f"ends with both error rates within {MATH_TOL:g} of the targets at every target, as "
-        "on the synthetic streams; the stream holds at least the correct answers the "
-        "guarantee's slack needs at that tolerance.",
+        f"ends with both error rates within {MATH_TOL:g} of the targets at every target (beyond "
+        "2 SE over repeats), with at least 5 points fewer strong calls than a score-blind "
+        "policy, as on the synthetic streams. (The correct answers the guarantee's slack "
+        "needs at this tolerance are a reported figure, needed_correct.math, not part of "
+        "the claim.)",
         "the online algorithm controls both errors on any stream (long-run guarantee)",
-        _at_target("math", MATH_TOL) + ' and n_correct.math >= max_of("needed_correct.math.*")',
-        placebo=_PLACEBO,
+        _at_target("math", MATH_TOL),
+        placebo=_BLIND,
     ),
     Claim(
         "math_reliability_at_lower_cost",
         "On mathematical reasoning, the online policy (step size "
         f"{DEFAULT_STEP_SIZE:g}) reaches reliability comparable to exhaustive strong "
-        "verification (both error rates within 5 points of the target, final accuracy within "
-        "alpha) with at least 46% fewer strong calls (mean + 2 SE; alpha = beta = 0.1).",
+        "verification (both error rates within 5 points of the target) with at least 46% "
+        "fewer strong calls (each mean + 2 SE over repeats; alpha = beta = 0.1).",
         "up to 46% fewer strong calls on MATH at controlled errors",
         _cost_rule("math", 0.54),
         placebo=_PLACEBO,
@@ -117,9 +136,8 @@ CLAIMS = [
         "sudoku_reliability_at_lower_cost",
         "On sequential Sudoku solving (solver check as strong verifier), the online policy "
         f"(step size {DEFAULT_STEP_SIZE:g}) keeps move-level reliability comparable to "
-        "exhaustive verification (both error rates within 5 points of the target, final "
-        "accuracy within alpha) with at least 60% fewer strong calls (mean + 2 SE; "
-        "alpha = beta = 0.1).",
+        "exhaustive verification (both error rates within 5 points of the target) with at "
+        "least 60% fewer strong calls (each mean + 2 SE over repeats; alpha = beta = 0.1).",
         "up to 60% fewer strong calls on Sudoku at controlled errors",
         _cost_rule("sudoku", 0.4),
         placebo=_PLACEBO,
@@ -144,7 +162,7 @@ PAPER = Paper(
     title="Weak-strong verification policies: when to trust cheap checks and when to verify",
     profiles=PROFILES,
     run="icml26.weak_strong.experiment:run",
-    inputs="icml26.weak_strong.streams:check_inputs",
+    inputs="icml26.weak_strong.inputs:check_inputs",
     readme_tables="icml26.weak_strong.tables:readme_tables",
     claims=CLAIMS,
     bench="icml26.weak_strong.bench:bench",

@@ -103,7 +103,16 @@ class StepBatch:
 
 @runtime_checkable
 class Policy(Protocol):
-    """The protocol of every policy (see the module docstring)."""
+    """The protocol of every policy: write your own with these four members and every
+    runner, metric and bound of the package takes it.
+
+    Attributes:
+        name: the policy's name in metric keys.
+        use_verdict: a queried item's final verdict is the strong verifier's.
+
+    ``decide(score) -> Step`` chooses for one weak score; ``observe(step, score, label)``
+    takes a queried item's strong verdict (any time after ``decide``).
+    """
 
     name: str
     use_verdict: bool
@@ -282,10 +291,16 @@ class OnlineWeakStrong:
             label: the strong verdict, ``True``/``False`` or 0/1 (1 = correct).
 
         Raises:
-            ValueError: ``step`` was not queried, or ``label`` is not a boolean or 0/1.
+            ValueError: ``step`` was not queried or its ``prob`` is not in (0, 1], or
+                ``label`` is not a boolean or 0/1.
         """
         if not step.queried:
             raise ValueError("observe() is only for items sent to the strong verifier")
+        if not (isinstance(step.prob, int | float) and 0.0 < step.prob <= 1.0):
+            raise ValueError(
+                f"step.prob must be the query probability in (0, 1], got {step.prob!r} "
+                "(pass the Step that decide() returned)"
+            )
         correct = label if label.__class__ is bool else check_label(label)
         w = 1.0 / step.prob
         if correct:
@@ -345,11 +360,14 @@ class OnlineWeakStrong:
             state: a state dict of an :class:`OnlineWeakStrong`.
 
         Raises:
-            ValueError: a key is missing.
+            ValueError: a key is missing, or a value is out of range (a step size or an
+                exploration rate that is not positive and finite, a threshold that is NaN or
+                infinite, a negative step count); nothing is changed then.
         """
         missing = sorted(set(self.state_dict()) - set(state))
         if missing:
             raise ValueError(f"state dict lacks {missing}")
+        _check_state(state)
         self.alpha = check_level(state["alpha"], "alpha")
         self.beta = check_level(state["beta"], "beta")
         self.step_size = float(state["step_size"])
@@ -365,6 +383,22 @@ class OnlineWeakStrong:
     def thresholds(self) -> tuple[float, float]:
         """The current ``(tau_a, tau_r)``."""
         return self.tau_a, self.tau_r
+
+
+def _check_state(state: dict[str, Any]) -> None:
+    """Refuse a state dict with a value no policy could hold, naming the key."""
+    for key in ("step_size", "tau_a0", "tau_r0", "tau_a", "tau_r", "explore", "explore_min"):
+        v = state[key]
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise ValueError(f"state dict: {key} must be a finite number, got {v!r}")
+    if not state["step_size"] > 0:
+        raise ValueError(f"state dict: step_size must be > 0, got {state['step_size']!r}")
+    for key in ("explore", "explore_min"):
+        if not 0 < state[key] <= 1:
+            raise ValueError(f"state dict: {key} must lie in (0, 1], got {state[key]!r}")
+    t = state["t"]
+    if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+        raise ValueError(f"state dict: t (steps taken) must be an integer >= 0, got {t!r}")
 
 
 @dataclass

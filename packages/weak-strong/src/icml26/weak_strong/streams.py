@@ -194,6 +194,14 @@ def _row_value(p: Path, where: str, score: Any, label: Any) -> tuple[float, bool
         raise ValueError(f"{p}, {where}: {exc}") from None
 
 
+def _csv_row(p: Path, line: int, row: dict[str, Any]) -> tuple[float, bool]:
+    """One CSV row, refusing a row with fewer columns than the header (naming the line)."""
+    score, label = row.get("score"), row.get("label")
+    if score is None or label is None:
+        raise ValueError(f"{p}, line {line}: fewer columns than the header (no score or label)")
+    return _row_value(p, f"line {line}", _csv_score(score), _csv_label(label))
+
+
 def _csv_label(text: str) -> Any:
     return {"1": 1, "0": 0, "true": True, "false": False}.get(text.strip().lower(), text)
 
@@ -255,10 +263,7 @@ def load_stream_file(path: str | os.PathLike[str], *, name: str = "user") -> Str
             reader = csv.DictReader(fh)
             if not reader.fieldnames or not {"score", "label"} <= set(reader.fieldnames):
                 raise ValueError(f"{p}: the CSV header must name 'score' and 'label' columns")
-            rows = [
-                _row_value(p, f"line {i}", _csv_score(row["score"]), _csv_label(row["label"]))
-                for i, row in enumerate(reader, start=2)
-            ]
+            rows = [_csv_row(p, i, row) for i, row in enumerate(reader, start=2)]
     if not rows:
         raise ValueError(f"{p} holds no rows")
     return Stream(

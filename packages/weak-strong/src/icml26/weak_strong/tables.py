@@ -38,6 +38,8 @@ def _policy_table(m: Mapping[str, Any], alpha: float) -> list[str]:
                     ("strong_freq", ".2f"),
                 )
             )
+            if f"strong_freq.{s}.{p}.{akey(alpha)}" in m
+            else "n/a"
             for p in pols
         ]
         lines.append(f"| {s} | " + " | ".join(cells) + " |")

@@ -20,7 +20,7 @@ import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -166,7 +166,7 @@ class TrecHit(NamedTuple):
 
 
 def write_trec_run(
-    runs: Mapping[str, Sequence[tuple[str, float]]],
+    runs: Mapping[str, Sequence[tuple[str, float]]] | Sequence[Any],
     path: str | os.PathLike[str],
     *,
     tag: str = "blitzrank",
@@ -174,7 +174,8 @@ def write_trec_run(
     """Write a TREC run file, ``qid Q0 docid rank score tag`` per line.
 
     Args:
-        runs: qid -> ``(doc_id, score)`` pairs, best first (ranks follow this order).
+        runs: qid -> ``(doc_id, score)`` pairs, best first (ranks follow this order), or
+            what :func:`~icml26.blitzrank.rerank` returned (items with ``qid`` and ``hits``).
         path: the file to write (parents created).
         tag: the run's tag (no whitespace).
 
@@ -186,6 +187,8 @@ def write_trec_run(
     """
     if not tag or any(c.isspace() for c in tag):
         raise ValueError(f"tag must be one word, got {tag!r}")
+    if not isinstance(runs, Mapping):
+        runs = {r.qid: list(r.hits) for r in runs}
     lines: list[str] = []
     for qid, hits in runs.items():
         if not qid or any(c.isspace() for c in qid):

@@ -129,5 +129,7 @@ class LLMOracle(BaseOracle):
             "missing_ids": parsed.missing,
             "duplicate_ids": parsed.duplicates,
             "unknown_ids": parsed.unknown,
+            # only the named ids have a known order: the rest go to Comparison.rest
+            "ranked": len(parsed.order),
         }
-        return [items[p] for p in parsed.order], stats
+        return [items[p] for p in parsed.full], stats

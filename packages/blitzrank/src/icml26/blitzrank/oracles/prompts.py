@@ -4,9 +4,10 @@ The prompt lists passages as ``[1] ...``, ``[2] ...`` and asks for the identifie
 decreasing relevance (``[2] > [1] > [3]``), or for the best one only (setwise, ``top=1``).
 
 Models answer imperfectly: ids missing, repeated, out of range, prose around them.
-:func:`parse_ranking` keeps the first mention of each valid id in order, drops repeats and
-unknown ids, and appends the ids never mentioned in their presented order (RankGPT's
-repair), reporting what it had to fix so the oracle can count it.
+:func:`parse_ranking` keeps the first mention of each valid id in order and drops repeats and
+unknown ids; the ids never mentioned go to ``rest`` with no order among them (placed below
+the named ones, as RankGPT does, but never given an invented order), and it reports what it
+had to fix so the oracle can count it.
 """
 
 from __future__ import annotations
@@ -99,12 +100,20 @@ def listwise_messages(
 
 @dataclass(frozen=True)
 class ParsedRanking:
-    """Positions (0-based, into the presented list) best first, and what had to be repaired."""
+    """Positions (0-based, into the presented list) the model named, best first; the
+    positions it never named (``rest``, in presented order, no order known among them); and
+    what had to be repaired."""
 
     order: tuple[int, ...]
     missing: int
     duplicates: int
     unknown: int
+    rest: tuple[int, ...] = ()
+
+    @property
+    def full(self) -> tuple[int, ...]:
+        """``order`` then ``rest``: every presented position once."""
+        return self.order + self.rest
 
     @property
     def repaired(self) -> bool:
@@ -125,7 +134,7 @@ def parse_ranking(text: str, k: int, top: int | None = None) -> ParsedRanking:
         top: ids expected (None: all ``k``).
 
     Returns:
-        The :class:`ParsedRanking` (missing ids appended in presented order).
+        The :class:`ParsedRanking`: the named ids in ``order``, the others in ``rest``.
 
     Raises:
         ValueError: ``k < 1``.
@@ -148,7 +157,7 @@ def parse_ranking(text: str, k: int, top: int | None = None) -> ParsedRanking:
             seen.append(pos)
     expected = k if top is None else min(top, k)
     missing = max(0, expected - len(seen))
-    order = seen + [i for i in range(k) if i not in seen]
+    rest = tuple(i for i in range(k) if i not in seen)
     return ParsedRanking(
-        order=tuple(order), missing=missing, duplicates=duplicates, unknown=unknown
+        order=tuple(seen), missing=missing, duplicates=duplicates, unknown=unknown, rest=rest
     )

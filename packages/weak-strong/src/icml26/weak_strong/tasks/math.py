@@ -52,6 +52,7 @@ __all__ = [
     "Problem",
     "agreement_scores",
     "cached_samples",
+    "check_math_source",
     "conversation",
     "extract_answer",
     "load_samples",
@@ -301,6 +302,37 @@ def math_stream(
     if _is_stream_file(source):
         return math_file_stream(source)
     return stream_from_samples(load_samples(source))
+
+
+def check_math_source(source: str) -> None:
+    """Load a math source given as a file (a samples JSON or a stream file) and refuse it
+    with one line naming the file and the problem; the built-in sources pass.
+
+    Args:
+        source: ``cfg.math_source``.
+
+    Raises:
+        FileNotFoundError: no file at ``source``.
+        ValueError: the file is not a readable samples record or stream file, or its stream
+            is empty or has bad scores or labels.
+    """
+    if source in ("shipped", "fixture", "llm"):
+        return
+    if not Path(source).is_file():
+        raise FileNotFoundError(f"math_source: no file at {source!r}")
+    try:
+        stream = (
+            math_file_stream(source)
+            if _is_stream_file(source)
+            else stream_from_samples(load_samples(source))
+        )
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise ValueError(
+            f"math_source {source!r} is not a samples record or a math stream file: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    if len(stream) == 0:
+        raise ValueError(f"math_source {source!r} holds no answers")
 
 
 def _is_stream_file(path: str) -> bool:
