@@ -108,6 +108,16 @@ def test_mafm_target_ratio_and_its_range() -> None:
     assert fm > 0
 
 
+def test_mafm_refuses_a_target_profile_that_holds_only_t0() -> None:
+    """A profile measured at t = 0 alone would switch the magnitude term off at every
+    training time (MAFM silently equal to FM, found by a review): refused, naming the fix."""
+    u = torch.tensor([[3.0, 4.0]])
+    v = torch.tensor([[0.6, 0.8]])
+    t = torch.tensor([0.0])
+    with pytest.raises(ValueError, match="only t = 0"):
+        mafm_loss(v, u, t, lam=1.0, target=RatioProfile((0.0,), (0.9,)))
+
+
 @pytest.mark.parametrize("power", [1e-143, 1e-30, 5e-324, 0.5, 2.0])
 def test_mafm_weight_vanishes_at_t1_for_tiny_powers(power: float) -> None:
     """The float32 underflow case hypothesis found: power > 0 rounds to 0 in float32."""

@@ -164,6 +164,12 @@ def _target_and_mask(target: Target, t: torch.Tensor) -> tuple[torch.Tensor, tor
     if isinstance(target, int | float):
         return torch.full_like(t, float(target)), torch.ones_like(t)
     if isinstance(target, RatioProfile):
+        if target.t_max <= 0:
+            raise ValueError(
+                "the MAFM target profile holds only t = 0, so the magnitude term would apply at "
+                "no training time (plain FM): measure it on a time grid, e.g. "
+                "exact_ratio(data, times=(0.0, 0.05, 0.1, 0.15)), or pass a constant target"
+            )
         return target(t).to(t.dtype), target.covers(t).to(t.dtype)
     return torch.as_tensor(target(t), dtype=t.dtype, device=t.device), torch.ones_like(t)
 
