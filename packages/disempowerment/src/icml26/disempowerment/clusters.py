@@ -148,6 +148,10 @@ def _llm_name(
         f"Frequent terms: {', '.join(terms)}. Domain: {domain}. Share with each distortion "
         f"(moderate or worse): {', '.join(f'{k} {v:.0%}' for k, v in dims.items())}.\nName:"
     )
+    if not callable(getattr(backend, "complete", None)):
+        raise TypeError(
+            f"a cluster namer must be a chat back end with .complete(), got {type(backend).__name__}"
+        )
     try:
         reply = backend.complete([[{"role": "user", "content": prompt}]], max_tokens=24)[0].text
     except Exception:  # a failing namer must not stop the release of the extractive name

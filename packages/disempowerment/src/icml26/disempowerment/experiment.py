@@ -64,7 +64,7 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, float]:
     labels = labels_of(arrays)
     cal = stages.once("calibrate", lambda: calibrate(config, data(), models()))
     analysed = stages.once("analyse", lambda: analyse_log(config, data(), labels, cal))
-    namer = _lazy(lambda: make_judge(config.judge) if config.judge_names_clusters else None)
+    namer = _lazy(lambda: make_judge(config.judge).backend if config.judge_names_clusters else None)
     clusters = stages.once(
         "clusters", lambda: release_clusters(config, data(), labels, models(), namer())
     )
