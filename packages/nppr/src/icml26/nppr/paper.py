@@ -65,7 +65,7 @@ CLAIMS = [
         "NPPR is more than a universal perturbation: the learned distribution is two SEs below "
         "the accuracy under the best input-independent point perturbation (one universal "
         "adversarial perturbation, or one per class, fitted on the same inputs with the same "
-        "loss at full resolution), on both models.",
+        "loss, through the same latent grid as NPPR's perturbations), on both models.",
         "not in the paper (a collapsed mixture is a universal perturbation; the issue's test)",
         _both("nppr_best", "uap_best"),
         placebo={"nppr_best": "uap_best"},
