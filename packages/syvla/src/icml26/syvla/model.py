@@ -54,7 +54,7 @@ class PolicyOutput:
     logits: torch.Tensor  # (B, n_actions)
     value: torch.Tensor  # (B,)
     reasoning: torch.Tensor  # (B, n_answers): the reasoning head on the same forward
-    key: torch.Tensor  # (B, d): unit-norm pooled fused features (retrieval key)
+    key: torch.Tensor  # (B, (1 + T) * d): unit-norm flattened fused tokens (retrieval key)
 
 
 class FiLM(nn.Module):
@@ -190,7 +190,9 @@ class SyVLA(nn.Module):
         fused = self.backbone(view, instruction)
         control_in = fused.detach() if self.decouple else fused
         z = self.intention(control_in)
-        key = nn.functional.normalize(fused.detach().mean(1), dim=-1)
+        # the retrieval key: the whole fused token map (LayerNorm'ed tokens are centred, so
+        # cosine similarity tracks the scene layout, not a near-constant mean token)
+        key = nn.functional.normalize(fused.detach().flatten(1), dim=-1)
         return PolicyOutput(
             logits=self.action_head(z),
             value=self.value_head(z).squeeze(-1),
