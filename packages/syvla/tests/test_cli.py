@@ -33,11 +33,13 @@ def test_smoke_run_writes_the_contract_keys(
             assert m[f"update_kl_sd.{method}"] >= 0.0
     assert 0 <= m["retrieved_fraction.syvla"] < 1  # the gate never lets everything through
     assert m["retrieved_fraction.no_similar"] == 0
-    assert 0 <= m["vqa_pretrained"] <= 1 and m["vqa_pretrain_steps"] >= 1
+    assert 0 <= m["vqa_pretrained"] <= 1
+    assert m["vqa_pretrain_steps"] >= 1
     curve = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert {r["method"] for r in curve if "return_curve" in r} == set(METHODS) - {"bc"}
     fractions = [r["retrieved_fraction"] for r in curve if r.get("method") == "syvla"]
-    assert len(fractions) == 2 and all(0 <= f < 1 for f in fractions)  # one per update
+    assert len(fractions) == 2
+    assert all(0 <= f < 1 for f in fractions)
     for plot in ("success_per_split", "vqa_before_after_rl", "rollout_strip", "return_curve"):
         assert (out / "plots" / f"{plot}.png").is_file()
     # the embeddings were cached: a resumed run reloads stages and needs no sentence model
@@ -72,8 +74,8 @@ def test_bad_config_is_refused(
 
 
 def test_bad_demos_file_and_empty_instruction_fail_clearly(tmp_path: Path) -> None:
-    from icml26.syvla.steps import load_demos
     from icml26.syvla.language import TextEncoder
+    from icml26.syvla.steps import load_demos
 
     bad = tmp_path / "d.npz"
     np.savez(bad, views=np.zeros((2, 13, 13, 3), np.uint8), actions=np.zeros(2))

@@ -68,9 +68,10 @@ def test_gate_retrieves_only_same_instruction_samples_above_the_quantile() -> No
     assert np.all(sel.similarity >= sel.threshold)
     assert len(set(sel.sample.tolist())) == len(sel.sample)  # each sample at most once
     # every same-instruction state left out is below the threshold or lost a duplicate
-    cos = torch.nn.functional.normalize(q_keys, dim=-1) @ torch.nn.functional.normalize(
-        b_keys, dim=-1
-    ).T
+    cos = (
+        torch.nn.functional.normalize(q_keys, dim=-1)
+        @ torch.nn.functional.normalize(b_keys, dim=-1).T
+    )
     for i in sorted(set(range(30)) - set(sel.query.tolist())):
         best = cos[i, b_text == q_text[i]].max().item()
         pool = np.nonzero(b_text == q_text[i])[0]

@@ -17,7 +17,8 @@ def _start_states(env: VecEnv, resets: int) -> set[bytes]:
 
 def test_no_rl_or_evaluation_start_state_equals_a_demonstration_start() -> None:
     demos = collect_demos(40, "train", 13, seed=0)
-    assert demos.starts is not None and len(demos.starts) == demos.solved > 30
+    assert demos.starts is not None
+    assert len(demos.starts) == demos.solved > 30
     demo_starts = {
         demos.views[s].tobytes() + demos.missions[s].encode() for s in demos.starts.tolist()
     }

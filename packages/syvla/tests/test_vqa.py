@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,6 +64,7 @@ def test_bank_embeds_new_instructions_on_first_use() -> None:
     enc = Fake()
     bank = TextBank(enc, texts=all_instructions()[:3])  # type: ignore[arg-type]
     ids = bank.ids(["fly to the moon", all_instructions()[0], "fly to the moon"])
-    assert ids[0] == ids[2] == 3 and ids[1] == bank.index[all_instructions()[0]]
+    assert ids[0] == ids[2] == 3
+    assert ids[1] == bank.index[all_instructions()[0]]
     assert bank.vectors[ids[0]].tolist() == [15.0] * 4
     assert enc.calls[-1] == ["fly to the moon"]  # embedded once, the known text not again

@@ -17,7 +17,6 @@ import numpy as np
 from minigrid.utils.baby_ai_bot import BabyAIBot
 
 from icml26.shared import rng_for
-
 from icml26.syvla.language import TextEncoder
 from icml26.syvla.levels import (
     ACTION_NAMES,

@@ -47,7 +47,10 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
         base = cfg.seed if cfg.shared_bc else seed
         if base not in starts:
             pre, pre_info = pretrain_backbone(cfg, stages, bank, vqa, base)
-            bcs = {d: behaviour_clone(cfg, stages, pre, demos, bank, base, decouple=d) for d in (True, False)}
+            bcs = {
+                d: behaviour_clone(cfg, stages, pre, demos, bank, base, decouple=d)
+                for d in (True, False)
+            }
             starts[base] = {"pretrain": pre_info, "bc": bcs}
         bcs = starts[base]["bc"]
         for method in cfg.methods:
@@ -62,7 +65,7 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
             evals[method].append(
                 stages.once(
                     f"eval-{method}-seed{seed}",
-                    lambda m=model: evaluate_model(cfg, m, vqa[2], bank, seed),
+                    lambda m=model, s=seed: evaluate_model(cfg, m, vqa[2], bank, s),
                 )
             )
         log(f"syvla: seed {seed} done")

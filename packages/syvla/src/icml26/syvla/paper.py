@@ -45,8 +45,7 @@ def _beats(metric: str, method: str, other: str, margin: float) -> str:
     head, _, rest = metric.partition(".")
     se = ".".join(p for p in (f"{head}_se", rest) if p)
     return (
-        f"{metric}.{method} >= {metric}.{other} + {margin} + "
-        f"2 * {se}.{method} + 2 * {se}.{other}"
+        f"{metric}.{method} >= {metric}.{other} + {margin} + 2 * {se}.{method} + 2 * {se}.{other}"
     )
 
 

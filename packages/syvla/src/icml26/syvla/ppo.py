@@ -386,7 +386,14 @@ def train_rl(
             m = roll.success_mask
             buffer.add(roll.views[m], roll.text_ids[m], roll.actions[m])
         stats = ppo_update(
-            model, optimizer, roll, cfg, bank, buffer=buffer, gen=gen, seed=seed_for(seed, "rl", "update", u)
+            model,
+            optimizer,
+            roll,
+            cfg,
+            bank,
+            buffer=buffer,
+            gen=gen,
+            seed=seed_for(seed, "rl", "update", u),
         )
         mean_ret = float(np.mean(roll.episode_returns)) if roll.episode_returns else 0.0
         succ = float(np.mean(roll.episode_success)) if roll.episode_success else 0.0

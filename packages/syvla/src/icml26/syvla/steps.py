@@ -103,7 +103,11 @@ def trained(
 
 
 def pretrain_backbone(
-    cfg: RunConfig, stages: Stages, bank: TextBank, vqa: tuple[np.ndarray, VQASet, VQASet], seed: int
+    cfg: RunConfig,
+    stages: Stages,
+    bank: TextBank,
+    vqa: tuple[np.ndarray, VQASet, VQASet],
+    seed: int,
 ) -> tuple[SyVLA, dict[str, Any]]:
     """The VQA-pretrained backbone and reasoning head, with its held-out accuracy."""
     model = make_model(cfg, seed)
@@ -119,8 +123,14 @@ def pretrain_backbone(
 
 
 def behaviour_clone(
-    cfg: RunConfig, stages: Stages, pretrained: SyVLA, demos: Demos, bank: TextBank, seed: int,
-    *, decouple: bool,
+    cfg: RunConfig,
+    stages: Stages,
+    pretrained: SyVLA,
+    demos: Demos,
+    bank: TextBank,
+    seed: int,
+    *,
+    decouple: bool,
 ) -> tuple[SyVLA, dict[str, Any]]:
     """BC from the pretrained model, decoupled (action loss stops at the backbone) or joint."""
     model = copy.deepcopy(pretrained)
@@ -136,29 +146,58 @@ def behaviour_clone(
 
 
 def reinforce(
-    cfg: RunConfig, stages: Stages, method: str, start: SyVLA, demos: Demos, bank: TextBank,
-    seed: int, log: Callable[..., None],
+    cfg: RunConfig,
+    stages: Stages,
+    method: str,
+    start: SyVLA,
+    demos: Demos,
+    bank: TextBank,
+    seed: int,
+    log: Callable[..., None],
 ) -> tuple[SyVLA, dict[str, Any]]:
     """The RL stage of ``method`` from a copy of its BC model."""
     spec = METHODS[method]
     model = copy.deepcopy(start)
     model.decouple = spec.decouple
     rl = RLConfig(
-        updates=cfg.rl_updates, n_envs=cfg.n_envs, n_steps=cfg.n_steps, epochs=cfg.ppo_epochs,
-        minibatch=cfg.minibatch, lr=cfg.rl_lr, clip=cfg.clip, ent_coef=cfg.ent_coef,
-        guided=spec.guided, guide_advantage=cfg.guide_advantage,
-        guide_quantile=cfg.guide_quantile, guide_frac=cfg.guide_frac,
-        vqa_cotrain=spec.vqa_cotrain, vqa_steps=cfg.vqa_steps,
+        updates=cfg.rl_updates,
+        n_envs=cfg.n_envs,
+        n_steps=cfg.n_steps,
+        epochs=cfg.ppo_epochs,
+        minibatch=cfg.minibatch,
+        lr=cfg.rl_lr,
+        clip=cfg.clip,
+        ent_coef=cfg.ent_coef,
+        guided=spec.guided,
+        guide_advantage=cfg.guide_advantage,
+        guide_quantile=cfg.guide_quantile,
+        guide_frac=cfg.guide_frac,
+        vqa_cotrain=spec.vqa_cotrain,
+        vqa_steps=cfg.vqa_steps,
     )
 
     def on_update(u: int, ret: float, succ: float, stats: Any) -> None:
-        log(u, return_curve=ret, success_curve=succ, update_kl=stats.kl, guides=stats.guides,
-            retrieved_fraction=stats.retrieved_fraction, method=method, seed=seed)
+        log(
+            u,
+            return_curve=ret,
+            success_curve=succ,
+            update_kl=stats.kl,
+            guides=stats.guides,
+            retrieved_fraction=stats.retrieved_fraction,
+            method=method,
+            seed=seed,
+        )
 
     def train(m: SyVLA) -> dict[str, Any]:
         res = train_rl(
-            m, rl, bank, demo_views=demos.views, demo_text_ids=bank.ids(demos.missions),
-            demo_actions=demos.actions, seed=seed, on_update=on_update,
+            m,
+            rl,
+            bank,
+            demo_views=demos.views,
+            demo_text_ids=bank.ids(demos.missions),
+            demo_actions=demos.actions,
+            seed=seed,
+            on_update=on_update,
         )
         return vars(res)
 

@@ -52,8 +52,18 @@ def summarise(
         _put(m, "vqa_accuracy", method, [r["vqa_accuracy"] for r in runs])
     for method, infos in rl.items():
         _put(m, "update_kl", method, [float(np.mean(i["kl"])) for i in infos])
-        _put(m, "update_kl_sd", method, [float(np.std(i["kl"], ddof=1)) if len(i["kl"]) > 1 else 0.0 for i in infos])
-        _put(m, "retrieved_fraction", method, [float(np.mean(i["retrieved_fraction"])) for i in infos])
+        _put(
+            m,
+            "update_kl_sd",
+            method,
+            [float(np.std(i["kl"], ddof=1)) if len(i["kl"]) > 1 else 0.0 for i in infos],
+        )
+        _put(
+            m,
+            "retrieved_fraction",
+            method,
+            [float(np.mean(i["retrieved_fraction"])) for i in infos],
+        )
         _put(m, "final_return", method, [float(i["returns"][-1]) for i in infos])
     m["vqa_pretrained"] = float(np.mean([p["heldout_accuracy"] for p in pretrain]))
     m["vqa_pretrain_steps"] = float(np.mean([p["steps"] for p in pretrain]))
