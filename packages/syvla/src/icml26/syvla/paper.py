@@ -132,6 +132,7 @@ PAPER = Paper(
         ),
     },
     bench_claims=BENCH_CLAIMS,
+    readme_tables="icml26.syvla.tables:markdown_tables",
     framework="torch",
     summary="SyVLA on BabyAI: VQA-preserving VLA with Intention Decoupling and similar-sample guided PPO",
 )

@@ -81,7 +81,8 @@ def _cell(m: dict[str, float], key: str, se: str | None = None) -> str:
 
 
 def markdown_tables(results: dict[str, Any]) -> str:
-    """Success per split and method, VQA accuracy, update statistics, and the claims.
+    """Success per split and method, VQA accuracy, update statistics and the budget
+    (``Paper.readme_tables``).
 
     Args:
         results: a run's ``results.json`` content.
@@ -101,11 +102,21 @@ def markdown_tables(results: dict[str, Any]) -> str:
             _cell(m, f"retrieved_fraction.{k}"),
         ]
         lines.append(f"| `{k}` | " + " | ".join(cells) + " |")
-    lines += ["", "| claim | measured | holds |", "|---|---|---|"]
-    for c in results.get("claims", []):
-        measured = ", ".join(f"{k} = {v:.3f}" for k, v in c.get("measured", {}).items())
-        lines.append(f"| `{c['id']}` | {measured} | {c['holds']} |")
-    return "\n".join(lines)
+    budget = (
+        f"Budget: {m.get('demo_episodes', 0):.0f} solved expert episodes "
+        f"({m.get('demo_steps', 0):.0f} steps), {m.get('rl_frames_per_seed', 0):.0f} RL frames "
+        f"per method and seed; VQA pretraining {m.get('vqa_pretrain_steps', 0):.0f} steps, "
+        f"held-out accuracy {m.get('vqa_pretrained', float('nan')):.3f}."
+    )
+    return "\n".join(
+        [
+            "Success (± SE over seeds) per split, held-out VQA, mean update KL:",
+            "",
+            *lines,
+            "",
+            budget,
+        ]
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover
