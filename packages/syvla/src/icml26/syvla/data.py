@@ -193,6 +193,19 @@ def collect_demos(
 
     Episodes come from the seed's ``demos`` stream (never an RL or evaluation room);
     ``Demos.starts`` indexes the first step of every kept episode.
+
+    Args:
+        n_episodes: episodes to play.
+        split: the split to play (see :data:`icml26.syvla.levels.SPLITS`).
+        view_size: side of the egocentric views.
+        seed: the run seed.
+        levels: the levels drawn from.
+
+    Returns:
+        :class:`Demos` (view, mission, action) of the solved episodes.
+
+    Raises:
+        RuntimeError: the bot chose an action outside the policy's four.
     """
     rng = rng_for(seed, "demos")
     envs = {level: make_env(level, split) for level in levels}

@@ -16,7 +16,16 @@ __all__ = ["evaluate_success", "vqa_accuracy"]
 @torch.no_grad()
 def vqa_accuracy(model: SyVLA, data: VQASet, bank: TextBank) -> float:
     """Fraction of questions the reasoning head answers correctly (argmax over the answers
-    that are not action tokens)."""
+    that are not action tokens).
+
+    Args:
+        model: the network.
+        data: the questions, their views and true answers.
+        bank: embeddings of the question texts.
+
+    Returns:
+        The accuracy in [0, 1].
+    """
     device = next(model.parameters()).device
     vectors = torch.as_tensor(bank.vectors, device=device)
     q_ids = bank.ids(data.questions)
@@ -46,6 +55,21 @@ def evaluate_success(
 
     Every environment slot plays the same number of episodes, so short (successful)
     episodes are not over-counted by the lockstep stepping.
+
+    Args:
+        model: the policy.
+        bank: embeddings of the instructions.
+        split: the split to play.
+        episodes: episodes in all.
+        seed: rooms come from its ``env/eval`` stream, actions from its ``eval/policy`` one.
+        n_envs: lockstep rooms.
+        frames: when given, (frame, mission) pairs of slot 0's first episode are appended.
+
+    Returns:
+        (success rate, mean return).
+
+    Raises:
+        ValueError: an unknown split.
     """
     device = next(model.parameters()).device
     gen = torch.Generator().manual_seed(seed_for(seed, "eval", "policy"))

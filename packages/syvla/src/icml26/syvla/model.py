@@ -34,7 +34,18 @@ N_OBJECT_CODES, N_COLOR_CODES, N_STATE_CODES = 11, 6, 3
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Sizes of the network (``view_size`` must be odd: the agent sits at its centre)."""
+    """Sizes of the network.
+
+    Attributes:
+        view_size: side of the egocentric view (odd: the agent sits at its centre).
+        text_dim: the sentence encoder's width (384 for MiniLM).
+        d_model: token width.
+        n_queries: intention query tokens.
+        hidden: width of the heads.
+
+    Raises:
+        ValueError: an even or too small ``view_size``, or a size below 1.
+    """
 
     view_size: int = 13
     text_dim: int = 384
@@ -150,7 +161,16 @@ class IntentionQueries(nn.Module):
 
 
 class SyVLA(nn.Module):
-    """The VLA model. ``decouple`` switches the gradient isolation of Intention Decoupling."""
+    """The VLA model. ``decouple`` switches the gradient isolation of Intention Decoupling.
+
+    Args:
+        cfg: the sizes (default :class:`ModelConfig`).
+        decouple: the action and value heads read the fused features through a
+            stop-gradient (``True``) or train the backbone too.
+
+    Call ``model(view, instruction_vector)`` for a :class:`PolicyOutput`, ``model.reason(view,
+    question_vector)`` for answer logits.
+    """
 
     def __init__(self, cfg: ModelConfig | None = None, *, decouple: bool = True) -> None:
         super().__init__()

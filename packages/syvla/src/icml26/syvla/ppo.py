@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from icml26.shared import rng_for, seed_for
-from icml26.syvla.data import TextBank, VecEnv, vqa_set
+from icml26.syvla.data import TextBank, VecEnv, VQASet, vqa_set
 from icml26.syvla.guidance import SuccessBuffer, select_guides
 from icml26.syvla.model import SyVLA
 
@@ -48,6 +48,21 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RLConfig:
+    """Settings of :func:`train_rl`.
+
+    Attributes:
+        updates: rollout-and-update rounds.
+        n_envs, n_steps: lockstep rooms and steps per rollout.
+        epochs, minibatch, lr, clip, gamma, lam, vf_coef, ent_coef, max_grad_norm: PPO's.
+        guided: similar-sample guidance on (retrieved successful samples join the update).
+        guide_advantage: the fixed advantage of a retrieved sample.
+        guide_quantile: the gate's similarity quantile (see :func:`select_guides`).
+        guide_frac: at most this fraction of the rollout is retrieved.
+        success_capacity: the policy's own successful samples kept besides the demonstrations.
+        vqa_cotrain: reasoning-head VQA steps on the visited states after each update.
+        vqa_batch, vqa_steps: their batch size and count.
+    """
+
     updates: int = 10
     n_envs: int = 16
     n_steps: int = 32
@@ -260,6 +275,36 @@ class UpdateStats:
     vqa_loss: float
 
 
+def _vqa_cotrain(
+    model: SyVLA,
+    optimizer: torch.optim.Optimizer,
+    vqa: VQASet,
+    bank: TextBank,
+    cfg: RLConfig,
+    params: list[torch.Tensor],
+    seed: int,
+) -> list[float]:
+    """``cfg.vqa_steps`` reasoning-head steps on questions about the rollout's states."""
+    device = next(model.parameters()).device
+    g = rng_for(seed, "rl", "vqa")
+    losses = []
+    for _ in range(cfg.vqa_steps):
+        idx = g.choice(len(vqa), size=min(cfg.vqa_batch, len(vqa)), replace=False)
+        logits = model.reason(
+            _views(vqa.views[idx], device),
+            _text(bank, bank.ids([vqa.questions[i] for i in idx]), device),
+        )
+        vloss = nn.functional.cross_entropy(
+            logits, torch.as_tensor(vqa.answers[idx], device=device)
+        )
+        optimizer.zero_grad()
+        vloss.backward()
+        nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
+        optimizer.step()
+        losses.append(float(vloss.detach()))
+    return losses
+
+
 def ppo_update(
     model: SyVLA,
     optimizer: torch.optim.Optimizer,
@@ -292,7 +337,6 @@ def ppo_update(
     returns = np.concatenate([roll.returns, np.zeros(len(actions) - n_on)])
     vqa = vqa_set(roll.views, seed=seed) if cfg.vqa_cotrain else None
     params = [p for g in optimizer.param_groups for p in g["params"]]
-    vqa_losses = []
     total = len(actions)
     for _ in range(cfg.epochs):
         perm = torch.randperm(total, generator=gen).numpy()
@@ -318,22 +362,7 @@ def ppo_update(
             loss.backward()
             nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
             optimizer.step()
-    if vqa is not None:
-        g = rng_for(seed, "rl", "vqa")
-        for _ in range(cfg.vqa_steps):
-            idx = g.choice(len(vqa), size=min(cfg.vqa_batch, len(vqa)), replace=False)
-            logits = model.reason(
-                _views(vqa.views[idx], device),
-                _text(bank, bank.ids([vqa.questions[i] for i in idx]), device),
-            )
-            vloss = nn.functional.cross_entropy(
-                logits, torch.as_tensor(vqa.answers[idx], device=device)
-            )
-            optimizer.zero_grad()
-            vloss.backward()
-            nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
-            optimizer.step()
-            vqa_losses.append(float(vloss.detach()))
+    vqa_losses = _vqa_cotrain(model, optimizer, vqa, bank, cfg, params, seed) if vqa else []
     new_logits, _ = _policy_outputs(model, roll.views, _text(bank, roll.text_ids, device))
     kl = policy_kl(torch.as_tensor(roll.logits, device=device), new_logits)
     n_guides = 0 if guides is None else len(guides.actions)
@@ -369,7 +398,21 @@ def train_rl(
     on_update: Callable[[int, float, float, UpdateStats], None] | None = None,
 ) -> RLResult:
     """``cfg.updates`` rollout-and-update rounds on the ``train`` split (rooms from the seed's
-    ``env/rl`` stream, action sampling from its ``rl/policy`` stream)."""
+    ``env/rl`` stream, action sampling from its ``rl/policy`` stream).
+
+    Args:
+        model: the network, trained in place (``model.decouple`` decides whether the policy
+            and value losses reach the backbone).
+        cfg: the settings.
+        bank: embeddings of every instruction and question.
+        demo_views, demo_text_ids, demo_actions: the demonstrations that seed the guidance
+            buffer.
+        seed: the run seed of this repetition.
+        on_update: called after every update with (update, mean return, success rate, stats).
+
+    Returns:
+        :class:`RLResult`: per-update KL, returns, success, guide counts, retrieved fractions.
+    """
     gen = torch.Generator().manual_seed(seed_for(seed, "rl", "policy"))
     env = VecEnv(cfg.n_envs, "train", model.cfg.view_size, seed=seed, stream="rl")
     env.reset()
