@@ -66,7 +66,7 @@ class TextBank:
         self.encoder = encoder
         self.texts: list[str] = []
         self.index: dict[str, int] = {}
-        self.vectors = np.zeros((0, encoder.dim), dtype=np.float32)
+        self.vectors = np.zeros((0, getattr(encoder, "dim", 0)), dtype=np.float32)
         self.add(texts if texts is not None else all_instructions() + question_texts())
 
     def add(self, texts: list[str]) -> None:
