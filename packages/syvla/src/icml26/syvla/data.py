@@ -268,10 +268,13 @@ def random_states(
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; splits: {', '.join(SPLITS)}")
     env = VecEnv(min(n, 16), split, view_size, seed=seed, stream=stream)
-    env.reset()
     rng = rng_for(seed, "actions", stream)
     out: list[np.ndarray] = []
+    # one view per room and reset, after 0-7 random steps: random play that stays in a room
+    # for its whole episode would give a few dozen rooms, and a VQA model that memorises them
     while len(out) < n:
+        env.reset()
+        for _ in range(int(rng.integers(0, 8))):
+            env.step(rng.integers(0, 3, size=env.n))
         out += list(env.views.copy())
-        env.step(rng.integers(0, 3, size=env.n))
     return np.stack(out[:n])
