@@ -292,7 +292,14 @@ def judge_study(
     return out
 
 
-_JUDGE_KEYS = ("rate.", "observed.", "domain_rate.", "trend_slope.", "approval_association")
+_JUDGE_KEYS = (
+    "rate.",
+    "observed.",
+    "domain_rate.",
+    "trend_slope.",
+    "approval_association",
+    "privacy.dp_epsilon_spent",
+)
 
 
 def judge_rows(
