@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from icml26.disempowerment.calibration import (
+    check_identifiable,
     confusion_counts,
     draw_confusions,
     rate_draws,
@@ -210,9 +211,9 @@ def analyse(
     if epsilon is not None:
         keep = cap_contributions(list(users), conv_ids, cap)
         pred, users, month, feedback = pred.subset(keep), users[keep], month[keep], feedback[keep]
+    m = _condition_numbers(calibration)
     ledger = PrivacyLedger(epsilon, N_TABLES, cap, rng)
     gates = [ledger.gate(k, g) for g in (1, len(DOMAIN_LABELS), max(n_months, 1), 2)]
-    m: dict[str, float] = {}
     conf_draws = {v: draw_confusions(calibration.severity[v], draws, rng) for v in VARIABLES}
     if not gates[0].allow("all", users):
         raise ValueError(
@@ -325,6 +326,14 @@ def analyse(
     m["n_conversations"] = float(overall_counts.sum())
     m["n_users"] = float(gates[0].released_sizes[0])
     return AnalysisResult(m, monthly, suppressed)
+
+
+def _condition_numbers(calibration: Calibration) -> dict[str, float]:
+    """``calibration.condition.<variable|amplifier>``, each checked identifiable."""
+    return {
+        f"calibration.condition.{name}": check_identifiable(counts, name)
+        for name, counts in [*calibration.severity.items(), *calibration.amplifiers.items()]
+    }
 
 
 def _approval(

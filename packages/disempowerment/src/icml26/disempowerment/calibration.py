@@ -26,7 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "MAX_CONDITION",
     "RateDraws",
+    "check_identifiable",
+    "condition_number",
     "confusion_counts",
     "correct_shares",
     "rate_draws",
@@ -70,6 +73,53 @@ def _rows(counts: np.ndarray) -> np.ndarray:
     eye = np.broadcast_to(np.eye(k), counts.shape)
     # a class never seen in the labelled set: assume it is recognised (identity row)
     return np.where(tot > 0, counts / np.maximum(tot, 1), eye)
+
+
+#: Above this condition number of the estimated confusion matrix the corrected shares are not
+#: identifiable (a class never predicted, two classes predicted alike): :func:`rate_draws`
+#: refuses rather than release confident numbers (the smoke run's matrices sit at 4-80).
+MAX_CONDITION = 1e4
+
+
+def condition_number(conf_counts: np.ndarray) -> float:
+    """The 2-norm condition number of the row-normalised confusion matrix (``inf`` when
+    singular), as :func:`rate_draws` checks it.
+
+    Args:
+        conf_counts: ``(K, K)`` labelled-set confusion counts, rows = truth.
+
+    Returns:
+        The condition number.
+    """
+    rows = _rows(np.asarray(conf_counts, dtype=float))
+    singular = np.linalg.matrix_rank(rows) < rows.shape[0]
+    return float("inf") if singular else float(np.linalg.cond(rows))
+
+
+def check_identifiable(conf_counts: np.ndarray, name: str = "the classifier") -> float:
+    """Refuse a confusion matrix whose corrected shares cannot be recovered.
+
+    Args:
+        conf_counts: ``(K, K)`` labelled-set confusion counts, rows = truth.
+        name: what the matrix belongs to, for the message.
+
+    Returns:
+        Its condition number (at most :data:`MAX_CONDITION`).
+
+    Raises:
+        ValueError: a condition number above :data:`MAX_CONDITION` (a class never
+            predicted, classes predicted alike), naming the never-predicted classes.
+    """
+    cond = condition_number(conf_counts)
+    if not cond <= MAX_CONDITION:
+        never = [j for j in range(len(conf_counts)) if np.asarray(conf_counts)[:, j].sum() <= 0]
+        raise ValueError(
+            f"{name}: the confusion matrix on the audit set has condition number {cond:.3g} "
+            f"(> {MAX_CONDITION:g}; classes never predicted: {never}), so the corrected rates "
+            "cannot be recovered. Use a classifier that predicts every class on the audit "
+            "set, or a larger audit set"
+        )
+    return cond
 
 
 def correct_shares(q: np.ndarray, conf: np.ndarray) -> np.ndarray:
@@ -139,6 +189,7 @@ def rate_draws(
     g, k = counts.shape
     if conf_counts.shape != (k, k):
         raise ValueError(f"conf_counts must be ({k}, {k}), got {conf_counts.shape}")
+    check_identifiable(conf_counts)
     clipped = np.clip(counts, 0, None)
     n = clipped.sum(axis=1)
     q = clipped / np.maximum(n, 1e-12)[:, None]

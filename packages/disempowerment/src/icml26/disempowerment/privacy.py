@@ -277,6 +277,7 @@ _MANIFEST_PREFIXES: tuple[tuple[str, str], ...] = (
     ("privacy.pii_strings_checked", "synthetic"),
     ("clusters.", "k_anonymous_not_dp"),
     ("classifier.", "labelled_set"),
+    ("calibration.", "labelled_set"),
     # the judge study: its rates (judge.rate.*, judge_tfidf.rate.*, ...) are analyses of the
     # log like the main one (DP under DP, with their own share of the budget); the rest:
     ("judge.privacy.", "setting"),
