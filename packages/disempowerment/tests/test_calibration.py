@@ -10,7 +10,7 @@ from hypothesis.extra.numpy import arrays
 from sklearn.metrics import confusion_matrix
 
 from icml26.disempowerment.calibration import (
-    MAX_CONDITION,
+    SINGULAR_CONDITION,
     check_identifiable,
     condition_number,
     confusion_counts,
@@ -150,11 +150,15 @@ def test_condition_number_matches_numpy_and_singular_is_infinite() -> None:
 def test_a_constant_classifier_gets_no_confident_rates() -> None:
     constant = np.zeros((4, 4))
     constant[:, 0] = [500, 40, 20, 5]
-    with pytest.raises(
-        ValueError, match=r"reality: .*condition number inf.*never predicted: \[1, 2, 3\]"
-    ):
+    with pytest.raises(ValueError, match=r"reality: .*predicted only class \[0\]"):
         check_identifiable(constant, "reality")
-    with pytest.raises(ValueError, match="cannot be recovered"):
+    with pytest.raises(ValueError, match="no information"):
         rate_draws(np.array([[900.0, 0, 0, 0]]), constant, draws=50, rng=np.random.default_rng(0))
-    nearly = np.array([[500.0, 0], [1, 0.0001]])  # the second class almost never predicted
-    assert condition_number(nearly) > MAX_CONDITION
+
+
+def test_a_class_never_predicted_is_reported_not_refused() -> None:
+    counts = np.array([[500.0, 10, 0, 0], [20, 30, 0, 5], [5, 10, 0, 5], [1, 2, 0, 6]])
+    assert check_identifiable(counts, "value") == SINGULAR_CONDITION
+    rd = rate_draws(np.array([[900.0, 60, 0, 40]]), counts, draws=400, rng=np.random.default_rng(1))
+    lo, hi = rd.interval()
+    assert hi[0, 2] - lo[0, 2] > 0.05  # the unidentified share gets a wide interval

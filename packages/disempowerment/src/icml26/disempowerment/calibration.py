@@ -25,8 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml26.shared import log
+
 __all__ = [
-    "MAX_CONDITION",
+    "SINGULAR_CONDITION",
     "RateDraws",
     "check_identifiable",
     "condition_number",
@@ -75,10 +77,8 @@ def _rows(counts: np.ndarray) -> np.ndarray:
     return np.where(tot > 0, counts / np.maximum(tot, 1), eye)
 
 
-#: Above this condition number of the estimated confusion matrix the corrected shares are not
-#: identifiable (a class never predicted, two classes predicted alike): :func:`rate_draws`
-#: refuses rather than release confident numbers (the smoke run's matrices sit at 4-80).
-MAX_CONDITION = 1e4
+#: Condition numbers are reported up to this value; a singular matrix reports it.
+SINGULAR_CONDITION = 1e12
 
 
 def condition_number(conf_counts: np.ndarray) -> float:
@@ -97,27 +97,39 @@ def condition_number(conf_counts: np.ndarray) -> float:
 
 
 def check_identifiable(conf_counts: np.ndarray, name: str = "the classifier") -> float:
-    """Refuse a confusion matrix whose corrected shares cannot be recovered.
+    """Refuse an uninformative classifier; report how well a confusion matrix is conditioned.
+
+    A classifier that predicts one class only while the audit set holds several true classes
+    says nothing about the true shares, and the correction would return confident numbers made up by the
+    pseudo-inverse: refused. A class never predicted leaves its share unidentified (the
+    intervals of the bootstrap, whose confusion draws are never singular, are then wide):
+    reported through the condition number and logged.
 
     Args:
         conf_counts: ``(K, K)`` labelled-set confusion counts, rows = truth.
         name: what the matrix belongs to, for the message.
 
     Returns:
-        Its condition number (at most :data:`MAX_CONDITION`).
+        Its condition number, at most :data:`SINGULAR_CONDITION` (reported for singular).
 
     Raises:
-        ValueError: a condition number above :data:`MAX_CONDITION` (a class never
-            predicted, classes predicted alike), naming the never-predicted classes.
+        ValueError: the classifier predicted one class only on an audit set holding several.
     """
-    cond = condition_number(conf_counts)
-    if not cond <= MAX_CONDITION:
-        never = [j for j in range(len(conf_counts)) if np.asarray(conf_counts)[:, j].sum() <= 0]
+    counts = np.asarray(conf_counts, dtype=float)
+    used = [j for j in range(len(counts)) if counts[:, j].sum() > 0]
+    seen = int((counts.sum(axis=1) > 0).sum())
+    if seen >= 2 and len(used) <= 1:
         raise ValueError(
-            f"{name}: the confusion matrix on the audit set has condition number {cond:.3g} "
-            f"(> {MAX_CONDITION:g}; classes never predicted: {never}), so the corrected rates "
-            "cannot be recovered. Use a classifier that predicts every class on the audit "
-            "set, or a larger audit set"
+            f"{name}: the classifier predicted only class {used} on the whole audit set, so "
+            "its predictions carry no information about the true shares. Use a classifier "
+            "that predicts every class on the audit set, or a larger audit set"
+        )
+    cond = min(condition_number(counts), SINGULAR_CONDITION)
+    if len(used) < len(counts):
+        never = sorted(set(range(len(counts))) - set(used))
+        log(
+            f"{name}: classes {never} never predicted on the audit set; their shares are "
+            f"not identified (condition number {cond:.3g})"
         )
     return cond
 

@@ -289,6 +289,7 @@ _MANIFEST_PREFIXES: tuple[tuple[str, str], ...] = (
     ("judge.covered.", "synthetic"),
     ("judge.malformed_rate", "judge_subset"),
     ("judge.dropped", "judge_subset"),
+    ("judge.n_audit_positive", "labelled_set"),
     ("judge.n_audit", "setting"),
     ("judge.n_log", "setting"),
     ("judge.tokens", "runtime"),
