@@ -222,7 +222,7 @@ class PIIMaker:
         user = self.pick(self.dev_first).lower() + self.digits(2)
         if ho:
             user = user + "+" + self.pick(("notes", "home", "x1"))
-            host = self.pick(("mail.example-univ.ac.uk", "post.test-co.de", "in.example.org"))
+            host = self.pick(("mail.univ.example", "post.company.test", "in.example.org"))
         else:
             host = self.pick(("example.com", "mail.test", "example.org"))
         return f"{user}@{host}", ("You can email me at {}.", "My address is {} if needed.", "({})")
