@@ -30,7 +30,7 @@ from icml26.disempowerment.datasets import (
 )
 from icml26.disempowerment.labels import Labels, macro_f1
 from icml26.disempowerment.measurement import IntervalSettings, PrivacySettings, measure
-from icml26.disempowerment.pii import PlantedPII, scrub_scores
+from icml26.disempowerment.pii import PlantedPII, fresh_frame_texts, scrub_scores
 from icml26.disempowerment.scrub import Scrubber
 from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log, null_spec
 from icml26.disempowerment.taxonomy import DIMENSIONS, SEVERITIES, VARIABLES
@@ -220,14 +220,18 @@ def scrub_study(
     """The scrubber on the first ``n`` conversations of a log with planted PII.
 
     Returns:
-        ``scrub.recall.<all|dev|holdout|kind.split>``, ``scrub.precision`` (replaced spans
-        that overlap planted PII, look-alike sentences included), ``scrub.n_items``,
-        ``scrub.n_spans``.
+        ``scrub.recall.<all|dev|holdout|kind.split>`` (in the generator's sentences),
+        ``scrub.fresh_recall.<all|dev|holdout|kind.split>`` (the same strings in :data:`FRESH_FRAMES`, wording
+        the rules were not written against), ``scrub.precision`` (replaced spans that overlap
+        planted PII, look-alike sentences included), ``scrub.n_items``, ``scrub.n_spans``.
     """
     n = min(n, len(conversations))
     texts = [c.text() for c in conversations[:n]]
-    scores = scrub_scores(Scrubber(), texts, [p for p in planted if p.conversation < n])
+    items = [p for p in planted if p.conversation < n]
+    scores = scrub_scores(Scrubber(), texts, items)
     out = {f"scrub.recall.{k}": v for k, v in scores.recall.items()}
+    fresh = scrub_scores(Scrubber(), *fresh_frame_texts(items, seed=0))
+    out |= {f"scrub.fresh_recall.{k}": v for k, v in fresh.recall.items()}
     out["scrub.precision"] = scores.precision
     out["scrub.n_items"] = float(scores.n_items)
     out["scrub.n_spans"] = float(scores.n_spans)
