@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml26.syvla.guidance import SuccessBuffer, nearest_neighbours
+from icml26.syvla.guidance import SuccessBuffer, nearest_neighbours, select_guides
 
 
 @settings(max_examples=25, deadline=None)
@@ -53,3 +53,36 @@ def test_success_buffer_keeps_demos_and_the_latest_successes() -> None:
     assert actions[:3].tolist() == [0, 1, 2]
     with pytest.raises(ValueError, match="same length"):
         SuccessBuffer(v, np.arange(2), np.arange(3), capacity=1)
+
+
+def test_gate_retrieves_only_same_instruction_samples_above_the_quantile() -> None:
+    g = torch.Generator().manual_seed(0)
+    q_keys, b_keys = torch.randn(40, 8, generator=g), torch.randn(30, 8, generator=g)
+    q_text = np.repeat(np.arange(4), 10)  # instructions 0..3
+    b_text = np.repeat(np.array([0, 1, 2]), 10)  # instruction 3 has no successful sample
+    sel = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.5, max_frac=1.0)
+    assert sel.candidates == 30  # the ten states of instruction 3 retrieve nothing
+    assert 0 < len(sel.query) < sel.candidates  # the gate excludes samples
+    assert sel.fraction == len(sel.query) / 40
+    assert np.array_equal(q_text[sel.query], b_text[sel.sample])  # same instruction only
+    assert np.all(sel.similarity >= sel.threshold)
+    assert len(set(sel.sample.tolist())) == len(sel.sample)  # each sample at most once
+    # every same-instruction state left out is below the threshold or lost a duplicate
+    cos = (
+        torch.nn.functional.normalize(q_keys, dim=-1)
+        @ torch.nn.functional.normalize(b_keys, dim=-1).T
+    )
+    for i in sorted(set(range(30)) - set(sel.query.tolist())):
+        best = cos[i, b_text == q_text[i]].max().item()
+        pool = np.nonzero(b_text == q_text[i])[0]
+        dup = pool[cos[i, pool].argmax().item()] in sel.sample
+        assert best < sel.threshold + 1e-6 or dup
+    # a tighter quantile lets fewer through; quantile 0 lets every candidate state try
+    tight = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.9, max_frac=1.0)
+    assert len(tight.query) < len(sel.query)
+    capped = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.0, max_frac=0.1)
+    assert len(capped.query) == 4
+    with pytest.raises(ValueError, match="quantile"):
+        select_guides(q_keys, q_text, b_keys, b_text, quantile=1.5, max_frac=0.1)
+    with pytest.raises(ValueError, match="lengths"):
+        select_guides(q_keys, q_text[:3], b_keys, b_text, quantile=0.5, max_frac=0.1)

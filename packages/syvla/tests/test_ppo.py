@@ -85,5 +85,5 @@ def test_policy_kl_is_the_categorical_kl() -> None:
 def test_bad_rl_config() -> None:
     with pytest.raises(ValueError, match="clip must be in"):
         RLConfig(clip=0)
-    with pytest.raises(ValueError, match="guide_threshold"):
-        RLConfig(guide_threshold=2)
+    with pytest.raises(ValueError, match="guide_quantile"):
+        RLConfig(guide_quantile=2)

@@ -25,6 +25,5 @@ UNMIGRATED: frozenset[str] = frozenset(
         "magic",
         "rmft",
         "ro-hnn",
-        "syvla",
     }
 )

@@ -34,7 +34,18 @@ N_OBJECT_CODES, N_COLOR_CODES, N_STATE_CODES = 11, 6, 3
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Sizes of the network (``view_size`` must be odd: the agent sits at its centre)."""
+    """Sizes of the network.
+
+    Attributes:
+        view_size: side of the egocentric view (odd: the agent sits at its centre).
+        text_dim: the sentence encoder's width (384 for MiniLM).
+        d_model: token width.
+        n_queries: intention query tokens.
+        hidden: width of the heads.
+
+    Raises:
+        ValueError: an even or too small ``view_size``, or a size below 1.
+    """
 
     view_size: int = 13
     text_dim: int = 384
@@ -54,7 +65,7 @@ class PolicyOutput:
     logits: torch.Tensor  # (B, n_actions)
     value: torch.Tensor  # (B,)
     reasoning: torch.Tensor  # (B, n_answers): the reasoning head on the same forward
-    key: torch.Tensor  # (B, d): unit-norm pooled fused features (retrieval key)
+    key: torch.Tensor  # (B, (1 + T) * d): unit-norm flattened fused tokens (retrieval key)
 
 
 class FiLM(nn.Module):
@@ -150,7 +161,16 @@ class IntentionQueries(nn.Module):
 
 
 class SyVLA(nn.Module):
-    """The VLA model. ``decouple`` switches the gradient isolation of Intention Decoupling."""
+    """The VLA model. ``decouple`` switches the gradient isolation of Intention Decoupling.
+
+    Args:
+        cfg: the sizes (default :class:`ModelConfig`).
+        decouple: the action and value heads read the fused features through a
+            stop-gradient (``True``) or train the backbone too.
+
+    Call ``model(view, instruction_vector)`` for a :class:`PolicyOutput`, ``model.reason(view,
+    question_vector)`` for answer logits.
+    """
 
     def __init__(self, cfg: ModelConfig | None = None, *, decouple: bool = True) -> None:
         super().__init__()
@@ -190,7 +210,9 @@ class SyVLA(nn.Module):
         fused = self.backbone(view, instruction)
         control_in = fused.detach() if self.decouple else fused
         z = self.intention(control_in)
-        key = nn.functional.normalize(fused.detach().mean(1), dim=-1)
+        # the retrieval key: the whole fused token map (LayerNorm'ed tokens are centred, so
+        # cosine similarity tracks the scene layout, not a near-constant mean token)
+        key = nn.functional.normalize(fused.detach().flatten(1), dim=-1)
         return PolicyOutput(
             logits=self.action_head(z),
             value=self.value_head(z).squeeze(-1),
