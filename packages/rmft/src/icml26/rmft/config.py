@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from icml26.rmft.envs import parse_env
+from icml26.rmft.selection import INVALID_RULES
 from icml26.shared.devices import check_torch_device
 
-__all__ = ["BenchConfig", "RMFTConfig"]
+__all__ = ["BenchConfig", "RunConfig"]
 
 _NUMERIC_KINDS = {"bernoulli", "gaussian", "nonstationary"}
 _BASELINES = {"ucb", "ts", "greedy", "exp3", "hedge", "random"}
@@ -42,13 +43,17 @@ def _non_negative(obj: object, *names: str) -> None:
 
 
 @dataclass(frozen=True)
-class RMFTConfig:
+class RunConfig:
     """Everything ``icml26 run rmft`` does.
 
-    Numerical Transformer: pretrained weakly on ``train_env`` (random and greedy
-    trajectories), then ``rmft_iterations`` of RMFT; evaluated with ``eval_instances``
-    instances per environment of ``eval_envs`` after pretraining and after every iteration.
-    ``experts_env`` (full information) trains a second model the same way ("" skips it).
+    Numerical Transformer (``numeric=False`` skips it: an LLM-only run): pretrained weakly on
+    ``train_env`` (random and greedy trajectories), then ``rmft_iterations`` of RMFT;
+    evaluated with ``eval_instances`` instances per environment of ``eval_envs`` after
+    pretraining and after every iteration, sampled and greedily (matched decoding).
+    ``eval_envs`` beyond ``train_env`` should change one thing each (horizon, arms or reward
+    process: see :func:`~icml26.rmft.metrics.generalisation_axis`). ``nonstationary_env``
+    trains a second model on the non-stationary bandit, its own setting, and ``experts_env``
+    (full information) a third one ("" skips either).
     ``eval_every_iteration=False`` evaluates the iterations before the last (and the final
     model decoded greedily) on the training environment only, a cheaper run with the same
     final comparisons.
@@ -58,12 +63,16 @@ class RMFTConfig:
     runs). With ``llm_endpoint`` (an OpenAI-compatible URL) and ``llm_endpoint_model`` the
     base policy is evaluated through the endpoint instead and the selected transcripts are
     written as fine-tuning JSONL (closed models cannot be fine-tuned locally).
+    ``llm_invalid`` is how a malformed reply counts when rollouts are selected (``worst``
+    arm, ``end`` of the episode, or ``played``: the random fallback's regret, an ablation);
+    ``llm_engine`` the shared SFT engine (``trl`` or ``loop``).
     """
 
     seed: int = 0
     device: str = "cpu"
     threads: int = 1
     # numerical Transformer
+    numeric: bool = True
     train_env: str = "bernoulli_k5_t50"
     eval_envs: tuple[str, ...] = (
         "bernoulli_k5_t50",
@@ -71,9 +80,9 @@ class RMFTConfig:
         "bernoulli_k5_t200",
         "bernoulli_k8_t50",
         "gaussian_k5_t50",
-        "nonstationary_k5_t100",
+        "nonstationary_k5_t50",
     )
-    eval_instances: int = 128
+    eval_instances: int = 256
     baselines: tuple[str, ...] = ("ucb", "ts", "greedy", "exp3")
     d_model: int = 32
     n_layers: int = 2
@@ -91,6 +100,7 @@ class RMFTConfig:
     finetune_lr: float = 1e-3
     rollout_temperature: float = 1.0
     eval_every_iteration: bool = True
+    nonstationary_env: str = ""
     experts_env: str = ""
     # LLM
     llm_model: str = ""
@@ -108,6 +118,8 @@ class RMFTConfig:
     llm_batch_size: int = 8
     llm_temperature: float = 0.7
     llm_max_tokens: int = 48
+    llm_invalid: str = "worst"
+    llm_engine: str = "trl"
     lora_rank: int = 8
 
     def __post_init__(self) -> None:
@@ -152,6 +164,19 @@ class RMFTConfig:
                 raise ValueError(f"eval_envs entry {name!r} is not a bandit with numeric feedback")
         if self.train_env not in self.eval_envs:
             raise ValueError(f"eval_envs must include train_env {self.train_env!r}")
+        if self.nonstationary_env and parse_env(self.nonstationary_env).kind != "nonstationary":
+            raise ValueError(
+                "nonstationary_env must be a 'nonstationary_k<K>_t<T>' name, "
+                f"got {self.nonstationary_env!r}"
+            )
+        if self.llm_invalid not in INVALID_RULES:
+            raise ValueError(
+                f"llm_invalid must be one of {INVALID_RULES}, got {self.llm_invalid!r}"
+            )
+        if self.llm_engine not in ("trl", "loop"):
+            raise ValueError(f"llm_engine must be 'trl' or 'loop', got {self.llm_engine!r}")
+        if not self.numeric and not self.llm_enabled:
+            raise ValueError("numeric=False needs the LLM path (llm_model or llm_endpoint)")
         if self.experts_env and parse_env(self.experts_env).kind != "experts":
             raise ValueError(
                 f"experts_env must be an 'experts_k<K>_t<T>' name, got {self.experts_env!r}"
@@ -177,6 +202,7 @@ class RMFTConfig:
 
     @property
     def llm_enabled(self) -> bool:
+        """Whether the run has an LLM path (a local model or an endpoint)."""
         return bool(self.llm_model or self.llm_endpoint)
 
 

@@ -136,6 +136,11 @@ class Instances:
             self.spec, np.repeat(self.means, m, axis=0), np.repeat(self.rewards, m, axis=0)
         )
 
+    def worst_step_regret(self) -> np.ndarray:
+        """``(n, T)``: the regret of the worst arm at each step, ``max_k μ_{t,k} - min_k μ_{t,k}``
+        (what an unparsable LLM reply is charged when rollouts are selected)."""
+        return self.means.max(axis=2) - self.means.min(axis=2)
+
     def step_regret(self, actions: np.ndarray) -> np.ndarray:
         """Per-step regret ``(n, T)`` of ``actions`` ``(n, T)``; its cumulative sum along
         time is the regret curve (see the module docstring)."""

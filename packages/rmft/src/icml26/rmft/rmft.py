@@ -60,13 +60,16 @@ class RMFTSettings:
 
 @dataclass(frozen=True)
 class IterationStats:
-    """What one RMFT iteration saw: mean regret of all rollouts and of the kept ones, and
-    the NLL of the kept trajectories before and after fine-tuning."""
+    """What one RMFT iteration saw: mean regret of all rollouts and of the kept ones, the
+    NLL of the kept trajectories before and after fine-tuning, and (LLM policies) the share
+    of invalid replies among all rollouts' steps and among the kept ones'."""
 
     rollout_regret: float
     selected_regret: float
     loss_before: float
     loss_after: float
+    rollout_invalid: float = 0.0
+    selected_invalid: float = 0.0
 
 
 def weak_pretraining(
