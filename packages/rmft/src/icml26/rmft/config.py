@@ -2,13 +2,40 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from icml26.rmft.envs import parse_env
-from icml26.rmft.selection import INVALID_RULES
 from icml26.shared.devices import check_torch_device
 
-__all__ = ["BenchConfig", "RunConfig"]
+__all__ = ["ENV_NAME", "INVALID_RULES", "KINDS", "BenchConfig", "RunConfig", "env_kind"]
+
+#: Environment kinds (see :mod:`icml26.rmft.envs`).
+KINDS: tuple[str, ...] = ("bernoulli", "gaussian", "nonstationary", "experts", "restaurants")
+#: An environment name: ``<kind>_k<K>_t<T>``.
+ENV_NAME = re.compile(r"^(?P<kind>[a-z]+)_k(?P<k>\d+)_t(?P<t>\d+)$")
+#: How an invalid LLM step counts when rollouts are selected
+#: (:func:`icml26.rmft.selection.selection_regret`).
+INVALID_RULES = ("worst", "end", "played")
+
+
+def env_kind(name: str) -> str:
+    """The kind of environment ``name`` (``"bernoulli_k5_t50"`` -> ``"bernoulli"``).
+
+    Raises:
+        ValueError: the name does not match ``<kind>_k<K>_t<T>``, the kind is unknown,
+            ``K < 2`` or ``T < 1``.
+    """
+    match = ENV_NAME.match(str(name))
+    if not match or match["kind"] not in KINDS:
+        raise ValueError(
+            f"environment name {name!r} must look like '<kind>_k<K>_t<T>' with kind in {KINDS}"
+        )
+    if int(match["k"]) < 2:
+        raise ValueError(f"an environment needs K >= 2 arms, got {name!r}")
+    if int(match["t"]) < 1:
+        raise ValueError(f"the horizon must be T >= 1, got {name!r}")
+    return match["kind"]
+
 
 _NUMERIC_KINDS = {"bernoulli", "gaussian", "nonstationary"}
 _BASELINES = {"ucb", "ts", "greedy", "exp3", "hedge", "random"}
@@ -66,6 +93,10 @@ class RunConfig:
     ``llm_invalid`` is how a malformed reply counts when rollouts are selected (``worst``
     arm, ``end`` of the episode, or ``played``: the random fallback's regret, an ablation);
     ``llm_engine`` the shared SFT engine (``trl`` or ``loop``).
+
+    Raises:
+        ValueError: a field out of range, an environment name of the wrong kind, an unknown
+            baseline, selection rule or engine, or a model spec that cannot be resolved.
     """
 
     seed: int = 0
@@ -152,19 +183,18 @@ class RunConfig:
             raise ValueError("keep_per_instance must not exceed rollouts_per_instance")
         if self.llm_keep_per_instance > self.llm_rollouts_per_instance:
             raise ValueError("llm_keep_per_instance must not exceed llm_rollouts_per_instance")
-        train = parse_env(self.train_env)
-        if train.kind not in _NUMERIC_KINDS:
+        if env_kind(self.train_env) not in _NUMERIC_KINDS:
             raise ValueError(
                 f"train_env must be a bandit ({sorted(_NUMERIC_KINDS)}), got {self.train_env!r}"
             )
         if not self.eval_envs:
             raise ValueError("eval_envs must name at least one environment")
         for name in self.eval_envs:
-            if parse_env(name).kind not in _NUMERIC_KINDS:
+            if env_kind(name) not in _NUMERIC_KINDS:
                 raise ValueError(f"eval_envs entry {name!r} is not a bandit with numeric feedback")
         if self.train_env not in self.eval_envs:
             raise ValueError(f"eval_envs must include train_env {self.train_env!r}")
-        if self.nonstationary_env and parse_env(self.nonstationary_env).kind != "nonstationary":
+        if self.nonstationary_env and env_kind(self.nonstationary_env) != "nonstationary":
             raise ValueError(
                 "nonstationary_env must be a 'nonstationary_k<K>_t<T>' name, "
                 f"got {self.nonstationary_env!r}"
@@ -177,7 +207,7 @@ class RunConfig:
             raise ValueError(f"llm_engine must be 'trl' or 'loop', got {self.llm_engine!r}")
         if not self.numeric and not self.llm_enabled:
             raise ValueError("numeric=False needs the LLM path (llm_model or llm_endpoint)")
-        if self.experts_env and parse_env(self.experts_env).kind != "experts":
+        if self.experts_env and env_kind(self.experts_env) != "experts":
             raise ValueError(
                 f"experts_env must be an 'experts_k<K>_t<T>' name, got {self.experts_env!r}"
             )
@@ -186,9 +216,9 @@ class RunConfig:
             raise ValueError(
                 f"unknown baselines {sorted(unknown)}; choose from {sorted(_BASELINES)}"
             )
-        if parse_env(self.llm_env).kind != "bernoulli":
+        if env_kind(self.llm_env) != "bernoulli":
             raise ValueError(f"llm_env must be a 'bernoulli_k<K>_t<T>' name, got {self.llm_env!r}")
-        if self.llm_nl_env and parse_env(self.llm_nl_env).kind != "restaurants":
+        if self.llm_nl_env and env_kind(self.llm_nl_env) != "restaurants":
             raise ValueError(
                 f"llm_nl_env must be a 'restaurants_k<K>_t<T>' name, got {self.llm_nl_env!r}"
             )
@@ -232,6 +262,6 @@ class BenchConfig:
         check_torch_device(self.device, allowed=("auto", "cpu", "mps"))
         _positive(self, "threads", "batch", "d_model", "n_layers", "n_heads", "repeats",
                   "llm_batch", "llm_steps", "llm_max_tokens")  # fmt: skip
-        if parse_env(self.env).kind not in _NUMERIC_KINDS:
+        if env_kind(self.env) not in _NUMERIC_KINDS:
             raise ValueError(f"env must be a bandit, got {self.env!r}")
         _check_model_spec(self.llm_model, "llm_model")

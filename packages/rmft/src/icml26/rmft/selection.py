@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from icml26.rmft.config import INVALID_RULES
+
 if TYPE_CHECKING:
     from icml26.rmft.rollouts import Trajectories
 
@@ -27,9 +29,6 @@ __all__ = [
 
 #: The selection rules: RMFT's, and the ablation that ignores the regret signal.
 SELECTIONS = ("lowest_regret", "random")
-
-#: How an invalid step counts in :func:`selection_regret`.
-INVALID_RULES = ("worst", "end", "played")
 
 
 def selection_regret(trajs: Trajectories, invalid: str = "worst") -> np.ndarray:
