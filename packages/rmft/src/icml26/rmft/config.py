@@ -158,13 +158,30 @@ class RunConfig:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         check_torch_device(self.device, allowed=("auto", "cpu", "mps"))
         _positive(
-            self, "threads", "eval_instances", "d_model", "n_layers", "n_heads",
-            "pretrain_trajectories", "pretrain_lr", "batch_size", "rollout_instances",
-            "rollouts_per_instance", "keep_per_instance", "finetune_lr", "rollout_temperature",
-            "llm_eval_instances", "llm_rollout_instances", "llm_rollouts_per_instance",
-            "llm_keep_per_instance", "llm_lr", "llm_batch_size", "llm_temperature",
-            "llm_max_tokens", "lora_rank",
-        )  # fmt: skip
+            self,
+            "threads",
+            "eval_instances",
+            "d_model",
+            "n_layers",
+            "n_heads",
+            "pretrain_trajectories",
+            "pretrain_lr",
+            "batch_size",
+            "rollout_instances",
+            "rollouts_per_instance",
+            "keep_per_instance",
+            "finetune_lr",
+            "rollout_temperature",
+            "llm_eval_instances",
+            "llm_rollout_instances",
+            "llm_rollouts_per_instance",
+            "llm_keep_per_instance",
+            "llm_lr",
+            "llm_batch_size",
+            "llm_temperature",
+            "llm_max_tokens",
+            "lora_rank",
+        )
         _non_negative(
             self,
             "pretrain_steps",
@@ -260,8 +277,18 @@ class BenchConfig:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         check_torch_device(self.device, allowed=("auto", "cpu", "mps"))
-        _positive(self, "threads", "batch", "d_model", "n_layers", "n_heads", "repeats",
-                  "llm_batch", "llm_steps", "llm_max_tokens")  # fmt: skip
+        _positive(
+            self,
+            "threads",
+            "batch",
+            "d_model",
+            "n_layers",
+            "n_heads",
+            "repeats",
+            "llm_batch",
+            "llm_steps",
+            "llm_max_tokens",
+        )
         if env_kind(self.env) not in _NUMERIC_KINDS:
             raise ValueError(f"env must be a bandit, got {self.env!r}")
         _check_model_spec(self.llm_model, "llm_model")

@@ -92,6 +92,17 @@ def plot_figures(
             ax.legend(fontsize=6)
         for ax in flat[len(envs) :]:
             ax.axis("off")
+    _plot_vs_iteration(run_dir, config, results, rows, cols)
+
+
+def _plot_vs_iteration(
+    run_dir: RunDir,
+    config: RunConfig,
+    results: Mapping[str, Mapping[str, Any]],
+    rows: int,
+    cols: int,
+) -> None:
+    envs = list(results)
     with figure(
         run_dir.plot_path("regret_vs_iteration"),
         rows,

@@ -128,6 +128,37 @@ def numeric_settings(config: RunConfig) -> list[NumericSetting]:
     return out
 
 
+def _rmft_settings(config: RunConfig) -> Any:
+    from icml26.rmft.rmft import RMFTSettings
+
+    return RMFTSettings(
+        n_instances=config.rollout_instances,
+        rollouts_per_instance=config.rollouts_per_instance,
+        keep_per_instance=config.keep_per_instance,
+        steps=config.finetune_steps,
+        lr=config.finetune_lr,
+        batch_size=config.batch_size,
+        temperature=config.rollout_temperature,
+    )
+
+
+def _llm_settings(config: RunConfig) -> Any:
+    from icml26.rmft.llm_rmft import LLMSettings
+
+    return LLMSettings(
+        n_instances=config.llm_rollout_instances,
+        rollouts_per_instance=config.llm_rollouts_per_instance,
+        keep_per_instance=config.llm_keep_per_instance,
+        steps=config.llm_steps,
+        lr=config.llm_lr,
+        batch_size=config.llm_batch_size,
+        temperature=config.llm_temperature,
+        max_tokens=config.llm_max_tokens,
+        invalid=config.llm_invalid,
+        engine=config.llm_engine,
+    )
+
+
 def _prefix(tag: str) -> str:
     return "" if tag == "numeric" else f"{tag}_"
 
@@ -142,20 +173,12 @@ def run_numeric(
     import torch
 
     from icml26.rmft.model import ArmTransformer, ModelConfig, TransformerPolicy
-    from icml26.rmft.rmft import RMFTSettings, numeric_rmft_iteration, weak_pretraining
+    from icml26.rmft.rmft import numeric_rmft_iteration, weak_pretraining
 
     tag, p, spec = setting.tag, _prefix(setting.tag), parse_env(setting.train_env)
     torch.manual_seed(seed_for(config.seed, tag, "init"))
     model = ArmTransformer(ModelConfig(config.d_model, config.n_layers, config.n_heads)).to(device)
-    settings = RMFTSettings(
-        n_instances=config.rollout_instances,
-        rollouts_per_instance=config.rollouts_per_instance,
-        keep_per_instance=config.keep_per_instance,
-        steps=config.finetune_steps,
-        lr=config.finetune_lr,
-        batch_size=config.batch_size,
-        temperature=config.rollout_temperature,
-    )
+    settings = _rmft_settings(config)
     train_only = {setting.train_env: setting.envs[setting.train_env]}
 
     def evaluate(name: str, greedy: bool, envs: Mapping[str, Instances]) -> Results:
@@ -274,20 +297,9 @@ def run_llm(
     evaluates the base and exports one selection. Returns results (each summary with its
     first episode's first two replies under ``samples``) and train stats."""
     from icml26.rmft.llm_policy import LLMPolicy
-    from icml26.rmft.llm_rmft import LLMSettings, llm_rmft_iteration, write_openai_finetune_jsonl
+    from icml26.rmft.llm_rmft import llm_rmft_iteration, write_openai_finetune_jsonl
 
-    settings = LLMSettings(
-        n_instances=config.llm_rollout_instances,
-        rollouts_per_instance=config.llm_rollouts_per_instance,
-        keep_per_instance=config.llm_keep_per_instance,
-        steps=config.llm_steps,
-        lr=config.llm_lr,
-        batch_size=config.llm_batch_size,
-        temperature=config.llm_temperature,
-        max_tokens=config.llm_max_tokens,
-        invalid=config.llm_invalid,
-        engine=config.llm_engine,
-    )
+    settings = _llm_settings(config)
     envs = evaluation_instances(
         config, [e for e in (config.llm_env, config.llm_nl_env) if e], config.llm_eval_instances
     )
