@@ -126,3 +126,35 @@ def test_llm_claims_are_decided_in_full_only() -> None:
     for cid in ("llm_rmft_improves", "llm_rmft_greedy_beats_greedy_base"):
         assert _claim(cid).applies_to("full")
         assert not _claim(cid).applies_to("quick")
+
+
+def test_llm_selection_does_not_keep_a_lucky_fallback() -> None:
+    from icml26.rmft.llm_rmft import LLMSettings, select_llm_transcripts
+
+    lucky = _trajs([0.9, 0.5, 0.1], [0, 0, 0], [False, True, True])
+    honest = _trajs([0.9, 0.5, 0.1], [1, 1, 1], [False, False, False])
+    both = lucky.subset(np.array([0]))
+    both = Trajectories(
+        lucky.instances.repeat(2),
+        np.concatenate([lucky.actions, honest.actions]),
+        np.zeros((2, 3)),
+        np.concatenate([lucky.regret, honest.regret]),
+        np.concatenate([lucky.invalid, honest.invalid]),
+        [
+            [
+                {"messages": [], "reply": f"e{e}t{t}", "valid": bool(e or not both.invalid[0, t])}
+                for t in range(3)
+            ]
+            for e in range(2)
+        ],
+    )
+    settings = LLMSettings(n_instances=1, rollouts_per_instance=2, keep_per_instance=1)
+    keep, pairs = select_llm_transcripts(both, settings)
+    assert keep.tolist() == [1]
+    assert len(pairs) == 3
+    old = LLMSettings(n_instances=1, rollouts_per_instance=2, keep_per_instance=1, invalid="played")
+    keep, pairs = select_llm_transcripts(both, old)
+    assert keep.tolist() == [0]
+    assert len(pairs) == 1
+    with pytest.raises(ValueError, match="invalid"):
+        LLMSettings(invalid="lucky")
