@@ -55,24 +55,26 @@ PROFILES = {
     ),
     # The LLM study on the bundled SmolLM2-135M-Instruct (`smollm2-135m-instruct-q4_1`: the
     # Q4_1 GGUF's dequantised weights, not the released ones) with LoRA, beside the `quick`
-    # numerical study and the experts model. Sized by generation cost: on 2 loaded cores a
-    # sampled reply costs about 2.5-3 s and a greedy one 1.5 s (prefill of a ~250-token
-    # prompt dominates), so 24 evaluation instances x T = 5 per policy, one RMFT iteration
-    # and its random-selection control; `--set numeric=false` runs the LLM part alone.
+    # numerical study and the experts model. Sized by generation cost: a sampled reply costs
+    # about 1.7 CPU-s (prefill of a ~250-token prompt dominates) and on 2 cores shared with
+    # other jobs (load 12-20) this process got 20-30% of a core, so `K = 3`, `T = 4` games on
+    # 12 evaluation instances (the fewest a paired z is reported on), one RMFT iteration of
+    # 3 x 3 rollouts and 3 LoRA steps, and its random-selection control. `--set numeric=false`
+    # runs the LLM part alone.
     "full": RunConfig(
         eval_every_iteration=False,
         keep_per_instance=2,
         nonstationary_env="nonstationary_k5_t50",
         experts_env="experts_k5_t50",
         llm_model="smollm2-135m-instruct-q4_1",
-        llm_env="bernoulli_k3_t5",
-        llm_nl_env="restaurants_k3_t5",
+        llm_env="bernoulli_k3_t4",
+        llm_nl_env="restaurants_k3_t4",
         llm_iterations=1,
-        llm_eval_instances=24,
-        llm_rollout_instances=4,
-        llm_rollouts_per_instance=4,
+        llm_eval_instances=12,
+        llm_rollout_instances=3,
+        llm_rollouts_per_instance=3,
         llm_keep_per_instance=1,
-        llm_steps=6,
+        llm_steps=3,
         llm_batch_size=12,
         llm_max_tokens=24,
     ),
