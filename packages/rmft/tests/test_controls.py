@@ -158,3 +158,22 @@ def test_llm_selection_does_not_keep_a_lucky_fallback() -> None:
     assert len(pairs) == 1
     with pytest.raises(ValueError, match="invalid"):
         LLMSettings(invalid="lucky")
+
+
+def test_invalid_drop_z_and_its_claim() -> None:
+    from icml26.rmft.metrics import proportion_drop_z
+
+    # 80 of 100 invalid, then 50 of 100: pooled 0.65, se sqrt(2 * 0.65 * 0.35 / 100)
+    assert proportion_drop_z(0.8, 0.5, 100) == pytest.approx(0.3 / math.sqrt(0.00455))
+    assert proportion_drop_z(0.5, 0.5, 100) == 0.0
+    assert math.isnan(proportion_drop_z(1.0, 1.0 - 1e-12, 100)) is False
+    claim = _claim("llm_rmft_lowers_invalid_rate")
+    ok = {
+        "invalid_rate_by_iteration.0": 0.8,
+        "invalid_rate_by_iteration.1": 0.5,
+        "invalid_drop_z.0": 0.0,
+        "invalid_drop_z.1": 4.4,
+    }
+    assert claim.evaluate(ok)["holds"] is True
+    assert claim.under_placebo(ok)[0] is False
+    assert claim.evaluate({**ok, "invalid_drop_z.1": 1.5})["holds"] is False

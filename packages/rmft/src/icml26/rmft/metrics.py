@@ -11,8 +11,10 @@ a sampled model against a sampled control, a greedy model against the greedy bas
 * ``regret_ratio_by_axis.<axis>.<control>.<method>`` / ``improvement_z_by_axis...``: the
   worst over the environments of a generalisation axis (:func:`generalisation_axis`);
 * ``invalid_action_rate.<policy>`` and ``invalid_rate_by_iteration.<i>`` (LLM replies that
-  name no valid action: evaluation of iteration ``i``, 0 = base) beside
-  ``train.llm_iter<i>.rollout_invalid`` (the rollouts that iteration selected from).
+  name no valid action: evaluation of iteration ``i``, 0 = base, sampled, on ``llm_env``)
+  with ``invalid_drop_z.<i>`` (two-proportion z of the drop from the base; 0 for the base
+  itself), beside ``train.llm_iter<i>.rollout_invalid`` (the rollouts iteration ``i``
+  selected from).
 """
 
 from __future__ import annotations
@@ -26,7 +28,14 @@ import numpy as np
 from icml26.rmft.config import RunConfig
 from icml26.rmft.envs import EnvSpec, parse_env
 
-__all__ = ["PAIRS", "Z_MIN_INSTANCES", "generalisation_axis", "paired_z", "summary_metrics"]
+__all__ = [
+    "PAIRS",
+    "Z_MIN_INSTANCES",
+    "generalisation_axis",
+    "paired_z",
+    "proportion_drop_z",
+    "summary_metrics",
+]
 
 #: Fewest paired instances on which an improvement z is reported (below, it is NaN: the claim
 #: is undecided rather than decided on two or three instances).
@@ -177,8 +186,35 @@ def _invalid_rates(config: RunConfig, results: Mapping[str, Mapping[str, Any]]) 
         for p in policies
     }
     main = results.get(config.llm_env, {})
-    by_iter = {"0": main["llm_base"]["invalid"]} if "llm_base" in main else {}
-    for i in range(1, config.llm_iterations + 1):
-        if f"llm_rmft_iter{i}" in main:
-            by_iter[str(i)] = main[f"llm_rmft_iter{i}"]["invalid"]
-    return {"invalid_action_rate": rates, "invalid_rate_by_iteration": by_iter}
+    n = config.llm_eval_instances * parse_env(config.llm_env).horizon  # decisions per policy
+    by_iter: dict[str, float] = {}
+    drop_z: dict[str, float] = {}
+    for i in range(config.llm_iterations + 1):
+        name = "llm_base" if i == 0 else f"llm_rmft_iter{i}"
+        if name in main and "llm_base" in main:
+            by_iter[str(i)] = main[name]["invalid"]
+            drop_z[str(i)] = proportion_drop_z(main["llm_base"]["invalid"], by_iter[str(i)], n)
+    return {
+        "invalid_action_rate": rates,
+        "invalid_rate_by_iteration": by_iter,
+        "invalid_drop_z": drop_z,
+    }
+
+
+def proportion_drop_z(before: float, after: float, n: int) -> float:
+    """Two-proportion z (pooled) of a drop from rate ``before`` to ``after``, ``n`` trials
+    each; ``0.0`` when the rates are equal, NaN when the pooled rate is 0 or 1 otherwise.
+
+    Args:
+        before: the earlier rate.
+        after: the later rate.
+        n: trials behind each rate.
+
+    Returns:
+        ``(before - after) / sqrt(2 p (1 - p) / n)`` with ``p`` the pooled rate.
+    """
+    if before == after:
+        return 0.0
+    pooled = (before + after) / 2
+    var = 2 * pooled * (1 - pooled) / n
+    return float((before - after) / math.sqrt(var)) if var > 0 else float("nan")

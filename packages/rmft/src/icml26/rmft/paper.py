@@ -194,6 +194,17 @@ CLAIMS = [
         profiles=("full",),
     ),
     Claim(
+        "llm_rmft_lowers_invalid_rate",
+        "Distilling only valid low-regret replies teaches the format: after the last RMFT "
+        "iteration fewer of the LLM's sampled replies are invalid than the base's "
+        "(two-proportion z > 2). Shown beside the LLM claims, which play a random arm for "
+        "every invalid reply.",
+        "(ours: the invalid-reply rate beside the LLM claims)",
+        "invalid_rate_by_iteration.1 < invalid_rate_by_iteration.0 and invalid_drop_z.1 > 2",
+        placebo={"1": "0"},
+        profiles=("full",),
+    ),
+    Claim(
         "llm_generalises_nl_scenario",
         "The LLM's RMFT gains carry over to a natural-language-described scenario "
         "(restaurants; both sampled).",
