@@ -200,7 +200,8 @@ CLAIMS = [
         "(two-proportion z > 2). Shown beside the LLM claims, which play a random arm for "
         "every invalid reply.",
         "(ours: the invalid-reply rate beside the LLM claims)",
-        "invalid_rate_by_iteration.1 < invalid_rate_by_iteration.0 and invalid_drop_z.1 > 2",
+        'm("invalid_rate_by_iteration.1") < m("invalid_rate_by_iteration.0")'
+        ' and m("invalid_drop_z.1") > 2',
         placebo={"1": "0"},
         profiles=("full",),
     ),
