@@ -49,8 +49,8 @@ def test_smoke_run_writes_metrics_plots_and_claims(smoke_run: Path) -> None:
     claims = {c["id"]: c for c in results["claims"]}
     assert set(claims) >= {"numeric_rmft_improves", "generalises_horizon", "llm_rmft_improves"}
     for cid, claim in claims.items():  # every rule for smoke decidable on the smoke metrics
-        applies = next(c for c in PAPER.claims if c.id == cid).applies_to("smoke")
-        assert claim["holds"] in ((True, False) if applies else (None,))
+        if next(c for c in PAPER.claims if c.id == cid).applies_to("smoke"):
+            assert claim["holds"] in (True, False), cid
     for p, env in (("", "bernoulli_k3_t8"), ("experts_", "experts_k3_t8")):  # matched decoding
         for policy in ("base_greedy", "rmft_greedy_final"):
             assert f"regret.{env}.{p}{policy}" in metrics
