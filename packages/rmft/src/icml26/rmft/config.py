@@ -92,7 +92,8 @@ class RunConfig:
     written as fine-tuning JSONL (closed models cannot be fine-tuned locally).
     ``llm_invalid`` is how a malformed reply counts when rollouts are selected (``worst``
     arm, ``end`` of the episode, or ``played``: the random fallback's regret, an ablation);
-    ``llm_engine`` the shared SFT engine (``trl`` or ``loop``).
+    ``llm_engine`` the shared SFT engine (``trl`` or ``loop``); ``llm_random_control=False``
+    skips the LLM's random-selection loop (its claim is then undecided).
 
     Raises:
         ValueError: a field out of range, an environment name of the wrong kind, an unknown
@@ -150,6 +151,7 @@ class RunConfig:
     llm_temperature: float = 0.7
     llm_max_tokens: int = 48
     llm_invalid: str = "worst"
+    llm_random_control: bool = True
     llm_engine: str = "trl"
     lora_rank: int = 8
 

@@ -364,7 +364,13 @@ def run_llm(
         return compute
 
     results, train = _loops(
-        stages, backend.model, "llm", config.llm_iterations, base, iteration, True
+        stages,
+        backend.model,
+        "llm",
+        config.llm_iterations,
+        base,
+        iteration,
+        config.llm_random_control,
     )
     train["llm_usage"] = dict(backend.usage.as_dict())
     return results, train
