@@ -23,7 +23,6 @@ UNMIGRATED: frozenset[str] = frozenset(
         "dicode",
         "ecg-r1",
         "magic",
-        "rmft",
         "ro-hnn",
     }
 )

@@ -107,10 +107,20 @@ _MENTION = re.compile(r"(?:button|arm|restaurant|option)\s*(?:no\.?|#)?\s*(\d+)"
 def parse_action(text: str, n_arms: int) -> int | None:
     """The 0-based option a reply chose, or ``None`` when it is malformed.
 
+    Args:
+        text: the model's reply.
+        n_arms: the number of options (``>= 2``).
+
+    Returns:
+        The option index in ``0..n_arms-1``, or ``None``.
+
     Rules, in order: the last ``Action: <n>`` (also ``action = button 3``, ``**Action:** #3``);
     otherwise a reply that is only a number; otherwise a reply whose every mention of an
     option names the same number. A number outside ``1..n_arms`` is invalid, and so is a reply
     that mentions several options without an ``Action:`` line (ambiguous).
+
+    Raises:
+        ValueError: ``n_arms < 2``.
     """
     if not isinstance(text, str):
         return None
@@ -138,6 +148,10 @@ class LLMPolicy:
         max_tokens: reply length cap (reasoning plus action).
         temperature: sampling temperature (``0``: greedy).
         name: the metric name (``llm_base``, ``llm_rmft_iter1``).
+
+    Raises:
+        ValueError: an unknown scenario or ``max_tokens < 1``; at ``reset``, an environment
+            that is not a Bernoulli bandit with bandit feedback.
 
     Attributes (after a rollout):
         invalid: ``(n, T)`` True where the reply was malformed.

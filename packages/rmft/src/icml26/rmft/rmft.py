@@ -33,7 +33,21 @@ __all__ = ["IterationStats", "RMFTSettings", "numeric_rmft_iteration", "weak_pre
 
 @dataclass(frozen=True)
 class RMFTSettings:
-    """One RMFT iteration's knobs (see the module docstring)."""
+    """One RMFT iteration's knobs (see the module docstring).
+
+    Args:
+        n_instances: fresh instances rolled out per iteration.
+        rollouts_per_instance: rollouts of each instance (the group selection ranks).
+        keep_per_instance: lowest-regret rollouts kept per instance.
+        steps: fine-tuning steps on the kept rollouts.
+        lr: fine-tuning learning rate.
+        batch_size: fine-tuning batch size (trajectories).
+        temperature: rollout sampling temperature (> 0).
+        selection: ``"lowest_regret"`` (RMFT) or ``"random"`` (the ablation).
+
+    Raises:
+        ValueError: a value out of range or an unknown selection rule.
+    """
 
     n_instances: int = 128
     rollouts_per_instance: int = 8
@@ -60,13 +74,16 @@ class RMFTSettings:
 
 @dataclass(frozen=True)
 class IterationStats:
-    """What one RMFT iteration saw: mean regret of all rollouts and of the kept ones, and
-    the NLL of the kept trajectories before and after fine-tuning."""
+    """What one RMFT iteration saw: mean regret of all rollouts and of the kept ones, the
+    NLL of the kept trajectories before and after fine-tuning, and (LLM policies) the share
+    of invalid replies among all rollouts' steps and among the kept ones'."""
 
     rollout_regret: float
     selected_regret: float
     loss_before: float
     loss_after: float
+    rollout_invalid: float = 0.0
+    selected_invalid: float = 0.0
 
 
 def weak_pretraining(
@@ -80,7 +97,24 @@ def weak_pretraining(
     batch_size: int,
     rng: np.random.Generator,
 ) -> list[float]:
-    """Behaviour-clone a mix of random and greedy trajectories: a weak base model."""
+    """Behaviour-clone a mix of random and greedy trajectories: a weak base model.
+
+    Args:
+        model: the network, trained in place.
+        spec: the environment the trajectories are played on.
+        n_trajectories: how many trajectories.
+        greedy_fraction: share played by the greedy algorithm (the rest uniformly random).
+        steps: optimiser steps.
+        lr: learning rate.
+        batch_size: trajectories per step.
+        rng: draws the instances, the play and the batches.
+
+    Returns:
+        The training loss of every step.
+
+    Raises:
+        ValueError: ``greedy_fraction`` outside ``[0, 1]``.
+    """
     if not 0 <= greedy_fraction <= 1:
         raise ValueError(f"greedy_fraction must be in [0, 1], got {greedy_fraction}")
     n_greedy = round(n_trajectories * greedy_fraction)
@@ -99,7 +133,19 @@ def numeric_rmft_iteration(
     *,
     device: str = "cpu",
 ) -> IterationStats:
-    """One RMFT iteration in place on ``model`` (steps 1-3 of the module docstring)."""
+    """One RMFT iteration in place on ``model`` (steps 1-3 of the module docstring).
+
+    Args:
+        model: the network, fine-tuned in place.
+        spec: the training environment.
+        settings: the iteration's knobs.
+        rng: draws the instances, the rollouts, the selection and the batches.
+        device: where the model runs.
+
+    Returns:
+        :class:`IterationStats`: the rollouts' and the kept rollouts' mean regret, the NLL of
+        the kept trajectories before and after fine-tuning.
+    """
     m = settings.rollouts_per_instance
     instances = sample_instances(spec, settings.n_instances, rng).repeat(m)
     policy = TransformerPolicy(model, temperature=settings.temperature, device=device)
