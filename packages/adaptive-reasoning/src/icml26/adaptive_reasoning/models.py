@@ -19,6 +19,8 @@ import numpy as np
 
 from icml26.adaptive_reasoning.modes import MODE_TOKENS, direct_target, think_target
 from icml26.adaptive_reasoning.tasks import (
+    MAX_OPERAND,
+    MAX_VALUE,
     OOD_WORDING,
     TRAIN_WORDING,
     make_split,
@@ -56,8 +58,9 @@ def _corpus(rng: np.random.Generator) -> list[str]:
     texts += [p.text for p in make_split("ood", 40, rng)]
     for w in (TRAIN_WORDING, OOD_WORDING):
         texts += [*w.fillers, *w.names, *w.objects]
-    texts += [f"{a}+{b}={a + b}," for a in range(21) for b in range(10)]
-    texts += [f"{a}-{b}={a - b}," for a in range(21) for b in range(10) if a >= b]
+    top, ops = MAX_VALUE + 1, MAX_OPERAND + 1
+    texts += [f"{a}+{b}={a + b}," for a in range(top) for b in range(ops)]
+    texts += [f"{a}-{b}={a - b}," for a in range(top) for b in range(ops) if a >= b]
     return texts
 
 

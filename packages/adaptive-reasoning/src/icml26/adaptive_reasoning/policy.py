@@ -31,7 +31,7 @@ class Reply:
     ids: tuple[int, ...]
     text: str
     mode: Mode | None
-    answer: int | None
+    answer: str | None
     reasoning_tokens: int
 
     @property
@@ -110,6 +110,10 @@ class Policy:
         return ids.to(self.device), att.to(self.device)
 
     # ---------------------------------------------------------------------------- sampling
+    def read(self, ids: Sequence[int]) -> Reply:
+        """A generated token sequence read back as a :class:`Reply` (cut after end-of-turn)."""
+        return self._reply(list(ids))
+
     def _reply(self, ids: list[int]) -> Reply:
         if self.eos_id in ids:
             ids = ids[: ids.index(self.eos_id) + 1]
