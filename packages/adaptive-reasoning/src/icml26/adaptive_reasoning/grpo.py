@@ -30,7 +30,14 @@ from icml26.adaptive_reasoning.policy import Policy
 from icml26.adaptive_reasoning.reward import COMPONENTS, adaptive_reward
 from icml26.adaptive_reasoning.tasks import Problem
 
-__all__ = ["GUARDS", "ModeGRPOSettings", "grpo_dataset", "mode_rollout", "train_mode_grpo"]
+__all__ = [
+    "GUARDS",
+    "ModeGRPOSettings",
+    "grpo_dataset",
+    "mode_rollout",
+    "rollout_batch",
+    "train_mode_grpo",
+]
 
 Guard = Literal["balanced", "none"]
 GUARDS = ("balanced", "none")
@@ -96,37 +103,55 @@ def grpo_dataset(problems: Sequence[Problem]) -> list[dict[str, Any]]:
     ]
 
 
-def mode_rollout(settings: ModeGRPOSettings) -> Any:
-    """A TRL ``rollout_func`` generating each completion's mode token (forced or sampled
-    between the two mode tokens, :meth:`Policy.generate`) and then its reply.
+def rollout_batch(
+    policy: Policy, prompts: Sequence[Any], settings: ModeGRPOSettings
+) -> dict[str, Any]:
+    """What :func:`mode_rollout` returns for a batch: prompt ids, and completions whose first
+    token is the mode (forced as :meth:`ModeGRPOSettings.forced_modes` says, or sampled
+    between the two mode tokens) followed by the generated reply.
+
+    Args:
+        policy: the model being trained, with its tokenizer.
+        prompts: TRL's prompts (chat message lists or strings), groups consecutive.
+        settings: stage-2 knobs.
+
+    Returns:
+        ``{"prompt_ids", "completion_ids", "logprobs": None}`` (TRL recomputes the
+        log-probabilities).
 
     Raises:
-        ValueError: a batch whose groups are not consecutive copies of one prompt.
+        ValueError: a balanced batch whose groups are not consecutive copies of one prompt.
     """
+    texts = [p[-1]["content"] if isinstance(p, list) else str(p) for p in prompts]
+    g = settings.num_generations
+    if settings.guard == "balanced" and settings.force is None:
+        for start in range(0, len(texts), g):
+            if len(set(texts[start : start + g])) != 1 or len(texts) % g:
+                raise ValueError("a balanced group must be G consecutive copies of a prompt")
+    replies = policy.generate(
+        texts,
+        force=settings.forced_modes(len(texts)),
+        max_new_tokens=settings.max_new_tokens,
+        temperature=settings.temperature,
+    )
+    return {
+        "prompt_ids": [policy.prompt_ids(t) for t in texts],
+        "completion_ids": [list(r.ids) for r in replies],
+        "logprobs": None,
+    }
+
+
+def mode_rollout(settings: ModeGRPOSettings) -> Any:
+    """A TRL ``rollout_func``: :func:`rollout_batch` on the trainer's model, unwrapped by
+    TRL's ``unwrap_model_for_generation``."""
 
     def rollout(prompts: list[Any], trainer: Any) -> dict[str, Any]:
         from trl.models import unwrap_model_for_generation
 
-        texts = [p[-1]["content"] if isinstance(p, list) else str(p) for p in prompts]
-        g = settings.num_generations
-        if settings.guard == "balanced" and settings.force is None:
-            for start in range(0, len(texts), g):
-                if len(set(texts[start : start + g])) != 1 or len(texts) % g:
-                    raise ValueError("a balanced group must be G consecutive copies of a prompt")
         with unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator) as model:
-            policy = Policy(model, trainer.processing_class)
-            replies = policy.generate(
-                texts,
-                force=settings.forced_modes(len(texts)),
-                max_new_tokens=settings.max_new_tokens,
-                temperature=settings.temperature,
-            )
+            out = rollout_batch(Policy(model, trainer.processing_class), prompts, settings)
             model.train()
-        return {
-            "prompt_ids": [policy.prompt_ids(t) for t in texts],
-            "completion_ids": [list(r.ids) for r in replies],
-            "logprobs": None,
-        }
+        return out
 
     return rollout
 
