@@ -33,7 +33,7 @@ def toy() -> tuple[Policy, list]:
 
 
 def _ids(policy: Policy, text: str) -> list[int]:
-    return policy.tokenizer.encode(text, add_special_tokens=False) + [policy.eos_id]
+    return [*policy.tokenizer.encode(text, add_special_tokens=False), policy.eos_id]
 
 
 def test_reward_on_hand_written_completions(toy: tuple[Policy, list]) -> None:
@@ -48,7 +48,8 @@ def test_reward_on_hand_written_completions(toy: tuple[Policy, list]) -> None:
     ids = [_ids(policy, c) for c in completions]
     out = reward(prompts=[None] * 4, completions=completions, completion_ids=ids, answer=["8"] * 4)
     assert out["correct"] == [1.0, 1.0, 0.0, 0.0]
-    assert out["reasoning_cost"][0] == 0.0 and out["reasoning_cost"][3] == 0.0
+    assert out["reasoning_cost"][0] == 0.0
+    assert out["reasoning_cost"][3] == 0.0
     assert out["reasoning_cost"][2] < out["reasoning_cost"][1] < 0
     # the single-reply figure agrees, and on a problem a direct answer gets right, no-think
     # earns more than think (the cost is the only difference)

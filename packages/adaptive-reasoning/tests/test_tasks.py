@@ -103,7 +103,7 @@ def test_natural_pool_correlates_length_and_complexity_augmented_does_not_for_si
 def test_problem_without_answer_errors(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
     path.write_text(json.dumps({"text": "Tom has 3 apples."}) + "\n")
-    with pytest.raises(ProblemError, match="p.jsonl:1: a problem needs 'question'"):
+    with pytest.raises(ProblemError, match=r"p\.jsonl:1: a problem needs 'question'"):
         load_problems(path)
     path.write_text(json.dumps({"text": "a", "answer": "  "}) + "\n")
     with pytest.raises(ProblemError, match="answer is empty"):
@@ -112,7 +112,7 @@ def test_problem_without_answer_errors(tmp_path: Path) -> None:
     with pytest.raises(ProblemError, match="string or a number"):
         load_problems(path)
     path.write_text(json.dumps({"text": "a", "answer": 3, "split": "a.b"}) + "\n")
-    with pytest.raises(ProblemError, match="split 'a.b'"):
+    with pytest.raises(ProblemError, match=r"split 'a\.b'"):
         load_problems(path)
     path.write_text("not json\n")
     with pytest.raises(ProblemError, match="not JSON"):
@@ -130,16 +130,19 @@ def test_gsm8k_jsonl_loads(tmp_path: Path) -> None:
     path.write_text("\n".join(json.dumps(r) for r in rows))
     ps = load_problems(path)
     assert [p.answer for p in ps] == ["5", "3.5"]
-    assert ps[0].reasoning == "2+3=5" and think_trace(ps[0]) == "2+3=5"
+    assert ps[0].reasoning == "2+3=5"
+    assert think_trace(ps[0]) == "2+3=5"
     assert [p.split for p in ps] == ["user", "mine"]
-    assert ps[0].complex is None and ps[1].complex is True
+    assert ps[0].complex is None
+    assert ps[1].complex is True
 
 
 def test_train_and_eval_are_disjoint_by_content() -> None:
     """No evaluation program, and so no evaluation text, occurs in any training pool; enough
     distinct simple programs on each side that simple accuracy cannot be recalled."""
     counts = program_counts()
-    assert counts["simple_heldout"] >= 100 and counts["simple_train"] >= 300
+    assert counts["simple_heldout"] >= 100
+    assert counts["simple_train"] >= 300
     pools = augmented_problems(3000, np.random.default_rng(0), DataMix()) + natural_problems(
         3000, np.random.default_rng(1), DataMix()
     )
