@@ -40,7 +40,7 @@ def test_smoke_run_writes_every_contract_key(smoke_run: Path) -> None:
     assert metrics["gap.reward.sft_only.sft_only"] == 0.0
     assert metrics["data.eval_programs_in_train"] == 0
     assert metrics["data.eval_texts_in_train"] == 0
-    assert metrics["seeds"] == 2
+    assert metrics["seeds"] == 1
     for plot in ("pareto", "think_rate", "grpo_reward"):
         assert (smoke_run / "plots" / f"{plot}.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -49,8 +49,8 @@ def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path)
     copy = tmp_path / "resumed"
     shutil.copytree(smoke_run, copy)
     (copy / "results.json").unlink()
-    for name in ("s1-evaluate.json", "s1-grpo-ours.pkl"):
-        (copy / "stages" / name).unlink()  # the last seed's stage 2 and scores are lost
+    for name in ("s0-evaluate.json", "s0-grpo-ours.pkl"):
+        (copy / "stages" / name).unlink()  # ours' stage 2 and the scores are lost
     assert main(["run", "adaptive-reasoning", "--profile", "smoke", "--out", str(copy)]) == 0
     a = json.loads((smoke_run / "results.json").read_text())["metrics"]
     b = json.loads((copy / "results.json").read_text())["metrics"]
@@ -58,6 +58,7 @@ def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path)
         assert b[key] == pytest.approx(a[key])
 
 
+@pytest.mark.slow
 def test_bench_smoke(tmp_path: Path) -> None:
     out = tmp_path / "bench"
     assert main(["bench", "adaptive-reasoning", "--profile", "smoke", "--out", str(out)]) == 0

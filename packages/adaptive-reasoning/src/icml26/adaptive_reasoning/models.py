@@ -64,19 +64,44 @@ def _corpus(rng: np.random.Generator) -> list[str]:
     return texts
 
 
+_TOKENIZERS: dict[tuple[int, int], Any] = {}
+
+
+def _tiny_tokenizer(seed: int, vocab_size: int) -> Any:
+    """The tiny model's tokenizer for ``seed`` (trained once per process, then copied)."""
+    import copy
+
+    from icml26.shared.llm.tiny import train_tokenizer
+
+    key = (seed, vocab_size)
+    if key not in _TOKENIZERS:
+        corpus = _corpus(np.random.default_rng([seed, 7]))
+        _TOKENIZERS[key] = train_tokenizer(
+            corpus, vocab_size=vocab_size, special_tokens=MODE_TOKENS, split_digits=False
+        )
+    return copy.deepcopy(_TOKENIZERS[key])
+
+
 def build_model(spec: ModelSpec, *, seed: int = 0) -> tuple[Any, Any]:
-    """``(model, tokenizer)`` ready for stage 1 (on ``spec.device``)."""
+    """``(model, tokenizer)`` ready for stage 1 (on ``spec.device``).
+
+    Args:
+        spec: which model and its sizes.
+        seed: the tiny model's tokenizer corpus and initialisation (and new token rows).
+
+    Returns:
+        The model (with LoRA adapters for a pretrained one) and its tokenizer, which has the
+        three mode tokens as single ids.
+    """
     import torch
 
     if spec.name == TINY:
-        from icml26.shared.llm.tiny import TinyModelConfig, make_tiny_lm
+        from icml26.shared.llm.tiny import TinyModelConfig, make_tiny_model
 
-        rng = np.random.default_rng([seed, 7])
-        model, tok = make_tiny_lm(
-            _corpus(rng),
-            special_tokens=MODE_TOKENS,
-            vocab_size=spec.vocab_size,
-            config=TinyModelConfig(
+        tok = _tiny_tokenizer(seed, spec.vocab_size)
+        model = make_tiny_model(
+            tok,
+            TinyModelConfig(
                 hidden_size=spec.hidden_size,
                 intermediate_size=2 * spec.hidden_size,
                 num_layers=spec.num_layers,
@@ -85,9 +110,8 @@ def build_model(spec: ModelSpec, *, seed: int = 0) -> tuple[Any, Any]:
                 max_positions=512,
             ),
             seed=seed,
-            split_digits=False,
         )
-        return model.to(spec.device), tok  # type: ignore[arg-type]
+        return model.to(spec.device), tok
     from icml26.shared.llm import load_causal_lm
     from icml26.shared.llm.chat_templates import with_generation_markers
     from icml26.shared.llm.sft import add_lora

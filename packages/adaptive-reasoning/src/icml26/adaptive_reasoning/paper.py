@@ -8,10 +8,10 @@ from icml26.shared import Claim, Paper
 __all__ = ["BENCH_PROFILES", "PAPER", "PROFILES"]
 
 PROFILES = {
-    # Seconds: every stage on a very small model, two seeds; the claims are decided but mean
+    # Seconds: every stage on a very small model, one seed; the claims are decided but mean
     # nothing.
     "smoke": AdaptiveConfig(
-        seeds=2,
+        seeds=1,
         hidden_size=32,
         num_layers=1,
         vocab_size=500,
@@ -25,7 +25,9 @@ PROFILES = {
         max_new_tokens=24,
     ),
     # The tiny model, every method trained separately, three seeds.
-    "quick": AdaptiveConfig(),
+    "quick": AdaptiveConfig(
+        train_problems=2000, eval_per_split=50, sft_steps=150, grpo_steps=5
+    ),
     # <= ~30 min idle: longer training, more items, and `ours` on SmolLM2-135M with LoRA.
     "full": AdaptiveConfig(
         train_problems=6000,
