@@ -33,7 +33,7 @@ from icml26.adaptive_reasoning.methods import (
     train_sft_stage,
     training_pools,
 )
-from icml26.adaptive_reasoning.tables import per_seed_figures, run_metrics
+from icml26.adaptive_reasoning.tables import large_metrics, per_seed_figures, run_metrics
 from icml26.shared import PICKLE, TORCH, RunDir, Stages
 
 __all__ = ["run"]
@@ -85,6 +85,7 @@ def run(config: AdaptiveConfig, run_dir: RunDir) -> dict[str, Any]:
         figures.append(per_seed_figures(scores, config.token_cost))
     metrics = run_metrics(figures, data=report, histories=histories)
     if config.large_model:
-        metrics.update(stages.once("large", partial(large_stage, config)))
+        large = stages.once("large", partial(large_stage, config))
+        metrics.update(large_metrics(large, config.token_cost))
     run_figures(run_dir, metrics, histories)
     return metrics

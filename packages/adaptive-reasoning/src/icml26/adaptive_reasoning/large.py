@@ -10,14 +10,14 @@ from icml26.adaptive_reasoning.methods import (
     train_sft_stage,
     training_pools,
 )
-from icml26.adaptive_reasoning.tables import per_seed_figures
 
 __all__ = ["large_stage"]
 
 
-def large_stage(config: AdaptiveConfig) -> dict[str, float]:
+def large_stage(config: AdaptiveConfig) -> dict[str, dict[str, dict[str, list[float]]]]:
     """Stage 1 and stage 2 of ``ours`` on ``config.large_model`` (first seed), then greedy
-    scores on ``large_eval_per_split`` held-out problems a split, as ``large.*`` keys."""
+    per-item scores on ``large_eval_per_split`` held-out problems a split (``{"ours":
+    {split: scores}}``, as :func:`~icml26.adaptive_reasoning.methods.evaluate_seed`)."""
     from icml26.adaptive_reasoning.evaluate import evaluate_method
 
     seed = config.seed
@@ -27,5 +27,4 @@ def large_stage(config: AdaptiveConfig) -> dict[str, float]:
     policy = build_policy(config, seed, out["state"], model=config.large_model)
     splits = eval_splits(seed, config.large_eval_per_split)
     scores = evaluate_method(policy, splits, max_new_tokens=config.max_new_tokens, batch_size=32)
-    figures = per_seed_figures({"ours": {s: vars(v) for s, v in scores.items()}}, config.token_cost)
-    return {f"large.{k}": v for k, v in figures.items() if not k.startswith("gap.")}
+    return {"ours": {s: vars(v) for s, v in scores.items()}}

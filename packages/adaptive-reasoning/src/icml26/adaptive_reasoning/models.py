@@ -35,8 +35,16 @@ TINY = "tiny"
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """What model to build: ``name`` (``"tiny"`` or a spec for ``load_causal_lm``), the tiny
-    model's sizes, LoRA rank for a pretrained one, and the device."""
+    """What model to build.
+
+    Attributes:
+        name: ``"tiny"`` (trained from scratch) or a spec for
+            :func:`icml26.shared.llm.load_causal_lm` (``smollm2-135m-instruct-q4_1``, the
+            bundled Q4_1 GGUF dequantised; a folder; a ``.gguf``; a Hugging Face id).
+        hidden_size, num_layers, num_heads, vocab_size: the tiny model's sizes.
+        lora_rank: the adapters' rank on a pretrained model.
+        device: where the model lives.
+    """
 
     name: str = TINY
     hidden_size: int = 96

@@ -71,8 +71,14 @@ def _answer(text: str) -> str | None:
 
 
 def parse_reply(text: str) -> ParsedReply:
-    """Mode and answer of a decoded reply (see the module docstring); never raises on
-    malformed text."""
+    """Mode and answer of a decoded reply (see the module docstring).
+
+    Args:
+        text: the reply decoded with its special tokens.
+
+    Returns:
+        The mode, the answer text and the reasoning; never raises on malformed text.
+    """
     if not isinstance(text, str):
         return ParsedReply(None, None)
     body = text.strip()

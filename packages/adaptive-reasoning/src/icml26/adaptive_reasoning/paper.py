@@ -25,9 +25,7 @@ PROFILES = {
         max_new_tokens=24,
     ),
     # The tiny model, every method trained separately, three seeds.
-    "quick": AdaptiveConfig(
-        train_problems=2000, eval_per_split=50, sft_steps=150, grpo_steps=5
-    ),
+    "quick": AdaptiveConfig(train_problems=2000, eval_per_split=50, sft_steps=150, grpo_steps=5),
     # <= ~30 min idle: longer training, more items, and `ours` on SmolLM2-135M with LoRA.
     "full": AdaptiveConfig(
         train_problems=6000,

@@ -22,7 +22,7 @@ import numpy as np
 
 from icml26.shared.stats import mean_se
 
-__all__ = ["GAP_QUANTITIES", "per_seed_figures", "run_metrics"]
+__all__ = ["GAP_QUANTITIES", "large_metrics", "per_seed_figures", "run_metrics"]
 
 GAP_QUANTITIES = ("reward", "accuracy", "tokens", "verbosity_gap", "separation")
 
@@ -103,3 +103,11 @@ def run_metrics(
                 if k in last:
                     m[f"grpo_last.{k.replace('/', '_')}.{name}"] = float(last[k])
     return m
+
+
+def large_metrics(
+    scores: Mapping[str, Mapping[str, Mapping[str, list[float]]]], token_cost: float
+) -> dict[str, float]:
+    """The pretrained model's figures (one seed, no gaps) as ``large.*`` keys."""
+    figures = per_seed_figures(scores, token_cost)
+    return {f"large.{k}": v for k, v in figures.items() if not k.startswith("gap.")}

@@ -329,7 +329,19 @@ COMPLEX_OPS = (3, 4)
 
 
 def make_split(split: str, n: int, rng: np.random.Generator) -> list[Problem]:
-    """``n`` problems of one evaluation split (see the module docstring)."""
+    """``n`` problems of one evaluation split, every program held out from training.
+
+    Args:
+        split: one of :data:`SPLITS`.
+        n: how many problems.
+        rng: the random stream.
+
+    Returns:
+        The problems, ``split`` set on each.
+
+    Raises:
+        ProblemError: an unknown split.
+    """
     if split not in SPLITS:
         raise ProblemError(f"unknown split {split!r}; choose from {list(SPLITS)}")
     out = []
