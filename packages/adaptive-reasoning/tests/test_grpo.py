@@ -54,7 +54,7 @@ def test_reward_on_hand_written_completions(toy: tuple[Policy, list]) -> None:
     # the single-reply figure agrees, and on a problem a direct answer gets right, no-think
     # earns more than think (the cost is the only difference)
     r = [reply_reward(policy.read(i), "8", checker=AnswerChecker(), token_cost=0.01) for i in ids]
-    assert r[0] > r[1] > 0 > r[2] + 0.5
+    assert r[0] > r[1] > 0 > r[2]
 
 
 def test_no_complexity_label_reaches_stage_2(toy: tuple[Policy, list]) -> None:
