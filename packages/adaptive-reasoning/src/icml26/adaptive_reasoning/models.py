@@ -23,7 +23,6 @@ from icml26.adaptive_reasoning.tasks import (
     MAX_VALUE,
     OOD_WORDING,
     TRAIN_WORDING,
-    make_split,
     mixture,
     think_trace,
 )
@@ -56,16 +55,17 @@ class ModelSpec:
 
 
 def _corpus(rng: np.random.Generator) -> list[str]:
-    """Text the tiny tokenizer is fitted on: training-wording problems with their targets,
-    and the held-out wording's vocabulary (so held-out words are tokens, not unseen bytes;
-    the model still never trains on them)."""
+    """Text the tiny tokenizer is fitted on: training-side problems with their targets, the
+    held-out wording's templates (so held-out words are tokens, not unseen bytes) and the
+    arithmetic facts. No evaluation problem: ``mixture`` draws training programs only."""
     texts = []
     for p in mixture(600, rng, verbose_if_simple=0.5, verbose_if_complex=0.5):
         target = think_target(think_trace(p), p.answer) if p.complex else direct_target(p.answer)
         texts += [p.text, target]
-    texts += [p.text for p in make_split("ood", 40, rng)]
     for w in (TRAIN_WORDING, OOD_WORDING):
         texts += [*w.fillers, *w.names, *w.objects]
+        for template in (*w.add, *w.sub, *w.verbose_add, *w.verbose_sub, *w.questions):
+            texts.append(template.format(name=w.names[0], n=1, obj=w.objects[0]))
     top, ops = MAX_VALUE + 1, MAX_OPERAND + 1
     texts += [f"{a}+{b}={a + b}," for a in range(top) for b in range(ops)]
     texts += [f"{a}-{b}={a - b}," for a in range(top) for b in range(ops) if a >= b]
