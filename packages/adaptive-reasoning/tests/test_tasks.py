@@ -155,3 +155,11 @@ def test_train_and_eval_are_disjoint_by_content() -> None:
     assert not any(is_heldout(p.start, p.program) for p in pools)
     simple_eval = {(p.start, p.program) for p in evals if p.ops == 1}
     assert len(simple_eval) >= 80  # 600 simple evaluation items over >= 80 distinct programs
+
+
+def test_tiny_tokenizer_corpus_holds_no_evaluation_problem() -> None:
+    from icml26.adaptive_reasoning.models import _corpus
+
+    corpus = set(_corpus(np.random.default_rng([0, 7])))
+    evals = [p for s in SPLITS for p in make_split(s, 100, np.random.default_rng(3))]
+    assert not any(p.text in corpus for p in evals)
