@@ -282,9 +282,7 @@ def split_disjoint(
     question's chain, evidence path and answer is in training."""
     train, test = split_by_start(questions, test_fraction, seed)
     tails = {q.chain for q in test}
-    kept = [
-        q for q in train if not any(q.chain[i:] in tails for i in range(len(q.chain)))
-    ]
+    kept = [q for q in train if not any(q.chain[i:] in tails for i in range(len(q.chain)))]
     return kept, test
 
 
