@@ -78,7 +78,10 @@ def test_multi_hop_answers_need_search(env) -> None:  # type: ignore[no-untyped-
         qs = [q for q in env.questions if q.hops == hop]
         hits = search.search([q.text for q in qs], 3)
         found = [
-            any(normalize_answer(a) in normalize_answer(" ".join(p.text for p in ps)) for a in q.answers)
+            any(
+                normalize_answer(a) in normalize_answer(" ".join(p.text for p in ps))
+                for a in q.answers
+            )
             for q, ps in zip(qs, hits, strict=True)
         ]
         share[hop] = sum(found) / len(found)
