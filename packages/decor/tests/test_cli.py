@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from icml26.decor.study import METHODS
 from icml26.decor.paper import PAPER
+from icml26.decor.study import METHODS
 from icml26.shared.cli import main
 from icml26.shared.testing import check_paper
 

@@ -86,12 +86,14 @@ def test_multi_hop_answers_need_search(env) -> None:  # type: ignore[no-untyped-
         ]
         share[hop] = sum(found) / len(found)
     assert share["hop1"] >= 0.95, share
-    assert share["hop2"] <= 0.05 and share["hop3"] <= 0.05, share
+    assert share["hop2"] <= 0.05, share
+    assert share["hop3"] <= 0.05, share
 
 
 def test_train_and_evaluation_are_disjoint_by_content(env) -> None:  # type: ignore[no-untyped-def]
     train, test = split_disjoint(env.questions, 0.2, seed=0)
-    assert len(test) >= 60 and len(train) >= 200
+    assert len(test) >= 60
+    assert len(train) >= 200
     texts = {q.text for q in train}
     test_chains = {q.chain for q in test}
     for q in train:

@@ -64,7 +64,8 @@ def test_filter_advantage_is_zero_where_no_evidence_was_retrieved() -> None:
     r = hybrid_rewards([judged_good, none_kept, judged_bad, all_kept], 0.5)
     assert np.isnan(r["filter"][[1, 3]]).all()
     adv = filter_advantages(r["filter"], 4)
-    assert adv[1] == 0.0 and adv[3] == 0.0
+    assert adv[1] == 0.0
+    assert adv[3] == 0.0
     assert adv[0] > 0 > adv[2]
     filled = filled_rewards(r["filter"], 4)
     assert filled[1] == filled[3] == pytest.approx(np.mean(r["filter"][[0, 2]]))
@@ -202,7 +203,8 @@ def test_gap_se_counts_seeds_and_questions() -> None:
     gap, se = gap_se(a, b)
     d = a - b
     expected = np.sqrt(np.var(d.mean(1), ddof=1) / 3 + np.var(d.mean(0), ddof=1) / 8)
-    assert gap == pytest.approx(d.mean()) and se == pytest.approx(expected)
+    assert gap == pytest.approx(d.mean())
+    assert se == pytest.approx(expected)
     assert np.isnan(gap_se(a[:1], b[:1])[1])  # one training seed decides nothing
     with pytest.raises(ValueError, match="seeds, questions"):
         gap_se(a, b[:, :3])

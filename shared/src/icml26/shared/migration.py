@@ -19,7 +19,6 @@ __all__ = ["UNMIGRATED"]
 UNMIGRATED: frozenset[str] = frozenset(
     {
         "adaptive-reasoning",
-        "decor",
         "dicode",
         "ecg-r1",
         "magic",
