@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .joint import train_decor as train_decor
     from .joint import train_monolithic as train_monolithic
     from .policies import ROLES as ROLES
+    from .policies import Sampling as Sampling
     from .policies import load_team as load_team
     from .policies import make_lora_team as make_lora_team
     from .policies import make_tiny_team as make_tiny_team
@@ -40,6 +41,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "train_decor": ".joint",
         "train_monolithic": ".joint",
         "ROLES": ".policies",
+        "Sampling": ".policies",
         "load_team": ".policies",
         "make_lora_team": ".policies",
         "make_tiny_team": ".policies",
