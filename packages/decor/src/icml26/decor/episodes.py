@@ -152,7 +152,20 @@ def run_team(
     *,
     method: str = "decor",
 ) -> list[Episode]:
-    """DECOR's Planner -> search -> Filter loop, then the Answerer (module docstring)."""
+    """DECOR's Planner -> search -> Filter loop, then the Answerer (module docstring).
+
+    Args:
+        team: ``planner``, ``filter`` and ``answerer`` policies.
+        search: the retriever (:class:`~icml26.decor.retrieval.Search`).
+        questions: one episode per question, all played as one batch.
+        settings: budgets (passages per query, queries, tokens per turn, context).
+        sampling: greedy (evaluation) or sampled (training rollouts).
+        method: the label recorded in each episode.
+
+    Returns:
+        The episodes, in the order of ``questions``: queries, retrieved and kept passages,
+        answer, the answering context's size and each role's turns (with their masks).
+    """
     planner, filt, answerer = team["planner"], team["filter"], team["answerer"]
     episodes = [Episode(q, method, turns={"planner": [], "filter": []}) for q in questions]
     prompts = [planner.prompt_ids(question_messages(q.text)) for q in questions]

