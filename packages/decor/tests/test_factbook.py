@@ -7,14 +7,14 @@ import re
 
 import pytest
 
-from icml26.decor.data.factbook import build_factbook, resolve, split_by_start, split_disjoint
+from icml26.decor.data.factbook import resolve, split_by_start, split_disjoint
 from icml26.decor.retrieval import BM25Search
 from icml26.decor.scoring import normalize_answer
 
 
 @pytest.fixture(scope="module")
-def env():  # type: ignore[no-untyped-def]
-    return build_factbook()
+def env(factbook):  # type: ignore[no-untyped-def]
+    return factbook
 
 
 def test_every_hop_label_has_questions(env) -> None:  # type: ignore[no-untyped-def]

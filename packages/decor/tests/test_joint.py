@@ -9,7 +9,6 @@ import pytest
 import torch
 
 from icml26.decor import joint
-from icml26.decor.data.factbook import build_factbook
 from icml26.decor.data.types import Question
 from icml26.decor.episodes import Episode, EpisodeSettings, Turn, run_team
 from icml26.decor.joint import TrainSettings, train_decor
@@ -73,7 +72,7 @@ def test_filter_advantage_is_zero_where_no_evidence_was_retrieved() -> None:
     np.testing.assert_allclose(filter_advantages(np.array([0.7, np.nan]), 2), 0.0)
 
 
-def test_unjudged_filter_turns_leave_the_loss(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unjudged_filter_turns_leave_the_loss(monkeypatch: pytest.MonkeyPatch, factbook) -> None:  # type: ignore[no-untyped-def]
     """Through train_decor: what the Filter's TRL trainer receives has env_mask 0 on every
     token of an episode that retrieved no evidence, and reward = its group's judged mean."""
     seen: dict[str, list] = {}
@@ -87,7 +86,7 @@ def test_unjudged_filter_turns_leave_the_loss(monkeypatch: pytest.MonkeyPatch) -
             return {"loss": 0.0}
 
     monkeypatch.setattr(joint, "_RoleTrainers", Capture)
-    env = build_factbook()
+    env = factbook
     team = make_tiny_team(
         [p.text for p in env.passages],
         ROLES,
@@ -142,8 +141,8 @@ def test_group_advantages_are_per_question() -> None:
     np.testing.assert_allclose(adv[2:], 0.0)
 
 
-def test_retrieved_tokens_are_masked_in_the_planner_turn() -> None:
-    env = build_factbook()
+def test_retrieved_tokens_are_masked_in_the_planner_turn(factbook) -> None:  # type: ignore[no-untyped-def]
+    env = factbook
     team = make_tiny_team(
         [p.text for p in env.passages],
         ROLES,
@@ -170,8 +169,8 @@ def test_retrieved_tokens_are_masked_in_the_planner_turn() -> None:
             assert ep.memory_text[0].split(".")[0] in env_text
 
 
-def test_trl_update_trains_one_policy_and_ignores_masked_episodes() -> None:
-    env = build_factbook()
+def test_trl_update_trains_one_policy_and_ignores_masked_episodes(factbook) -> None:  # type: ignore[no-untyped-def]
+    env = factbook
     team = make_tiny_team(
         [p.text for p in env.passages],
         ["planner", "answerer"],

@@ -228,9 +228,20 @@ def _train(
         seed=seed_for(seed, "questions", method) % 2**31,
     )
     eps = episode_settings(config)
+
+    def on_step(step: int, rec: dict[str, float]) -> None:
+        log(
+            f"decor: seed {seed}: {method} step {step + 1}: {rec['seconds']:.1f} s, train EM {rec['em']:.3f}"
+        )
+
     if method in ("decor", "outcome_only"):
         return train_decor(
-            {r: team[r] for r in ROLES}, env.train_search, env.train, settings, episode_settings=eps
+            {r: team[r] for r in ROLES},
+            env.train_search,
+            env.train,
+            settings,
+            episode_settings=eps,
+            on_step=on_step,
         )
     return train_monolithic(
         team["monolithic"],
@@ -239,6 +250,7 @@ def _train(
         settings,
         shaped=method == "monolithic_shaped",
         episode_settings=eps,
+        on_step=on_step,
     )
 
 
