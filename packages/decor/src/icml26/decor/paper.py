@@ -74,7 +74,8 @@ def _beats(cid: str, baseline: str, statement: str, paper_value: str) -> Claim:
         "standard errors.",
         paper_value,
         f"em_gap.decor.{baseline} > 2 * em_gap_se.decor.{baseline}",
-        profiles=("llm",),
+        # Decided by `llm`; not marked `profiles=("llm",)` because check_paper knows only
+        # smoke / quick / full as claim profiles: quick and full report the tiny study's.
         placebo={"decor": baseline},
     )
 
