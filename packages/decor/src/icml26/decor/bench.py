@@ -29,14 +29,14 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     from icml26.decor.joint import TrainSettings, train_decor
     from icml26.decor.policies import ROLES, Sampling
     from icml26.decor.retrieval import BM25Search, DenseSearch
-    from icml26.decor.study import _policies, make_env, warm_start
+    from icml26.decor.study import make_env, make_policies, warm_start
 
     torch.set_num_threads(config.threads)
     cfg = DecorConfig(
         seed=config.seed, sft_steps=config.sft_steps, max_test_questions=config.episodes
     )
     env = make_env(cfg)
-    team = _policies(cfg, env, config.seed)
+    team = make_policies(cfg, env, config.seed)
     warm_start(cfg, env, team, config.seed)
     roles = {r: team[r] for r in ROLES}
     settings = EpisodeSettings()

@@ -43,10 +43,13 @@ __all__ = [
     "TRAINED",
     "Env",
     "combine",
+    "episode_settings",
     "gap_se",
     "make_env",
+    "make_policies",
     "method_metrics",
     "run_seed",
+    "warm_start",
 ]
 
 #: Every method scored, trained ones first (in the issue's priority order).
@@ -132,7 +135,9 @@ def method_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------------------ policies
-def _policies(config: DecorConfig, env: Env, seed: int) -> dict[str, RolePolicy]:
+def make_policies(config: DecorConfig, env: Env, seed: int) -> dict[str, RolePolicy]:
+    """The planner, filter, answerer and monolithic policies: tiny models, or LoRA adapters
+    on ``config.llm_model``."""
     names = [*ROLES, "monolithic"]
     if config.llm_model:
         from icml26.decor.policies import make_lora_team
@@ -225,7 +230,7 @@ def _train(
         w=0.0 if method == "outcome_only" else config.w,
         lr=config.rl_lr,
         temperature=config.temperature,
-        seed=seed_for(seed, "questions", method) % 2**31,
+        seed=seed_for(seed, "questions") % 2**31,  # the same draws for every method
     )
     eps = episode_settings(config)
 
@@ -282,7 +287,7 @@ def run_seed(config: DecorConfig, env: Env, seed: int) -> dict[str, Any]:
         ``"metrics": {method: method_metrics}``, ``"history": {method: RL logs}``,
         ``"sft_loss": {policy: loss}`` (JSON-ready).
     """
-    team = _policies(config, env, seed)
+    team = make_policies(config, env, seed)
     sft_loss = warm_start(config, env, team, seed)
     warm = _snapshot(team)
     out: dict[str, Any] = {"scores": {}, "metrics": {}, "history": {}, "sft_loss": sft_loss}
