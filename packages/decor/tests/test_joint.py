@@ -207,3 +207,30 @@ def test_gap_se_counts_seeds_and_questions() -> None:
     assert np.isnan(gap_se(a[:1], b[:1])[1])  # one training seed decides nothing
     with pytest.raises(ValueError, match="seeds, questions"):
         gap_se(a, b[:, :3])
+
+
+def test_save_and_load_a_lora_team(tmp_path, factbook) -> None:  # type: ignore[no-untyped-def]
+    from peft import get_peft_model_state_dict
+
+    from icml26.decor.policies import load_team, make_lora_team, save_team
+
+    def base():  # type: ignore[no-untyped-def]
+        return make_tiny_team(
+            [p.text for p in factbook.passages[:50]], ["b"], hidden_size=16, num_layers=1
+        )["b"]
+
+    b = base()
+    team = make_lora_team(b.model, b.tokenizer, ROLES, rank=2)
+    with torch.no_grad():
+        for p in team["filter"].trainable():
+            p.add_(0.5)  # the filter's adapter differs from a fresh one
+    save_team(team, tmp_path / "team")
+    fresh = base()  # the same seed: the same base weights
+    loaded = load_team(tmp_path / "team", ROLES, base_model=fresh.model)
+    for role in ROLES:
+        a = get_peft_model_state_dict(team[role].model, adapter_name=role)
+        c = get_peft_model_state_dict(loaded[role].model, adapter_name=role)
+        assert a.keys() == c.keys()
+        assert all(torch.equal(a[k], c[k]) for k in a)
+    with pytest.raises(FileNotFoundError, match="no saved policy for role 'critic'"):
+        load_team(tmp_path / "team", ["critic"])
