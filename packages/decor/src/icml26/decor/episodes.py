@@ -1,12 +1,13 @@
 """Deep-search episodes, batched across questions, for DECOR and every baseline.
 
-Each episode records the tokens every role generated as :class:`Turn` records: the context
-it was generated from (``prompt``), what followed (``completion``) and a mask that is 1 on
-the policy's own tokens and 0 on tokens the environment wrote. Only the Planner and the
-monolithic agent have environment tokens inside their completions (the retrieved passages,
-shown as ``tool`` turns through :func:`icml26.shared.llm.rollouts.observation_ids`); the
-Filter and the Answerer read retrieved text in their prompts. Either way retrieved text is
-never a training target (:mod:`icml26.decor.marl` trains on ``mask == 1`` only).
+Each episode records the tokens every role generated as :class:`Turn` records (one per role
+and episode): the context it was generated from (``prompt``), what followed
+(``completion``) and a mask that is 1 on the policy's own tokens and 0 on tokens the
+environment wrote. The Planner, the Filter and the monolithic agent have environment tokens
+inside their completions (retrieved passages, shown as ``tool`` turns through
+:func:`icml26.shared.llm.rollouts.observation_ids`); the Answerer reads its memory in its
+prompt. Either way retrieved text is
+never a training target (:mod:`icml26.decor.joint` hands TRL the mask as ``env_mask``).
 
 * :func:`run_team`: DECOR (and training-free orchestration, with untrained roles): the
   Planner issues a query or stops; the retriever returns the top ``k``; the Filter keeps or
