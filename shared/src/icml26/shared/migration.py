@@ -18,7 +18,6 @@ __all__ = ["UNMIGRATED"]
 #: Paper slugs still exempt from the layering contract and the strict placebo check.
 UNMIGRATED: frozenset[str] = frozenset(
     {
-        "decor",
         "dicode",
         "ecg-r1",
         "magic",
