@@ -319,14 +319,24 @@ class ECGR1ForCausalLM(LlamaForCausalLM):
 
     # --------------------------------------------------------------------------- helpers
     def prompt_ids(self, tokenizer: Any, layout: str, record: int) -> list[int]:
-        """The chat-templated prompt ids (generation prompt added)."""
-        out = tokenizer.apply_chat_template(
-            [{"role": "user", "content": self.user_text(layout, record)}],
-            add_generation_prompt=True,
-            tokenize=True,
-            return_dict=True,
-        )
-        return list(out["input_ids"])
+        """The chat-templated prompt ids (generation prompt added); the template is rendered
+        once per tokenizer and layout, the record digits substituted."""
+        key = (id(tokenizer), layout)
+        cache = self.__dict__.setdefault("_prompt_cache", {})
+        if key not in cache:
+            out = tokenizer.apply_chat_template(
+                [{"role": "user", "content": self.user_text(layout, 0)}],
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=True,
+            )
+            cache[key] = list(out["input_ids"])
+        self.user_text(layout, record)  # validates
+        ids = list(cache[key])
+        where = [i for i, t in enumerate(ids) if t in self.config.digit_ids]
+        for i, d in zip(where, f"{int(record):0{RECORD_WIDTH}d}", strict=True):
+            ids[i] = self.config.digit_ids[int(d)]
+        return ids
 
     @torch.no_grad()
     def interpret(

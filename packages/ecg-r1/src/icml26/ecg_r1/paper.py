@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from icml26.ecg_r1.config import BenchConfig, ECGR1Config
+from icml26.ecg_r1.config import BenchConfig, RunConfig
 from icml26.shared import Claim, Paper
 
 __all__ = ["BENCH_PROFILES", "PAPER", "PROFILES"]
 
 PROFILES = {
     # Seconds: every stage on a handful of records and steps (tests use it).
-    "smoke": ECGR1Config(
+    "smoke": RunConfig(
         n_train=32,
         n_test=6,
         n_neurokit=1,
@@ -22,12 +22,12 @@ PROFILES = {
         grpo_steps=1,
         grpo_prompts=2,
         grpo_generations=2,
-        grpo_max_tokens=24,
+        seeds=2,
     ),
     # About 3 CPU minutes: 600 training records, three SFTs and two short GRPO runs.
-    "quick": ECGR1Config(),
+    "quick": RunConfig(),
     # The best two cores allow in about half an hour.
-    "full": ECGR1Config(
+    "full": RunConfig(
         n_train=3000,
         n_test=200,
         n_neurokit=8,
