@@ -51,8 +51,15 @@ def test_csv_round_trip_reorders_leads(record: np.ndarray, tmp_path: Path) -> No
 def test_wfdb_round_trip(record: np.ndarray, tmp_path: Path) -> None:
     import wfdb
 
-    wfdb.wrsamp("rec", fs=200, units=["mV"] * 12, sig_name=list(LEADS), p_signal=record.T,
-                fmt=["16"] * 12, write_dir=str(tmp_path))  # fmt: skip
+    wfdb.wrsamp(
+        "rec",
+        fs=200,
+        units=["mV"] * 12,
+        sig_name=list(LEADS),
+        p_signal=record.T,
+        fmt=["16"] * 12,
+        write_dir=str(tmp_path),
+    )
     x, fs = load_record(tmp_path / "rec")
     assert fs == 200
     np.testing.assert_allclose(x, record, atol=2e-3)

@@ -83,7 +83,21 @@ class RunConfig:
     llm_test: int = 24
 
     def __post_init__(self) -> None:
-        for name in ("n_train", "n_test", "enc_steps", "enc_batch", "sft_steps", "sft_batch", "grpo_prompts", "lm_hidden", "lm_layers", "seeds", "llm_sft_batch", "llm_grpo_prompts", "llm_test"):  # fmt: skip
+        for name in (
+            "n_train",
+            "n_test",
+            "enc_steps",
+            "enc_batch",
+            "sft_steps",
+            "sft_batch",
+            "grpo_prompts",
+            "lm_hidden",
+            "lm_layers",
+            "seeds",
+            "llm_sft_batch",
+            "llm_grpo_prompts",
+            "llm_test",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -138,7 +152,9 @@ class RunConfig:
                     raise ValueError("records: a CSV file needs records_fs (its sampling rate, Hz)")
             else:
                 if not p.with_suffix(".hea").is_file():
-                    raise ValueError(f"records: no WFDB header {p.with_suffix('.hea')} (give the record path without extension, or a .csv)")  # fmt: skip
+                    raise ValueError(
+                        f"records: no WFDB header {p.with_suffix('.hea')} (give the record path without extension, or a .csv)"
+                    )
                 if self.records_fs:
                     raise ValueError(
                         "records_fs is used only with a CSV file (a WFDB header carries its own rate)"
@@ -168,10 +184,18 @@ class RunConfig:
         from icml26.shared.llm.grpo import GRPOSettings
 
         return GRPOSettings(
-            steps=self.grpo_steps, prompts_per_step=self.grpo_prompts,
-            num_generations=self.grpo_generations, lr=self.grpo_lr, beta=self.grpo_beta,
-            temperature=self.grpo_temperature, epsilon=0.2, epsilon_high=0.28, loss_type="dapo",
-            dynamic_sampling=True, reward_weights=self.reward_weights, seed=self.seed,
+            steps=self.grpo_steps,
+            prompts_per_step=self.grpo_prompts,
+            num_generations=self.grpo_generations,
+            lr=self.grpo_lr,
+            beta=self.grpo_beta,
+            temperature=self.grpo_temperature,
+            epsilon=0.2,
+            epsilon_high=0.28,
+            loss_type="dapo",
+            dynamic_sampling=True,
+            reward_weights=self.reward_weights,
+            seed=self.seed,
         )
 
     @property
@@ -191,8 +215,13 @@ class RunConfig:
         """As :attr:`grpo` at the checkpoint's sizes, ``beta = 0`` (LoRA: see ``grpo_beta``)."""
         from dataclasses import replace
 
-        return replace(self.grpo, steps=self.llm_grpo_steps, prompts_per_step=self.llm_grpo_prompts,
-                       num_generations=self.llm_grpo_generations, beta=0.0)
+        return replace(
+            self.grpo,
+            steps=self.llm_grpo_steps,
+            prompts_per_step=self.llm_grpo_prompts,
+            num_generations=self.llm_grpo_generations,
+            beta=0.0,
+        )
 
 
 @dataclass(frozen=True)

@@ -44,10 +44,14 @@ class MethodScores:
         self.halluc_bad = np.array([b for b, _ in counts], dtype=float)
         self.halluc_total = np.array([t for _, t in counts], dtype=float)
         if "signal_only" in self.parsed and "image_only" in self.parsed:
-            self.consistency: np.ndarray | None = np.array([
-                jaccard(a.labels, b.labels)
-                for a, b in zip(self.parsed["signal_only"], self.parsed["image_only"], strict=True)
-            ])  # fmt: skip
+            self.consistency: np.ndarray | None = np.array(
+                [
+                    jaccard(a.labels, b.labels)
+                    for a, b in zip(
+                        self.parsed["signal_only"], self.parsed["image_only"], strict=True
+                    )
+                ]
+            )
         else:
             self.consistency = None
 
@@ -112,7 +116,9 @@ def pooled_hallucination_test(
     tot_b = np.sum([s.halluc_total for s in b], axis=0)
 
     def diff(i: np.ndarray) -> float:
-        return float(bad_a[i].sum() / max(tot_a[i].sum(), 1) - bad_b[i].sum() / max(tot_b[i].sum(), 1))
+        return float(
+            bad_a[i].sum() / max(tot_a[i].sum(), 1) - bad_b[i].sum() / max(tot_b[i].sum(), 1)
+        )
 
     n = len(bad_a)
     d = diff(np.arange(n))

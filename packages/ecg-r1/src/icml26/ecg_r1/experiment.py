@@ -20,9 +20,14 @@ from typing import Any
 
 from icml26.ecg_r1.config import RunConfig
 from icml26.ecg_r1.data import make_dataset
-from icml26.ecg_r1.encoders import ImageEncoder, SignalEncoder
 from icml26.ecg_r1.figures import write_figures
-from icml26.ecg_r1.methods import MethodSpec, frozen_encoders, measured_targets, run_llm_method, train_encoders
+from icml26.ecg_r1.methods import (
+    MethodSpec,
+    frozen_encoders,
+    measured_targets,
+    run_llm_method,
+    train_encoders,
+)
 from icml26.ecg_r1.model import EncodedBank, ModalityDropout
 from icml26.ecg_r1.render import ImageRasteriser
 from icml26.ecg_r1.report import interpret_record
@@ -53,31 +58,82 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     raster = ImageRasteriser(200.0, 10.0)
     train, test = stages.once(
         "data",
-        lambda: tuple(make_dataset(n, rng_for(cfg.seed, part), rasteriser=raster) for n, part in ((cfg.n_train, "train"), (cfg.n_test, "test"))),
+        lambda: tuple(
+            make_dataset(n, rng_for(cfg.seed, part), rasteriser=raster)
+            for n, part in ((cfg.n_train, "train"), (cfg.n_test, "test"))
+        ),
         saver=PICKLE,
     )
     log(f"ecg-r1: {len(train)} train / {len(test)} test records")
     targets = stages.once("targets", lambda: measured_targets(train.raw, train.fs), saver=PICKLE)
     deline = stages.once("delineation", lambda: delineation_metrics(cfg, test), saver=JSON)
-    enc = stages.once("encoders", lambda: train_encoders(train, steps=cfg.enc_steps, batch_size=cfg.enc_batch, lr=cfg.enc_lr, seed=cfg.seed, device=cfg.device), saver=TORCH)
+    enc = stages.once(
+        "encoders",
+        lambda: train_encoders(
+            train,
+            steps=cfg.enc_steps,
+            batch_size=cfg.enc_batch,
+            lr=cfg.enc_lr,
+            seed=cfg.seed,
+            device=cfg.device,
+        ),
+        saver=TORCH,
+    )
     se, ie = frozen_encoders(enc, cfg.device)
-    banks = tuple(EncodedBank.build(se, ie, d.signals, d.images, device=cfg.device) for d in (train, test))
-    common = {"policy": cfg.policy, "sft": cfg.sft, "grpo": cfg.grpo, "drop": ModalityDropout(cfg.p_drop, cfg.p_swap),
-              "train": train, "targets": targets, "banks": banks, "n_eval": len(test)}
+    banks = tuple(
+        EncodedBank.build(se, ie, d.signals, d.images, device=cfg.device) for d in (train, test)
+    )
+    common = {
+        "policy": cfg.policy,
+        "sft": cfg.sft,
+        "grpo": cfg.grpo,
+        "drop": ModalityDropout(cfg.p_drop, cfg.p_swap),
+        "train": train,
+        "targets": targets,
+        "banks": banks,
+        "n_eval": len(test),
+    }
     seeds = [
-        stages.once(f"seed{k}", lambda k=k: run_llm_method(MethodSpec("ecg_r1", grpo=True), seed=cfg.seed + k, save_to=run_dir.path / f"model_ecg_r1_seed{k}" if k == 0 else None, **common))
+        stages.once(
+            f"seed{k}",
+            lambda k=k: run_llm_method(
+                MethodSpec("ecg_r1", grpo=True),
+                seed=cfg.seed + k,
+                save_to=run_dir.path / f"model_ecg_r1_seed{k}" if k == 0 else None,
+                **common,
+            ),
+        )
         for k in range(cfg.seeds)
     ]
     ablations = {
-        spec.name: stages.once(spec.name, lambda spec=spec: run_llm_method(spec, seed=cfg.seed, **common))
+        spec.name: stages.once(
+            spec.name, lambda spec=spec: run_llm_method(spec, seed=cfg.seed, **common)
+        )
         for spec in ABLATIONS
     }
     llm = None
     if cfg.llm_model:
-        llm_common = common | {"policy": cfg.llm_policy, "sft": cfg.llm_sft, "grpo": cfg.llm_grpo, "n_eval": cfg.llm_test}
-        llm = stages.once("ecg_r1_llm", lambda: run_llm_method(MethodSpec("ecg_r1", grpo=True), seed=cfg.seed, **llm_common))
+        llm_common = common | {
+            "policy": cfg.llm_policy,
+            "sft": cfg.llm_sft,
+            "grpo": cfg.llm_grpo,
+            "n_eval": cfg.llm_test,
+        }
+        llm = stages.once(
+            "ecg_r1_llm",
+            lambda: run_llm_method(MethodSpec("ecg_r1", grpo=True), seed=cfg.seed, **llm_common),
+        )
     if cfg.records:
-        report = stages.once("user_record", lambda: interpret_record(run_dir.path / "model_ecg_r1_seed0", cfg.records, (se, ie), fs=cfg.records_fs or None), saver=JSON)
+        report = stages.once(
+            "user_record",
+            lambda: interpret_record(
+                run_dir.path / "model_ecg_r1_seed0",
+                cfg.records,
+                (se, ie),
+                fs=cfg.records_fs or None,
+            ),
+            saver=JSON,
+        )
         run_dir.write_json("user_interpretations.json", report)
     metrics = summarise(test, deline, seeds, ablations, llm, se, cfg)
     write_tables(run_dir, metrics)

@@ -15,20 +15,33 @@ from icml26.shared import PALETTE, RunDir, figure
 __all__ = ["write_figures"]
 
 
-def write_figures(run_dir: RunDir, m: dict[str, Any], test: ECGDataset, interpretation: str) -> None:
+def write_figures(
+    run_dir: RunDir, m: dict[str, Any], test: ECGDataset, interpretation: str
+) -> None:
     """``ecg_interpretation``, ``jaccard_by_condition`` and ``hallucination_rate`` plots."""
     import matplotlib.image as mpimg
 
-    fig = render_ecg(test.raw[0], test.fs, title="true: " + ", ".join(sorted(test.labels[0])), dpi=110)
+    fig = render_ecg(
+        test.raw[0], test.fs, title="true: " + ", ".join(sorted(test.labels[0])), dpi=110
+    )
     tmp = run_dir.plot_path("_ecg_tmp")
     fig.savefig(tmp)
     img = mpimg.imread(tmp)
     tmp.unlink()
-    with figure(run_dir.plot_path("ecg_interpretation"), 2, 1, width=10, height=8.5, gridspec_kw={"height_ratios": [3, 2]}) as (_, axes):
+    with figure(
+        run_dir.plot_path("ecg_interpretation"),
+        2,
+        1,
+        width=10,
+        height=8.5,
+        gridspec_kw={"height_ratios": [3, 2]},
+    ) as (_, axes):
         axes[0].imshow(img)
         axes[0].set_axis_off()
         axes[1].set_axis_off()
-        text = "ECG-R1 (tiny LM) interpretation:\n" + interpretation.replace("</think>", "</think>\n")
+        text = "ECG-R1 (tiny LM) interpretation:\n" + interpretation.replace(
+            "</think>", "</think>\n"
+        )
         axes[1].text(0, 1, text, va="top", ha="left", fontsize=7, family="monospace", wrap=True)
     conds = ("both", "signal_only", "image_only")
     with figure(run_dir.plot_path("jaccard_by_condition"), width=8, height=3.4) as (_, ax):
@@ -42,6 +55,8 @@ def write_figures(run_dir: RunDir, m: dict[str, Any], test: ECGDataset, interpre
     with figure(run_dir.plot_path("hallucination_rate"), width=6, height=3.2) as (_, ax):
         vals = [m[f"hallucination_rate.{meth}"] for meth in METHODS]
         errs = [m.get(f"hallucination_rate_se.{meth}", 0.0) for meth in METHODS]
-        ax.bar(METHODS, vals, yerr=errs, color=[PALETTE[j % len(PALETTE)] for j in range(len(METHODS))])
+        ax.bar(
+            METHODS, vals, yerr=errs, color=[PALETTE[j % len(PALETTE)] for j in range(len(METHODS))]
+        )
         ax.set_ylabel("contradicting statements / statements")
         ax.tick_params(axis="x", labelsize=7)

@@ -53,7 +53,16 @@ __all__ = [
 #: Markup, modality and record-digit tokens, then every label as one token: a small decoder
 #: that must spell ``first_degree_av_block`` from sub-words garbles it; as one token it is one
 #: choice.
-SPECIAL = ["<think>", "</think>", "<answer>", "</answer>", "<sig>", "<img>", *RECORD_DIGITS, *LABELS]
+SPECIAL = [
+    "<think>",
+    "</think>",
+    "<answer>",
+    "</answer>",
+    "<sig>",
+    "<img>",
+    *RECORD_DIGITS,
+    *LABELS,
+]
 
 
 def measured_targets(raw: np.ndarray, fs: float) -> list[Features | None]:
@@ -83,7 +92,9 @@ def train_encoders(
     }
 
 
-def frozen_encoders(state: dict[str, torch.Tensor], device: str) -> tuple[SignalEncoder, ImageEncoder]:
+def frozen_encoders(
+    state: dict[str, torch.Tensor], device: str
+) -> tuple[SignalEncoder, ImageEncoder]:
     """The encoders of :func:`train_encoders`' state, in eval mode, without gradients."""
     se, ie = SignalEncoder(), ImageEncoder()
     se.load_state_dict({k[7:]: v for k, v in state.items() if k.startswith("signal.")})
@@ -106,22 +117,38 @@ class PolicySettings:
 
 
 def new_policy(
-    settings: PolicySettings, corpus: list[str], bank: EncodedBank, *, seed: int, readout: bool = True
+    settings: PolicySettings,
+    corpus: list[str],
+    bank: EncodedBank,
+    *,
+    seed: int,
+    readout: bool = True,
 ) -> tuple[Any, Any]:
     """A fresh :class:`ECGR1ForCausalLM` (and its tokenizer) on the tiny LM or a checkpoint."""
     torch.manual_seed(seed)
     widths = {
-        "sig_width": bank.sig_tokens.shape[-1], "img_width": bank.img_tokens.shape[-1],
-        "read_dim": bank.sig_read.shape[-1], "n_sig": bank.sig_tokens.shape[1],
-        "n_img": bank.img_tokens.shape[1], "readout": readout,
-    }  # fmt: skip
+        "sig_width": bank.sig_tokens.shape[-1],
+        "img_width": bank.img_tokens.shape[-1],
+        "read_dim": bank.sig_read.shape[-1],
+        "n_sig": bank.sig_tokens.shape[1],
+        "n_img": bank.img_tokens.shape[1],
+        "readout": readout,
+    }
     if settings.lm == "tiny":
         from icml26.shared.llm.tiny import TinyModelConfig, make_tiny_lm
 
         h = settings.hidden
-        config = TinyModelConfig(hidden_size=h, intermediate_size=2 * h, num_layers=settings.layers,
-                                 num_heads=4, num_kv_heads=2, max_positions=512)  # fmt: skip
-        lm, tok = make_tiny_lm(corpus, special_tokens=SPECIAL, vocab_size=settings.vocab_size, seed=seed, config=config)  # fmt: skip
+        config = TinyModelConfig(
+            hidden_size=h,
+            intermediate_size=2 * h,
+            num_layers=settings.layers,
+            num_heads=4,
+            num_kv_heads=2,
+            max_positions=512,
+        )
+        lm, tok = make_tiny_lm(
+            corpus, special_tokens=SPECIAL, vocab_size=settings.vocab_size, seed=seed, config=config
+        )
         return ECGR1ForCausalLM.from_lm(lm, tok, **widths), tok
     from icml26.shared.llm import load_causal_lm
     from icml26.shared.llm.chat_templates import with_generation_markers
@@ -183,7 +210,9 @@ def run_llm_method(
     btr, bte = banks
     ftr = rng_for(seed, f"free-text-{spec.name}")
     answers = [
-        None if m is None else (protocol_answer(m) if spec.answers == "protocol" else free_text_answer(m, ftr))
+        None
+        if m is None
+        else (protocol_answer(m) if spec.answers == "protocol" else free_text_answer(m, ftr))
         for m in targets
     ]
     corpus = [PROMPT] + [a for a in answers if a is not None]
@@ -193,15 +222,35 @@ def run_llm_method(
     per_record = [None if a is None else next(it) for a in answers]
     cap, p95 = generation_cap([len(x) for x in ids], floor=16)
     dropout = drop if spec.dropout else ModalityDropout(0.0, 0.0)
-    losses = train_sft(model, tok, btr, per_record, sft, dropout=dropout, rng=rng_for(seed, f"sft-{spec.name}"))
+    losses = train_sft(
+        model, tok, btr, per_record, sft, dropout=dropout, rng=rng_for(seed, f"sft-{spec.name}")
+    )
     out: dict[str, Any] = {"answer_tokens_p95": p95, "generation_cap": cap, "sft_targets": len(ids)}
     if losses:
         out["sft_loss_first"], out["sft_loss_last"] = losses[0], float(np.mean(losses[-5:]))
     out["texts_sft"] = interpret_conditions(model, tok, bte, n_eval, cap)
     if spec.grpo and grpo is not None and grpo.steps:
         settings = GRPOSettings(**{**grpo.__dict__, "max_completion_length": cap, "seed": seed})
-        history = train_grpo(model, tok, btr, train.features, settings, dropout=dropout, rng=rng_for(seed, f"grpo-{spec.name}"))  # fmt: skip
-        out["grpo"] = {k: [h.get(k) for h in history] for k in ("reward", "kl", "rewards/evidence/mean", "rewards/diagnosis/mean", "dynamic_sampling/kept_frac", "completions/clipped_ratio")}  # fmt: skip
+        history = train_grpo(
+            model,
+            tok,
+            btr,
+            train.features,
+            settings,
+            dropout=dropout,
+            rng=rng_for(seed, f"grpo-{spec.name}"),
+        )
+        out["grpo"] = {
+            k: [h.get(k) for h in history]
+            for k in (
+                "reward",
+                "kl",
+                "rewards/evidence/mean",
+                "rewards/diagnosis/mean",
+                "dynamic_sampling/kept_frac",
+                "completions/clipped_ratio",
+            )
+        }
         out["texts"] = interpret_conditions(model, tok, bte, n_eval, cap)
     else:
         out["texts"] = out["texts_sft"]
@@ -212,7 +261,9 @@ def run_llm_method(
     return out
 
 
-def interpret_conditions(model: Any, tok: Any, bank: EncodedBank, n: int, cap: int) -> dict[str, list[str]]:
+def interpret_conditions(
+    model: Any, tok: Any, bank: EncodedBank, n: int, cap: int
+) -> dict[str, list[str]]:
     """Greedy interpretations of the first ``n`` records of ``bank`` in each condition."""
     model.use_bank(bank)
     base = model.get_base_model() if hasattr(model, "get_base_model") else model

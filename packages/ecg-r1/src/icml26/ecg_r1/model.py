@@ -171,8 +171,14 @@ class ECGR1ForCausalLM(LlamaForCausalLM):
     def __init__(self, config: ECGR1LMConfig) -> None:
         super().__init__(config)
         d = config.hidden_size
-        self.sig_proj, self.img_proj = _projector(config.sig_width, d), _projector(config.img_width, d)
-        self.sig_read, self.img_read = _projector(config.read_dim, d), _projector(config.read_dim, d)
+        self.sig_proj, self.img_proj = (
+            _projector(config.sig_width, d),
+            _projector(config.img_width, d),
+        )
+        self.sig_read, self.img_read = (
+            _projector(config.read_dim, d),
+            _projector(config.read_dim, d),
+        )
         self.bank: EncodedBank | None = None
         self.post_init()
 
@@ -201,9 +207,20 @@ class ECGR1ForCausalLM(LlamaForCausalLM):
         if tokenizer.unk_token_id in ids or None in ids:
             raise ValueError(f"the tokenizer needs {SIG}, {IMG} and {RECORD_DIGITS} as tokens")
         config = ECGR1LMConfig(
-            sig_width=sig_width, img_width=img_width, read_dim=read_dim, n_sig=n_sig,
-            n_img=n_img, readout=readout, sig_id=ids[0], img_id=ids[1], digit_ids=ids[2:],
-            **{k: v for k, v in lm.config.to_dict().items() if k not in ("model_type", "architectures")},
+            sig_width=sig_width,
+            img_width=img_width,
+            read_dim=read_dim,
+            n_sig=n_sig,
+            n_img=n_img,
+            readout=readout,
+            sig_id=ids[0],
+            img_id=ids[1],
+            digit_ids=ids[2:],
+            **{
+                k: v
+                for k, v in lm.config.to_dict().items()
+                if k not in ("model_type", "architectures")
+            },
         )
         config.architectures = [cls.__name__]
         model = cls(config).to(lm.dtype)
@@ -275,17 +292,24 @@ class ECGR1ForCausalLM(LlamaForCausalLM):
             return emb.masked_fill(digits.unsqueeze(-1), 0.0)
         rows = holders.any(1)
         sig, img = self.modality_embeddings(self._records(ids[rows]))
-        for tok_id, vecs, k in ((cfg.sig_id, sig, self.n_sig_tokens), (cfg.img_id, img, self.n_img_tokens)):
+        for tok_id, vecs, k in (
+            (cfg.sig_id, sig, self.n_sig_tokens),
+            (cfg.img_id, img, self.n_img_tokens),
+        ):
             mask = ids[rows] == tok_id
             has = mask.any(1)
             counts = mask.sum(1)
             if not torch.all(counts[has] == k):
-                raise ValueError(f"a prompt row has {counts[has].tolist()} placeholders, expected {k}")
+                raise ValueError(
+                    f"a prompt row has {counts[has].tolist()} placeholders, expected {k}"
+                )
             if not has.any():
                 continue
             full = torch.zeros_like(ids, dtype=torch.bool)
             full[rows] = mask
-            emb = emb.masked_scatter(full.unsqueeze(-1), vecs[has].to(emb.dtype).reshape(-1, emb.shape[-1]))
+            emb = emb.masked_scatter(
+                full.unsqueeze(-1), vecs[has].to(emb.dtype).reshape(-1, emb.shape[-1])
+            )
         return emb.masked_fill(digits.unsqueeze(-1), 0.0)
 
     def forward(  # type: ignore[override]
@@ -306,12 +330,14 @@ class ECGR1ForCausalLM(LlamaForCausalLM):
             kwargs["past_key_values"] = past_key_values
         if input_ids is not None and inputs_embeds is None:
             inputs_embeds = self.embed(input_ids)
-            if position_ids is None and attention_mask is not None and fresh:
-                if attention_mask.shape == input_ids.shape:
-                    position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+            own_positions = position_ids is None and attention_mask is not None and fresh
+            if own_positions and attention_mask.shape == input_ids.shape:
+                position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
         out = super().forward(
-            inputs_embeds=inputs_embeds, attention_mask=attention_mask,
-            position_ids=position_ids, **kwargs,
+            inputs_embeds=inputs_embeds,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            **kwargs,
         )
         banned = [self.config.sig_id, self.config.img_id, *self.config.digit_ids]
         out.logits = out.logits.index_fill(-1, torch.tensor(banned, device=out.logits.device), -1e9)
@@ -351,19 +377,34 @@ class ECGR1ForCausalLM(LlamaForCausalLM):
         """Greedy interpretations of ``records`` of the attached bank, one per layout,
         decoded with the special tokens kept (``<think>``, labels)."""
         texts: list[str] = []
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        pad = (
+            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        )
         self.eval()
         for a in range(0, len(records), batch_size):
-            rows = [self.prompt_ids(tokenizer, c, r) for r, c in zip(records[a : a + batch_size], layouts[a : a + batch_size], strict=True)]
+            rows = [
+                self.prompt_ids(tokenizer, c, r)
+                for r, c in zip(
+                    records[a : a + batch_size], layouts[a : a + batch_size], strict=True
+                )
+            ]
             width = max(len(r) for r in rows)
             ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=self.device)
-            attn = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=self.device)
+            attn = torch.tensor(
+                [[0] * (width - len(r)) + [1] * len(r) for r in rows], device=self.device
+            )
             out = self.generate(
-                input_ids=ids, attention_mask=attn, max_new_tokens=max_new_tokens, do_sample=False,
-                pad_token_id=pad, eos_token_id=tokenizer.eos_token_id,
+                input_ids=ids,
+                attention_mask=attn,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                pad_token_id=pad,
+                eos_token_id=tokenizer.eos_token_id,
             )
             for row in out[:, width:].tolist():
-                cut = row.index(tokenizer.eos_token_id) if tokenizer.eos_token_id in row else len(row)
+                cut = (
+                    row.index(tokenizer.eos_token_id) if tokenizer.eos_token_id in row else len(row)
+                )
                 texts.append(tokenizer.decode(row[:cut], skip_special_tokens=False))
         return texts
 

@@ -65,12 +65,14 @@ CLAIMS = [
     Claim(
         "evidence_rewards_lower_hallucination",
         "RL with diagnostic evidence rewards lowers the hallucination rate (statements that "
-        "contradict the measured features) against SFT only (paired z > 2 over test records; "
-        "floor: diagnosis Jaccard >= 0.3 with both modalities).",
+        "contradict the simulator's features; pooled over statements, records and seeds) against "
+        "SFT only on the delineator's measured features (z > 2 by a paired record bootstrap of "
+        "the pooled difference; floor: diagnosis Jaccard >= 0.3 with both modalities).",
         "ECG-R1's RL strengthens evidence-grounded interpretation (qualitative)",
         "hallucination_rate.ecg_r1 < hallucination_rate.sft_only and "
         "z.hallucination_sft_only_minus_ecg_r1 > 2 and diagnosis_jaccard.both.ecg_r1 >= 0.3",
         profiles=_QF,
+        placebo={"ecg_r1": "sft_only"},
     ),
     Claim(
         "dropout_keeps_diagnosis",
@@ -85,6 +87,7 @@ CLAIMS = [
         "z.gap_signal_only_no_dropout_minus_ecg_r1 > 2 and z.gap_image_only_no_dropout_minus_ecg_r1 > 2 and "
         "min(diagnosis_jaccard.signal_only.ecg_r1, diagnosis_jaccard.image_only.ecg_r1) >= 0.3",
         profiles=_QF,
+        placebo={"ecg_r1": "no_dropout"},
     ),
     Claim(
         "dropout_raises_consistency",
@@ -95,6 +98,7 @@ CLAIMS = [
         "z.consistency_ecg_r1_minus_no_dropout > 2 and "
         "min(diagnosis_jaccard.signal_only.ecg_r1, diagnosis_jaccard.image_only.ecg_r1) >= 0.3",
         profiles=_QF,
+        placebo={"ecg_r1": "no_dropout"},
     ),
     Claim(
         "protocol_beats_free_text",
@@ -104,6 +108,7 @@ CLAIMS = [
         "evidence_accuracy.sft_only > evidence_accuracy.free_text + 0.05 and "
         "z.evidence_sft_only_minus_free_text > 2",
         profiles=_QF,
+        placebo={"sft_only": "free_text"},
     ),
 ]
 

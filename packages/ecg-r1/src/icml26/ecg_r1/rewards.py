@@ -108,7 +108,9 @@ def reward_functions(tokenizer: Any = None) -> list[Any]:
     if tokenizer is None:
         return reward_components(ecg_rewards, REWARD_NAMES)
 
-    def decoded(prompts: Sequence[Any], completions: Sequence[Any], **kw: Any) -> dict[str, list[float]]:
+    def decoded(
+        prompts: Sequence[Any], completions: Sequence[Any], **kw: Any
+    ) -> dict[str, list[float]]:
         ids = kw.pop("completion_ids", None)
         if ids is not None:
             completions = [tokenizer.decode(c, skip_special_tokens=False) for c in ids]

@@ -65,7 +65,9 @@ def _seed_mean(scores: list[MethodScores], name: str) -> dict[str, float]:
     per = [s.metrics(name) for s in scores]
     out = {k: float(np.mean([p[k] for p in per])) for k in per[0]}
     if len(per) > 1:
-        out[f"hallucination_rate_se.{name}"] = mean_se([p[f"hallucination_rate.{name}"] for p in per]).se
+        out[f"hallucination_rate_se.{name}"] = mean_se(
+            [p[f"hallucination_rate.{name}"] for p in per]
+        ).se
     return out
 
 
@@ -89,22 +91,34 @@ def summarise(
     for name, sc in abl.items():
         metrics |= sc.metrics(name)
     metrics |= score_method({"both": cnn, "signal_only": cnn}, feats).metrics("signal_cnn")
-    metrics |= score_method({"both": deline["texts"], "signal_only": deline["texts"]}, feats).metrics("rules")
+    metrics |= score_method(
+        {"both": deline["texts"], "signal_only": deline["texts"]}, feats
+    ).metrics("rules")
     gap, se, z = pooled_hallucination_test(so, r1, seed=cfg.seed)
     metrics["hallucination_gap.sft_only_minus_ecg_r1"] = gap
     metrics["hallucination_gap_se.sft_only_minus_ecg_r1"] = se
     metrics["z.hallucination_sft_only_minus_ecg_r1"] = z
-    per_seed = [a.metrics("x")["hallucination_rate.x"] - b.metrics("x")["hallucination_rate.x"] for a, b in zip(so, r1, strict=True)]
-    metrics["hallucination_gap_seed_se.sft_only_minus_ecg_r1"] = mean_se(per_seed).se if len(per_seed) > 1 else float("nan")
+    per_seed = [
+        a.metrics("x")["hallucination_rate.x"] - b.metrics("x")["hallucination_rate.x"]
+        for a, b in zip(so, r1, strict=True)
+    ]
+    metrics["hallucination_gap_seed_se.sft_only_minus_ecg_r1"] = (
+        mean_se(per_seed).se if len(per_seed) > 1 else float("nan")
+    )
     nd = abl["no_dropout"]
     for single in ("signal_only", "image_only"):
         metrics[f"z.gap_{single}_no_dropout_minus_ecg_r1"] = paired_z(
             nd.jaccard["both"] - nd.jaccard[single], r1[0].jaccard["both"] - r1[0].jaccard[single]
         )
-    assert r1[0].consistency is not None and nd.consistency is not None
+    assert r1[0].consistency is not None
+    assert nd.consistency is not None
     metrics["z.consistency_ecg_r1_minus_no_dropout"] = paired_z(r1[0].consistency, nd.consistency)
-    metrics["z.evidence_sft_only_minus_free_text"] = paired_z(so[0].evidence, abl["free_text"].evidence)
-    metrics["readout_ablation.jaccard_drop"] = float(so[0].jaccard["both"].mean() - abl["no_readout"].jaccard["both"].mean())
+    metrics["z.evidence_sft_only_minus_free_text"] = paired_z(
+        so[0].evidence, abl["free_text"].evidence
+    )
+    metrics["readout_ablation.jaccard_drop"] = float(
+        so[0].jaccard["both"].mean() - abl["no_readout"].jaccard["both"].mean()
+    )
     for name, entry in [("ecg_r1", seeds[0]), *ablations.items()]:
         metrics[f"answer_tokens_p95.{name}"] = entry["answer_tokens_p95"]
         metrics[f"generation_cap.{name}"] = float(entry["generation_cap"])
@@ -116,5 +130,9 @@ def summarise(
             metrics[f"grpo_kl_last.{name}"] = float(g["kl"][-1] or 0.0)
     if llm is not None:
         metrics |= score_method(llm["texts"], feats[: cfg.llm_test]).metrics("ecg_r1_llm")
-        metrics |= {f"{k}.ecg_r1_llm": float(llm[k]) for k in ("answer_tokens_p95", "generation_cap", "sft_loss_last") if k in llm}
+        metrics |= {
+            f"{k}.ecg_r1_llm": float(llm[k])
+            for k in ("answer_tokens_p95", "generation_cap", "sft_loss_last")
+            if k in llm
+        }
     return metrics

@@ -71,7 +71,9 @@ def answer_ids(model: ECGR1ForCausalLM, tokenizer: Any, answers: Sequence[str]) 
     return out
 
 
-def _padded(rows: list[list[int]], pad: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def _padded(
+    rows: list[list[int]], pad: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
     width = max(len(r) for r in rows)
     ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=device)
     attn = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=device)
@@ -104,14 +106,19 @@ def train_sft(
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=settings.lr, weight_decay=0.0)
     sched = torch.optim.lr_scheduler.OneCycleLR(
-        opt, max_lr=settings.lr, total_steps=max(settings.steps, 10), pct_start=0.1 if settings.steps >= 20 else 0.2
+        opt,
+        max_lr=settings.lr,
+        total_steps=max(settings.steps, 10),
+        pct_start=0.1 if settings.steps >= 20 else 0.2,
     )
     model.train()
     losses = []
     for _ in range(settings.steps):
         idx = rng.choice(usable, settings.batch_size)
         layouts = dropout.sample(rng, settings.batch_size)
-        prompts = [model.prompt_ids(tokenizer, c, int(i)) for c, i in zip(layouts, idx, strict=True)]
+        prompts = [
+            model.prompt_ids(tokenizer, c, int(i)) for c, i in zip(layouts, idx, strict=True)
+        ]
         rows = [p + list(answers[i]) for p, i in zip(prompts, idx, strict=True)]  # type: ignore[arg-type]
         ids, attn = _padded(rows, pad, model.device)
         target = torch.zeros_like(ids, dtype=torch.bool)
@@ -193,7 +200,9 @@ def train_grpo(
     if settings.reward_weights is not None and len(settings.reward_weights) != len(REWARD_NAMES):
         raise ValueError(f"need {len(REWARD_NAMES)} reward weights, got {settings.reward_weights}")
     model.use_bank(bank)
-    rows = grpo_dataset(model, truths, settings.steps * settings.prompts_per_step, dropout=dropout, rng=rng)
+    rows = grpo_dataset(
+        model, truths, settings.steps * settings.prompts_per_step, dropout=dropout, rng=rng
+    )
     return shared_train_grpo(
         model, tokenizer, reward_functions(tokenizer), rows, settings, trainer_class=_bank_trainer()
     )
