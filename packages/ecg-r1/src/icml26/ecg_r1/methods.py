@@ -47,6 +47,7 @@ __all__ = [
     "measured_targets",
     "new_policy",
     "run_llm_method",
+    "sft_targets",
     "train_encoders",
 ]
 
@@ -168,6 +169,17 @@ def new_policy(
     return model, tok
 
 
+def sft_targets(
+    model: Any, tokenizer: Any, features: list[Features | None], write: Any = protocol_answer
+) -> list[list[int] | None]:
+    """The SFT target (assistant token ids) of each record from its features (measured by
+    :func:`measured_targets`), written by ``write`` (the protocol by default); ``None`` stays
+    ``None`` (no target)."""
+    texts = [None if f is None else write(f) for f in features]
+    ids = iter(answer_ids(model, tokenizer, [t for t in texts if t is not None]))
+    return [None if t is None else next(ids) for t in texts]
+
+
 def generation_cap(lengths: list[int], floor: int) -> tuple[int, float]:
     """A generation cap at 1.25x the 95th percentile of the answer lengths (tokens) and at
     least ``floor``; returns ``(cap, p95)``."""
@@ -209,17 +221,11 @@ def run_llm_method(
     :func:`generation_cap` of the SFT answers' lengths, also used for evaluation."""
     btr, bte = banks
     ftr = rng_for(seed, f"free-text-{spec.name}")
-    answers = [
-        None
-        if m is None
-        else (protocol_answer(m) if spec.answers == "protocol" else free_text_answer(m, ftr))
-        for m in targets
-    ]
-    corpus = [PROMPT] + [a for a in answers if a is not None]
+    write = protocol_answer if spec.answers == "protocol" else (lambda f: free_text_answer(f, ftr))
+    corpus = [PROMPT] + [write(m) for m in targets if m is not None]
     model, tok = new_policy(policy, corpus, btr, seed=seed, readout=spec.readout)
-    ids = answer_ids(model, tok, [a for a in answers if a is not None])
-    it = iter(ids)
-    per_record = [None if a is None else next(it) for a in answers]
+    per_record = sft_targets(model, tok, targets, write)
+    ids = [x for x in per_record if x is not None]
     cap, p95 = generation_cap([len(x) for x in ids], floor=16)
     dropout = drop if spec.dropout else ModalityDropout(0.0, 0.0)
     losses = train_sft(
