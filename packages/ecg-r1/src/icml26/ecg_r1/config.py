@@ -30,6 +30,8 @@ class RunConfig:
             whose adapter-free reference would lack the trained projectors).
         grpo_temperature: sampling temperature of the rollouts (the loss scores tokens
             under the same temperature).
+        max_new_tokens: 0 (default): the measured generation cap; > 0 caps it lower (the
+            smoke profile only: its answers are then truncated and say nothing).
         seeds: seeds of ``sft_only`` and ``ecg_r1`` (the hallucination claim's SE is over
             them); the other methods run on the first seed.
         p_drop, p_swap: interleaved modality dropout (0.5, 0.1 in the official code).
@@ -65,6 +67,7 @@ class RunConfig:
     grpo_lr: float = 5e-5
     grpo_beta: float = 0.04
     seeds: int = 3
+    max_new_tokens: int = 0
     grpo_temperature: float = 0.7
     p_drop: float = 0.5
     p_swap: float = 0.1
@@ -105,8 +108,13 @@ class RunConfig:
             raise ValueError(
                 f"need n_train >= 16 and n_test >= 4, got {self.n_train}, {self.n_test}"
             )
-        if self.n_neurokit < 0 or self.grpo_steps < 0 or self.grpo_beta < 0:
-            raise ValueError("n_neurokit, grpo_steps and grpo_beta must be >= 0")
+        if (
+            self.n_neurokit < 0
+            or self.grpo_steps < 0
+            or self.grpo_beta < 0
+            or self.max_new_tokens < 0
+        ):
+            raise ValueError("n_neurokit, grpo_steps, grpo_beta and max_new_tokens must be >= 0")
         if self.llm_sft_steps < 0 or self.llm_grpo_steps < 0:
             raise ValueError("llm_sft_steps and llm_grpo_steps must be >= 0")
         if self.llm_grpo_generations < 2:
@@ -163,6 +171,17 @@ class RunConfig:
             raise ValueError("records_fs is used only with records=<file.csv>")
         if not (self.device == "cpu" or self.device.startswith("cuda")):
             raise ValueError(f"device must be 'cpu' or 'cuda[:i]', got {self.device!r}")
+
+    @property
+    def encoder(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`~icml26.ecg_r1.methods.train_encoders`."""
+        return {
+            "steps": self.enc_steps,
+            "batch_size": self.enc_batch,
+            "lr": self.enc_lr,
+            "seed": self.seed,
+            "device": self.device,
+        }
 
     @property
     def policy(self) -> Any:

@@ -41,6 +41,7 @@ from icml26.shared.llm.grpo import GRPOSettings
 
 __all__ = [
     "SPECIAL",
+    "MethodInputs",
     "MethodSpec",
     "PolicySettings",
     "generation_cap",
@@ -78,7 +79,7 @@ def measured_targets(raw: np.ndarray, fs: float) -> list[Features | None]:
 
 
 def train_encoders(
-    train: ECGDataset, *, steps: int, batch_size: int, lr: float, seed: int, device: str
+    train: ECGDataset, *, steps: int, batch_size: int, lr: float, seed: int, device: str = "cpu"
 ) -> dict[str, torch.Tensor]:
     """Both encoders pretrained on ``train`` (labels + feature targets); their state dicts
     flattened as ``signal.*`` and ``image.*`` (a :data:`~icml26.shared.TORCH` stage value)."""
@@ -200,26 +201,46 @@ class MethodSpec:
     readout: bool = True
 
 
+@dataclass(frozen=True)
+class MethodInputs:
+    """What every language-model method trains and is evaluated on.
+
+    Attributes:
+        policy, sft, grpo: the model and its two training phases.
+        drop: the modality dropout of methods that use it.
+        train: the training records; targets: their measured features (SFT targets).
+        banks: the encoded training and test records.
+        n_eval: test records interpreted; max_new_tokens: see :func:`run_llm_method`.
+    """
+
+    policy: PolicySettings
+    sft: SFTSettings
+    grpo: GRPOSettings | None
+    drop: ModalityDropout
+    train: ECGDataset
+    targets: list[Features | None]
+    banks: tuple[EncodedBank, EncodedBank]
+    n_eval: int
+    max_new_tokens: int = 0
+
+
 def run_llm_method(
-    spec: MethodSpec,
-    *,
-    policy: PolicySettings,
-    sft: SFTSettings,
-    grpo: GRPOSettings | None,
-    drop: ModalityDropout,
-    train: ECGDataset,
-    targets: list[Features | None],
-    banks: tuple[EncodedBank, EncodedBank],
-    n_eval: int,
-    seed: int,
-    save_to: Path | None = None,
+    spec: MethodSpec, inputs: MethodInputs, *, seed: int, save_to: Path | None = None
 ) -> dict[str, Any]:
     """SFT (then GRPO) of one method; the SFT and (with GRPO) the final interpretations of
     the first ``n_eval`` test records in the three conditions, losses and GRPO's log.
 
     ``grpo`` is :class:`GRPOSettings` without ``max_completion_length`` decided: the cap is
-    :func:`generation_cap` of the SFT answers' lengths, also used for evaluation."""
-    btr, bte = banks
+    :func:`generation_cap` of the SFT answers' lengths, also used for evaluation
+    (``max_new_tokens > 0`` lowers it: smoke tests only)."""
+    policy, sft, grpo, drop = inputs.policy, inputs.sft, inputs.grpo, inputs.drop
+    train, targets, n_eval, max_new_tokens = (
+        inputs.train,
+        inputs.targets,
+        inputs.n_eval,
+        inputs.max_new_tokens,
+    )
+    btr, bte = inputs.banks
     ftr = rng_for(seed, f"free-text-{spec.name}")
     write = protocol_answer if spec.answers == "protocol" else (lambda f: free_text_answer(f, ftr))
     corpus = [PROMPT] + [write(m) for m in targets if m is not None]
@@ -227,6 +248,7 @@ def run_llm_method(
     per_record = sft_targets(model, tok, targets, write)
     ids = [x for x in per_record if x is not None]
     cap, p95 = generation_cap([len(x) for x in ids], floor=16)
+    cap = min(cap, max_new_tokens) if max_new_tokens else cap
     dropout = drop if spec.dropout else ModalityDropout(0.0, 0.0)
     losses = train_sft(
         model, tok, btr, per_record, sft, dropout=dropout, rng=rng_for(seed, f"sft-{spec.name}")

@@ -23,6 +23,7 @@ PROFILES = {
         grpo_prompts=2,
         grpo_generations=2,
         seeds=2,
+        max_new_tokens=24,
     ),
     # About 3 CPU minutes: 600 training records, three SFTs and two short GRPO runs.
     "quick": RunConfig(),
