@@ -183,65 +183,6 @@ class RunConfig:
             "device": self.device,
         }
 
-    @property
-    def policy(self) -> Any:
-        """The tiny-model :class:`~icml26.ecg_r1.methods.PolicySettings`."""
-        from icml26.ecg_r1.methods import PolicySettings
-
-        return PolicySettings(self.lm, self.lm_hidden, self.lm_layers, self.vocab_size)
-
-    @property
-    def sft(self) -> Any:
-        from icml26.ecg_r1.train import SFTSettings
-
-        return SFTSettings(self.sft_steps, self.sft_batch, self.sft_lr)
-
-    @property
-    def grpo(self) -> Any:
-        """The stable GRPO setting: DAPO loss, clip 0.2 / 0.28, dynamic sampling, KL
-        ``grpo_beta`` to the SFT model."""
-        from icml26.shared.llm.grpo import GRPOSettings
-
-        return GRPOSettings(
-            steps=self.grpo_steps,
-            prompts_per_step=self.grpo_prompts,
-            num_generations=self.grpo_generations,
-            lr=self.grpo_lr,
-            beta=self.grpo_beta,
-            temperature=self.grpo_temperature,
-            epsilon=0.2,
-            epsilon_high=0.28,
-            loss_type="dapo",
-            dynamic_sampling=True,
-            reward_weights=self.reward_weights,
-            seed=self.seed,
-        )
-
-    @property
-    def llm_policy(self) -> Any:
-        from icml26.ecg_r1.methods import PolicySettings
-
-        return PolicySettings(self.llm_model)
-
-    @property
-    def llm_sft(self) -> Any:
-        from icml26.ecg_r1.train import SFTSettings
-
-        return SFTSettings(self.llm_sft_steps, self.llm_sft_batch, self.llm_sft_lr)
-
-    @property
-    def llm_grpo(self) -> Any:
-        """As :attr:`grpo` at the checkpoint's sizes, ``beta = 0`` (LoRA: see ``grpo_beta``)."""
-        from dataclasses import replace
-
-        return replace(
-            self.grpo,
-            steps=self.llm_grpo_steps,
-            prompts_per_step=self.llm_grpo_prompts,
-            num_generations=self.llm_grpo_generations,
-            beta=0.0,
-        )
-
 
 @dataclass(frozen=True)
 class BenchConfig:

@@ -16,7 +16,6 @@ Metrics, tables and figures follow from the stages (:mod:`~icml26.ecg_r1.summary
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +23,14 @@ from icml26.ecg_r1.config import RunConfig
 from icml26.ecg_r1.data import make_dataset
 from icml26.ecg_r1.figures import write_figures
 from icml26.ecg_r1.methods import (
-    MethodInputs,
     MethodSpec,
     frozen_encoders,
     measured_targets,
+    method_inputs,
     run_llm_method,
     train_encoders,
 )
-from icml26.ecg_r1.model import EncodedBank, ModalityDropout
+from icml26.ecg_r1.model import EncodedBank
 from icml26.ecg_r1.render import ImageRasteriser
 from icml26.ecg_r1.report import interpret_record
 from icml26.ecg_r1.summary import delineation_metrics, summarise
@@ -77,10 +76,7 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     banks = tuple(
         EncodedBank.build(se, ie, d.signals, d.images, device=cfg.device) for d in (train, test)
     )
-    drop = ModalityDropout(cfg.p_drop, cfg.p_swap)
-    inputs = MethodInputs(
-        cfg.policy, cfg.sft, cfg.grpo, drop, train, targets, banks, len(test), cfg.max_new_tokens
-    )
+    inputs = method_inputs(cfg, train, targets, banks, len(test))
     seeds = [
         stages.once(
             f"seed{k}",
@@ -96,9 +92,7 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     }
     llm = None
     if cfg.llm_model:
-        big = replace(
-            inputs, policy=cfg.llm_policy, sft=cfg.llm_sft, grpo=cfg.llm_grpo, n_eval=cfg.llm_test
-        )
+        big = method_inputs(cfg, train, targets, banks, cfg.llm_test, checkpoint=True)
         llm = stages.once("ecg_r1_llm", lambda: run_llm_method(ECG_R1, big, seed=cfg.seed))
     if cfg.records:
         model_dir, fs = run_dir.path / "model_ecg_r1_seed0", cfg.records_fs or None

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from icml26.ecg_r1.config import RunConfig
 from icml26.ecg_r1.data import ECGDataset
 from icml26.ecg_r1.delineate import DelineationError, measure_features
 from icml26.ecg_r1.encoders import ImageEncoder, SignalEncoder, pretrain_encoder
@@ -46,6 +47,7 @@ __all__ = [
     "PolicySettings",
     "generation_cap",
     "measured_targets",
+    "method_inputs",
     "new_policy",
     "run_llm_method",
     "sft_targets",
@@ -222,6 +224,45 @@ class MethodInputs:
     banks: tuple[EncodedBank, EncodedBank]
     n_eval: int
     max_new_tokens: int = 0
+
+
+def method_inputs(
+    cfg: RunConfig,
+    train: ECGDataset,
+    targets: list[Features | None],
+    banks: tuple[EncodedBank, EncodedBank],
+    n_eval: int,
+    *,
+    checkpoint: bool = False,
+) -> MethodInputs:
+    """The run config's :class:`MethodInputs`: the tiny-model study, or (``checkpoint``) the
+    ``llm_*`` run on ``cfg.llm_model`` with LoRA.
+
+    GRPO at the stable setting: DAPO loss, clip 0.2 / 0.28, dynamic sampling, KL ``grpo_beta``
+    to the SFT model (0 on the LoRA checkpoint, whose adapter-free reference would lack the
+    trained projectors)."""
+    grpo = GRPOSettings(
+        steps=cfg.llm_grpo_steps if checkpoint else cfg.grpo_steps,
+        prompts_per_step=cfg.llm_grpo_prompts if checkpoint else cfg.grpo_prompts,
+        num_generations=cfg.llm_grpo_generations if checkpoint else cfg.grpo_generations,
+        lr=cfg.grpo_lr,
+        beta=0.0 if checkpoint else cfg.grpo_beta,
+        temperature=cfg.grpo_temperature,
+        epsilon=0.2,
+        epsilon_high=0.28,
+        loss_type="dapo",
+        dynamic_sampling=True,
+        reward_weights=cfg.reward_weights,
+        seed=cfg.seed,
+    )
+    if checkpoint:
+        policy = PolicySettings(cfg.llm_model)
+        sft = SFTSettings(cfg.llm_sft_steps, cfg.llm_sft_batch, cfg.llm_sft_lr)
+    else:
+        policy = PolicySettings(cfg.lm, cfg.lm_hidden, cfg.lm_layers, cfg.vocab_size)
+        sft = SFTSettings(cfg.sft_steps, cfg.sft_batch, cfg.sft_lr)
+    drop = ModalityDropout(cfg.p_drop, cfg.p_swap)
+    return MethodInputs(policy, sft, grpo, drop, train, targets, banks, n_eval, cfg.max_new_tokens)
 
 
 def run_llm_method(

@@ -25,8 +25,11 @@ PROFILES = {
         seeds=2,
         max_new_tokens=24,
     ),
-    # About 3 CPU minutes: 600 training records, three SFTs and two short GRPO runs.
-    "quick": RunConfig(),
+    # About 4 CPU minutes: 200 training records delineated, three seeds of SFT + GRPO, three
+    # ablations (one with GRPO).
+    "quick": RunConfig(
+        n_train=200, n_test=30, enc_steps=60, sft_steps=80, grpo_steps=6, grpo_generations=4
+    ),
     # The best two cores allow in about half an hour.
     "full": RunConfig(
         n_train=3000,
@@ -37,11 +40,10 @@ PROFILES = {
         lm_layers=3,
         sft_steps=800,
         grpo_steps=60,
-        grpo_prompts=4,
+        grpo_prompts=8,
         grpo_generations=6,
-        # Then ECG-R1 alone on SmolLM2-135M-Instruct with LoRA, sized from a measured probe on
-        # one core: about 12 s per SFT step of 4, 45 s per GRPO step of 2 x 4 completions,
-        # 125 s to interpret 6 test records in three conditions (200 tokens each); full: 690 s.
+        # Then ECG-R1 alone on SmolLM2-135M-Instruct (the Q4_1 GGUF weights) with LoRA; sized
+        # from a probe with the old 200-token cap (690 s): the measured cap is longer now.
         llm_model="smollm2-135m-instruct-q4_1",
         llm_sft_steps=30,
         llm_sft_batch=4,
