@@ -1,8 +1,8 @@
 """The run's metrics from its stages.
 
 Per method (``<m>``: ``ecg_r1``, ``sft_only``, ``no_dropout``, ``free_text``, ``no_readout``,
-``signal_cnn``, ``rules``; ``ecg_r1`` and ``sft_only`` averaged over the seeds, the others on
-the first seed): ``diagnosis_jaccard.<cond>.<m>``, ``macro_f1.<cond>.<m>``,
+``signal_cnn``, ``rules``; ``ecg_r1`` and ``sft_only`` averaged over the seeds, the
+hallucination rate pooled over them; the others on the first seed): ``diagnosis_jaccard.<cond>.<m>``, ``macro_f1.<cond>.<m>``,
 ``evidence_accuracy.<m>``, ``hallucination_rate.<m>`` (pooled: contradicting statements /
 statements), ``format_rate.<m>``, ``cross_modal_consistency.<m>``.
 
@@ -64,6 +64,10 @@ def delineation_metrics(cfg: Any, test: ECGDataset) -> dict[str, Any]:
 def _seed_mean(scores: list[MethodScores], name: str) -> dict[str, float]:
     per = [s.metrics(name) for s in scores]
     out = {k: float(np.mean([p[k] for p in per])) for k in per[0]}
+    bad = sum(float(s.halluc_bad.sum()) for s in scores)
+    out[f"hallucination_rate.{name}"] = bad / max(
+        sum(float(s.halluc_total.sum()) for s in scores), 1.0
+    )
     if len(per) > 1:
         out[f"hallucination_rate_se.{name}"] = mean_se(
             [p[f"hallucination_rate.{name}"] for p in per]
