@@ -133,12 +133,12 @@ def test_generation_scores_equal_the_training_forward(setup: tuple) -> None:
         attention_mask=attn,
         max_new_tokens=10,
         do_sample=True,
-        output_scores=True,
+        output_logits=True,
         return_dict_in_generate=True,
         pad_token_id=tok.pad_token_id,
     )
     seq = out.sequences
-    gen_lp = torch.stack([torch.log_softmax(s, -1) for s in out.scores], 1)
+    gen_lp = torch.stack([torch.log_softmax(s, -1) for s in out.logits], 1)  # raw: no top-k
     full_attn = torch.cat([attn, torch.ones_like(seq[:, w:])], 1)
     with torch.no_grad():
         logits = model(input_ids=seq, attention_mask=full_attn).logits[:, w - 1 : -1]
