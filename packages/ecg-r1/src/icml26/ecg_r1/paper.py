@@ -28,7 +28,14 @@ PROFILES = {
     # About 4 CPU minutes: 200 training records delineated, three seeds of SFT + GRPO, three
     # ablations (one with GRPO).
     "quick": RunConfig(
-        n_train=200, n_test=30, enc_steps=60, sft_steps=80, grpo_steps=6, grpo_generations=4
+        n_train=200,
+        n_test=20,
+        enc_steps=60,
+        vocab_size=1000,
+        sft_steps=60,
+        sft_batch=8,
+        grpo_steps=5,
+        grpo_generations=4,
     ),
     # The best two cores allow in about half an hour.
     "full": RunConfig(
