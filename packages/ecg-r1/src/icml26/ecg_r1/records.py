@@ -54,8 +54,20 @@ def validate_record(
 
 
 def load_record(path: str | Path, fs: float | None = None) -> tuple[np.ndarray, float]:
-    """A WFDB record (path without extension; physical units, mV) or a CSV file (needs
-    ``fs``), validated by :func:`validate_record`."""
+    """A WFDB record or a CSV file, validated by :func:`validate_record`.
+
+    Args:
+        path: a WFDB record path without extension (physical units; uV converted to mV), or
+            a ``.csv`` file with one column per lead and a header row of lead names.
+        fs: the CSV's sampling rate in Hz (a WFDB header carries its own).
+
+    Returns:
+        ``(signals, fs)``: (12, T) float mV in the standard lead order, and the rate.
+
+    Raises:
+        RecordError: a missing file, missing leads, NaN samples, an unknown rate, or under
+            3 s of signal (the message names which).
+    """
     p = Path(path)
     if p.suffix.lower() == ".csv":
         if not p.is_file():

@@ -90,8 +90,19 @@ def train_sft(
     dropout: ModalityDropout,
     rng: np.random.Generator,
 ) -> list[float]:
-    """SFT of projectors and decoder on ``answers[i]`` (token ids) for record ``i`` of
-    ``bank`` (``None``: the record has no target and is skipped); per-step mean NLL.
+    """SFT of projectors and decoder (mean NLL of the answer tokens), the prompt's layout
+    drawn per example by ``dropout``.
+
+    Args:
+        model: the policy; tokenizer: its tokenizer.
+        bank: the encoded training records (attached to ``model``).
+        answers: per record of ``bank``, its target's assistant token ids (:func:`answer_ids`),
+            or ``None`` to skip the record.
+        settings: steps, batch size, learning rate.
+        dropout: the modality dropout; rng: draws records and layouts.
+
+    Returns:
+        The per-step losses.
 
     Raises:
         ValueError: answers and bank differ in length, or no record has a target.
@@ -191,8 +202,18 @@ def train_grpo(
     dropout: ModalityDropout,
     rng: np.random.Generator,
 ) -> list[dict[str, float]]:
-    """``settings.steps`` GRPO steps on the records of ``bank`` (truths: their features)
-    through the shared path; returns TRL's per-step log.
+    """GRPO with the evidence rewards through the shared TRL path.
+
+    Args:
+        model: the policy (after SFT); tokenizer: its tokenizer.
+        bank: the encoded training records; truths: their true features (the rewards'
+            ``features`` column).
+        settings: the shared :class:`~icml26.shared.llm.grpo.GRPOSettings` (``beta > 0``: KL
+            to ``model`` as it starts).
+        dropout: the modality dropout of the prompts; rng: draws records and layouts.
+
+    Returns:
+        TRL's per-step log (``reward``, ``rewards/<name>/mean``, ``kl``, ...).
 
     Raises:
         ValueError: reward weights that do not match the three reward components.
