@@ -33,7 +33,8 @@ def test_smoke_run_writes_the_contract_keys_and_plots(smoke_run: Path) -> None:
         assert f"diagnosis_jaccard.image_only.{meth}" in m
         assert f"cross_modal_consistency.{meth}" in m
     for meth in ("ecg_r1", "no_dropout", "free_text", "no_readout"):
-        assert m[f"generation_cap.{meth}"] >= m[f"answer_tokens_p95.{meth}"]
+        assert m[f"answer_tokens_p95.{meth}"] > 24
+        assert m[f"generation_cap.{meth}"] == 24  # smoke lowers the measured cap
     assert m["hallucination_gap_se.sft_only_minus_ecg_r1"] >= 0
     assert "hallucination_rate_se.ecg_r1" in m
     assert (smoke_run / "model_ecg_r1_seed0" / "config.json").is_file()

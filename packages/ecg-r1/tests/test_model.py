@@ -219,3 +219,14 @@ def test_grpo_runs_through_the_shared_trl_path_with_kl(setup: tuple) -> None:
     assert history[0]["kl"] is not None
     assert np.isfinite(history[0]["kl"])
     model.load_state_dict(before)
+
+
+def test_generation_cap_covers_the_95th_percentile() -> None:
+    from icml26.ecg_r1.methods import generation_cap
+
+    lengths = list(range(1, 101))
+    cap, p95 = generation_cap(lengths, floor=16)
+    assert p95 == pytest.approx(np.percentile(lengths, 95))
+    assert cap >= p95
+    assert sum(n > cap for n in lengths) == 0
+    assert generation_cap([3, 4], floor=16)[0] == 16
