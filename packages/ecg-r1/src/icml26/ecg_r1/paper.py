@@ -122,6 +122,30 @@ CLAIMS = [
     ),
 ]
 
+CLAIMS += [
+    Claim(
+        "answers_not_truncated",
+        "At the measured generation cap (1.25x the 95th percentile of the SFT answers' token "
+        "lengths, at least that percentile) SFT's answers are complete: format rate >= 0.5.",
+        "n/a (a precondition of the format and Jaccard figures)",
+        "format_rate.sft_only >= 0.5 and generation_cap.ecg_r1 >= answer_tokens_p95.ecg_r1",
+        profiles=_QF,
+        kind="absolute",
+        floor="An answer cut before its </answer> scores format 0: with the old 200-token cap "
+        "the SmolLM2 stage scored format 0 and Jaccard 0 from truncation alone. An untrained "
+        "or half-trained decoder also scores near 0, so the rule is not forced by the cap.",
+    ),
+    Claim(
+        "decoder_reads_the_classifier",
+        "The issue's ablation: the language model leans on the frozen encoders' label read-out "
+        "token; SFT without it loses at least 0.1 diagnosis Jaccard (both modalities).",
+        "n/a (the frozen encoders are pretrained on the same 13 labels here)",
+        "diagnosis_jaccard.both.sft_only - diagnosis_jaccard.both.no_readout >= 0.1",
+        profiles=_QF,
+        placebo={"no_readout": "sft_only"},
+    ),
+]
+
 BENCH_CLAIMS = [
     Claim(
         "wave_model_fast_enough",
