@@ -172,5 +172,6 @@ PAPER = Paper(
     bench_profiles=BENCH_PROFILES,
     bench_claims=BENCH_CLAIMS,
     framework="torch",
+    readme_tables="icml26.ecg_r1.tables:readme_tables",
     summary="ECG-R1: protocol-grounded ECG interpretation by a signal+image LM with modality dropout and evidence-reward GRPO",
 )
