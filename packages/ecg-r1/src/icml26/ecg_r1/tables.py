@@ -38,31 +38,48 @@ def write_tables(run_dir: RunDir, metrics: dict[str, Any]) -> None:
     (run_dir.path / "tables.md").write_text(tables_markdown(metrics), encoding="utf-8")
 
 
-_EXTRA = (
-    ("hallucination, ecg_r1 (pooled over seeds)", "hallucination_rate.ecg_r1"),
-    ("hallucination, sft_only (pooled over seeds)", "hallucination_rate.sft_only"),
-    ("seed SE of ecg_r1's rate", "hallucination_rate_se.ecg_r1"),
-    ("gap sft_only - ecg_r1", "hallucination_gap.sft_only_minus_ecg_r1"),
-    ("its paired record-bootstrap SE", "hallucination_gap_se.sft_only_minus_ecg_r1"),
-    ("its z", "z.hallucination_sft_only_minus_ecg_r1"),
-    ("SE of the per-seed gaps", "hallucination_gap_seed_se.sft_only_minus_ecg_r1"),
-    ("GRPO reward, first 2 steps (seed 0)", "grpo_reward_first.ecg_r1"),
-    ("GRPO reward, last 2 steps (seed 0)", "grpo_reward_last.ecg_r1"),
-    ("KL to SFT at the last step (seed 0)", "grpo_kl_last.ecg_r1"),
-    ("read-out ablation: Jaccard lost without it", "readout_ablation.jaccard_drop"),
-    ("SFT answer tokens, 95th percentile", "answer_tokens_p95.ecg_r1"),
-    ("generation cap (tokens)", "generation_cap.ecg_r1"),
-    ("SmolLM2 answer tokens, 95th percentile", "answer_tokens_p95.ecg_r1_llm"),
-    ("SmolLM2 generation cap", "generation_cap.ecg_r1_llm"),
-)
+def _fmt(metrics: dict[str, Any], *keys: str) -> str:
+    return " / ".join(f"{metrics[k]:.4g}" if k in metrics else "-" for k in keys)
 
 
 def readme_tables(results: dict[str, Any]) -> str:
     """The README's tables from a run's ``results.json``: per method, then hallucination,
-    GRPO, the read-out ablation and the generation caps (rows without a figure left out)."""
-    metrics = results.get("metrics", {})
-    if "hallucination_rate.ecg_r1" not in metrics:
+    GRPO, the read-out ablation and the generation caps."""
+    m = results.get("metrics", {})
+    if "hallucination_rate.ecg_r1" not in m:
         return ""
-    rows = ["| figure | value |", "|---|---|"]
-    rows += [f"| {name} | {metrics[key]:.4g} |" for name, key in _EXTRA if key in metrics]
-    return tables_markdown(metrics) + "\n" + "\n".join(rows) + "\n"
+    h = "hallucination_gap{}.sft_only_minus_ecg_r1"
+    rows = [
+        "| figure | value |",
+        "|---|---|",
+        "| hallucination ecg_r1 / sft_only (pooled over seeds) / seed SE of each | "
+        + _fmt(
+            m,
+            "hallucination_rate.ecg_r1",
+            "hallucination_rate.sft_only",
+            "hallucination_rate_se.ecg_r1",
+            "hallucination_rate_se.sft_only",
+        )
+        + " |",
+        "| gap sft_only - ecg_r1 / record-bootstrap SE / z / SE of per-seed gaps | "
+        + _fmt(
+            m,
+            h.format(""),
+            h.format("_se"),
+            "z.hallucination_sft_only_minus_ecg_r1",
+            h.format("_seed_se"),
+        )
+        + " |",
+        "| GRPO reward first / last 2 steps, KL at the last (seed 0) | "
+        + _fmt(m, "grpo_reward_first.ecg_r1", "grpo_reward_last.ecg_r1", "grpo_kl_last.ecg_r1")
+        + " |",
+        "| Jaccard lost without the read-out token | "
+        + _fmt(m, "readout_ablation.jaccard_drop")
+        + " |",
+        "| answer tokens p95 / generation cap: tiny LM; SmolLM2 | "
+        + _fmt(m, "answer_tokens_p95.ecg_r1", "generation_cap.ecg_r1")
+        + "; "
+        + _fmt(m, "answer_tokens_p95.ecg_r1_llm", "generation_cap.ecg_r1_llm")
+        + " |",
+    ]
+    return tables_markdown(m) + "\n" + "\n".join(rows) + "\n"
