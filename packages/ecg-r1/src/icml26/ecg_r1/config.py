@@ -40,6 +40,9 @@ class RunConfig:
             the trained model after the run (optional; written to ``user_interpretations.json``).
         records_fs: the CSV sampling rate (WFDB records carry their own).
         device: ``"cpu"`` or ``"cuda[:i]"``.
+        threads: CPU threads (the runner sets them; 1 by default: the small matrices of the
+            tiny decoder gain nothing from two, and on a shared machine two threads each
+            waiting for the other made a run three times slower).
         llm_model: "" (skip) or a causal-LM spec (``"smollm2-135m-instruct-q4_1"``, a folder, an HF
             id): after the tiny-model study, ECG-R1 alone is trained once more on this
             checkpoint with LoRA (``llm_sft_steps`` of SFT with modality dropout, then
@@ -75,6 +78,7 @@ class RunConfig:
     records: str = ""
     records_fs: float = 0.0
     device: str = "cpu"
+    threads: int = 1
     seed: int = 0
     llm_model: str = ""
     llm_sft_steps: int = 40
