@@ -40,9 +40,9 @@ class RunConfig:
             the trained model after the run (optional; written to ``user_interpretations.json``).
         records_fs: the CSV sampling rate (WFDB records carry their own).
         device: ``"cpu"`` or ``"cuda[:i]"``.
-        threads: CPU threads (the runner sets them; 1 by default: the small matrices of the
-            tiny decoder gain nothing from two, and on a shared machine two threads each
-            waiting for the other made a run three times slower).
+        threads: CPU threads (the runner sets them). 1 by default: on the loaded 2-core
+            machine one seed's SFT + GRPO stage ran over 29 min with the default two threads
+            (killed unfinished) and 12 min with one.
         llm_model: "" (skip) or a causal-LM spec (``"smollm2-135m-instruct-q4_1"``, a folder, an HF
             id): after the tiny-model study, ECG-R1 alone is trained once more on this
             checkpoint with LoRA (``llm_sft_steps`` of SFT with modality dropout, then
