@@ -70,4 +70,5 @@ def test_checkpoint_stage_reports_ecg_r1_llm_keys(tmp_path: Path) -> None:
     ):
         assert key in metrics
     assert "diagnosis_jaccard.both.ecg_r1" in metrics
-    assert metrics["generation_cap.ecg_r1_llm"] >= metrics["answer_tokens_p95.ecg_r1_llm"]
+    assert metrics["answer_tokens_p95.ecg_r1_llm"] > 24
+    assert metrics["generation_cap.ecg_r1_llm"] == 24  # smoke lowers the measured cap
