@@ -33,6 +33,17 @@ def test_smoke_run_writes_the_contract_keys(smoke_run: Path) -> None:
     assert 0.0 <= m["novel_strategy_rate.attacker"] <= 1.0
     assert "novel_strategy_rate.attacker_sft" in m
     assert m["defender_steps.frozen_attacker"] == m["defender_steps.magic"] >= 1
+    assert m["seeds"] == 2
+    # paired gaps over seeds: a defender against itself is 0 with a standard error of 0
+    assert m["gap.asr.adaptive.magic.magic"] == 0 == m["se.gap.asr.adaptive.magic.magic"]
+    assert m["se.gap.asr.unseen_ops.magic.base"] >= 0
+    # the official alternation: the defender trains first
+    steps = [
+        r
+        for r in map(json.loads, (smoke_run / "metrics.jsonl").read_text().splitlines())
+        if r.get("method") == "magic" and "train_step" in r and r.get("seed") == 0
+    ]
+    assert min(steps, key=lambda r: r["train_step"])["role"] == "defender"
     curve = [
         r
         for r in map(json.loads, (smoke_run / "metrics.jsonl").read_text().splitlines())
@@ -50,9 +61,7 @@ def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path)
     copy = tmp_path / "resumed"
     shutil.copytree(smoke_run, copy)
     (copy / "results.json").unlink()
-    ckpts = sorted((copy / "checkpoints").iterdir())
-    for c in ckpts[1:]:
-        c.unlink()  # keep the first stage (MAGIC trained) only
+    (copy / "stages" / "seed1.json").unlink()  # killed during the second replicate
     assert main(["run", "magic", "--profile", "smoke", "--out", str(copy)]) == 0
     a = json.loads((smoke_run / "results.json").read_text())["metrics"]
     b = json.loads((copy / "results.json").read_text())["metrics"]

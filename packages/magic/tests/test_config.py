@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from icml26.magic.config import BenchConfig, MagicConfig
+from icml26.magic.config import BenchConfig, RunConfig
 from icml26.magic.paper import PAPER
 
 
@@ -28,12 +28,12 @@ from icml26.magic.paper import PAPER
 )
 def test_bad_values(changes: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        MagicConfig(**changes)
+        RunConfig(**changes)
 
 
 def test_profiles_validate() -> None:
     for cfg in PAPER.profiles.values():
-        assert isinstance(cfg, MagicConfig)
+        assert isinstance(cfg, RunConfig)
     for cfg in PAPER.bench_profiles.values():  # type: ignore[union-attr]
         assert isinstance(cfg, BenchConfig)
     assert PAPER.profiles["full"].large_model == "smollm2-135m-instruct-q4_1"

@@ -22,7 +22,6 @@ UNMIGRATED: frozenset[str] = frozenset(
         "decor",
         "dicode",
         "ecg-r1",
-        "magic",
         "rmft",
         "ro-hnn",
         "syvla",

@@ -41,6 +41,7 @@ __all__ = [
     "TrainLog",
     "adaptive_attacker",
     "attacker_role",
+    "co_evolve",
     "defender_role",
     "make_schedule",
     "self_play_role",
@@ -382,3 +383,59 @@ def adaptive_attacker(
     ``defender`` adapter as it stands."""
     policies.load("attacker", policies.sft_states["attacker"])
     return train_roles(policies, [attacker_role(policies, game, settings)], steps, seed=seed)
+
+
+def co_evolve(
+    policies: Policies,
+    game: SafetyGame,
+    steps: int,
+    *,
+    settings: GameSettings | None = None,
+    schedule: str = "metric",
+    switch_every: int = 8,
+    asr_high: float = 0.5,
+    asr_low: float = 0.15,
+    start: str = "defender",
+    seed: int = 0,
+    probe: Callable[[], dict[str, float]] | None = None,
+    on_step: Callable[[dict[str, Any]], None] | None = None,
+) -> TrainLog:
+    """MAGIC: ``steps`` schedule steps of alternating GRPO of the ``attacker`` and
+    ``defender`` adapters of ``policies`` (each role's reward plays the other's current
+    adapter).
+
+    Args:
+        policies: the model with its warm-started adapters (:func:`build_policies`).
+        game: the safety game (intents, operators, rewards).
+        steps: schedule steps (both roles together).
+        settings: GRPO knobs (:class:`GameSettings`; its defaults when ``None``).
+        schedule: ``"metric"`` (switch on the attack success rate) or ``"every"``.
+        switch_every: phase length (``"every"``) or its cap (``"metric"``).
+        asr_high, asr_low: the ``"metric"`` schedule's thresholds.
+        start: the role that trains first: ``"defender"`` (the official code) or
+            ``"attacker"``.
+        seed: the prompt draws' seed.
+        probe: called after every round; its numbers go into :attr:`TrainLog.rounds`.
+        on_step: called with each step's record.
+
+    Returns:
+        The :class:`TrainLog` (per-step records, rounds, seconds).
+
+    Raises:
+        ValueError: an unknown ``schedule`` or ``start``.
+    """
+    if start not in ("defender", "attacker"):
+        raise ValueError(f"start must be 'defender' or 'attacker', got {start!r}")
+    settings = settings or GameSettings(seed=seed)
+    roles = [attacker_role(policies, game, settings), defender_role(policies, game, settings)]
+    if start == "defender":
+        roles.reverse()
+    return train_roles(
+        policies,
+        roles,
+        steps,
+        schedule=make_schedule(schedule, every=switch_every, asr_high=asr_high, asr_low=asr_low),
+        seed=seed,
+        probe=probe,
+        on_step=on_step,
+    )

@@ -30,10 +30,17 @@ import numpy as np
 
 from icml26.magic.game import SafetyGame, attacker_messages
 from icml26.magic.operators import TRAIN_OPERATORS, Conversation, compose, format_ops
+from icml26.shared import rng_for, seed_for
 
-__all__ = ["ADAPTERS", "Policies", "build_policies", "replies", "use_adapter"]
+__all__ = ["ADAPTERS", "Policies", "build_policies", "replies", "stream_seed", "use_adapter"]
 
 ADAPTERS = ("attacker", "defender", "self")
+
+
+def stream_seed(seed: int, *stream: str) -> int:
+    """A 32-bit seed for one named stream (:func:`~icml26.shared.seed_for`'s low 32 bits:
+    NumPy's legacy seeding inside transformers' ``set_seed`` takes no more)."""
+    return seed_for(seed, *stream) & 0xFFFFFFFF
 
 
 @dataclass
@@ -151,7 +158,7 @@ def build_policies(
     if base_sft_steps < 0 or adapter_sft_steps < 0:
         raise ValueError("SFT step counts must be >= 0")
     t0 = time.perf_counter()
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "corpus")
     base: Any
     tok: Any
     attack_data = game.attacker_sft_conversations()
@@ -171,7 +178,7 @@ def build_policies(
                 num_kv_heads=2 if heads % 2 == 0 else 1,
                 max_positions=512,
             ),
-            seed=seed,
+            seed=stream_seed(seed, "init"),
         )
         base.to(device)
         if base_sft_steps:
@@ -180,7 +187,7 @@ def build_policies(
                 tok,
                 attack_data + defend_data,
                 SFTSettings(steps=base_sft_steps, lr=sft_lr, batch_size=32, max_length=256),
-                seed=seed,
+                seed=stream_seed(seed, "sft"),
             )
     else:
         from icml26.shared.llm import load_causal_lm
@@ -220,11 +227,11 @@ def build_policies(
                 tok,
                 data[name],
                 SFTSettings(steps=adapter_sft_steps, lr=sft_lr, batch_size=8, max_length=256),
-                seed=seed,
+                seed=stream_seed(seed, "sft", name),
             )
     peft_model.set_adapter(ADAPTERS[0])
     peft_model.eval()
-    torch.manual_seed(seed)
+    torch.manual_seed(stream_seed(seed, "sampling"))
     policies = Policies(peft_model, tok, {}, time.perf_counter() - t0)
     policies.sft_states = {n: policies.state(n) for n in ADAPTERS}
     return policies
