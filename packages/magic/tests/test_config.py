@@ -24,6 +24,8 @@ from icml26.magic.paper import PAPER
         ({"catalogue": "/no/such/file.json"}, "is not a file"),
         ({"lr": 0.0}, "lr must be > 0"),
         ({"device": "tpu"}, "device must be"),
+        ({"seeds": 1}, "seeds must be an integer >= 2"),
+        ({"start": "judge"}, "start must be 'defender' or 'attacker'"),
     ],
 )
 def test_bad_values(changes: dict, message: str) -> None:
@@ -38,3 +40,8 @@ def test_profiles_validate() -> None:
         assert isinstance(cfg, BenchConfig)
     assert PAPER.profiles["full"].large_model == "smollm2-135m-instruct-q4_1"
     assert not PAPER.profiles["quick"].large_model
+
+
+def test_claims_are_decided_on_three_seeds() -> None:
+    assert PAPER.profiles["quick"].seeds >= 3
+    assert PAPER.profiles["quick"].start == "defender"  # the official code's start_agent

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml26.magic.game import SEED_POOL, SafetyGame
+from icml26.magic.game import SEED_POOL, EvalSet, SafetyGame, check_disjoint
 from icml26.magic.intents import builtin_catalogue
 from icml26.magic.operators import TRAIN_OPERATORS, UNSEEN_OPERATORS, format_ops
 
@@ -79,7 +79,30 @@ def test_training_data_never_uses_held_out_frames_or_unseen_operators() -> None:
     for a in GAME.static_attack_set():
         assert a.intent.frame not in ("f3", "f4")
         assert not set(a.ops) & set(UNSEEN_OPERATORS)
-    harmful = [a for a in GAME.static_attack_set() if a.intent.harmful]
-    benign = [a for a in GAME.static_attack_set() if not a.intent.harmful]
-    assert all(a.ops for a in harmful)
-    assert not any(a.ops for a in benign)
+
+
+def test_static_set_holds_the_rewritten_look_alikes() -> None:
+    """The no-game baseline trains on the same benign look-alike rewrites the evaluation
+    uses (else over-refusal is forced by never having seen one)."""
+    pool = GAME.static_attack_set()
+    benign_rewrites = [a for a in pool if not a.intent.harmful and a.ops]
+    harmful_rewrites = [a for a in pool if a.intent.harmful and a.ops]
+    assert len(benign_rewrites) == len(harmful_rewrites) > 0
+    assert {a.key for a in benign_rewrites} == {format_ops(o) for o in SEED_POOL}
+    assert {a.intent.frame for a in pool} & {"f3", "f4"} == set()
+
+
+def test_evaluation_is_disjoint_from_training_by_content() -> None:
+    rng = np.random.default_rng(0)
+    sets = [GAME.eval_set(e, rng, 6) for e in ("seed_ops", "heldout_combos", "unseen_ops", "plain")]
+    check_disjoint(GAME, sets)
+    train_text = {m["content"] for c in GAME.defender_sft_conversations() for m in c}
+    for s in sets:
+        for a in (*s.harmful, *s.benign):
+            assert a.intent.description not in train_text
+
+
+def test_disjointness_check_refuses_a_training_request() -> None:
+    leak = GAME.attack(GAME.train_intents("benign")[3], ("leet",))
+    with pytest.raises(ValueError, match="is also a training request"):
+        check_disjoint(GAME, [EvalSet("leaky", (), (leak,))])
