@@ -327,7 +327,13 @@ def make_schedule(
 
 @dataclass
 class TrainLog:
-    """What one method's training did: per-step records, per-round probes, seconds."""
+    """What one method's training did.
+
+    Attributes:
+        steps: per-step records (``role``, ``step``, rewards, loss).
+        rounds: per-round probe results.
+        seconds, cpu_seconds: wall and CPU seconds of training.
+    """
 
     steps: list[dict[str, Any]] = field(default_factory=list)
     rounds: list[dict[str, Any]] = field(default_factory=list)

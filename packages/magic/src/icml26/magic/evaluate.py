@@ -37,7 +37,18 @@ class DefenceScore:
 def score_defender(
     policies: Policies, game: SafetyGame, eval_set: EvalSet, adapter: str, *, max_tokens: int
 ) -> DefenceScore:
-    """Greedy replies of ``adapter`` to every prompt of ``eval_set``, judged by the oracle."""
+    """Greedy replies of ``adapter`` to every prompt of ``eval_set``, judged by the oracle.
+
+    Args:
+        policies: the model and its adapters.
+        game: the game (its oracle judge).
+        eval_set: the harmful rewrites and the same rewrites of their look-alikes.
+        adapter: the defender's adapter name.
+        max_tokens: reply length.
+
+    Returns:
+        The :class:`DefenceScore` (attack success rate, benign compliance, counts).
+    """
     attacks = [*eval_set.harmful, *eval_set.benign]
     out = replies(policies, [a.conversation for a in attacks], adapter, max_tokens=max_tokens)
     verdicts = game.verdicts(attacks, out)
@@ -91,7 +102,21 @@ def sample_attacks(
     seed: int = 0,
 ) -> AttackSample:
     """``samples_per_intent`` sampled rewrites of each intent by ``attacker``, answered
-    greedily by ``defender``; a broken rewrite counts as a failed attempt."""
+    greedily by ``defender``; a broken rewrite counts as a failed attempt.
+
+    Args:
+        policies: the model and its adapters.
+        game: the game.
+        intents: the harmful intents to rewrite.
+        attacker, defender: the adapter names.
+        samples_per_intent: attacks sampled per intent.
+        attack_tokens, reply_tokens: completion lengths.
+        temperature: the attacker's sampling temperature.
+        seed: torch's sampling seed for this draw.
+
+    Returns:
+        The :class:`AttackSample` (successes, novel successes, compositions tried).
+    """
     import torch
 
     torch.manual_seed(seed)

@@ -99,7 +99,14 @@ class Attack:
 
 @dataclass(frozen=True)
 class EvalSet:
-    """A fixed evaluation set: harmful attacks and the same rewrites of their look-alikes."""
+    """A fixed evaluation set: harmful attacks and the same rewrites of their look-alikes.
+
+    Attributes:
+        name: the set's name (``seed_ops``, ``heldout_combos``, ``unseen_ops``, ``plain``).
+        harmful: the harmful rewrites.
+        benign: the same rewrites of each harmful intent's look-alike, in the same order.
+        compositions: the operator compositions the set uses.
+    """
 
     name: str
     harmful: tuple[Attack, ...]

@@ -77,7 +77,12 @@ class Verdict:
 
 
 class OracleJudge:
-    """Scores replies against the catalogue's ground truth."""
+    """Scores replies against the catalogue's ground truth: the intent's label, and the
+    reply read by the refusal-marker rule (:func:`is_refusal`; the fast fallback, no rubric).
+
+    Args:
+        catalogue: the intents whose labels are the ground truth.
+    """
 
     def __init__(self, catalogue: Catalogue) -> None:
         self.catalogue = catalogue

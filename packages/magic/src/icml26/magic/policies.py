@@ -45,7 +45,14 @@ def stream_seed(seed: int, *stream: str) -> int:
 
 @dataclass
 class Policies:
-    """The shared model, its tokenizer, and each adapter's warm-start weights."""
+    """The shared model, its tokenizer, and each adapter's warm-start weights.
+
+    Attributes:
+        model: the PeftModel with the ``attacker``, ``defender`` and ``self`` adapters.
+        tokenizer: its tokenizer.
+        sft_states: each adapter's warm-start weights (:meth:`reset` restores them).
+        sft_seconds: the warm start's wall seconds.
+    """
 
     model: Any
     tokenizer: Any
@@ -144,6 +151,21 @@ def build_policies(
     seed: int = 0,
 ) -> Policies:
     """The model with its three warm-started adapters (module docstring).
+
+    Args:
+        game: the game whose warm-start data the adapters learn.
+        model: ``"tiny"`` or a checkpoint (a local folder, an HF id, or
+            ``"smollm2-135m-instruct-q4_1"``, the bundled Q4_1 GGUF).
+        tiny_hidden, tiny_layers, vocab_size: the tiny model's size.
+        base_sft_steps: full SFT of the tiny model on both warm-start sets.
+        adapter_sft_steps: LoRA SFT of each adapter on its own data.
+        sft_lr: the warm starts' learning rate.
+        lora_rank: the adapters' rank.
+        device: ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
+        seed: the warm start's seed (its corpus, init, SFT and sampling streams).
+
+    Returns:
+        The :class:`Policies` (the adapters' warm-start weights in ``sft_states``).
 
     Raises:
         ValueError: a non-tiny model asked for a full-parameter warm start (it would be
