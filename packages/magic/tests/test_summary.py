@@ -71,3 +71,15 @@ def test_claims_fail_without_an_effect() -> None:
     pooled["gap.novel_strategy_rate.attacker.attacker_sft"] = 0.0
     for c in CLAIMS:
         assert evaluate_rule(c.rule, pooled)[0] is False, c.id
+
+
+def test_readme_tables_show_means_and_ses() -> None:
+    from icml26.magic.tables import readme_tables
+
+    rng = np.random.default_rng(2)
+    pooled = pool_seeds([_seed(rng, {"magic": -0.3}) for _ in range(3)], DEF)
+    text = readme_tables({"kind": "run", "metrics": pooled})
+    assert "over 3 seeds" in text
+    row = next(line for line in text.splitlines() if line.startswith("| `magic`"))
+    assert f"{pooled['asr.unseen_ops.magic']:.3f} ± {pooled['se.asr.unseen_ops.magic']:.3f}" in row
+    assert readme_tables({"kind": "bench", "metrics": {}}) == ""

@@ -158,6 +158,7 @@ PAPER = Paper(
     "Alignment (attacker/defender co-evolution)",
     profiles=PROFILES,
     run="icml26.magic.experiment:run",
+    readme_tables="icml26.magic.tables:readme_tables",
     claims=CLAIMS,
     bench="icml26.magic.bench:bench",
     bench_profiles=BENCH_PROFILES,
