@@ -112,22 +112,26 @@ def sample_attacks(
         samples_per_intent: attacks sampled per intent.
         attack_tokens, reply_tokens: completion lengths.
         temperature: the attacker's sampling temperature.
-        seed: torch's sampling seed for this draw.
+        seed: torch's sampling seed for this draw (torch's global random state is left
+            as it was: the draw runs under :func:`torch.random.fork_rng`).
 
     Returns:
         The :class:`AttackSample` (successes, novel successes, compositions tried).
     """
     import torch
 
-    torch.manual_seed(seed)
     rows = [it for it in intents for _ in range(samples_per_intent)]
-    texts = replies(
-        policies,
-        [attacker_messages(it) for it in rows],
-        attacker,
-        max_tokens=attack_tokens,
-        temperature=temperature,
-    )
+    # Sample under a forked RNG: the draw is fixed by ``seed`` without reseeding torch's
+    # global stream (a probe between training rounds must not reset the training stream).
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        texts = replies(
+            policies,
+            [attacker_messages(it) for it in rows],
+            attacker,
+            max_tokens=attack_tokens,
+            temperature=temperature,
+        )
     attacks = [game.read_attack(it, t) for it, t in zip(rows, texts, strict=True)]
     valid = [a for a in attacks if a is not None]
     answers = replies(policies, [a.conversation for a in valid], defender, max_tokens=reply_tokens)
