@@ -3,8 +3,6 @@ novelty rate with no success."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
 
@@ -51,4 +49,3 @@ def test_sample_attacks_leaves_the_global_torch_stream_alone(
     b = _draw(7)
     assert a.tried_by_composition == b.tried_by_composition  # the seed fixes the draw
     assert a.attempts == 12
-

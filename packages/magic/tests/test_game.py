@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from icml26.magic.coevolve import GameSettings
 from icml26.magic.game import SEED_POOL, EvalSet, SafetyGame, check_disjoint
 from icml26.magic.intents import builtin_catalogue
 from icml26.magic.operators import TRAIN_OPERATORS, UNSEEN_OPERATORS, format_ops
@@ -106,3 +107,37 @@ def test_disjointness_check_refuses_a_training_request() -> None:
     leak = GAME.attack(GAME.train_intents("benign")[3], ("leet",))
     with pytest.raises(ValueError, match="is also a training request"):
         check_disjoint(GAME, [EvalSet("leaky", (), (leak,))])
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"n_eval_intents": -3}, "n_eval_intents must be >= 0"),
+        ({"n_eval_intents": 2.5}, "n_eval_intents must be an integer"),
+        ({"max_prompt_chars": 0}, "max_prompt_chars must be >= 1"),
+        ({"max_ops": 0}, "max_ops must be >= 1"),
+        ({"penalty": -1.0}, "penalty must be >= 0"),
+    ],
+)
+def test_game_refuses_bad_settings(changes: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        SafetyGame(builtin_catalogue(), **changes)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"pairs_per_step": 0}, r"GameSettings\.pairs_per_step must be an integer >= 1"),
+        ({"num_generations": 1}, r"GameSettings\.num_generations must be an integer >= 2"),
+        ({"attack_tokens": 0}, r"GameSettings\.attack_tokens"),
+        ({"reply_tokens": -1}, r"GameSettings\.reply_tokens"),
+        ({"pairs_per_step": 2.0}, r"GameSettings\.pairs_per_step"),
+        ({"lr": 0.0}, r"GameSettings\.lr must be a number > 0"),
+        ({"temperature": -1.0}, r"GameSettings\.temperature must be a number > 0"),
+        ({"seed": -1}, r"GameSettings\.seed"),
+    ],
+)
+def test_game_settings_refuse_bad_values(changes: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        GameSettings(**changes)
+    GameSettings()  # the defaults are valid

@@ -50,6 +50,15 @@ __all__ = [
 ]
 
 
+def _at_least(obj: Any, name: str, low: int, why: str = "") -> None:
+    v = getattr(obj, name)
+    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+        raise ValueError(
+            f"{type(obj).__name__}.{name} must be an integer >= {low}{' ' + why if why else ''}, "
+            f"got {v!r}"
+        )
+
+
 @dataclass(frozen=True)
 class GameSettings:
     """Knobs shared by every method's GRPO.
@@ -61,6 +70,11 @@ class GameSettings:
         lr: learning rate of every adapter.
         attack_tokens, reply_tokens: completion lengths of the two roles.
         temperature: sampling temperature of rollouts (and of the opponent inside rewards).
+        seed: the seed of the GRPO runs.
+
+    Raises:
+        ValueError: a count below its minimum (``num_generations`` < 2, the others < 1) or a
+            learning rate or temperature that is not > 0; the message names the field.
     """
 
     pairs_per_step: int = 8
@@ -70,6 +84,17 @@ class GameSettings:
     reply_tokens: int = 12
     temperature: float = 1.0
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        _at_least(self, "pairs_per_step", 1)
+        _at_least(self, "num_generations", 2, "(GRPO needs a group to compare within)")
+        _at_least(self, "attack_tokens", 1)
+        _at_least(self, "reply_tokens", 1)
+        _at_least(self, "seed", 0)
+        for name in ("lr", "temperature"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not v > 0:
+                raise ValueError(f"GameSettings.{name} must be a number > 0, got {v!r}")
 
     def grpo(self, prompts: int, tokens: int, weights: tuple[float, ...]) -> Any:
         from icml26.shared.llm.grpo import GRPOSettings

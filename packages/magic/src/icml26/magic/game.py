@@ -126,6 +126,11 @@ class SafetyGame:
         max_prompt_chars: the defender's context in characters; a longer rewrite breaks the
             intent (its payload would be truncated).
         n_eval_intents: harmful evaluation intents (0: all of the held-out frames).
+
+    Raises:
+        ValueError: ``max_ops`` < 1, ``penalty`` < 0, ``n_eval_intents`` < 0,
+            ``max_prompt_chars`` < 1, or a seed-pool composition the attacker cannot write;
+            the message names the field.
     """
 
     catalogue: Catalogue
@@ -141,6 +146,12 @@ class SafetyGame:
             raise ValueError(f"max_ops must be >= 1, got {self.max_ops}")
         if self.penalty < 0:
             raise ValueError(f"penalty must be >= 0, got {self.penalty}")
+        if isinstance(self.n_eval_intents, bool) or not isinstance(self.n_eval_intents, int):
+            raise ValueError(f"n_eval_intents must be an integer, got {self.n_eval_intents!r}")
+        if self.n_eval_intents < 0:
+            raise ValueError(f"n_eval_intents must be >= 0 (0: all), got {self.n_eval_intents}")
+        if self.max_prompt_chars < 1:
+            raise ValueError(f"max_prompt_chars must be >= 1, got {self.max_prompt_chars}")
         for ops in self.seed_pool:
             parse_ops(format_ops(ops), TRAIN_OPERATORS, self.max_ops)
 
