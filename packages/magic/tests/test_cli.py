@@ -30,7 +30,12 @@ def test_smoke_run_writes_the_contract_keys(smoke_run: Path) -> None:
             assert 0.0 <= m[f"asr.{e}.{d}"] <= 1.0
         for e in ("seed_ops", "heldout_combos", "unseen_ops", "plain", "all"):
             assert 0.0 <= m[f"benign_compliance.{e}.{d}"] <= 1.0
-    assert 0.0 <= m["novel_strategy_rate.attacker"] <= 1.0
+    # null when the attacker had no success on some seed (the rate is undefined there)
+    defined = m["defined_seeds.novel_strategy_rate.attacker"]
+    if defined == m["seeds"]:
+        assert 0.0 <= m["novel_strategy_rate.attacker"] <= 1.0
+    else:
+        assert m["novel_strategy_rate.attacker"] is None
     assert "novel_strategy_rate.attacker_sft" in m
     assert m["defender_steps.frozen_attacker"] == m["defender_steps.magic"] >= 1
     assert m["seeds"] == 2

@@ -3,6 +3,8 @@ novelty rate with no success."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -49,3 +51,8 @@ def test_sample_attacks_leaves_the_global_torch_stream_alone(
     b = _draw(7)
     assert a.tried_by_composition == b.tried_by_composition  # the seed fixes the draw
     assert a.attempts == 12
+
+
+def test_novel_strategy_rate_is_nan_without_successes() -> None:
+    assert math.isnan(AttackSample(attempts=5).novel_strategy_rate)
+    assert AttackSample(attempts=5, successes=4, novel_successes=1).novel_strategy_rate == 0.25

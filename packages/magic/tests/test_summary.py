@@ -83,3 +83,26 @@ def test_readme_tables_show_means_and_ses() -> None:
     row = next(line for line in text.splitlines() if line.startswith("| `magic`"))
     assert f"{pooled['asr.unseen_ops.magic']:.3f} ± {pooled['se.asr.unseen_ops.magic']:.3f}" in row
     assert readme_tables({"kind": "bench", "metrics": {}}) == ""
+
+
+def test_no_success_on_a_seed_leaves_the_novelty_claim_undecided() -> None:
+    from icml26.magic.tables import readme_tables
+
+    rng = np.random.default_rng(3)
+    shift = {"magic": -0.4, "static": -0.5, "b_static": -0.6}
+    per = [_seed(rng, shift) for _ in range(3)]
+    per[1]["novel_strategy_rate.attacker_sft"] = None  # type: ignore[assignment]
+    pooled = pool_seeds(per, DEF)
+    assert np.isnan(pooled["novel_strategy_rate.attacker_sft"])
+    assert np.isnan(pooled["gap.novel_strategy_rate.attacker.attacker_sft"])
+    assert pooled["defined_seeds.novel_strategy_rate.attacker_sft"] == 2
+    assert pooled["defined_seeds.novel_strategy_rate.attacker"] == 3
+    novel = next(c for c in CLAIMS if c.id == "attacker_finds_novel_compositions")
+    holds, _, note = evaluate_rule(novel.rule, pooled)
+    assert holds is None, note  # undecided, not decided on a made-up 0
+    row = next(
+        line
+        for line in readme_tables({"kind": "run", "metrics": pooled}).splitlines()
+        if line.startswith("| `attacker_sft`")
+    )
+    assert "n/a (defined on 2/3 seeds)" in row

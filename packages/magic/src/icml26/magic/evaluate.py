@@ -79,9 +79,9 @@ class AttackSample:
 
     @property
     def novel_strategy_rate(self) -> float:
-        """Share of successful attacks whose composition was never in the seed pool (0 when
-        there is no success)."""
-        return self.novel_successes / self.successes if self.successes else 0.0
+        """Share of successful attacks whose composition was never in the seed pool (NaN when
+        there is no success: the share is undefined, not zero)."""
+        return self.novel_successes / self.successes if self.successes else float("nan")
 
     @property
     def broken_rate(self) -> float:

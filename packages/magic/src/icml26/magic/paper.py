@@ -136,7 +136,8 @@ CLAIMS = [
         "Against the co-evolved defender, the co-evolved attacker's successful attacks use "
         "compositions never in the seed pool more often than the SFT-only attacker's: by two "
         "paired standard errors, at least 10 points, and in at least a fifth of its "
-        "successes." + _JUDGE,
+        "successes. An attacker with no success on some seed has no rate there, which "
+        "leaves the claim undecided." + _JUDGE,
         "the attacker evolves novel, previously unseen combinatorial strategies (qualitative)",
         f"{_NOVEL} - 2 * se.{_NOVEL} > 0 and {_NOVEL} >= 0.10 "
         "and novel_strategy_rate.attacker >= 0.2",

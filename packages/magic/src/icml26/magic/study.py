@@ -311,12 +311,12 @@ def attacker_novelty(
     policies: Policies,
     trained: dict[str, dict[str, Any]],
     seed: int,
-) -> tuple[dict[str, float], dict[str, Counter[str]]]:
+) -> tuple[dict[str, float | None], dict[str, Counter[str]]]:
     """The co-evolved attacker and the SFT-only attacker, sampled against the **co-evolved**
     defender (the same target for both, the one the attacker co-evolved with): attack
     success, broken-intent rate, novel strategy rate."""
     policies.load("defender", trained["magic"]["state"])
-    out: dict[str, float] = {}
+    out: dict[str, float | None] = {}
     found: dict[str, Counter[str]] = {}
     for name, state in (
         ("attacker", trained["magic"]["attacker_state"]),
@@ -334,7 +334,10 @@ def attacker_novelty(
             reply_tokens=config.reply_tokens,
             seed=stream_seed(seed, "novelty_sample"),
         )
-        out[f"novel_strategy_rate.{name}"] = s.novel_strategy_rate
+        # No success leaves the rate undefined: stored as null (strict JSON), pooled as NaN,
+        # so a claim that reads it is undecided rather than decided on a made-up 0.
+        out[f"novel_strategy_rate.{name}"] = s.novel_strategy_rate if s.successes else None
+        out[f"attack_successes.{name}"] = float(s.successes)
         out[f"attack_success_vs_magic.{name}"] = s.asr
         out[f"intent_broken_rate.{name}"] = s.broken_rate
         out[f"distinct_compositions.{name}"] = float(len(s.tried_by_composition))
@@ -347,7 +350,7 @@ def replicate(config: RunConfig, seed: int, run_dir: RunDir) -> dict[str, Any]:
     game = make_game(config)
     c0 = time.process_time()
     policies = warm_start(config, game, seed)
-    metrics: dict[str, float] = {"warm_start_cpu_s": time.process_time() - c0}
+    metrics: dict[str, float | None] = {"warm_start_cpu_s": time.process_time() - c0}
     trained = train_defenders(config, game, policies, run_dir, seed)
     sets = eval_sets(config, game, seed)
     metrics.update(

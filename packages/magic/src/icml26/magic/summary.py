@@ -9,6 +9,11 @@ seeds of ``<metric>.<eval>.<a> - <metric>.<eval>.<b>`` and ``se.gap.<metric>.<ev
 its standard error, for every ordered pair of defenders (``a == b`` included: a gap of 0 with
 a standard error of 0, which is what a claim reads under its placebo). The same for the two
 attackers' ``novel_strategy_rate``.
+
+A per-seed value of ``None`` or NaN (an attacker with no successful attack has no novelty
+rate) makes every pooled figure that reads it NaN, so a claim on it is undecided, never
+decided on a substitute; ``defined_seeds.novel_strategy_rate.<attacker>`` counts the seeds
+where the rate is defined.
 """
 
 from __future__ import annotations
@@ -34,19 +39,26 @@ GAP_EVALS = (
 _ATTACKERS = ("attacker", "attacker_sft")
 
 
-def _stats(values: Sequence[float]) -> tuple[float, float]:
-    arr = np.asarray(values, dtype=float)
+def _num(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def _stats(values: Sequence[float | None]) -> tuple[float, float]:
+    arr = np.asarray([_num(v) for v in values], dtype=float)
     if not np.all(np.isfinite(arr)):
         return float("nan"), float("nan")
     ms = mean_se(arr)
     return float(ms.mean), float(ms.se)
 
 
-def pool_seeds(per_seed: Sequence[dict[str, float]], defenders: Sequence[str]) -> dict[str, Any]:
+def pool_seeds(
+    per_seed: Sequence[dict[str, float | None]], defenders: Sequence[str]
+) -> dict[str, Any]:
     """Means, standard errors and paired gaps over replicates.
 
     Args:
-        per_seed: each replicate's flat metrics (the same keys in each).
+        per_seed: each replicate's flat metrics (the same keys in each; ``None`` for a
+            figure that is undefined on that seed).
         defenders: the defenders whose pairwise gaps are written.
 
     Returns:
@@ -75,5 +87,9 @@ def pool_seeds(per_seed: Sequence[dict[str, float]], defenders: Sequence[str]) -
     ]
     for ka, kb, name in pairs:
         if ka in keys and kb in keys:
-            out[name], out[f"se.{name}"] = _stats([m[ka] - m[kb] for m in per_seed])
+            out[name], out[f"se.{name}"] = _stats([_num(m[ka]) - _num(m[kb]) for m in per_seed])
+    for a in _ATTACKERS:
+        key = f"novel_strategy_rate.{a}"
+        if key in keys:
+            out[f"defined_seeds.{key}"] = float(sum(np.isfinite(_num(m[key])) for m in per_seed))
     return out

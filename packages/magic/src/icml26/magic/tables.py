@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,7 +15,7 @@ _ASR = ("seed_ops", "heldout_combos", "unseen_ops", "adaptive", "plain")
 
 def _cell(m: Mapping[str, Any], key: str) -> str:
     v, se = m.get(key), m.get(f"se.{key}")
-    if v is None:
+    if v is None or not math.isfinite(v):
         return "n/a"
     return f"{v:.3f}" if se is None else f"{v:.3f} ± {se:.3f}"
 
@@ -55,5 +56,9 @@ def readme_tables(results: Mapping[str, Any]) -> str:
             f"attack_success_vs_magic.{a}",
             f"intent_broken_rate.{a}",
         )
-        lines.append(f"| `{a}` | " + " | ".join(_cell(m, k) for k in keys) + " |")
+        cells = [_cell(m, k) for k in keys]
+        defined = m.get(f"defined_seeds.novel_strategy_rate.{a}")
+        if defined is not None and defined < m["seeds"]:  # no success on some seeds
+            cells[0] += f" (defined on {int(defined)}/{int(m['seeds'])} seeds)"
+        lines.append(f"| `{a}` | " + " | ".join(cells) + " |")
     return "\n".join(lines)
