@@ -34,6 +34,7 @@ from icml26.magic.coevolve import (
     co_evolve,
     defender_role,
     self_play_role,
+    self_play_shares,
     static_defender_role,
     train_roles,
 )
@@ -195,12 +196,25 @@ def train_magic(
 
 def _baseline_roles(
     name: str, policies: Policies, game: SafetyGame, settings: GameSettings, n_def: int, n_att: int
-) -> tuple[list[Any], int, str]:
+) -> tuple[list[Any], int, str, int]:
+    """The baseline's roles, steps, trained adapter and defence prompts per step."""
     if name == "frozen_attacker":
-        return [defender_role(policies, game, settings)], n_def, "defender"
+        return (
+            [defender_role(policies, game, settings)],
+            n_def,
+            "defender",
+            2 * settings.pairs_per_step,
+        )
     if name == "static":
-        return [static_defender_role(game, settings)], n_def, "defender"
-    return [self_play_role(policies, game, settings)], n_def + n_att, "self"
+        return (
+            [static_defender_role(game, settings)],
+            n_def,
+            "defender",
+            2 * settings.pairs_per_step,
+        )
+    n_tasks, n_pairs = self_play_shares(settings.pairs_per_step, n_def, n_att)
+    role = self_play_role(policies, game, settings, attack_tasks=n_tasks, defence_pairs=n_pairs)
+    return [role], n_def + n_att, "self", 2 * n_pairs
 
 
 def train_defenders(
@@ -211,7 +225,12 @@ def train_defenders(
     ``{defender: {"state", "defender_steps", "cpu_seconds", ...}}``."""
     settings = settings_of(config, seed)
     trained: dict[str, dict[str, Any]] = {
-        "base": {"state": policies.sft_states["defender"], "defender_steps": 0, "cpu_seconds": 0.0}
+        "base": {
+            "state": policies.sft_states["defender"],
+            "defender_steps": 0,
+            "defence_prompts": 0,
+            "cpu_seconds": 0.0,
+        }
     }
     log(f"seed {seed}: MAGIC, alternating GRPO of defender and attacker")
     tl = train_magic(
@@ -222,6 +241,7 @@ def train_defenders(
         "attacker_state": policies.state("attacker"),
         "defender_steps": tl.role_steps("defender"),
         "attacker_steps": tl.role_steps("attacker"),
+        "defence_prompts": tl.role_steps("defender") * 2 * settings.pairs_per_step,
         "rounds": tl.rounds,
         "cpu_seconds": tl.cpu_seconds,
     }
@@ -230,8 +250,10 @@ def train_defenders(
         if name not in config.defenders:
             continue
         policies.reset()
-        roles, steps, adapter = _baseline_roles(name, policies, game, settings, n_def, n_att)
-        log(f"seed {seed}: {name}, {steps} steps")
+        roles, steps, adapter, per_step = _baseline_roles(
+            name, policies, game, settings, n_def, n_att
+        )
+        log(f"seed {seed}: {name}, {steps} steps, {steps * per_step} defence prompts")
         tl = train_roles(
             policies,
             roles,
@@ -242,6 +264,7 @@ def train_defenders(
         trained[name] = {
             "state": policies.state(adapter),
             "defender_steps": steps,
+            "defence_prompts": steps * per_step,
             "cpu_seconds": tl.cpu_seconds,
         }
     return trained
@@ -361,6 +384,7 @@ def replicate(config: RunConfig, seed: int, run_dir: RunDir) -> dict[str, Any]:
     metrics.update(novelty)
     for name, info in trained.items():
         metrics[f"defender_steps.{name}"] = float(info["defender_steps"])
+        metrics[f"defence_prompts.{name}"] = float(info["defence_prompts"])
         metrics[f"train_cpu_s.{name}"] = float(info["cpu_seconds"])
     metrics["attacker_steps.magic"] = float(trained["magic"]["attacker_steps"])
     metrics["rounds.magic"] = float(len(trained["magic"]["rounds"]))

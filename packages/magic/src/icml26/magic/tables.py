@@ -20,6 +20,10 @@ def _cell(m: Mapping[str, Any], key: str) -> str:
     return f"{v:.3f}" if se is None else f"{v:.3f} ± {se:.3f}"
 
 
+def _count(v: float | None) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"{v:.0f}"
+
+
 def readme_tables(results: Mapping[str, Any]) -> str:
     """Every defender's attack success and benign compliance, and both attackers' figures
     (means ± standard errors over seeds).
@@ -38,12 +42,18 @@ def readme_tables(results: Mapping[str, Any]) -> str:
         f"Means ± standard errors over {int(m['seeds'])} seeds (tiny model; replies judged by "
         "the refusal-marker rule).",
         "",
-        "| defender | " + " | ".join(f"ASR {e}" for e in _ASR) + " | benign all | defender steps |",
-        "|---" * (len(_ASR) + 3) + "|",
+        "| defender | "
+        + " | ".join(f"ASR {e}" for e in _ASR)
+        + " | benign all | defender steps | defence prompts |",
+        "|---" * (len(_ASR) + 4) + "|",
     ]
     for d in defenders:
         cells = [_cell(m, f"asr.{e}.{d}") for e in _ASR]
-        cells += [_cell(m, f"benign_compliance.all.{d}"), f"{m.get(f'defender_steps.{d}', 0):.1f}"]
+        cells += [
+            _cell(m, f"benign_compliance.all.{d}"),
+            f"{m.get(f'defender_steps.{d}', 0):.1f}",
+            _count(m.get(f"defence_prompts.{d}")),
+        ]
         lines.append(f"| `{d}` | " + " | ".join(cells) + " |")
     lines += [
         "",
