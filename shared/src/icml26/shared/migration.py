@@ -19,7 +19,6 @@ __all__ = ["UNMIGRATED"]
 UNMIGRATED: frozenset[str] = frozenset(
     {
         "dicode",
-        "magic",
         "ro-hnn",
     }
 )
