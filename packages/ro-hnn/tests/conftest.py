@@ -13,7 +13,9 @@ import jax
 import numpy as np
 import pytest
 
-jax.config.update("jax_enable_x64", True)
+jax.config.update(
+    "jax_enable_x64", True
+)  # the package never needs it (its functions switch float64 on locally); many tests call helpers directly
 
 
 def _persistent_compilation_cache() -> None:

@@ -120,3 +120,28 @@ def test_bad_inputs_raise() -> None:
         ae.encode(jnp.ones(17))
     with pytest.raises(ValueError, match="shape"):
         psd_basis(np.ones((4, 3)), np.ones((4, 2)), 2)
+
+
+@pytest.mark.parametrize("acts", [("asinh",) * 4, ("identity", "asinh", "smooth_leaky", "asinh")])
+def test_deep_wide_stack_with_an_activation_per_layer_is_exact(acts: tuple[str, ...]) -> None:
+    """A deep stack (d -> 6 -> 10 -> 14 -> n) with per-layer activations: ``E ∘ Ψ = id`` and
+    ``DΨᵀ J DΨ = J`` to round-off, and the decoder's image is not one affine subspace."""
+    ae = SymplecticAutoencoder(16, 3, hidden=(6, 10, 14), activations=acts, c=0.8, rngs=nnx.Rngs(3))
+    key = jax.random.key(0)
+    for i, layer in enumerate(ae.layers):
+        layer.b[...] = 0.3 * jax.random.normal(jax.random.fold_in(key, i), layer.b.shape)
+    zs = jax.random.normal(jax.random.key(1), (5, 6))
+    for z in zs:
+        np.testing.assert_allclose(ae.encode(ae.decode(z)), z, atol=1e-9)
+        assert float(symplecticity_defect(ae.decode, z)) < 1e-10
+    qs = jnp.stack([ae.embed(z[:3]) for z in 3 * jax.random.normal(jax.random.key(2), (40, 6))])
+    centred = qs - qs.mean(0)
+    sv = np.linalg.svd(np.asarray(centred), compute_uv=False)
+    assert sv[3] > 1e-6 * sv[0]  # 3 latent dofs bend into more than 3 directions
+
+
+def test_activation_names_are_checked() -> None:
+    with pytest.raises(ValueError, match="one name per layer"):
+        SymplecticAutoencoder(9, 3, hidden=(5,), activations=("asinh",), rngs=nnx.Rngs(0))
+    with pytest.raises(ValueError, match="unknown activation"):
+        SymplecticAutoencoder(9, 3, hidden=(5,), activations=("relu", "asinh"), rngs=nnx.Rngs(0))

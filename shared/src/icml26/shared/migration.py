@@ -30,7 +30,6 @@ UNMIGRATED: frozenset[str] = frozenset(
         "magic",
         "nppr",
         "rmft",
-        "ro-hnn",
         "scfm-grn",
         "syvla",
         "velocity-deficit",
