@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -134,6 +134,7 @@ def joint_loss(
     windows: jax.Array,
     scale: jax.Array,
     energy: Callable[[jax.Array], jax.Array] | None = None,
+    w_energy: jax.Array | float | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """The joint loss (module doc) on ``windows (B, K+1, 2n)``.
 
@@ -142,7 +143,9 @@ def joint_loss(
         settings: the loss weights.
         windows: ``(B, K+1, 2n)`` training windows.
         scale: ``s_x``.
-        energy: the true Hamiltonian of one state (for ``w_energy``).
+        energy: the true Hamiltonian of one state (the energy term is computed when given).
+        w_energy: the energy term's weight (default ``settings.w_energy``; an array under jit,
+            so models trained with and without the term share one compilation).
 
     Returns:
         ``(loss, parts)`` with the unweighted terms by name.
@@ -165,14 +168,15 @@ def joint_loss(
         + settings.w_latent * parts["latent"]
         + settings.w_obs * parts["obs"]
     )
-    if energy is not None and settings.w_energy > 0:
+    if energy is not None:
         h = jax.vmap(jax.vmap(energy))
         h_true = h(windows)
         s_h = jax.lax.stop_gradient(jnp.mean(h_true**2)) + 1e-12
         parts["energy"] = (
             jnp.mean((h(rec) - h_true) ** 2) + jnp.mean((h(pred) - h_true) ** 2)
         ) / s_h
-        total = total + settings.w_energy * parts["energy"]
+        weight = settings.w_energy if w_energy is None else w_energy
+        total = total + weight * parts["energy"]
     return total, parts
 
 
@@ -201,6 +205,7 @@ def train_chunk(
     scale: jax.Array,
     tx: optax.GradientTransformation | None = None,
     energy: Callable[[jax.Array], jax.Array] | None = None,
+    w_energy: jax.Array | None = None,
 ) -> tuple[Any, Any, jax.Array]:
     """``len(keys)`` Riemannian optimiser steps in one compiled ``lax.scan``.
 
@@ -216,7 +221,9 @@ def train_chunk(
         params, opt_state = carry
         windows = sample_windows(key, data, settings.batch, settings.window)
         grad_fn = jax.value_and_grad(joint_loss, argnums=2, has_aux=True)
-        (loss, _), grads = grad_fn(graphdef, settings, params, rest, windows, scale, energy)
+        (loss, _), grads = grad_fn(
+            graphdef, settings, params, rest, windows, scale, energy, w_energy
+        )
         grads = project_gradients(graphdef, params, rest, grads)
         updates, opt_state = tx.update(grads, opt_state, params)
         params = retract(graphdef, optax.apply_updates(params, updates), rest)
@@ -364,7 +371,7 @@ class Trainer:
             )
             self.params, self.opt_state, losses = train_chunk(
                 self.graphdef,
-                s,
+                replace(s, w_energy=0.0),  # the weight is traced: one compile for any weight
                 self.params,
                 self.rest,
                 self.opt_state,
@@ -373,6 +380,7 @@ class Trainer:
                 self.scale,
                 self.optimizer,
                 self.energy,
+                jnp.asarray(s.w_energy),
             )
             losses = np.asarray(losses)
             if not np.all(np.isfinite(losses)):
