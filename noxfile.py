@@ -2,12 +2,12 @@
 
 Per member ``<slug>`` (``shared`` or a folder of ``packages/``), tagged ``<slug>``:
 
-* ``tests-<slug>``  sync that member alone from the lock into the session venv, run its tests
-  from its folder, ``slow`` marker excluded (default);
-* ``slow-<slug>``   only the ``slow`` tests;
+* ``tests-<slug>``  sync that member alone from the lock into the session venv, with the extras
+  its tests need (``[tool.icml26] test-extras`` in its pyproject, so those tests run instead of
+  skipping), run its tests from its folder, ``slow`` marker excluded (default);
+* ``slow-<slug>``   only the ``slow`` tests (same install);
 * ``build-<slug>``  build wheel + sdist with ``--no-sources``, check them (twine,
   check-wheel-contents), install the wheel beside a freshly built ``icml26-shared`` wheel in a
-  clean venv, import it and run ``icml26 list``;
   clean venv, import it, run ``icml26 list`` and the paper's ``smoke`` job from there (a pip
   user's install: whatever the job needs must be a runtime dependency);
 * ``typecheck-<slug>``  mypy over the member's sources;
@@ -15,11 +15,27 @@ Per member ``<slug>`` (``shared`` or a folder of ``packages/``), tagged ``<slug>
   their *lowest* allowed versions (``uv pip install --resolution lowest-direct``, into the
   session venv, not the lock), then its default tests: the floors in ``pyproject.toml`` hold.
 
-Plus ``lint`` (default): ruff, ``uv lock --check``, and the GitHub workflows validated offline;
-``gpu`` (not default): every member's ``gpu``-marked tests and smoke jobs on CUDA, skipped
-when no CUDA device is present; ``public-names`` (not default, tagged ``shared``): every
-member installed, each paper's ``__all__`` checked after importing all its submodules
-(``tests-shared`` runs the source-only version of that check).
+Plus ``gpu`` (not default): every member's ``gpu``-marked tests and smoke jobs on CUDA, skipped
+when no CUDA device is present; and ``lint`` (default), in a venv with the whole workspace
+(every member, extra and test group: the two last checks inspect the installed packages):
+
+* ruff (check + format), ``uv lock --check``, the GitHub workflows validated offline;
+* import-linter, on contracts written here (to ``.nox/lint/tmp/importlinter.toml``):
+  ``icml26.shared`` imports no paper package; no paper package imports another; and for each
+  paper package *not* in ``UNMIGRATED`` (``icml26/shared/migration.py``, read with ``ast``, not
+  imported) the job shape: layers ``experiment | bench`` > ``figures : tables`` > all other
+  modules (the method modules) > ``paper`` > ``config``, exhaustive (a new module lands in the
+  method layer; ``cli`` and ``__main__`` stay outside), nothing in the package (its
+  ``__init__`` included) imports ``experiment``, and no import cycle between sibling modules at
+  any depth (``acyclic_siblings``);
+* deptry in each member's folder against that member's pyproject: missing (DEP001), unused
+  (DEP002), transitive (DEP003) and misplaced dev (DEP004) dependencies; false positives are
+  ignored per member in its ``[tool.deptry.per_rule_ignores]``, each with its reason;
+* ``shared/tests/test_public_names.py`` with every member installed: each paper's ``__all__``
+  after importing all its submodules (``tests-shared`` runs the source-only version).
+
+``uv run nox -s lint`` takes about 4 s of wall clock with its venv in place (reused) and about
+5 s from an empty ``.nox/lint`` (uv cache warm), on the shared 2-core dev machine (measured).
 
 The default test sessions fail when pytest takes longer than ``TEST_BUDGET_S`` (the
 ``icml26.shared`` pytest plugin enforces it), so slow tests move behind the ``slow`` marker.
@@ -29,6 +45,7 @@ Run everything that CI runs by default with ``uv run nox``; one package with ``n
 
 from __future__ import annotations
 
+import ast
 import glob
 import json
 import os
@@ -96,9 +113,24 @@ def _sync(session: nox.Session, *args: str) -> None:
     )
 
 
+def _test_extras(member: Member) -> list[str]:
+    """The extras the member's tests need (``[tool.icml26] test-extras``): installed by its
+    ``tests-``/``slow-`` sessions, so tests that need an optional extra run instead of skipping."""
+    cfg = _project(member)
+    extras = list(cfg.get("tool", {}).get("icml26", {}).get("test-extras", []))
+    unknown = set(extras) - set(cfg["project"].get("optional-dependencies", {}))
+    if unknown:
+        raise ValueError(
+            f"{member.folder / 'pyproject.toml'}: [tool.icml26] test-extras names "
+            f"{sorted(unknown)}, which are not in [project.optional-dependencies]"
+        )
+    return extras
+
+
 def _pytest(session: nox.Session, member: Member, marker: str, *, sync: bool = True) -> None:
     if sync:
-        _sync(session, "--package", member.name, "--group", "test")
+        extras = [a for extra in _test_extras(member) for a in ("--extra", extra)]
+        _sync(session, "--package", member.name, "--group", "test", *extras)
     session.chdir(member.folder)
     # A member whose test group brings pytest-xdist (compile-bound JAX tests) gets every core.
     group = _project(member).get("dependency-groups", {}).get("test", [])
@@ -351,23 +383,211 @@ def gpu(session: nox.Session) -> None:
         )
 
 
-@nox.session(name="public-names", tags=["shared"], default=False)
-def public_names(session: nox.Session) -> None:
-    """Every installed paper's ``__all__``, after importing all its submodules: each name
-    exists and none is a submodule that shadowed the object (``shared/tests/
-    test_public_names.py``, which needs every member installed; ``tests-shared`` has none)."""
-    _sync(session, "--all-packages", "--group", "dev")
-    session.chdir(ROOT / "shared")
-    session.run("pytest", "tests/test_public_names.py", "--durations=5", *session.posargs)
+# --- lint: import layering (import-linter) and dependency hygiene (deptry) ---------------------
+
+# The one exempt list of the job-shape issue; read from its syntax tree, never imported.
+MIGRATION = ROOT / "shared" / "src" / "icml26" / "shared" / "migration.py"
+# A paper package's layers, top to bottom. Run files on top (``experiment`` and ``bench``
+# independent of each other), then the reporting modules (may import each other), then every
+# other module as one layer of method modules (may import each other, never in a cycle: the
+# acyclic contract), then ``paper``, then ``config`` at the bottom.
+TOP_LAYER = ("experiment", "bench")
+REPORT_LAYER = ("figures", "tables")
+BOTTOM_LAYERS = ("paper", "config")
+# Entry points outside the layers (they may import anything but ``experiment``).
+ENTRY_POINTS = ("cli", "__main__")
 
 
-@nox.session(tags=["lint"])
+def unmigrated() -> frozenset[str]:
+    """``UNMIGRATED`` of ``icml26/shared/migration.py``: the string constants of the
+    expression assigned to it, read with ``ast`` (the lint session does not import packages)."""
+    tree = ast.parse(MIGRATION.read_text(), filename=str(MIGRATION))
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "UNMIGRATED" for t in targets):
+            return frozenset(
+                n.value
+                for n in ast.walk(value)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            )
+    raise ValueError(f"{MIGRATION}: no assignment to UNMIGRATED")
+
+
+def _package_dir(member: Member) -> Path:
+    return member.folder.joinpath("src", *member.module.split("."))
+
+
+def _children(package: Path) -> list[str]:
+    """The modules and subpackages directly inside a package folder."""
+    names = []
+    for path in sorted(package.iterdir()):
+        if path.suffix == ".py" and path.stem != "__init__":
+            names.append(path.stem)
+        elif path.is_dir() and (path / "__init__.py").is_file():
+            names.append(path.name)
+    return names
+
+
+def _modules(package: Path, name: str) -> list[str]:
+    """``name`` and every module below it."""
+    out = [name]
+    for child in _children(package):
+        path = package / child
+        out += _modules(path, f"{name}.{child}") if path.is_dir() else [f"{name}.{child}"]
+    return out
+
+
+def _layering_contracts(member: Member) -> list[dict[str, object]]:
+    """The job shape of a migrated paper package as import-linter contracts."""
+    package, mod = _package_dir(member), member.module
+    children = _children(package)
+    fixed = {*TOP_LAYER, *REPORT_LAYER, *BOTTOM_LAYERS, *ENTRY_POINTS}
+    top = [c for c in TOP_LAYER if c in children]
+    report = [c for c in REPORT_LAYER if c in children]
+    method = [c for c in children if c not in fixed]
+    layers = [" | ".join(top), " : ".join(report), " : ".join(method)]
+    layers += [c for c in BOTTOM_LAYERS if c in children]
+    contracts: list[dict[str, object]] = [
+        {
+            "id": f"{member.slug}-layers",
+            "name": f"{mod}: experiment | bench > figures : tables > method modules > paper > config",
+            "type": "layers",
+            "containers": [mod],
+            "layers": [layer for layer in layers if layer],
+            # every child is in a layer (or an entry point): a new module cannot escape
+            "exhaustive": True,
+            "exhaustive_ignores": [c for c in ENTRY_POINTS if c in children],
+        },
+        {
+            "id": f"{member.slug}-acyclic",
+            "name": f"{mod}: no import cycles between sibling modules (at any depth)",
+            "type": "acyclic_siblings",
+            "ancestors": [mod],
+        },
+    ]
+    if "experiment" in children:
+        # The layers keep every layered module off `experiment`; this also covers the package's
+        # own __init__ and the entry points, which are in no layer.
+        experiment = f"{mod}.experiment"
+        contracts.append(
+            {
+                "id": f"{member.slug}-experiment-on-top",
+                "name": f"nothing in {mod} imports {experiment}",
+                "type": "forbidden",
+                "source_modules": [
+                    m
+                    for m in _modules(package, mod)
+                    if m != experiment and not m.startswith(experiment + ".")
+                ],
+                "forbidden_modules": [experiment],
+                "as_packages": False,
+            }
+        )
+    return contracts
+
+
+def _import_linter_config(session: nox.Session) -> Path:
+    """Write the import-linter contracts (TOML) for this checkout; return the file."""
+    papers = [m for m in MEMBERS if m.slug != "shared"]
+    exempt = unmigrated()
+    unknown = exempt - {m.slug for m in papers}
+    if unknown:
+        session.error(f"{MIGRATION}: UNMIGRATED names no paper package: {sorted(unknown)}")
+    contracts: list[dict[str, object]] = [
+        {
+            "id": "shared-imports-no-paper",
+            "name": "icml26.shared imports no paper package",
+            "type": "forbidden",
+            "source_modules": ["icml26.shared"],
+            "forbidden_modules": [m.module for m in papers],
+        },
+        {
+            # deptry sees only the top-level `icml26`; this keeps the undeclared paper-to-paper
+            # dependency out instead.
+            "id": "papers-independent",
+            "name": "paper packages import no other paper package",
+            "type": "independence",
+            "modules": [m.module for m in papers],
+        },
+    ]
+    migrated = [m for m in papers if m.slug not in exempt]
+    for member in migrated:
+        contracts += _layering_contracts(member)
+    session.log(
+        f"layering contracts for {len(migrated)} migrated package(s)"
+        f"{': ' + ', '.join(m.slug for m in migrated) if migrated else ''}; "
+        f"{len(exempt)} exempt (UNMIGRATED in {MIGRATION.relative_to(ROOT)})"
+    )
+    # TOML written as JSON values (strings, lists of strings and booleans are valid TOML).
+    lines = ["[tool.importlinter]", f"root_packages = {json.dumps([m.module for m in MEMBERS])}"]
+    for contract in contracts:
+        lines += ["", "[[tool.importlinter.contracts]]"]
+        lines += [f"{key} = {json.dumps(value)}" for key, value in contract.items()]
+    path = Path(session.create_tmp()).resolve() / "importlinter.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _deptry(session: nox.Session) -> list[str]:
+    """deptry in each member's folder, against that member's own pyproject (its per-member
+    ignores are in ``[tool.deptry.per_rule_ignores]`` there, each with its reason).
+
+    deptry maps imports to distributions by *top-level* module, and every member ships the
+    top-level ``icml26``: for a paper package ``icml26`` is the ``icml26-shared`` dependency, for
+    ``shared`` it is first party. (Paper-to-paper imports, which this cannot tell apart, are
+    the ``papers-independent`` import-linter contract.) Returns the slugs with findings."""
+    failed = []
+    for member in MEMBERS:
+        session.chdir(member.folder)
+        if member.slug == "shared":
+            namespace = ["--known-first-party", "icml26"]
+        else:
+            namespace = ["--package-module-name-map", "icml26-shared=icml26"]
+        try:
+            session.run("deptry", "src", "--no-ansi", *namespace, silent=False)
+        except nox.command.CommandFailed:
+            failed.append(member.slug)
+    session.chdir(ROOT)
+    return failed
+
+
+# reuse_venv: `uv sync` leaves the venv exactly as locked, and deleting ~300 installed packages
+# before each run would cost ~20 s on a loaded 2-core machine (CI starts from scratch anyway).
+@nox.session(tags=["lint"], reuse_venv=True)
 def lint(session: nox.Session) -> None:
-    """ruff (check + format), the lock is current, GitHub workflows valid (offline)."""
-    _sync(session, "--only-group", "lint")
+    """ruff (check + format), the lock is current, GitHub workflows valid (offline), the
+    import layering (import-linter), each member's declared dependencies (deptry)."""
+    # The whole workspace with every extra: import-linter builds the import graph of the
+    # installed packages, and deptry reads installed metadata to map imports to distributions.
+    _sync(session, "--all-packages", "--all-extras", "--group", "lint", "--group", "test")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("uv", "lock", "--check", external=True)
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
     session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
     session.run("zizmor", "--offline", "--no-progress", str(ROOT / ".github" / "workflows"))
+    # Both checks run to the end, so one lint run shows every finding.
+    failed = []
+    config = _import_linter_config(session)
+    cache = Path(session.create_tmp()).resolve() / "import-linter-cache"
+    try:
+        session.run("lint-imports", "--no-logo", "--cache-dir", str(cache), str(config))
+    except nox.command.CommandFailed:
+        failed.append(f"import-linter (contracts in {config})")
+    failed += [f"deptry in {slug}" for slug in _deptry(session)]
+    # Every paper's ``__all__`` after importing all its submodules: each name is the object
+    # the package means, not a submodule that shadowed it (``tests-shared`` runs the
+    # source-only version; this one needs every member installed, as here).
+    session.chdir(ROOT / "shared")
+    try:
+        session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_public_names.py")
+    except nox.command.CommandFailed:
+        failed.append("public names (shared/tests/test_public_names.py)")
+    session.chdir(ROOT)
+    if failed:
+        session.error("broken: " + "; ".join(failed))

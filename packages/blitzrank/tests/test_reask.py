@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml26.blitzrank import BlitzRank, PerfectOracle, PersistentOracle, PlackettLuceOracle
+from icml26.blitzrank import BlitzRank, PlackettLuceOracle
 from icml26.blitzrank.graph import TournamentGraph
+from icml26.blitzrank.oracles import PerfectOracle, PersistentOracle
 from icml26.blitzrank.reask import agrees, blitzrank_reask, tier_vote_ranking, verify_window
 
 SCORES = -np.arange(40, dtype=float)  # item i has true rank i

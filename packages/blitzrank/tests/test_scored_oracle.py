@@ -100,7 +100,7 @@ class _BagOfWords:
 
 def test_minilm_tasks_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
     import icml26.blitzrank.oracles.minilm as minilm
-    from icml26.blitzrank.minilm_tasks import minilm_task_settings, run_minilm_tasks
+    from icml26.blitzrank.tasks.minilm import minilm_task_settings, run_minilm_tasks
 
     monkeypatch.setattr(minilm, "MiniLMScorer", _BagOfWords)
     cfg = RunConfig(ks=(10,), minilm_queries=2, minilm_n=30, flip_probes=2)

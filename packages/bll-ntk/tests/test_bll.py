@@ -3,16 +3,19 @@ NTK-projected BLL, the softmax Laplace against autograd, and clear errors on bad
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from icml26.bll_ntk.bll import BLL, NTKBLL, LastLayerLaplace, LinearisedLaplace
+from icml26.bll_ntk.bll import BLL, NTKBLL
 from icml26.bll_ntk.glm import LastLayerGLM, predictive_probs
 from icml26.bll_ntk.jacobians import ntk_projection
+from icml26.bll_ntk.laplace import LastLayerLaplace, LinearisedLaplace
 from icml26.bll_ntk.network import LastLayerError, LastLayerModel, make_mlp
+from icml26.bll_ntk.posterior import gaussian_nll
 
 
 def _reg_data(n: int, d_in: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -159,21 +162,25 @@ def test_bad_inputs_raise_clear_errors() -> None:
         NTKBLL(model, subsample=0)
     with pytest.raises(ValueError, match="likelihood"):
         BLL(model, likelihood="poisson")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="labels"):
+    with pytest.raises(ValueError, match=r"labels must lie in \[0, 2\)"):
         BLL(make_mlp(2, 2, (4,)), likelihood="classification").fit(x, torch.full((10,), 5))
 
 
 @pytest.mark.parametrize("likelihood", ["regression", "classification"])
-def test_default_ntk_bll_keeps_the_variance_guarantee(likelihood: str) -> None:
-    """The API default (``hyperparameters="bll"``) is the theorem's setting: with evidence-fitted
-    hyperparameters on both sides, no NTK-BLL predictive variance is below BLL's."""
+@pytest.mark.parametrize("with_val", [False, True])
+def test_shared_hyperparameters_keep_the_variance_guarantee(
+    likelihood: str, with_val: bool
+) -> None:
+    """``hyperparameters="bll"`` is the theorem's setting: with BLL's hyperparameters (from its
+    evidence, or from its validation grid search), no NTK-BLL predictive variance is below
+    BLL's."""
     torch.manual_seed(4)
     model = make_mlp(3, 3 if likelihood == "classification" else 1, (8, 8))
     x = torch.randn(50, 3)
     y = torch.randint(0, 3, (50,)) if likelihood == "classification" else torch.randn(50, 1)
-    bll = BLL(model, likelihood=likelihood).fit(x, y)
-    ntk = NTKBLL(model, likelihood=likelihood).fit(x, y)
-    assert ntk.hyperparameters == "bll"
+    val = (x[:20] + 0.1, y[:20]) if with_val else None
+    bll = BLL(model, likelihood=likelihood).fit(x, y, val=val)
+    ntk = NTKBLL(model, likelihood=likelihood, hyperparameters="bll").fit(x, y, val=val)
     assert ntk.alpha_ == pytest.approx(bll.alpha_)
     xs = 3 * torch.randn(30, 3)
     pb, pn = bll.predict(xs), ntk.predict(xs)
@@ -192,3 +199,169 @@ def test_last_layer_laplace_is_bll_in_classification() -> None:
     b = LastLayerLaplace(model, likelihood="classification").fit(x, y).predict(x)
     torch.testing.assert_close(a.probs, b.probs)
     torch.testing.assert_close(a.logit_var, b.logit_var)
+
+
+@pytest.mark.parametrize("cls", [BLL, NTKBLL])
+def test_float_labels_are_refused_even_when_they_would_not_change_the_fit(cls: type) -> None:
+    """With ``refit=False`` the labels enter only the evidence: float labels such as 0.72 used
+    to be accepted silently. They are refused with the fix named."""
+    model = make_mlp(2, 3, (4,))
+    x = torch.randn(12, 2)
+    for bad in (torch.tensor([0.72, 1.5, 0.0] * 4), torch.zeros(12), torch.zeros(12).bool()):
+        with pytest.raises(TypeError, match=r"integer class indices.*y\.long\(\)"):
+            cls(model, likelihood="classification").fit(x, bad)
+    with pytest.raises(ValueError, match=r"shape \(12,\)"):
+        cls(model, likelihood="classification").fit(x, torch.zeros(12, 1, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"\[0, 3\)"):
+        cls(model, likelihood="classification").fit(x, torch.full((12,), -1))
+
+
+def test_wrong_feature_count_and_target_shape_name_the_expected_shape() -> None:
+    model = make_mlp(8, 1, (6,))
+    x, y = torch.randn(20, 8), torch.randn(20)
+    with pytest.raises(ValueError, match=r"could not run on inputs of shape \(20, 5\)"):
+        BLL(model).fit(torch.randn(20, 5), y)
+    post = BLL(model).fit(x, y)
+    with pytest.raises(ValueError, match=r"shape \(4, 5\), expected \(N, 8\)"):
+        post.predict(torch.randn(4, 5))
+    with pytest.raises(ValueError, match=r"expected \(20,\) or \(20, 1\)"):
+        BLL(model).fit(x, torch.randn(20, 2))
+    with pytest.raises(ValueError, match=r"add the batch dimension"):
+        post.predict(torch.randn(8))
+    with pytest.raises(TypeError, match=r"torch\.as_tensor"):
+        post.predict(x.numpy())
+
+
+def test_float64_inputs_are_converted_to_the_network_dtype() -> None:
+    model = make_mlp(3, 1, (6,))
+    x, y = torch.randn(30, 3), torch.randn(30)
+    a = NTKBLL(model, alpha=1.0, noise=0.1).fit(x, y).predict(x[:5])
+    b = NTKBLL(model, alpha=1.0, noise=0.1).fit(x.double(), y.double()).predict(x[:5].double())
+    torch.testing.assert_close(a.mean, b.mean)
+    torch.testing.assert_close(a.var, b.var)
+
+
+@pytest.mark.parametrize("likelihood", ["regression", "classification"])
+def test_a_dataloader_gives_the_tensor_fit(likelihood: str) -> None:
+    """``fit`` / ``predict`` on a DataLoader (small batches, read twice for the projection)
+    equal the same calls on tensors; the subsampled projection picks the same points."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.manual_seed(2)
+    C = 3 if likelihood == "classification" else 1
+    model = make_mlp(3, C, (7, 5))
+    x = torch.randn(47, 3)
+    y = torch.randint(0, 3, (47,)) if likelihood == "classification" else torch.randn(47)
+    loader = DataLoader(TensorDataset(x, y), batch_size=8)
+    val = (x[:10] + 0.3, y[:10])
+    val_loader = DataLoader(TensorDataset(*val), batch_size=4)
+    for kw in ({}, {"subsample": 20, "posterior_subsample": 30}):
+        a = NTKBLL(model, likelihood=likelihood, **kw).fit(x, y, val=val)
+        b = NTKBLL(model, likelihood=likelihood, batch_size=5, **kw).fit(loader, val=val_loader)
+        assert a.alpha_ == pytest.approx(b.alpha_)
+        tol = {"rtol": 1e-4, "atol": 1e-6}  # float32 features: batch sizes change the sums
+        torch.testing.assert_close(a.projection_.M, b.projection_.M, **tol)
+        pa = a.predict(x)
+        pb = b.predict(DataLoader(TensorDataset(x), batch_size=6))
+        if likelihood == "regression":
+            torch.testing.assert_close(pa.mean, pb.mean, **tol)
+            torch.testing.assert_close(pa.var, pb.var, **tol)
+        else:
+            torch.testing.assert_close(pa.probs, pb.probs, **tol)
+            torch.testing.assert_close(pa.logit_var, pb.logit_var, **tol)
+    with pytest.raises(ValueError, match="inside the loader"):
+        BLL(model, likelihood=likelihood).fit(loader, y)
+    with pytest.raises(ValueError, match="targets are missing"):
+        BLL(model, likelihood=likelihood).fit(DataLoader(TensorDataset(x), batch_size=8))
+
+
+def test_validation_grid_search_picks_the_lowest_validation_nll() -> None:
+    """The laplace-torch recipe: (α, σ²) is the grid pair with the lowest Gaussian NLL on the
+    validation data, checked against refitting a fixed-hyperparameter BLL at every pair."""
+    torch.manual_seed(3)
+    model = make_mlp(2, 1, (6,))
+    x, y = _reg_data(60, 2, 5)
+    xv, yv = _reg_data(25, 2, 6)
+    alphas, noises = np.logspace(-2, 2, 5), np.logspace(-2, 0, 4)
+    post = BLL(model).fit(x, y)
+    Zv = LastLayerModel(model).features(xv)[0].double()
+    post.posterior_.select_on_validation(Zv, yv[:, 0], alpha_grid=alphas, noise_grid=noises)
+    best = min(
+        (
+            float(gaussian_nll(yv.double(), p.mean, p.total_var).mean()),
+            a,
+            s,
+        )
+        for a in alphas
+        for s in noises
+        for p in [BLL(model, alpha=float(a), noise=float(s)).fit(x, y).predict(xv)]
+    )
+    assert (post.posterior_.alpha, post.posterior_.noise) == pytest.approx((best[1], best[2]))
+
+
+def test_classification_validation_search_matches_refits_and_helps_an_overconfident_head() -> None:
+    torch.manual_seed(6)
+    model = make_mlp(2, 3, (8,))
+    with torch.no_grad():
+        model.head.weight.mul_(40.0)  # an overconfident head
+    x = torch.randn(80, 2)
+    y = torch.randint(0, 3, (80,))
+    xv, yv = torch.randn(40, 2), torch.randint(0, 3, (40,))
+    post = BLL(model, likelihood="classification").fit(x, y, val=(xv, yv))
+
+    def val_nll(p: torch.Tensor) -> float:
+        return float(-torch.log(p[torch.arange(40), yv]).mean())
+
+    refits = {
+        a: val_nll(BLL(model, likelihood="classification", alpha=a).fit(x, y).predict(xv).probs)
+        for a in (1e-4, 1e-2, 1.0, 1e2, 1e4)
+    }
+    chosen = val_nll(post.predict(xv).probs)
+    assert chosen <= min(refits.values()) + 1e-9
+    assert chosen < val_nll(torch.softmax(model(xv).double(), 1))  # better than the MAP
+
+
+def test_kron_structure_equals_the_full_posterior_when_the_ggn_is_a_kronecker_product() -> None:
+    """At a zero head every softmax is uniform, so Σ_n Γ_n ⊗ φφᵀ is exactly Γ ⊗ Σ φφᵀ: the
+    Kronecker-factored posterior equals the dense one, for BLL and for NTK-BLL (whose shared
+    block then matters: the blocks are compared at C = 1 output subsets too)."""
+    torch.manual_seed(8)
+    model = make_mlp(3, 4, (5,))
+    with torch.no_grad():
+        model.head.weight.zero_()
+        model.head.bias.zero_()
+    x, y = torch.randn(40, 3), torch.randint(0, 4, (40,))
+    xs = torch.randn(9, 3)
+    full = BLL(model, likelihood="classification", alpha=0.3).fit(x, y).predict(xs)
+    kron = BLL(model, likelihood="classification", alpha=0.3, structure="kron").fit(x, y)
+    pk = kron.predict(xs)
+    torch.testing.assert_close(pk.probs, full.probs)
+    torch.testing.assert_close(pk.logit_var, full.logit_var)
+    ntk_full = NTKBLL(model, likelihood="classification", alpha=0.3).fit(x, y)
+    ntk_kron = NTKBLL(model, likelihood="classification", alpha=0.3, structure="kron").fit(x, y)
+    # the full projection's diagonal blocks are what the shared block averages
+    d = ntk_full.net.feature_dim
+    blocks = ntk_full.projection_.M.reshape(4, d, 4, d).diagonal(dim1=0, dim2=2).mean(-1)
+    torch.testing.assert_close(ntk_kron.projection_.shared_block(d), blocks)
+    sub = NTKBLL(
+        model, likelihood="classification", alpha=0.3, structure="kron", output_subsample=2
+    ).fit(x, y)
+    assert sub.projection_.M.shape == (2 * d, 2 * d)
+    assert bool((sub.predict(xs).logit_var > 0).all())
+    with pytest.raises(ValueError, match="kron"):
+        BLL(model, likelihood="regression", structure="kron")
+
+
+def test_kron_evidence_and_memory_for_a_large_head() -> None:
+    """A 300-class head: the dense posterior would be (300·17)² = 26M entries; the Kronecker
+    one holds 300² + 17². Predictions are finite probabilities."""
+    torch.manual_seed(9)
+    model = make_mlp(5, 300, (16,))
+    x, y = torch.randn(400, 5), torch.randint(0, 300, (400,))
+    post = NTKBLL(model, likelihood="classification", structure="kron", output_subsample=8).fit(
+        x, y, val=(x[:50], y[:50])
+    )
+    p = post.predict(x[:7])
+    assert p.probs.shape == (7, 300)
+    torch.testing.assert_close(p.probs.sum(1), torch.ones(7, dtype=p.probs.dtype))
+    assert post.posterior_._Qa.shape == (300, 300)

@@ -1,5 +1,4 @@
-"""Each "better than BLL" claim can be false: a gain inside twice its standard error, or an
-AUROC below the floor, decides it False; and the paired gain behind the rules."""
+"""Every claim can hold, can fail, and fails under its placebo (BLL in NTK-BLL's place)."""
 
 from __future__ import annotations
 
@@ -7,16 +6,33 @@ import math
 
 import pytest
 
-from icml26.bll_ntk.experiment import _paired_gain
 from icml26.bll_ntk.paper import PAPER
+from icml26.shared.claims import placebo_metrics
 
 
-def _claim(cid: str):
+def _claim(cid: str):  # type: ignore[no-untyped-def]
     return next(c for c in PAPER.claims if c.id == cid)
 
 
 def test_variance_theorem_is_not_a_claim() -> None:
     assert "variance_ge_bll" not in {c.id for c in PAPER.claims}
+
+
+def test_every_comparative_claim_has_a_placebo() -> None:
+    for claim in [*PAPER.claims, *PAPER.bench_claims]:
+        assert claim.kind == "comparative"
+        assert claim.placebo, claim.id
+
+
+def _gain_metrics(metric: str, group: str, gain: float, se: float) -> dict[str, float]:
+    return {
+        f"gain.{metric}.{group}.ntk_bll": gain,
+        f"gain_se.{metric}.{group}.ntk_bll": se,
+        f"gain.{metric}.{group}.bll": 0.0,
+        f"gain_se.{metric}.{group}.bll": 0.0,
+        f"{metric}.digits_heldout.ntk_bll": 0.9,
+        f"{metric}.digits_heldout.bll": 0.85,
+    }
 
 
 @pytest.mark.parametrize(
@@ -25,88 +41,73 @@ def test_variance_theorem_is_not_a_claim() -> None:
         ("regression_nll_vs_bll", "nll", "regression"),
         ("calibration_vs_bll", "ece", "all"),
         ("ood_vs_bll", "ood_auroc", "all"),
+        ("ood_variance_vs_bll", "ood_auroc_var", "all"),
     ],
 )
 def test_gain_claims_need_a_margin_beyond_the_seed_spread(
     cid: str, metric: str, group: str
 ) -> None:
     claim = _claim(cid)
-    floor = {"ood_auroc.digits_heldout.ntk_bll": 0.9}
-
-    def m(gain: float, se: float) -> dict[str, float]:
-        return {f"ntk_gain.{metric}.{group}": gain, f"ntk_gain_se.{metric}.{group}": se, **floor}
-
-    assert claim.evaluate(m(0.05, 0.01))["holds"] is True
-    assert claim.evaluate(m(0.015, 0.01))["holds"] is False  # a +0.015 win inside 2 SE is a tie
-    assert claim.evaluate(m(-0.05, 0.01))["holds"] is False
-    assert claim.evaluate(m(0.05, math.nan))["holds"] is None  # one seed: undecided, not won
+    assert claim.evaluate(_gain_metrics(metric, group, 0.05, 0.01))["holds"] is True
+    assert claim.evaluate(_gain_metrics(metric, group, 0.015, 0.01))["holds"] is False
+    assert claim.evaluate(_gain_metrics(metric, group, -0.05, 0.01))["holds"] is False
+    assert claim.evaluate(_gain_metrics(metric, group, 0.05, math.nan))["holds"] is None
+    # the placebo: BLL's own gain (0 ± 0) in NTK-BLL's place never holds
+    assert claim.under_placebo(_gain_metrics(metric, group, 0.05, 0.01))[0] is False
 
 
-def test_ood_claim_has_an_accuracy_floor() -> None:
-    claim = _claim("ood_vs_bll")
-    metrics = {
-        "ntk_gain.ood_auroc.all": 0.05,
-        "ntk_gain_se.ood_auroc.all": 0.01,
-        "ood_auroc.a.ntk_bll": 0.62,
-        "ood_auroc.b.ntk_bll": 0.66,
+def test_ood_claims_have_an_auroc_floor() -> None:
+    metrics = _gain_metrics("ood_auroc", "all", 0.05, 0.01)
+    metrics["ood_auroc.digits_heldout.ntk_bll"] = 0.62
+    assert _claim("ood_vs_bll").evaluate(metrics)["holds"] is False  # better but near chance
+    metrics = _gain_metrics("ood_auroc_var", "all", 0.05, 0.01)
+    metrics["ood_auroc_var.digits_heldout.ntk_bll"] = 0.55
+    assert _claim("ood_variance_vs_bll").evaluate(metrics)["holds"] is False
+
+
+def _bandit(ratio: float, gain: float, se: float) -> dict[str, float]:
+    return {
+        "bandit_regret_ratio.ntk_bll": ratio,
+        "bandit_regret_ratio.bll": 1.0,
+        "bandit_regret_gain.ntk_bll": gain,
+        "bandit_regret_gain_se.ntk_bll": se,
+        "bandit_regret_gain.bll": 0.0,
+        "bandit_regret_gain_se.bll": 0.0,
     }
-    assert claim.evaluate(metrics)["holds"] is False  # better than BLL but near chance
 
 
-def test_paired_gain() -> None:
-    mean, se = _paired_gain([1.0, 2.0, 3.0], [0.5, 1.0, 2.5])
-    assert mean == pytest.approx(2 / 3)
-    assert se == pytest.approx(math.sqrt(1 / 12 / 3 * 1))  # std(ddof=1) of (.5, 1, .5) / sqrt 3
-    assert math.isnan(_paired_gain([1.0], [0.0])[1])
-
-
-def test_competitive_claim_fails_when_worse_than_a_baseline_beyond_noise() -> None:
-    claim = _claim("competitive_with_baselines")
-
-    def m(vs_ens: float, vs_mcd: float, se: float = 0.01) -> dict[str, float]:
-        return {
-            "ntk_gain.nll_vs_ensemble.all": vs_ens,
-            "ntk_gain_se.nll_vs_ensemble.all": se,
-            "ntk_gain.nll_vs_mc_dropout.all": vs_mcd,
-            "ntk_gain_se.nll_vs_mc_dropout.all": se,
-        }
-
-    assert claim.evaluate(m(-0.01, 0.02))["holds"] is True  # a loss inside 2 SE is a tie
-    assert claim.evaluate(m(-0.05, 0.02))["holds"] is False  # worse than ensembles
-    assert claim.evaluate(m(0.02, -0.05))["holds"] is False  # worse than MC dropout
-
-
-def test_bandit_claim_needs_seeds_and_a_margin() -> None:
+def test_bandit_claim_needs_seeds_and_a_margin_and_fails_its_placebo() -> None:
     claim = _claim("bandit_regret_vs_bll")
-
-    def m(ntk: float, bll: float, se: float) -> dict[str, float]:
-        return {
-            "bandit_regret.ntk_bll": ntk,
-            "bandit_regret.bll": bll,
-            "bandit_regret_gain.ntk_bll": bll - ntk,
-            "bandit_regret_gain_se.ntk_bll": se,
-        }
-
-    assert claim.evaluate(m(400.0, 1000.0, 50.0))["holds"] is True
-    assert claim.evaluate(m(850.0, 1000.0, 100.0))["holds"] is False  # 15% lower, inside 2 SE
-    assert claim.evaluate(m(950.0, 1000.0, 1.0))["holds"] is False  # under the 10% bar
-    assert claim.evaluate(m(400.0, 1000.0, math.nan))["holds"] is None  # one seed: undecided
+    assert claim.evaluate(_bandit(0.4, 600.0, 50.0))["holds"] is True
+    assert claim.evaluate(_bandit(0.85, 150.0, 100.0))["holds"] is False  # inside 2 SE
+    assert claim.evaluate(_bandit(0.95, 50.0, 1.0))["holds"] is False  # under the 10% bar
+    assert claim.evaluate(_bandit(0.4, 600.0, math.nan))["holds"] is None
+    assert claim.under_placebo(_bandit(0.4, 600.0, 50.0))[0] is False
 
 
-def test_regression_competitive_claim_can_fail() -> None:
-    """The UCI-regression "competitive" rule: a loss inside 2 SE of the paired difference over
-    splits is a tie, a loss beyond it fails, against either baseline."""
-    claim = _claim("regression_competitive_with_baselines")
+def test_subsampling_claim_compares_with_dropping_the_projection() -> None:
+    claim = _claim("subsample_recovers_projection")
+    good = {
+        "subsample_error_proj.a.s0": 0.2,
+        "subsample_error_proj.a.s64": 0.05,
+        "subsample_error_proj.b.s0": 0.1,
+        "subsample_error_proj.b.s64": 0.02,
+    }
+    assert claim.evaluate(good)["holds"] is True
+    bad = dict(good, **{"subsample_error_proj.a.s64": 0.3})  # worse than no projection
+    assert claim.evaluate(bad)["holds"] is False
+    placebo, _ = placebo_metrics(good, claim.placebo)
+    assert placebo["subsample_error_proj.a.s64"] == 0.2
+    assert claim.under_placebo(good)[0] is False
 
-    def m(vs_ens: float, vs_mcd: float, se: float = 0.01) -> dict[str, float]:
-        return {
-            "ntk_gain.nll_vs_ensemble.regression": vs_ens,
-            "ntk_gain_se.nll_vs_ensemble.regression": se,
-            "ntk_gain.nll_vs_mc_dropout.regression": vs_mcd,
-            "ntk_gain_se.nll_vs_mc_dropout.regression": se,
-        }
 
-    assert claim.evaluate(m(-0.015, 0.01))["holds"] is True
-    assert claim.evaluate(m(-0.03, 0.0))["holds"] is False
-    assert claim.evaluate(m(0.0, -0.021))["holds"] is False
-    assert claim.evaluate(m(-0.01, 0.0, se=math.nan))["holds"] is None  # one split: undecided
+def test_cost_claims_fail_with_lla_in_ntk_bll_s_place() -> None:
+    run = _claim("cheaper_than_lla")
+    m = {"fit_seconds.a.ntk_bll": 0.1, "fit_seconds.a.lla": 1.0}
+    assert run.evaluate(m)["holds"] is True
+    assert run.evaluate({**m, "fit_seconds.a.ntk_bll": 0.6})["holds"] is False
+    assert run.under_placebo(m)[0] is False
+    bench = PAPER.bench_claims[0]
+    b = {"cost_ratio.w8.ntk_bll": 0.2, "cost_ratio.w8.lla": 1.0, "cost_ratio.w8.bll": 0.01}
+    assert bench.evaluate(b)["holds"] is True
+    assert bench.under_placebo(b)[0] is False

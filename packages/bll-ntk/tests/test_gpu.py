@@ -19,11 +19,12 @@ import copy
 import pytest
 import torch
 
-from icml26.bll_ntk.bll import BLL, NTKBLL, LastLayerLaplace, LinearisedLaplace
+from icml26.bll_ntk.bll import BLL, NTKBLL
 from icml26.bll_ntk.data import ClassificationTask, RegressionSplit
 from icml26.bll_ntk.evaluate import MethodSettings, evaluate_classification, evaluate_regression
 from icml26.bll_ntk.glm import predictive_probs
 from icml26.bll_ntk.jacobians import jacobian, ntk_projection
+from icml26.bll_ntk.laplace import LastLayerLaplace, LinearisedLaplace
 from icml26.bll_ntk.network import LastLayerModel, make_mlp
 from icml26.bll_ntk.train import TrainSpec, train_classifier, train_regressor
 
@@ -117,8 +118,8 @@ def test_masked_multi_output_regression_on_cuda(cuda_device: torch.device) -> No
         lambda m: NTKBLL(m, alpha=0.7, noise=0.05),
         lambda m: BLL(m, alpha=0.7, noise=0.05),
     ):
-        gpu = make(gpu_model).fit(x.to(cuda_device), y, mask)
-        ref = make(cpu_model).fit(x, y, mask)
+        gpu = make(gpu_model).fit(x.to(cuda_device), y, mask=mask)
+        ref = make(cpu_model).fit(x, y, mask=mask)
         pred, want = gpu.predict(x.to(cuda_device)), ref.predict(x)
         _on(pred.mean, cuda_device)
         _close(pred.mean, want.mean)
@@ -233,11 +234,13 @@ def test_evaluate_regression_on_cuda_data(cuda_device: torch.device) -> None:
     gpu_split = RegressionSplit(
         *(t.to(cuda_device) for t in (xs[:70], ys[:70], xs[70:], ys[70:])), 0.5, 2.0
     )
-    res_gpu, fitted, preds = evaluate_regression(gpu_split, _settings())
-    res_cpu, _, _ = evaluate_regression(cpu_split, _settings())
+    rec_gpu = evaluate_regression(gpu_split, _settings())
+    res_gpu, res_cpu = rec_gpu["metrics"], evaluate_regression(cpu_split, _settings())["metrics"]
+    fitted = rec_gpu["_fitted"]
     _on(next(fitted.base.parameters()), cuda_device)
-    for pred in preds.values():
-        _on(pred.mean, cuda_device)
+    for model in fitted.models.values():
+        if hasattr(model, "predict"):
+            _on(model.predict(gpu_split.x_test).mean, cuda_device)
     assert set(res_gpu) == set(res_cpu)
     for name in res_cpu:  # continuous metrics only: a coverage count could flip one point
         for key in ("rmse", "nll"):
@@ -259,11 +262,53 @@ def test_evaluate_classification_on_cuda_data(cuda_device: torch.device) -> None
             {k: v.to(dev) for k, v in ood.items()},
         )
 
-    res_gpu, _, preds = evaluate_classification(task(cuda_device), _settings())
-    res_cpu, _, _ = evaluate_classification(task("cpu"), _settings())
-    _on(preds["ntk_bll"]["test"].probs, cuda_device)
-    _on(preds["ntk_bll"]["noise"].logit_var, cuda_device)
+    rec_gpu = evaluate_classification(task(cuda_device), _settings())
+    res_gpu = rec_gpu["metrics"]
+    res_cpu = evaluate_classification(task("cpu"), _settings())["metrics"]
+    ntk = rec_gpu["_fitted"].models["ntk_bll"]
+    _on(ntk.predict(x[60:].to(cuda_device)).probs, cuda_device)
+    _on(ntk.predict(ood["noise"].to(cuda_device)).logit_var, cuda_device)
     assert set(res_gpu) == set(res_cpu)
     for name in res_cpu:  # continuous metrics only: an argmax could flip on a near tie
         for key in ("nll", "brier"):
             assert res_gpu[name][key] == pytest.approx(res_cpu[name][key], rel=1e-2)
+
+
+@pytest.mark.parametrize("likelihood", ["regression", "classification"])
+def test_validation_grid_and_loader_on_cuda_match_cpu(
+    likelihood: str, cuda_device: torch.device
+) -> None:
+    """The validation grid search and a CPU DataLoader feeding a CUDA network: the same α (σ²)
+    and predictions as the CPU fit."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    if likelihood == "regression":
+        model, x, y = _regression()
+    else:
+        model, x, y = _classification()
+    cpu_model, gpu_model = _pair(model, cuda_device)
+    val = (x[:20] + 0.2, y[:20])
+    loader = DataLoader(TensorDataset(x, y), batch_size=16)
+    gpu = NTKBLL(gpu_model, likelihood=likelihood, subsample=30).fit(loader, val=val)
+    cpu = NTKBLL(cpu_model, likelihood=likelihood, subsample=30).fit(x, y, val=val)
+    assert gpu.alpha_ == pytest.approx(cpu.alpha_, rel=HYPER_RTOL)
+    pg, pc = gpu.predict(x.to(cuda_device)), cpu.predict(x)
+    if likelihood == "regression":
+        _on(pg.var, cuda_device)
+        _close(pg.mean, pc.mean, rtol=1e-3)
+    else:
+        _on(pg.probs, cuda_device)
+        _close(pg.probs, pc.probs, rtol=1e-3)
+
+
+def test_kron_head_on_cuda_matches_cpu(cuda_device: torch.device) -> None:
+    model, x, y = _classification(classes=3)
+    train_classifier(model, x, y, TrainSpec(steps=40, lr=1e-2, batch_size=40), seed=2)
+    cpu_model, gpu_model = _pair(model, cuda_device)
+    kw = {"likelihood": "classification", "structure": "kron", "alpha": 0.5}
+    gpu = NTKBLL(gpu_model, output_subsample=2, **kw).fit(x.to(cuda_device), y)
+    cpu = NTKBLL(cpu_model, output_subsample=2, **kw).fit(x, y)
+    pg, pc = gpu.predict(x.to(cuda_device)), cpu.predict(x)
+    _on(pg.probs, cuda_device)
+    _close(pg.probs, pc.probs)
+    _close(pg.logit_var, pc.logit_var)

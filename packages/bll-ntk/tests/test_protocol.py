@@ -11,10 +11,9 @@ import pytest
 import torch
 from scipy import stats
 
-from icml26.bll_ntk import metrics as M
 from icml26.bll_ntk.data import load_regression, regression_split
 from icml26.bll_ntk.evaluate import MethodSettings, evaluate_regression
-from icml26.bll_ntk.experiment import _paired_gain, _PerMethod, _pool_methods, _summarise
+from icml26.bll_ntk.summary import classification_metrics, pool_gains, regression_metrics
 from icml26.bll_ntk.train import TrainSpec
 
 
@@ -82,6 +81,21 @@ def test_constant_column_is_left_unscaled_and_bad_splits_raise() -> None:
         regression_split(X, np.ones(len(y)), seed=0)
 
 
+def test_validation_rows_are_disjoint_and_never_enter_a_statistic() -> None:
+    X, y = _data(n=120)
+    s = regression_split(X, y, seed=4, val_fraction=0.25)
+    tr, va, te = set(s.train_index), set(s.val_index), set(s.test_index)
+    assert not (tr & va)
+    assert not (tr & te)
+    assert not (va & te)
+    assert len(tr) + len(va) + len(te) == 120
+    assert len(va) == round(0.25 * (120 - len(te)))
+    np.testing.assert_allclose(s.x_mean, X[s.train_index].mean(0))
+    assert s.y_std == pytest.approx(y[s.train_index].std())
+    back = s.y_val.double().numpy() * s.y_std + s.y_mean
+    np.testing.assert_allclose(back, y[s.val_index], rtol=1e-5)
+
+
 def test_metrics_are_in_standardised_units() -> None:
     """Rescaling the target (and shifting it) changes no reported metric: the NLL and RMSE are
     in units of the training split's standard deviation."""
@@ -89,21 +103,48 @@ def test_metrics_are_in_standardised_units() -> None:
     s = MethodSettings(
         hidden=(8,), activation="tanh", spec=TrainSpec(steps=30), methods=("bll", "ntk_bll")
     )
-    a, _, _ = evaluate_regression(regression_split(X, y, seed=0), s)
-    b, _, _ = evaluate_regression(regression_split(X, 1000.0 * y - 5.0, seed=0), s)
+    a = evaluate_regression(regression_split(X, y, seed=0, val_fraction=0.2), s)["metrics"]
+    b = evaluate_regression(regression_split(X, 1000.0 * y - 5.0, seed=0, val_fraction=0.2), s)
     for m in ("bll", "ntk_bll"):
         for k in ("nll", "rmse", "ece", "coverage90"):
-            assert b[m][k] == pytest.approx(a[m][k], rel=1e-3, abs=1e-4), (m, k)
+            assert b["metrics"][m][k] == pytest.approx(a[m][k], rel=1e-3, abs=1e-4), (m, k)
     assert a["bll"]["rmse"] < 3.0  # standardised: a few training standard deviations at most
 
 
-def test_standard_error_matches_numpy_and_scipy() -> None:
-    v = np.random.default_rng(0).normal(size=20)
-    assert M.standard_error(v) == pytest.approx(np.std(v, ddof=1) / np.sqrt(20))
-    assert M.standard_error(v) == pytest.approx(float(stats.sem(v)))
-    assert math.isnan(M.standard_error([1.0]))
-    assert M.pooled_standard_error([0.3, 0.4]) == pytest.approx(0.25)  # sqrt(.09+.16)/2
-    assert math.isnan(M.pooled_standard_error([]))
+def _records(rng: np.random.Generator, n: int, ood: bool = False) -> list[dict]:
+    recs = []
+    for _ in range(n):
+        shift = rng.normal()  # one seed's network: shared by its OOD sets
+        metrics = {}
+        for m in ("bll", "ntk_bll"):
+            r = {"nll": float(rng.normal()), "ece": float(rng.uniform()), "fit_seconds": 0.1}
+            if ood:
+                for k in ("a", "b", "c"):
+                    r[f"ood_auroc.{k}"] = 0.7 + 0.1 * shift + (0.02 if m == "ntk_bll" else 0.0)
+                    r[f"ood_auroc.{k}"] += 0.001 * float(rng.normal())
+            metrics[m] = r
+        recs.append({"metrics": metrics})
+    return recs
+
+
+def test_means_standard_errors_and_paired_gains_match_scipy() -> None:
+    rng = np.random.default_rng(2)
+    per = {"setA": _records(rng, 20), "setB": _records(rng, 20)}
+    m, gains = regression_metrics(per, {})
+    vals = [r["metrics"]["bll"]["nll"] for r in per["setA"]]
+    assert m["nll.setA.bll"] == pytest.approx(np.mean(vals))
+    assert m["nll_se.setA.bll"] == pytest.approx(float(stats.sem(vals)))
+    assert "fit_seconds_se.setA.bll" not in m
+    diff = [r["metrics"]["bll"]["nll"] - r["metrics"]["ntk_bll"]["nll"] for r in per["setA"]]
+    assert m["gain.nll.setA.ntk_bll"] == pytest.approx(np.mean(diff))  # lower NLL is a gain
+    assert m["gain_se.nll.setA.ntk_bll"] == pytest.approx(float(stats.sem(diff)))
+    assert (m["gain.nll.setA.bll"], m["gain_se.nll.setA.bll"]) == (0.0, 0.0)
+    pooled = pool_gains(gains, "regression")
+    se = [m["gain_se.nll.setA.ntk_bll"], m["gain_se.nll.setB.ntk_bll"]]
+    assert pooled["gain_se.nll.regression.ntk_bll"] == pytest.approx(math.hypot(*se) / 2)
+    assert m["nll_se.regression.bll"] == pytest.approx(
+        math.hypot(m["nll_se.setA.bll"], m["nll_se.setB.bll"]) / 2
+    )
 
 
 def test_pooled_standard_error_is_the_spread_of_the_pooled_mean() -> None:
@@ -111,29 +152,31 @@ def test_pooled_standard_error_is_the_spread_of_the_pooled_mean() -> None:
     rng = np.random.default_rng(1)
     ses = np.array([0.1, 0.5, 1.0])
     means = rng.normal(0.0, ses, size=(200_000, 3)).mean(1)
-    assert np.std(means) == pytest.approx(M.pooled_standard_error(ses), rel=0.01)
+    gains = {f"s{i}": {"nll/ntk_bll": (0.0, float(se))} for i, se in enumerate(ses)}
+    pooled = pool_gains(gains, "all")["gain_se.nll.all.ntk_bll"]
+    assert np.std(means) == pytest.approx(pooled, rel=0.01)
 
 
-def test_summaries_and_paired_gains_use_ddof_1() -> None:
-    rng = np.random.default_rng(2)
-    per = _PerMethod()
-    vals = {m: rng.normal(size=20) for m in ("bll", "ntk_bll")}
-    for i in range(20):
-        per.add({m: {"nll": float(v[i]), "fit_seconds": 0.1} for m, v in vals.items()})
-    metrics: dict = {}
-    _summarise("setA", per, metrics)
-    _summarise("setB", per, metrics)
-    assert metrics["nll"]["setA.bll"] == pytest.approx(vals["bll"].mean())
-    assert metrics["nll_se"]["setA.bll"] == pytest.approx(float(stats.sem(vals["bll"])))
-    assert "fit_seconds_se" not in metrics
-    _pool_methods(metrics, ["setA", "setB"], "regression")
-    assert metrics["nll"]["regression.bll"] == pytest.approx(vals["bll"].mean())
-    assert metrics["nll_se"]["regression.bll"] == pytest.approx(
-        float(stats.sem(vals["bll"])) / math.sqrt(2)
-    )
-    mean, se = _paired_gain(list(vals["ntk_bll"]), list(vals["bll"]))
-    d = vals["ntk_bll"] - vals["bll"]
-    assert (mean, se) == pytest.approx((d.mean(), float(stats.sem(d))))
+def test_ood_standard_error_is_over_seeds_not_over_ood_sets_that_share_them() -> None:
+    """Three OOD sets of one data set share each seed's network: their gains move together.
+    The standard error is that of the per-seed mean over the sets (over seeds), not the
+    per-set errors pooled as if independent (which would be √3 times too small)."""
+    rng = np.random.default_rng(5)
+    recs = _records(rng, 6, ood=True)
+    m, gains = classification_metrics({"digits": recs}, {})
+    per_seed = [
+        np.mean(
+            [
+                r["metrics"]["ntk_bll"][f"ood_auroc.{k}"] - r["metrics"]["bll"][f"ood_auroc.{k}"]
+                for k in "abc"
+            ]
+        )
+        for r in recs
+    ]
+    assert m["gain.ood_auroc.digits.ntk_bll"] == pytest.approx(np.mean(per_seed))
+    assert m["gain_se.ood_auroc.digits.ntk_bll"] == pytest.approx(float(stats.sem(per_seed)))
+    assert gains["digits"]["ood_auroc/ntk_bll"][1] == m["gain_se.ood_auroc.digits.ntk_bll"]
+    assert "gain_se.ood_auroc.a.ntk_bll" in m  # per OOD set, each over seeds
 
 
 @pytest.mark.parametrize(

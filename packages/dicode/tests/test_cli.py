@@ -48,7 +48,7 @@ def test_smoke_run_writes_the_issue_keys(tmp_path: Path) -> None:
         ("methods=dicode,sac", "methods"),
         ("target_mix=1.5", "target_mix"),
         ("envs_per_slot=3", "envs_per_slot"),
-        ("llm_model=smollm2-135m-instruct", "dreamer=llm"),
+        ("llm_model=smollm2-135m-instruct-q4_1", "dreamer=llm"),
         ("dreamer=gpt", "dreamer"),
         ("total_steps=10", "total_steps"),
     ],

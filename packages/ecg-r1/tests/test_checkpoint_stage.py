@@ -18,14 +18,14 @@ def test_llm_config_errors_name_the_problem() -> None:
     with pytest.raises(ValueError, match="llm_test"):
         ECGR1Config(llm_model="x", n_test=10, llm_test=20)
     with pytest.raises(ValueError, match="llm_model adds"):
-        ECGR1Config(lm="smollm2-135m-instruct", llm_model="smollm2-135m-instruct")
+        ECGR1Config(lm="smollm2-135m-instruct-q4_1", llm_model="smollm2-135m-instruct-q4_1")
     with pytest.raises(ValueError, match="llm_sft_steps"):
         ECGR1Config(llm_sft_steps=-1)
 
 
 def test_full_trains_ecg_r1_on_smollm2() -> None:
     full = PROFILES["full"]
-    assert full.llm_model == "smollm2-135m-instruct"
+    assert full.llm_model == "smollm2-135m-instruct-q4_1"
     assert full.lm == "tiny"  # the tiny-model study still decides the claims
 
 

@@ -12,9 +12,9 @@ from torch import nn
 
 from icml26.eco import ECOAdamW, MasterWeightAdamW, QuantFormat, static_memory
 from icml26.eco.ablations import ablated_spec
-from icml26.eco.config import ABLATIONS, ECOConfig
-from icml26.eco.experiment import _mean_se
+from icml26.eco.config import ABLATIONS, RunConfig
 from icml26.eco.optim import QuantizedOptimizer
+from icml26.eco.study import mean_se
 from icml26.eco.train import TrainSpec
 
 
@@ -32,7 +32,7 @@ def test_error_buffer_follows_master_weights(fmt: str) -> None:
     w0 = torch.randn(16, 32, generator=torch.Generator().manual_seed(0)) * 0.1
     w0 = QuantFormat(fmt, 16).roundtrip(w0)  # type: ignore[arg-type]
     a, b = nn.Parameter(w0.clone()), nn.Parameter(w0.clone())
-    kw = {"lr": 3e-3, "betas": (0.9, 0.95), "fmt": fmt, "group_size": 16, "release_weights": False}
+    kw = {"lr": 3e-3, "betas": (0.9, 0.95), "fmt": fmt, "group_size": 16}
     eco = ECOAdamW([a], error_buffer=True, **kw)  # type: ignore[arg-type]
     master = MasterWeightAdamW([b], **kw)  # type: ignore[arg-type]
     for g in _grads(40, (16, 32)):
@@ -48,13 +48,7 @@ def test_error_buffer_follows_master_weights(fmt: str) -> None:
 def test_plain_eco_is_not_master_weights_so_the_test_above_can_fail() -> None:
     w0 = torch.randn(16, 32, generator=torch.Generator().manual_seed(0)) * 0.1
     a, b = nn.Parameter(w0.clone()), nn.Parameter(w0.clone())
-    kw = {
-        "lr": 3e-3,
-        "betas": (0.9, 0.95),
-        "fmt": "int4",
-        "group_size": 16,
-        "release_weights": False,
-    }
+    kw = {"lr": 3e-3, "betas": (0.9, 0.95), "fmt": "int4", "group_size": 16}
     eco = ECOAdamW([a], **kw)  # type: ignore[arg-type]
     master = MasterWeightAdamW([b], **kw)  # type: ignore[arg-type]
     for g in _grads(40, (16, 32)):
@@ -74,7 +68,7 @@ def test_delayed_scale_clips_to_the_previous_range_and_injects_the_clipped_part(
     for order in ("current", "delayed"):
         p = nn.Parameter(w0.clone())
         opt = ECOAdamW(
-            [p], lr=lr, betas=(0.9, 0.99), fmt="fp8", scale_order=order, release_weights=False
+            [p], lr=lr, betas=(0.9, 0.99), fmt="fp8", scale_order=order, injection_scale="injection"
         )
         p.grad = grad.clone()
         opt.step()
@@ -100,7 +94,7 @@ def test_inject_then_rescale_loses_the_second_rounding() -> None:
         betas=(0.9, 0.99),
         fmt="int4",
         scale_order="inject_then_rescale",
-        release_weights=False,
+        injection_scale="injection",  # the paper's coefficient, as written below
     )
     w_hat0 = opt.dequantized(p).clone()
     p.grad = grad.clone()
@@ -125,6 +119,8 @@ def test_ablation_switches_refuse_what_they_do_not_apply_to() -> None:
     with pytest.raises(ValueError, match="scale_order must be one of"):
         ECOAdamW([p], scale_order="later")  # type: ignore[arg-type]
     group = {"lr": 1.0, "fmt": None, "group_size": None, "rounding": "rtn"}
+    with pytest.raises(ValueError, match="injection_scale must be one of"):
+        ECOAdamW([p], injection_scale="later")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="not master weights"):
         QuantizedOptimizer([p], group, mode="master", scale_order="delayed")
     with pytest.raises(ValueError, match="needs mode 'eco'"):
@@ -162,23 +158,32 @@ def test_ablated_spec_changes_one_thing_and_says_whether_master_retrains() -> No
     assert g.master.fp8_group_size == 16
     with pytest.raises(ValueError, match="unknown ablation"):
         ablated_spec("warp", base, "fp8")
+    inj = ablated_spec("scale_at_injection", base, "fp8")
+    assert inj is not None
+    assert not inj.affects_master
+    assert dict(inj.eco.eco_options) == {"injection_scale": "injection"}
+    qa = ablated_spec("quantize_all", base, "int4")
+    assert qa is not None
+    assert qa.affects_master
+    assert qa.master.quantize_all
+    assert qa.eco.quantize_all
     for name in ABLATIONS:  # every registered name is applied somewhere
         assert ablated_spec(name, base, "fp8") is not None or ablated_spec(name, base, "int4")
 
 
 def test_config_validates_ablations() -> None:
     with pytest.raises(ValueError, match="unknown"):
-        ECOConfig(ablations=("warp",))
+        RunConfig(ablations=("warp",))
     with pytest.raises(ValueError, match="eco_"):
-        ECOConfig(ablation_schemes=("master_fp8_rtn",))
+        RunConfig(ablation_schemes=("master_fp8_rtn",))
     with pytest.raises(ValueError, match="distinct"):
-        ECOConfig(ablation_seeds=(1, 1))
-    ECOConfig(ablations=(), ablation_seeds=())  # no ablation stage: nothing else checked
+        RunConfig(ablation_seeds=(1, 1))
+    RunConfig(ablations=(), ablation_seeds=())  # no ablation stage: nothing else checked
 
 
 def test_mean_se_is_the_standard_error_of_the_mean() -> None:
     xs = [1.0, 2.0, 4.0, 7.0]
-    mean, se = _mean_se(xs)
+    mean, se = mean_se(xs)
     assert mean == pytest.approx(3.5)
     assert se == pytest.approx(np.std(xs, ddof=1) / 2.0)
-    assert math.isnan(_mean_se([1.0])[1])
+    assert math.isnan(mean_se([1.0])[1])

@@ -1,56 +1,82 @@
-"""The claims' rules decide both ways: each can be false on figures a run could produce."""
+"""The claims' rules decide both ways on figures a run could produce, and each one fails when
+naive removal takes ECO's place (its placebo)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from icml26.eco.experiment import lower_memory_gaps
-from icml26.eco.paper import PAPER
+import pytest
 
-CLAIMS = {c.id: c for c in PAPER.claims}
+from icml26.eco.paper import BENCH_CLAIMS, CLAIMS
+from icml26.shared.testing import placebo_problems
 
-
-def _rec(bytes_per_param: float, val_loss: float) -> dict[str, Any]:
-    return {"static_bytes_per_param": bytes_per_param, "val_loss": val_loss}
+BY_ID = {c.id: c for c in CLAIMS}
 
 
-def _pareto_metrics(per: dict[str, dict[str, Any]]) -> dict[str, float]:
-    gaps = lower_memory_gaps(per)
-    out = {"pareto.moe_lm.eco_points_at_lower_memory": float(len(gaps))}
-    out.update({f"pareto.moe_lm.eco_gap_at_lower_memory.{s}": g for s, g in gaps.items()})
-    return out
+def _near_lossless(eco_gap: float, naive_gap: float = 0.08) -> dict[str, float]:
+    m: dict[str, float] = {}
+    for w in ("dense_lm", "moe_lm"):
+        m[f"gap_ub.{w}.eco_fp8_rtn"] = eco_gap
+        m[f"gap_ub.{w}.naive_fp8_rtn"] = naive_gap
+    return m
 
 
-def test_lower_memory_gaps_compare_eco_with_its_own_master_scheme() -> None:
-    per = {
-        "master_fp8_rtn": _rec(13.0, 2.00),
-        "eco_fp8_rtn": _rec(9.0, 2.10),
-        "master_int4_sr": _rec(12.75, 2.00),
-        "eco_int4_sr": _rec(8.75, 2.01),
-        "eco_fp8_sr": _rec(9.0, 1.0),  # its master scheme was not run: not compared
-        "naive_fp8_rtn": _rec(9.0, 1.0),  # not ECO
+def _pareto(eco: dict[str, float], naive: dict[str, float]) -> dict[str, float]:
+    m = {"pareto.moe_lm.points_at_lower_memory": float(len(eco) + len(naive))}
+    for s, g in {**eco, **naive}.items():
+        m[f"pareto.moe_lm.gap_at_lower_memory.{s}"] = g
+    return m
+
+
+def _recovery(eco_lb: float) -> dict[str, float]:
+    m = {}
+    for w in ("dense_lm", "moe_lm", "mlp"):
+        for f in ("fp8", "int4"):
+            m[f"recovered_lb.{w}.eco_{f}_rtn"] = eco_lb
+            m[f"recovered_lb.{w}.naive_{f}_rtn"] = 0.0  # naive removal recovers nothing
+    return m
+
+
+def _sweep(naive: tuple[float, float], eco: tuple[float, float]) -> dict[str, float]:
+    return {
+        "lr_sweep.gap_at_max_lr.naive_fp8_rtn": naive[0],
+        "lr_sweep.gap_at_min_lr.naive_fp8_rtn": naive[1],
+        "lr_sweep.gap_at_min_lr_se.naive_fp8_rtn": 0.01,
+        "lr_sweep.gap_at_max_lr.eco_fp8_rtn": eco[0],
+        "lr_sweep.gap_at_min_lr.eco_fp8_rtn": eco[1],
+        "lr_sweep.gap_at_min_lr_se.eco_fp8_rtn": 0.01,
     }
-    gaps = lower_memory_gaps(per)
-    assert set(gaps) == {"eco_fp8_rtn", "eco_int4_sr"}
-    assert abs(gaps["eco_fp8_rtn"] - 0.05) < 1e-12
-    assert abs(gaps["eco_int4_sr"] - 0.005) < 1e-12
 
 
-def test_pareto_claim_fails_when_eco_loses_more_than_2_percent_at_lower_memory() -> None:
-    claim = CLAIMS["pareto_shift_moe"]
-    close = {"master_fp8_rtn": _rec(13.0, 2.00), "eco_fp8_rtn": _rec(9.0, 2.03)}
-    assert claim.evaluate(_pareto_metrics(close))["holds"] is True
-    far = {"master_fp8_rtn": _rec(13.0, 2.00), "eco_fp8_rtn": _rec(9.0, 2.05)}
-    assert claim.evaluate(_pareto_metrics(far))["holds"] is False
+CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    ("eco_near_lossless_fp8", _near_lossless(0.015), _near_lossless(0.03)),
+    (
+        "pareto_shift_rtn",
+        _pareto(
+            {"eco_fp8_rtn": 0.04, "eco_int4_rtn": 0.019},
+            {"naive_fp8_rtn": 0.1, "naive_int4_rtn": 0.2},
+        ),
+        _pareto(
+            {"eco_fp8_rtn": 0.04, "eco_int4_rtn": 0.03},
+            {"naive_fp8_rtn": 0.1, "naive_int4_rtn": 0.2},
+        ),
+    ),
+    ("eco_recovers_naive_loss", _recovery(0.6), _recovery(0.4)),
+    ("naive_error_inverse_lr", _sweep((0.1, 1.0), (0.02, 0.03)), _sweep((0.1, 0.2), (0.02, 0.03))),
+]
 
 
-def test_pareto_claim_fails_when_eco_does_not_save_memory() -> None:
-    """Memory is measured, not assumed: an ECO point at or above master memory is no shift."""
-    claim = CLAIMS["pareto_shift_moe"]
-    same = {
-        "master_fp8_rtn": _rec(9.0, 2.00),
-        "eco_fp8_rtn": _rec(9.0, 1.90),
-        "master_int4_rtn": _rec(8.75, 2.0),
-        "eco_int4_rtn": _rec(8.5, 2.5),  # lower memory but far worse loss
-    }
-    assert claim.evaluate(_pareto_metrics(same))["holds"] is False
+@pytest.mark.parametrize(("claim_id", "holding", "failing"), CASES, ids=[c[0] for c in CASES])
+def test_each_claim_decides_both_ways_and_fails_under_its_placebo(
+    claim_id: str, holding: dict[str, Any], failing: dict[str, Any]
+) -> None:
+    claim = BY_ID[claim_id]
+    assert claim.evaluate(holding)["holds"] is True
+    assert claim.evaluate(failing)["holds"] is False
+    assert placebo_problems(claim, holding, "quick") == []  # naive in ECO's place fails it
+
+
+def test_every_run_claim_declares_a_placebo_and_bench_claims_a_floor() -> None:
+    assert {c.id for c in CLAIMS} == {case[0] for case in CASES}
+    assert all(c.kind == "comparative" and c.placebo for c in CLAIMS)
+    assert all(c.kind == "absolute" and c.floor for c in BENCH_CLAIMS)

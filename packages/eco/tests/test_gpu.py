@@ -24,9 +24,10 @@ import pytest
 import torch
 from torch import nn
 
-from icml26.eco import ECOSGD, ECOAdamW, LMConfig, MasterWeightAdamW, QuantFormat, TinyLM
-from icml26.eco.config import ECOConfig
+from icml26.eco import ECOSGD, ECOAdamW, MasterWeightAdamW, QuantFormat
+from icml26.eco.config import RunConfig
 from icml26.eco.data import TextData
+from icml26.eco.models import LMConfig, TinyLM
 from icml26.eco.quantize import fp8_grid_step
 from icml26.eco.train import LMWorkload, TrainSpec, train
 from icml26.shared.cli import main
@@ -86,12 +87,15 @@ def _one_step(make, device: torch.device | str) -> tuple[torch.Tensor, dict]:  #
     g = torch.Generator().manual_seed(2)
     w0 = torch.randn(16, 32, generator=g)
     grad = torch.randn(16, 32, generator=g)
-    p = nn.Parameter(w0.clone().to(device))
-    opt = make([p])
+    model = nn.Linear(32, 16, bias=False).to(device)
+    with torch.no_grad():
+        model.weight.copy_(w0)
+    opt = make(model)  # the weight becomes a QuantizedWeight on the device
+    p = model.weight
     for _ in range(3):
-        opt.materialize()
         p.grad = grad.to(device)
         opt.step()
+    assert p.codes.device.type == torch.device(device).type
     return opt.dequantized(p), opt.state[p]
 
 
@@ -143,8 +147,23 @@ def test_training_on_cuda_matches_cpu(scheme: str, n_experts: int, cuda_device) 
     rc = train(LMWorkload("lm", data, cfg, 4, val_batches=2, device="cpu"), scheme, spec, 0)
     assert rg.losses == pytest.approx(rc.losses, rel=1e-3)
     assert rg.val_loss == pytest.approx(rc.val_loss, rel=1e-3)
-    assert rg.static_bytes == rc.static_bytes  # the same storage on either device
-    assert rg.peak_memory_mb > 0  # measured by torch.cuda on CUDA
+    assert rg.memory == rc.memory  # the same storage on either device
+    train(
+        LMWorkload("lm", data, cfg, 4, val_batches=2, device=str(cuda_device)),
+        scheme,
+        spec,
+        0,
+        measure_peak=True,
+    )
+    peak = train(
+        LMWorkload("lm", data, cfg, 4, val_batches=2, device=str(cuda_device)),
+        scheme,
+        spec,
+        0,
+        measure_peak=True,
+    ).peak
+    assert peak is not None
+    assert peak["transient"] > 0  # torch.cuda's allocator on CUDA
 
 
 @gpu
@@ -161,21 +180,21 @@ def test_tiny_lm_forward_on_cuda_matches_cpu(cuda_device) -> None:  # type: igno
 
 @gpu
 def test_config_accepts_cuda(cuda_device) -> None:  # type: ignore[no-untyped-def]
-    assert ECOConfig(device="cuda").device == "cuda"
-    assert ECOConfig(device="cuda:0").device == "cuda:0"
+    assert RunConfig(device="cuda").device == "cuda"
+    assert RunConfig(device="cuda:0").device == "cuda:0"
 
 
 def test_device_setting_is_validated() -> None:
     with pytest.raises(ValueError, match="device must be 'cpu', 'cuda' or 'cuda:N'"):
-        ECOConfig(device="gpu")
+        RunConfig(device="gpu")
     with pytest.raises(ValueError, match="device must be"):
-        ECOConfig(device="cuda:x")
+        RunConfig(device="cuda:x")
 
 
 @no_cuda
 def test_cuda_without_cuda_is_a_usage_error_before_anything_is_written(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no CUDA device is visible"):
-        ECOConfig(device="cuda")
+        RunConfig(device="cuda")
     out = tmp_path / "run"
     code = main(["run", "eco", "--profile", "smoke", "--set", "device=cuda", "--out", str(out)])
     assert code == 2

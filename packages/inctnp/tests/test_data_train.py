@@ -6,15 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from icml26.inctnp import (
-    GPSource,
-    ModelConfig,
-    TabularSource,
-    TrainConfig,
-    build_model,
-    load_csv_table,
-    train,
-)
+from icml26.inctnp import ModelConfig, TrainConfig, build_model, train
+from icml26.inctnp.data import GPSource, TabularSource, load_csv_table
+from icml26.inctnp.training import autoregressive_loss, split_loss
 
 
 def _csv(tmp_path: Path, rows: int = 60) -> Path:
@@ -57,7 +51,7 @@ def test_tabular_tasks_keep_train_and_test_rows_apart(tmp_path: Path) -> None:
 
 def _held_out_nll(model: torch.nn.Module, tb: object, n_ctx: int) -> float:
     """Mean Gaussian NLL of the targets of fixed held-out tasks given their first points."""
-    from icml26.inctnp.train import gaussian_nll
+    from icml26.inctnp.likelihood import gaussian_nll
 
     model.eval()
     with torch.no_grad():
@@ -74,8 +68,8 @@ def test_training_reduces_held_out_loss() -> None:
     model = build_model(ModelConfig(width=32, layers=2, heads=4, causal=True))
     held_out = GPSource("rbf").sample(32, 24, torch.Generator().manual_seed(123), "test")
     before = _held_out_nll(model, held_out, 12)
-    cfg = TrainConfig(steps=40, batch_size=8, n_points=24, warmup=5, lr=1e-3)
-    losses = train(model, GPSource("rbf"), cfg, strategy="autoregressive", seed=0)
+    cfg = TrainConfig(max_steps=40, batch_size=8, n_points=24, warmup=5, lr=1e-3)
+    losses = train(model, GPSource("rbf"), cfg, strategy="autoregressive", seed=0).losses
     after = _held_out_nll(model, held_out, 12)
     assert np.isfinite(losses).all()
     assert after < before - 0.1, (before, after)
@@ -84,7 +78,7 @@ def test_training_reduces_held_out_loss() -> None:
 def test_training_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     torch.manual_seed(0)
     model = build_model(ModelConfig(width=32, layers=2, heads=4, causal=True))
-    cfg = TrainConfig(steps=6, batch_size=4, n_points=16, checkpoint_every=3, warmup=2)
+    cfg = TrainConfig(max_steps=6, batch_size=4, n_points=16, checkpoint_every=3, warmup=2)
     losses = train(
         model,
         GPSource("rbf"),
@@ -93,10 +87,10 @@ def test_training_resumes_from_its_checkpoint(tmp_path: Path) -> None:
         seed=0,
         checkpoint_dir=tmp_path,
         tag="m",
-    )
+    ).losses
     assert len(losses) == 6
     assert [p.name for p in tmp_path.iterdir()] == ["step_000000006.m.pt"]
-    longer = TrainConfig(steps=9, batch_size=4, n_points=16, checkpoint_every=3, warmup=2)
+    longer = TrainConfig(max_steps=9, batch_size=4, n_points=16, checkpoint_every=3, warmup=2)
     resumed = train(
         model,
         GPSource("rbf"),
@@ -105,7 +99,7 @@ def test_training_resumes_from_its_checkpoint(tmp_path: Path) -> None:
         seed=0,
         checkpoint_dir=tmp_path,
         tag="m",
-    )
+    ).losses
     assert resumed[:6] == losses
     assert len(resumed) == 9
     tnp = build_model(ModelConfig(width=32, layers=2, heads=4, causal=False))
@@ -123,3 +117,61 @@ def test_make_source_names_the_csv_form(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="csv:PATH:TARGET"):
             make_source(bad)
     assert make_source(f"csv:{path}:target").rows["train"].size > 0
+
+
+class _Recorder(torch.nn.Module):
+    """Stands in for a model: records the masks it is called with."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[dict] = []
+
+    def forward(self, xc, yc, xt, **kw):  # type: ignore[no-untyped-def]
+        self.calls.append(kw)
+        return torch.zeros(*xt.shape[:2], 1), torch.ones(*xt.shape[:2], 1)
+
+
+def test_split_objective_draws_a_context_size_per_task_and_counts_its_targets() -> None:
+    """TNP-D used to draw one context size per batch: every task now has its own (ragged
+    contexts, padded and masked), and the targets are the points after each task's context."""
+    rec = _Recorder()
+    x, y = torch.randn(64, 20, 1), torch.randn(64, 20, 1)
+    _, n_targets = split_loss(rec, x, y, torch.Generator().manual_seed(0), 1)
+    mask = rec.calls[0]["context_mask"]
+    lengths = mask.sum(1)
+    assert len(set(lengths.tolist())) > 5  # many context sizes in one batch
+    assert int(lengths.min()) >= 1
+    assert int(lengths.max()) <= 19
+    assert n_targets == int((~mask).sum()) == int((20 - lengths).sum())
+    _, n_ar = autoregressive_loss(rec, x, y, torch.Generator().manual_seed(0), 1)
+    assert n_ar == 64 * 19  # incTNP: every point after the first is a target
+
+
+def test_early_stopping_and_the_target_budget_snapshot() -> None:
+    """Training stops when the validation NLL has not improved by min_delta over `patience`
+    evaluations; the budget snapshot is taken at the first step past the target budget."""
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(width=16, layers=1, heads=2, causal=True))
+    flat = iter([1.0, 0.9, 0.895, 0.899, 0.898] + [0.9] * 50)
+    cfg = TrainConfig(
+        max_steps=60,
+        batch_size=2,
+        n_points=8,
+        warmup=1,
+        eval_every=2,
+        patience=3,
+        min_delta=0.01,
+        target_budget=2 * 7 * 5,
+    )
+    res = train(
+        model, GPSource("rbf"), cfg, strategy="autoregressive", seed=0, val_nll=lambda m: next(flat)
+    )
+    assert res.converged
+    # evaluations at steps 2 (1.0), 4 (0.9), then 6, 8, 10 without a 0.01 gain: stop at 10
+    assert res.steps == 10
+    assert [c["val_nll"] for c in res.curve] == [1.0, 0.9, 0.895, 0.899, 0.898]
+    assert res.budget_reached
+    assert res.budget_step == 5  # 14 targets per step: 70 reached at step 5
+    assert res.targets_seen == 10 * 14
+    with pytest.raises(ValueError, match="val_nll"):
+        train(model, GPSource("rbf"), cfg, strategy="autoregressive", seed=0)

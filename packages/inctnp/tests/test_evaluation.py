@@ -6,24 +6,19 @@ import numpy as np
 import pytest
 import torch
 
-from icml26.inctnp import (
-    GPSource,
-    ModelConfig,
-    build_model,
-    implicit_bayes_gap,
-    scaling_exponent,
-    update_latency_ms,
-)
-from icml26.inctnp.data import TaskBatch
+from icml26.inctnp import ModelConfig, build_model, update_latency
+from icml26.inctnp.data import GPSource, TaskBatch
 from icml26.inctnp.evaluation import (
     OrderedMarginals,
     exchangeability_kl,
+    implicit_bayes_gap,
     incremental_loglik,
     incremental_marginals,
     model_predictor,
     ordered_marginals,
     peak_allocated_bytes,
     permutation_spread,
+    scaling_exponent,
     sequential_loglik,
     streaming_marginals,
     update_memory,
@@ -58,22 +53,31 @@ def test_one_pass_loglik_equals_streaming_loglik() -> None:
     )
 
 
-def test_scaling_exponent_recovers_powers() -> None:
-    sizes = [64, 128, 256, 512]
-    assert scaling_exponent(sizes, [3e-4 * n**2 for n in sizes]) == pytest.approx(2.0)
-    assert scaling_exponent(sizes, [0.01 * n + 0.0 * n for n in sizes]) == pytest.approx(1.0)
-    assert math.isnan(scaling_exponent([64], [1.0]))
+def test_scaling_exponent_recovers_powers_with_a_standard_error() -> None:
+    sizes = [64, 96, 128, 192, 256, 384, 512]
+    fit = scaling_exponent(sizes, [3e-4 * n**2 for n in sizes])
+    assert fit.slope == pytest.approx(2.0)
+    assert fit.se == pytest.approx(0.0, abs=1e-9)
+    noisy = scaling_exponent(
+        sizes, [0.01 * n * (1.1 if i % 2 else 0.9) for i, n in enumerate(sizes)]
+    )
+    assert noisy.slope == pytest.approx(1.0, abs=0.2)
+    assert noisy.se > 0
+    assert fit.n == 4  # the sizes at or above the median: the asymptotic regime
+    with pytest.raises(ValueError, match="at least two points"):
+        scaling_exponent([64], [1.0])
 
 
-def test_latency_measures_both_models_and_cache_size() -> None:
+def test_latency_reports_median_and_quartiles_over_repeats() -> None:
     for causal in (True, False):
         torch.manual_seed(0)
         model = build_model(ModelConfig(width=32, layers=2, heads=4, causal=causal))
-        ms, nbytes = update_latency_ms(model, 20, 2)
-        assert ms > 0
+        lat = update_latency(model, 20, 5)
+        assert len(lat.times) == 5
+        assert lat.q25 <= lat.median <= lat.q75
+        assert lat.median == pytest.approx(float(np.median(lat.times)))
         # the cache held 20 tokens at capacity 20; the first update doubled it to 40
-        assert nbytes == (2 * 2 * 40 * 32 * 4 if causal else 0)
-    assert np.isfinite(ms)
+        assert lat.cache_allocated == (2 * 2 * 40 * 32 * 4 if causal else 0)
 
 
 def _gp_marginals(src: GPSource):  # type: ignore[no-untyped-def]

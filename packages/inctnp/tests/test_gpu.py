@@ -24,11 +24,11 @@ from icml26.inctnp.evaluation import (
     model_predictor,
     predictive_scores,
     sequential_loglik,
-    update_latency_ms,
+    update_latency,
 )
 from icml26.inctnp.gp import GPKernel, gp_log_marginal, gp_predict
 from icml26.inctnp.model import ModelConfig, NeuralProcess, build_model
-from icml26.inctnp.train import TrainConfig, train
+from icml26.inctnp.training import TrainConfig, train
 from icml26.shared.cli import main
 
 gpu = pytest.mark.gpu
@@ -76,11 +76,26 @@ def test_forward_on_cuda_matches_cpu(causal: bool, cuda_device: torch.device) ->
     _close(sg, sc)
     if causal:  # the training masks build on the inputs' device
         with torch.no_grad():
-            pc = cpu(x, y, x, prefix_targets=True)[0]
-            pg = dev(x.to(cuda_device), y.to(cuda_device), x.to(cuda_device), prefix_targets=True)[
-                0
-            ]
+            prefix = torch.arange(1, x.shape[1])
+            pc = cpu(x, y, x[:, 1:], target_prefix=prefix)[0]
+            xg, yg = x.to(cuda_device), y.to(cuda_device)
+            pg = dev(xg, yg, xg[:, 1:], target_prefix=prefix)[0]
+            mask = (
+                torch.arange(x.shape[1]).unsqueeze(0)
+                < torch.tensor([[5], [12], [20]])[: x.shape[0]]
+            )
+            rc = cpu(x, y, x[:, :4], context_mask=mask)[0]
+            rg = dev(xg, yg, xg[:, :4], context_mask=mask.to(cuda_device))[0]
         _close(pg, pc)
+        _close(rg, rc)  # ragged contexts: the padding mask on CUDA
+        draws = dev.sample_joint(
+            xg[:, :5], yg[:, :5], xg[:, 5:9], 3, torch.Generator().manual_seed(1)
+        )
+        _on(draws, cuda_device)
+        _close(
+            draws,
+            cpu.sample_joint(x[:, :5], y[:, :5], x[:, 5:9], 3, torch.Generator().manual_seed(1)),
+        )
 
 
 @gpu
@@ -159,10 +174,10 @@ def test_evaluation_on_cuda_matches_cpu(cuda_device: torch.device) -> None:
 def test_training_on_cuda_matches_cpu(
     causal: bool, cuda_device: torch.device, tmp_path: Path
 ) -> None:
-    cfg = TrainConfig(steps=4, batch_size=4, n_points=16, warmup=1, checkpoint_every=2)
+    cfg = TrainConfig(max_steps=4, batch_size=4, n_points=16, warmup=1, checkpoint_every=2)
     strategy = "autoregressive" if causal else "split"
     cpu, dev = _model(causal), _model(causal)
-    lc = train(cpu, GPSource("rbf"), cfg, strategy=strategy, seed=0)
+    lc = train(cpu, GPSource("rbf"), cfg, strategy=strategy, seed=0).losses
     lg = train(
         dev,
         GPSource("rbf"),
@@ -172,7 +187,7 @@ def test_training_on_cuda_matches_cpu(
         device=str(cuda_device),
         checkpoint_dir=tmp_path,
         tag="t",
-    )
+    ).losses
     assert lg == pytest.approx(lc, rel=1e-3)
     _on(next(dev.parameters()), cuda_device)
     # resume from the CUDA checkpoint on CUDA: nothing left to do, same losses back
@@ -185,7 +200,7 @@ def test_training_on_cuda_matches_cpu(
         device=str(cuda_device),
         checkpoint_dir=tmp_path,
         tag="t",
-    )
+    ).losses
     assert again == lg
     save_model(dev.cpu(), tmp_path / "m.safetensors")
     back = load_model(tmp_path / "m.safetensors", device=str(cuda_device))
@@ -196,9 +211,11 @@ def test_training_on_cuda_matches_cpu(
 @pytest.mark.parametrize("causal", [False, True], ids=["tnp", "inctnp"])
 def test_update_latency_runs_on_cuda(causal: bool, cuda_device: torch.device) -> None:
     model = _model(causal)
-    ms, nbytes = update_latency_ms(model, 64, 3, device=str(cuda_device))
+    lat = update_latency(model, 64, 3, device=str(cuda_device))
+    ms, nbytes = lat.median, lat.cache_allocated
     assert next(model.parameters()).device.type == "cpu"  # the run plots it on the CPU after
-    ms_cpu, nbytes_cpu = update_latency_ms(_model(causal), 64, 3, device="cpu")
+    cpu_lat = update_latency(_model(causal), 64, 3, device="cpu")
+    ms_cpu, nbytes_cpu = cpu_lat.median, cpu_lat.cache_allocated
     assert ms > 0
     assert nbytes == nbytes_cpu
     assert (nbytes > 0) == causal

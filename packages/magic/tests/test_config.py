@@ -19,8 +19,8 @@ from icml26.magic.paper import PAPER
         ({"num_generations": 1}, "num_generations"),
         ({"pairs_per_step": 1}, "pairs_per_step must be >= 2"),
         ({"large_steps": 3}, "only with large_model"),
-        ({"large_model": "smollm2-135m-instruct"}, "large_steps is 0"),
-        ({"model": "smollm2-135m-instruct"}, "base_sft_steps"),
+        ({"large_model": "smollm2-135m-instruct-q4_1"}, "large_steps is 0"),
+        ({"model": "smollm2-135m-instruct-q4_1"}, "base_sft_steps"),
         ({"catalogue": "/no/such/file.json"}, "is not a file"),
         ({"lr": 0.0}, "lr must be > 0"),
         ({"device": "tpu"}, "device must be"),
@@ -36,5 +36,5 @@ def test_profiles_validate() -> None:
         assert isinstance(cfg, MagicConfig)
     for cfg in PAPER.bench_profiles.values():  # type: ignore[union-attr]
         assert isinstance(cfg, BenchConfig)
-    assert PAPER.profiles["full"].large_model == "smollm2-135m-instruct"
+    assert PAPER.profiles["full"].large_model == "smollm2-135m-instruct-q4_1"
     assert not PAPER.profiles["quick"].large_model

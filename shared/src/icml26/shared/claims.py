@@ -18,7 +18,9 @@ rule cannot be decided (a metric is missing or not finite), with the reason in `
 that removes the method's contribution. Either a mapping of key parts, method to baseline
 (``placebo={"decor": "monolithic"}``: every metric key with a part ``decor`` takes the value of
 the same key with ``monolithic`` there; parts may be ``fnmatch`` patterns such as
-``"blitzrank_*"``), or the name of a data-level null the package runs in its tests
+``"blitzrank_*"``; the part swapped may also be a dataset or task, e.g.
+``{"sim_pl": "sim_persist100"}`` for an option's gain that must vanish on an oracle where it
+cannot help), or the name of a data-level null the package runs in its tests
 (``placebo="null_world"``; ``icml26.shared.testing.check_paper`` takes that run's metrics).
 A rule that still holds under its placebo measures nothing: it is a test, not a claim. An
 ``absolute`` claim (a threshold, no baseline) states its ``floor`` instead: the value a

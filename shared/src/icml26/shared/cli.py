@@ -30,7 +30,7 @@ from icml26.shared.registry import InstalledPaper, UnknownPaperError, find, inst
 from icml26.shared.report import write_report
 from icml26.shared.results import ResultsError
 from icml26.shared.rundir import ConfigMismatchError
-from icml26.shared.runner import ProfileError, run_job
+from icml26.shared.runner import InputError, ProfileError, run_job
 
 __all__ = ["main"]
 
@@ -98,7 +98,7 @@ def cmd_job(args: argparse.Namespace) -> int:
             out=args.out,
             runs_root=args.runs_root,
         )
-    except (OverrideError, ProfileError, ConfigMismatchError, LookupError) as exc:
+    except (OverrideError, ProfileError, ConfigMismatchError, InputError, LookupError) as exc:
         raise UsageError(str(exc)) from exc
     print(run_dir.results_path)
     return 0

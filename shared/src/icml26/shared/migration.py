@@ -19,14 +19,10 @@ __all__ = ["UNMIGRATED"]
 UNMIGRATED: frozenset[str] = frozenset(
     {
         "adaptive-reasoning",
-        "blitzrank",
-        "bll-ntk",
         "decor",
         "dicode",
         "disempowerment",
         "ecg-r1",
-        "eco",
-        "inctnp",
         "magic",
         "nppr",
         "rmft",

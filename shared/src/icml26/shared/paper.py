@@ -91,6 +91,9 @@ class Paper:
             after the first stages.
         extra: anything else; ``extra["resources"]`` is the job's request (CPUs, GPUs, peak
             memory; see :func:`icml26.shared.reproduce.resources_for`).
+        readme_tables: ``tables(results) -> str`` or ``"module:function"``: the paper's own
+            Markdown tables from a results object (e.g. a method x dataset grid), which
+            ``icml26 readme`` places after the claims table, so no figure is typed by hand.
         timing_claims: some of ``claims`` are rules on measured time; ``icml26 reproduce``
             runs this paper alone, after the others, with every core's threads.
     """
@@ -108,6 +111,7 @@ class Paper:
     extra: Mapping[str, Any] = field(default_factory=dict)
     inputs: Callable[[Any], None] | str | None = None
     timing_claims: bool = False
+    readme_tables: Callable[[Mapping[str, Any]], str] | str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.timing_claims, bool):
@@ -150,6 +154,19 @@ class Paper:
         """
         if self.inputs is not None:
             _resolve(self.inputs)(config)
+
+    def tables_markdown(self, results: Mapping[str, Any]) -> str:
+        """The paper's own Markdown tables for ``results`` (empty when it has none).
+
+        Args:
+            results: a results object (``results.json``) of this paper.
+
+        Returns:
+            Markdown text, or ``""``.
+        """
+        if self.readme_tables is None:
+            return ""
+        return str(_resolve(self.readme_tables)(results)).strip()
 
     def job(self, kind: str) -> JobFn:
         """The ``run`` or ``bench`` function (importing its module if given as a string)."""

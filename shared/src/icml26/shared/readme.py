@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from icml26.shared.atomic import atomic_write_text
+from icml26.shared.paper import Paper
+from icml26.shared.registry import find
 from icml26.shared.report import Table, format_measured, markdown_table
 from icml26.shared.results import load_results
 
@@ -51,6 +53,9 @@ RESULTS_END = "<!-- results:end -->"
 HISTORY_FILE = "RESULTS.md"
 #: Measured values shown per claim in the README (RESULTS.md shows them all).
 README_VALUES = 3
+#: Past this many claims the README lists them by outcome on one line each (the table with
+#: every figure is in RESULTS.md), so the README stays short.
+README_CLAIM_ROWS = 12
 
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _SECTION = re.compile(r"^<!-- run: (?P<key>\S+ \S+ \S+ \S+) -->$", re.MULTILINE)
@@ -75,6 +80,7 @@ class RunSummary:
     seconds: float
     cpu_seconds: float | None
     claims: tuple[dict[str, Any], ...]
+    tables: str = ""  # the paper's own Markdown tables (Paper.readme_tables), or ""
 
     @property
     def key(self) -> str:
@@ -133,8 +139,22 @@ def _run_date(env: Mapping[str, Any], results_path: Path) -> str:
     return _dt.datetime.fromtimestamp(mtime, _dt.UTC).date().isoformat()
 
 
-def summarize_run(run_dir: str | os.PathLike[str], slug: str) -> RunSummary:
-    """Read ``run_dir``'s results and env; refuse a folder without results or another paper's."""
+def summarize_run(
+    run_dir: str | os.PathLike[str], slug: str, paper: Paper | None = None
+) -> RunSummary:
+    """Read ``run_dir``'s results and env; refuse a folder without results or another paper's.
+
+    Args:
+        run_dir: the run folder.
+        slug: the paper the README belongs to.
+        paper: the installed paper, whose ``readme_tables`` (if any) render its own tables.
+
+    Returns:
+        The run as the README and RESULTS.md describe it.
+
+    Raises:
+        ReadmeError: no folder, no results.json, or another paper's results.
+    """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ReadmeError(f"{run_dir} is not a folder (give the run folder of `icml26 run`)")
@@ -164,6 +184,7 @@ def summarize_run(run_dir: str | os.PathLike[str], slug: str) -> RunSummary:
         seconds=float(results["seconds"]),
         cpu_seconds=float(cpu) if cpu is not None else None,
         claims=tuple(results["claims"]),
+        tables=paper.tables_markdown(results) if paper is not None else "",
     )
 
 
@@ -203,8 +224,16 @@ def results_block(run: RunSummary) -> str:
         "edits here are overwritten. -->",
         _summary_line(run) + f" History: [{HISTORY_FILE}]({HISTORY_FILE}).",
     ]
-    if run.claims:
+    if len(run.claims) > README_CLAIM_ROWS:
+        for word in _OUTCOME.values():
+            ids = [f"`{c['id']}`" for c in run.claims if _OUTCOME[c["holds"]] == word]
+            if ids:
+                parts.append(f"Claims {word} ({len(ids)}): " + ", ".join(ids) + ".")
+        parts.append(f"Each claim's figures, rule and placebo: [{HISTORY_FILE}]({HISTORY_FILE}).")
+    elif run.claims:
         parts.append(_claims_table(run, README_VALUES, f"+{{n}} more in {HISTORY_FILE}"))
+    if run.tables:
+        parts.append(run.tables)
     return "\n\n".join(parts) + "\n"
 
 
@@ -239,17 +268,33 @@ def _history_section(run: RunSummary) -> str:
     return (
         f"<!-- run: {run.key} -->\n"
         f"## {run.date}, profile {run.profile}{job}, commit {run.short_commit}\n\n"
-        f"{_summary_line(run)}\n\n" + (_claims_table(run, None, "") + "\n\n" if run.claims else "")
+        f"{_summary_line(run)}\n\n"
+        + (_claims_table(run, None, "") + "\n\n" if run.claims else "")
+        + (run.tables + "\n\n" if run.tables else "")
     )
 
 
+LEGACY_MARK = "<!-- earlier history, written by hand: kept as it was -->"
+
+
 def history_text(text: str | None, run: RunSummary) -> str:
-    """RESULTS.md with ``run``'s section added (or its earlier version replaced), newest first."""
+    """RESULTS.md with ``run``'s section added (or its earlier version replaced), newest first.
+
+    Text that ``icml26 readme`` did not write (a hand-written history from before the
+    generator, or anything before its first section) is kept, after the generated sections,
+    below :data:`LEGACY_MARK`.
+    """
     sections: list[tuple[str, str]] = []  # (key, text)
+    legacy = ""
     if text:
+        text, _, legacy = text.partition(LEGACY_MARK)
         marks = list(_SECTION.finditer(text))
-        for mark, after in zip(marks, [*marks[1:], None], strict=True):
-            stop = after.start() if after else len(text)
+        first = marks[0].start() if marks else len(text)
+        prefix = text[:first].strip()
+        if prefix and not prefix.startswith(f"# {run.paper}: results history"):
+            legacy = prefix + "\n\n" + legacy.strip()
+        for i, mark in enumerate(marks):
+            stop = marks[i + 1].start() if i + 1 < len(marks) else len(text)
             sections.append((mark.group("key"), text[mark.start() : stop].rstrip("\n") + "\n\n"))
     new = (run.key, _history_section(run))
     keys = [key for key, _ in sections]
@@ -263,7 +308,19 @@ def history_text(text: str | None, run: RunSummary) -> str:
         f"<!-- Generated by `icml26 readme`: one section per run (date, profile, job, commit), "
         "newest first; do not edit by hand. -->\n\n"
     )
-    return (header + "".join(body for _, body in sections)).rstrip("\n") + "\n"
+    tail = f"{LEGACY_MARK}\n\n{legacy.strip()}\n" if legacy.strip() else ""
+    return (
+        (header + "".join(body for _, body in sections)).rstrip("\n")
+        + "\n"
+        + ("\n" + tail if tail else "")
+    )
+
+
+def _installed_paper(slug: str) -> Paper | None:
+    try:
+        return find(slug).load()
+    except LookupError:  # not installed here: the claims table alone
+        return None
 
 
 def update_readme(
@@ -289,7 +346,7 @@ def update_readme(
     if not path.is_file():
         where = "" if readme is not None else " (run from the workspace root, or pass --readme)"
         raise ReadmeError(f"{path}: no such README{where}")
-    run = summarize_run(run_dir, slug)
+    run = summarize_run(run_dir, slug, _installed_paper(slug))
     text = path.read_text(encoding="utf-8")
     new_readme = readme_text(text, run, path)
     history = path.parent / HISTORY_FILE

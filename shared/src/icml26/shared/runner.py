@@ -37,6 +37,10 @@ class ProfileError(LookupError):
     """A profile name the paper does not define."""
 
 
+class InputError(ValueError):
+    """An input (a user's file, a checkpoint folder) that the paper's ``inputs`` check refused."""
+
+
 def resolve_config(paper: Paper, kind: str, profile: str, overrides: Sequence[str] = ()) -> Any:
     """The config for ``kind``/``profile`` with ``overrides`` (``field=value``) applied."""
     profiles = paper.profiles_for(kind)
@@ -88,6 +92,25 @@ def apply_runtime(config: Any, *, before_import: bool) -> int | None:
     return threads
 
 
+_LOADER = "icml26.shared.llm.loader"
+
+
+def _clear_model_records() -> None:
+    """Forget models loaded before this job (the loader is looked up, never imported)."""
+    loader = sys.modules.get(_LOADER)
+    if loader is not None:
+        loader.clear_loaded_weights()
+
+
+def _record_models(run_dir: RunDir) -> None:
+    """``env.json["weights"]``: every model the job loaded through
+    :func:`icml26.shared.llm.load_causal_lm`, with the SHA-256 of its weight files."""
+    loader = sys.modules.get(_LOADER)
+    weights = loader.loaded_weights() if loader is not None else []
+    if weights:
+        run_dir.update_env(weights=weights)
+
+
 def run_job(
     paper: Paper,
     version: str,
@@ -110,7 +133,10 @@ def run_job(
     results.
     """
     config = resolve_config(paper, kind, profile, overrides)
-    paper.check_inputs(config)
+    try:
+        paper.check_inputs(config)
+    except (ValueError, OSError) as exc:
+        raise InputError(f"{paper.slug}: {exc}") from exc
     apply_runtime(config, before_import=True)
     fn = paper.job(kind)
     apply_runtime(config, before_import=False)
@@ -124,6 +150,7 @@ def run_job(
     run_dir.update_env(paper=paper.slug, kind=kind, profile=profile, version=version)
     log(f"{paper.slug} {kind} ({profile}) -> {run_dir.path}{' (resuming)' if resuming else ''}")
     start, cpu_start = time.perf_counter(), time.process_time()
+    _clear_model_records()
     try:
         metrics = fn(config, run_dir)
         if metrics is None:
@@ -140,8 +167,10 @@ def run_job(
             cpu_seconds=time.process_time() - cpu_start,
         )
     except BaseException:
+        _record_models(run_dir)
         atomic_write_text(run_dir.path / ERROR_FILE, traceback.format_exc())
         raise
+    _record_models(run_dir)
     atomic_write_json(run_dir.results_path, results)
     held = sum(c["holds"] is True for c in results["claims"])
     log(

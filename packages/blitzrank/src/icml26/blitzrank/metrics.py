@@ -22,7 +22,18 @@ def ndcg_at_k(
 ) -> float:
     """nDCG@k of ``ranking`` (item ids best first) against graded ``relevance[item]``.
 
-    Returns 0 when no item is relevant (the convention of trec_eval for an empty ideal list).
+    Args:
+        ranking: item ids, best first (only the first ``k`` count).
+        relevance: the graded relevance of every item (finite, non-negative).
+        k: the cut-off.
+
+    Returns:
+        ``DCG@k / ideal DCG@k`` with gains ``2^rel - 1``; 0 when no item is relevant (the
+        convention of trec_eval for an empty ideal list).
+
+    Raises:
+        ValueError: relevance that is not a finite non-negative vector, ``k < 1``, or a
+            ranking with duplicate ids or ids outside ``0..len(relevance)-1``.
     """
     rel = np.asarray(relevance, dtype=float)
     if rel.ndim != 1:

@@ -1,5 +1,8 @@
 """BlitzRank: ask k-wise questions until the top-m is certified (or a budget is spent).
 
+Also the :class:`Ranker` protocol that the engine, its options and every baseline implement
+(``rank(oracle) -> RankResult``), so a comparison runs them all the same way.
+
 The loop: certify the current tournament graph; if the top-m is not determined, let the
 schedule pick the next k items (``parallel`` disjoint queries per round for a batched or
 async oracle), ask the oracle, add each answer's induced tournament to the graph, repeat.
@@ -13,7 +16,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -22,38 +25,74 @@ from icml26.blitzrank.graph import TournamentGraph
 from icml26.blitzrank.oracles.base import Comparison, Oracle
 from icml26.blitzrank.schedule import Schedule, schedule
 
-__all__ = ["BlitzRank", "RankResult", "check_prior"]
+__all__ = ["BlitzRank", "RankResult", "Ranker", "check_prior", "rank_top_m"]
 
 
 @dataclass(frozen=True)
 class RankResult:
-    """The outcome of one ranking.
+    """The outcome of one ranking, by BlitzRank or by any other :class:`Ranker`.
 
     Attributes:
         ranking: every item, best first (tiers in order; inside a tier by net wins).
         top: the first ``m`` items of ``ranking``.
-        tiers: the tiers (equivalence classes) covering positions 1..m, best first.
-        certified: the top-m was certified (see :mod:`icml26.blitzrank.certify`).
+        tiers: the tiers (equivalence classes) covering positions 1..m, best first; a
+            ranker without a preference graph (the baselines) reports one item per tier.
+        certified: the top-m was certified (see :mod:`icml26.blitzrank.certify`); ``None``
+            for a ranker that does not certify (the baselines).
         boundary_tie: a preference cycle straddles position m.
         calls: oracle calls made by this ranking.
         rounds: sequential rounds (a round sends up to ``parallel`` queries at once).
-        queries: the items of every query, in order.
+        queries: the items of every query, in order (BlitzRank's; empty for the baselines).
         engine_seconds: time spent in graph updates, certification and scheduling.
         oracle_seconds: time spent waiting for the oracle.
-        graph: the final tournament graph.
+        graph: the final tournament graph (BlitzRank's; ``None`` for the baselines).
+        verify_calls: calls spent verifying after certification (the re-ask option,
+            :class:`~icml26.blitzrank.reask.BlitzRankReask`); ``None`` for other rankers.
     """
 
     ranking: list[int]
     top: list[int]
     tiers: list[list[int]]
-    certified: bool
+    certified: bool | None
     boundary_tie: bool
     calls: int
     rounds: int
-    queries: list[tuple[int, ...]] = field(repr=False)
+    queries: list[tuple[int, ...]] = field(default_factory=list, repr=False)
     engine_seconds: float = 0.0
     oracle_seconds: float = 0.0
     graph: TournamentGraph | None = field(default=None, repr=False)
+    verify_calls: int | None = None
+
+
+@runtime_checkable
+class Ranker(Protocol):
+    """What a comparison needs from a ranking method: the engine, its options, a baseline.
+
+    Implemented by :class:`BlitzRank`, :class:`~icml26.blitzrank.reask.BlitzRankReask` and
+    the baselines' classes (:class:`~icml26.blitzrank.baselines.SlidingWindow`,
+    :class:`~icml26.blitzrank.baselines.Setwise`,
+    :class:`~icml26.blitzrank.baselines.Pairwise`,
+    :class:`~icml26.blitzrank.baselines.TourRank`).
+
+    Attributes:
+        k: the most items the ranker shows per oracle call (the oracle's window must be at
+            least this); ``None`` for "the oracle's own ``k``".
+    """
+
+    @property
+    def k(self) -> int | None: ...
+
+    def rank(self, oracle: Oracle, prior: Sequence[int] | None = None) -> RankResult:
+        """Rank ``oracle``'s items.
+
+        Args:
+            oracle: the k-wise oracle over items ``0..n-1``.
+            prior: the first-stage order (default ``0..n-1``).
+
+        Returns:
+            The ranking, its top-m, calls and rounds.
+        """
+        ...
 
 
 def check_prior(prior: Sequence[int] | None, n: int) -> np.ndarray:
@@ -82,6 +121,15 @@ class BlitzRank:
             current best-known ranking) or ``"prior"`` (the first-stage order; an option, not
             the paper's: with a primacy-biased oracle it keeps the first stage's information
             in every answer, as the sliding window does).
+
+    Raises:
+        ValueError: a setting out of range (``m < 1``, ``k < 2``, an unknown ``mode``,
+            ``schedule`` or ``present``, ``parallel < 1``, ``max_calls < 1``).
+
+    Example::
+
+        res = BlitzRank(m=10, k=10).rank(PlackettLuceOracle(scores, k=10))
+        res.top, res.tiers, res.certified, res.calls
     """
 
     def __init__(
@@ -191,7 +239,20 @@ class BlitzRank:
         )
 
     def rank(self, oracle: Oracle, prior: Sequence[int] | None = None) -> RankResult:
-        """Rank ``oracle``'s items; ``prior`` is the first-stage order (tie-breaks, prompts)."""
+        """Ask ``oracle`` k-wise questions until the top-m is certified or the budget is spent.
+
+        Args:
+            oracle: the k-wise oracle over items ``0..n-1`` (any :class:`Oracle`).
+            prior: the first-stage order, a permutation of ``0..n-1`` (default: ``0..n-1``);
+                it breaks ties and orders the items shown in a prompt.
+
+        Returns:
+            The :class:`RankResult`: ranking, top-m, tiers, certificate, calls, rounds.
+
+        Raises:
+            ValueError: ``m`` larger than the oracle's ``n``, ``k`` larger than its window, or a
+                ``prior`` that is not a permutation of ``0..n-1``.
+        """
         n, k, prior_arr = self._setup(oracle, prior)
         graph = TournamentGraph(n)
         calls = rounds = 0
@@ -212,7 +273,18 @@ class BlitzRank:
         return self._result(graph, prior_arr, calls, rounds, queries, engine_s, oracle_s)
 
     async def arank(self, oracle: Oracle, prior: Sequence[int] | None = None) -> RankResult:
-        """As :meth:`rank`, sending each round's queries concurrently (``oracle.acompare``)."""
+        """As :meth:`rank`, sending each round's queries concurrently (``oracle.acompare``).
+
+        Args:
+            oracle: the k-wise oracle.
+            prior: the first-stage order (default ``0..n-1``).
+
+        Returns:
+            The :class:`RankResult`.
+
+        Raises:
+            ValueError: as :meth:`rank`.
+        """
         n, k, prior_arr = self._setup(oracle, prior)
         graph = TournamentGraph(n)
         calls = rounds = 0
@@ -247,6 +319,15 @@ class BlitzRank:
 
 
 def rank_top_m(oracle: Oracle, m: int, **kwargs: Any) -> RankResult:
-    """One-call convenience: ``BlitzRank(m, **kwargs).rank(oracle)``."""
+    """One-call convenience: ``BlitzRank(m, **kwargs).rank(oracle, prior)``.
+
+    Args:
+        oracle: the k-wise oracle.
+        m: how many top items to determine.
+        **kwargs: :class:`BlitzRank`'s settings, and ``prior`` for :meth:`BlitzRank.rank`.
+
+    Returns:
+        The :class:`RankResult`.
+    """
     prior = kwargs.pop("prior", None)
     return BlitzRank(m, **kwargs).rank(oracle, prior)

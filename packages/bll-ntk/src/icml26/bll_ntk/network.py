@@ -14,6 +14,7 @@ final operation (otherwise the features would not determine the output linearly)
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import torch
@@ -42,6 +43,12 @@ def make_mlp(
         hidden: widths of the hidden layers (the last one is the feature width r).
         activation: ``"tanh"``, ``"relu"`` or ``"gelu"``.
         dropout: dropout probability after every hidden activation (MC dropout baseline).
+
+    Returns:
+        An ``nn.Sequential`` with layers ``fc0, act0, [drop0,] ..., head``.
+
+    Raises:
+        ValueError: an unknown activation, a non-positive size, or dropout outside [0, 1).
     """
     acts = {"tanh": nn.Tanh, "relu": nn.ReLU, "gelu": nn.GELU}
     if activation not in acts:
@@ -59,8 +66,6 @@ def make_mlp(
             layers.append((f"drop{i}", nn.Dropout(dropout)))
         width = h
     layers.append(("head", nn.Linear(width, d_out)))
-    from collections import OrderedDict
-
     return nn.Sequential(OrderedDict(layers))
 
 
@@ -93,10 +98,58 @@ class LastLayerModel:
         self.last_layer = last_layer
         self.head_names = tuple(f"{last_layer}.{n}" for n, _ in head.named_parameters())
         self._checked = False
+        self.input_shape: tuple[int, ...] | None = (
+            None  # one example's shape, set by the first batch
+        )
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The floating dtype of the network's parameters (inputs are converted to it)."""
+        return self.head.weight.dtype
+
+    @property
+    def device(self) -> torch.device:
+        """The device of the network's parameters."""
+        return self.head.weight.device
+
+    def check_inputs(self, x: torch.Tensor, what: str = "inputs") -> torch.Tensor:
+        """``x`` checked and moved to the network: a non-empty finite batch ``(N, ...)`` whose
+        example shape matches earlier batches; floating inputs are cast to the network's dtype
+        (a float64 array for a float32 network is converted, not an error).
+
+        Raises:
+            TypeError: ``x`` is not a tensor.
+            ValueError: an empty batch, NaN/inf, or an example shape other than the first
+                batch's (the message names both shapes).
+        """
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(
+                f"{what} must be a torch.Tensor of shape (N, ...), got {type(x).__name__}; "
+                "wrap arrays with torch.as_tensor(x)"
+            )
+        if x.ndim < 2 or x.shape[0] == 0:
+            raise ValueError(
+                f"{what} must be a non-empty batch of shape (N, features...), got shape "
+                f"{tuple(x.shape)}; add the batch dimension with x[None] for one example"
+            )
+        shape = tuple(x.shape[1:])
+        if self.input_shape is not None and shape != self.input_shape:
+            raise ValueError(
+                f"{what} have shape {tuple(x.shape)}, expected (N, "
+                f"{', '.join(map(str, self.input_shape))}) like the data the posterior was fitted on"
+            )
+        if x.is_floating_point():
+            if not torch.isfinite(x).all():
+                raise ValueError(f"{what} contain NaN or inf")
+            x = x.to(device=self.device, dtype=self.dtype)
+        else:
+            x = x.to(device=self.device)
+        return x
 
     # -- sizes ----------------------------------------------------------------------------
     @property
     def n_outputs(self) -> int:
+        """``C``, the last layer's output width."""
         return int(self.head.out_features)
 
     @property
@@ -113,6 +166,7 @@ class LastLayerModel:
         }
 
     def head_params(self) -> dict[str, torch.Tensor]:
+        """The last layer's parameters ``(W, b)``, detached."""
         return {n: p.detach() for n, p in self.model.named_parameters() if n in self.head_names}
 
     def head_vector(self) -> torch.Tensor:
@@ -131,6 +185,7 @@ class LastLayerModel:
             LastLayerError: the model's output is not the named layer's output (the layer is
                 not the final operation, or is called more than once).
         """
+        x = self.check_inputs(x)
         captured: list[torch.Tensor] = []
 
         def hook(_module: nn.Module, inputs: tuple[torch.Tensor, ...], _out: torch.Tensor) -> None:
@@ -139,8 +194,15 @@ class LastLayerModel:
         handle = self.head.register_forward_hook(hook)
         try:
             out = self.model(x)
+        except RuntimeError as exc:
+            raise ValueError(
+                f"{type(self.model).__name__} could not run on inputs of shape "
+                f"{tuple(x.shape)} ({exc}); pass inputs shaped as in training"
+            ) from exc
         finally:
             handle.remove()
+        if self.input_shape is None:
+            self.input_shape = tuple(x.shape[1:])
         if len(captured) != 1:
             raise LastLayerError(
                 f"last layer {self.last_layer!r} ran {len(captured)} times in one forward pass"

@@ -43,7 +43,7 @@ class DecorConfig:
     ``w = 0`` (outcome only); the monolithic agent gets the same SFT and RL budget.
 
     ``llm_model`` ("" skips): a model spec for :func:`icml26.shared.llm.load_causal_lm`
-    (``smollm2-135m-instruct``, a folder, a Hugging Face id): DECOR only, one LoRA adapter
+    (``smollm2-135m-instruct-q4_1``, a folder, a Hugging Face id): DECOR only, one LoRA adapter
     per role, ``llm_sft_steps`` then ``llm_rl_steps``; reported as ``*.decor_llm``, without
     a claim.
     """

@@ -192,6 +192,7 @@ def warm_start(
             lr=config.sft_lr,
             batch_size=config.sft_batch_size,
             max_length=640,
+            engine="loop",
         )
         result = sft(
             team[role].model,

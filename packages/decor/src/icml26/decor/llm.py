@@ -43,7 +43,7 @@ def run_llm_decor(config: DecorConfig, env: Any, run_dir: RunDir) -> dict[str, f
         team[role].activate()
         res = sft(
             team[role].model, tokenizer, convs,
-            SFTSettings(steps=config.llm_sft_steps, lr=config.llm_sft_lr, batch_size=4, max_length=768),
+            SFTSettings(steps=config.llm_sft_steps, lr=config.llm_sft_lr, batch_size=4, max_length=768, engine="loop"),
             rng=_rng(config.seed, "llm-sft", role),
         )  # fmt: skip
         log(

@@ -34,7 +34,7 @@ class RunConfig:
         eval_episodes: target episodes per curve point; final_eval_episodes: at the end.
         dreamer: ``offline_mutation`` (default) or ``llm``.
         llm_model: local model spec for the ``llm`` dreamer (``icml26.shared.llm``), e.g.
-            ``smollm2-135m-instruct`` or a folder; llm_endpoint / llm_endpoint_model: an
+            ``smollm2-135m-instruct-q4_1`` or a folder; llm_endpoint / llm_endpoint_model: an
             OpenAI-compatible server instead (e.g. vLLM); llm_max_tokens: reply budget.
         craftax: also train ``ppo_target`` and ``dicode`` on the real Craftax-Classic (needs
             ``icml26-dicode[craftax]``); craftax_steps: steps per method there.

@@ -54,7 +54,7 @@ class DisempowermentConfig:
         coverage_repeats: fresh (log, calibration set) pairs on which interval coverage is
             measured; coverage_n, coverage_calibration_n: their sizes.
         judge: ``none``, a model spec for ``icml26.shared.llm.load_causal_lm``
-            (``smollm2-135m-instruct``), or ``http(s)://host/v1|model`` for an
+            (``smollm2-135m-instruct-q4_1``), or ``http(s)://host/v1|model`` for an
             OpenAI-compatible endpoint; judge_n: labelled conversations it rates.
         judge_names_clusters: let the judge name released clusters (auditor-checked).
     """

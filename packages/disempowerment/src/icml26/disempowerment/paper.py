@@ -37,7 +37,7 @@ PROFILES = {
         coverage_repeats=10,
         coverage_n=40_000,
         coverage_calibration_n=12_000,
-        judge="smollm2-135m-instruct",
+        judge="smollm2-135m-instruct-q4_1",
         judge_n=60,
     ),
 }
@@ -45,7 +45,7 @@ PROFILES = {
 BENCH_PROFILES = {
     "smoke": BenchConfig(sizes=(500, 1000), n_train=600, cost_n=40, engines=("local",)),
     "quick": BenchConfig(sizes=(10_000, 100_000)),
-    "full": BenchConfig(sizes=(10_000, 100_000), cost_n=1000, judge="smollm2-135m-instruct"),
+    "full": BenchConfig(sizes=(10_000, 100_000), cost_n=1000, judge="smollm2-135m-instruct-q4_1"),
 }
 
 CLAIMS = [

@@ -18,7 +18,7 @@ class ECGR1Config:
         n_neurokit: ECGSYN records for the neurokit2 validation of the delineation.
         enc_steps, enc_batch, enc_lr: pretraining of each encoder.
         lm: ``"tiny"`` (a Llama from scratch) or a causal-LM spec for
-            :func:`icml26.shared.llm.load_causal_lm` (``"smollm2-135m-instruct"``, a folder,
+            :func:`icml26.shared.llm.load_causal_lm` (``"smollm2-135m-instruct-q4_1"``, a folder,
             an HF id) trained with LoRA.
         lm_hidden, lm_layers, vocab_size: the tiny LM's sizes.
         sft_steps, sft_batch, sft_lr: supervised fine-tuning.
@@ -31,7 +31,7 @@ class ECGR1Config:
             the trained model after the run (optional; written to ``user_interpretations.json``).
         records_fs: the CSV sampling rate (WFDB records carry their own).
         device: ``"auto"``, ``"cpu"`` or ``"cuda[:i]"``.
-        llm_model: "" (skip) or a causal-LM spec (``"smollm2-135m-instruct"``, a folder, an HF
+        llm_model: "" (skip) or a causal-LM spec (``"smollm2-135m-instruct-q4_1"``, a folder, an HF
             id): after the tiny-model study, ECG-R1 alone is trained once more on this
             checkpoint with LoRA (``llm_sft_steps`` of SFT with modality dropout, then
             ``llm_grpo_steps`` of GRPO with the evidence rewards) and scored on the first

@@ -41,7 +41,7 @@ PROFILES = {
         # Then ECG-R1 alone on SmolLM2-135M-Instruct with LoRA, sized from a measured probe on
         # one core: about 12 s per SFT step of 4, 45 s per GRPO step of 2 x 4 completions,
         # 125 s to interpret 6 test records in three conditions (200 tokens each); full: 690 s.
-        llm_model="smollm2-135m-instruct",
+        llm_model="smollm2-135m-instruct-q4_1",
         llm_sft_steps=30,
         llm_sft_batch=4,
         llm_grpo_steps=4,

@@ -5,7 +5,11 @@ Each ablation changes one thing of the paper's setting (the defaults) and names 
 * the learning-rate schedule: ``no_decay`` (constant after warm-up; the theorem needs a
   decaying rate) and ``decay_to_zero`` (cosine all the way to 0 instead of to 10% of peak);
 * the error rule: ``error_buffer`` (exact error feedback with an FP32 buffer of ``e``: what
-  the memory-free approximation ``e_{t-1} ≈ e_t`` costs, at master-weight memory);
+  the memory-free approximation ``e_{t-1} ≈ e_t`` costs, at master-weight memory) and
+  ``scale_at_injection`` (the injection scaled by the current step's rate and bias correction,
+  the paper's constant-rate formula, instead of those of the step that replays it);
+* which parameters are stored quantized: ``quantize_all`` (norms, biases, embeddings and the
+  MoE router too; by default they stay float32, as FP8 training recipes keep them);
 * the order of scale update, quantization and injection: ``delayed_scale`` (quantize on the
   previous iterate's scale) and ``inject_then_rescale`` (inject the error on the old scale,
   then rescale: the second rounding is lost);
@@ -13,8 +17,8 @@ Each ablation changes one thing of the paper's setting (the defaults) and names 
 * the momentum coefficient that carries the injected error: ``beta1_080``, ``beta1_095``;
 * the number of steps: ``steps_x4``.
 
-An ablation that changes the optimisation itself (schedule, granularity, momentum, steps)
-changes the master-weight baseline too: ECO's gap is then taken to master weights trained
+An ablation that changes the optimisation itself (schedule, granularity, momentum, steps,
+which parameters are quantized) changes the master-weight baseline too: ECO's gap is then taken to master weights trained
 with the same change (``affects_master``). :func:`ablated_spec` returns ``None`` for an
 ablation that is the default of a format (``per_tensor`` for FP8, ``per_group`` for INT4).
 """
@@ -34,7 +38,13 @@ _GROUP = 16
 
 @dataclass(frozen=True)
 class AblatedSpec:
-    """ECO's training settings under an ablation, and the master-weight baseline's."""
+    """ECO's training settings under an ablation, and the master-weight baseline's.
+
+    Attributes:
+        eco: ECO's settings.
+        master: the master-weight baseline's settings.
+        affects_master: the baseline must be retrained under ``master``.
+    """
 
     eco: TrainSpec
     master: TrainSpec
@@ -44,8 +54,17 @@ class AblatedSpec:
 def ablated_spec(name: str, base: TrainSpec, fmt: str) -> AblatedSpec | None:
     """``base`` (the paper's setting) with ablation ``name`` applied for format ``fmt``.
 
-    Returns ``None`` when the ablation is ``base`` itself for this format. Raises
-    ``ValueError`` for an unknown ablation or format."""
+    Args:
+        name: an ablation of :data:`ABLATIONS`.
+        base: the default settings.
+        fmt: ``"fp8"`` or ``"int4"``.
+
+    Returns:
+        The ablated settings, or ``None`` when the ablation is ``base`` itself for this format.
+
+    Raises:
+        ValueError: an unknown ablation or format.
+    """
     if name not in ABLATIONS:
         raise ValueError(f"unknown ablation {name!r}; known: {', '.join(ABLATIONS)}")
     if fmt not in ("fp8", "int4"):
@@ -68,6 +87,10 @@ def ablated_spec(name: str, base: TrainSpec, fmt: str) -> AblatedSpec | None:
             spec = replace(base, int4_group_size=group)
     elif name == "error_buffer":
         options = (("error_buffer", True),)
+    elif name == "scale_at_injection":
+        options = (("injection_scale", "injection"),)
+    elif name == "quantize_all":
+        spec = replace(base, quantize_all=True)
     else:  # delayed_scale, inject_then_rescale
         order = "delayed" if name == "delayed_scale" else "inject_then_rescale"
         options = (("scale_order", order),)

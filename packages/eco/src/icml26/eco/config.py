@@ -1,4 +1,4 @@
-"""Configs of the main job (:class:`ECOConfig`) and the benchmark (:class:`BenchConfig`).
+"""Configs of the main job (:class:`RunConfig`) and the benchmark (:class:`BenchConfig`).
 
 Light on purpose (no torch import): ``paper.py`` builds the profiles from these classes and
 is loaded by ``icml26 list``.
@@ -11,7 +11,16 @@ from pathlib import Path
 
 from icml26.shared.devices import check_torch_device
 
-__all__ = ["ABLATIONS", "ALL_SCHEMES", "SWEEP_WORKLOADS", "WORKLOADS", "BenchConfig", "ECOConfig"]
+__all__ = [
+    "ABLATIONS",
+    "ALL_SCHEMES",
+    "RTN_SCHEMES",
+    "SR_SCHEMES",
+    "SWEEP_WORKLOADS",
+    "WORKLOADS",
+    "BenchConfig",
+    "RunConfig",
+]
 
 WORKLOADS = ("dense_lm", "moe_lm", "mlp")
 SWEEP_WORKLOADS = (*WORKLOADS, "logreg")
@@ -23,11 +32,17 @@ ALL_SCHEMES: tuple[str, ...] = (
     ),
 )
 
+RTN_SCHEMES: tuple[str, ...] = tuple(s for s in ALL_SCHEMES if s.endswith("_rtn"))
+SR_SCHEMES: tuple[str, ...] = tuple(s for s in ALL_SCHEMES if s.endswith("_sr"))
+
 # ablation name -> what it changes (applied by icml26.eco.ablations, which imports torch)
 ABLATIONS: dict[str, str] = {
     "no_decay": "constant learning rate after warm-up (no decay)",
     "decay_to_zero": "cosine decay to 0 instead of to 10% of the peak rate",
     "error_buffer": "exact error feedback: e kept in an FP32 buffer (master-weight memory)",
+    "scale_at_injection": "injection scaled by this step's rate and bias correction, not the "
+    "replaying step's",
+    "quantize_all": "norms, biases, embeddings and the router stored quantized too",
     "delayed_scale": "quantize on the previous iterate's scale (clipping error injected)",
     "inject_then_rescale": "inject the error on the old scale, then rescale (error lost)",
     "per_group": "one scale per 16 elements of the last dimension",
@@ -53,6 +68,12 @@ def _check_schemes(field: str, schemes: tuple[str, ...]) -> None:
         raise ValueError(f"{field} must name at least one scheme")
 
 
+def _check_seeds(field: str, seeds: tuple[int, ...], *, allow_empty: bool = False) -> None:
+    bad = any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds)
+    if bad or len(set(seeds)) != len(seeds) or (not seeds and not allow_empty):
+        raise ValueError(f"{field} must be distinct integer seeds >= 0, got {seeds}")
+
+
 def _check_groups(fp8: int | None, int4: int | None) -> None:
     if fp8 is not None and fp8 < 1:
         raise ValueError(f"fp8_group_size must be >= 1 or none, got {fp8}")
@@ -61,21 +82,34 @@ def _check_groups(fp8: int | None, int4: int | None) -> None:
 
 
 @dataclass(frozen=True)
-class ECOConfig:
-    """The main job: every scheme on every workload, then a learning-rate sweep.
+class RunConfig:
+    """The main job: the schemes on the workloads over paired seeds, an lr sweep, ablations.
 
     Workloads: ``dense_lm`` and ``moe_lm`` (byte-level transformer LMs trained from scratch on
     ``text_file``, or the Python standard library's source when empty) and ``mlp`` (MNIST-5k);
     the sweep may also use ``logreg`` (softmax regression on MNIST-5k, a convex problem).
+
+    Seeds: ``seed`` fixes the data (corpus split, validation windows, MNIST split); every
+    training seed of ``seeds`` fixes a model initialisation, a batch order and the rounding
+    draws, shared by every scheme trained with it (paired comparisons). ``schemes`` train on
+    every workload at every seed; ``extra_schemes`` only at ``seeds[0]`` on
+    ``extra_workloads`` (the main table); the sweep at ``sweep_seeds``, the ablations at
+    ``ablation_seeds``.
+
     ``sweep_steps`` are the steps at the largest rate; with ``sweep_equal_budget`` a rate
-    ``lr`` trains ``sweep_steps * max(sweep_lrs) / lr`` steps.
-    Matrices use ``fp8_group_size`` / ``int4_group_size`` elements of the last dimension per
-    scale (``none`` = per tensor); vectors use one scale per tensor.
+    ``lr`` trains ``sweep_steps * max(sweep_lrs) / lr`` steps. Matrices use
+    ``fp8_group_size`` / ``int4_group_size`` elements of the last dimension per scale
+    (``none`` = per tensor); norms, biases, embeddings and routers stay float32 unless
+    ``quantize_all``. ``peak_memory`` measures the peak memory of the last step of every run
+    at ``seeds[0]`` (activations and dequantized copies included).
     """
 
     seed: int = 0
+    seeds: tuple[int, ...] = (0, 1, 2)
     workloads: tuple[str, ...] = WORKLOADS
-    schemes: tuple[str, ...] = ALL_SCHEMES
+    schemes: tuple[str, ...] = ("fp32", *RTN_SCHEMES)
+    extra_schemes: tuple[str, ...] = SR_SCHEMES
+    extra_workloads: tuple[str, ...] = ("moe_lm",)
     text_file: str = ""
     corpus_bytes: int = 2_000_000
     # language models
@@ -102,6 +136,8 @@ class ECOConfig:
     weight_decay: float = 0.0
     fp8_group_size: int | None = None
     int4_group_size: int | None = 16
+    quantize_all: bool = False
+    peak_memory: bool = True
     # learning-rate sweep (naive removal's error ~ 1/lr): by default on a convex problem
     # (softmax regression on MNIST-5k), with steps ∝ 1/lr so every rate gets the same lr·steps
     # budget and the comparison is between (near-)stationary errors, as in the theorem
@@ -110,25 +146,29 @@ class ECOConfig:
     sweep_lrs: tuple[float, ...] = (1e-2, 3e-3, 1e-3)
     sweep_steps: int = 150
     sweep_equal_budget: bool = True
-    # ablations (names in icml26.eco.ablations.ABLATIONS) of the ECO schemes named, on the
-    # workloads named, over paired seeds (every seed trains master, naive, ECO and each
-    # ablation on the same initialisation and batches); empty = no ablation stage
-    ablations: tuple[str, ...] = ("no_decay", "error_buffer")
+    sweep_seeds: tuple[int, ...] = (0, 1, 2)
+    # ablations (names in ABLATIONS) of the ECO schemes named, on the workloads named, over
+    # paired seeds (every seed trains master, naive, ECO and each ablation on the same
+    # initialisation and batches); empty = no ablation stage
+    ablations: tuple[str, ...] = ("scale_at_injection", "quantize_all")
     ablation_workloads: tuple[str, ...] = ("moe_lm",)
     ablation_schemes: tuple[str, ...] = ("eco_fp8_rtn", "eco_int4_rtn")
-    ablation_seeds: tuple[int, ...] = (0, 1)
+    ablation_seeds: tuple[int, ...] = (0, 1, 2)
     device: str = "cpu"
     threads: int = 0  # torch intra-op threads; 0 = torch's default
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        bad = [w for w in self.workloads if w not in WORKLOADS]
-        if bad or not self.workloads:
-            raise ValueError(
-                f"workloads must be a non-empty subset of {WORKLOADS}, got {self.workloads}"
-            )
+        for name in ("workloads", "extra_workloads"):
+            value = getattr(self, name)
+            if [w for w in value if w not in WORKLOADS] or (name == "workloads" and not value):
+                raise ValueError(f"{name} must be a subset of {WORKLOADS}, got {value}")
         _check_schemes("schemes", self.schemes)
+        if self.extra_schemes:
+            _check_schemes("extra_schemes", self.extra_schemes)
+        for name in ("seeds", "sweep_seeds"):
+            _check_seeds(name, getattr(self, name), allow_empty=name == "sweep_seeds")
         _positive(
             self,
             "corpus_bytes",
@@ -187,9 +227,7 @@ class ECOConfig:
         not_eco = [s for s in self.ablation_schemes if not s.startswith("eco_")]
         if not_eco:
             raise ValueError(f"ablation_schemes must be eco_* schemes, got {not_eco}")
-        seeds = self.ablation_seeds
-        if not seeds or len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
-            raise ValueError(f"ablation_seeds must be distinct seeds >= 0, got {seeds}")
+        _check_seeds("ablation_seeds", self.ablation_seeds)
 
     def _check_text_file(self) -> None:
         """``text_file`` exists, and some language model reads it (a setting nothing would use
@@ -231,6 +269,7 @@ class BenchConfig:
     rounds: int = 2
     fp8_group_size: int | None = None
     int4_group_size: int | None = 16
+    fused: bool = True  # also time ECO-FP8-RTN's compiled step (compiles in the warm-up)
     device: str = "cpu"
     threads: int = 0
 

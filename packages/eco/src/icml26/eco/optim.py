@@ -1,39 +1,57 @@
 """Optimizers whose only copy of the weights is quantized: ECO, naive removal, master weights.
 
-All optimizers here are ``torch.optim.Optimizer`` subclasses. For every parameter in a group
-with a weight format (``fmt="fp8"`` or ``"int4"``) the optimizer state holds the weights as
-``qdata`` (``uint8`` codes) and ``qscale`` (``float32`` scales); see
-:mod:`icml26.eco.quantize`. The parameter tensor the model computes with is only a *working
-buffer*: with ``release_weights=True`` (default) its data is replaced by an empty tensor
-after every step (same Parameter object, dtype and device) and re-filled with
-``dequantize(qdata, qscale)`` by :meth:`QuantizedOptimizer.materialize`, which
-:meth:`QuantizedOptimizer.attach` runs as a forward pre-hook. Between steps the process then
-holds, per weight, 1 byte (FP8) or ½ byte (INT4) plus the optimizer's moments.
+All optimizers here are ``torch.optim.Optimizer`` subclasses. Give them the model,
+``ECOAdamW(model, lr=...)``, and they
 
-Three update rules share this storage (paper: Nikdan et al., ICML 2026, "ECO"):
+* split its parameters by role (:mod:`icml26.eco.roles`): matrices and stacked experts are
+  stored in ``fmt`` (FP8 e4m3 or INT4); norms, biases, embeddings and MoE routers keep their
+  own dtype unless ``quantize_all=True``;
+* replace each quantized parameter by a :class:`~icml26.eco.qweight.QuantizedWeight`, a tensor
+  holding only codes and scales that computes as its dequantized values. The model stays
+  whole: ``model(x)``, ``model.state_dict()``, ``torch.save(model)``, ``save_pretrained`` and
+  ``torch.compile`` see real weights; between steps a weight costs 1 byte (FP8) or ½ byte
+  (INT4) plus its scales.
 
-* **ECO** (``ECOAdamW``, ``ECOSGD``): take the step from the quantized weights
-  ``ŵ_t``, giving the high-precision iterate ``w̃ = ŵ_t - η u_t`` (never stored), quantize it,
-  ``ŵ_{t+1} = q(w̃)``, and push the quantization error ``e = w̃ - ŵ_{t+1}`` into the momentum
-  so that the following steps re-apply it. Requiring the ECO iterates to follow the
-  master-weight iterates ``W* = ŵ + e`` and using the paper's approximation that consecutive
-  errors are alike (``e_{t-1} ≈ e_t``, which is what spares the extra error buffer) gives
+Given parameters instead (``ECOAdamW(model.parameters())``, the ``torch.optim`` way, or under
+DDP/FSDP, which own the parameter objects), the optimizer cannot swap them: each parameter then
+keeps the dequantized weights as a dense working copy (written after every step; the
+quantized codes live in the optimizer state), which costs the parameter's own bytes again.
 
-  - SGD with momentum (``b ← β b + g``, ``w ← w − η b``):
-    ``b ← b + (1 − 1/β) e / η``;
-  - AdamW (``m ← β1 m + (1−β1) g``, ``w ← (1−ηλ) w − η m̂ / (√v̂ + ε)``):
-    ``m ← m + (1 − ηλ)(1 − 1/β1)(1 − β1^t)(√v̂_t + ε) ⊙ e / η``,
+Three update rules share the storage (paper: Nikdan et al., ICML 2026, "ECO"):
 
-  i.e. the injected term re-applies ``e`` over the geometric tail of the momentum
-  (``Σ_k β^k (1-β)/β = 1``). Momentum ``β = 0`` leaves nothing to inject into: refused.
+* **ECO** (``ECOAdamW``, ``ECOSGD``): take the step from the stored weights ``ŵ_t``, giving
+  the high-precision iterate ``w̃ = ŵ_t - η_t u_t`` (a temporary), store
+  ``ŵ_{t+1} = q(w̃)`` and push the error ``e_t = w̃ - ŵ_{t+1}`` into the momentum so that the
+  next step re-applies it. Asking the ECO iterate to equal the master-weight iterate
+  ``W*_t = ŵ_t + e_t`` at every step, the momentum must hold ``D_{t+1} = (1 - η_{t+1} λ)
+  c_{t+1} d e_t / η_{t+1}`` more than master weights' at step ``t+1`` (``c`` the bias correction
+  ``1 - β1^t``, ``d = √v̂ + ε``); with the paper's approximation ``e_{t-1} ≈ e_t`` (which
+  spares the buffer of the previous error) this gives the injection
+
+  ``m ← m + d ⊙ e_t · [(1 - η_t λ) c_t / η_t - (1 - η_{t+1} λ) c_{t+1} / (β1 η_{t+1})]``
+
+  scaled at the rate and bias correction of the step that *replays* the error
+  (``injection_scale="replay"``, default). With a constant rate and ``t → ∞`` it is the
+  paper's ``m ← m + (1 - ηλ)(1 - 1/β1)(1 - β1^t) d ⊙ e / η``, which
+  ``injection_scale="injection"`` uses at every step (the current rate and bias correction
+  only: it over-replays during warm-up and under-replays while the rate decays). For SGD
+  with momentum (``b ← β b + g``, ``w ← w − η b``): ``b ← b + e (1/η_t − 1/(β η_{t+1}))``.
+  The rate of the next step is ``group["next_lr"]`` when the training loop sets it before
+  ``step()`` (it is consumed by the step), else the current rate. Momentum ``β = 0`` leaves
+  nothing to inject into: refused.
 * **naive removal** (``error_feedback=False``): the same, without the injection; updates
   smaller than half a grid step are lost, so the stationary error grows like ``1/η``.
-* **master weights** (``MasterWeightAdamW``, ``MasterWeightSGD``): an FP32 ``master`` copy takes
-  the standard update; the quantized working weights are ``q(master)`` (the baseline ECO
-  removes; it costs 4 extra bytes per weight).
+* **master weights** (``MasterWeightAdamW``, ``MasterWeightSGD``): an FP32 ``master`` copy
+  takes the standard update; the stored weights are ``q(master)`` (the baseline ECO removes;
+  4 extra bytes per weight).
 
-Stochastic rounding draws from a generator seeded by ``(seed, parameter index, step)``, so
-data-parallel replicas round identically and a resumed run repeats the same bits.
+The AdamW step runs batched (``foreach=True``, default: :mod:`icml26.eco.foreach`) over each
+group's parameters with the same format, dtype, device and step count, and falls back to the
+per-parameter reference step (``foreach=False``) for the ablation switches; both give the
+same bits on the CPU. ``fused=True`` runs FP8 round-to-nearest weights through two compiled
+kernels instead (:mod:`icml26.eco.fused`: equal to the reference up to float rounding). Stochastic rounding draws from a generator seeded by ``(seed, parameter
+index, step)``, so data-parallel replicas round identically and a resumed run repeats the same
+bits.
 """
 
 from __future__ import annotations
@@ -46,26 +64,79 @@ import torch
 from torch import nn
 from torch.optim import Optimizer
 
+from icml26.eco.foreach import (
+    AdamWSettings,
+    QuantizedBucket,
+    adamw_denominators,
+    adamw_dense_step,
+    adamw_quantized_step,
+)
+from icml26.eco.fused import adamw_fp8_fused_step, supports
 from icml26.eco.quantize import QTensor, QuantFormat
+from icml26.eco.qweight import QuantizedWeight, quantize_parameters
+from icml26.eco.roles import role_groups
 
 __all__ = [
     "ECOSGD",
+    "INJECTION_SCALES",
     "ECOAdamW",
     "MasterWeightAdamW",
     "MasterWeightSGD",
     "NonFiniteGradientError",
     "QuantizedOptimizer",
+    "injection_coefficient",
 ]
 
 Mode = Literal["eco", "naive", "master"]
 ScaleOrder = Literal["current", "delayed", "inject_then_rescale"]
+InjectionScale = Literal["replay", "injection"]
 SCALE_ORDERS: tuple[str, ...] = ("current", "delayed", "inject_then_rescale")
+INJECTION_SCALES: tuple[str, ...] = ("replay", "injection")
 SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
-_QUANT_KEYS = ("qdata", "qscale")
+Params = nn.Module | Iterable[Any]
 
 
 class NonFiniteGradientError(FloatingPointError):
     """A gradient holds NaN or infinity; the step is refused before any weight changes."""
+
+
+def injection_coefficient(
+    *,
+    lr: float,
+    next_lr: float,
+    beta1: float,
+    step: int,
+    weight_decay: float = 0.0,
+    bias_correction: bool = True,
+    scale: InjectionScale = "replay",
+) -> float:
+    """The factor ``k`` of ECO's injection ``m ← m + k · d ⊙ e`` at step ``step``.
+
+    Args:
+        lr: this step's learning rate ``η_t``.
+        next_lr: the rate ``η_{t+1}`` of the step that replays the error.
+        beta1: the momentum coefficient (> 0).
+        step: ``t`` (1 for the first step).
+        weight_decay: decoupled weight decay ``λ`` (AdamW; 0 for SGD).
+        bias_correction: divide the momentum by ``1 - β1^t`` (Adam) or not (SGD).
+        scale: ``"replay"`` (the rate and bias correction of the replaying step: the paper's
+            derivation) or ``"injection"`` (this step's for both: the paper's formula).
+
+    Returns:
+        ``(1-η_tλ) c_t/η_t - (1-η_{t+1}λ) c_{t+1}/(β1 η_{t+1})`` for ``"replay"``,
+        ``(1-η_tλ)(1-1/β1) c_t/η_t`` for ``"injection"`` (``c_t = 1 - β1^t``, or 1).
+
+    Raises:
+        ValueError: an unknown ``scale``.
+    """
+    c_now = 1.0 - beta1**step if bias_correction else 1.0
+    if scale == "injection":
+        return (1.0 - lr * weight_decay) * (1.0 - 1.0 / beta1) * c_now / lr
+    if scale != "replay":
+        raise ValueError(f"injection_scale must be one of {INJECTION_SCALES}, got {scale!r}")
+    c_next = 1.0 - beta1 ** (step + 1) if bias_correction else 1.0
+    now = (1.0 - lr * weight_decay) * c_now / lr
+    return now - (1.0 - next_lr * weight_decay) * c_next / (beta1 * next_lr)
 
 
 def _fmt_of(group: dict[str, Any]) -> QuantFormat | None:
@@ -86,25 +157,29 @@ def _sr_seed(seed: int, index: int, step: int) -> int:
 
 
 class QuantizedOptimizer(Optimizer):
-    """Base class: quantized weight storage, materialize/release, checks, state_dict round trip.
+    """Base class: quantized weight storage, checks, the step's skeleton, checkpoints.
 
     Subclasses implement :meth:`_direction` (the optimizer's update) and :meth:`_inject` (ECO's
-    momentum correction). Parameter groups take ``fmt`` (``"fp8"``, ``"int4"`` or ``None`` for a
-    group kept in the parameter's own dtype, e.g. norms you do not want quantized),
-    ``group_size`` and ``rounding`` (``"rtn"``/``"sr"``) besides the optimizer's own options.
+    momentum correction). Parameter groups take ``fmt`` (``"fp8"``, ``"int4"`` or ``None`` for
+    a group kept in the parameter's own dtype), ``group_size`` and ``rounding``
+    (``"rtn"``/``"sr"``) besides the optimizer's own options.
     """
 
     def __init__(
         self,
-        params: Iterable[Any],
+        params: Params,
         defaults: dict[str, Any],
         *,
         mode: Mode,
-        release_weights: bool = True,
         seed: int = 0,
         check_finite: bool = True,
         scale_order: ScaleOrder = "current",
         error_buffer: bool = False,
+        injection_scale: InjectionScale = "replay",
+        quantize_all: bool = False,
+        model: nn.Module | None = None,
+        foreach: bool | None = None,
+        fused: bool = False,
     ) -> None:
         if mode not in ("eco", "naive", "master"):
             raise ValueError(f"mode must be 'eco', 'naive' or 'master', got {mode!r}")
@@ -116,34 +191,82 @@ class QuantizedOptimizer(Optimizer):
             raise ValueError("scale_order applies to ECO and naive removal, not master weights")
         if error_buffer and mode != "eco":
             raise ValueError("error_buffer is a form of ECO's error feedback: needs mode 'eco'")
+        if injection_scale not in INJECTION_SCALES:
+            raise ValueError(
+                f"injection_scale must be one of {INJECTION_SCALES}, got {injection_scale!r}"
+            )
+        if isinstance(params, nn.Module):
+            if model is not None and model is not params:
+                raise ValueError("pass the model once: as params or as model=, not both")
+            model = params
+            params = role_groups(model, quantize_all=quantize_all)
+        elif quantize_all:
+            raise ValueError(
+                "quantize_all decides the groups by role, which needs the model: "
+                "pass ECOAdamW(model, quantize_all=True)"
+            )
         self.mode: Mode = mode
         self.scale_order: ScaleOrder = scale_order
         self.error_buffer = bool(error_buffer)
-        self.release_weights = bool(release_weights)
+        self.injection_scale: InjectionScale = injection_scale
         self.seed = seed
         self.check_finite = bool(check_finite)
+        self.foreach = True if foreach is None else bool(foreach)
+        self.fused = bool(fused)
+        if self.fused and not self.foreach:
+            raise ValueError("fused=True replaces the batched step: it needs foreach")
+        self.model = model
         self._index: dict[int, int] = {}
-        self._shapes: dict[int, torch.Size] = {}
         # one stochastic-rounding generator per device, re-seeded per (parameter, step): the
         # same random stream as a fresh generator each time, without allocating one per call
         self._generators: dict[torch.device, torch.Generator] = {}
         super().__init__(params, defaults)  # calls add_param_group for each group
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
-        """Add a group, validate it and move its weights into quantized storage."""
-        super().add_param_group(param_group)
-        group = self.param_groups[-1]
-        fmt = _fmt_of(group)  # validates fmt/group_size/rounding
-        self._check_group(group)
-        for p in group["params"]:
+        """Add a group, validate it and move its weights into quantized storage.
+
+        With the model known (``ECOAdamW(model, ...)``), the group's quantized parameters are
+        replaced in the model by :class:`~icml26.eco.qweight.QuantizedWeight` parameters.
+
+        Args:
+            param_group: ``{"params": [...], **options}`` as for any ``torch.optim``
+                optimizer.
+
+        Raises:
+            TypeError: a parameter dtype other than float32/bfloat16/float16.
+            ValueError: a bad option, a group size that does not divide a parameter's last
+                dimension, or a parameter the model does not own.
+        """
+        group = dict(param_group)
+        raw = group["params"]
+        params = [raw] if isinstance(raw, torch.Tensor) else list(raw)
+        merged = {**self.defaults, **group}
+        fmt = _fmt_of(merged)  # validates fmt/group_size/rounding
+        self._check_group(merged)
+        for p in params:
             self._check_param(p, fmt)
-        for p in group["params"]:
-            self._index[id(p)] = len(self._index)
-            self._shapes[id(p)] = torch.Size(p.shape)
-            if fmt is not None:
-                self._init_storage(p, fmt)
-        if self.release_weights:
-            self.release()
+        for p in params:
+            self._index.setdefault(id(p), len(self._index))
+        dense: dict[int, torch.Tensor] = {}
+        if fmt is not None and self.model is not None:
+            if self.mode == "master":
+                dense = {id(p): p.detach().float().clone() for p in params}
+            gens = {}
+            if fmt.rounding == "sr":  # one generator each, seeded as _generator(p, 0) would be
+                for p in params:
+                    gen = torch.Generator(device=p.device)
+                    gens[id(p)] = gen.manual_seed(_sr_seed(self.seed, self._index[id(p)], 0))
+            new = quantize_parameters(self.model, {id(p): fmt for p in params}, generators=gens)
+            for old in params:
+                self._index[id(new[id(old)])] = self._index[id(old)]
+                if id(old) in dense:
+                    dense[id(new[id(old)])] = dense[id(old)]
+            params = [new[id(p)] for p in params]
+        group["params"] = params
+        super().add_param_group(group)
+        if fmt is not None:
+            for p in params:
+                self._init_storage(p, fmt, dense.get(id(p)))
 
     # -- validation ---------------------------------------------------------------------------
     def _check_group(self, group: dict[str, Any]) -> None:
@@ -157,36 +280,45 @@ class QuantizedOptimizer(Optimizer):
             raise ValueError(f"weight_decay must be >= 0, got {wd!r}")
 
     def _check_param(self, p: torch.Tensor, fmt: QuantFormat | None) -> None:
+        if not isinstance(p, torch.Tensor):
+            raise TypeError(f"optimizer params must be tensors, got {type(p).__name__}")
         if p.dtype not in SUPPORTED_DTYPES:
             raise TypeError(
                 f"unsupported parameter dtype {p.dtype} (shape {tuple(p.shape)}); supported: "
                 "float32, bfloat16, float16"
             )
-        if fmt is None:
-            return
-        fmt.check(p.shape)
+        if isinstance(p, QuantizedWeight) and id(p) not in self._index:
+            raise ValueError(
+                "this parameter is already a QuantizedWeight (another optimizer stores it); "
+                "one quantized optimizer per model"
+            )
+        if fmt is not None:
+            fmt.check(p.shape)
 
     def _all_params(self) -> Iterator[torch.Tensor]:
         for group in self.param_groups:
             yield from group["params"]
 
     # -- storage ------------------------------------------------------------------------------
-    def _init_storage(self, p: torch.Tensor, fmt: QuantFormat) -> None:
+    def _init_storage(self, p: torch.Tensor, fmt: QuantFormat, dense: torch.Tensor | None) -> None:
         state = self.state[p]
         if "qdata" in state:
             return
-        with torch.no_grad():
-            w = p.detach().float()
+        if isinstance(p, QuantizedWeight):
+            state["qdata"], state["qscale"] = p.codes, p.scale
             if self.mode == "master":
-                state["master"] = w.clone()
-            gen = self._generator(p, 0) if fmt.rounding == "sr" else None
-            q = fmt.quantize(w, generator=gen)
-        state["qdata"], state["qscale"] = q.data, q.scale
-        if self.scale_order == "delayed":
-            state["next_scale"] = q.scale.clone()
-        if not self.release_weights:
+                state["master"] = dense if dense is not None else p.dequantize(torch.float32)
+        else:
             with torch.no_grad():
+                w = p.detach().float()
+                if self.mode == "master":
+                    state["master"] = w.clone()
+                gen = self._generator(p, 0) if fmt.rounding == "sr" else None
+                q = fmt.quantize(w, generator=gen)
+                state["qdata"], state["qscale"] = q.data, q.scale
                 p.copy_(fmt.dequantize(q, p.dtype))
+        if self.scale_order == "delayed":
+            state["next_scale"] = state["qscale"].clone()
 
     def _generator(self, p: torch.Tensor, step: int) -> torch.Generator:
         """The device's generator, seeded for ``(self.seed, p's index, step)``."""
@@ -196,17 +328,45 @@ class QuantizedOptimizer(Optimizer):
         gen.manual_seed(_sr_seed(self.seed, self._index[id(p)], step))
         return gen
 
+    def _sync(self, p: torch.Tensor) -> None:
+        """A quantized weight's codes are its storage: point the state at them (they move with
+        ``model.to(...)``)."""
+        if isinstance(p, QuantizedWeight):
+            state = self.state[p]
+            state["qdata"], state["qscale"] = p.codes, p.scale
+
     def qtensor(self, p: torch.Tensor) -> QTensor:
-        """The quantized storage of ``p``."""
-        state = self.state[p]
+        """The quantized storage of ``p``.
+
+        Args:
+            p: a parameter of a quantized group.
+
+        Returns:
+            Its codes, scales and shape.
+
+        Raises:
+            KeyError: ``p`` is not stored quantized by this optimizer.
+        """
+        if isinstance(p, QuantizedWeight):
+            return p.qtensor()
+        state = self.state.get(p, {})
         if "qdata" not in state:
             raise KeyError("this parameter is not stored quantized by this optimizer")
-        return QTensor(state["qdata"], state["qscale"], self._shapes[id(p)])
+        return QTensor(state["qdata"], state["qscale"], torch.Size(p.shape))
 
     def dequantized(self, p: torch.Tensor) -> torch.Tensor:
-        """``p``'s stored weights in float32 (for a full-precision group: ``p`` itself)."""
-        group = self._group_of(p)
-        fmt = _fmt_of(group)
+        """``p``'s stored weights in float32 (for a full-precision group: ``p`` itself).
+
+        Args:
+            p: a parameter of this optimizer.
+
+        Returns:
+            A float32 tensor of ``p``'s shape.
+
+        Raises:
+            KeyError: ``p`` is not a parameter of this optimizer.
+        """
+        fmt = _fmt_of(self._group_of(p))
         if fmt is None:
             return p.detach().float()
         return fmt.dequantize(self.qtensor(p))
@@ -225,62 +385,47 @@ class QuantizedOptimizer(Optimizer):
             for p in group["params"]:
                 yield p, fmt
 
-    def param_shape(self, p: torch.Tensor) -> torch.Size:
-        """``p``'s logical shape (also while released, when ``p`` itself is empty)."""
-        return self._shapes[id(p)]
-
-    def is_released(self, p: torch.Tensor) -> bool:
-        """True when ``p`` holds no values (they live only in the quantized state)."""
-        return p.numel() == 0 and math.prod(self._shapes[id(p)]) > 0
-
-    @torch.no_grad()
-    def materialize(self) -> None:
-        """Fill every released parameter with its dequantized weights (idempotent)."""
-        for p, fmt in self._quantized_params():
-            if self.is_released(p):
-                p.data = fmt.dequantize(self.qtensor(p), p.dtype).to(p.device)
-
-    @torch.no_grad()
-    def release(self) -> None:
-        """Drop the values of every quantized parameter (the quantized state stays).
-
-        The parameter object, its dtype, device and autograd identity are kept (so hooks,
-        DDP and the optimizer still see the same tensor); its data becomes an empty tensor.
-        """
-        for p, _ in self._quantized_params():
-            if not self.is_released(p):
-                p.data = torch.empty(0, dtype=p.dtype, device=p.device)
-
-    def attach(self, module: nn.Module) -> torch.utils.hooks.RemovableHandle:
-        """Materialize the weights before each forward of ``module`` (a forward pre-hook)."""
-
-        def hook(_module: nn.Module, _args: Any) -> None:
-            self.materialize()
-
-        return module.register_forward_pre_hook(hook)
-
     # -- the step -----------------------------------------------------------------------------
     @torch.no_grad()
     def step(self, closure: Callable[[], float] | None = None) -> float | None:  # type: ignore[override]
-        """One update of every parameter with a gradient; then re-quantize (and release)."""
+        """One update of every parameter with a gradient, then re-quantization.
+
+        Args:
+            closure: re-evaluates the model and returns the loss (as for ``torch.optim``).
+
+        Returns:
+            The closure's loss, or ``None``.
+
+        Raises:
+            NonFiniteGradientError: a gradient holds NaN/inf (no weight changed).
+            RuntimeError: a sparse gradient.
+        """
         loss = None
         if closure is not None:
-            self.materialize()
             with torch.enable_grad():
                 loss = closure()
         if self.check_finite:
             self._check_finite_grads()
         for group in self.param_groups:
             fmt = _fmt_of(group)
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
+            params = [p for p in group["params"] if p.grad is not None]
+            for p in params:
                 if p.grad.is_sparse:
                     raise RuntimeError("sparse gradients are not supported")
+                if fmt is not None:
+                    self._sync(p)
+            rest = self._step_batched(group, params, fmt) if self.foreach else params
+            for p in rest:
                 self._step_param(p, p.grad.float(), group, fmt)
-        if self.release_weights:
-            self.release()
+            group.pop("next_lr", None)  # a rate for this step only
         return loss
+
+    def _step_batched(
+        self, group: dict[str, Any], params: list[torch.Tensor], fmt: QuantFormat | None
+    ) -> list[torch.Tensor]:
+        """Batched step of what the subclass supports; returns the parameters left over for
+        the per-parameter reference step (none here)."""
+        return params
 
     def _check_finite_grads(self) -> None:
         """Refuse the step if any gradient holds NaN/inf: one host sync for all parameters.
@@ -302,13 +447,24 @@ class QuantizedOptimizer(Optimizer):
             if p.grad is not None and not bool(torch.isfinite(p.grad).all()):
                 raise NonFiniteGradientError(
                     f"non-finite gradient (NaN/inf) for the parameter of shape "
-                    f"{tuple(self._shapes[id(p)])} at index {self._index[id(p)]}; step refused, "
+                    f"{tuple(p.shape)} at index {self._index[id(p)]}; step refused, "
                     "no weight changed"
                 )
+
+    def _store(self, p: torch.Tensor, q: QTensor, fmt: QuantFormat) -> None:
+        """Write new codes and scales (and a dense working copy's values)."""
+        state = self.state[p]
+        if isinstance(p, QuantizedWeight):
+            p.codes.copy_(q.data)
+            p.scale.copy_(q.scale)
+            return
+        state["qdata"], state["qscale"] = q.data, q.scale
+        p.copy_(fmt.dequantize(q, p.dtype))
 
     def _step_param(
         self, p: torch.Tensor, grad: torch.Tensor, group: dict[str, Any], fmt: QuantFormat | None
     ) -> None:
+        """The per-parameter reference step (the batched step computes the same bits)."""
         state = self.state[p]
         if fmt is None:  # full-precision group: the parameter is the storage
             w = p.detach().float().clone() if p.dtype == torch.float32 else p.detach().float()
@@ -322,30 +478,51 @@ class QuantizedOptimizer(Optimizer):
             w.add_(state["error"])
         target = self._direction(p, grad, w, state, group)
         gen = self._generator(p, _step_count(state)) if fmt.rounding == "sr" else None
-        lost: torch.Tensor | None = None  # the error to inject when it is not w̃ − q(w̃)
         if self.scale_order == "current":  # scale from w̃, quantize, inject (the paper's order)
             q = fmt.quantize(target, generator=gen, check_finite=False)
-        elif self.scale_order == "delayed":  # the scale of the previous iterate, clipping
-            q = fmt.quantize(target, generator=gen, check_finite=False, scale=state["next_scale"])
-            state["next_scale"] = fmt.scale_for(target)
-        else:  # inject_then_rescale: quantize on the old scale, keep that error, then rescale
-            q_old = fmt.quantize(target, generator=gen, check_finite=False, scale=state["qscale"])
-            on_old = fmt.dequantize(q_old)
-            lost = target - on_old
-            q = fmt.quantize(on_old, generator=gen, check_finite=False, scale=fmt.scale_for(target))
-        state["qdata"], state["qscale"] = q.data, q.scale
-        if self.mode == "master" and target is not state["master"]:
-            state["master"].copy_(target)
-        deq = fmt.dequantize(q)
-        if not self.is_released(p):
-            p.copy_(deq)
-        if self.mode != "eco":
-            return
-        error = target.sub_(deq) if lost is None else lost  # e = w̃ − q(w̃), in w̃'s buffer
+            self._store(p, q, fmt)
+            if self.mode != "eco":
+                return
+            error = target.sub_(fmt.dequantize(q))  # e = w̃ − q(w̃), in w̃'s buffer
+        else:
+            q, error = self._quantize_reordered(target, fmt, gen, state)
+            self._store(p, q, fmt)
         if self.error_buffer:
             state["error"] = error
-        else:
+        elif self.mode == "eco":
             self._inject(error, state, group)
+
+    def _quantize_reordered(
+        self,
+        target: torch.Tensor,
+        fmt: QuantFormat,
+        gen: torch.Generator | None,
+        state: dict[str, Any],
+    ) -> tuple[QTensor, torch.Tensor]:
+        """The scale-order ablations: the stored codes and the error to inject."""
+        if self.scale_order == "delayed":  # the scale of the previous iterate, clipping
+            q = fmt.quantize(target, generator=gen, check_finite=False, scale=state["next_scale"])
+            state["next_scale"] = fmt.scale_for(target)
+            return q, target.sub_(fmt.dequantize(q))
+        # inject_then_rescale: quantize on the old scale, keep that error, then rescale
+        q_old = fmt.quantize(target, generator=gen, check_finite=False, scale=state["qscale"])
+        on_old = fmt.dequantize(q_old)
+        lost = target - on_old
+        q = fmt.quantize(on_old, generator=gen, check_finite=False, scale=fmt.scale_for(target))
+        return q, lost
+
+    def _injection(self, group: dict[str, Any], state: dict[str, Any], beta: float) -> float:
+        """This step's injection coefficient for ``group`` (see the module docstring)."""
+        lr = group["lr"]
+        return injection_coefficient(
+            lr=lr,
+            next_lr=group.get("next_lr") or lr,
+            beta1=beta,
+            step=_step_count(state),
+            weight_decay=group.get("weight_decay", 0.0) if "betas" in group else 0.0,
+            bias_correction="betas" in group,
+            scale=self.injection_scale,
+        )
 
     def _direction(
         self,
@@ -366,9 +543,23 @@ class QuantizedOptimizer(Optimizer):
         raise NotImplementedError(f"{type(self).__name__} must define _inject (abstract hook)")
 
     # -- checkpoints --------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer state (with the quantized weights' codes and scales).
+
+        Returns:
+            As ``torch.optim.Optimizer.state_dict``; loads with ``weights_only=True``.
+        """
+        for p, _ in self._quantized_params():
+            self._sync(p)
+        return super().state_dict()
+
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load, keeping the saved dtypes (``Optimizer`` would cast float state to the
-        parameter's dtype), then refresh the working buffers from the loaded weights."""
+        parameter's dtype), then write the loaded weights into the parameters.
+
+        Args:
+            state_dict: from :meth:`state_dict` (an optimizer over the same parameter layout).
+        """
         super().load_state_dict(state_dict)
         saved_groups = state_dict["param_groups"]
         for saved, group in zip(saved_groups, self.param_groups, strict=True):
@@ -378,7 +569,12 @@ class QuantizedOptimizer(Optimizer):
                         self.state[p][key] = value.detach().to(device=p.device).clone()
         with torch.no_grad():
             for p, fmt in self._quantized_params():
-                if not self.is_released(p):
+                state = self.state[p]
+                if isinstance(p, QuantizedWeight):
+                    p.codes.copy_(state["qdata"])
+                    p.scale.copy_(state["qscale"])
+                    self._sync(p)
+                else:
                     p.copy_(fmt.dequantize(self.qtensor(p), p.dtype))
 
 
@@ -428,23 +624,30 @@ class _AdamWMixin(QuantizedOptimizer):
             state["exp_avg"] = torch.zeros_like(grad, dtype=torch.float32)
             state["exp_avg_sq"] = torch.zeros_like(grad, dtype=torch.float32)
         t = _advance_step(state)
+        s = AdamWSettings(lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=wd, step=t)
         m, v = state["exp_avg"], state["exp_avg_sq"]
         m.lerp_(grad, 1.0 - beta1)
         v.mul_(beta2).addcmul_(grad, grad, value=1.0 - beta2)
-        bc1 = 1.0 - beta1**t
-        bc2 = 1.0 - beta2**t
-        denom = v.sqrt().div_(math.sqrt(bc2)).add_(eps)  # as torch.optim.AdamW
+        # √(1-β2^t)(√v̂ + ε), with the factor moved into the step size (torch.optim.AdamW
+        # divides √v by it instead: the same update up to float rounding, one pass fewer)
+        denom = adamw_denominators(v, s, torch.empty_like(v))
         state["_denom"] = denom  # reused by _inject within this step, then dropped
         if wd:
             w.mul_(1.0 - lr * wd)
-        return w.addcdiv_(m, denom, value=-lr / bc1)
+        return w.addcdiv_(m, denom, value=s.step_size)
 
     def _inject(self, error: torch.Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        beta1, _ = group["betas"]
-        lr, wd = group["lr"], group["weight_decay"]
-        bc1 = 1.0 - beta1 ** _step_count(state)
-        coef = (1.0 - lr * wd) * (1.0 - 1.0 / beta1) * bc1 / lr
-        state["exp_avg"].addcmul_(state["_denom"], error, value=coef)
+        beta1, beta2 = group["betas"]
+        s = AdamWSettings(
+            lr=group["lr"],
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            step=_step_count(state),
+            inject=self._injection(group, state, beta1),
+        )
+        state["exp_avg"].addcmul_(state["_denom"], error, value=s.inject_value)
 
     def _step_param(
         self, p: torch.Tensor, grad: torch.Tensor, group: dict[str, Any], fmt: QuantFormat | None
@@ -453,6 +656,73 @@ class _AdamWMixin(QuantizedOptimizer):
             super()._step_param(p, grad, group, fmt)
         finally:
             self.state[p].pop("_denom", None)
+
+    # -- the batched step ---------------------------------------------------------------------
+    def _step_batched(
+        self, group: dict[str, Any], params: list[torch.Tensor], fmt: QuantFormat | None
+    ) -> list[torch.Tensor]:
+        if fmt is not None and (self.scale_order != "current" or self.error_buffer):
+            return params  # the ablation switches run the reference step
+        buckets: dict[tuple[Any, ...], list[torch.Tensor]] = {}
+        rest = []
+        for p in params:
+            state = self.state[p]
+            if fmt is None and p.dtype != torch.float32:  # a bf16/fp16 high-precision weight
+                rest.append(p)
+                continue
+            if "exp_avg" not in state:
+                state["exp_avg"] = torch.zeros(p.shape, dtype=torch.float32, device=p.device)
+                state["exp_avg_sq"] = torch.zeros_like(state["exp_avg"])
+            key = (p.dtype, p.device, _step_count(state), isinstance(p, QuantizedWeight))
+            buckets.setdefault(key, []).append(p)
+        for (_, _, t, _), ps in buckets.items():
+            self._bucket_step(group, ps, fmt, t + 1)
+        return rest
+
+    def _bucket_step(
+        self, group: dict[str, Any], ps: list[torch.Tensor], fmt: QuantFormat | None, t: int
+    ) -> None:
+        states = [self.state[p] for p in ps]
+        for state in states:
+            _advance_step(state)
+        beta1, beta2 = group["betas"]
+        inject = self._injection(group, states[0], beta1) if self.mode == "eco" else 0.0
+        settings = AdamWSettings(
+            lr=group["lr"],
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            step=t,
+            inject=inject,
+        )
+        grads = [p.grad.float() for p in ps]
+        m = [s["exp_avg"] for s in states]
+        v = [s["exp_avg_sq"] for s in states]
+        if fmt is None:
+            adamw_dense_step([p.detach() for p in ps], grads, m, v, settings)
+            return
+        noise = None
+        if fmt.rounding == "sr":
+
+            def noise(i: int, out: torch.Tensor) -> None:
+                torch.rand(out.shape, generator=self._generator(ps[i], t), out=out)
+
+        bucket = QuantizedBucket(
+            grads=grads,
+            exp_avg=m,
+            exp_avg_sq=v,
+            codes=[s["qdata"] for s in states],
+            scales=[s["qscale"] for s in states],
+            shapes=[torch.Size(p.shape) for p in ps],
+            masters=[s["master"] for s in states] if self.mode == "master" else None,
+            noise=noise,
+            dense=None if isinstance(ps[0], QuantizedWeight) else [p.detach() for p in ps],
+        )
+        if self.fused and supports(fmt, bucket):
+            adamw_fp8_fused_step(bucket, fmt, settings)
+        else:
+            adamw_quantized_step(bucket, fmt, settings)
 
 
 class _SGDMixin(QuantizedOptimizer):
@@ -484,8 +754,8 @@ class _SGDMixin(QuantizedOptimizer):
         return w.add_(state["momentum_buffer"], alpha=-lr)
 
     def _inject(self, error: torch.Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        lr, beta = group["lr"], group["momentum"]
-        state["momentum_buffer"].add_(error, alpha=(1.0 - 1.0 / beta) / lr)
+        coef = self._injection(group, state, group["momentum"])
+        state["momentum_buffer"].add_(error, alpha=coef)
 
 
 def _adamw_defaults(
@@ -520,33 +790,56 @@ def _group_defaults(fmt: str | None, group_size: int | None, rounding: str) -> d
 class ECOAdamW(_AdamWMixin):
     """AdamW whose weights exist only quantized, with ECO error feedback into ``exp_avg``.
 
+    Example::
+
+        opt = ECOAdamW(model, lr=1e-3, fmt="fp8")   # the model's weights become FP8
+        loss_fn(model(x), y).backward(); opt.step(); opt.zero_grad()
+        torch.save(model.state_dict(), "ckpt.pt")   # dense weights, as always
+
     Args:
-        params: parameters or parameter groups (groups may override ``fmt``, ``group_size``,
-            ``rounding``, ``lr``, ``betas``, ``eps``, ``weight_decay``).
-        lr, betas, eps, weight_decay: as ``torch.optim.AdamW``; ``betas[0]`` must be > 0.
+        params: the model (its parameters are grouped by role and the quantized ones replaced
+            by :class:`~icml26.eco.qweight.QuantizedWeight` parameters), or parameters /
+            parameter groups as for ``torch.optim.AdamW`` (each then keeps a dense working
+            copy of its weights; groups may override ``fmt``, ``group_size``, ``rounding``,
+            ``lr``, ``betas``, ``eps``, ``weight_decay``).
+        lr: learning rate (> 0).
+        betas: moment coefficients; ``betas[0]`` must be > 0 (it carries the injection).
+        eps: added to the denominator.
+        weight_decay: decoupled weight decay (every group; :func:`~icml26.eco.roles.role_groups`
+            with ``weight_decay=`` exempts norms and biases).
         fmt: ``"fp8"`` (e4m3), ``"int4"``, or ``None`` (keep in the parameter's dtype).
         group_size: elements of the last dimension per scale (``None``: per tensor).
-        rounding: ``"rtn"`` or ``"sr"``.
+        rounding: ``"rtn"`` (round to nearest) or ``"sr"`` (stochastic).
         error_feedback: ``False`` gives the naive master-weight-removal baseline.
-        release_weights: free the parameters' storage between steps (call :meth:`attach`).
         seed: seeds stochastic rounding (identical on every data-parallel rank).
         check_finite: refuse a step whose gradients hold NaN/inf.
-        scale_order: ablations of the order of scale update, quantization and injection.
+        scale_order: ablation of the order of scale update, quantization and injection.
             ``"current"`` (the paper's): scale from the new iterate ``w̃``, quantize, inject
             ``w̃ − q(w̃)``. ``"delayed"``: quantize on the scale taken from the previous
             iterate (delayed scaling; clipped values' error is injected too).
             ``"inject_then_rescale"``: quantize on the stored scale, inject that error, then
             re-quantize on ``w̃``'s scale (the second rounding's error is lost).
-        error_buffer: ablation: instead of the momentum injection keep ``e`` in an FP32
-            buffer and add it to the next iterate in full (exact error feedback; the
-            buffer costs the 4 bytes per weight that ECO removes; it equals master weights
-            started on the quantization grid, up to float rounding: it measures what the
-            memory-free rule costs).
+        error_buffer: ablation: keep ``e`` in an FP32 buffer and add it to the next iterate
+            in full (exact error feedback at master-weight memory).
+        injection_scale: ``"replay"`` (default: the injection is scaled by the rate and bias
+            correction of the step that re-applies it, ``group["next_lr"]`` when set) or
+            ``"injection"`` (this step's, the paper's constant-rate formula).
+        quantize_all: with a model, also quantize norms, biases, embeddings and routers.
+        model: the model owning ``params`` when ``params`` are groups you built yourself: its
+            quantized parameters are then replaced as when passing the model.
+        foreach: the batched step (default) or the per-parameter reference (``False``).
+        fused: FP8 round-to-nearest quantized parameters step through two compiled kernels
+            (:mod:`icml26.eco.fused`: about AdamW's step time; equal to the reference up to
+            float rounding, not to the bit; the first step compiles).
+
+    Raises:
+        TypeError: a parameter dtype other than float32/bfloat16/float16, or a tensor lr.
+        ValueError: a bad option, a group size that does not divide a last dimension.
     """
 
     def __init__(
         self,
-        params: Iterable[Any],
+        params: Params,
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
@@ -556,11 +849,15 @@ class ECOAdamW(_AdamWMixin):
         group_size: int | None = None,
         rounding: str = "rtn",
         error_feedback: bool = True,
-        release_weights: bool = True,
         seed: int = 0,
         check_finite: bool = True,
         scale_order: ScaleOrder = "current",
         error_buffer: bool = False,
+        injection_scale: InjectionScale = "replay",
+        quantize_all: bool = False,
+        model: nn.Module | None = None,
+        foreach: bool | None = None,
+        fused: bool = False,
     ) -> None:
         mode: Mode = "eco" if error_feedback else "naive"
         defaults = _adamw_defaults(lr, betas, eps, weight_decay, mode, fmt, group_size, rounding)
@@ -568,24 +865,35 @@ class ECOAdamW(_AdamWMixin):
             params,
             defaults,
             mode=mode,
-            release_weights=release_weights,
             seed=seed,
             check_finite=check_finite,
             scale_order=scale_order,
             error_buffer=error_buffer,
+            injection_scale=injection_scale,
+            quantize_all=quantize_all,
+            model=model,
+            foreach=foreach,
+            fused=fused,
         )
 
 
 class MasterWeightAdamW(_AdamWMixin):
-    """The standard scheme ECO removes: AdamW on an FP32 master copy, quantized working weights.
+    """The standard scheme ECO removes: AdamW on an FP32 master copy, quantized stored weights.
 
-    Same arguments as :class:`ECOAdamW` (without ``error_feedback``). The gradient is taken at
-    the quantized weights ``q(master)``; the update goes to ``master`` (4 bytes per weight).
+    The gradient is taken at the quantized weights ``q(master)``; the update goes to
+    ``master`` (4 bytes per weight).
+
+    Args:
+        params, lr, betas, eps, weight_decay, fmt, group_size, rounding, seed, check_finite,
+            quantize_all, model, foreach: as :class:`ECOAdamW`.
+
+    Raises:
+        TypeError, ValueError: as :class:`ECOAdamW`.
     """
 
     def __init__(
         self,
-        params: Iterable[Any],
+        params: Params,
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
@@ -594,9 +902,11 @@ class MasterWeightAdamW(_AdamWMixin):
         fmt: str | None = "fp8",
         group_size: int | None = None,
         rounding: str = "rtn",
-        release_weights: bool = True,
         seed: int = 0,
         check_finite: bool = True,
+        quantize_all: bool = False,
+        model: nn.Module | None = None,
+        foreach: bool | None = None,
     ) -> None:
         defaults = _adamw_defaults(
             lr, betas, eps, weight_decay, "master", fmt, group_size, rounding
@@ -605,24 +915,33 @@ class MasterWeightAdamW(_AdamWMixin):
             params,
             defaults,
             mode="master",
-            release_weights=release_weights,
             seed=seed,
             check_finite=check_finite,
+            quantize_all=quantize_all,
+            model=model,
+            foreach=foreach,
         )
 
 
 class ECOSGD(_SGDMixin):
     """SGD with momentum whose weights exist only quantized, with ECO error feedback.
 
+    The step is the per-parameter reference (no batched path).
+
     Args:
+        params: as :class:`ECOAdamW`.
         lr, momentum, dampening, weight_decay: as ``torch.optim.SGD`` (no Nesterov);
             ``momentum`` must be > 0 with ``error_feedback=True``.
-        Other arguments as :class:`ECOAdamW`.
+        fmt, group_size, rounding, error_feedback, seed, check_finite, injection_scale,
+            quantize_all, model: as :class:`ECOAdamW`.
+
+    Raises:
+        TypeError, ValueError: as :class:`ECOAdamW`.
     """
 
     def __init__(
         self,
-        params: Iterable[Any],
+        params: Params,
         lr: float = 1e-2,
         momentum: float = 0.9,
         dampening: float = 0.0,
@@ -632,9 +951,11 @@ class ECOSGD(_SGDMixin):
         group_size: int | None = None,
         rounding: str = "rtn",
         error_feedback: bool = True,
-        release_weights: bool = True,
         seed: int = 0,
         check_finite: bool = True,
+        injection_scale: InjectionScale = "replay",
+        quantize_all: bool = False,
+        model: nn.Module | None = None,
     ) -> None:
         mode: Mode = "eco" if error_feedback else "naive"
         _check_beta("momentum", momentum, mode)
@@ -651,18 +972,29 @@ class ECOSGD(_SGDMixin):
             params,
             defaults,
             mode=mode,
-            release_weights=release_weights,
             seed=seed,
             check_finite=check_finite,
+            injection_scale=injection_scale,
+            quantize_all=quantize_all,
+            model=model,
+            foreach=False,
         )
 
 
 class MasterWeightSGD(_SGDMixin):
-    """SGD with momentum on an FP32 master copy with quantized working weights (baseline)."""
+    """SGD with momentum on an FP32 master copy with quantized stored weights (baseline).
+
+    Args:
+        params, lr, momentum, dampening, weight_decay, fmt, group_size, rounding, seed,
+            check_finite, quantize_all, model: as :class:`ECOSGD`.
+
+    Raises:
+        TypeError, ValueError: as :class:`ECOAdamW`.
+    """
 
     def __init__(
         self,
-        params: Iterable[Any],
+        params: Params,
         lr: float = 1e-2,
         momentum: float = 0.9,
         dampening: float = 0.0,
@@ -671,9 +1003,10 @@ class MasterWeightSGD(_SGDMixin):
         fmt: str | None = "fp8",
         group_size: int | None = None,
         rounding: str = "rtn",
-        release_weights: bool = True,
         seed: int = 0,
         check_finite: bool = True,
+        quantize_all: bool = False,
+        model: nn.Module | None = None,
     ) -> None:
         _check_beta("momentum", momentum, "master")
         defaults = {
@@ -687,7 +1020,9 @@ class MasterWeightSGD(_SGDMixin):
             params,
             defaults,
             mode="master",
-            release_weights=release_weights,
             seed=seed,
             check_finite=check_finite,
+            quantize_all=quantize_all,
+            model=model,
+            foreach=False,
         )

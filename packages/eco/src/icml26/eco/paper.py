@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from icml26.eco.config import ABLATIONS, ALL_SCHEMES, BenchConfig, ECOConfig
+from icml26.eco.config import (
+    ABLATIONS,
+    ALL_SCHEMES,
+    RTN_SCHEMES,
+    WORKLOADS,
+    BenchConfig,
+    RunConfig,
+)
 from icml26.shared import Claim, Paper
 
 __all__ = ["BENCH_PROFILES", "PAPER", "PROFILES"]
 
 PROFILES = {
-    # seconds: a tiny slice of everything, for the tests
-    "smoke": ECOConfig(
-        schemes=("fp32", "master_fp8_rtn", "naive_fp8_rtn", "eco_fp8_rtn", "eco_int4_sr"),
+    # seconds: a tiny slice of everything, for the tests (two paired seeds)
+    "smoke": RunConfig(
+        seeds=(0, 1),
+        schemes=("fp32", "master_fp8_rtn", "naive_fp8_rtn", "eco_fp8_rtn"),
+        extra_schemes=("eco_int4_sr",),
         corpus_bytes=200_000,
         d_model=32,
         n_heads=2,
@@ -26,23 +35,41 @@ PROFILES = {
         mlp_steps=8,
         sweep_lrs=(1e-2, 1e-3),
         sweep_steps=4,
-        ablations=("no_decay", "error_buffer", "delayed_scale", "inject_then_rescale"),
+        sweep_seeds=(0, 1),
+        ablations=(
+            "scale_at_injection",
+            "quantize_all",
+            "error_buffer",
+            "delayed_scale",
+            "inject_then_rescale",
+        ),
         ablation_workloads=("mlp",),
         ablation_schemes=("eco_fp8_rtn",),
+        ablation_seeds=(0, 1),
         threads=1,
     ),
-    # <= 3.5 CPU-minutes: every scheme on every workload, a 3-point equal-budget lr sweep, two
-    # ablations (no lr decay, exact error feedback) of ECO-RTN on the MoE over 2 paired seeds
-    "quick": ECOConfig(threads=1),
-    # ~30 CPU-minutes (estimated, not run): 4x longer LM training, 5x longer MLP, a 5-point
-    # sweep with SR too, the two quick ablations at this scale
-    "full": ECOConfig(
+    # <= 5 CPU-minutes on one core: the RTN schemes on every workload over 3 paired seeds,
+    # fp32 and the FP8 stochastic-rounding schemes on the MoE at seed 0, a 3-point
+    # equal-budget lr sweep over 3 seeds, two ablations (injection scaled at injection; every
+    # role quantized) of ECO-RTN on the MoE over 3 paired seeds
+    "quick": RunConfig(
+        schemes=RTN_SCHEMES,
+        extra_schemes=("fp32", "master_fp8_sr", "naive_fp8_sr", "eco_fp8_sr"),
+        sweep_steps=100,
+        threads=1,
+    ),
+    # 4x longer LM training (2x the batch), 5x longer MLP, a 4-point sweep with SR too, the
+    # injection ablation of ECO-FP8-RTN on the MoE: about 23 CPU-minutes (estimated from the
+    # quick run's per-training times; not run since the job-shape migration)
+    "full": RunConfig(
+        schemes=RTN_SCHEMES,
+        extra_schemes=("fp32",),
+        extra_workloads=WORKLOADS,
         corpus_bytes=4_000_000,
         lm_batch_size=16,
         lm_steps=800,
         mlp_steps=1500,
         sweep_lrs=(1e-2, 3e-3, 1e-3, 3e-4),
-        sweep_steps=150,
         sweep_schemes=(
             "master_fp8_rtn",
             "naive_fp8_rtn",
@@ -51,16 +78,17 @@ PROFILES = {
             "naive_fp8_sr",
             "eco_fp8_sr",
         ),
+        sweep_seeds=(0, 1),
+        ablations=("scale_at_injection",),
+        ablation_schemes=("eco_fp8_rtn",),
         threads=1,
     ),
-    # ~17 CPU-minutes: every ablation of ECO-RTN (FP8 and INT4) on the MoE and the MLP at the
-    # quick scale, 4 paired seeds; the main stage on the RTN schemes only, no lr sweep
-    "ablate": ECOConfig(
+    # every ablation of ECO-RTN (FP8 and INT4) on the MoE and the MLP at the quick scale,
+    # 4 paired seeds; the main stage on the RTN schemes only, no lr sweep
+    "ablate": RunConfig(
+        seeds=(0, 1, 2, 3),
         workloads=("moe_lm", "mlp"),
-        schemes=(
-            "fp32",
-            *(f"{k}_{f}_rtn" for f in ("fp8", "int4") for k in ("master", "naive", "eco")),
-        ),
+        extra_schemes=(),
         sweep_lrs=(),
         ablations=tuple(ABLATIONS),
         ablation_workloads=("moe_lm", "mlp"),
@@ -81,36 +109,53 @@ BENCH_PROFILES = {
         warmup_steps=1,
         timed_steps=2,
         rounds=1,
+        fused=False,  # compiling takes tens of seconds
         threads=1,
     ),
-    "quick": BenchConfig(schemes=ALL_SCHEMES, threads=1),
+    "quick": BenchConfig(schemes=ALL_SCHEMES, timed_steps=10, rounds=5, threads=1),
     "full": BenchConfig(
-        schemes=ALL_SCHEMES, d_model=256, d_ff=1024, timed_steps=30, rounds=3, threads=2
+        schemes=ALL_SCHEMES, d_model=256, d_ff=1024, timed_steps=20, rounds=5, threads=1
     ),
 }
 
+# the smoke profile's models barely move from their initialisation: every scheme is within 1%
+# of every other there, so the loss claims are decided on the trained profiles only (the
+# ablate profile produces their figures too)
+_TRAINED = ("quick", "full")
+_RTN_TO_NAIVE = {"eco_fp8_rtn": "naive_fp8_rtn", "eco_int4_rtn": "naive_int4_rtn"}
+
 CLAIMS = [
     Claim(
-        "eco_rtn_near_lossless_paired_seeds",
-        "ECO with round-to-nearest FP8 matches master weights up to near-lossless accuracy on "
-        "the sparse MoE, averaged over paired seeds (same initialisation and batches).",
-        "near-lossless validation loss vs master weights (2.1B SMoE, FP8)",
-        "ablation.moe_lm.eco_fp8_rtn.default.gap <= 0.02",
-        profiles=("quick", "full"),  # and the ablate profile
+        "eco_near_lossless_fp8",
+        "ECO (no master weights, FP8, round-to-nearest) matches the FP8 master-weight baseline "
+        "up to near-lossless accuracy when pretraining transformer LMs (dense and sparse MoE): "
+        "the validation-loss gap, mean + 2 SE over paired seeds, is at most 2% on each.",
+        "near-lossless validation loss vs master weights (30M-2.1B models, FP8)",
+        'max_of("gap_ub.*_lm.eco_fp8_rtn") <= 0.02',
+        profiles=_TRAINED,
+        placebo={"eco_fp8_rtn": "naive_fp8_rtn"},
     ),
     Claim(
-        "eco_matches_master_fp8",
-        "ECO (no master weights) matches the FP8 master-weight baseline up to near-lossless "
-        "accuracy when pretraining transformer LMs (dense and sparse MoE).",
-        "near-lossless validation loss vs master weights (30M-2.1B models, FP8)",
-        'max_of("loss_gap_vs_master.*_lm.eco_fp8_*") <= 0.02',
+        "pareto_shift_rtn",
+        "ECO shifts the static-memory vs validation-loss frontier of the sparse MoE with "
+        "round-to-nearest: below the static memory of master weights of its format, its "
+        "validation loss is within 2% of theirs (best format; mean + 2 SE over paired seeds).",
+        "ECO moves the SMoE frontier (~9 vs ~13 bytes/param with AdamW, FP8)",
+        "pareto.moe_lm.points_at_lower_memory >= 1 and "
+        'min_of("pareto.moe_lm.gap_at_lower_memory.eco_*_rtn") <= 0.02',
+        profiles=_TRAINED,
+        placebo=_RTN_TO_NAIVE,
     ),
     Claim(
         "eco_recovers_naive_loss",
-        "Error feedback recovers most of what naive master-weight removal loses "
-        "(round-to-nearest, every workload and format).",
+        "Error feedback recovers most of what naive master-weight removal loses: on every "
+        "workload and format (round-to-nearest) where naive removal loses validation loss "
+        "beyond noise, ECO removes at least half of that gap to master weights (mean - 2 SE "
+        "over paired seeds).",
         "naive removal degrades/diverges; ECO tracks the master-weight baseline",
-        'mean_of("loss_gap_vs_master.*.eco_*_rtn") < 0.5 * mean_of("loss_gap_vs_master.*.naive_*_rtn")',
+        'min_of("recovered_lb.*.eco_*_rtn") >= 0.5',
+        profiles=_TRAINED,
+        placebo=_RTN_TO_NAIVE,
     ),
     Claim(
         "naive_error_inverse_lr",
@@ -119,39 +164,55 @@ CLAIMS = [
         "Theorem: naive error ∝ 1/η; ECO converges to a constant-radius neighbourhood "
         "(checked on a convex problem, 10x lr range, equal lr·steps budget)",
         "lr_sweep.gap_at_min_lr.naive_fp8_rtn > 3 * lr_sweep.gap_at_max_lr.naive_fp8_rtn "
-        "and lr_sweep.gap_at_min_lr.eco_fp8_rtn < 0.5 * lr_sweep.gap_at_min_lr.naive_fp8_rtn",
-        profiles=("smoke", "quick", "full"),
-    ),
-    Claim(
-        "pareto_shift_moe",
-        "ECO shifts the static-memory vs validation-loss Pareto frontier of the sparse MoE: at "
-        "lower static memory than the master-weight baseline of its format and rounding, its "
-        "validation loss is within 2% of that baseline's (the best such ECO point).",
-        "ECO moves the SMoE frontier (e.g. ~9 vs ~13 bytes/param with AdamW, FP8)",
-        "pareto.moe_lm.eco_points_at_lower_memory >= 1 and "
-        'min_of("pareto.moe_lm.eco_gap_at_lower_memory.*") <= 0.02',
+        "and lr_sweep.gap_at_min_lr.eco_fp8_rtn + 2 * lr_sweep.gap_at_min_lr_se.eco_fp8_rtn "
+        "< 0.5 * lr_sweep.gap_at_min_lr.naive_fp8_rtn",
+        placebo={"eco_fp8_rtn": "naive_fp8_rtn"},
     ),
 ]
 
 BENCH_CLAIMS = [
     Claim(
+        "step_within_1p5x_adamw",
+        "ECO's optimizer step (update, re-quantize, momentum injection) costs at most 1.5x "
+        "torch.optim.AdamW's step on the same model (median over interleaved rounds).",
+        "the paper: no extra memory, a few extra elementwise operations per step",
+        "step_time_ratio.eco_fp8_rtn <= 1.5",
+        kind="absolute",
+        floor="AdamW itself scores 1.0; the per-parameter reference step of the same "
+        "arithmetic (eco_fp8_rtn_reference, reported beside it) is what the batched step is "
+        "measured against; 1.5 is the issue's budget, not a property the code forces",
+    ),
+    Claim(
+        "fused_step_within_1p5x_adamw",
+        "With fused=True (two compiled kernels per parameter), ECO's step costs at most 1.5x "
+        "torch.optim.AdamW's step on the same model.",
+        "the paper: no extra memory, a few extra elementwise operations per step",
+        "step_time_ratio.eco_fp8_rtn_fused <= 1.5",
+        profiles=("quick", "full"),
+        kind="absolute",
+        floor="AdamW itself scores 1.0 and the eager batched step about 2 here; the compiled "
+        "kernels do the same arithmetic in two passes, which nothing forces below 1.5",
+    ),
+    Claim(
         "step_cost_comparable",
-        "ECO's step (update, re-quantize, momentum injection) costs about as much as the "
-        "master-weight step it replaces.",
+        "ECO's step costs about as much as the master-weight step it replaces (within 1.5x).",
         "no extra memory; one extra fused elementwise op",
         "step_time_ms.eco_fp8_rtn <= 1.5 * step_time_ms.master_fp8_rtn",
+        kind="absolute",
+        floor="both steps share the update and the quantizer; ECO adds the error and its "
+        "injection, master weights the FP32 copy's update: nothing forces either ratio",
     ),
 ]
-
 PAPER = Paper(
     slug="eco",
     title="ECO: Quantized Training without Full-Precision Master Weights",
     profiles=PROFILES,
     run="icml26.eco.experiment:run",
     claims=CLAIMS,
-    bench="icml26.eco.experiment:bench",
+    bench="icml26.eco.bench:bench",
     bench_profiles=BENCH_PROFILES,
     bench_claims=BENCH_CLAIMS,
     framework="torch",
     summary="Error-compensating optimizer: FP8/INT4 weights, no FP32 master copy",
+    readme_tables="icml26.eco.tables:readme_tables",
 )

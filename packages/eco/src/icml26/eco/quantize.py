@@ -20,6 +20,7 @@ the final, exactly representable grid value is cast to float8.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -31,6 +32,7 @@ __all__ = [
     "QTensor",
     "QuantFormat",
     "fp8_grid_step",
+    "fp8_table",
     "stochastic_round_fp8",
 ]
 
@@ -155,49 +157,88 @@ class QuantFormat:
     ) -> QTensor:
         """Quantize ``x`` (any float dtype). ``generator`` drives stochastic rounding.
 
-        ``check_finite`` refuses NaN/inf (read from the group maxima, which any NaN or
-        infinity reaches: one host sync on ``n_groups`` values). The optimizers pass ``False``:
-        they check every gradient once per step, and a finite step of finite weights is finite.
-        ``scale`` (one float32 per group) replaces ``amax / qmax``: values beyond
-        ``qmax * scale`` are clipped (used by the scale-order ablations of the optimizer).
+        Args:
+            x: the tensor; its last dimension must be a multiple of ``group_size``.
+            generator: the random stream of stochastic rounding (``rounding="sr"``).
+            check_finite: refuse NaN/inf (read from the group maxima, which any NaN or
+                infinity reaches: one host sync on ``n_groups`` values). The optimizers pass
+                ``False``: they check every gradient once per step.
+            scale: one float32 per group replacing ``amax / qmax``; values beyond
+                ``qmax * scale`` are clipped (the scale-order ablations of the optimizer).
+
+        Returns:
+            The codes and scales (:class:`QTensor`).
+
+        Raises:
+            TypeError: ``x`` is not floating point.
+            ValueError: a group size that does not divide the last dimension, NaN/inf in ``x``
+                (with ``check_finite``), or a ``scale`` of the wrong length.
         """
         if not x.is_floating_point():
             raise TypeError(f"can only quantize floating-point tensors, got {x.dtype}")
         groups = self._groups(x)
         if scale is None:
             scale = self.scale_of(groups, check_finite=check_finite)
+            # |x / (amax / qmax)| <= qmax up to one float32 rounding, which both encodings
+            # round back onto qmax: no clamp needed
+            y = groups / scale
         else:
             if scale.numel() != groups.shape[0]:
                 raise ValueError(
                     f"scale has {scale.numel()} values; this tensor has {groups.shape[0]} groups"
                 )
             scale = scale.reshape(-1, 1).float()
-        y = (groups / scale).clamp_(-self.qmax, self.qmax)
-        if self.rounding == "sr":
-            u = torch.rand(y.shape, generator=generator, device=y.device, dtype=torch.float32)
-        if self.kind == "fp8":
-            grid = stochastic_round_fp8(y, u) if self.rounding == "sr" else y
-            data = grid.to(torch.float8_e4m3fn).view(torch.uint8).reshape(-1)
-        else:
-            if self.rounding == "sr":
-                lo = torch.floor(y)
-                codes = lo + (u < (y - lo)).to(y.dtype)
-            else:
-                codes = torch.round(y)
-            codes = torch.clamp(codes, INT4_MIN, INT4_MAX).to(torch.int16) + 8
-            data = _pack_nibbles(codes.reshape(-1).to(torch.uint8))
+            y = (groups / scale).clamp_(-self.qmax, self.qmax)
+        data = self.encode(y, generator=generator)
         return QTensor(data, scale.reshape(-1).contiguous(), torch.Size(x.shape))
+
+    def encode(
+        self,
+        y: torch.Tensor,
+        *,
+        generator: torch.Generator | None = None,
+        noise: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The ``uint8`` codes (flat) of float32 values ``y`` already divided by their scale.
+
+        ``|y|`` must not exceed ``qmax`` by more than a float32 rounding. Stochastic rounding
+        draws ``U[0, 1)`` noise of ``y``'s size from ``generator`` unless ``noise`` is given.
+        """
+        if self.rounding == "sr" and noise is None:
+            noise = torch.rand(y.shape, generator=generator, device=y.device, dtype=torch.float32)
+        if self.kind == "fp8":
+            grid = y if self.rounding == "rtn" else stochastic_round_fp8(y, noise.view_as(y))  # type: ignore[union-attr]
+            return grid.to(torch.float8_e4m3fn).view(torch.uint8).reshape(-1)
+        if self.rounding == "sr":
+            lo = torch.floor(y)
+            codes = lo.add_((noise.view_as(y) < (y - lo)).to(y.dtype))  # type: ignore[union-attr]
+        else:
+            codes = torch.round(y)
+        codes = torch.clamp(codes, INT4_MIN, INT4_MAX).to(torch.int16) + 8
+        return _pack_nibbles(codes.reshape(-1).to(torch.uint8))
+
+    def grid_values(self, data: torch.Tensor, numel: int) -> torch.Tensor:
+        """The float32 code values of ``data`` (flat, not yet multiplied by the scales)."""
+        if self.kind == "fp8":
+            return _fp8_values(data)
+        return _int4_values(data, numel)
 
     def scale_of(self, groups: torch.Tensor, *, check_finite: bool = True) -> torch.Tensor:
         """``amax / qmax`` per row of ``groups`` (``(n_groups, 1)``; 1 for an all-zero group).
 
-        One row (a per-tensor scale) is reduced as a whole tensor: on the CPU a full ``amax``
-        and ``amin`` are several times faster than ``aminmax`` along a single long row (the
+        One row (a per-tensor scale) is reduced as a whole tensor: on the CPU a full
+        ``aminmax`` is several times faster than ``aminmax`` along a single long row (the
         same maximum, exactly)."""
         if groups.shape[0] == 1:
-            hi, lo = groups.amax().reshape(1, 1), groups.amin().reshape(1, 1)
+            lo, hi = (t.reshape(1, 1) for t in torch.aminmax(groups))
         else:
             lo, hi = torch.aminmax(groups, dim=1, keepdim=True)  # no |x| temporary
+        return self.scale_from_extremes(hi, lo, check_finite=check_finite)
+
+    def scale_from_extremes(
+        self, hi: torch.Tensor, lo: torch.Tensor, *, check_finite: bool = False
+    ) -> torch.Tensor:
+        """``amax / qmax`` from each group's maximum ``hi`` and minimum ``lo``."""
         amax = torch.maximum(hi, lo.neg())
         if check_finite and not bool(torch.isfinite(amax).all()):
             raise ValueError("cannot quantize a tensor holding NaN or infinity")
@@ -207,13 +248,14 @@ class QuantFormat:
         """The scales :meth:`quantize` would choose for ``x`` (flat, one per group)."""
         return self.scale_of(self._groups(x), check_finite=False).reshape(-1)
 
+    def n_groups(self, shape: torch.Size | tuple[int, ...]) -> int:
+        """How many scales a tensor of ``shape`` has."""
+        numel = math.prod(shape)
+        return 1 if self.group_size is None else numel // self.group_size
+
     def dequantize(self, q: QTensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         """The float tensor ``scale * code`` of shape ``q.shape``."""
-        numel = math.prod(q.shape)
-        if self.kind == "fp8":
-            codes = _fp8_values(q.data)
-        else:
-            codes = _unpack_nibbles(q.data, numel).float() - 8.0
+        codes = self.grid_values(q.data, math.prod(q.shape))
         groups = codes.reshape(q.scale.numel(), -1).mul_(q.scale.reshape(-1, 1))
         return groups.reshape(q.shape).to(dtype)
 
@@ -226,25 +268,63 @@ class QuantFormat:
     def storage_bytes(self, shape: torch.Size | tuple[int, ...]) -> int:
         """Bytes ``quantize`` holds for a tensor of ``shape`` (codes + float32 scales)."""
         numel = math.prod(shape)
-        n_groups = 1 if self.group_size is None else numel // self.group_size
         code_bytes = numel if self.kind == "fp8" else (numel + 1) // 2
-        return code_bytes + 4 * n_groups
+        return code_bytes + 4 * self.n_groups(shape)
 
 
 _FP8_TABLES: dict[torch.device, torch.Tensor] = {}
+
+
+def _compiling() -> bool:
+    """Whether torch.compile is tracing (without importing torch._dynamo, which takes seconds:
+    nothing is compiled unless it was imported)."""
+    return "torch._dynamo" in sys.modules and torch.compiler.is_compiling()
+
+
+def fp8_table(device: torch.device | str = "cpu") -> torch.Tensor:
+    """The float32 value of each of the 256 e4m3 bytes (NaN for the two NaN bytes), cached per
+    device.
+
+    Args:
+        device: where the table lives.
+
+    Returns:
+        A ``(256,)`` float32 tensor: ``fp8_table()[b]`` is byte ``b`` read as e4m3.
+    """
+    device = torch.device(device)
+    table = _FP8_TABLES.get(device)
+    if table is None:
+        codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+        table = codes.view(torch.float8_e4m3fn).float().to(device)
+        _FP8_TABLES[device] = table
+    return table
 
 
 def _fp8_values(data: torch.Tensor) -> torch.Tensor:
     """The float32 values of e4m3 bytes, by a 256-entry table lookup.
 
     Equal to ``data.view(torch.float8_e4m3fn).float()`` (tested for every byte), but on the
-    CPU the float8 cast is a scalar loop, about 10x slower than an ``index_select``."""
-    table = _FP8_TABLES.get(data.device)
+    CPU the float8 cast is a scalar loop, about 5x slower than an ``index_select``."""
+    if _compiling():  # traced: the cast fuses; a table would be a constant
+        return data.reshape(-1).view(torch.float8_e4m3fn).float()
+    return fp8_table(data.device).index_select(0, data.reshape(-1).to(torch.int32))
+
+
+_INT4_TABLES: dict[torch.device, torch.Tensor] = {}
+
+
+def _int4_values(data: torch.Tensor, numel: int) -> torch.Tensor:
+    """The float32 codes (``-8 .. 7``) of packed INT4 bytes: one gather of a ``(256, 2)``
+    table decodes both nibbles of a byte (the same values as unpacking them)."""
+    if _compiling():
+        return _unpack_nibbles(data, numel).float() - 8.0
+    table = _INT4_TABLES.get(data.device)
     if table is None:
-        codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
-        table = codes.view(torch.float8_e4m3fn).float().to(data.device)
-        _FP8_TABLES[data.device] = table
-    return table.index_select(0, data.reshape(-1).to(torch.int32))
+        byte = torch.arange(256)
+        table = torch.stack([byte & 0x0F, byte >> 4], dim=1).float().sub_(8.0).to(data.device)
+        _INT4_TABLES[data.device] = table
+    pairs = table.index_select(0, data.reshape(-1).to(torch.int32))
+    return pairs.reshape(-1)[:numel]
 
 
 def _pack_nibbles(codes: torch.Tensor) -> torch.Tensor:

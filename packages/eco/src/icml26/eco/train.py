@@ -3,13 +3,11 @@
 A workload builds its model (the same initial weights for every scheme, from ``seed``), draws
 training batches from a generator seeded by ``seed`` (the same batches for every scheme), and
 evaluates a fixed validation set. :func:`train` runs AdamW-family optimizers with linear
-warm-up then cosine decay (the paper's theory assumes a decaying learning rate) and records
-the loss curve, the final/validation loss, static memory (measured, see
-:mod:`icml26.eco.memory`), ``held_memory_mb`` (the largest weights + gradients + working copy
-+ optimizer state held after a backward pass, over every step: an accounting of the buffers, not
-an allocator peak; activations and the step's temporaries are not in it), on CUDA also
-``peak_memory_mb`` (``torch.cuda.max_memory_allocated``, a real peak), and the time spent in
-``optimizer.step()`` (+ re-materializing weights).
+warm-up then cosine decay (the paper's theory assumes a decaying learning rate), tells ECO the
+next step's rate (its injection is scaled at replay), and records the loss curve, the
+final/validation loss, static memory (measured, :mod:`icml26.eco.memory`), optionally the peak
+memory of the last step (activations, dequantized weight copies, gradients and the step's
+temporaries included), and the CPU time spent in ``optimizer.step()``.
 """
 
 from __future__ import annotations
@@ -17,18 +15,19 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.optim import Optimizer
 
 from icml26.eco.data import MNISTSplit, TextData
-from icml26.eco.memory import static_memory
+from icml26.eco.memory import peak_memory, static_memory
 from icml26.eco.models import MLP, LMConfig, TinyLM
-from icml26.eco.optim import QuantizedOptimizer
 from icml26.eco.schemes import make_optimizer, parse_scheme
+from icml26.shared import seed_for
 
 __all__ = ["LMWorkload", "MLPWorkload", "TrainResult", "TrainSpec", "Workload", "train"]
 
@@ -70,7 +69,7 @@ class LMWorkload:
     def val_loss(self, model: nn.Module) -> float:
         if not self._val:
             self._val = self.data.val_batches(
-                self.val_batches, self.batch_size, self.cfg.seq_len, self.seed
+                self.val_batches, self.batch_size, self.cfg.seq_len, seed_for(self.seed, "val")
             )
         model.eval()
         losses = [
@@ -117,7 +116,21 @@ class MLPWorkload:
 
 @dataclass(frozen=True)
 class TrainSpec:
-    """Optimisation settings shared by every scheme of a comparison."""
+    """Optimisation settings shared by every scheme of a comparison.
+
+    Attributes:
+        steps: optimizer steps.
+        lr: peak learning rate.
+        warmup_frac: share of the steps in linear warm-up.
+        min_lr_frac: the cosine decay's final rate, as a share of ``lr`` (1: no decay).
+        betas: AdamW's moment coefficients.
+        weight_decay: decoupled weight decay of the matrices.
+        fp8_group_size: elements per scale of FP8 matrices (``None``: per tensor).
+        int4_group_size: elements per scale of INT4 matrices.
+        grad_clip: global gradient-norm clip (0: none).
+        quantize_all: quantize norms, biases, embeddings and routers too.
+        eco_options: :class:`~icml26.eco.optim.ECOAdamW` ablation switches, as pairs.
+    """
 
     steps: int
     lr: float
@@ -128,34 +141,51 @@ class TrainSpec:
     fp8_group_size: int | None = None
     int4_group_size: int | None = 16
     grad_clip: float = 1.0
-    eco_options: tuple[tuple[str, Any], ...] = ()  # ECOAdamW ablation switches, as pairs
+    quantize_all: bool = False
+    eco_options: tuple[tuple[str, Any], ...] = ()
 
     def lr_factor(self, step: int) -> float:
         """Warm-up then cosine decay to ``min_lr_frac`` (multiplier of ``lr`` at ``step``)."""
         warmup = max(1, int(self.warmup_frac * self.steps))
         if step < warmup:
             return (step + 1) / warmup
-        progress = (step - warmup) / max(1, self.steps - warmup)
+        progress = min(1.0, (step - warmup) / max(1, self.steps - warmup))
         return self.min_lr_frac + (1 - self.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
 @dataclass
 class TrainResult:
+    """One training run's record (JSON-friendly through :meth:`as_dict`).
+
+    Attributes:
+        losses: training loss per step.
+        final_loss: mean training loss over the last 10% of the steps.
+        val_loss: validation loss of the final weights.
+        memory: static bytes by role (:class:`~icml26.eco.memory.StaticMemory`).
+        peak: ``{"static", "transient", "peak"}`` bytes of the last step, when measured.
+        step_seconds: mean CPU seconds of ``optimizer.step()``.
+        n_params: the model's parameter count.
+        extra: other figures (``val_accuracy``).
+    """
+
     losses: list[float]
     final_loss: float
     val_loss: float
-    static_bytes: float
-    static_bytes_per_param: float
     memory: dict[str, float]
-    held_memory_mb: float
-    peak_memory_mb: float | None
+    peak: dict[str, float] | None
     step_seconds: float
     n_params: int
     extra: dict[str, float] = field(default_factory=dict)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The record as plain JSON values."""
+        return asdict(self)
 
-def _grad_bytes(model: nn.Module) -> int:
-    return sum(p.grad.nbytes for p in model.parameters() if p.grad is not None)
+
+def _set_next_lr(opt: Optimizer, spec: TrainSpec, step: int) -> None:
+    """Tell ECO the rate of the step that will replay this step's error (scale at replay)."""
+    for group in opt.param_groups:
+        group["next_lr"] = group["initial_lr"] * spec.lr_factor(step + 1)
 
 
 def train(
@@ -164,12 +194,32 @@ def train(
     spec: TrainSpec,
     seed: int,
     *,
+    measure_peak: bool = False,
     on_step: Callable[[int, float], None] | None = None,
 ) -> TrainResult:
-    """Train ``workload``'s model from scratch under ``scheme``; see the module docstring."""
+    """Train ``workload``'s model from scratch under ``scheme``.
+
+    The model's initial weights, the training batches and stochastic rounding draw from
+    separate streams of ``seed`` (``seed_for(seed, "model" | "batches" | "rounding")``), so
+    every scheme trained with the same seed sees the same initialisation and batches.
+
+    Args:
+        workload: a :class:`Workload`.
+        scheme: a scheme name (:data:`~icml26.eco.schemes.SCHEMES`).
+        spec: the optimisation settings.
+        seed: the run's seed.
+        measure_peak: measure the peak memory of the last step (forward, backward, step).
+        on_step: called with ``(step, loss)`` after every step.
+
+    Returns:
+        The run's :class:`TrainResult`.
+
+    Raises:
+        FloatingPointError: the loss became NaN or infinite.
+        ValueError: an unknown scheme.
+    """
     parse_scheme(scheme)
-    model = workload.build_model(seed)
-    params = list(model.parameters())
+    model = workload.build_model(seed_for(seed, "model"))
     opt = make_optimizer(
         scheme,
         model,
@@ -178,59 +228,56 @@ def train(
         weight_decay=spec.weight_decay,
         fp8_group_size=spec.fp8_group_size,
         int4_group_size=spec.int4_group_size,
-        seed=seed,
+        seed=seed_for(seed, "rounding"),
+        quantize_all=spec.quantize_all,
         eco_options=dict(spec.eco_options),
     )
+    params = list(model.parameters())
     sched = torch.optim.lr_scheduler.LambdaLR(opt, spec.lr_factor)
-    gen = torch.Generator().manual_seed(seed + 1)
-    cuda = any(p.is_cuda for p in params)
-    if cuda:
-        torch.cuda.reset_peak_memory_stats()
+    gen = torch.Generator().manual_seed(seed_for(seed, "batches"))
+    device = params[0].device
     losses: list[float] = []
-    peak = 0
+    peak: dict[str, float] | None = None
     step_time = 0.0
-    for step in range(spec.steps):
+
+    def one_step(step: int) -> float:
+        nonlocal step_time
         loss = workload.train_loss(model, gen)
         if not torch.isfinite(loss):
             raise FloatingPointError(f"{scheme}: loss became {loss.item()} at step {step}")
         loss.backward()
         if spec.grad_clip > 0:
             nn.utils.clip_grad_norm_(params, spec.grad_clip)
-        # every step, at the point where weights, gradients, the working copy and the optimizer
-        # state coexist (after backward): the largest such total, not an allocator peak
-        peak = max(peak, static_memory(params, opt).total + _grad_bytes(model))
-        t0 = time.perf_counter()
+        _set_next_lr(opt, spec, step)
+        t0 = time.thread_time()
         opt.step()
-        if isinstance(opt, QuantizedOptimizer):
-            opt.materialize()  # the cost of producing the working weights counts too
-        step_time += time.perf_counter() - t0
+        step_time += time.thread_time() - t0
         opt.zero_grad(set_to_none=True)
+        return float(loss.detach())
+
+    for step in range(spec.steps):
+        if measure_peak and step == spec.steps - 1:
+            loss, mem = peak_memory(lambda s=step: one_step(s), params, opt, device=device)
+            peak = {"static": mem.static, "transient": mem.transient, "peak": mem.peak}
+        else:
+            loss = one_step(step)
         sched.step()
-        losses.append(loss.item())
+        losses.append(loss)
         if on_step is not None:
-            on_step(step, losses[-1])
-    if isinstance(opt, QuantizedOptimizer):
-        opt.materialize()
+            on_step(step, loss)
     val = workload.val_loss(model)
     extra: dict[str, float] = {}
     if hasattr(workload, "val_accuracy"):
         extra["val_accuracy"] = workload.val_accuracy(model)
-    if isinstance(opt, QuantizedOptimizer):
-        opt.release()  # measure static memory as it is between steps
-    mem = static_memory(params, opt)
+    mem_static = static_memory(params, opt)
     tail = max(1, spec.steps // 10)
-    # a true allocator peak exists only on CUDA; on the CPU there is none to read (None)
-    peak_mb = torch.cuda.max_memory_allocated() / 2**20 if cuda else None
     return TrainResult(
         losses=losses,
         final_loss=sum(losses[-tail:]) / tail,
         val_loss=val,
-        static_bytes=float(mem.total),
-        static_bytes_per_param=mem.bytes_per_param,
-        memory=mem.as_dict(),
-        held_memory_mb=peak / 2**20,
-        peak_memory_mb=peak_mb,
+        memory=mem_static.as_dict(),
+        peak=peak,
         step_seconds=step_time / spec.steps,
-        n_params=mem.n_params,
+        n_params=mem_static.n_params,
         extra=extra,
     )

@@ -15,20 +15,25 @@ import torch
 from icml26.inctnp.data import TaskBatch
 from icml26.inctnp.likelihood import gaussian_nll
 from icml26.inctnp.model import KVCache, NeuralProcess
+from icml26.shared.stats import Slope, loglog_slope
 
 __all__ = [
     "OrderedMarginals",
+    "UpdateLatency",
     "UpdateMemory",
     "exchangeability_kl",
     "implicit_bayes_gap",
+    "incremental_loglik",
     "incremental_marginals",
+    "model_predictor",
     "ordered_marginals",
     "peak_allocated_bytes",
     "permutation_spread",
     "predictive_scores",
     "scaling_exponent",
+    "sequential_loglik",
     "streaming_marginals",
-    "update_latency_ms",
+    "update_latency",
     "update_memory",
 ]
 
@@ -37,6 +42,15 @@ Predictor = Callable[[TaskBatch, int, torch.Tensor], tuple[torch.Tensor, torch.T
 
 
 def model_predictor(model: NeuralProcess) -> Predictor:
+    """A :data:`Predictor` from a model's batch forward pass.
+
+    Args:
+        model: the model.
+
+    Returns:
+        ``predict(task_batch, n_ctx, xt) -> (mean, std)``.
+    """
+
     @torch.no_grad()
     def predict(tb: TaskBatch, n_ctx: int, xt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return model(tb.x[:, :n_ctx], tb.y[:, :n_ctx], xt)
@@ -81,9 +95,26 @@ def streaming_marginals(
 def incremental_marginals(
     model: NeuralProcess, tb: TaskBatch, first: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """As :func:`streaming_marginals` for incTNP, in one causal pass (same numbers)."""
-    mean, std = model(tb.x, tb.y, tb.x, prefix_targets=True)
-    return mean[:, first:].float(), std[:, first:].float()
+    """As :func:`streaming_marginals` for incTNP, in one causal pass (same numbers): target
+    j (``j >= first``) attends to the first j points, never to its own value.
+
+    Args:
+        model: a causal model.
+        tb: the tasks.
+        first: the first predicted point (``>= 1``: point 0 has no context).
+
+    Returns:
+        ``(mean, std)``, each ``[B, N - first, Dy]``.
+
+    Raises:
+        ValueError: ``first < 1``.
+    """
+    if first < 1:
+        raise ValueError("first must be >= 1: the first point has no context to predict from")
+    n = tb.x.shape[1]
+    prefix = torch.arange(first, n)
+    mean, std = model(tb.x, tb.y, tb.x[:, first:], target_prefix=prefix)
+    return mean.float(), std.float()
 
 
 @torch.no_grad()
@@ -95,10 +126,18 @@ def sequential_loglik(predict: Predictor, tb: TaskBatch, first: int) -> torch.Te
 
 @torch.no_grad()
 def incremental_loglik(model: NeuralProcess, tb: TaskBatch, first: int) -> torch.Tensor:
-    """As :func:`sequential_loglik` for incTNP, in one causal pass (same numbers, O(N^2) once)."""
-    mean, std = model(tb.x, tb.y, tb.x, prefix_targets=True)
-    ll = -gaussian_nll(tb.y, mean, std)
-    return ll[:, first:].mean(-1)
+    """As :func:`sequential_loglik` for incTNP, in one causal pass (same numbers, O(N^2) once).
+
+    Args:
+        model: a causal model.
+        tb: the tasks.
+        first: the first predicted point (``>= 1``).
+
+    Returns:
+        ``[B]`` mean log-likelihoods.
+    """
+    mean, std = incremental_marginals(model, tb, first)
+    return -gaussian_nll(tb.y[:, first:], mean, std).mean(-1)
 
 
 def _orders(n: int, first: int, n_perms: int, g: torch.Generator) -> list[torch.Tensor]:
@@ -210,19 +249,44 @@ def exchangeability_kl(om: OrderedMarginals, n_samples: int, g: torch.Generator)
     return float(torch.stack(kls).mean())
 
 
+@dataclass(frozen=True)
+class UpdateLatency:
+    """Milliseconds to add one point to a context of ``n`` and predict one target, over
+    ``repeats`` timed repeats in one process.
+
+    Attributes:
+        median, q25, q75: the median and quartiles of the repeats (ms).
+        times: every repeat (ms).
+        cache_allocated: bytes the incTNP cache has allocated after the updates (0 for TNP-D).
+    """
+
+    median: float
+    q25: float
+    q75: float
+    times: tuple[float, ...]
+    cache_allocated: int
+
+
 @torch.no_grad()
-def update_latency_ms(
+def update_latency(
     model: NeuralProcess, n: int, repeats: int, *, device: str = "cpu", seed: int = 0
-) -> tuple[float, int]:
-    """Median milliseconds to add one point to a context of ``n`` and predict one target.
+) -> UpdateLatency:
+    """Time adding one point to a context of ``n`` and predicting one target.
 
     incTNP: one cached update (then rolled back, so every repeat starts from ``n``) plus one
-    cached prediction. TNP-D: a full forward pass over ``n + 1`` context points. Also returns
-    the bytes the incTNP cache has allocated after the updates (0 for TNP-D): its capacity,
-    which the first update past ``n`` doubled, not the ``n`` tokens it uses.
+    cached prediction. TNP-D: a full forward pass over ``n + 1`` context points. One warm-up
+    call first. A model on another device is copied to ``device`` for the timing, so the
+    caller's model stays where it is.
 
-    A model on another device is copied to ``device`` for the timing, so the caller's model
-    stays where it is (the run keeps evaluating and plotting it on the CPU).
+    Args:
+        model: the model.
+        n: the context size.
+        repeats: timed repeats.
+        device: where to time.
+        seed: seed of the random inputs.
+
+    Returns:
+        The :class:`UpdateLatency`.
     """
     g = torch.Generator().manual_seed(seed)
     cfg = model.config
@@ -254,7 +318,9 @@ def update_latency_ms(
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         times.append(1000 * (time.perf_counter() - t0))
-    return float(np.median(times)), cache.allocated_bytes if cfg.causal else 0
+    q25, med, q75 = np.percentile(times, [25, 50, 75])
+    allocated = cache.allocated_bytes if cfg.causal else 0
+    return UpdateLatency(float(med), float(q25), float(q75), tuple(times), allocated)
 
 
 @dataclass(frozen=True)
@@ -333,17 +399,21 @@ def peak_allocated_bytes(fn: Callable[[], object], device: str = "cpu") -> int:
     return int(peak)
 
 
-def scaling_exponent(sizes: Sequence[int], millis: Sequence[float], *, upper: bool = True) -> float:
-    """Least-squares slope of log(time) against log(N): ~1 linear, ~2 quadratic.
+def scaling_exponent(sizes: Sequence[int], millis: Sequence[float], *, upper: bool = True) -> Slope:
+    """Least-squares slope of log(time) against log(N), with its standard error: ~1 linear,
+    ~2 quadratic (:func:`icml26.shared.stats.loglog_slope`).
 
-    With ``upper`` (default) the fit uses the sizes at or above the median, the regime that
-    asymptotic cost describes (small N is dominated by fixed per-call overheads).
+    Args:
+        sizes: context sizes.
+        millis: a time per size.
+        upper: fit only the sizes at or above the median (with four or more sizes): the
+            regime that asymptotic cost describes (small N is dominated by fixed overheads).
+
+    Returns:
+        ``Slope(slope, se, intercept, n)`` (``se`` NaN with two sizes).
     """
     n, t = np.asarray(sizes, float), np.asarray(millis, float)
     if upper and len(n) >= 4:
         keep = n >= np.median(n)
         n, t = n[keep], t[keep]
-    if len(n) < 2:
-        return math.nan
-    slope, _ = np.polyfit(np.log(n), np.log(t), 1)
-    return float(slope)
+    return loglog_slope(n, t)

@@ -347,8 +347,10 @@ def train_roles(
     probe: Callable[[], dict[str, float]] | None = None,
     on_step: Callable[[dict[str, Any]], None] | None = None,
 ) -> TrainLog:
-    """``steps`` schedule steps of ``roles`` with :class:`MultiRoleTrainer`; ``probe()`` runs
-    after every round (a change of the training role) and at the end."""
+    """``steps`` schedule steps of ``roles`` with the shared
+    :class:`~icml26.shared.llm.roles.MultiRoleTrainer` (each phase of one role is one TRL
+    ``Trainer.train()``); ``probe()`` runs after every round (a phase: the schedule switches
+    roles at its end, or training ends)."""
     from icml26.shared.llm.roles import Alternating, MultiRoleTrainer
 
     log = TrainLog()
@@ -360,24 +362,14 @@ def train_roles(
         schedule=schedule or Alternating(max(steps, 1)),
         seed=seed,
     )
-    names = list(trainer.roles)
-    current: str | None = None
-    round_no = 0
-    for step in range(steps):
-        chosen = trainer.schedule.roles_for_step(trainer.step_count, names, trainer.history)
-        if current is not None and chosen[0] != current and probe is not None:
-            log.rounds.append({"round": round_no, "train_step": step, "role": current, **probe()})
-            round_no += 1
-        current = chosen[0]
-        for role in chosen:
-            record = {"step": trainer.step_count, "role": role, **trainer.train_step(role)}
-            trainer.history.append(record)
-            log.steps.append(record)
-            if on_step is not None:
-                on_step(record)
-        trainer.step_count += 1
-    if probe is not None and current is not None:
-        log.rounds.append({"round": round_no, "train_step": steps, "role": current, **probe()})
+
+    def round_done(role: str, next_step: int) -> None:
+        if probe is not None:
+            log.rounds.append(
+                {"round": len(log.rounds), "train_step": next_step, "role": role, **probe()}
+            )
+
+    log.steps = trainer.train(steps, on_step=on_step, on_phase_end=round_done)
     policies.model.eval()
     log.seconds, log.cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     return log

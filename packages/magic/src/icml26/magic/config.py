@@ -25,7 +25,7 @@ class MagicConfig:
     """The main job (``icml26 run magic``).
 
     Every defender is trained and evaluated on ``model`` (``"tiny"`` for the claims); with
-    ``large_model`` set (``full``: ``"smollm2-135m-instruct"``), MAGIC alone is also trained
+    ``large_model`` set (``full``: ``"smollm2-135m-instruct-q4_1"``), MAGIC alone is also trained
     with LoRA on that checkpoint and its figures are reported as ``large.*`` (no claim).
 
     Attributes:
@@ -171,7 +171,7 @@ class MagicConfig:
             ]
             if used:
                 raise ValueError(
-                    f"{used} are read only with large_model set (e.g. large_model=smollm2-135m-instruct)"
+                    f"{used} are read only with large_model set (e.g. large_model=smollm2-135m-instruct-q4_1)"
                 )
         elif self.large_model == "tiny":
             raise ValueError("large_model names a checkpoint (the tiny model is `model`)")

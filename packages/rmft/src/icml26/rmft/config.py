@@ -53,7 +53,7 @@ class RMFTConfig:
     model decoded greedily) on the training environment only, a cheaper run with the same
     final comparisons.
 
-    LLM path (``llm_model`` = "" skips it): a built-in name (``smollm2-135m-instruct``), a
+    LLM path (``llm_model`` = "" skips it): a built-in name (``smollm2-135m-instruct-q4_1``), a
     folder, a GGUF file, a Hugging Face id, or ``tiny-random`` (a random model for smoke
     runs). With ``llm_endpoint`` (an OpenAI-compatible URL) and ``llm_endpoint_model`` the
     base policy is evaluated through the endpoint instead and the selected transcripts are
@@ -195,7 +195,7 @@ class BenchConfig:
     n_layers: int = 2
     n_heads: int = 4
     repeats: int = 3
-    llm_model: str = "smollm2-135m-instruct"
+    llm_model: str = "smollm2-135m-instruct-q4_1"
     llm_batch: int = 8
     llm_steps: int = 2
     llm_max_tokens: int = 32

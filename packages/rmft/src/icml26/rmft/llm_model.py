@@ -82,6 +82,6 @@ def make_tiny_policy_lm(folder: str | Path, *, seed: int = 0, warm_start_steps: 
     )
     if warm_start_steps:
         rng = np.random.default_rng(seed)
-        settings = SFTSettings(steps=warm_start_steps, lr=3e-3, batch_size=8)
+        settings = SFTSettings(steps=warm_start_steps, lr=3e-3, batch_size=8, engine="loop")
         sft(model, tokenizer, _warm_start_conversations(rng), settings, rng=rng)
     return save_tiny_lm(model, tokenizer, folder)

@@ -103,7 +103,9 @@ def llm_rmft_iteration(
             backend.model,
             backend.tokenizer,
             conversations,
-            SFTSettings(steps=settings.steps, lr=settings.lr, batch_size=settings.batch_size),
+            SFTSettings(
+                steps=settings.steps, lr=settings.lr, batch_size=settings.batch_size, engine="loop"
+            ),
             rng=rng,
         )
         after = completion_nll(backend.model, backend.tokenizer, examples)

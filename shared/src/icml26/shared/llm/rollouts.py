@@ -9,7 +9,9 @@ An :class:`Environment` has two methods::
 
 :func:`multi_turn_rollout` turns an environment factory into a TRL ``rollout_func``: for each
 prompt of the batch (TRL has already repeated each one ``num_generations`` times) it runs one
-episode, turns in lock step across the batch, and returns
+episode, turns in lock step across the batch (one batched generation per turn), each episode
+within its **own** token budget (``max_completion_length`` less what its completion already
+holds: a long observation in one episode never shortens another's turn), and returns
 
 * ``completion_ids``: the policy's turns and the environment's observations, in order;
 * ``env_mask``: 1 on the policy's tokens, 0 on the environment's (TRL multiplies it into the
@@ -64,9 +66,13 @@ class Environment(Protocol):
 
 
 def environment_reward(
-    prompts: Sequence[Any], completions: Sequence[Any], env_reward: Sequence[float], **_: Any
+    prompts: Sequence[Any], completions: Sequence[Any], env_reward: Sequence[float], **kw: Any
 ) -> list[float]:
-    """The reward an environment gave each episode (a TRL reward function)."""
+    """The reward an environment gave each episode (a TRL reward function); also logs the
+    mean number of policy turns per episode as ``env/turns`` (TRL's ``log_metric``)."""
+    turns, log_metric = kw.get("env_turns"), kw.get("log_metric")
+    if turns and log_metric is not None:
+        log_metric("env/turns", sum(turns) / len(turns))
     return [float(r) for r in env_reward]
 
 
@@ -77,13 +83,9 @@ def _eos_ids(tokenizer: Any) -> list[int]:
     return [int(eos)] if isinstance(eos, int) else [int(e) for e in eos]
 
 
-def observation_ids(tokenizer: Any, text: str, role: str | None = "tool") -> list[int]:
-    """Token ids that follow a finished assistant turn (ending in EOS) to show ``text`` and
-    open the next assistant turn: whatever the chat template renders after the assistant's
-    end-of-turn token, then a ``role`` turn with ``text``, then the assistant header.
-    ``role=None``: ``text`` tokenised as is."""
-    if role is None:
-        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+def _observation_text(tokenizer: Any, text: str, role: str) -> str:
+    """The text after an assistant's end-of-turn token that shows ``text`` as a ``role``
+    turn and opens the next assistant turn, rendered by the chat template."""
     if not getattr(tokenizer, "chat_template", None):
         raise RolloutError(
             "observation_role needs a tokenizer with a chat template (or pass observation_role=None)"
@@ -99,7 +101,40 @@ def observation_ids(tokenizer: Any, text: str, role: str | None = "tool") -> lis
         raise RolloutError(
             "cannot derive the observation format from this chat template: pass observation_role=None"
         )
-    suffix = before[end + len(eos) :] + after[len(before) :]
+    return before[end + len(eos) :] + after[len(before) :]
+
+
+_SENTINEL = "\u2063OBS\u2063"
+_FRAMES: dict[tuple[int, str, str], tuple[str, str] | None] = {}
+
+
+def _observation_frame(tokenizer: Any, role: str) -> tuple[str, str] | None:
+    """``(head, tail)`` with ``_observation_text(t) == head + t + tail`` for this template
+    (checked on two probes), rendered once per tokenizer, template and role; ``None`` when
+    the template transforms the content (then every observation is rendered in full)."""
+    key = (id(tokenizer), str(tokenizer.chat_template), role)
+    if key not in _FRAMES:
+        framed = _observation_text(tokenizer, _SENTINEL, role)
+        frame = None
+        if framed.count(_SENTINEL) == 1:
+            head, tail = framed.split(_SENTINEL)
+            probes = ("x y", " 12\n")
+            if all(_observation_text(tokenizer, t, role) == head + t + tail for t in probes):
+                frame = (head, tail)
+        _FRAMES[key] = frame
+    return _FRAMES[key]
+
+
+def observation_ids(tokenizer: Any, text: str, role: str | None = "tool") -> list[int]:
+    """Token ids that follow a finished assistant turn (ending in EOS) to show ``text`` and
+    open the next assistant turn: whatever the chat template renders after the assistant's
+    end-of-turn token, then a ``role`` turn with ``text``, then the assistant header.
+    ``role=None``: ``text`` tokenised as is. (The template is rendered once per tokenizer and
+    role; the text is tokenised in its frame, so BPE merges across the frame are kept.)"""
+    if role is None:
+        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+    frame = _observation_frame(tokenizer, role)
+    suffix = frame[0] + text + frame[1] if frame else _observation_text(tokenizer, text, role)
     return list(tokenizer(suffix, add_special_tokens=False)["input_ids"])
 
 
@@ -166,8 +201,11 @@ def sample_turns(
         if greedy
         else {"do_sample": True, "temperature": float(temperature), "top_p": float(top_p)}
     )
-    if top_k and not greedy:
-        sampling["top_k"] = int(top_k)
+    if not greedy:
+        # Explicit 0 when no top-k is asked: transformers would otherwise apply the model's
+        # generation_config default (top_k=50) and sample from another distribution than the
+        # full tempered softmax the GRPO loss assumes (TRL's own generation passes top_k=0).
+        sampling["top_k"] = int(top_k) if top_k else 0
     was_training = model.training
     model.eval()
     with torch.no_grad():
@@ -199,7 +237,7 @@ def _generate(
         max_new,
         temperature=float(args.temperature),
         top_p=float(args.top_p),
-        top_k=getattr(args, "top_k", None) or None,
+        top_k=int(getattr(args, "top_k", 0) or 0),
     )
 
 
@@ -215,9 +253,15 @@ def multi_turn_rollout(
     Args:
         max_turns: policy turns per episode at most.
         max_turn_tokens: new tokens per turn at most (default: the trainer's
-            ``max_completion_length``). The whole completion, observations included, never
-            exceeds ``max_completion_length``: an episode that would is ended.
+            ``max_completion_length``).
         observation_role: see the module docstring.
+
+    The budget is per episode: each turn of an episode may add ``min(max_turn_tokens,
+    max_completion_length - len(its completion so far))`` tokens, whatever the other
+    episodes of the batch hold; its whole completion, observations included, never exceeds
+    ``max_completion_length`` (an episode with no room left for an observation and one
+    token of reply ends). Generation runs on the trainer's model unwrapped by TRL's
+    ``unwrap_model_for_generation`` (DDP, DeepSpeed ZeRO-3 parameters gathered).
 
     Raises:
         RolloutError: an environment returned a non-finite reward or an observation that is
@@ -231,9 +275,16 @@ def multi_turn_rollout(
         raise ValueError(f"max_turn_tokens must be >= 1, got {max_turn_tokens}")
 
     def rollout(prompts: list[Any], trainer: Any) -> dict[str, Any]:
-        tokenizer = trainer.processing_class
-        model = trainer.accelerator.unwrap_model(trainer.model)
-        args = trainer.args
+        from trl.models import unwrap_model_for_generation
+
+        with unwrap_model_for_generation(
+            trainer.model_wrapped,
+            trainer.accelerator,
+            gather_deepspeed3_params=getattr(trainer.args, "ds3_gather_for_generation", True),
+        ) as model:
+            return run_episodes(prompts, model, trainer.processing_class, trainer.args)
+
+    def run_episodes(prompts: list[Any], model: Any, tokenizer: Any, args: Any) -> dict[str, Any]:
         budget = int(args.max_completion_length)
         per_turn = min(max_turn_tokens or budget, budget)
         episodes: list[_Episode] = []
@@ -252,9 +303,12 @@ def multi_turn_rollout(
             active = [e for e in episodes if not e.done]
             if not active:
                 break
-            room = min(per_turn, min(budget - len(e.completion) for e in active))
-            segments = _generate(model, tokenizer, [e.context for e in active], max(room, 1), args)
-            for e, seg in zip(active, segments, strict=True):
+            # Each episode's own room (>= 1: an episode without room for a reply has ended);
+            # one batched generation to the largest, each segment cut to its episode's room.
+            rooms = [min(per_turn, budget - len(e.completion)) for e in active]
+            segments = _generate(model, tokenizer, [e.context for e in active], max(rooms), args)
+            for e, seg, room in zip(active, segments, rooms, strict=True):
+                seg = seg[:room]
                 if not seg:
                     raise RolloutError("the policy produced an empty turn (no token at all)")
                 e.completion += seg

@@ -8,18 +8,21 @@ without markers (Qwen2.5's, Llama 3's) works too: each assistant turn is then fo
 rendering the conversation up to it (``mask="prefix"``; a test holds it to the markers). The loss is the mean NLL
 of the masked-in tokens (each predicted from everything before it).
 
-Two engines run the same encoded batches:
+Two engines train on the same conversations:
 
-* ``"loop"`` (default): a plain PyTorch loop (AdamW, gradient clipping at 1.0, batches drawn
-  by a permutation of the examples from the caller's ``numpy`` generator). It imports no
-  ``transformers.trainer`` and builds no ``Trainer``: measured with
-  ``python -m icml26.shared.llm.bench`` (one thread, 2026-12-01), a call costs 0.019 CPU s
-  per step against 0.059 with ``SFTTrainer`` on the tiny model (20 steps), and 1.55 against
-  2.95 on SmolLM2-135M with LoRA (3 steps): for tests and ``quick`` profiles it is the cheaper
-  engine.
-* ``"trl"``: TRL's ``SFTTrainer`` with ``assistant_only_loss=True`` on the same conversations:
-  the engine for real checkpoints, several GPUs (accelerate / DeepSpeed configs), and
-  everything else the Hugging Face ``Trainer`` offers.
+* ``"trl"`` (default): TRL's ``SFTTrainer`` with ``assistant_only_loss=True``: the Hugging
+  Face ``Trainer`` underneath (accelerate, DeepSpeed / FSDP configs, gradient accumulation,
+  checkpoints, callbacks);
+* ``"loop"``: a plain PyTorch loop (AdamW, gradient clipping, batches drawn by a permutation
+  of the examples from the caller's ``numpy`` generator). It builds no ``Trainer``, so a call
+  costs less set-up (``python -m icml26.shared.llm.bench``): for tests and very short
+  fine-tunes.
+
+**Truncation, one rule for both engines.** A conversation longer than ``max_length`` tokens
+keeps its first ``max_length`` tokens (TRL's ``truncation_mode="keep_start"``, the only mode
+TRL keeps); one left with no assistant token is dropped from training (as TRL drops it), and
+the number dropped is reported in :attr:`SFTResult.dropped` (every conversation dropped is an
+error). A test holds both engines to the same kept tokens.
 
 :func:`add_lora` wraps a model with peft LoRA adapters, with trainable embedding rows for new
 special tokens (peft's ``trainable_token_indices``).
@@ -51,6 +54,7 @@ __all__ = [
     "encode_chat",
     "encode_chats",
     "minibatch_steps",
+    "quiet_trainer",
     "sft",
 ]
 
@@ -149,8 +153,9 @@ def encode_chat(
     mask: Literal["auto", "markers", "prefix"] = "auto",
 ) -> EncodedChat:
     """Token ids and the assistant-token mask of one conversation (it must contain an
-    assistant turn with non-empty content). Longer than ``max_length``: the oldest tokens are
-    dropped, so the last assistant turn is kept.
+    assistant turn with non-empty content). Longer than ``max_length``: its first
+    ``max_length`` tokens are kept (the module's truncation rule; the result may then train
+    no token, which :func:`sft` drops).
 
     Args:
         mask: ``"markers"``: the template's ``{% generation %}`` markers
@@ -184,7 +189,7 @@ def encode_chat(
         raise ChatTemplateError(
             "no assistant token was found (check the template's {% generation %} markers)"
         )
-    return EncodedChat(ids[-max_length:], keep[-max_length:])
+    return EncodedChat(ids[:max_length], keep[:max_length])
 
 
 def encode_chats(
@@ -216,7 +221,7 @@ class SFTSettings:
         steps: optimiser steps.
         lr: AdamW learning rate (constant).
         batch_size: conversations per step.
-        max_length: tokens per conversation at most (oldest dropped).
+        max_length: tokens per conversation at most (the first ones kept: module docstring).
         weight_decay: AdamW weight decay.
         max_grad_norm: gradient clipping.
         engine: ``"loop"`` or ``"trl"`` (see the module docstring).
@@ -228,7 +233,7 @@ class SFTSettings:
     max_length: int = 1024
     weight_decay: float = 0.0
     max_grad_norm: float = 1.0
-    engine: Literal["loop", "trl"] = "loop"
+    engine: Literal["loop", "trl"] = "trl"
 
     def __post_init__(self) -> None:
         if isinstance(self.steps, bool) or not isinstance(self.steps, int) or self.steps < 0:
@@ -247,11 +252,13 @@ class SFTSettings:
 
 @dataclass
 class SFTResult:
-    """What a fine-tune did: per-step mean losses, the engine, wall seconds."""
+    """What a fine-tune did: per-step mean losses, the engine, wall seconds, and how many
+    conversations truncation left without an assistant token (dropped)."""
 
     losses: list[float] = field(default_factory=list)
-    engine: str = "loop"
+    engine: str = "trl"
     seconds: float = 0.0
+    dropped: int = 0
 
 
 def _batch(examples: Sequence[EncodedChat], pad_id: int, device: Any) -> dict[str, torch.Tensor]:
@@ -411,7 +418,9 @@ def _trl(
             max_grad_norm=settings.max_grad_norm,
             max_length=settings.max_length,
             assistant_only_loss=True,
+            truncation_mode="keep_start",  # the module's one rule (TRL's default, stated)
             bf16=on_gpu and torch.cuda.is_bf16_supported(),
+            use_cpu=not torch.cuda.is_available(),  # several CPU processes pair over gloo
             logging_steps=1,
             save_strategy="no",
             report_to="none",
@@ -421,13 +430,19 @@ def _trl(
         )
         data = Dataset.from_list([{"messages": [dict(m) for m in c]} for c in conversations])
         trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
-        from icml26.shared.llm.grpo import _quiet
-
-        _quiet(trainer)
+        quiet_trainer(trainer)
         trainer.train()
         losses = [float(h["loss"]) for h in trainer.state.log_history if "loss" in h]
     model.eval()
     return losses
+
+
+def quiet_trainer(trainer: Any) -> None:
+    """No per-step log dicts printed to stdout (they stay in ``trainer.state.log_history``)."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
 
 
 def sft(
@@ -444,23 +459,36 @@ def sft(
     its adapters (and the embedding rows named in ``trainable_token_indices``).
 
     Args:
+        settings: the knobs (default engine: TRL's ``SFTTrainer``).
         rng: batch order for the ``"loop"`` engine (default ``np.random.default_rng(seed)``).
         seed: the ``"trl"`` engine's seed (and the default ``rng``'s).
 
+    Returns:
+        :class:`SFTResult` (losses, engine, seconds, conversations dropped by truncation).
+
     Raises:
-        ChatTemplateError, ValueError: see :func:`encode_chat`; no trainable parameters.
+        ChatTemplateError, ValueError: see :func:`encode_chat`; no trainable parameters;
+            truncation leaves no assistant token anywhere.
     """
     settings = settings or SFTSettings()
-    examples = encode_chats(tokenizer, conversations, max_length=settings.max_length)
+    encoded = encode_chats(tokenizer, conversations, max_length=settings.max_length)
+    kept = [i for i, e in enumerate(encoded) if e.n_trained]
+    if not kept:
+        raise ValueError(
+            f"max_length={settings.max_length} leaves no assistant token in any of the "
+            f"{len(encoded)} conversations (the first max_length tokens are kept): raise it"
+        )
     t0 = time.perf_counter()
     if settings.engine == "loop":
+        examples = [encoded[i] for i in kept]
         losses = _loop(model, tokenizer, examples, settings, rng or np.random.default_rng(seed))
     else:
         _check_template(tokenizer, "markers")  # TRL's assistant_only_loss reads the markers
         if not any(p.requires_grad for p in model.parameters()):
             raise ValueError("the model has no trainable parameters (frozen model, or no adapter)")
-        losses = _trl(model, tokenizer, conversations, settings, seed)
-    return SFTResult(losses, settings.engine, time.perf_counter() - t0)
+        losses = _trl(model, tokenizer, [conversations[i] for i in kept], settings, seed)
+    dropped = len(encoded) - len(kept)
+    return SFTResult(losses, settings.engine, time.perf_counter() - t0, dropped)
 
 
 def add_lora(

@@ -3,6 +3,12 @@
 ``"reverse 4071"`` -> ``"1704"``. It has a graded reward (the share of digits in the right
 place) and an exact one, so SFT can stop at partial competence and GRPO has a signal to climb.
 Used by the tests, the benchmark and the README examples of :mod:`icml26.shared.llm`.
+
+A two-turn variant exercises multi-turn rollouts: the policy first calls a ``lookup`` tool,
+then answers. The same environment comes in TRL's shape (:class:`LookupTool`, for
+``environment_factory``: TRL's own tool loop) and in ours (:class:`LookupEnv`, for
+:func:`icml26.shared.llm.rollouts.multi_turn_rollout`); both show the same tokens, so the
+benchmark compares the two loops on one workload.
 """
 
 from __future__ import annotations
@@ -16,9 +22,14 @@ import numpy as np
 from icml26.shared.llm.grpo import completion_text
 
 __all__ = [
+    "LOOKUP_CALL",
+    "LookupEnv",
+    "LookupTool",
     "ReverseDigits",
     "digit_accuracy",
     "exact_match",
+    "final_answer_accuracy",
+    "lookup_conversations",
     "proposer_conversations",
     "proposer_solver_roles",
 ]
@@ -141,3 +152,69 @@ def proposer_solver_roles(task: ReverseDigits, settings: Any) -> list[Any]:
         Role("proposer", [well_formed], proposer_prompts, settings),
         Role("solver", [digit_accuracy], solver_prompts, settings),
     ]
+
+
+#: The assistant's first turn in the lookup variant (rendered as TRL renders a tool call).
+LOOKUP_CALL = '<tool_call>{"name": "lookup", "arguments": {}}</tool_call>'
+
+
+def lookup_conversations(
+    n: int, rng: np.random.Generator, task: ReverseDigits
+) -> list[list[dict[str, str]]]:
+    """``n`` solved two-turn episodes for SFT: call ``lookup``, read the digits it returns
+    (a ``tool`` turn), answer them reversed."""
+    return [
+        [
+            *task.prompt(d),
+            {"role": "assistant", "content": LOOKUP_CALL},
+            {"role": "tool", "content": d},
+            {"role": "assistant", "content": task.answer(d)},
+        ]
+        for d in task.sample(n, rng)
+    ]
+
+
+class LookupTool:
+    """The lookup environment in TRL's shape (``environment_factory``): ``reset(**row)`` and
+    one tool method."""
+
+    def reset(self, **row: Any) -> None:
+        self.digits = str(row["prompt"][-1]["content"]).split()[-1]
+
+    def lookup(self) -> str:
+        """Look up the digits of this episode.
+
+        Returns:
+            The digits to reverse.
+        """
+        return self.digits
+
+
+class LookupEnv:
+    """The lookup environment in our shape (:class:`icml26.shared.llm.rollouts.Environment`):
+    a first turn that calls ``lookup`` gets the digits as a ``tool`` observation; any other
+    first turn, or the second, ends the episode (reward 1 for the exact reversal)."""
+
+    def reset(self, prompt: Any) -> None:
+        self.digits = str(prompt[-1]["content"]).split()[-1]
+        self.turn = 0
+
+    def step(self, text: str) -> tuple[str | None, float, bool]:
+        self.turn += 1
+        if self.turn == 1 and '"lookup"' in text:
+            return self.digits, 0.0, False
+        return None, float(text.strip() == self.digits[::-1]), True
+
+
+def final_answer_accuracy(
+    prompts: Sequence[Any], completions: Sequence[Any], **_: Any
+) -> list[float]:
+    """1 when the last assistant message of an episode (TRL's tool-loop completion: a list of
+    messages) is the prompt's digits reversed, else 0."""
+    out = []
+    for prompt, completion in zip(prompts, completions, strict=True):
+        digits = str(prompt[-1]["content"]).split()[-1]
+        last = completion[-1] if completion else {}
+        text = str(last.get("content", "")) if last.get("role") == "assistant" else ""
+        out.append(float(text.strip() == digits[::-1]))
+    return out

@@ -33,11 +33,15 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "BASE_SPECIAL_TOKENS",
     "TINY_CHAT_TEMPLATE",
+    "TINY_TOOL_CHAT_TEMPLATE",
+    "TINY_TOOL_RESPONSE_TEMPLATE",
+    "TOOL_CALL_TOKENS",
     "TinyModelConfig",
     "make_tiny_lm",
     "make_tiny_model",
     "save_tiny_lm",
     "train_tokenizer",
+    "with_tool_calls",
 ]
 
 #: Special tokens every tiny tokenizer has: unknown, padding, one header per chat role, and the
@@ -66,6 +70,64 @@ TINY_CHAT_TEMPLATE = (
     "{%- endfor -%}"
     "{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"
 )
+
+#: :data:`TINY_CHAT_TEMPLATE` plus tool calls: an assistant message's ``tool_calls`` render as
+#: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` inside its turn, so TRL's own
+#: tool loop (``environment_factory``, ``tools``) runs on a tiny model. Tool schemas are not
+#: rendered (a prompt says what to call), so a prompt renders the same with or without tools.
+TINY_TOOL_CHAT_TEMPLATE = (
+    "{%- for message in messages -%}"
+    "{%- if message['role'] == 'assistant' -%}"
+    "<|assistant|>{% generation %}{{ message['content'] or '' }}"
+    "{%- if message.tool_calls -%}{%- for call in message.tool_calls -%}"
+    "{%- set f = call.function if call.function is defined else call -%}"
+    '<tool_call>{"name": "{{ f.name }}", "arguments": {{ f.arguments | tojson }}}</tool_call>'
+    "{%- endfor -%}{%- endif -%}<|end|>{% endgeneration %}"
+    "{%- elif message['role'] in ['system', 'user', 'tool'] -%}"
+    "<|{{ message['role'] }}|>{{ message['content'] }}<|end|>"
+    "{%- else -%}"
+    "{{ raise_exception('unknown chat role ' + message['role']) }}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"
+)
+
+#: How transformers' ``parse_response`` reads a reply of :data:`TINY_TOOL_CHAT_TEMPLATE`
+#: (transformers' ``response_template`` format): tool calls as JSON, the rest as content.
+TINY_TOOL_RESPONSE_TEMPLATE: dict[str, Any] = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "tool_calls": {
+            "open": "<tool_call>",
+            "close_pattern": r"</tool_call>",
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": "{content}"},
+        },
+        "content": {"close_pattern": r"<\|end\|>", "content": "text"},
+    },
+}
+
+#: The special tokens a tiny tokenizer needs for :data:`TINY_TOOL_CHAT_TEMPLATE`.
+TOOL_CALL_TOKENS: tuple[str, ...] = ("<tool_call>", "</tool_call>")
+
+
+def with_tool_calls(tokenizer: PreTrainedTokenizerFast) -> PreTrainedTokenizerFast:
+    """Give a tiny tokenizer :data:`TINY_TOOL_CHAT_TEMPLATE` and its response template (in
+    place; returned for chaining).
+
+    Raises:
+        ValueError: the tokenizer lacks the :data:`TOOL_CALL_TOKENS` as single tokens.
+    """
+    for t in TOOL_CALL_TOKENS:
+        if len(tokenizer(t, add_special_tokens=False)["input_ids"]) != 1:
+            raise ValueError(
+                f"{t!r} is not one token: train the tokenizer with special_tokens={TOOL_CALL_TOKENS}"
+            )
+    tokenizer.chat_template = TINY_TOOL_CHAT_TEMPLATE
+    tokenizer.response_template = TINY_TOOL_RESPONSE_TEMPLATE
+    return tokenizer
 
 
 def train_tokenizer(

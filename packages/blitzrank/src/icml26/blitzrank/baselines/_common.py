@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml26.blitzrank.oracles.base import Oracle
-from icml26.blitzrank.ranker import check_prior
+from icml26.blitzrank.ranker import RankResult, check_prior
 
-__all__ = ["BaselineResult", "start"]
+__all__ = ["BaselineResult", "check_m", "start"]
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,29 @@ class BaselineResult:
     rounds: int
 
     def top(self, m: int) -> list[int]:
+        """The first ``m`` items of the ranking."""
         return self.ranking[:m]
+
+    def as_rank_result(self, m: int) -> RankResult:
+        """This result as a :class:`~icml26.blitzrank.ranker.RankResult` for top-``m``: one
+        item per tier, not certified (``None``: a baseline does not certify)."""
+        top = self.ranking[:m]
+        return RankResult(
+            ranking=list(self.ranking),
+            top=top,
+            tiers=[[i] for i in top],
+            certified=None,
+            boundary_tie=False,
+            calls=self.calls,
+            rounds=self.rounds,
+        )
+
+
+def check_m(m: int) -> int:
+    """``m`` for a baseline's :class:`~icml26.blitzrank.ranker.Ranker` class, checked."""
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        raise ValueError(f"m must be a positive integer, got {m!r}")
+    return m
 
 
 def start(

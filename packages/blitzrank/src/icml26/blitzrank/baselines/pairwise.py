@@ -12,11 +12,14 @@ depend on presentation order, which is what the debiasing is for. ``ties`` count
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from icml26.blitzrank.baselines._common import BaselineResult, start
+from icml26.blitzrank.baselines._common import BaselineResult, check_m, start
+from icml26.blitzrank.baselines.setwise import heap_select
 from icml26.blitzrank.oracles.base import Comparison, Oracle
+from icml26.blitzrank.ranker import RankResult
 
-__all__ = ["pairwise"]
+__all__ = ["Pairwise", "pairwise"]
 
 
 class _BothOrders:
@@ -53,9 +56,20 @@ def pairwise(
     m: int = 10,
     both_orders: bool = False,
 ) -> BaselineResult:
-    """Heap-sort top-``m`` selection with pairwise calls."""
-    from icml26.blitzrank.baselines.setwise import heap_select
+    """Heap-sort top-``m`` selection with pairwise calls.
 
+    Args:
+        oracle: the oracle (two items per call are shown).
+        prior: the first-stage order (default ``0..n-1``).
+        m: how many items to select.
+        both_orders: ask every pair in both presentations (PRP's debiasing; twice the calls).
+
+    Returns:
+        The :class:`~icml26.blitzrank.baselines.BaselineResult`.
+
+    Raises:
+        ValueError: ``m`` outside ``1..n``.
+    """
     order = start(oracle, prior, 2, m)
     if both_orders:
         view = _BothOrders(oracle, order)
@@ -79,3 +93,43 @@ class _PairOnly:
 
     async def acompare(self, items: Sequence[int], top: int | None = None) -> Comparison:
         return self.inner.compare(items, top)
+
+
+@dataclass(frozen=True)
+class Pairwise:
+    """Pairwise (PRP) heap selection as a :class:`~icml26.blitzrank.ranker.Ranker`.
+
+    Args:
+        m: how many items to select.
+        both_orders: ask every pair in both presentations.
+
+    Raises:
+        ValueError: ``m < 1``.
+    """
+
+    m: int = 10
+    both_orders: bool = False
+
+    def __post_init__(self) -> None:
+        check_m(self.m)
+
+    @property
+    def k(self) -> int:
+        """Items per call: two."""
+        return 2
+
+    def rank(self, oracle: Oracle, prior: Sequence[int] | None = None) -> RankResult:
+        """Select the top-m with :func:`pairwise`.
+
+        Args:
+            oracle: the oracle.
+            prior: the first-stage order (default ``0..n-1``).
+
+        Returns:
+            The ranking, not certified (``certified=None``).
+
+        Raises:
+            ValueError: as :func:`pairwise`.
+        """
+        out = pairwise(oracle, prior, m=self.m, both_orders=self.both_orders)
+        return out.as_rank_result(self.m)

@@ -8,11 +8,13 @@ over the first-stage list and the top ``m`` are popped, ``window - 1`` children 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from icml26.blitzrank.baselines._common import BaselineResult, start
+from icml26.blitzrank.baselines._common import BaselineResult, check_m, start
 from icml26.blitzrank.oracles.base import Oracle
+from icml26.blitzrank.ranker import RankResult
 
-__all__ = ["heap_select", "setwise"]
+__all__ = ["Setwise", "heap_select", "setwise"]
 
 
 def heap_select(oracle: Oracle, order: list[int], m: int, arity: int) -> tuple[list[int], int]:
@@ -70,7 +72,60 @@ def setwise(
     m: int = 10,
     window: int = 4,
 ) -> BaselineResult:
-    """Setwise heap selection of the top ``m`` with ``window`` items per call (parent + children)."""
+    """Setwise heap selection of the top ``m`` with ``window`` items per call (parent + children).
+
+    Args:
+        oracle: the oracle (its ``k`` at least ``window``).
+        prior: the first-stage order (default ``0..n-1``).
+        m: how many items to select.
+        window: items per call: a parent and ``window - 1`` children.
+
+    Returns:
+        The :class:`~icml26.blitzrank.baselines.BaselineResult`: the top-m popped in order,
+        then the rest in first-stage order.
+
+    Raises:
+        ValueError: a window below 2 or above the oracle's ``k``, or ``m`` outside ``1..n``.
+    """
     order = start(oracle, prior, window, m)
     ranking, calls = heap_select(oracle, order, m, arity=window - 1)
     return BaselineResult(ranking=ranking, calls=calls, rounds=calls)
+
+
+@dataclass(frozen=True)
+class Setwise:
+    """Setwise heap selection as a :class:`~icml26.blitzrank.ranker.Ranker`.
+
+    Args:
+        m: how many items to select.
+        window: items per call (a parent and its children).
+
+    Raises:
+        ValueError: ``m < 1`` (the window is checked by :meth:`rank`).
+    """
+
+    m: int = 10
+    window: int = 4
+
+    def __post_init__(self) -> None:
+        check_m(self.m)
+
+    @property
+    def k(self) -> int:
+        """Items per call: the window."""
+        return self.window
+
+    def rank(self, oracle: Oracle, prior: Sequence[int] | None = None) -> RankResult:
+        """Select the top-m with :func:`setwise`.
+
+        Args:
+            oracle: the oracle.
+            prior: the first-stage order (default ``0..n-1``).
+
+        Returns:
+            The ranking, not certified (``certified=None``).
+
+        Raises:
+            ValueError: as :func:`setwise`.
+        """
+        return setwise(oracle, prior, m=self.m, window=self.window).as_rank_result(self.m)

@@ -11,13 +11,15 @@ queries of a stage, and the tournaments, are independent).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from icml26.blitzrank.baselines._common import BaselineResult, start
+from icml26.blitzrank.baselines._common import BaselineResult, check_m, start
 from icml26.blitzrank.oracles.base import Oracle
+from icml26.blitzrank.ranker import RankResult
 
-__all__ = ["default_stages", "tourrank"]
+__all__ = ["TourRank", "default_stages", "tourrank"]
 
 
 def default_stages(n: int, m: int) -> list[int]:
@@ -43,7 +45,25 @@ def tourrank(
     stages: Sequence[int] | None = None,
     seed: int = 0,
 ) -> BaselineResult:
-    """TourRank-``tournaments`` with groups of at most ``window`` items."""
+    """TourRank-``tournaments`` with groups of at most ``window`` items.
+
+    Args:
+        oracle: the oracle (its ``k`` at least ``window``).
+        prior: the first-stage order (default ``0..n-1``).
+        m: the field size the stages pass through.
+        window: the most items per group (per call).
+        tournaments: independent tournaments (the first in first-stage order, the others
+            shuffled).
+        stages: the field sizes after each stage (default :func:`default_stages`).
+        seed: seeds the shuffles.
+
+    Returns:
+        The :class:`~icml26.blitzrank.baselines.BaselineResult` (rounds: the stages).
+
+    Raises:
+        ValueError: ``tournaments < 1``, stages that do not strictly decrease, or a bad window
+            or ``m``.
+    """
     order = start(oracle, prior, window, m)
     n = len(order)
     if tournaments < 1:
@@ -76,6 +96,57 @@ def tourrank(
     rank_prior = {item: r for r, item in enumerate(order)}
     ranking = sorted(order, key=lambda i: (-points[i], rank_prior[i]))
     return BaselineResult(ranking=ranking, calls=calls, rounds=len(plan))
+
+
+@dataclass(frozen=True)
+class TourRank:
+    """TourRank as a :class:`~icml26.blitzrank.ranker.Ranker`.
+
+    Args:
+        m: the field size the stages pass through (and the result's ``top``).
+        window: the most items per group.
+        tournaments: independent tournaments.
+        seed: seeds the shuffles.
+
+    Raises:
+        ValueError: ``m < 1`` (the other settings are checked by :meth:`rank`).
+    """
+
+    m: int = 10
+    window: int = 20
+    tournaments: int = 2
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_m(self.m)
+
+    @property
+    def k(self) -> int:
+        """Items per call: the window."""
+        return self.window
+
+    def rank(self, oracle: Oracle, prior: Sequence[int] | None = None) -> RankResult:
+        """Rank with :func:`tourrank`.
+
+        Args:
+            oracle: the oracle.
+            prior: the first-stage order (default ``0..n-1``).
+
+        Returns:
+            The ranking by points, not certified (``certified=None``).
+
+        Raises:
+            ValueError: as :func:`tourrank`.
+        """
+        out = tourrank(
+            oracle,
+            prior,
+            m=self.m,
+            window=self.window,
+            tournaments=self.tournaments,
+            seed=self.seed,
+        )
+        return out.as_rank_result(self.m)
 
 
 def _split(total: int, sizes: list[int]) -> list[int]:

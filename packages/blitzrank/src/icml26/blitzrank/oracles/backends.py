@@ -20,7 +20,7 @@ from icml26.shared.llm import ChatClient, Completion, LocalChatModel
 
 __all__ = ["BUILTIN", "ChatClient", "LocalChat", "make_backend"]
 
-BUILTIN = "smollm2-135m-instruct"
+BUILTIN = "smollm2-135m-instruct-q4_1"
 
 
 class LocalChat(LocalChatModel):

@@ -86,7 +86,18 @@ class Usage:
 
 @runtime_checkable
 class Oracle(Protocol):
-    """What rankers need from an oracle."""
+    """What rankers need from an oracle: k items in, their order (or the best few) out.
+
+    Attributes:
+        n: the items the oracle knows (ids ``0..n-1``).
+        k: the most items one call may hold.
+        usage: calls and tokens consumed so far.
+
+    Subclass :class:`BaseOracle` (implement ``_answer``) to get the validation and the
+    bookkeeping; ``compare(items, top=None)`` returns a :class:`Comparison` and raises
+    ``ValueError`` for bad items (too many, duplicates, unknown ids) and
+    :class:`OracleError` when the oracle cannot answer.
+    """
 
     n: int
     k: int

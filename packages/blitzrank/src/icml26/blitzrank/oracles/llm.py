@@ -43,6 +43,13 @@ class LLMOracle(BaseOracle):
             ordered by the logit of each label as the first token of the answer, as in
             FIRST, Reddy et al. 2024; needs a back end with ``first_token_logits``, and
             counts one output token per call).
+
+    Raises:
+        ValueError: no passages, an unknown mode, or ``k > 26`` in ``first_token`` mode.
+        TypeError: a back end without ``complete`` (or, in ``first_token`` mode, without
+            ``first_token_logits``).
+        OracleError: from :meth:`compare`, when the back end fails (an endpoint unreachable
+            after its retries).
     """
 
     blocking = True

@@ -38,8 +38,12 @@ class ScoreOracle(_Simulated):
         position_bias: utility bonus of the first-shown item over the last (>= 0).
         prompt_noise: scale of the per-prompt Gumbel noise (>= 0; 0: scores and bias only).
         prompt_seed: seeds that noise together with the prompt's items in order.
-        passage_tokens, query_tokens, token_model: token accounting, as for every simulated
-            oracle (:class:`~icml26.blitzrank.oracles.simulated.TokenModel`).
+        **kw: ``passage_tokens``, ``query_tokens``, ``token_model``: token accounting, as
+            for every simulated oracle (:class:`~icml26.blitzrank.oracles.simulated.TokenModel`).
+
+    Raises:
+        ValueError: a negative position bias, prompt noise or prompt seed, or scores that are
+            not a finite vector of at least 2 items.
     """
 
     def __init__(

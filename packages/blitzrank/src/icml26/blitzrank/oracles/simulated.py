@@ -138,7 +138,22 @@ class PerfectOracle(_Simulated):
 
 
 class PlackettLuceOracle(_Simulated):
-    """Plackett-Luce answers with utilities ``score / temperature``."""
+    """Plackett-Luce answers with utilities ``score / temperature``, fresh noise every call.
+
+    Args:
+        scores: one latent score per item (larger is better).
+        k: the window (most items per call), at least 2.
+        temperature: ``T`` of the utilities ``score / T`` (>= 0; 0 is a perfect oracle).
+        passage_tokens: tokens of each item's passage (default 100 each), for the token
+            accounting of a listwise prompt (:class:`TokenModel`).
+        query_tokens: tokens of the query.
+        token_model: the prompt's token model (default :class:`TokenModel`).
+        seed: seeds the noise.
+
+    Raises:
+        ValueError: a negative temperature, scores that are not a finite vector, fewer than
+            2 items, ``k < 2``, or ``passage_tokens`` of the wrong length.
+    """
 
     def __init__(self, scores: Any, k: int, *, temperature: float = 0.5, **kw: Any) -> None:
         if not temperature >= 0:
@@ -163,6 +178,12 @@ class PersistentOracle(_Simulated):
             the position in between.
         item_seed: seeds the persistent noise; give every method the same one for a query, so
             that they all face the same persistent errors (``seed`` still drives the fresh part).
+        **kw: ``passage_tokens``, ``query_tokens``, ``token_model``, ``seed``, as for
+            :class:`PlackettLuceOracle`.
+
+    Raises:
+        ValueError: a temperature not above 0, a persistence outside [0, 1], a negative
+            position bias, or bad scores.
     """
 
     def __init__(

@@ -390,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--model", default="smollm2-135m-instruct")
+    ap.add_argument("--model", default="smollm2-135m-instruct-q4_1")
     ap.add_argument("--problems", type=int, default=40)
     ap.add_argument("--samples", type=int, default=5)
     ap.add_argument("--temperature", type=float, default=0.7)

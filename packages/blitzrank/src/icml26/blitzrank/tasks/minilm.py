@@ -23,18 +23,29 @@ from typing import Any
 import numpy as np
 
 from icml26.blitzrank.config import RunConfig
+from icml26.blitzrank.data.factbook import make_factbook_queries
 from icml26.blitzrank.data.types import RerankQuery
-from icml26.blitzrank.experiment import ORACLE, OracleFactory, _evaluate, sim_methods
+from icml26.blitzrank.evaluate import ORACLE, OracleFactory, TaskResult, evaluate
+from icml26.blitzrank.methods import Method
 from icml26.blitzrank.metrics import ndcg_at_k
+from icml26.blitzrank.oracles import minilm
 from icml26.blitzrank.oracles.base import BaseOracle
 from icml26.blitzrank.oracles.scored import ScoreOracle
+from icml26.blitzrank.tasks.simulated import comparison_settings, sim_methods
 from icml26.shared import log
 
 __all__ = ["minilm_task_settings", "run_minilm_tasks"]
 
 
 def minilm_task_settings(cfg: RunConfig) -> dict[str, tuple[float, float]]:
-    """Task name -> ``(position_bias, prompt_noise)``; empty when ``minilm_queries = 0``."""
+    """The MiniLM tasks of the run.
+
+    Args:
+        cfg: the run's config.
+
+    Returns:
+        Task name -> ``(position_bias, prompt_noise)``; empty when ``minilm_queries = 0``.
+    """
     if not cfg.minilm_queries:
         return {}
     return {
@@ -45,28 +56,35 @@ def minilm_task_settings(cfg: RunConfig) -> dict[str, tuple[float, float]]:
 
 
 def run_minilm_tasks(cfg: RunConfig) -> dict[str, Any]:
-    """Every method on every MiniLM task; ``{"tasks": {task: results}, "info": {...}}``."""
-    from icml26.blitzrank.data.factbook import make_factbook_queries
-    from icml26.blitzrank.oracles.minilm import MiniLMScorer, zscore
+    """Every method on every MiniLM task.
 
+    Args:
+        cfg: the run's config (``minilm_*`` fields, the simulated tasks' methods and windows).
+
+    Returns:
+        ``{"tasks": {task: result}, "info": {"minilm_seconds", "minilm_score_seconds"}}``;
+        each result also holds ``minilm_order``, the nDCG@10 of MiniLM's own order.
+
+    Raises:
+        ImportError: the ``minilm`` extra (torch, sentence-transformers) is not installed.
+    """
     t0 = time.perf_counter()
     queries = make_factbook_queries(cfg.minilm_queries, cfg.minilm_n, seed=cfg.seed + 1)
-    scorer = MiniLMScorer(cfg.minilm_model, device=cfg.minilm_device or "cpu")
-    scores = [zscore(scorer.scores(q.query, q.passages)) for q in queries]
+    scorer = minilm.MiniLMScorer(cfg.minilm_model, device=cfg.minilm_device or "cpu")
+    scores = [minilm.zscore(scorer.scores(q.query, q.passages)) for q in queries]
     passage_tokens = [scorer.token_counts(q.passages) for q in queries]
     query_tokens = [int(scorer.token_counts([q.query])[0]) for q in queries]
     t_score = time.perf_counter() - t0
     log(f"minilm: scored {len(queries)} questions x {cfg.minilm_n} candidates in {t_score:.1f}s")
-    methods = sim_methods(cfg)
     own = [
         ndcg_at_k(list(np.argsort(-s, kind="stable")), q.relevance, 10)
         for q, s in zip(queries, scores, strict=True)
     ]
-    tasks: dict[str, dict[str, dict[str, float]]] = {}
+    tasks: dict[str, TaskResult] = {}
     for task, (bias, noise) in minilm_task_settings(cfg).items():
 
-        def factory(
-            q: RerankQuery, meth: str, qi: int, bias: float = bias, noise: float = noise
+        def oracles(
+            q: RerankQuery, meth: Method, qi: int, bias: float = bias, noise: float = noise
         ) -> OracleFactory:
             def make(k: int) -> BaseOracle:
                 return ScoreOracle(
@@ -81,18 +99,8 @@ def run_minilm_tasks(cfg: RunConfig) -> dict[str, Any]:
 
             return make
 
-        res = _evaluate(
-            task,
-            queries,
-            methods,
-            factory,
-            cfg,
-            window=cfg.window,
-            stride=cfg.stride,
-            setwise_window=cfg.setwise_window,
-            flip_probes=cfg.flip_probes,
-            flip_k=cfg.ks[0],
-        )
+        settings = comparison_settings(cfg, flip_probes=cfg.flip_probes, flip_k=cfg.ks[0])
+        res = evaluate(task, queries, sim_methods(cfg), oracles, settings)
         res["minilm_order"] = {"ndcg10": float(np.mean(own))}
         tasks[task] = res
         if ORACLE in res:

@@ -14,11 +14,19 @@ from icml26.shared import PALETTE, figure
 __all__ = ["plot_regret", "plot_reliability", "plot_subsample", "plot_toy"]
 
 
-def plot_regret(curves: dict[str, np.ndarray], path: Path) -> None:
+def plot_regret(curves: dict[str, np.ndarray], path: Path, steps: int | None = None) -> None:
+    """Mean cumulative regret per policy.
+
+    Args:
+        curves: policy -> mean regret curve (every pull, or thinned evenly).
+        path: the PNG to write.
+        steps: the pulls the curves span (default: one point per pull).
+    """
     with figure(path, width=5.5, height=3.6, title="Wheel bandit: Thompson sampling") as (_fig, ax):
         for i, (m, c) in enumerate(curves.items()):
+            n = steps or len(c)
             ax.plot(
-                np.arange(1, len(c) + 1),
+                np.linspace(n / len(c), n, len(c)),
                 c,
                 label=m,
                 color=PALETTE[i % len(PALETTE)],
@@ -30,6 +38,12 @@ def plot_regret(curves: dict[str, np.ndarray], path: Path) -> None:
 
 
 def plot_reliability(data: dict[str, dict[str, Any]], path: Path) -> None:
+    """Reliability diagrams, one row per data set, one column per method.
+
+    Args:
+        data: data set -> method -> ``(probs (N, C), labels (N,))``.
+        path: the PNG to write.
+    """
     methods = list(next(iter(data.values())))
     with figure(
         path,
@@ -69,9 +83,16 @@ def plot_reliability(data: dict[str, dict[str, Any]], path: Path) -> None:
 def plot_subsample(
     both: dict[str, dict[str, float]], proj: dict[str, dict[str, float]], path: Path
 ) -> None:
+    """Relative variance error of subsampled NTK-BLL against the subsample size.
+
+    Args:
+        both: data set -> ``"s<m>"`` -> error with projection and posterior subsampled.
+        proj: data set -> ``"s<m>"`` -> error with the projection subsampled only.
+        path: the PNG to write.
+    """
     with figure(path, width=5.0, height=3.4, title="Subsampled NTK-BLL vs exact") as (_fig, ax):
         for i, name in enumerate(both):
-            ks = sorted(both[name], key=lambda s: int(s[1:]))
+            ks = sorted((k for k in both[name] if k != "s0"), key=lambda s: int(s[1:]))
             xs = [int(k[1:]) for k in ks]
             ax.plot(
                 xs,
@@ -102,7 +123,14 @@ def plot_toy(
     bands: dict[str, tuple[np.ndarray, np.ndarray]],
     path: Path,
 ) -> None:
-    """Bands (±2 std of the predictive) of each method on a 1-D regression with a gap."""
+    """Bands (±2 std of the predictive) of each method on a 1-D regression with a gap.
+
+    Args:
+        x, y: the training points.
+        grid: the inputs of the bands.
+        bands: method -> (mean, std) on the grid.
+        path: the PNG to write.
+    """
     names = list(bands)
     ncols = 3
     nrows = math.ceil(len(names) / ncols)
