@@ -84,3 +84,14 @@ def test_bench_smoke_compares_at_equal_accuracy_and_with_the_full_hnn(tmp_path: 
         err = m[f"bench_rollout_error.{n}.equal_accuracy_reference"]
         rohnn = m[f"bench_rollout_error.{n}.rohnn"]
         assert err <= rohnn or m[f"equal_accuracy_substeps.{n}"] == m[f"reference_substeps.{n}"]
+
+
+def test_models_per_system() -> None:
+    from icml26.ro_hnn.config import PROFILES, RunConfig
+
+    quick = PROFILES["quick"]
+    assert quick.models_for("fput") == ("rohnn", "rohnn_l2")  # the energy-term ablation
+    assert quick.models_for("wave") == ("rohnn", "psd_hnn")  # the comparison with PSD
+    assert RunConfig().models_for("cloth") == ("rohnn", "psd_hnn", "ae_node", "full_hnn")
+    with pytest.raises(ValueError, match="baseline_systems"):
+        RunConfig(baseline_systems=("pendulum",))

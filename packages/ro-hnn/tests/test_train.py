@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import jax
@@ -120,6 +121,26 @@ def test_baselines_train_and_predict(kind: str, fput_data) -> None:  # type: ign
     assert np.all(np.isfinite(np.asarray(x)))
 
 
+def test_pretraining_fits_the_autoencoder_alone_on_the_manifold(fput_data) -> None:  # type: ignore[no-untyped-def]
+    _, ds, _ = fput_data
+    settings = replace(SETTINGS, steps=1, chunk=1, pretrain_steps=40, pretrain_batch=8)
+    model = _model("rohnn", fput_data)
+    hnn_before = jax.tree_util.tree_map(jnp.copy, nnx.state(model.dynamics, nnx.Param))
+    trainer = Trainer(model, ds.train.x, ds.x_ref, replace(settings, steps=1))
+    trainer._pretrain()  # the pretraining alone, before the joint step
+    assert len(trainer.pretrain_losses) == 40
+    assert np.mean(trainer.pretrain_losses[-5:]) < np.mean(trainer.pretrain_losses[:5])
+    same = jax.tree_util.tree_map(
+        lambda a, b: bool(jnp.all(a == b)), nnx.state(model.dynamics, nnx.Param), hnn_before
+    )
+    assert all(jax.tree_util.tree_leaves(same))  # the HNN is untouched
+    for layer in (m for _, m in nnx.iter_modules(model) if isinstance(m, BiorthogonalLayer)):
+        assert float(biorthogonal_defect(layer.phi[...], layer.psi[...])) < 1e-12
+    psd = Trainer(_model("psd_hnn", fput_data), ds.train.x, ds.x_ref, settings)
+    psd._pretrain()
+    assert psd.pretrain_losses == []  # a fixed reduction has nothing to fit
+
+
 def test_bad_training_inputs(fput_data) -> None:  # type: ignore[no-untyped-def]
     _, ds, basis = fput_data
     model = _model("rohnn", fput_data)
@@ -133,3 +154,7 @@ def test_bad_training_inputs(fput_data) -> None:  # type: ignore[no-untyped-def]
         build_model("lnn", n=ds.n, dt=0.1, damped=False, arch=TINY, basis=basis)
     with pytest.raises(ValueError, match="PSD basis"):
         build_model("psd_hnn", n=ds.n, dt=0.1, damped=False, arch=TINY, basis=None)
+    with pytest.raises(ValueError, match="pretrain_steps"):
+        TrainSettings(pretrain_steps=-1)
+    with pytest.raises(ValueError, match="batch"):
+        TrainSettings(batch=0)

@@ -72,8 +72,6 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
 
 
 def _bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
-    from icml26.ro_hnn.evaluate import rollout_error
-
     metrics: dict[str, Any] = {}
     rows = []
     for n in config.sizes:

@@ -86,9 +86,13 @@ class RunConfig:
         models: models to train, among :data:`MODELS` (``rohnn_l2``: RO-HNN without the
             energy term, the ablation).
         ablation_systems: systems on which ``rohnn_l2`` also runs (whatever ``models`` says).
+        baseline_systems: systems on which the models other than ``rohnn`` run (empty: every
+            system); see :meth:`models_for`.
         n_seeds: model seeds per (system, model); metrics are means over seeds.
         fput_n: FPUT masses; wave_n: wave nodes; cloth_n: cloth nodes per side.
         fput_amplitude: scale of the FPUT initial mode amplitudes (nonlinearity ``β·a²``).
+        wave_dt: the wave's observation step (the training horizon is ``horizon · wave_dt``;
+            the pulses' period is 2).
         cloth_damping: the cloth's Rayleigh damping rate γ.
         cloth_velocity: std of the cloth's random initial velocity (0: tilt-only family).
         cloth_tilt_max: the largest initial tilt of the cloth from horizontal (radians).
@@ -99,6 +103,9 @@ class RunConfig:
         lr: peak Adam learning rate (cosine decay); w_*: loss weights (``w_energy``: the
             term on the true energy of decoded states, see :mod:`icml26.ro_hnn.train`; every
             model but ``rohnn_l2`` is trained with it).
+        pretrain_steps: reconstruction-only steps of a trainable autoencoder (``rohnn``,
+            ``rohnn_l2``, ``ae_node``) before the joint loss; pretrain_lr: their peak
+            learning rate; pretrain_batch: states per step (see :mod:`icml26.ro_hnn.train`).
         noise: relative Gaussian noise added to the training data.
         chunk: optimiser steps per compiled call; checkpoint_every: steps between checkpoints.
         data_file: a user ``.npz`` (``q``, ``p``, ``t``) run as the extra system ``user``.
@@ -109,11 +116,13 @@ class RunConfig:
     systems: tuple[str, ...] = SYSTEM_NAMES
     models: tuple[str, ...] = ("rohnn", "psd_hnn", "ae_node", "full_hnn")
     ablation_systems: tuple[str, ...] = ("fput",)
+    baseline_systems: tuple[str, ...] = ()
     n_seeds: int = 3
     fput_n: int = 32
     wave_n: int = 64
     cloth_n: int = 5
     fput_amplitude: float = 0.3
+    wave_dt: float = 0.1
     cloth_damping: float = 3.0
     cloth_velocity: float = 0.0
     cloth_tilt_max: float = 1.0471975511965976  # π/3
@@ -129,6 +138,9 @@ class RunConfig:
     w_latent: float = 1.0
     w_obs: float = 1.0
     w_energy: float = 1.0
+    pretrain_steps: int = 0
+    pretrain_lr: float = 1e-2
+    pretrain_batch: int = 64
     noise: float = 0.0
     chunk: int = 50
     checkpoint_every: int = 200
@@ -139,10 +151,15 @@ class RunConfig:
         unknown = [s for s in self.systems if s not in SYSTEM_NAMES]
         if unknown:
             raise ValueError(f"unknown systems {unknown}; choose among {', '.join(SYSTEM_NAMES)}")
-        odd = [s for s in self.ablation_systems if s not in SYSTEM_NAMES]
+        odd = [
+            s
+            for s in (*self.ablation_systems, *self.baseline_systems)
+            if s not in (*SYSTEM_NAMES, "user")
+        ]
         if odd:
             raise ValueError(
-                f"unknown ablation_systems {odd}; choose among {', '.join(SYSTEM_NAMES)}"
+                f"unknown ablation_systems or baseline_systems {odd}; choose among "
+                f"{', '.join(SYSTEM_NAMES)}, user"
             )
         if not self.systems and not self.data_file:
             raise ValueError("nothing to run: give at least one system or a data_file")
@@ -161,6 +178,7 @@ class RunConfig:
             "window",
             "chunk",
             "checkpoint_every",
+            "pretrain_batch",
         )
         for name in positive:
             if getattr(self, name) < 1:
@@ -171,10 +189,12 @@ class RunConfig:
             )
         if self.fput_n < 2 or self.wave_n < 4 or self.cloth_n < 2:
             raise ValueError("sizes: fput_n >= 2, wave_n >= 4, cloth_n >= 2")
-        if not (self.fput_amplitude > 0 and self.cloth_dt > 0):
-            raise ValueError("fput_amplitude and cloth_dt must be > 0")
+        if not (self.fput_amplitude > 0 and self.cloth_dt > 0 and self.wave_dt > 0):
+            raise ValueError("fput_amplitude, wave_dt and cloth_dt must be > 0")
         if self.cloth_damping < 0 or self.cloth_velocity < 0 or self.cloth_tilt_max < 0:
             raise ValueError("cloth_damping, cloth_velocity and cloth_tilt_max must be >= 0")
+        if self.pretrain_steps < 0 or self.pretrain_lr <= 0:
+            raise ValueError("pretrain_steps must be >= 0 and pretrain_lr > 0")
         if (
             self.lr <= 0
             or self.noise < 0
@@ -187,6 +207,22 @@ class RunConfig:
             raise ValueError(f"data_file must be a .npz file with q, p, t; got {self.data_file!r}")
         if self.data_file and not Path(self.data_file).expanduser().is_file():
             raise ValueError(f"data_file {self.data_file!r} does not exist (or is not a file)")
+
+    def models_for(self, system: str) -> tuple[str, ...]:
+        """The models trained on ``system``: ``rohnn``, the baselines where ``baseline_systems``
+        allows them, and ``rohnn_l2`` on the ``ablation_systems``.
+
+        Args:
+            system: a system name (or ``"user"``).
+
+        Returns:
+            Model names, without repeats.
+        """
+        baselines = not self.baseline_systems or system in self.baseline_systems
+        kinds = [m for m in self.models if m == "rohnn" or baselines]
+        if system in self.ablation_systems:
+            kinds.append("rohnn_l2")
+        return tuple(dict.fromkeys(kinds))
 
 
 @dataclass(frozen=True)
@@ -246,13 +282,14 @@ PROFILES = {
     "quick": RunConfig(
         systems=("fput", "wave"),
         models=("rohnn", "psd_hnn"),
+        baseline_systems=("wave",),
         fput_n=16,
         wave_n=32,
         n_train=24,
         n_test=8,
-        steps=200,
-        chunk=200,
-        checkpoint_every=200,
+        steps=1000,
+        chunk=1000,
+        checkpoint_every=1000,
         arch=DEEP_STACK,
     ),
     # every model and system, longer training (<= ~30 min on one core)

@@ -43,9 +43,7 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
                     )
                     for k in range(config.n_seeds)
                 ]
-                for kind in dict.fromkeys(
-                    [*config.models, *(["rohnn_l2"] if p.name in config.ablation_systems else [])]
-                )
+                for kind in config.models_for(p.name)
             }
             for p in systems
         }

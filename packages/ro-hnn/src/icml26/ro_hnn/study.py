@@ -76,7 +76,7 @@ def prepare_system(config: RunConfig, name: str) -> PreparedSystem:
     else:
         families: dict[str, dict[str, float]] = {
             "fput": {"amplitude": config.fput_amplitude},
-            "wave": {},
+            "wave": {"dt": config.wave_dt},
             "cloth": {
                 "damping": config.cloth_damping,
                 "velocity_std": config.cloth_velocity,
@@ -143,6 +143,9 @@ def train_unit(config: RunConfig, prepared: PreparedSystem, kind: str, k: int) -
         w_energy=w_energy,
         chunk=config.chunk,
         checkpoint_every=config.checkpoint_every,
+        pretrain_steps=config.pretrain_steps,
+        pretrain_lr=config.pretrain_lr,
+        pretrain_batch=config.pretrain_batch,
     )
     trainer = Trainer(model, ds.train.x, ds.x_ref, settings, seed=seed, energy=energy)
     losses = trainer.fit()

@@ -18,6 +18,12 @@ encoded window (held constant in the gradient). Optimiser: any ``optax.GradientT
 tangent space of the manifold, and after each update the pair is retracted onto it
 (:mod:`icml26.ro_hnn.manifolds`), so ``Ψᵀ Φ = I`` holds to floating point at every step.
 
+Before the joint loss, ``pretrain_steps`` steps fit the autoencoder alone on the
+reconstruction term (plus the energy term on reconstructions when ``w_energy > 0``) of single
+training states (:func:`reconstruction_loss`): no latent rollout, so a step costs a fraction of
+a joint one, and a nonlinear decoder gets the thousands of steps it needs to bend away from
+the linear subspace it starts from (:func:`pretrain_chunk`).
+
 Training runs ``chunk`` steps per compiled call (one ``lax.scan``, static shapes), so it
 compiles once per model and system; an orbax checkpoint is written every
 ``checkpoint_every`` steps and training resumes from it.
@@ -48,7 +54,10 @@ __all__ = [
     "Trainer",
     "joint_loss",
     "make_optimizer",
+    "make_pretrain_optimizer",
+    "pretrain_chunk",
     "project_gradients",
+    "reconstruction_loss",
     "retract",
     "sample_windows",
     "train_chunk",
@@ -69,6 +78,10 @@ class TrainSettings:
         chunk: steps per compiled call.
         checkpoint_every: steps between checkpoints.
         clip: global-norm gradient clipping of the default optimiser.
+        pretrain_steps: reconstruction-only steps of the autoencoder before the joint loss
+            (0: none; models whose autoencoder has no trainable weights skip it).
+        pretrain_batch: states per pretraining step.
+        pretrain_lr: peak learning rate of the pretraining (Adam, warm-up, cosine decay).
     """
 
     steps: int = 300
@@ -82,6 +95,22 @@ class TrainSettings:
     chunk: int = 50
     checkpoint_every: int = 200
     clip: float = 1.0
+    pretrain_steps: int = 0
+    pretrain_batch: int = 64
+    pretrain_lr: float = 1e-2
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch", "window", "chunk", "checkpoint_every", "pretrain_batch"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"TrainSettings.{name} must be >= 1, got {getattr(self, name)}")
+        if self.pretrain_steps < 0:
+            raise ValueError(
+                f"TrainSettings.pretrain_steps must be >= 0, got {self.pretrain_steps}"
+            )
+        if not (self.lr > 0 and self.pretrain_lr > 0 and self.clip > 0):
+            raise ValueError("TrainSettings.lr, pretrain_lr and clip must be > 0")
+        if min(self.w_rec, self.w_latent, self.w_obs, self.w_energy) < 0:
+            raise ValueError("TrainSettings loss weights must be >= 0")
 
 
 def _biorthogonal_pairs(model: nnx.Module) -> list[BiorthogonalLayer]:
@@ -124,6 +153,84 @@ def make_optimizer(settings: TrainSettings) -> optax.GradientTransformation:
         0.0, settings.lr, max(1, settings.steps // 20), settings.steps, settings.lr * 0.05
     )
     return optax.chain(optax.clip_by_global_norm(settings.clip), optax.adam(schedule))
+
+
+def make_pretrain_optimizer(settings: TrainSettings) -> optax.GradientTransformation:
+    """Gradient clipping + Adam with warm-up and cosine decay to ``pretrain_lr / 20``."""
+    steps = max(1, settings.pretrain_steps)
+    schedule = optax.warmup_cosine_decay_schedule(
+        0.0, settings.pretrain_lr, max(1, steps // 20), steps, settings.pretrain_lr * 0.05
+    )
+    return optax.chain(optax.clip_by_global_norm(settings.clip), optax.adam(schedule))
+
+
+def reconstruction_loss(
+    graphdef: Any,
+    params: Any,
+    rest: Any,
+    states: jax.Array,
+    scale: jax.Array,
+    energy: Callable[[jax.Array], jax.Array] | None = None,
+    w_energy: jax.Array | float = 0.0,
+) -> jax.Array:
+    """``|Ψ(E(x)) - x|² / s_x`` (+ ``w_energy (H(Ψ(E(x))) - H(x))² / s_H``) on ``states (B, 2n)``.
+
+    Args:
+        graphdef, params, rest: an autoencoder split by ``nnx.split(ae, nnx.Param, ...)``.
+        states: ``(B, 2n)`` training states.
+        scale: ``s_x``.
+        energy: the true Hamiltonian of one state (the energy term is added when given).
+        w_energy: the energy term's weight.
+
+    Returns:
+        The scalar loss.
+    """
+    ae = nnx.merge(graphdef, params, rest)
+    rec = jax.vmap(lambda x: ae.decode(ae.encode(x)))(states)
+    loss = jnp.mean(jnp.sum((rec - states) ** 2, axis=-1)) / scale
+    if energy is not None:
+        h_true = jax.vmap(energy)(states)
+        s_h = jax.lax.stop_gradient(jnp.mean(h_true**2)) + 1e-12
+        loss = loss + w_energy * jnp.mean((jax.vmap(energy)(rec) - h_true) ** 2) / s_h
+    return loss
+
+
+@partial(jax.jit, static_argnames=("graphdef", "settings", "energy"))
+def pretrain_chunk(
+    graphdef: Any,
+    settings: TrainSettings,
+    params: Any,
+    rest: Any,
+    keys: jax.Array,
+    states: jax.Array,
+    scale: jax.Array,
+    energy: Callable[[jax.Array], jax.Array] | None = None,
+    w_energy: jax.Array | None = None,
+) -> tuple[Any, jax.Array]:
+    """``len(keys)`` Riemannian steps of :func:`reconstruction_loss` in one ``lax.scan``.
+
+    ``graphdef`` is the autoencoder's; its biorthogonal pairs are projected and retracted as in
+    :func:`train_chunk`. Compiled once per (autoencoder structure, settings, energy, shapes).
+
+    Returns:
+        ``(params, losses)``.
+    """
+    tx = make_pretrain_optimizer(settings)
+    weight = 0.0 if w_energy is None else w_energy
+
+    def one(carry: tuple[Any, Any], key: jax.Array) -> tuple[tuple[Any, Any], jax.Array]:
+        params, opt_state = carry
+        idx = jax.random.randint(key, (settings.pretrain_batch,), 0, states.shape[0])
+        loss, grads = jax.value_and_grad(reconstruction_loss, argnums=1)(
+            graphdef, params, rest, states[idx], scale, energy, weight
+        )
+        grads = project_gradients(graphdef, params, rest, grads)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        params = retract(graphdef, optax.apply_updates(params, updates), rest)
+        return (params, opt_state), loss
+
+    (params, _), losses = jax.lax.scan(one, (params, tx.init(params)), keys)
+    return params, losses
 
 
 def joint_loss(
@@ -308,6 +415,7 @@ class Trainer:
         self.opt_state = self.tx.init(self.params)
         self.step = 0
         self.losses: list[float] = []
+        self.pretrain_losses: list[float] = []
 
     def loss(self, windows: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
         """The joint loss of the current parameters on ``windows``.
@@ -362,6 +470,8 @@ class Trainer:
             restored = manager.restore()
             if restored is not None:
                 self._load(restored)
+        if self.step == 0 and s.pretrain_steps > 0 and not self.pretrain_losses:
+            self._pretrain()
         last_saved = self.step
         while self.step < s.steps:
             n = min(s.chunk, s.steps - self.step)
@@ -397,6 +507,38 @@ class Trainer:
                 last_saved = self.step
         nnx.update(self.model, self.params)
         return self.losses
+
+    def _pretrain(self) -> None:
+        """``pretrain_steps`` reconstruction-only steps of the autoencoder (module doc)."""
+        s = self.settings
+        nnx.update(self.model, self.params)
+        parts: tuple[Any, ...] = nnx.split(self.model.autoencoder, nnx.Param, ...)
+        graphdef, params, rest = parts
+        if not jax.tree_util.tree_leaves(params):
+            return  # a fixed reduction (PSD, identity): nothing to fit
+        keys = jax.random.split(jax.random.fold_in(self.key, 2**31 - 1), s.pretrain_steps)
+        states = self.data.reshape(-1, self.data.shape[-1])
+        params, losses = pretrain_chunk(
+            graphdef,
+            replace(s, w_energy=0.0),  # the weight is traced, as in train_chunk
+            params,
+            rest,
+            keys,
+            states,
+            self.scale,
+            self.energy,
+            jnp.asarray(s.w_energy),
+        )
+        losses = np.asarray(losses)
+        if not np.all(np.isfinite(losses)):
+            first = int(np.argmin(np.isfinite(losses)))
+            raise FloatingPointError(
+                f"{self.model.kind}: non-finite pretraining loss at step {first}"
+            )
+        nnx.update(self.model.autoencoder, params)
+        self.params = nnx.split(self.model, nnx.Param, ...)[1]
+        self.opt_state = self.tx.init(self.params)
+        self.pretrain_losses = [float(v) for v in losses]
 
     def _state(self) -> dict[str, Any]:
         return {
