@@ -51,6 +51,12 @@ def test_float64_without_the_global_switch() -> None:
         """
     )
     env = {"JAX_ENABLE_X64": "0", "ICML26_QUIET": "1", "PATH": "/usr/bin:/bin"}
+    cache = jax.config.jax_compilation_cache_dir  # the session's persistent cache (conftest)
+    if cache:
+        env |= {
+            "JAX_COMPILATION_CACHE_DIR": cache,
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5",
+        }
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert res.returncode == 0, res.stderr[-3000:]
     assert res.stdout.strip().endswith("ok")

@@ -78,12 +78,13 @@ def _asinh(x: jax.Array, c: float) -> jax.Array:
 
 
 def _asinh_inverse(y: jax.Array, c: float) -> jax.Array:
-    # y = (1 - c) x + c asinh(x) is strictly increasing; Newton from x = y, 8 steps (quadratic)
-    x = y
-    for _ in range(8):
+    # y = (1 - c) x + c asinh(x) is strictly increasing; Newton from x = y, 8 steps (quadratic),
+    # as a fori_loop: one small loop body to compile instead of eight unrolled copies
+    def newton(_: int, x: jax.Array) -> jax.Array:
         f = (1.0 - c) * x + c * jnp.arcsinh(x) - y
-        x = x - f / ((1.0 - c) + c / jnp.sqrt(1.0 + x * x))
-    return x
+        return x - f / ((1.0 - c) + c / jnp.sqrt(1.0 + x * x))
+
+    return jax.lax.fori_loop(0, 8, newton, y)
 
 
 #: Per-layer activations ``name -> (σ, σ^{-1})``: ``identity``; ``smooth_leaky`` (slopes

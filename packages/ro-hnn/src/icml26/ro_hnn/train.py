@@ -149,8 +149,9 @@ def make_optimizer(settings: TrainSettings) -> optax.GradientTransformation:
     Returns:
         The optax transformation.
     """
+    warmup = max(1, settings.steps // 20) if settings.steps > 1 else 0
     schedule = optax.warmup_cosine_decay_schedule(
-        0.0, settings.lr, max(1, settings.steps // 20), settings.steps, settings.lr * 0.05
+        0.0, settings.lr, warmup, max(settings.steps, warmup + 1), settings.lr * 0.05
     )
     return optax.chain(optax.clip_by_global_norm(settings.clip), optax.adam(schedule))
 
@@ -158,8 +159,9 @@ def make_optimizer(settings: TrainSettings) -> optax.GradientTransformation:
 def make_pretrain_optimizer(settings: TrainSettings) -> optax.GradientTransformation:
     """Gradient clipping + Adam with warm-up and cosine decay to ``pretrain_lr / 20``."""
     steps = max(1, settings.pretrain_steps)
+    warmup = max(1, steps // 20) if steps > 1 else 0
     schedule = optax.warmup_cosine_decay_schedule(
-        0.0, settings.pretrain_lr, max(1, steps // 20), steps, settings.pretrain_lr * 0.05
+        0.0, settings.pretrain_lr, warmup, max(steps, warmup + 1), settings.pretrain_lr * 0.05
     )
     return optax.chain(optax.clip_by_global_norm(settings.clip), optax.adam(schedule))
 
