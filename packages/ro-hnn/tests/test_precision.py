@@ -6,8 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
@@ -17,6 +19,27 @@ from icml26.ro_hnn.models import build_model
 from icml26.ro_hnn.train import Trainer, TrainSettings
 
 
+def test_float64_inside_a_float32_context(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
+    """The fast variant of the fresh-process test below: inside the caller's float32
+    (``jax.enable_x64(False)``), the model, its predictions and evaluation are float64, no
+    truncation warning is raised, the decoder is symplectic to round-off and the caller's setting
+    is untouched (the same shapes as ``test_evaluation_compiles_once_per_shape``: no new compile)."""
+    system, ds, basis = fput_data
+    kw = {"n": ds.n, "dt": system.dt, "damped": False, "arch": tiny, "basis": basis}
+    with warnings.catch_warnings(), jax.enable_x64(False):
+        warnings.simplefilter("error")  # any truncation warning fails the test
+        assert jnp.zeros(1).dtype == jnp.float32
+        model = build_model("rohnn", q_ref=ds.q_ref, seed=2, **kw)
+        out = ev.evaluate_model(
+            model, ds.test.x, ds.train.x, ds.x_ref, ds.horizon, energy=system.hamiltonian
+        )
+        z, x = model.predict(ds.test.x[0, 0], 3)
+        assert z.dtype == x.dtype == np.float64, (z.dtype, x.dtype)
+        assert out["symplecticity_defect"] < 1e-12, out["symplecticity_defect"]
+        assert jnp.zeros(1).dtype == jnp.float32  # the caller's setting is untouched
+
+
+@pytest.mark.slow
 def test_float64_without_the_global_switch() -> None:
     """In a fresh process with JAX's default float32: data, model, training and evaluation are
     float64, no float64 -> float32 truncation warning is raised, and the decoder is symplectic
