@@ -134,6 +134,21 @@ def test_evaluation_compiles_once_per_shape(fput_data, tiny) -> None:  # type: i
     assert _cache_sizes() == before
 
 
+def test_trainer_refuses_what_is_not_an_optax_transformation(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
+    """The fast variant of the test below (no training: its compile costs ~8 s; the README
+    example trains with ``optax.adamw`` in the default session)."""
+    system, ds, basis = fput_data
+    model = build_model(
+        "rohnn", n=ds.n, dt=system.dt, damped=False, arch=tiny, basis=basis, q_ref=ds.q_ref
+    )
+    settings = TrainSettings(steps=4, chunk=4, batch=2, window=2)
+    with pytest.raises(TypeError, match=r"optax\.GradientTransformation"):
+        Trainer(model, ds.train.x, ds.x_ref, settings, optimizer="adam")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="w_energy"):
+        Trainer(model, ds.train.x, ds.x_ref, TrainSettings(w_energy=1.0))
+
+
+@pytest.mark.slow
 def test_trainer_takes_an_optax_transformation(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
     system, ds, basis = fput_data
     model = build_model(
