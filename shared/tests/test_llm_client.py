@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -20,78 +16,16 @@ from icml26.shared.llm import (
     EndpointUnreachableError,
     TokenBudgetExceededError,
 )
-
-Reply = tuple[int, dict]
+from icml26.shared.llm.testserver import Reply, chat_completion
 
 
 def _ok(text: str, prompt_tokens: int, completion_tokens: int) -> Reply:
-    return 200, {
-        "id": "cmpl-1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "test-model",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
-
-
-class _Server:
-    """A local endpoint whose replies come from ``respond(request_json, n)``."""
-
-    def __init__(self, respond: Callable[[dict, int], Reply]) -> None:
-        self.requests: list[dict] = []
-        self.paths: list[str] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(body)
-                outer.paths.append(self.path)
-                status, payload = respond(body, len(outer.requests))
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                if status == 429:
-                    self.send_header("Retry-After", "0")
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    return chat_completion(text, prompt_tokens, completion_tokens)
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[[Callable[[dict, int], Reply]], _Server]]:
-    servers: list[_Server] = []
-
-    def start(respond: Callable[[dict, int], Reply]) -> _Server:
-        servers.append(_Server(respond))
-        return servers[-1]
-
-    yield start
-    for s in servers:
-        s.close()
+def serve(openai_server):  # the shared plugin's local endpoint (icml26.shared.llm.testserver)
+    return openai_server
 
 
 def _closed_port() -> int:

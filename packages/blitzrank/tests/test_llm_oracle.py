@@ -18,23 +18,45 @@ from icml26.shared.llm import ChatClient
 
 
 @pytest.mark.parametrize(
-    ("text", "order", "missing", "dups", "unknown"),
+    ("text", "order", "rest", "missing", "dups", "unknown"),
     [
-        ("[2] > [1] > [3]", (1, 0, 2), 0, 0, 0),
-        ("[2] > [2] > [3]", (1, 2, 0), 1, 1, 0),  # duplicate, then 1 appended
-        ("[9] > [3]", (2, 0, 1), 2, 0, 1),  # unknown id 9, two missing
-        ("I think passage 3 is best, then 1.", (2, 0, 1), 1, 0, 0),  # bare numbers
-        ("", (0, 1, 2), 3, 0, 0),  # nothing: presented order kept
-        ("[ 3 ]>[1]>[2]", (2, 0, 1), 0, 0, 0),
+        ("[2] > [1] > [3]", (1, 0, 2), (), 0, 0, 0),
+        ("[2] > [2] > [3]", (1, 2), (0,), 1, 1, 0),  # duplicate; 1 never named -> rest
+        ("[9] > [3]", (2,), (0, 1), 2, 0, 1),  # unknown id 9, two missing
+        ("I think passage 3 is best, then 1.", (), (0, 1, 2), 3, 0, 0),  # prose: no ids
+        ("2 > 1 > 3", (1, 0, 2), (), 0, 0, 0),  # a bare list of ids
+        ("3, 1", (2, 0), (1,), 1, 0, 0),
+        ("Passage 2", (1,), (0, 2), 2, 0, 0),
+        ("", (), (0, 1, 2), 3, 0, 0),  # nothing named: no order invented
+        ("[ 3 ]>[1]>[2]", (2, 0, 1), (), 0, 0, 0),
     ],
 )
-def test_parse_ranking_repairs_malformed_output(
-    text: str, order: tuple[int, ...], missing: int, dups: int, unknown: int
+def test_parse_ranking_never_invents_an_order_for_missing_ids(
+    text: str, order: tuple[int, ...], rest: tuple[int, ...], missing: int, dups: int, unknown: int
 ) -> None:
     p = parse_ranking(text, 3)
     assert p.order == order
+    assert p.rest == rest
+    assert sorted(p.full) == [0, 1, 2]
     assert (p.missing, p.duplicates, p.unknown) == (missing, dups, unknown)
     assert p.repaired == bool(missing or dups or unknown)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In 1998, 2 studies found 3 effects.",
+        "The best is the one about the 1 2 3 rule, see page 2.",
+        "Both passages mention 1,000 people.",
+        "Answer: the second one",
+    ],
+)
+def test_numbers_in_prose_are_not_passage_ids(text: str) -> None:
+    p = parse_ranking(text, 3)
+    assert p.order == ()
+    assert p.rest == (0, 1, 2)
+    assert p.missing == 3
+    assert p.unknown == 0
 
 
 def test_parse_top_only_expects_q_ids() -> None:
@@ -80,7 +102,8 @@ def test_llm_oracle_counts_tokens_and_repairs() -> None:
     backend = ScriptedBackend(["[3] > [1] > [1]", "[2] > [1]"])
     oracle = LLMOracle(backend, "q", ["p0", "p1", "p2", "p3"], k=3)
     ans = oracle.compare([0, 1, 2])
-    assert ans.order == (2, 0, 1)  # [3]=item 2, [1]=item 0, then missing item 1
+    assert ans.order == (2, 0)  # [3]=item 2, [1]=item 0
+    assert ans.rest == (1,)  # never named: below them, in no invented order
     ans2 = oracle.compare([3, 1])
     assert ans2.order == (1, 3)
     u = oracle.usage
@@ -217,3 +240,11 @@ def test_endpoint_client_error_is_not_retried(server: tuple[str, list[int]]) -> 
     with pytest.raises(OracleError, match=r"HTTP 400"):
         LLMOracle(chat, "q", ["a", "b"], k=2).compare([0, 1])
     assert codes == [400]
+
+
+def test_passages_are_truncated_to_max_words() -> None:
+    from icml26.blitzrank.oracles.prompts import truncate_passage
+
+    assert truncate_passage("a b c d", 2) == "a b"
+    assert truncate_passage("a b", 5) == "a b"
+    assert truncate_passage("a b c", None) == "a b c"

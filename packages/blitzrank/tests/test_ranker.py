@@ -12,6 +12,7 @@ from icml26.blitzrank import BlitzRank, PlackettLuceOracle
 from icml26.blitzrank.graph import TournamentGraph
 from icml26.blitzrank.oracles import CyclicOracle, PerfectOracle
 from icml26.blitzrank.oracles.base import Comparison
+from icml26.blitzrank.ranker import CallBudgetError
 
 
 class Watchful:
@@ -82,10 +83,17 @@ def test_true_cycle_ground_truth_is_a_regular_tournament() -> None:
     assert len(set(ans)) == 3  # the adversary rotates its linear answer
 
 
-def test_budget_stops_early_uncertified() -> None:
+def test_budget_raises_by_default_naming_the_budget() -> None:
     scores = np.random.default_rng(0).normal(size=50)
-    res = BlitzRank(10, k=5, max_calls=3).rank(PerfectOracle(scores, 5))
+    with pytest.raises(CallBudgetError, match="max_calls=3"):
+        BlitzRank(10, k=5, max_calls=3).rank(PerfectOracle(scores, 5))
+
+
+def test_budget_stops_early_uncertified_when_asked_to_return() -> None:
+    scores = np.random.default_rng(0).normal(size=50)
+    res = BlitzRank(10, k=5, max_calls=3, on_budget="return").rank(PerfectOracle(scores, 5))
     assert res.calls == 3
+    assert res.budget_exhausted
     assert not res.certified
     assert len(res.ranking) == 50
     assert len(set(res.ranking)) == 50
@@ -104,18 +112,37 @@ def test_parallel_rounds_async_matches_truth() -> None:
         assert len(flat) == len(set(flat)) or len(chunk) < 3
 
 
-def test_tokens_accounted_per_call() -> None:
+def test_tokens_charged_from_the_prompt_as_built() -> None:
+    """The default token model reads the prompt listwise_messages builds (4 chars a token),
+    not hand-set constants: an independent count from the message text."""
+    import math
+
+    from icml26.blitzrank.oracles.prompts import listwise_messages
+
     scores = np.zeros(10)
     lengths = np.arange(10) * 10 + 20
     oracle = PerfectOracle(scores, 4, passage_tokens=lengths, query_tokens=7)
     oracle.compare([1, 2, 3])
-    tm = oracle.tokens
-    assert oracle.usage.input_tokens == tm.header + 7 + (30 + 40 + 50) + 3 * tm.per_item
-    assert oracle.usage.output_tokens == tm.out_header + 3 * tm.per_id
+    chars = sum(len(m["content"]) for m in listwise_messages("", ["", "", ""]))
+    assert oracle.usage.input_tokens == math.ceil(chars / 4) + 2 * 7 + (30 + 40 + 50)
+    assert oracle.usage.output_tokens == math.ceil(len("[1] > [2] > [3]") / 4)
     oracle.compare([4, 5], top=1)
+    best_of = sum(len(m["content"]) for m in listwise_messages("", ["", ""], top=1))
+    assert oracle.usage.input_tokens == (
+        math.ceil(chars / 4) + math.ceil(best_of / 4) + 4 * 7 + (30 + 40 + 50) + (60 + 70)
+    )
     assert oracle.usage.calls == 2
     assert oracle.usage.items_shown == 5
-    assert oracle.usage.output_tokens == 2 * tm.out_header + 4 * tm.per_id
+    assert oracle.usage.output_tokens == math.ceil(15 / 4) + math.ceil(len("[1]") / 4)
+
+
+def test_hand_set_token_model_still_available() -> None:
+    from icml26.blitzrank.oracles import TokenModel
+
+    tm = TokenModel()
+    oracle = PerfectOracle(np.zeros(10), 4, query_tokens=7, token_model=tm)
+    oracle.compare([1, 2, 3])
+    assert oracle.usage.input_tokens == tm.header + 7 + 300 + 3 * tm.per_item
 
 
 @pytest.mark.parametrize(

@@ -365,3 +365,52 @@ def test_kron_evidence_and_memory_for_a_large_head() -> None:
     assert p.probs.shape == (7, 300)
     torch.testing.assert_close(p.probs.sum(1), torch.ones(7, dtype=p.probs.dtype))
     assert post.posterior_._Qa.shape == (300, 300)
+
+
+@pytest.mark.parametrize("cls", [LastLayerLaplace, LinearisedLaplace])
+@pytest.mark.parametrize("n_train", [80, 20])  # weight space; function space (LLA: n < P)
+def test_laplace_baselines_pick_the_validation_grid_pair_like_refits(
+    cls: type, n_train: int
+) -> None:
+    """The Laplace baselines use the BLLs' rule: (α, σ²) the grid pair with the lowest
+    validation NLL, checked against refitting the baseline at every fixed pair."""
+    torch.manual_seed(4)
+    model = make_mlp(2, 1, (6,))
+    x, y = _reg_data(n_train, 2, 7)
+    xv, yv = _reg_data(30, 2, 8)
+    post = cls(model).fit(x, y, val=(xv, yv))
+    base = cls(model).fit(x, y)
+    alphas = np.logspace(-4, 4, 33)
+    noises = float(base.noise_) * np.logspace(-1.5, 1.5, 25)
+    best = min(
+        (float(gaussian_nll(yv.double(), p.mean, p.total_var).mean()), a, s)
+        for a in alphas[::4]
+        for s in noises[::4]
+        for p in [cls(model, alpha=float(a), noise=float(s)).fit(x, y).predict(xv)]
+    )
+    chosen = post.predict(xv)
+    assert float(gaussian_nll(yv.double(), chosen.mean, chosen.total_var).mean()) <= best[0] + 1e-9
+
+
+def test_linearised_laplace_classification_picks_alpha_on_validation() -> None:
+    torch.manual_seed(6)
+    model = make_mlp(2, 3, (8,))
+    with torch.no_grad():
+        model.head.weight.mul_(40.0)  # an overconfident network
+    x, y = torch.randn(60, 2), torch.randint(0, 3, (60,))
+    xv, yv = torch.randn(40, 2), torch.randint(0, 3, (40,))
+    post = LinearisedLaplace(model, likelihood="classification").fit(x, y, val=(xv, yv))
+
+    def val_nll(p: torch.Tensor) -> float:
+        return float(-torch.log(p[torch.arange(40), yv]).mean())
+
+    refits = [
+        val_nll(
+            LinearisedLaplace(model, likelihood="classification", alpha=a)
+            .fit(x, y)
+            .predict(xv)
+            .probs
+        )
+        for a in (1e-4, 1e-2, 1.0, 1e2, 1e4, 1e6, 1e8)
+    ]
+    assert val_nll(post.predict(xv).probs) <= min(refits) + 1e-9

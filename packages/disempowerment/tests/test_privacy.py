@@ -12,11 +12,13 @@ from hypothesis import strategies as st
 from icml26.disempowerment.analysis import AnalysisInputs, analyse, calibration_from_labels
 from icml26.disempowerment.labels import Labels
 from icml26.disempowerment.privacy import (
+    GUARANTEES,
     KAnonymity,
     PrivacyLedger,
     cap_contributions,
     laplace_noise,
     pii_leak_audit,
+    release_manifest,
 )
 
 
@@ -114,7 +116,9 @@ def test_analysis_spends_exactly_epsilon() -> None:
         rng=rng,
     )
     assert res.metrics["privacy.dp_epsilon_spent"] == pytest.approx(3.0)
-    assert res.metrics["n_conversations"] <= 300 * 4
+    # 300 users capped at 4 conversations: 1,200, released as the noisy table's total
+    assert res.metrics["n_conversations"] == pytest.approx(300 * 4, abs=300)
+    assert res.metrics["n_conversations"] != 300 * 4
 
 
 @given(
@@ -149,3 +153,48 @@ def test_leak_audit_finds_strings(tmp_path: Path) -> None:
     assert hits == 2
     assert len(files) == 2
     assert pii_leak_audit(tmp_path, ["nothing here"])[0] == 0
+
+
+def test_noisy_gate_under_dp_is_noisy_and_spends_its_share() -> None:
+    rng = np.random.default_rng(4)
+    ledger = PrivacyLedger(epsilon=2.0, n_tables=4, cap=5, rng=rng)
+    gate = ledger.gate(k=10, groups=3)
+    assert gate.noise_scale == pytest.approx(3 / 0.5)  # min(cap, groups) / (epsilon / n_tables)
+    assert ledger.spent == pytest.approx(0.5)
+    sizes = []
+    for i in range(400):
+        gate.allow(f"g{i}", [f"u{j}" for j in range(30)])
+    sizes = np.array(gate.released_sizes)
+    assert sizes.std() > 3  # the released sizes are noisy, not the exact 30
+    exact = PrivacyLedger(epsilon=None, n_tables=2, cap=5, rng=rng).gate(k=10, groups=3)
+    assert exact.noise_scale == 0
+    assert not exact.allow("g", ["u1"] * 50)
+
+
+def test_release_manifest_names_every_guarantee() -> None:
+    keys = [
+        "rate.any.severe",
+        "n_users",
+        "clusters.released",
+        "classifier.tfidf.macro_f1",
+        "scrub.recall.all",
+        "privacy.k",
+        "throughput.local",
+        "input.malformed_lines",
+    ]
+    dp = release_manifest(keys, dp=True)
+    assert dp["rate.any.severe"] == "dp"
+    assert dp["n_users"] == "dp"
+    assert dp["clusters.released"] == "k_anonymous_not_dp"
+    assert dp["classifier.tfidf.macro_f1"] == "labelled_set"
+    assert dp["scrub.recall.all"] == "synthetic"
+    assert dp["privacy.k"] == "setting"
+    assert dp["input.malformed_lines"] == "input_file"
+    assert release_manifest(keys, dp=False)["rate.any.severe"] == "k_anonymous"
+    assert set(dp.values()) <= set(GUARANTEES)
+
+
+def test_leak_audit_counts_tokens_not_digits_inside_numbers(tmp_path: Path) -> None:
+    (tmp_path / "m.json").write_text('{"rate": 0.0012345678, "zip": "near 94110 now"}')
+    hits, _ = pii_leak_audit(tmp_path, ["12345", "94110"])
+    assert hits == 1

@@ -93,6 +93,7 @@ def test_inject_then_rescale_loses_the_second_rounding() -> None:
         lr=0.3,
         betas=(0.9, 0.99),
         fmt="int4",
+        group_size=None,
         scale_order="inject_then_rescale",
         injection_scale="injection",  # the paper's coefficient, as written below
     )

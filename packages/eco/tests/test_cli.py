@@ -74,6 +74,9 @@ def test_bench_smoke(tmp_path: Path) -> None:
         assert m[f"step_time_ratio_min.{scheme}"] <= m[f"step_time_ratio.{scheme}"]
         assert m[f"step_time_ratio.{scheme}"] <= m[f"step_time_ratio_max.{scheme}"]
         assert m[f"train_step_ms.{scheme}"] >= m[f"step_time_ms.{scheme}"]
+    for base in ("adamw_foreach", "adamw_fused"):  # every AdamW implementation, ratios to each
+        assert m[f"step_time_ms.{base}"] > 0
+        assert m[f"step_time_ratio_vs_{base}.eco_fp8_rtn"] > 0
     assert "| `eco_fp8_rtn_reference` |" in readme_tables(load_results(out / "results.json"))
     cfg = PAPER.bench_profiles["smoke"]
     lm = TinyLM(

@@ -38,7 +38,9 @@ def test_eco_sgd_injection_matches_the_formula_by_hand() -> None:
     g = np.array([0.5, 0.2, -0.3, 0.04])
     lr, beta = 0.1, 0.5
     p = nn.Parameter(w0.clone())
-    opt = ECOSGD([p], lr=lr, momentum=beta, fmt="int4", rounding="rtn")  # dense working copy
+    opt = ECOSGD(
+        [p], lr=lr, momentum=beta, fmt="int4", group_size=None, rounding="rtn"
+    )  # dense working copy
     p.grad = torch.tensor(g, dtype=torch.float32)
     opt.step()
     # by hand: ŵ0 = [0.7, -0.3, 0, 0.1]; w̃ = ŵ0 - lr g = [0.65, -0.32, 0.03, 0.096]
@@ -48,10 +50,12 @@ def test_eco_sgd_injection_matches_the_formula_by_hand() -> None:
     q = _int4_per_tensor(w_tilde)  # scale 0.65/7; codes [7, -3, 0, 1]
     np.testing.assert_allclose(q / (0.65 / 7), [7, -3, 0, 1], atol=1e-9)
     e = w_tilde - q
-    expected_b = g + (1 - 1 / beta) / lr * e  # b ← b + (1 − 1/β) e / η
+    # first step: b ← b − e / (β η) (no earlier injection to take out; the next step's
+    # β b η then re-applies e in full)
+    expected_b = g - e / (beta * lr)
     np.testing.assert_allclose(
         expected_b,
-        [0.5, 0.2 - 10 * (-0.32 + 3 * 0.65 / 7), -0.6, 0.04 - 10 * (0.096 - 0.65 / 7)],
+        [0.5, 0.2 - 20 * (-0.32 + 3 * 0.65 / 7), -0.9, 0.04 - 20 * (0.096 - 0.65 / 7)],
         atol=1e-9,
     )
     np.testing.assert_allclose(opt.state[p]["momentum_buffer"].numpy(), expected_b, atol=1e-5)
@@ -75,6 +79,7 @@ def test_eco_adamw_injection_matches_the_formula_by_hand(weight_decay: float, sc
         eps=eps,
         weight_decay=weight_decay,
         fmt="int4",
+        group_size=None,
         injection_scale=scale,  # type: ignore[arg-type]
     )
     w_hat, m, v = _int4_per_tensor(w0), np.zeros(6), np.zeros(6)
@@ -92,8 +97,9 @@ def test_eco_adamw_injection_matches_the_formula_by_hand(weight_decay: float, sc
         c_now, c_next = 1 - b1**t, 1 - b1 ** (t + 1)
         if scale == "injection":  # the paper's formula: this step's rate and bias correction
             k = (1 - lr * weight_decay) * (1 - 1 / b1) * c_now / lr
-        else:  # the replaying step's: ECO's momentum then holds (1-η'λ) c' d e / η' at t+1
-            k = (1 - lr * weight_decay) * c_now / lr
+        else:  # the replaying step's: ECO's momentum then holds (1-η'λ) c' d e / η' at t+1;
+            # the first step's momentum holds no earlier injection to take out
+            k = (1 - next_lr * weight_decay) * c_now / next_lr if t > 1 else 0.0
             k -= (1 - next_lr * weight_decay) * c_next / (b1 * next_lr)
         m = m + k * denom * e
         np.testing.assert_allclose(opt.dequantized(p).numpy(), w_hat, atol=1e-6)
@@ -188,7 +194,9 @@ def _quadratic(lr: float, error_feedback: bool, steps: int = 400) -> float:
     curv = torch.rand(n, generator=gen) + 0.5
     w = nn.Parameter(torch.zeros(n))
     w.data[0] = 7.0
-    opt = ECOSGD([w], lr=lr, momentum=0.9, fmt="int4", error_feedback=error_feedback)
+    opt = ECOSGD(
+        [w], lr=lr, momentum=0.9, fmt="int4", group_size=None, error_feedback=error_feedback
+    )
     for _ in range(steps):
         w.grad = curv * (w.detach() - target)
         opt.step()
@@ -360,7 +368,7 @@ def test_bad_input_raises_clear_errors() -> None:
     with pytest.raises(ValueError, match="betas"):
         ECOAdamW([nn.Parameter(torch.randn(4))], betas=(0.0, 0.99))
     with pytest.raises(ValueError, match="learning rate"):
-        ECOAdamW([nn.Parameter(torch.randn(4))], lr=0.0)
+        ECOAdamW([nn.Parameter(torch.randn(4))], lr=-1e-3)
     with pytest.raises(ValueError, match="quantize_all decides the groups by role"):
         ECOAdamW([nn.Parameter(torch.randn(4, 8))], quantize_all=True)
     model = _model()
@@ -385,8 +393,8 @@ def test_sr_steps_equal_a_reference_update_with_a_fresh_generator_per_parameter_
 ) -> None:
     """The step (one reused generator per device, no host reads of the step counter) gives
     bit-identical weights and moments to a plain reference: AdamW + ECO's injection, with
-    stochastic rounding drawn from a new generator seeded ``_sr_seed(seed, index, step)``."""
-    from icml26.eco.optim import _sr_seed
+    stochastic rounding drawn from a new generator seeded ``sr_seed(seed, index, step)``."""
+    from icml26.eco.optim import sr_seed
 
     seed, lr, b1, b2, eps, wd = 7, 0.01, 0.9, 0.95, 1e-8, 0.05
     gen = torch.Generator().manual_seed(0)
@@ -409,7 +417,7 @@ def test_sr_steps_equal_a_reference_update_with_a_fresh_generator_per_parameter_
     qf = QuantFormat(fmt, 16 if fmt == "int4" else None, "sr")
 
     def fresh(index: int, step: int) -> torch.Generator:
-        return torch.Generator().manual_seed(_sr_seed(seed, index, step))
+        return torch.Generator().manual_seed(sr_seed(seed, index, step))
 
     w = [qf.dequantize(qf.quantize(x, generator=fresh(i, 0))) for i, x in enumerate(w0)]
     m = [torch.zeros(s) for s in shapes]
@@ -426,7 +434,9 @@ def test_sr_steps_equal_a_reference_update_with_a_fresh_generator_per_parameter_
             denom = v[i].sqrt().add_(eps * r2)  # √(1-β2^t) (√v̂ + ε)
             target = torch.addcdiv(w[i] * (1.0 - lr * wd), m[i], denom, value=-lr * r2 / bc1)
             w[i] = qf.dequantize(qf.quantize(target, generator=fresh(i, t)))
-            coef = (1.0 - lr * wd) * (bc1 - (1.0 - b1 ** (t + 1)) / b1) / lr  # replay, same lr
+            # replay at the same rate; at t = 1 nothing earlier to take out
+            held = (1.0 - lr * wd) * bc1 / lr if t > 1 else 0.0
+            coef = held - (1.0 - lr * wd) * (1.0 - b1 ** (t + 1)) / lr / b1
             m[i].addcmul_(denom, target - w[i], value=coef / r2)
             assert torch.equal(opt.dequantized(params[i]), w[i])
             assert torch.equal(opt.state[params[i]]["exp_avg"], m[i])

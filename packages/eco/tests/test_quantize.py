@@ -159,11 +159,9 @@ def test_bad_inputs_raise_clear_errors() -> None:
 def test_fp8_table_lookup_equals_the_float8_cast_for_every_byte() -> None:
     """Dequantization reads e4m3 bytes through a 256-entry table: same values as the cast
     (NaN bytes included)."""
-    from icml26.eco.quantize import _fp8_values
-
     codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
     cast = codes.view(torch.float8_e4m3fn).float()
-    table = _fp8_values(codes)
+    table = QuantFormat("fp8").grid_values(codes, 256)
     assert torch.equal(torch.isnan(table), torch.isnan(cast))
     assert torch.equal(table[~torch.isnan(cast)], cast[~torch.isnan(cast)])
 

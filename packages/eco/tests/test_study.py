@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from icml26.eco.config import RunConfig
@@ -85,9 +86,16 @@ def test_paired_gaps_recovery_and_ablation_by_hand() -> None:
             VAL[("naive_fp8_rtn", "default")], VAL[("master_fp8_rtn", "default")], strict=True
         )
     ]
-    shares = [(n - g) / n for n, g in zip(naive, gaps, strict=True)]
-    assert m["recovered"]["mlp"]["eco_fp8_rtn"] == pytest.approx(sum(shares) / 3)
+    # the ratio of mean paired gaps; delta-method variance of R = mean(g) / mean(g_naive):
+    # (s_g² - 2 R s_g,n + R² s_n²) / (n mean(g_naive)²), from the sample (co)variances
+    ratio = float(np.mean(gaps) / np.mean(naive))
+    cov = np.cov(np.array([gaps, naive]), ddof=1)
+    var = (cov[0, 0] - 2 * ratio * cov[0, 1] + ratio**2 * cov[1, 1]) / (3 * np.mean(naive) ** 2)
+    assert m["recovered"]["mlp"]["eco_fp8_rtn"] == pytest.approx(1 - ratio)
+    assert m["recovered_se"]["mlp"]["eco_fp8_rtn"] == pytest.approx(math.sqrt(var))
     assert m["recovered"]["mlp"]["naive_fp8_rtn"] == 0.0
+    assert m["vs_naive"]["mlp"]["eco_fp8_rtn"] == pytest.approx(np.mean(naive) - np.mean(gaps))
+    assert m["vs_naive"]["mlp"]["naive_fp8_rtn"] == 0.0 == m["vs_naive_lb"]["mlp"]["naive_fp8_rtn"]
     assert m["loss_gap_vs_master"]["mlp"]["eco_fp8_rtn"] == pytest.approx(gaps[0])
     assert m["peak_memory_mb"]["mlp"]["eco_fp8_rtn"] == pytest.approx(950.0 / 2**20)
     row = m["ablation"]["mlp"]["eco_fp8_rtn"]["scale_at_injection"]

@@ -42,23 +42,31 @@ def test_matches_needs_the_upper_bound_within_the_margin(regime: str) -> None:
     assert claim.under_placebo(_gaps(regime, -0.2, 0.05))[0] is False
 
 
-def _bayes(kl_inc: float, excess_inc: float) -> dict[str, float]:
-    return {
-        "exchangeability_kl.all.tnp": 1.0,
-        "exchangeability_kl.all.inctnp": kl_inc,
-        "exchangeability_kl.all.gp_prior": 0.0,
-        "excess_nll.converged.tnp": 0.3,
-        "excess_nll.converged.inctnp": excess_inc,
-        "excess_nll.converged.gp_prior": 1.1,
+def _bayes(spread_gap: float, spread_se: float, nll_gap: float, **over: float) -> dict[str, float]:
+    values = {
+        "implicit_bayes_gap.all.tnp": 0.1,
+        "gap.implicit_bayes_gap.all.inctnp": spread_gap,
+        "gap_se.implicit_bayes_gap.all.inctnp": spread_se,
+        "gap.nll.converged.inctnp": nll_gap,
+        "gap_se.nll.converged.inctnp": 0.01,
+        # the GP prior ignores its context: spread 0, far worse NLL
+        "gap.implicit_bayes_gap.all.gp_prior": -0.1,
+        "gap_se.implicit_bayes_gap.all.gp_prior": 0.01,
+        "gap.nll.converged.gp_prior": 0.4,
+        "gap_se.nll.converged.gp_prior": 0.01,
     }
+    return values | over
 
 
-def test_implicit_bayes_is_judged_with_the_excess_nll() -> None:
-    claim = CLAIMS["implicit_bayes"]
-    assert claim.evaluate(_bayes(1.4, 0.32))["holds"] is True
-    assert claim.evaluate(_bayes(1.6, 0.32))["holds"] is False  # less exchangeable
-    assert claim.evaluate(_bayes(0.0, 1.1))["holds"] is False  # order-free by ignoring data
-    assert claim.under_placebo(_bayes(1.4, 0.32))[0] is False
+def test_implicit_bayes_gap_is_judged_with_the_nll_and_the_exact_gp_passes() -> None:
+    claim = CLAIMS["implicit_bayes_gap"]
+    assert claim.evaluate(_bayes(0.01, 0.01, 0.0))["holds"] is True
+    assert claim.evaluate(_bayes(0.04, 0.01, 0.0))["holds"] is False  # 0.06 > 0.5 x 0.1
+    assert claim.evaluate(_bayes(0.01, 0.01, 0.2))["holds"] is False  # predicts worse
+    # the exact GP in incTNP's place: spread 0 (gap -0.1) and a far better NLL: it passes
+    assert claim.evaluate(_bayes(-0.1, 0.01, -1.0))["holds"] is True
+    # the context-free predictor is order-free too, but fails on the NLL: the placebo
+    assert claim.under_placebo(_bayes(0.01, 0.01, 0.0))[0] is False
 
 
 def _latency(tnp: tuple[float, float], inc: tuple[float, float]) -> dict[str, float]:

@@ -175,3 +175,37 @@ def test_early_stopping_and_the_target_budget_snapshot() -> None:
     assert res.targets_seen == 10 * 14
     with pytest.raises(ValueError, match="val_nll"):
         train(model, GPSource("rbf"), cfg, strategy="autoregressive", seed=0)
+
+
+def test_evaluations_and_the_cap_run_on_targets_seen() -> None:
+    """With ``eval_every_targets`` and ``max_targets`` the two objectives share one clock:
+    TNP-D (about half the targets per step) takes more steps to the same cap, and both are
+    evaluated after the same numbers of targets (so patience spans the same targets)."""
+    curves = {}
+    for strategy, causal in (("autoregressive", True), ("split", False)):
+        torch.manual_seed(0)
+        model = build_model(ModelConfig(width=16, layers=1, heads=2, causal=causal))
+        cfg = TrainConfig(
+            max_steps=1000,
+            max_targets=8 * 15 * 12,
+            batch_size=8,
+            n_points=16,
+            warmup=1,
+            eval_every_targets=8 * 15 * 3,
+            patience=100,
+        )
+        res = train(model, GPSource("rbf"), cfg, strategy=strategy, seed=0, val_nll=lambda m: 1.0)
+        assert res.targets_seen >= cfg.max_targets
+        assert not res.converged
+        curves[strategy] = res
+    inc, tnp = curves["autoregressive"], curves["split"]
+    assert inc.steps == 12
+    assert tnp.steps > 18  # about twice the steps for the same targets
+    assert len(inc.curve) == 4
+    assert abs(len(tnp.curve) - len(inc.curve)) <= 1  # evaluations by targets, not steps
+    spacing = np.diff([c["targets"] for c in tnp.curve])
+    assert spacing.min() >= 8 * 15 * 3 - 8 * 15  # at most one step's targets late
+    with pytest.raises(ValueError, match="at most one of eval_every"):
+        TrainConfig(eval_every=5, eval_every_targets=100)
+    with pytest.raises(ValueError, match="max_targets"):
+        TrainConfig(max_targets=0)

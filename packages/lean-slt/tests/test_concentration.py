@@ -70,3 +70,24 @@ def test_bad_dimension() -> None:
     f = LipschitzFunction("x", lambda x: x[:, 0], 1.0)
     with pytest.raises(ValueError, match="dim"):
         tail_check(f, 0, np.random.default_rng(0), 100)
+
+
+def test_tail_check_refutes_a_wrong_lipschitz_constant() -> None:
+    """A 3-Lipschitz f declared 1-Lipschitz is refused (it would sit under a wrong bound)."""
+    f = LipschitzFunction("three_x", lambda x: 3 * x[:, 0], lipschitz=1.0)
+    with pytest.raises(ValueError, match="not 1-Lipschitz"):
+        tail_check(f, 5, np.random.default_rng(1), 2000)
+
+
+@pytest.mark.parametrize(
+    ("fn", "message"),
+    [
+        (lambda x: np.where(x[:, 0] > 2, np.nan, x[:, 0]), "NaN or inf"),
+        (lambda x: x[:, :1], r"shape \(m,\), got shape \(2000, 1\)"),
+        (lambda x: x[:, 0][:-1], r"got shape \(1999,\)"),
+    ],
+)
+def test_tail_check_refuses_bad_output(fn: object, message: str) -> None:
+    f = LipschitzFunction("bad", fn, lipschitz=1.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=message):
+        tail_check(f, 5, np.random.default_rng(1), 2000)

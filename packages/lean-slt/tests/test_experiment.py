@@ -26,7 +26,7 @@ def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
         assert m[f"dudley.{p}.ratio"] >= 1  # Dudley's theorem, as a test
     for f in ("norm", "max", "softmax", "dist_to_set"):
         assert m[f"concentration.{f}.max_excess"] <= m[f"concentration.{f}.mc_error"]
-    for s in ("linear", "l1", "l1_easy", "l0"):
+    for s in ("linear", "l1", "l1_dim_hard", "l1_dim_sparse_oracle", "l0"):
         assert f"ls_rate.{s}.exponent" in m
         assert f"ls_rate.{s}.theory_exponent" in m
     for d in (2, 10, 100):

@@ -1,13 +1,18 @@
-"""A smoke run of ``icml26 run nppr``, its claims, resuming, and bad overrides."""
+"""A smoke run of ``icml26 run nppr``: the contract keys, its claims under their placebos,
+resuming from the stages, bad overrides."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from icml26.nppr.paper import PAPER, eps_tag
+from icml26.nppr.config import eps_tag
+from icml26.nppr.paper import PAPER
+from icml26.nppr.tables import readme_tables
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
 from icml26.shared.testing import check_paper
@@ -15,46 +20,67 @@ from icml26.shared.testing import check_paper
 MODELS = ("cnn_std", "cnn_at")
 
 
-def test_smoke_run_writes_the_contract_keys(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("ICML26_QUIET", "1")
-    out = tmp_path / "run"
-    assert main(["run", "nppr", "--profile", "smoke", "--out", str(out)]) == 0
-    results = load_results(out / "results.json")
-    m = results["metrics"]
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("nppr") / "run"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ICML26_QUIET", "1")
+        assert main(["run", "nppr", "--profile", "smoke", "--out", str(out)]) == 0
+    return out
+
+
+def _contract_keys() -> list[str]:
     keys = []
     for model in MODELS:
-        keys += [f"clean_acc.{model}", f"nppr_over_pr.{model}", f"pr.tuned.{model}"]
-        keys += [f"ar.{a}.{model}" for a in ("pgd", "autoattack")]
+        keys += [f"clean_acc.{model}", f"pr.tuned.{model}", f"pr.min.{model}"]
+        keys += [f"ar.{a}.{model}" for a in ("pgd", "apgd_square", "min")]
         keys += [f"pr.{d}.{model}" for d in ("uniform", "gaussian", "laplace")]
-        keys += [f"nppr.{f}.{model}" for f in ("none", "x", "y", "xy")]
+        keys += [f"pr.{d}_official.{model}" for d in ("uniform", "gaussian")]
+        keys += [f"uap.{k}.{model}" for k in ("universal", "per_class", "best")]
+        keys += [f"nppr.{f}.{model}" for f in ("none", "x", "y", "xy", "best")]
         for e in (0.05, 0.1):
             keys += [
                 f"{k}.{model}.{eps_tag(e)}"
                 for k in ("ar.pgd", "pr.uniform", "pr.gaussian", "pr.laplace", "nppr.none")
             ]
-    for key in keys:
-        if not key.startswith("nppr_over_pr"):
-            assert m[f"{key}.lo"] <= m[key] <= m[f"{key}.hi"], key
-        assert 0.0 <= m[key] <= (10.0 if key.startswith("nppr_over") else 1.0), key
-    assert "pr.uniform.cnn_std.eps0p05.lo" in m
-    check_paper(PAPER, out)
-    from icml26.nppr.report import markdown_tables
+    return keys
 
-    table = markdown_tables(results)
+
+def test_smoke_run_writes_the_contract_keys(smoke_run: Path) -> None:
+    m = load_results(smoke_run / "results.json")["metrics"]
+    for key in _contract_keys():
+        assert m[f"{key}.lo"] <= m[key] <= m[f"{key}.hi"], key
+        assert 0.0 <= m[key] <= 1.0, key
+    for model in MODELS:
+        assert f"cc.nppr.best.{model}" in m  # the official averaging convention beside ours
+        assert m[f"neff.best.{model}"] >= 1.0
+        assert m[f"n_inputs.ar_apgd_square.{model}"] == 10
+        for fam in ("nppr_best", "pr_min", "ar_min", "uap_best"):
+            assert f"se.{fam}.{model}" in m
+    assert m["replicates"] == 2
+    assert "mean.at_gain.nppr_best.cnn" in m
+    assert not any("autoattack" in k for k in m)  # renamed: ar.apgd_square
+
+
+def test_smoke_run_claims_and_placebos(smoke_run: Path) -> None:
+    check_paper(PAPER, smoke_run)  # strict: nppr is migrated
+    table = readme_tables(load_results(smoke_run / "results.json"))
     assert "`cnn_std`" in table
     assert "eps 0.05" in table
-    assert "| `ordering` |" in table
+    assert "randn clipped (official)" in table
     for plot in ("metrics_vs_eps", "perturbation_samples", "mixture_weights"):
-        assert (out / "plots" / f"{plot}.png").is_file()
-    assert (out / "models" / "cnn_at.safetensors").is_file()
-    # resuming the finished run re-measures nothing and gives the same metrics
-    stages = sorted(p.name for p in (out / "checkpoints").glob("*.metrics.json"))
-    assert stages == sorted(f"{m}.{s}.metrics.json" for m in MODELS for s in ("headline", "sweep"))
-    assert main(["run", "nppr", "--profile", "smoke", "--out", str(out)]) == 0
-    again = json.loads((out / "results.json").read_text())["metrics"]
-    assert again == m
+        assert (smoke_run / "plots" / f"{plot}.png").is_file()
+
+
+def test_resuming_a_finished_run_redoes_nothing(smoke_run: Path) -> None:
+    stages = sorted(p.stem for p in (smoke_run / "stages").iterdir())
+    expected = [f"{s}_{m}_r{r}" for s in ("measure", "train") for m in MODELS for r in (0, 1)]
+    assert sorted(s for s in stages if not s.startswith("sweep")) == sorted(expected)
+    before = json.loads((smoke_run / "results.json").read_text())["metrics"]
+    stamps = {p.name: p.stat().st_mtime_ns for p in (smoke_run / "stages").iterdir()}
+    assert main(["run", "nppr", "--profile", "smoke", "--out", str(smoke_run)]) == 0
+    assert json.loads((smoke_run / "results.json").read_text())["metrics"] == before
+    assert {p.name: p.stat().st_mtime_ns for p in (smoke_run / "stages").iterdir()} == stamps
 
 
 @pytest.mark.parametrize(
@@ -65,9 +91,11 @@ def test_smoke_run_writes_the_contract_keys(
         ("forms=none,z", "forms must be"),
         ("models=mlp_std", "model name"),
         ("data_path=/nonexistent.npz", "data_path is used only by"),
-        ("dataset=npz", "needs data_path"),
+        ("dataset=cifar10", "needs data_path"),
         ("model_path=/nonexistent.safetensors", "does not exist"),
         ("k=0", "k"),
+        ("replicates=0", "replicates"),
+        ("weight_floor=1", "weight_floor"),
         ("at_method=trades", "at_method"),
     ],
 )
@@ -93,10 +121,7 @@ def test_bench_smoke_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_paper_object_is_light() -> None:
-    import subprocess
-    import sys
-
-    code = "import sys, icml26.nppr.paper; print('torch' in sys.modules)"
+    code = "import sys, icml26.nppr.paper, icml26.nppr; print('torch' in sys.modules)"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == "False"
 

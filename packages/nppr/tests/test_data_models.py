@@ -2,24 +2,131 @@
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from icml26.nppr.data import from_arrays, load_dataset, load_npz
+from icml26.nppr.data import from_arrays, load_cifar, load_dataset, load_image_folder, load_npz
 from icml26.nppr.models import ClassifierSpec, build_classifier, load_classifier, save_classifier
 from icml26.nppr.train import TrainConfig, train_classifier, training_perturbation
 
 
-def test_digits_are_in_unit_range_and_split() -> None:
-    d = load_dataset("digits", seed=0)
+def test_digits_are_in_unit_range_and_split_the_same_way_every_time() -> None:
+    d = load_dataset("digits")
     assert d.input_shape == (1, 8, 8)
     assert d.n_classes == 10
     assert len(d.y_train) + len(d.y_test) == 1797
     assert float(d.x_train.min()) >= 0.0
     assert float(d.x_train.max()) <= 1.0
+    assert "fixed seeded" in d.split
+    assert torch.equal(load_dataset("digits").x_test, d.x_test)  # no run seed moves the split
+    _no_test_item_in_train(d)
+
+
+def _no_test_item_in_train(d) -> None:  # type: ignore[no-untyped-def]
+    train = {bytes(r.numpy().tobytes()) for r in d.x_train.flatten(1)}
+    dupes = sum(bytes(r.numpy().tobytes()) in train for r in d.x_test.flatten(1))
+    assert dupes <= 0.02 * len(d.y_test)  # by content (digits has a few exact repeats)
+
+
+def _fake_cifar(root: Path, classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """A CIFAR python-format folder whose train and test images are marked apart: train
+    pixels are even, test pixels odd."""
+    rng = np.random.default_rng(0)
+    label = "labels" if classes == 10 else "fine_labels"
+    folder = root / ("cifar-10-batches-py" if classes == 10 else "cifar-100-python")
+    folder.mkdir(parents=True)
+    names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
+    if classes == 100:
+        names = ["train", "test"]
+    for name in names:
+        n = 4 if "test" not in name else 6
+        odd = int("test" in name)
+        data = (rng.integers(0, 127, size=(n, 3072)) * 2 + odd).astype(np.uint8)
+        with (folder / name).open("wb") as fh:
+            pickle.dump({"data": data, label: list(rng.integers(0, classes, n))}, fh)
+    return folder
+
+
+@pytest.mark.parametrize("classes", [10, 100])
+def test_cifar_trains_on_the_train_batches_and_tests_on_the_test_batch(
+    tmp_path: Path, classes: int
+) -> None:
+    _fake_cifar(tmp_path, classes)
+    d = load_dataset(f"cifar{classes}", path=tmp_path)
+    n_train = 20 if classes == 10 else 4
+    assert (len(d.y_train), len(d.y_test)) == (n_train, 6)
+    assert d.input_shape == (3, 32, 32)
+    assert d.split == "standard"
+    pixels = lambda t: np.rint(t.numpy() * 255).astype(int)  # noqa: E731
+    assert (pixels(d.x_train) % 2 == 0).all()  # every training image from the train batches
+    assert (pixels(d.x_test) % 2 == 1).all()  # every test image from the test batch
+
+
+def test_cifar_bad_folders(tmp_path: Path) -> None:
+    folder = _fake_cifar(tmp_path, 10)
+    (folder / "data_batch_3").unlink()
+    with pytest.raises(FileNotFoundError, match="data_batch_3"):
+        load_cifar(tmp_path)
+    with (folder / "data_batch_3").open("wb") as fh:
+        pickle.dump({"images": []}, fh)
+    with pytest.raises(ValueError, match="not a CIFAR batch"):
+        load_cifar(tmp_path)
+
+
+def _image(path: Path, value: int, size: int = 5) -> None:
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.full((size, size, 3), value, dtype=np.uint8)).save(path)
+
+
+def test_image_folder_uses_its_train_and_test_folders(tmp_path: Path) -> None:
+    for split, value in (("train", 10), ("test", 200)):
+        for c in ("cat", "dog"):
+            for i in range(3):
+                _image(tmp_path / split / c / f"{i}.png", value)
+    d = load_image_folder(tmp_path)
+    assert (len(d.y_train), len(d.y_test)) == (6, 6)
+    assert d.input_shape == (3, 5, 5)
+    assert float(d.x_train.max()) == pytest.approx(10 / 255)
+    assert float(d.x_test.min()) == pytest.approx(200 / 255)
+    assert d.y_train.tolist() == [0, 0, 0, 1, 1, 1]
+    assert load_dataset("imagefolder", path=tmp_path, image_size=4).input_shape == (3, 4, 4)
+
+
+def test_image_folder_bad_layouts(tmp_path: Path) -> None:
+    _image(tmp_path / "train" / "cat" / "0.png", 1)
+    with pytest.raises(ValueError, match="train/<class>/ and test/<class>/"):
+        load_image_folder(tmp_path)  # no test split: never a re-split of the train images
+    _image(tmp_path / "val" / "bird" / "0.png", 1)
+    with pytest.raises(ValueError, match="bird"):
+        load_image_folder(tmp_path)
+    other = tmp_path / "sizes"
+    _image(other / "train" / "cat" / "0.png", 1)
+    _image(other / "train" / "cat" / "1.png", 1, size=7)
+    _image(other / "test" / "cat" / "0.png", 1)
+    with pytest.raises(ValueError, match="different sizes"):
+        load_image_folder(other)
+    assert load_image_folder(other, image_size=5).input_shape == (3, 5, 5)
+
+
+def test_npz_with_its_own_split(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(30, 4, 4)).astype(np.float32)
+    np.savez(
+        tmp_path / "s.npz",
+        x_train=x[:20],
+        y_train=np.arange(20) % 2,
+        x_test=x[20:],
+        y_test=np.arange(10) % 2,
+    )
+    d = load_npz(tmp_path / "s.npz")
+    assert d.split == "standard"
+    assert torch.equal(d.x_test[:, 0], torch.as_tensor(x[20:]))
 
 
 def test_npz_round_trip_and_errors(tmp_path: Path) -> None:
@@ -35,7 +142,7 @@ def test_npz_round_trip_and_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"scaled to \[0, 1\]"):
         load_npz(tmp_path / "bad.npz")
     np.savez(tmp_path / "nolabels.npz", x=x)
-    with pytest.raises(ValueError, match="lacks the arrays"):
+    with pytest.raises(ValueError, match="lacks the arrays x_train"):
         load_npz(tmp_path / "nolabels.npz")
 
 

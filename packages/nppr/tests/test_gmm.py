@@ -7,7 +7,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml26.nppr.gmm import FORMS, MixtureParams, PerturbationGMM, gumbel_softmax_weights
+from icml26.nppr.gmm import (
+    FORMS,
+    MixtureParams,
+    PerturbationGMM,
+    effective_components,
+    gumbel_softmax_weights,
+)
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -143,6 +149,8 @@ def test_regularisers_vanish_at_their_optimum() -> None:
         ({"eps": 0.0}, "eps"),
         ({"latent_size": 99}, "latent_size"),
         ({"logstd_bounds": (1.0, -1.0)}, "logstd_bounds"),
+        ({"weight_floor": 1.0}, "weight_floor"),
+        ({"weight_floor": -0.1}, "weight_floor"),
     ],
 )
 def test_bad_gmm_settings(kwargs: dict, message: str) -> None:  # type: ignore[type-arg]
@@ -170,3 +178,41 @@ def test_x_form_uses_attached_features() -> None:
     with pytest.raises(ValueError, match="expected 3"):
         gmm(x, y)
     assert not any("feature" in k for k in gmm.state_dict())  # the extractor is not saved
+
+
+@given(st.floats(0.0, 0.99), st.integers(2, 8), st.floats(-30.0, 30.0))
+@settings(max_examples=40, deadline=None)
+def test_weight_floor_keeps_every_component(floor: float, k: int, push: float) -> None:
+    """Whatever the logits (here pushed hard onto one component), π_k >= floor / K and the
+    weights sum to 1, so exp H(π) is at least that of the most lopsided floored mixture."""
+    gmm = PerturbationGMM((1, 4, 4), 3, 0.1, form="none", k=k, hidden=4, weight_floor=floor)
+    with torch.no_grad():
+        gmm.pi_head.bias.zero_()
+        gmm.pi_head.bias[0] = push
+    w = gmm(torch.rand(2, 1, 4, 4), torch.zeros(2, dtype=torch.long)).weights.detach()
+    assert torch.allclose(w.sum(-1), torch.ones(2), atol=1e-6)
+    assert float(w.min()) >= floor / k - 1e-6
+    top = 1 - (k - 1) * floor / k  # the most lopsided floored mixture
+    lopsided = torch.tensor([[top] + [floor / k] * (k - 1)])
+    assert effective_components(w) >= effective_components(lopsided) - 1e-4
+
+
+def test_effective_components_closed_forms() -> None:
+    assert effective_components(torch.tensor([[1.0, 0.0, 0.0]])) == pytest.approx(1.0)
+    assert effective_components(torch.full((3, 4), 0.25)) == pytest.approx(4.0)
+    # exp H of (1/2, 1/2, 0) is 2
+    assert effective_components(torch.tensor([[0.5, 0.5, 0.0]])) == pytest.approx(2.0)
+
+
+def test_feature_extractor_in_the_constructor() -> None:
+    gmm = PerturbationGMM(
+        (1, 8, 8),
+        3,
+        0.1,
+        form="x",
+        k=2,
+        feature_dim=3,
+        hidden=8,
+        feature_extractor=lambda t: torch.ones(t.shape[0], 3),
+    )
+    assert gmm(torch.rand(2, 1, 8, 8), torch.zeros(2, dtype=torch.long)).mu.shape == (2, 2, 64)

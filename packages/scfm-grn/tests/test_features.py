@@ -117,21 +117,11 @@ def test_unknown_gene_is_refused(w: np.ndarray) -> None:
         virtual_value_perturbation(linear_model(w), ("g0", "nope"))
 
 
-def test_hf_style_adapter_masks_and_reads_the_output_key(w: np.ndarray) -> None:
-    from icml26.scfm_grn.adapters import HFScFMAdapter
-
-    class Stub(torch.nn.Module):
-        """scGPT-like: forward(input_ids, values) -> {"mlm_output": [B, G, 1]}; -1 = masked."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.w = torch.nn.Parameter(torch.tensor(w, dtype=torch.float32))
-
-        def forward(self, input_ids: torch.Tensor, values: torch.Tensor) -> dict[str, torch.Tensor]:
-            shown = torch.where(values == -1.0, torch.zeros_like(values), values)
-            return {"mlm_output": (shown @ self.w).unsqueeze(-1)}
-
-    adapter = HFScFMAdapter(Stub(), {g: i for i, g in enumerate(GENES)})
-    feats = gradient_trajectory(adapter, GENES, levels=(0.5,), mode="jvp")
-    off = ~np.eye(6, dtype=bool)
-    np.testing.assert_allclose(feats[off][:, 0], w[off], atol=1e-5)
+def test_features_restricted_to_tf_sources_match_the_full_ones(w: np.ndarray) -> None:
+    """Reading only TF sources gives the full features' rows for those sources."""
+    model = linear_model(w)
+    full = virtual_value_perturbation(model, GENES)
+    part = virtual_value_perturbation(model, GENES, sources=[1, 4])
+    np.testing.assert_allclose(part, full[[1, 4]], atol=1e-6)
+    gt = gradient_trajectory(model, GENES, levels=(0.5,), sources=[2])
+    np.testing.assert_allclose(gt, gradient_trajectory(model, GENES, levels=(0.5,))[[2]], atol=1e-6)

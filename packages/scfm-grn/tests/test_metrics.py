@@ -8,7 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from icml26.scfm_grn.metrics import auprc, auprc_ratio, auroc, balanced_auprc, epr, score_all
+from icml26.scfm_grn.metrics import (
+    METRICS,
+    auprc,
+    auprc_ratio,
+    auroc,
+    balanced_auprc,
+    chance_levels,
+    epr,
+    score_all,
+)
 
 
 def test_hand_computed_case() -> None:
@@ -63,10 +72,46 @@ def test_balanced_auprc_of_random_scores_is_half() -> None:
 
 def test_score_all_keys_and_bad_input() -> None:
     y = np.array([1, 0, 0, 1])
-    assert set(score_all(y, np.arange(4.0))) == {"auprc_ratio", "epr", "balanced_auprc", "auroc"}
+    assert set(score_all(y, np.arange(4.0))) == set(METRICS)
     with pytest.raises(ValueError, match="finite"):
         auprc(y, np.array([1.0, np.nan, 0.0, 0.0]))
     with pytest.raises(ValueError, match="positive and one negative"):
         auprc(np.zeros(4, dtype=int), np.arange(4.0))
     with pytest.raises(ValueError, match="1-D"):
         epr(y, np.arange(3.0))
+
+
+def test_beeline_auprc_is_the_interpolated_area() -> None:
+    """Distinct scores: Davis-Goadrich interpolation is the trapezoid of the PR curve
+    (scikit-learn's auc of precision_recall_curve); all tied: the edge density exactly."""
+    from sklearn.metrics import auc, precision_recall_curve
+
+    rng = np.random.default_rng(3)
+    y = (rng.random(300) < 0.1).astype(int)
+    s = rng.random(300) + 0.5 * y
+    p, r, _ = precision_recall_curve(y, s)
+    assert auprc(y, s, convention="beeline") == pytest.approx(auc(r, p), abs=1e-12)
+    assert auprc(y, np.zeros(300), convention="beeline") == pytest.approx(y.mean())
+    with pytest.raises(ValueError, match="convention"):
+        auprc(y, s, convention="prroc")
+
+
+def test_beeline_epr_keeps_every_tie_at_the_kth_score() -> None:
+    y = np.array([1, 0, 1, 0, 0, 0])
+    s = np.array([0.9, 0.5, 0.5, 0.5, 0.1, 0.0])
+    # k = 2: the k-th score is 0.5, tied three ways: BEELINE keeps 4 pairs (2 hits)
+    assert epr(y, s, convention="beeline") == pytest.approx((2 / 4) / (2 / 6))
+    # ours: the top one is a hit, then 1 of the 3 tied slots at the tied hit rate 1/3
+    assert epr(y, s) == pytest.approx((1 + 1 / 3) / 2 / (2 / 6))
+
+
+def test_chance_levels_are_computed_not_assumed() -> None:
+    """A random ranking's balanced AUPRC with 23 edges is about 0.54, not 0.5; its AUPRC
+    ratio about 1 + something, the mean of a random ranking's."""
+    y = np.zeros(500, dtype=int)
+    y[:23] = 1
+    null = chance_levels(y, permutations=300, seed=0)
+    assert 0.52 < null["balanced_auprc"].mean() < 0.57
+    assert null["auroc"].mean() == pytest.approx(0.5, abs=0.02)
+    assert null["epr"].mean() == pytest.approx(1.0, abs=0.15)
+    assert null["balanced_auprc"].std() > 0.02

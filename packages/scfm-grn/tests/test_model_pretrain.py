@@ -10,7 +10,16 @@ import torch
 
 from icml26.scfm_grn.data import ExpressionData
 from icml26.scfm_grn.model import CellModel, ScFM, ScFMConfig, load_scfm, save_scfm
-from icml26.scfm_grn.pretrain import PretrainConfig, masked_loss, pretrain, sample_batch
+from icml26.scfm_grn.pretraining import (
+    GaussianConditional,
+    PretrainConfig,
+    Selection,
+    masked_loss,
+    masked_variance_explained,
+    pooled_covariance,
+    pretrain,
+    sample_batch,
+)
 
 GENES = tuple(f"g{i}" for i in range(8))
 
@@ -104,3 +113,83 @@ def test_bad_config() -> None:
         PretrainConfig(mask_low=0.8, mask_high=0.2)
     with pytest.raises(ValueError, match="heads"):
         ScFMConfig(width=10, heads=3)
+
+
+def _gaussian_data(n: int = 400) -> ExpressionData:
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(8, 8))
+    return ExpressionData.build("g", GENES, rng.normal(size=(n, 8)) @ a, None, "continuous")
+
+
+class _Oracle:
+    """Predicts every hidden value exactly (reads the values it is not meant to see)."""
+
+    training = False
+
+    def __init__(self, scale: float) -> None:
+        self.vocab = {g: i for i, g in enumerate(GENES)}
+        self.scale = scale
+
+    def eval(self) -> _Oracle:
+        return self
+
+    def token_ids(self, genes: tuple[str, ...]) -> torch.Tensor:
+        return torch.tensor([self.vocab[g] for g in genes])
+
+    def predict(self, ids: torch.Tensor, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.scale * values
+
+
+def test_variance_explained_is_zero_for_the_mean_and_one_for_the_truth() -> None:
+    data = _gaussian_data()
+    assert masked_variance_explained(_Oracle(1.0), [data]) == pytest.approx(1.0)
+    # predicting each gene's mean (0 for z-scores) explains nothing
+    assert abs(masked_variance_explained(_Oracle(0.0), [data])) < 0.02
+    assert masked_variance_explained(_Oracle(2.0), [data]) < 0.0  # worse than the mean
+
+
+def test_gaussian_conditional_matches_least_squares() -> None:
+    """Hidden genes 5..7 from visible 0..4: the conditional mean under the sample covariance
+    is the least-squares fit (no intercept: z-scores have mean 0)."""
+    data = _gaussian_data()
+    x = data.values.astype(np.float64)
+    ref = GaussianConditional(GENES, np.cov(x.T, bias=True), ridge=0.0)
+    ids = ref.token_ids(GENES).expand(len(x), -1)
+    mask = torch.zeros(len(x), 8, dtype=torch.bool)
+    mask[:, 5:] = True
+    pred = ref.predict(ids, torch.from_numpy(x).float(), mask)
+    xc = x - x.mean(axis=0)
+    coef, *_ = np.linalg.lstsq(xc[:, :5], xc[:, 5:], rcond=None)
+    np.testing.assert_allclose(pred[:, 5:].numpy(), x[:, :5] @ coef, atol=1e-4)
+    assert (pred[:, :5] == 0).all()
+
+
+def test_selection_keeps_the_best_weights() -> None:
+    model = ScFM(GENES, ScFMConfig(width=16, layers=1, heads=2))
+    sel = Selection([])
+    sel.observe(10, 0.2, model)
+    best = {k: v.clone() for k, v in model.state_dict().items()}
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1.0)
+    sel.observe(20, 0.1, model)
+    assert sel.best_step == 10
+    assert sel.curve == [(10, 0.2), (20, 0.1)]
+    assert sel.best_state is not None
+    for k, v in best.items():
+        torch.testing.assert_close(sel.best_state[k], v)
+
+
+def test_pooled_covariance_averages_over_the_datasets_measuring_both_genes() -> None:
+    rng = np.random.default_rng(2)
+    a = ExpressionData.build("a", GENES[:5], rng.normal(size=(30, 5)), None, "continuous")
+    b = ExpressionData.build("b", GENES[3:], rng.normal(size=(50, 5)), None, "continuous")
+    cov = pooled_covariance([a, b], GENES)
+    xa, xb = a.values.astype(np.float64), b.values.astype(np.float64)
+    # g0, g1 only in a; g3, g4 in both (30 + 50 cells); g0 and g7 never together
+    assert cov[0, 1] == pytest.approx(np.mean(xa[:, 0] * xa[:, 1]))
+    both = np.concatenate([xa[:, 3] * xa[:, 4], xb[:, 0] * xb[:, 1]])
+    assert cov[3, 4] == pytest.approx(both.mean())
+    assert cov[0, 7] == 0.0
+    np.testing.assert_array_equal(np.diag(cov), 1.0)
+    np.testing.assert_allclose(cov, cov.T)

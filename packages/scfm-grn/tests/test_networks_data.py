@@ -9,6 +9,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from icml26.scfm_grn.config import PROFILES
+from icml26.scfm_grn.corpus import build_corpus
 from icml26.scfm_grn.data import ExpressionData, krumsiek11, load_h5ad, normalise_values
 from icml26.scfm_grn.networks import (
     krumsiek11_network,
@@ -97,3 +99,16 @@ def test_normalisation() -> None:
     np.testing.assert_allclose(z.mean(axis=0), 0, atol=1e-5)
     with pytest.raises(ValueError, match="non-negative"):
         normalise_values(-x)
+
+
+def test_validation_datasets_are_new_data() -> None:
+    """The checkpoint-choosing datasets share no cells with pretraining or any scored split,
+    and no gene with the translator's training dataset (as the test datasets)."""
+    corpus = build_corpus(PROFILES["smoke"])
+    assert len(corpus.validation) == PROFILES["smoke"].n_val_datasets
+    others = [*corpus.pretrain, *corpus.tests, corpus.krumsiek11]
+    for val in corpus.validation:
+        assert not set(val.genes) & set(corpus.train.genes)
+        rows = {r.tobytes() for r in val.raw}
+        for other in others:
+            assert not rows & {r.tobytes() for r in other.raw}, (val.name, other.name)

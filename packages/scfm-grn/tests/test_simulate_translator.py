@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from icml26.scfm_grn.networks import GeneNetwork
-from icml26.scfm_grn.simulate import SimulationSpec, simulate
+from icml26.scfm_grn.simulation import SimulationSpec, simulate
 from icml26.scfm_grn.translator import Translator, TranslatorConfig, pair_features, standardise
 
 CHAIN = GeneNetwork(

@@ -29,6 +29,7 @@ def test_upright_is_an_unstable_equilibrium_and_jacobian_matches_fd() -> None:
     assert np.max(np.abs(np.linalg.eigvals(a))) > 1.05  # the pole falls without control
 
 
+@pytest.mark.slow
 def test_lqr_gain_stabilises_nonlinear_model() -> None:
     p = cartpole.CartPole()
     a, b = cartpole.linearise(p)

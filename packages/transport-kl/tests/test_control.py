@@ -172,3 +172,78 @@ def test_bad_control_inputs() -> None:
         control.solve_discounted_riccati(a, b, np.eye(4), np.eye(2), 1.5)
     with pytest.raises(ValueError, match="shapes do not fit"):
         control.solve_discounted_riccati(a, b, np.eye(3), np.eye(2), 0.9)
+
+
+def test_solvers_run_in_float64_outside_x64() -> None:
+    """Called eagerly without jax_enable_x64, the exported solvers still give float64."""
+    a, b = control.double_integrator(0.1)
+    sw = 1e-4 * np.diag([1e-5, 1e-5, 1.0, 1.0])
+    r = np.asarray(control.penalty_matrix("kl", b, sw))
+    assert not jax.config.jax_enable_x64
+    p, k = control.riccati(a, b, np.eye(4), r, 0.99)
+    ref = linalg.solve_discrete_are(np.sqrt(0.99) * a, np.sqrt(0.99) * b, np.eye(4), r)
+    assert p.dtype == jnp.float64
+    assert np.linalg.norm(np.asarray(p) - ref) / np.linalg.norm(ref) < 1e-9
+    st, en = control.closed_loop_costs(
+        a, b, k, sw, q_eval=np.eye(4), r_eval=np.eye(2), gamma=0.99, x0_cov=np.eye(4)
+    )
+    assert st.dtype == en.dtype == jnp.float64
+    assert control.discounted_lyapunov(a * 0.5, np.eye(4), 0.9).dtype == jnp.float64
+
+
+def test_traced_float32_solve_warns() -> None:
+    a, b = control.double_integrator(0.1)
+    with pytest.warns(UserWarning, match="float32"):
+        jax.jit(lambda r: control.riccati(a, b, jnp.eye(4), r, 0.99)[0])(jnp.eye(2))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda a, b: control.riccati(a, b, np.eye(4), np.full((2, 2), np.nan), 0.99),
+            "r contains",
+        ),
+        (
+            lambda a, b: control.riccati(a, b, np.eye(4), np.eye(3), 0.99),
+            r"r must have shape \(2, 2\)",
+        ),
+        (lambda a, b: control.riccati(a, b, np.eye(4), np.eye(2), 2.0), "gamma must be in"),
+        (lambda a, b: control.riccati(a, b[:3], np.eye(4), np.eye(2)), "a must have shape"),
+        (
+            lambda a, b: control.closed_loop_costs(
+                a,
+                b,
+                np.zeros((2, 4)),
+                np.eye(4),
+                q_eval=np.eye(3),
+                r_eval=np.eye(2),
+                gamma=0.9,
+                x0_cov=np.eye(4),
+            ),
+            "q_eval must have shape",
+        ),
+        (
+            lambda a, b: control.closed_loop_costs(
+                a,
+                b,
+                np.zeros((2, 4)),
+                np.eye(4),
+                q_eval=np.eye(4),
+                r_eval=np.eye(2),
+                gamma=1.0,
+                x0_cov=np.eye(4),
+            ),
+            r"gamma must be in \(0, 1\)",
+        ),
+        (lambda a, b: control.discounted_lyapunov(b, np.eye(4)), "a must be a square"),
+        (
+            lambda a, b: control.riccati(a, b, np.eye(4), np.eye(2), 0.99, iterations=1),
+            "did not converge",
+        ),
+    ],
+)
+def test_solvers_refuse_bad_input_naming_it(call, message) -> None:
+    a, b = control.double_integrator(0.1)
+    with pytest.raises(ValueError, match=message):
+        call(a, b)

@@ -67,6 +67,6 @@ def test_random_3d_pairs_all_geometries(seed: int) -> None:
     assert res.value == pytest.approx(float(gaussian.wkl(m1, s1, m2, s2)), rel=1e-8)
     res = flow.flow_divergence(m1, s1, m2, s2, geometry="kalman_wasserstein", steps=256)
     assert res.value == pytest.approx(float(gaussian.kwkl(m1, s1, m2, s2, 0.0)), rel=1e-7)
-    assert flow.fisher_rao_divergence(m2, s2, m1, s1) == pytest.approx(
+    assert flow.fisher_rao_divergence(m1, s1, m2, s2) == pytest.approx(
         float(gaussian.kl(m1, s1, m2, s2)), rel=1e-10
     )

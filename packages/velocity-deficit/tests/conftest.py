@@ -1,4 +1,4 @@
-"""Keep torch on one thread: other jobs share the CPU and the tests use tiny tensors."""
+"""One thread for torch and BLAS (other jobs share the CPU and the tests use tiny tensors)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import os
 
 import pytest
 import torch
+from threadpoolctl import threadpool_limits
 
 torch.set_num_threads(1)
+threadpool_limits(1)
 os.environ.setdefault("ICML26_QUIET", "1")
 
 

@@ -1,4 +1,5 @@
-"""The smoke profile through the umbrella CLI, the bench, and bad config values."""
+"""The smoke profile through the umbrella CLI (claims checked on its keys), the bench, resume,
+the README tables, and bad config values."""
 
 from __future__ import annotations
 
@@ -10,57 +11,98 @@ import pytest
 
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
-from icml26.shared.testing import check_paper
-from icml26.velocity_deficit.config import VDConfig
+from icml26.shared.testing import check_claims, check_paper
+from icml26.velocity_deficit.config import RunConfig, dataset_name
 from icml26.velocity_deficit.paper import PAPER
+from icml26.velocity_deficit.tables import render, write_readme_block
 
 
-def test_smoke_run_writes_results_plots_and_claims(tmp_path: Path) -> None:
-    out = tmp_path / "run"
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("smoke") / "run"
     assert main(["run", "velocity-deficit", "--profile", "smoke", "--out", str(out)]) == 0
-    check_paper(PAPER, out)
-    res = load_results(out / "results.json")
-    m = res["metrics"]
-    per_seed = json.loads((out / "per_seed.json").read_text())
-    assert len(per_seed["digits"]) == 2
+    return out
+
+
+def test_smoke_run_writes_the_keys_the_claims_read(smoke_run: Path) -> None:
+    check_paper(PAPER, smoke_run)
+    m = load_results(smoke_run / "results.json")["metrics"]
+    # smoke writes quick's keys: every rule of quick's claims names metrics it has, and decides
+    assert check_claims(PAPER.claims, m, "quick") == []
     for key in (
-        "velocity_ratio.gmm2.t00",
-        "velocity_ratio.digits.t95",
-        "velocity_ratio_oracle.gmm16.t50",
-        "velocity_ratio_slope_vs_dim",
-        "integration_lag.digits.baseline.nfe4",
-        "fd.digits.mafm_ssc.nfe4",
-        "fd.gmm16.ssc.nfe2",
-        "fd_improvement.digits.ssc.nfe4",
-        "steps_to_match_baseline_250.digits.mafm",
-        "loglik.gmm2.baseline.nfe4",
+        "velocity_ratio.gmm2.fit.baseline.t0",
+        "velocity_ratio.digits.short.baseline.t0p95",
+        "velocity_ratio_exact.gmm16.t0p5",
+        "velocity_ratio_exact.digits.t0p1",  # the empirical field up to empirical_t_max
+        "learned_vs_exact.gmm16.fit.baseline.t0",
+        "fd.digits.fit.ssc.nfe50",
+        "fd.gmm16.short.mafm_ssc.nfe5",
+        "fd.gmm2.fit.baseline.nfe100",  # the baseline's reference budget
+        "fd_gain_lcb.gmm16.short.ssc.nfe50",
+        "fd_gain_vs_ref.digits.short.ssc_naive.nfe50",
+        "fd_floor.digits",
+        "loglik_gap.gmm2.fit.ssc.nfe50",
+        "mafm_val.gmm16.short.l1",
+        "ssc_gamma0.gmm16.fit.mafm",
+        "deficit_slope_vs_dim.fit.learned",
+        "fm_excess_loss.gmm16.fit.baseline",
     ):
         assert key in m, key
-    assert "fd.gmm16.mafm.nfe2" not in m  # MAFM only on `compare`
-    assert {c["id"] for c in res["claims"]} == {c.id for c in PAPER.claims}
-    plots = {p.name for p in (out / "plots").iterdir()}
+    assert "fd.gmm2.fit.mafm.nfe50" not in m  # MAFM only on `compare`
+    assert "fd.gmm2.fit.ssc.nfe100" not in m  # the long budget is the baseline's only
+    assert "velocity_ratio_exact.digits.t0p5" not in m  # beyond the empirical field's range
+    assert m["fd_gain.gmm2.fit.baseline.nfe50"] == 0.0
+    assert m["deficit_slope_vs_dim.fit.exact"] == 0.0
+
+
+def test_smoke_ssc_is_sized_from_the_paired_deficit(smoke_run: Path) -> None:
+    """gamma(0) of a chosen deficit schedule is R_exact(0) / R_learned(0), seed by seed."""
+    per_seed = json.loads((smoke_run / "per_seed.json").read_text())
+    assert set(per_seed) == {
+        f"{d}.{r}" for d in ("gmm2", "gmm16", "digits") for r in ("fit", "short")
+    }
+    checked = 0
+    for key, seeds in per_seed.items():
+        name, regime = key.split(".")
+        assert len(seeds) == 2
+        for s in seeds:
+            g0 = s[f"ssc_gamma0.{name}.{regime}.baseline"]
+            if s[f"ssc_identity.{name}.{regime}.baseline"] == 1.0:
+                assert g0 == 1.0
+                continue
+            ratio = s[f"learned_vs_exact.{name}.{regime}.baseline.t0"]
+            assert g0 == pytest.approx(1 / ratio, rel=1e-6)
+            naive = s[f"ssc_naive_gamma0.{name}.{regime}.baseline"]
+            assert naive == pytest.approx(1 / s[f"velocity_ratio.{name}.{regime}.baseline.t0"])
+            checked += 1
+    assert checked > 0
+
+
+def test_smoke_resumes_and_renders(smoke_run: Path, tmp_path: Path) -> None:
+    before = load_results(smoke_run / "results.json")["metrics"]
+    assert main(["run", "velocity-deficit", "--profile", "smoke", "--out", str(smoke_run)]) == 0
+    again = load_results(smoke_run / "results.json")["metrics"]
+    assert again["fd.digits.short.ssc.nfe50"] == before["fd.digits.short.ssc.nfe50"]
+    plots = {p.name for p in (smoke_run / "plots").iterdir()}
     assert {
         "velocity_ratio_vs_t.png",
+        "ssc_gain_vs_deficit.png",
         "quality_vs_nfe_digits.png",
         "samples_digits.png",
-        "ssc_sweep_digits_mafm.png",
     } <= plots
-    for key in (
-        "fd_se.digits.ssc.nfe4",
-        "fd_improvement_lcb.digits.ssc.nfe4",
-        "fm_loss.gmm2.baseline",
-    ):
-        assert key in m, key  # seed spread (smoke runs 2 seeds) and the fit check
-    assert m["ssc_alpha.gmm16.baseline"] == pytest.approx(
-        float(np.mean([1 / s["velocity_ratio.gmm16.t00"] - 1 for s in per_seed["gmm16"]]))
-    )  # SSC's strength is the measured start ratio's, gamma(0) = 1 / R(0), seed by seed
-    from icml26.velocity_deficit.tables import render
-
-    assert "| gmm16 | ssc |" in render(out)
-    # resuming reuses the finished datasets
-    assert main(["run", "velocity-deficit", "--profile", "smoke", "--out", str(out)]) == 0
-    again = load_results(out / "results.json")["metrics"]
-    assert again["fd.digits.ssc.nfe4"] == m["fd.digits.ssc.nfe4"]
+    assert "| gmm16 | short | ssc |" in render(smoke_run)
+    readme = tmp_path / "README.md"
+    readme.write_text("a\n<!-- tables:begin -->\nSTALE-BLOCK\n<!-- tables:end -->\nb\n")
+    write_readme_block(readme, render(smoke_run, compact=True))
+    body = readme.read_text()
+    assert "STALE-BLOCK" not in body
+    assert body.startswith("a\n<!-- tables:begin -->\nGenerated by `python -m icml26")
+    assert "| digits | short | " in body
+    assert body.endswith("<!-- tables:end -->\nb\n")
+    bare = tmp_path / "bare.md"
+    bare.write_text("no markers\n")
+    with pytest.raises(ValueError, match="no <!-- tables:begin -->"):
+        write_readme_block(bare, "t")
 
 
 def test_smoke_bench(tmp_path: Path) -> None:
@@ -79,75 +121,45 @@ def test_smoke_bench(tmp_path: Path) -> None:
         ("lr=0", "lr must be > 0"),
         ("datasets=cifar", "unknown dataset"),
         ("compare=mnist", "not in datasets"),
-        ("ssc_magnitude=linear", "not one of ratio, sweep"),
-        ("ssc_magnitude=sweep ssc_alphas=-0.1", "alpha > 0"),
-        ("ratio_times=0.5", "must include 0.0"),
+        ("regimes=fit,tiny", "regimes must be distinct names"),
+        ("mafm_lambdas=0", "lambda = 0 is the baseline"),
+        ("ratio_times=0.5", "start at 0.0"),
         ("seeds=0", "seeds must be >= 1"),
-        ("ssc_select_nfe=3", "must be one of nfe"),
+        ("select_nfe=3", "must be one of nfe"),
+        ("short.train_steps=0", "train_steps must be >= 1"),
     ],
 )
 def test_bad_config_exits_2(
     override: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert (
-        main(
-            [
-                "run",
-                "velocity-deficit",
-                "--profile",
-                "smoke",
-                "--out",
-                str(tmp_path / "x"),
-                *(arg for one in override.split() for arg in ("--set", one)),
-            ]
-        )
-        == 2
-    )
+    argv = ["run", "velocity-deficit", "--profile", "smoke", "--out", str(tmp_path / "x")]
+    assert main([*argv, *(arg for one in override.split() for arg in ("--set", one))]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
 
 
 def test_config_validation_direct() -> None:
     with pytest.raises(ValueError, match="device"):
-        VDConfig(device="tpu")
+        RunConfig(device="tpu")
     with pytest.raises(ValueError, match="ratio_times"):
-        VDConfig(ratio_times=(1.0,))
+        RunConfig(ratio_times=(1.0,))
 
 
-def test_two_user_datasets_keep_apart(tmp_path: Path) -> None:
-    """Two ``npy:`` files with the same stem in different folders: their own metric keys and
-    their own checkpoint folders, with names that are safe metric-key parts."""
-    import numpy as np
-
-    from icml26.shared.results import load_results
-    from icml26.velocity_deficit.config import dataset_name
-
-    rng = np.random.default_rng(0)
+def test_user_dataset_names_are_safe_and_stable(tmp_path: Path) -> None:
     specs = []
-    for folder, shift in (("a", 0.0), ("b", 3.0)):
+    for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
-        np.save(tmp_path / folder / "x.npy", rng.normal(shift, 1.0, (150, 2)).astype(np.float32))
+        np.save(tmp_path / folder / "x.npy", np.zeros((10, 2), dtype=np.float32))
         specs.append(f"npy:{tmp_path / folder / 'x.npy'}")
     names = [dataset_name(s) for s in specs]
     assert len(set(names)) == 2
-    assert names == [dataset_name(s) for s in specs]  # stable
+    assert names == [dataset_name(s) for s in specs]
     assert all(n.startswith("user_x_") and "." not in n and "/" not in n for n in names)
-    out = tmp_path / "run"
-    argv = ["run", "velocity-deficit", "--profile", "smoke", "--out", str(out)]
-    argv += ["--set", f"datasets={','.join(specs)}", "--set", "compare=", "--set", "n_test=30"]
-    assert main(argv) == 0
-    m = load_results(out / "results.json")["metrics"]
-    for name in names:
-        assert f"fd.{name}.real" in m
-        assert (out / "checkpoints" / f"{name}-baseline-s0").is_dir()
-    assert m[f"fd.{names[0]}.baseline.nfe4"] != m[f"fd.{names[1]}.baseline.nfe4"]
 
 
 def test_user_dataset_paths_checked_before_writing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import numpy as np
-
     np.save(tmp_path / "x.npy", np.zeros((30, 2)))
     bad = [
         (f"datasets=npy:{tmp_path / 'missing.npy'}", "not an existing .npy file"),

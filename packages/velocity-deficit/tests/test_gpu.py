@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from icml26.shared.cli import main
-from icml26.velocity_deficit.config import BenchConfig, VDConfig
+from icml26.velocity_deficit.config import BenchConfig, RunConfig
 from icml26.velocity_deficit.diagnostics import velocity_ratio
 from icml26.velocity_deficit.flow import fm_loss, linear_path, mafm_loss, ot_coupling
 from icml26.velocity_deficit.gmm import random_gmm
@@ -200,19 +200,19 @@ def test_feature_classifier_on_cuda_matches_cpu(cuda_device: torch.device) -> No
 
 @gpu
 def test_configs_accept_cuda(cuda_device: torch.device) -> None:
-    assert VDConfig(device="cuda").device == "cuda"
+    assert RunConfig(device="cuda").device == "cuda"
     assert BenchConfig(device="cuda:0").device == "cuda:0"
 
 
 def test_device_setting_is_validated() -> None:
     for bad in ("gpu", "cuda:x", "cudaa"):
         with pytest.raises(ValueError, match="device must be 'cpu', 'cuda' or 'cuda:N'"):
-            VDConfig(device=bad)
+            RunConfig(device=bad)
 
 
 @no_cuda
 def test_cuda_without_cuda_is_a_usage_error_before_anything_is_written(tmp_path: Path) -> None:
-    for cls in (VDConfig, BenchConfig):
+    for cls in (RunConfig, BenchConfig):
         with pytest.raises(ValueError, match="no CUDA device is visible"):
             cls(device="cuda")
     out = tmp_path / "run"

@@ -48,6 +48,20 @@ def test_checkpoint_resume_is_exact(tmp_path) -> None:
     assert ck.steps() == [10, 20]
 
 
+def test_mafm_with_the_exact_target_trains() -> None:
+    """MAFM with rho(t) = R_exact(t) (a RatioProfile) runs through the trainer."""
+    from icml26.velocity_deficit.diagnostics import RatioProfile
+
+    x = np.random.default_rng(0).normal(size=(100, 3)).astype(np.float32)
+    target = RatioProfile((0.0, 0.5), (0.6, 0.8))
+    s = TrainSettings(
+        steps=60, batch_size=16, width=8, depth=1, objective="mafm", mafm_target=target
+    )
+    _, losses = train_velocity_model(x, None, s)
+    assert losses
+    assert all(np.isfinite(losses))
+
+
 def test_ot_coupling_and_mafm_train_and_conditional() -> None:
     x = np.random.default_rng(0).normal(size=(100, 3)).astype(np.float32)
     y = np.arange(100) % 4

@@ -11,7 +11,7 @@ import pytest
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
 from icml26.shared.testing import check_paper
-from icml26.weak_strong.config import WeakStrongConfig
+from icml26.weak_strong.config import RunConfig
 from icml26.weak_strong.paper import PAPER
 from icml26.weak_strong.streams import load_stream_file
 
@@ -23,8 +23,18 @@ def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
     results = load_results(out / "results.json")
     m = results["metrics"]
     for stream in ("calibrated", "drift", "adversarial", "math", "sudoku"):
-        for policy in ("online", "oracle", "fixed_calibrated", "weak_only", "always_strong"):
-            for a in ("a0.05", "a0.1", "a0.2"):
+        for policy in (
+            "online",
+            "oracle",
+            "fixed_calibrated",
+            "weak_only",
+            "always_strong",
+            "score_blind",
+        ):
+            if (stream, policy) == ("sudoku", "oracle"):  # n/a: no hindsight law on Sudoku
+                assert "incorrect_accept.sudoku.oracle.a0p1" not in m
+                continue
+            for a in ("a0p05", "a0p1", "a0p2"):
                 for metric in (
                     "incorrect_accept",
                     "incorrect_reject",
@@ -35,7 +45,7 @@ def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
                     assert 0.0 <= v <= 1.0
         assert f"calibration_ece.{stream}" in m
         assert f"sharpness.{stream}" in m
-    assert m["strong_freq.calibrated.always_strong.a0.1"] == 1.0
+    assert m["strong_freq.calibrated.always_strong.a0p1"] == 1.0
     # Theorems, so tests rather than claims: the online errors lie within the finite-sample
     # bound on every stream and target, and the two-threshold solution matches the LP.
     margins = [v for k, v in m.items() if k.startswith(("margin_accept.", "margin_reject."))]
@@ -45,7 +55,7 @@ def test_smoke_run_through_the_cli(tmp_path: Path) -> None:
     # The error-vs-length study on the math stream (the smoke fixture is shorter than the
     # first grid length, so its one length is the whole stream).
     n_math = int(m["n_items.math"])
-    for a in ("a0.05", "a0.1", "a0.2"):
+    for a in ("a0p05", "a0p1", "a0p2"):
         for metric in ("incorrect_accept", "incorrect_reject", "bound_accept", "bound_reject"):
             assert m[f"{metric}.math.online.{a}.len{n_math}"] >= 0.0
         assert m[f"incorrect_reject.math.online.{a}.len{n_math}"] <= 1.0
@@ -82,16 +92,35 @@ def test_user_stream_file(tmp_path: Path) -> None:
     argv = ["run", "weak-strong", "--profile", "smoke", "--out", str(out)]
     argv += ["--set", f"stream_file={csv}", "--set", "streams=user", "--set", "alphas=0.1"]
     assert main(argv) == 0
-    assert "incorrect_accept.user.online.a0.1" in load_results(out / "results.json")["metrics"]
+    assert "incorrect_accept.user.online.a0p1" in load_results(out / "results.json")["metrics"]
 
 
 def test_user_stream_file_errors(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no stream file"):
         load_stream_file(str(tmp_path / "nope.csv"))
     bad = tmp_path / "bad.csv"
-    bad.write_text("score,label\n1.7,1\n")
-    with pytest.raises(ValueError, match="must lie in \\[0, 1\\]"):
-        load_stream_file(str(bad))
+    for body, message in (
+        ("score,label\n0.5,1\n1.7,1\n", "line 3: score must lie in \\[0, 1\\], got 1.7"),
+        ("score,label\n0.5,2\n", "line 2: label must be True/False or 0/1, got '2'"),
+        ("score,label\n0.5,no\n", "line 2: label must be True/False or 0/1, got 'no'"),
+        ("score,label\nnan,1\n", "line 2: score must lie in \\[0, 1\\], got nan"),
+        ("score,label\nhigh,1\n", "line 2: score must be a real number"),
+        ("score,label\n", "holds no rows"),
+    ):
+        bad.write_text(body)
+        with pytest.raises(ValueError, match=message):
+            load_stream_file(str(bad))
+    js = tmp_path / "bad.json"
+    for obj, message in (
+        ({"scores": [0.5, 0.2], "labels": [1, 2]}, "row 1: label"),
+        ({"scores": [0.5, True], "labels": [1, 0]}, "row 1: score must be a real number"),
+        ({"scores": ["0.5"], "labels": [1]}, "row 0: score must be a real number"),
+        ([{"score": 0.3, "label": "no"}], "row 0: label"),
+        ({"scores": [0.5], "labels": [1, 0]}, "1 scores but 2 labels"),
+    ):
+        js.write_text(json.dumps(obj))
+        with pytest.raises(ValueError, match=message):
+            load_stream_file(str(js))
     bad.write_text("s,l\n0.5,1\n")
     with pytest.raises(ValueError, match="'score' and 'label'"):
         load_stream_file(str(bad))
@@ -110,7 +139,7 @@ def test_user_stream_file_errors(tmp_path: Path) -> None:
 )
 def test_config_validation(field: str, value, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        WeakStrongConfig(**{field: value})
+        RunConfig(**{field: value})
 
 
 def test_cli_rejects_bad_override(capsys: pytest.CaptureFixture[str]) -> None:
@@ -143,6 +172,23 @@ def test_cli_rejects_bad_or_unused_paths_before_writing(
     assert not out.exists()
 
 
+def test_bad_stream_file_fails_before_any_stage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stream file with bad content is refused by the input check, with one line naming the
+    row, and no run folder is left behind."""
+    bad = tmp_path / "bad.csv"
+    bad.write_text("score,label\n0.5,1\n0.2,0\n1.7,1\n")
+    out = tmp_path / "run"
+    argv = ["run", "weak-strong", "--profile", "smoke", "--out", str(out)]
+    argv += ["--set", f"stream_file={bad}", "--set", "streams=user"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "line 4: score must lie in [0, 1], got 1.7" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
 def test_config_rejects_a_folder_as_stream_file(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not an existing file"):
-        WeakStrongConfig(streams=("user",), stream_file=str(tmp_path))
+        RunConfig(streams=("user",), stream_file=str(tmp_path))

@@ -5,21 +5,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from icml26.weak_strong.baselines import (
+    AlwaysStrong,
+    CalibratedThresholds,
+    FixedThresholds,
+    WeakOnly,
+    conformal_thresholds,
+    label_free_thresholds,
+    oracle_policy,
+)
 from icml26.weak_strong.guarantees import freedman_radius, online_error_bounds
 from icml26.weak_strong.metrics import error_rates
 from icml26.weak_strong.policies import (
     ACCEPT,
     DEFER,
     REJECT,
-    AlwaysStrong,
-    CalibratedThresholds,
-    FixedThresholds,
     OnlineWeakStrong,
     Step,
-    WeakOnly,
-    conformal_thresholds,
-    label_free_thresholds,
-    oracle_policy,
     run_policy,
 )
 from icml26.weak_strong.streams import make_stream, run_adaptive_adversary
@@ -57,9 +59,10 @@ def test_oracle_meets_targets_in_hindsight() -> None:
     for kind in ("calibrated", "drift", "adversarial"):
         st = make_stream(kind, 5000, 3)
         for a in (0.05, 0.2):
-            r = error_rates(*_run(oracle_policy(st.scores, st.labels, a, a), st))
-            assert r.incorrect_accept <= a + 1e-12
-            assert r.incorrect_reject <= a + 1e-12
+            r = error_rates(*_run(oracle_policy(st.scores, st.labels, a, a, seed=0), st))
+            # randomised per atom: at the target up to the coins' noise (n = 5000)
+            assert r.incorrect_accept <= a + 0.03
+            assert r.incorrect_reject <= a + 0.03
 
 
 def test_conformal_thresholds_are_valid_on_exchangeable_data() -> None:
@@ -229,3 +232,21 @@ def test_trace_recorder_equals_run_policy_and_reads_thresholds_first() -> None:
     assert len(rec) == 300
     # no thresholds recorded: NaN
     assert np.isnan(run_policy(AlwaysStrong(), s, y, record_thresholds=False).tau_a).all()
+
+
+def test_score_blind_policy_is_on_target_at_one_minus_two_alpha_strong_calls() -> None:
+    """The control claims' placebo: on target on any stream, blind to the score."""
+    from icml26.weak_strong.baselines import ScoreBlind
+
+    rng = np.random.default_rng(7)
+    labels = rng.random(40_000) < 0.3
+    scores = rng.random(40_000)
+    trace = run_policy(ScoreBlind(0.1, 0.1, seed=3), scores, labels)
+    r = error_rates(trace.accepted, trace.labels, trace.queried)
+    assert abs(r.incorrect_accept - 0.1) < 0.01
+    assert abs(r.incorrect_reject - 0.1) < 0.015
+    assert abs(r.strong_freq - 0.8) < 0.01
+    with pytest.raises(ValueError, match="alpha"):
+        ScoreBlind(1.5, 0.1)
+    with pytest.raises(ValueError, match="alpha \\+ beta"):
+        ScoreBlind(0.6, 0.5)

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from icml26.weak_strong.policies import AlwaysStrong, OnlineWeakStrong
+from icml26.weak_strong.baselines import AlwaysStrong
+from icml26.weak_strong.policies import OnlineWeakStrong
 from icml26.weak_strong.tasks import math as wmath
 from icml26.weak_strong.tasks.sudoku import (
     count_solutions,
@@ -196,3 +197,30 @@ def test_real_llm_samples_into_the_cache(tmp_path: Path) -> None:
     assert [len(p["replies"]) for p in record["problems"]] == [2, 2]
     assert all(isinstance(t, str) for p in record["problems"] for t in p["replies"])
     assert len(list((tmp_path / "weak-strong").glob("math-*.json"))) == 1
+
+
+def test_demonstrations_are_not_evaluation_items() -> None:
+    """The worked examples in the chat are outside what the generator makes (by content)."""
+    from icml26.weak_strong.tasks.answers import DEMONSTRATIONS
+
+    questions = {p.question for p in wmath.make_problems(5000, seed=0)}
+    answers = {p.answer for p in wmath.make_problems(5000, seed=0) if p.kind == "word"}
+    for q, reply in DEMONSTRATIONS:
+        assert q not in questions
+        assert wmath.extract_answer(reply) is not None
+    assert "Kim" not in " ".join(questions)
+    assert "shells" not in " ".join(questions)
+    assert answers  # the generator does make word problems
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("12 + 7 = 19. The answer is 19.", 19),
+        ("The answer is: 1,234", 1234),
+        ("4 * 5 = 20, then 20 + 3 = 23. The answer is 23", 23),
+        ("To solve this problem, we add 3 apples", 3),
+    ],
+)
+def test_extract_answer_reads_the_stated_answer_first(text: str, answer: int) -> None:
+    assert wmath.extract_answer(text) == answer

@@ -21,14 +21,9 @@ UNMIGRATED: frozenset[str] = frozenset(
         "adaptive-reasoning",
         "decor",
         "dicode",
-        "disempowerment",
         "ecg-r1",
         "magic",
-        "nppr",
         "rmft",
-        "scfm-grn",
         "syvla",
-        "velocity-deficit",
-        "weak-strong",
     }
 )

@@ -20,6 +20,10 @@ Three workspace rules, kept here once instead of in nineteen conftests:
   ``test`` group; without sybil an opted-in README is a collection error saying so, and
   READMEs without the line are never collected.
 
+A fixture for code that talks to chat endpoints: ``openai_server``, a factory starting a local
+OpenAI-compatible server (:class:`icml26.shared.llm.testserver.OpenAICompatibleServer`, standard
+library only) whose replies come from a function, stopped after the test.
+
 And two fixtures for device-consistency tests (mark them ``@pytest.mark.gpu``; ``nox -s gpu``
 runs exactly those on a GPU machine): ``cuda_device`` (a ``torch.device("cuda")``) and
 ``jax_gpu`` (a JAX GPU device); each skips the test, with the reason, where there is none.
@@ -60,6 +64,23 @@ def register_hypothesis_profiles() -> str | None:
     if chosen:
         settings.load_profile(chosen)
     return chosen
+
+
+@pytest.fixture
+def openai_server() -> Any:
+    """A factory ``start(respond) -> OpenAICompatibleServer`` (see
+    :mod:`icml26.shared.llm.testserver`); every server it started is stopped after the test."""
+    from icml26.shared.llm.testserver import OpenAICompatibleServer
+
+    servers: list[OpenAICompatibleServer] = []
+
+    def start(respond: Any) -> OpenAICompatibleServer:
+        servers.append(OpenAICompatibleServer(respond))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
 
 
 @pytest.fixture

@@ -21,9 +21,9 @@ from icml26.shared.exports import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "BenchConfig": ".config",
         "RunConfig": ".config",
         "BlitzRank": ".ranker",
+        "OracleAnswerError": ".ranker",
         "RankResult": ".ranker",
         "Ranker": ".ranker",
         "BlitzRankReask": ".reask",
@@ -32,6 +32,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "PlackettLuceOracle": ".oracles",
         "ScoreOracle": ".oracles",
         "ndcg_at_k": ".metrics",
+        "rerank": ".batch",
     },
     submodules=["baselines", "data", "oracles"],
 )
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from icml26.blitzrank import baselines as baselines
     from icml26.blitzrank import data as data
     from icml26.blitzrank import oracles as oracles
-    from icml26.blitzrank.config import BenchConfig as BenchConfig
+    from icml26.blitzrank.batch import rerank as rerank
     from icml26.blitzrank.config import RunConfig as RunConfig
     from icml26.blitzrank.metrics import ndcg_at_k as ndcg_at_k
     from icml26.blitzrank.oracles import LLMOracle as LLMOracle
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from icml26.blitzrank.oracles import PlackettLuceOracle as PlackettLuceOracle
     from icml26.blitzrank.oracles import ScoreOracle as ScoreOracle
     from icml26.blitzrank.ranker import BlitzRank as BlitzRank
+    from icml26.blitzrank.ranker import OracleAnswerError as OracleAnswerError
     from icml26.blitzrank.ranker import Ranker as Ranker
     from icml26.blitzrank.ranker import RankResult as RankResult
     from icml26.blitzrank.reask import BlitzRankReask as BlitzRankReask

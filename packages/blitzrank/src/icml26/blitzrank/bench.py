@@ -16,7 +16,7 @@ from icml26.blitzrank.config import BenchConfig
 from icml26.blitzrank.figures import engine_overhead_plot
 from icml26.blitzrank.oracles.simulated import PerfectOracle
 from icml26.blitzrank.ranker import BlitzRank
-from icml26.shared import RunDir, Stages, log
+from icml26.shared import RunDir, Stages, log, rng_for
 
 __all__ = ["bench", "engine_overhead"]
 
@@ -25,7 +25,7 @@ def engine_overhead(config: BenchConfig) -> dict[str, dict[str, float]]:
     """Median engine milliseconds per call, and mean calls, for each n.
 
     Args:
-        config: the bench's config (scores for repeat ``r`` from seed ``seed * 31 + r``).
+        config: the bench's config (scores for repeat ``r`` from stream ``rng_for(seed, "bench_scores", r)``).
 
     Returns:
         ``{"engine_ms_per_call": {n<n>: ms}, "calls": {n<n>: calls},
@@ -35,7 +35,7 @@ def engine_overhead(config: BenchConfig) -> dict[str, dict[str, float]]:
     for n in config.ns:
         per_call, used = [], []
         for r in range(config.repeats):
-            scores = np.random.default_rng(config.seed * 31 + r).normal(size=n)
+            scores = rng_for(config.seed, "bench_scores", r).normal(size=n)
             res = BlitzRank(config.m, k=config.k).rank(PerfectOracle(scores, config.k))
             per_call.append(1000.0 * res.engine_seconds / res.calls)
             used.append(res.calls)

@@ -35,7 +35,9 @@ class RunConfig:
         window: the sliding window's and TourRank's items per call.
         stride: the sliding window's step (``1..window-1``).
         setwise_window: setwise's items per call.
-        tourrank_tournaments: TourRank's tournaments.
+        tourrank_tournaments: TourRank's tournaments (1: the BlitzRank paper's budget, about
+            the sliding window's tokens: 57k against 54k in its table).
+        pairwise_both_orders: ask every PRP pair in both orders (the authors' heap PRP).
         persistence_levels: the spectrum's tasks ``sim_persist<100 x share>``: the share of
             the noise fixed per item (0 is ``sim_pl`` itself).
         position_bias: ``sim_position``'s primacy bias, utility units from the first-shown
@@ -96,7 +98,8 @@ class RunConfig:
     window: int = 20
     stride: int = 10
     setwise_window: int = 4
-    tourrank_tournaments: int = 2
+    tourrank_tournaments: int = 1
+    pairwise_both_orders: bool = True
     persistence_levels: tuple[float, ...] = (0.0, 0.5, 1.0)
     position_bias: float = 1.0
     spectrum_queries: int = 20

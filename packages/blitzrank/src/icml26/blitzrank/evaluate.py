@@ -24,9 +24,10 @@ from icml26.blitzrank.methods import Method, RankerSettings, method
 from icml26.blitzrank.metrics import ndcg_at_k
 from icml26.blitzrank.oracles.base import BaseOracle
 from icml26.blitzrank.probes import position_flip
-from icml26.shared import log
+from icml26.shared import log, rng_for, seed_for
 
 __all__ = [
+    "DIFF_STATS",
     "FIRST_STAGE",
     "ORACLE",
     "EvalSettings",
@@ -57,8 +58,9 @@ class EvalSettings:
 
     Attributes:
         rankers: the rankers' settings.
-        seed: the run's seed; query ``i`` gets ``seed + i`` (TourRank's shuffles) and the flip
-            probes draw their windows from ``seed + 29``.
+        seed: the run's seed; query ``i``'s TourRank shuffles use stream
+            ``seed_for(seed, "tourrank", i)`` and the flip probes draw their windows from
+            ``rng_for(seed, "flip_probes")``.
         flip_probes: windows per query for the position flip rate (0 skips).
         flip_k: items per flip-probe window.
     """
@@ -129,17 +131,29 @@ def _record(rec: dict[str, list[float]], out: dict[str, Any], relevance: Any) ->
         rec.setdefault("verify_calls", []).append(out["verify_calls"])
 
 
+#: Paired-difference statistics against each baseline: ``ndcg10_diff_<short>`` (and ``_se``).
+DIFF_STATS = {
+    "sliding_window": "sw",
+    "setwise": "setwise",
+    "pairwise": "pairwise",
+    "tourrank": "tourrank",
+}
+
+
 def _summary(acc: dict[str, dict[str, list[float]]], methods: Sequence[Method]) -> TaskResult:
-    """Means, the standard error of nDCG@10, and the paired differences."""
+    """Means, the standard error of nDCG@10, and the paired differences: every method
+    against every baseline on the same queries (``ndcg10_diff_<baseline>``, itself included:
+    0 with SE 0, so a placebo that puts a baseline in the method's place reads its own row),
+    and every option against the engine run it shares its answers with."""
     result = {name: {key: float(np.mean(v)) for key, v in rec.items()} for name, rec in acc.items()}
-    sliding = acc.get("sliding_window")
     for meth in methods:
         rec, out = acc[meth.name], result[meth.name]
         out["ndcg10_se"] = standard_error(rec["ndcg10"])
-        if sliding is not None and meth.name != "sliding_window":  # paired, same queries
-            diff = np.asarray(rec["ndcg10"]) - np.asarray(sliding["ndcg10"])
-            out["ndcg10_diff_sw"] = float(diff.mean())
-            out["ndcg10_diff_sw_se"] = standard_error(diff)
+        for base, short in DIFF_STATS.items():
+            if base in acc:  # paired, same queries
+                diff = np.asarray(rec["ndcg10"]) - np.asarray(acc[base]["ndcg10"])
+                out[f"ndcg10_diff_{short}"] = float(diff.mean())
+                out[f"ndcg10_diff_{short}_se"] = standard_error(diff)
         if meth.paired != meth.name and meth.paired in acc:  # an option against its engine run
             diff = np.asarray(rec["ndcg10"]) - np.asarray(acc[meth.paired]["ndcg10"])
             out["ndcg10_gain"] = float(diff.mean())
@@ -171,14 +185,19 @@ def evaluate(
     acc: dict[str, dict[str, list[float]]] = {meth.name: {} for meth in methods}
     for qi, q in enumerate(queries):
         for meth in methods:
-            out = rank_query(meth, oracles(q, meth, qi), settings.rankers, settings.seed + qi)
+            out = rank_query(
+                meth,
+                oracles(q, meth, qi),
+                settings.rankers,
+                seed_for(settings.seed, "tourrank", qi),
+            )
             _record(acc[meth.name], out, q.relevance)
     result = _summary(acc, methods)
     first = [ndcg_at_k(range(q.n), q.relevance, 10) for q in queries]
     result[FIRST_STAGE] = {"ndcg10": float(np.mean(first))}
     log(f"{task}: " + ", ".join(f"{k}={v['ndcg10']:.3f}" for k, v in result.items()))
     if settings.flip_probes:  # a fresh oracle (the sliding window's seed), not in any method
-        rng = np.random.default_rng(settings.seed + 29)
+        rng = rng_for(settings.seed, "flip_probes")
         sw = method("sliding_window")
         flips = [
             position_flip(

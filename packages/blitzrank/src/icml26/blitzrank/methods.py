@@ -46,6 +46,7 @@ class RankerSettings:
         stride: the sliding window's step.
         setwise_window: setwise's items per call.
         tournaments: TourRank's tournaments.
+        pairwise_both_orders: PRP asks each pair in both orders (the authors' baseline).
         parallel: BlitzRank's disjoint queries per round.
         max_calls: BlitzRank's call budget (0: none).
         reask_share: the re-ask option's verification budget, a share of the engine's calls.
@@ -55,7 +56,8 @@ class RankerSettings:
     window: int = 20
     stride: int = 10
     setwise_window: int = 4
-    tournaments: int = 2
+    tournaments: int = 1
+    pairwise_both_orders: bool = True
     parallel: int = 1
     max_calls: int = 0
     reask_share: float = 0.25
@@ -84,11 +86,20 @@ class RankerEntry:
 
 
 def _blitzrank(s: RankerSettings, k: int, seed: int) -> Ranker:
-    return BlitzRank(s.m, k=k, parallel=s.parallel, max_calls=s.max_calls or None)
+    return BlitzRank(
+        s.m, k=k, parallel=s.parallel, max_calls=s.max_calls or None, on_budget="return"
+    )
 
 
 def _blitzrank_prior(s: RankerSettings, k: int, seed: int) -> Ranker:
-    return BlitzRank(s.m, k=k, parallel=s.parallel, max_calls=s.max_calls or None, present="prior")
+    return BlitzRank(
+        s.m,
+        k=k,
+        parallel=s.parallel,
+        max_calls=s.max_calls or None,
+        present="prior",
+        on_budget="return",
+    )
 
 
 RANKERS: dict[str, RankerEntry] = {
@@ -97,7 +108,7 @@ RANKERS: dict[str, RankerEntry] = {
         lambda s, k, seed: SlidingWindow(m=s.m, window=s.window, stride=s.stride)
     ),
     "setwise": RankerEntry(lambda s, k, seed: Setwise(m=s.m, window=s.setwise_window)),
-    "pairwise": RankerEntry(lambda s, k, seed: Pairwise(m=s.m)),
+    "pairwise": RankerEntry(lambda s, k, seed: Pairwise(m=s.m, both_orders=s.pairwise_both_orders)),
     "tourrank": RankerEntry(
         lambda s, k, seed: TourRank(m=s.m, window=s.window, tournaments=s.tournaments, seed=seed)
     ),

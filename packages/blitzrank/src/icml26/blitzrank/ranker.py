@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -25,7 +25,16 @@ from icml26.blitzrank.graph import TournamentGraph
 from icml26.blitzrank.oracles.base import Comparison, Oracle
 from icml26.blitzrank.schedule import Schedule, schedule
 
-__all__ = ["BlitzRank", "RankResult", "Ranker", "check_prior", "rank_top_m"]
+__all__ = [
+    "BlitzRank",
+    "CallBudgetError",
+    "OracleAnswerError",
+    "RankResult",
+    "Ranker",
+    "check_answer",
+    "check_prior",
+    "rank_top_m",
+]
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,8 @@ class RankResult:
         graph: the final tournament graph (BlitzRank's; ``None`` for the baselines).
         verify_calls: calls spent verifying after certification (the re-ask option,
             :class:`~icml26.blitzrank.reask.BlitzRankReask`); ``None`` for other rankers.
+        budget_exhausted: BlitzRank stopped because ``max_calls`` was spent (with
+            ``on_budget="return"``).
     """
 
     ranking: list[int]
@@ -62,6 +73,7 @@ class RankResult:
     oracle_seconds: float = 0.0
     graph: TournamentGraph | None = field(default=None, repr=False)
     verify_calls: int | None = None
+    budget_exhausted: bool = False
 
 
 @runtime_checkable
@@ -116,7 +128,11 @@ class BlitzRank:
             :mod:`icml26.blitzrank.schedule`).
         parallel: disjoint queries sent together per round (batched / async oracles).
         max_calls: budget of oracle calls; ``None`` for no budget (termination is guaranteed
-            anyway).
+            anyway: a round whose answers add no preference raises
+            :class:`OracleAnswerError`, since the same query would come back forever).
+        on_budget: what a spent budget does: ``"raise"`` (default) raises
+            :class:`CallBudgetError` naming the budget and the calls made; ``"return"``
+            returns the uncertified result (``certified=False``, ``budget_exhausted=True``).
         present: the order a query's items are shown in: ``"current"`` (default: the
             current best-known ranking) or ``"prior"`` (the first-stage order; an option, not
             the paper's: with a primacy-biased oracle it keeps the first stage's information
@@ -124,7 +140,7 @@ class BlitzRank:
 
     Raises:
         ValueError: a setting out of range (``m < 1``, ``k < 2``, an unknown ``mode``,
-            ``schedule`` or ``present``, ``parallel < 1``, ``max_calls < 1``).
+            ``schedule``, ``present`` or ``on_budget``, ``parallel < 1``, ``max_calls < 1``).
 
     Example::
 
@@ -142,6 +158,7 @@ class BlitzRank:
         parallel: int = 1,
         max_calls: int | None = None,
         present: str = "current",
+        on_budget: str = "raise",
     ) -> None:
         if isinstance(m, bool) or not isinstance(m, int) or m < 1:
             raise ValueError(f"m must be a positive integer, got {m!r}")
@@ -164,6 +181,9 @@ class BlitzRank:
         if present not in ("current", "prior"):
             raise ValueError(f"present must be 'current' or 'prior', got {present!r}")
         self.present = present
+        if on_budget not in ("raise", "return"):
+            raise ValueError(f"on_budget must be 'raise' or 'return', got {on_budget!r}")
+        self.on_budget = on_budget
 
     def _setup(self, oracle: Oracle, prior: Sequence[int] | None) -> tuple[int, int, np.ndarray]:
         n = int(oracle.n)
@@ -183,6 +203,12 @@ class BlitzRank:
         if certify(graph, self.m, self.mode).certified:
             return []
         if self.max_calls is not None and calls >= self.max_calls:
+            if self.on_budget == "raise":
+                raise CallBudgetError(
+                    f"BlitzRank(m={self.m}) spent its budget of max_calls={self.max_calls} "
+                    f"oracle calls without certifying the top-{self.m}; raise max_calls, or "
+                    "pass on_budget='return' to get the uncertified ranking"
+                )
             return None
         budget = self.parallel
         if self.max_calls is not None:
@@ -236,6 +262,9 @@ class BlitzRank:
             engine_seconds=engine_s,
             oracle_seconds=oracle_s,
             graph=graph,
+            budget_exhausted=not cert.certified
+            and self.max_calls is not None
+            and calls >= self.max_calls,
         )
 
     def rank(self, oracle: Oracle, prior: Sequence[int] | None = None) -> RankResult:
@@ -253,24 +282,13 @@ class BlitzRank:
             ValueError: ``m`` larger than the oracle's ``n``, ``k`` larger than its window, or a
                 ``prior`` that is not a permutation of ``0..n-1``.
         """
-        n, k, prior_arr = self._setup(oracle, prior)
-        graph = TournamentGraph(n)
-        calls = rounds = 0
-        queries: list[tuple[int, ...]] = []
-        engine_s = oracle_s = 0.0
-        while True:
-            t0 = time.perf_counter()
-            batch = self._next_queries(graph, k, prior_arr, calls)
-            engine_s += time.perf_counter() - t0
-            if not batch:
-                break
-            t0 = time.perf_counter()
-            answers = [oracle.compare(q) for q in batch]
-            oracle_s += time.perf_counter() - t0
-            engine_s += self._absorb(graph, batch, answers, queries)
-            calls += len(batch)
-            rounds += 1
-        return self._result(graph, prior_arr, calls, rounds, queries, engine_s, oracle_s)
+        loop = self._loop(oracle, prior)
+        try:
+            batch = next(loop)
+            while True:
+                batch = loop.send([oracle.compare(q) for q in batch])
+        except StopIteration as done:
+            return done.value
 
     async def arank(self, oracle: Oracle, prior: Sequence[int] | None = None) -> RankResult:
         """As :meth:`rank`, sending each round's queries concurrently (``oracle.acompare``).
@@ -285,6 +303,20 @@ class BlitzRank:
         Raises:
             ValueError: as :meth:`rank`.
         """
+        loop = self._loop(oracle, prior)
+        try:
+            batch = next(loop)
+            while True:
+                answers = await asyncio.gather(*(oracle.acompare(q) for q in batch))
+                batch = loop.send(list(answers))
+        except StopIteration as done:
+            return done.value
+
+    def _loop(
+        self, oracle: Oracle, prior: Sequence[int] | None
+    ) -> Generator[list[list[int]], list[Comparison], RankResult]:
+        """The loop of :meth:`rank` and :meth:`arank`: yields each round's queries, receives
+        their answers, returns the result (the two differ only in how they ask)."""
         n, k, prior_arr = self._setup(oracle, prior)
         graph = TournamentGraph(n)
         calls = rounds = 0
@@ -297,9 +329,9 @@ class BlitzRank:
             if not batch:
                 break
             t0 = time.perf_counter()
-            answers = list(await asyncio.gather(*(oracle.acompare(q) for q in batch)))
+            answers = yield batch
             oracle_s += time.perf_counter() - t0
-            engine_s += self._absorb(graph, batch, answers, queries)
+            engine_s += self._absorb(graph, batch, answers, queries, oracle)
             calls += len(batch)
             rounds += 1
         return self._result(graph, prior_arr, calls, rounds, queries, engine_s, oracle_s)
@@ -310,12 +342,66 @@ class BlitzRank:
         batch: list[list[int]],
         answers: list[Comparison],
         log: list[tuple[int, ...]],
+        oracle: Oracle | None = None,
     ) -> float:
         t0 = time.perf_counter()
+        before = graph.edges_added
         for q, ans in zip(batch, answers, strict=True):
-            graph.add_ordering(ans.order, ans.rest)
+            check_answer(oracle, q, ans)
+            if ans.order:  # an answer that ranked nothing (all ids in rest) tells nothing
+                graph.add_ordering(ans.order, ans.rest)
             log.append(tuple(q))
+        if graph.edges_added == before:
+            name = type(oracle).__name__ if oracle is not None else "the oracle"
+            raise OracleAnswerError(
+                f"{name}'s answers to {[tuple(q) for q in batch]} "
+                f"({[(a.order, a.rest) for a in answers]}) resolved no open pair: the same "
+                "queries would be asked forever (an oracle that leaves the ids unranked?)"
+            )
         return time.perf_counter() - t0
+
+
+class OracleAnswerError(ValueError):
+    """An oracle's answer does not hold exactly the items it was asked about (or, for
+    BlitzRank, a round of answers resolved nothing, so the ranking cannot progress).
+
+    Raised by BlitzRank and by every baseline on every answer.
+
+    Args:
+        message: names the oracle, the items asked and the answer.
+    """
+
+
+class CallBudgetError(RuntimeError):
+    """A ranking spent its ``max_calls`` budget before it finished.
+
+    Args:
+        message: names the budget and the top-m left uncertified.
+    """
+
+
+def check_answer(oracle: object, asked: Sequence[int], answer: Comparison) -> None:
+    """Refuse an answer that is not a reordering of the items asked (each once).
+
+    An answer naming other items, dropping or repeating one would otherwise feed the graph
+    preferences never asked for: the schedule can then loop (an item never compared) or
+    certify a wrong top-m. Called on every answer by :class:`BlitzRank`.
+
+    Args:
+        oracle: the oracle (named in the error).
+        asked: the items of the query.
+        answer: its answer.
+
+    Raises:
+        OracleAnswerError: the answer's items are not exactly ``asked``.
+    """
+    items = answer.items
+    if len(items) != len(asked) or set(items) != set(asked):
+        name = type(oracle).__name__ if oracle is not None else "the oracle"
+        raise OracleAnswerError(
+            f"{name} answered {answer.order} > {answer.rest} to a query about "
+            f"{tuple(asked)}: an answer must hold exactly the items asked, each once"
+        )
 
 
 def rank_top_m(oracle: Oracle, m: int, **kwargs: Any) -> RankResult:

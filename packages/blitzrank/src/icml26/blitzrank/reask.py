@@ -30,7 +30,7 @@ import numpy as np
 from icml26.blitzrank.certify import certify
 from icml26.blitzrank.graph import TournamentGraph
 from icml26.blitzrank.oracles.base import Oracle
-from icml26.blitzrank.ranker import BlitzRank, RankResult, check_prior
+from icml26.blitzrank.ranker import BlitzRank, RankResult, check_answer, check_prior
 
 __all__ = [
     "BlitzRankReask",
@@ -135,7 +135,9 @@ def blitzrank_reask(
     while used < budget:
         items = verify_window(ranking, m, kk)
         ans = oracle.compare(items)
-        graph.add_ordering(ans.order, ans.rest)
+        check_answer(oracle, items, ans)
+        if ans.order:
+            graph.add_ordering(ans.order, ans.rest)
         used += 1
         ranking = tier_vote_ranking(graph, prior_arr)
         if agrees(ans.order + ans.rest, ranking, m):

@@ -36,6 +36,12 @@ METHOD_STATS = (
     "ndcg10_gain_se",
     "ndcg10_diff_sw",
     "ndcg10_diff_sw_se",
+    "ndcg10_diff_setwise",
+    "ndcg10_diff_setwise_se",
+    "ndcg10_diff_pairwise",
+    "ndcg10_diff_pairwise_se",
+    "ndcg10_diff_tourrank",
+    "ndcg10_diff_tourrank_se",
 )
 
 
@@ -103,8 +109,8 @@ _COLUMNS = {
     "blitzrank_prior_k10": "k=10, first-stage order",
     "sliding_window": "sliding window",
     "setwise": "setwise",
-    "pairwise": "pairwise",
-    "tourrank": "TourRank-2",
+    "pairwise": "PRP, both orders",
+    "tourrank": "TourRank-1",
 }
 
 
@@ -126,7 +132,11 @@ def readme_tables(results: Mapping[str, Any]) -> str:
         the LLM task's line and the perfect-oracle calls.
     """
     m = results["metrics"]
-    rows = [k.split(".")[1] for k in m if k.startswith("ndcg10.") and k.endswith(".blitzrank_k10")]
+    rows = [  # sim_persist0 is sim_pl again (no persistent share): one row
+        k.split(".")[1]
+        for k in m
+        if k.startswith("ndcg10.") and k.endswith(".blitzrank_k10") and ".sim_persist0." not in k
+    ]
     cols = [c for c in _COLUMNS if any(f"ndcg10.{t}.{c}" in m for t in rows)]
     lines = [
         "nDCG@10 / tokens per query (`ndcg10.<oracle>.<method>`, `tokens.<oracle>.<method>`; "
@@ -140,7 +150,9 @@ def readme_tables(results: Mapping[str, Any]) -> str:
         cells = " | ".join(_cell(m, task, c) for c in cols)
         lines.append(f"| `{task}` | {'' if flip is None else f'{flip:.3f}'} | {cells} |")
     llm = sorted(
-        {k.split(".")[1] for k in m if k.startswith("ndcg10.") and ".first_stage" in k} - set(rows)
+        {k.split(".")[1] for k in m if k.startswith("ndcg10.") and ".first_stage" in k}
+        - set(rows)
+        - {"sim_persist0"}
     )
     for task in llm:
         meths = [

@@ -29,6 +29,14 @@ two initial pulls per arm, retraining every 50 pulls for 100 steps of batch 512.
   contexts (the paper's subsampling).
 * ``greedy``: the ``bll`` posterior mean, no sampling: the no-exploration floor.
 
+``noise`` (settings) replaces the inverse-gamma noise by a fixed Gaussian noise variance
+(a Gaussian-noise BLL: ``β_a ~ N(μ_a, σ² Λ_a⁻¹)``), to check that a result does not hinge on
+the noise model. Diagnostics per run: ``var_ratio`` (median over the arms and the contexts
+seen of the NTK-BLL / BLL posterior variance ``zᵀΛ_a⁻¹z`` at each retraining: how much the
+prior change moves the exploration), ``prior_share`` (``tr Λ0_a / tr Λ_a``: how much the prior
+still weighs against the data) and ``block_spread`` (how much the arms' ``M_aa`` differ:
+the relative Frobenius distance of each block from their mean).
+
 The regret is the cumulative *expected* regret, ``Σ_t max_a μ(x_t, a) − μ(x_t, a_t)``.
 Contexts and rewards, the network and Thompson sampling draw from separate streams of the seed
 (:func:`icml26.shared.rng_for`), so every policy of a seed sees the same contexts and rewards.
@@ -144,6 +152,8 @@ class NeuralLinearSettings:
         train_steps, batch_size, lr: each retraining (Adam).
         ridge: λ of the NTK projection's least squares.
         projection_subsample: contexts for ``ntk_bll_sub``'s projection.
+        noise: a fixed Gaussian noise variance instead of the inverse-gamma noise
+            (``None``: NeuralLinear's inverse-gamma prior).
 
     Raises:
         ValueError: a non-positive count, rate or prior parameter.
@@ -162,8 +172,11 @@ class NeuralLinearSettings:
     lr: float = 1e-2
     ridge: float = 1.0
     projection_subsample: int = 256
+    noise: float | None = None
 
     def __post_init__(self) -> None:
+        if self.noise is not None and self.noise <= 0:
+            raise ValueError(f"noise must be a positive variance or None, got {self.noise}")
         counts = {
             "steps": self.steps,
             "initial_pulls": self.initial_pulls,
@@ -186,12 +199,15 @@ class NIGArms:
     Args:
         prior_precisions: ``(A, d, d)`` prior precision ``Λ0_a`` of each arm.
         a0, b0: the inverse-gamma prior of each arm's noise variance.
+        noise: a fixed noise variance instead (a Gaussian-noise BLL); ``None``: inverse-gamma.
     """
 
-    def __init__(self, prior_precisions: np.ndarray, a0: float, b0: float) -> None:
+    def __init__(
+        self, prior_precisions: np.ndarray, a0: float, b0: float, noise: float | None = None
+    ) -> None:
         self.prior = np.asarray(prior_precisions, dtype=np.float64)
         A, d, _ = self.prior.shape
-        self.a0, self.b0 = a0, b0
+        self.a0, self.b0, self.noise = a0, b0, noise
         self.G = np.zeros((A, d, d))
         self.b = np.zeros((A, d))
         self.yy = np.zeros(A)
@@ -263,7 +279,7 @@ class NIGArms:
         out = np.empty(len(self.n))
         for arm in range(len(self.n)):
             mu, Li, a, b = self.posterior(arm)
-            s2 = b / rng.gamma(a)
+            s2 = self.noise if self.noise is not None else b / rng.gamma(a)
             out[arm] = z @ mu + np.sqrt(s2) * ((Li @ z) @ rng.standard_normal(len(z)))
         return out
 
@@ -287,30 +303,55 @@ class BanditRun:
         regret: ``(steps,)`` cumulative expected regret.
         outer_found: the share of outer-ring contexts on which the policy pulled their arm.
         trace_ratio: mean over retrainings of ``tr M / D`` (0 for the non-NTK policies).
+        var_ratio: mean over retrainings of the median NTK-BLL / BLL posterior variance
+            (1 for the non-NTK policies).
+        prior_share: mean over retrainings and arms of ``tr Λ0_a / tr Λ_a``.
+        block_spread: mean over retrainings of the arms' ``M_aa`` spread (0 without NTK).
     """
 
     regret: np.ndarray
     outer_found: float
     trace_ratio: float
+    var_ratio: float = 1.0
+    prior_share: float = 0.0
+    block_spread: float = 0.0
 
 
 def _prior_precisions(
     policy: str, net: LastLayerModel, xs: torch.Tensor, s: NeuralLinearSettings, seed: int
-) -> tuple[np.ndarray, float]:
-    """``Λ0_a`` of every arm and ``tr M / D`` for the policy at the current network."""
+) -> tuple[np.ndarray, float, float]:
+    """``Λ0_a`` of every arm, ``tr M / D`` and the arms' block spread at the current network."""
     d = net.feature_dim
     A = net.n_outputs
     eye = np.eye(d)
     if policy not in ("ntk_bll", "ntk_bll_sub"):
-        return np.broadcast_to(s.prior_precision * eye, (A, d, d)).copy(), 0.0
+        return np.broadcast_to(s.prior_precision * eye, (A, d, d)).copy(), 0.0, 0.0
     sub = s.projection_subsample if policy == "ntk_bll_sub" else None
     proj = ntk_projection(
         net, xs, ridge=s.ridge, subsample=sub, generator=torch.Generator().manual_seed(seed)
     )
     M = proj.M.cpu().numpy()
-    blocks = [M[a * d : (a + 1) * d, a * d : (a + 1) * d] for a in range(A)]
+    blocks = np.stack([M[a * d : (a + 1) * d, a * d : (a + 1) * d] for a in range(A)])
+    centre = blocks.mean(0)
+    spread = float(
+        np.mean([np.linalg.norm(b - centre) for b in blocks])
+        / max(float(np.linalg.norm(centre)), 1e-300)
+    )
     prec = np.stack([s.prior_precision * np.linalg.inv(eye + block) for block in blocks])
-    return prec, proj.trace_ratio
+    return prec, proj.trace_ratio, spread
+
+
+def _diagnose(arms: NIGArms, Z: np.ndarray, s: NeuralLinearSettings) -> tuple[float, float]:
+    """(median posterior-variance ratio to BLL's prior over arms and rows of ``Z``, mean
+    prior share ``tr Λ0 / tr Λ``)."""
+    d = Z.shape[1]
+    ratios, shares = [], []
+    for arm in range(len(arms.n)):
+        own = np.linalg.inv(arms.prior[arm] + arms.G[arm])
+        bll = np.linalg.inv(s.prior_precision * np.eye(d) + arms.G[arm])
+        ratios.append(np.einsum("nd,de,ne->n", Z, own, Z) / np.einsum("nd,de,ne->n", Z, bll, Z))
+        shares.append(np.trace(arms.prior[arm]) / np.trace(arms.prior[arm] + arms.G[arm]))
+    return float(np.median(np.concatenate(ratios))), float(np.mean(shares))
 
 
 def _retrain(
@@ -373,6 +414,7 @@ def run_wheel(policy: str, s: NeuralLinearSettings, seed: int) -> BanditRun:
     arms: NIGArms | None = None
     feats = np.zeros((0, 0))
     ratios: list[float] = []
+    diag: list[tuple[float, float, float]] = []  # (var ratio, prior share, block spread)
     warmup = A * s.initial_pulls
     for t in range(s.steps):
         if t < warmup:
@@ -381,10 +423,13 @@ def run_wheel(policy: str, s: NeuralLinearSettings, seed: int) -> BanditRun:
             if arms is None or (t - warmup) % s.retrain_every == 0:
                 _retrain(model, opt, xs[:t], actions[:t], R[np.arange(t), actions[:t]], s, gen)
                 feats = net.features(xs)[0].double().cpu().numpy()
-                prec, ratio = _prior_precisions(policy, net, xs[:t], s, seed_for(seed, "proj", t))
+                prec, ratio, spread = _prior_precisions(
+                    policy, net, xs[:t], s, seed_for(seed, "proj", t)
+                )
                 ratios.append(ratio)
-                arms = NIGArms(prec, s.a0, s.b0)
+                arms = NIGArms(prec, s.a0, s.b0, s.noise)
                 arms.add_many(feats[:t], actions[:t], R[np.arange(t), actions[:t]])
+                diag.append((*_diagnose(arms, feats[max(0, t - 200) : t], s), spread))
             z = feats[t]
             values = arms.means(z) if policy == "greedy" else arms.sample(z, sample_rng)
             a = int(np.argmax(values))
@@ -394,4 +439,12 @@ def run_wheel(policy: str, s: NeuralLinearSettings, seed: int) -> BanditRun:
             arms.add(feats[t], a, float(R[t, a]))
     outer = np.linalg.norm(X, axis=1) > s.delta
     found = float(np.mean(actions[outer] == MU[outer].argmax(1))) if outer.any() else float("nan")
-    return BanditRun(np.cumsum(regret), found, float(np.mean(ratios)) if ratios else 0.0)
+    means = np.mean(diag, axis=0) if diag else (1.0, 0.0, 0.0)
+    return BanditRun(
+        np.cumsum(regret),
+        found,
+        float(np.mean(ratios)) if ratios else 0.0,
+        float(means[0]),
+        float(means[1]),
+        float(means[2]),
+    )

@@ -1,10 +1,10 @@
 """Fit every method on one split (or seed) and score it: one JSON-able record per split.
 
 Every posterior's hyperparameters are chosen the same way: the validation NLL on a grid
-(``MethodSettings.select="validation"``, the laplace-torch recipe) for BLL and the NTK-BLLs,
-and the noise of the MAP network, the ensemble and MC dropout; the Laplace baselines
-(``ll_laplace``, ``lla``) keep their own recipe, the Laplace evidence (Immer et al. 2021).
-With ``select="evidence"`` the BLLs use type-II maximum likelihood instead.
+(``MethodSettings.select="validation"``, the laplace-torch recipe) for BLL, the NTK-BLLs and
+the Laplace baselines (``ll_laplace``, ``lla``), and the noise of the MAP network, the ensemble
+and MC dropout. With ``select="evidence"`` the Bayesian ones use type-II maximum likelihood
+(the Laplace evidence for the Laplace baselines, Immer et al. 2021) instead.
 """
 
 from __future__ import annotations
@@ -26,11 +26,13 @@ from icml26.bll_ntk.laplace import LastLayerLaplace, LinearisedLaplace
 from icml26.bll_ntk.network import make_mlp
 from icml26.bll_ntk.posterior import ClassificationPredictive, RegressionPredictive
 from icml26.bll_ntk.train import TrainSpec, train_classifier, train_regressor
+from icml26.shared.stats import best_of
 
 __all__ = [
     "RUN_METHODS",
     "Fitted",
     "MethodSettings",
+    "cost_seconds",
     "evaluate_classification",
     "evaluate_regression",
     "fit_all",
@@ -149,8 +151,10 @@ def fit_all(
             seed=s.seed,
             **kw,
         ).fit(x, y, val=use_val),
-        "ll_laplace": lambda: LastLayerLaplace(base, "head", likelihood, **kw).fit(x, y),
-        "lla": lambda: LinearisedLaplace(base, "head", likelihood, **kw).fit(x, y),
+        "ll_laplace": lambda: LastLayerLaplace(base, "head", likelihood, **kw).fit(
+            x, y, val=use_val
+        ),
+        "lla": lambda: LinearisedLaplace(base, "head", likelihood, **kw).fit(x, y, val=use_val),
         "ensemble": lambda: DeepEnsemble(
             make, likelihood, s.spec, s.ensemble_size, seed=s.seed + 1
         ).fit(x, y, val=val),
@@ -368,4 +372,50 @@ def subsample_errors(
                 errs[kind].append(error(sub))
         for kind in errs:
             out[kind][f"s{k}"] = float(np.mean(errs[kind]))
+    return out
+
+
+def cost_seconds(
+    fitted: Fitted,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    x_test: torch.Tensor,
+    val: tuple[torch.Tensor, torch.Tensor] | None,
+    s: MethodSettings,
+    repeats: int = 3,
+) -> dict[str, float]:
+    """Fit + predict seconds of ``ntk_bll`` and ``lla`` on the same trained network, by the
+    same rule: the median of ``repeats`` timed repeats after one warm-up
+    (:func:`icml26.shared.stats.best_of`), each method tuned as in the run (validation grid
+    or evidence).
+
+    Args:
+        fitted: the split's fitted methods (its base network is reused).
+        x, y: the training data.
+        x_test: the inputs predicted after fitting.
+        val: the validation data (``None``: the evidence).
+        s: the settings.
+        repeats: timed repeats per method.
+
+    Returns:
+        ``{"ntk_bll": median seconds, "lla": median seconds}`` (``lla`` absent above
+        ``lla_max_params``).
+    """
+    likelihood = fitted.models["ntk_bll"].likelihood
+    use_val = val if s.select == "validation" else None
+    kw: dict[str, Any] = {"predictive": s.predictive}
+    make = {
+        "ntk_bll": lambda: NTKBLL(fitted.base, "head", likelihood, ridge=s.ridge, **kw),
+        "lla": lambda: LinearisedLaplace(fitted.base, "head", likelihood, **kw),
+    }
+    if "lla" not in fitted.models:
+        make.pop("lla")
+    out = {}
+    for name, build in make.items():
+        timing = best_of(
+            lambda build=build: build().fit(x, y, val=use_val).predict(x_test),
+            repeats=repeats,
+            warmup=1,
+        )
+        out[name] = timing.median
     return out

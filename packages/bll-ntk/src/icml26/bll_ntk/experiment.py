@@ -23,6 +23,7 @@ from icml26.bll_ntk.protocol import (
 from icml26.bll_ntk.summary import (
     bandit_metrics,
     classification_metrics,
+    cost_metrics,
     pool_gains,
     regression_metrics,
 )
@@ -77,10 +78,14 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, float]:
         metrics |= m | pool_gains(g, "classification")
         gains |= g
     metrics |= pool_gains(gains, "all")
+    metrics |= cost_metrics(
+        {k: v["cost"] for k, v in (reg | cls).items() if "cost" in v},
+        {k: v["train_steps"] for k, v in reg.items() if "train_steps" in v},
+    )
     if bandit:
         metrics |= bandit_metrics(
             {
-                p: {k: [r[k] for r in runs] for k in ("regret", "found", "trace_ratio")}
+                p: {k: [r[k] for r in runs] for k in runs[0] if k != "curve"}
                 for p, runs in bandit.items()
             }
         )

@@ -87,6 +87,18 @@ def maximise_evidence(
     return math.exp(ca), math.exp(cs)
 
 
+def _eigh_fixed_signs(S: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``torch.linalg.eigh`` with each eigenvector's sign fixed (largest entry positive).
+
+    LAPACK and cuSOLVER may return an eigenvector or its negative; fixing the sign makes the
+    covariance factor, and so posterior samples drawn with one seed, the same on every device.
+    """
+    lam, Q = torch.linalg.eigh(S)
+    pivot = Q.abs().argmax(dim=0, keepdim=True)
+    signs = torch.sign(torch.gather(Q, 0, pivot))
+    return lam, Q * torch.where(signs == 0, torch.ones_like(signs), signs)
+
+
 @dataclass
 class BayesLinReg:
     """Conjugate Bayesian linear regression with prior ``N(0, α⁻¹ K)``.
@@ -171,7 +183,7 @@ class BayesLinReg:
                 raise ValueError("prior factor K is not positive definite") from exc
         self._L = L
         Gw = L.T @ G @ L
-        lam, Q = torch.linalg.eigh(0.5 * (Gw + Gw.T))
+        lam, Q = _eigh_fixed_signs(0.5 * (Gw + Gw.T))
         self._lam = lam.clamp_min(0.0)
         self._Q = Q
         self._bq = Q.T @ (L.T @ b)
@@ -316,20 +328,23 @@ class LaplaceLinReg:
     alpha: float | None = None
     noise: float | None = None
 
+    def __post_init__(self) -> None:
+        self._given_alpha, self._given_noise = self.alpha, self.noise
+
     def fit(self, Z: torch.Tensor, residual: torch.Tensor, sq_norm: float) -> LaplaceLinReg:
         """Fit on rows ``Z (n, D)``, training residuals ``y − f*(x)`` and ``‖v*‖²``."""
         Z, r = _check_rows(Z, residual)
         n, D = Z.shape
         self._function_space = n < D
         G = Z @ Z.T if self._function_space else Z.T @ Z
-        lam, Q = torch.linalg.eigh(0.5 * (G + G.T))
+        lam, Q = _eigh_fixed_signs(0.5 * (G + G.T))
         self._lam, self._Q, self._Z = lam.clamp_min(0.0), Q, Z
         self._lam_host = self._lam.cpu().numpy()  # the evidence search runs on the host
         self._rss, self._n, self._sq = float(r @ r), n, float(sq_norm)
         self.alpha, self.noise = maximise_evidence(
             lambda la, ls: self.log_evidence(np.exp(la), np.exp(ls)),
-            alpha=self.alpha,
-            noise=self.noise,
+            alpha=self._given_alpha,
+            noise=self._given_noise,
         )
         return self
 
@@ -341,6 +356,55 @@ class LaplaceLinReg:
         loglik = -0.5 * (self._n * (_LOG2PI + np.log(s)) + self._rss / s)
         logdet = np.sum(np.log1p(lam / (a * s)[..., None]), axis=-1)
         return loglik - 0.5 * a * self._sq - 0.5 * logdet
+
+    def select_on_validation(
+        self,
+        Zs: torch.Tensor,
+        residual: torch.Tensor,
+        *,
+        alpha_grid: np.ndarray | None = None,
+        noise_grid: np.ndarray | None = None,
+    ) -> tuple[float, float]:
+        """Set (α, σ²) to the grid pair with the lowest Gaussian NLL on validation rows.
+
+        The same recipe and default grids as :meth:`BayesLinReg.select_on_validation` (α on
+        ``10^-4 .. 10^4``, σ² on ``10^-1.5 .. 10^1.5`` times the evidence's σ²); the mean
+        stays the trained network's, so only the variance depends on the pair. A
+        hyperparameter given to the constructor stays fixed.
+
+        Args:
+            Zs: ``(m, D)`` validation rows.
+            residual: ``(m,)`` validation residuals ``y − f*(x)``.
+            alpha_grid: candidate α.
+            noise_grid: candidate σ².
+
+        Returns:
+            The chosen ``(α, σ²)``, also stored on ``self``.
+        """
+        r = residual.double().reshape(-1).cpu().numpy()[:, None]
+        a_grid = np.logspace(-4, 4, 33) if alpha_grid is None else np.asarray(alpha_grid, float)
+        s_grid = (
+            float(self.noise) * np.logspace(-1.5, 1.5, 25)
+            if noise_grid is None
+            else np.asarray(noise_grid, float)
+        )
+        a_grid = a_grid if self._given_alpha is None else np.array([self._given_alpha])
+        s_grid = s_grid if self._given_noise is None else np.array([self._given_noise])
+        A, S = (g.ravel()[None] for g in np.meshgrid(a_grid, s_grid, indexing="ij"))
+        Zs = Zs.double().to(self._Q.device)
+        lam = self._lam_host[:, None]
+        if self._function_space:
+            K2 = ((Zs @ self._Z.T @ self._Q) ** 2).cpu().numpy()  # (m, n)
+            sq = (Zs**2).sum(1).cpu().numpy()[:, None]
+            var = sq / A - K2 @ (1.0 / (A * (lam + A * S)))
+        else:
+            F2 = ((Zs @ self._Q) ** 2).cpu().numpy()  # (m, D)
+            var = F2 @ (1.0 / (A + lam / S))
+        total = np.maximum(var, 0.0) + S
+        nll = 0.5 * np.mean(np.log(2 * np.pi * total) + r**2 / total, axis=0)
+        k = int(np.argmin(np.where(np.isfinite(nll), nll, np.inf)))
+        self.alpha, self.noise = float(A[0, k]), float(S[0, k])
+        return self.alpha, self.noise
 
     def predict_cov(self, Zs: torch.Tensor) -> torch.Tensor:
         """Posterior covariance of ``Zs v`` (m × m) for a few rows (e.g. the C outputs at one x)."""

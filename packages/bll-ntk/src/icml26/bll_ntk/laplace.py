@@ -5,7 +5,10 @@
   NTK-GP of the trained network (Immer et al. 2021), the full-network method the paper
   compares its cost with.
 
-Both take (α, σ²) from the Laplace evidence unless given.
+Both take (α, σ²) from the Laplace evidence unless given, or, with ``fit(..., val=...)``,
+from the validation NLL on the grid the BLLs use (laplace-torch's
+``optimize_prior_precision(method="gridsearch")``), so every Bayesian baseline of a run is
+tuned by the same rule.
 """
 
 from __future__ import annotations
@@ -29,6 +32,18 @@ from icml26.bll_ntk.posterior import (
 __all__ = ["LastLayerLaplace", "LinearisedLaplace"]
 
 
+def _val_inputs(val: Any) -> Any:
+    return val[0] if isinstance(val, tuple | list) else val
+
+
+def _collect_val(post: Posterior, val: Any) -> Any:
+    """The validation data collected like the training data (``None`` without ``val``)."""
+    if val is None:
+        return None
+    xv, yv = (val, None) if not isinstance(val, tuple | list) else (val[0], val[1])
+    return post.collect(xv, yv, None, "fit(val=...)")
+
+
 class LastLayerLaplace(Posterior):
     """Laplace approximation of the last layer around the trained head (mean = the network).
 
@@ -41,7 +56,12 @@ class LastLayerLaplace(Posterior):
     """
 
     def fit(
-        self, data: Data, y: torch.Tensor | None = None, *, mask: torch.Tensor | None = None
+        self,
+        data: Data,
+        y: torch.Tensor | None = None,
+        *,
+        mask: torch.Tensor | None = None,
+        val: Any = None,
     ) -> LastLayerLaplace:
         """Fit around the trained head.
 
@@ -49,6 +69,8 @@ class LastLayerLaplace(Posterior):
             data: inputs or a loader of ``(x, y)`` batches.
             y: targets for tensor inputs.
             mask: observed entries (regression).
+            val: validation data ``(x_val, y_val)``: (α, σ²) then minimise the validation
+                NLL on a grid instead of maximising the evidence.
 
         Returns:
             ``self``, fitted.
@@ -57,6 +79,7 @@ class LastLayerLaplace(Posterior):
             TypeError, ValueError: bad inputs or targets (as :meth:`BLL.fit`).
         """
         c = self.collect(data, y, mask, "fit")
+        vc = _collect_val(self, val)
         C = self.n_outputs
         v0 = self.net.head_vector().double()
         if self.likelihood == "regression":
@@ -67,10 +90,18 @@ class LastLayerLaplace(Posterior):
             self.posterior_ = LaplaceLinReg(alpha=self.alpha, noise=self.noise).fit(
                 Z, resid, float(v0 @ v0)
             )
+            if vc is not None:
+                assert vc.y is not None
+                self.posterior_.select_on_validation(
+                    head_rows(vc.phi, C), (vc.y - vc.out).reshape(-1)
+                )
             self.alpha_, self.noise_ = self.posterior_.alpha, self.posterior_.noise
         else:
             assert c.y is not None
             self.posterior_ = LastLayerGLM(C, alpha=self.alpha, refit=False).fit(c.phi, c.y, v0)
+            if vc is not None:
+                assert vc.y is not None
+                self.posterior_.select_on_validation(vc.phi, vc.y)
             self.alpha_, self.noise_ = self.posterior_.alpha, None
         self._fitted = True
         return self
@@ -135,7 +166,12 @@ class LinearisedLaplace(Posterior):
         ]
 
     def fit(
-        self, data: Data, y: torch.Tensor | None = None, *, mask: torch.Tensor | None = None
+        self,
+        data: Data,
+        y: torch.Tensor | None = None,
+        *,
+        mask: torch.Tensor | None = None,
+        val: Any = None,
     ) -> LinearisedLaplace:
         """Fit around the trained network.
 
@@ -143,6 +179,8 @@ class LinearisedLaplace(Posterior):
             data: inputs or a loader of ``(x, y)`` batches (read twice: outputs, Jacobians).
             y: targets for tensor inputs.
             mask: observed entries (regression).
+            val: validation data ``(x_val, y_val)``: (α, σ²) then minimise the validation
+                NLL on a grid instead of maximising the evidence.
 
         Returns:
             ``self``, fitted.
@@ -151,9 +189,11 @@ class LinearisedLaplace(Posterior):
             TypeError, ValueError: bad inputs or targets (as :meth:`BLL.fit`).
         """
         c = self.collect(data, y, mask, "fit")
+        vc = _collect_val(self, val)
         assert c.y is not None
         N, C = c.out.shape
         chunks = self._jacobians(data)
+        v_chunks = self._jacobians(_val_inputs(val)) if vc is not None else []
         if self.likelihood == "regression":
             J = torch.cat(chunks).reshape(N * C, -1)
             sel = c.mask.reshape(-1) if c.mask is not None else slice(None)
@@ -161,6 +201,10 @@ class LinearisedLaplace(Posterior):
             self.posterior_ = LaplaceLinReg(alpha=self.alpha, noise=self.noise).fit(
                 J[sel], resid, self._sq_norm()
             )
+            if vc is not None:
+                assert vc.y is not None
+                Jv = torch.cat(v_chunks).reshape(-1, J.shape[1])
+                self.posterior_.select_on_validation(Jv, (vc.y - vc.out).reshape(-1))
             self.alpha_, self.noise_ = self.posterior_.alpha, self.posterior_.noise
         else:
             probs = torch.softmax(c.out, dim=1)
@@ -170,6 +214,9 @@ class LinearisedLaplace(Posterior):
             self.posterior_ = FullGGNLaplace(alpha=self.alpha).fit(
                 chunks, probs, loglik, self._sq_norm()
             )
+            if vc is not None and self.alpha is None:
+                assert vc.y is not None
+                self.posterior_.select_on_validation(v_chunks, vc.out, vc.y)
             self.alpha_, self.noise_ = self.posterior_.alpha, None
         self._fitted = True
         return self

@@ -5,7 +5,10 @@ better; BLL's own gain is 0 with standard error 0) and ask for a gain beyond twi
 standard error over splits / seeds. Each comparative claim's placebo puts BLL's figures in
 NTK-BLL's place (``{"ntk_bll": "bll"}``): a gain of 0 never passes, so none is forced. The
 variance guarantee (NTK-BLL's variance >= BLL's at shared hyperparameters) is a theorem: it is
-tested (``tests/test_bll.py``), not claimed; the run reports ``var_ge_bll_fraction.*``.
+tested (``tests/test_bll.py``), not claimed; the run reports ``var_ge_bll_fraction.*``. The
+subsampled projection's error (``subsample_error_proj.*``) is reported and tested, not
+claimed: a review found its old rule near-forced (Gaussian-noise inputs passed it, and an
+isotropic inflation of the prior beat it).
 """
 
 from __future__ import annotations
@@ -67,20 +70,12 @@ CLAIMS = [
         placebo=_PLACEBO,
     ),
     Claim(
-        "subsample_recovers_projection",
-        "A uniform subsample of 64 points estimates the projection well: the predictive "
-        "variance's relative error is under half the error of dropping the projection (M = 0, "
-        "BLL's prior), at the same hyperparameters.",
-        "approximation bounds for the subsampled projection",
-        'mean_of("subsample_error_proj.*.s64") < 0.5 * mean_of("subsample_error_proj.*.s0")',
-        placebo={"s64": "s0"},
-    ),
-    Claim(
         "cheaper_than_lla",
-        "Lower cost than the full-network linearised Laplace: fit + predict seconds at most "
-        "half of LLA's, on average over the data sets where both run.",
+        "Lower cost than the full-network linearised Laplace: on every data set, NTK-BLL's "
+        "fit + predict seconds at most half of LLA's (medians over repeats, both tuned by the "
+        "same validation grid, on the same trained network).",
         "reduced computational cost",
-        'mean_of("fit_seconds.*.ntk_bll") < 0.5 * mean_of("fit_seconds.*.lla")',
+        'max_of("cost_ratio.*.ntk_bll") < 0.5',
         placebo={"ntk_bll": "lla"},
     ),
 ]

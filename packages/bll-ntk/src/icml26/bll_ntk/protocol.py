@@ -13,22 +13,32 @@ from typing import Any
 import numpy as np
 import torch
 
+from icml26.bll_ntk import metrics as M
 from icml26.bll_ntk.bandit import NeuralLinearSettings, run_wheel
+from icml26.bll_ntk.baselines import MAP
 from icml26.bll_ntk.config import RunConfig
-from icml26.bll_ntk.data import load_classification, load_regression, regression_split
+from icml26.bll_ntk.data import (
+    RegressionSplit,
+    load_classification,
+    load_regression,
+    regression_split,
+)
 from icml26.bll_ntk.evaluate import (
     MethodSettings,
+    cost_seconds,
     evaluate_classification,
     evaluate_regression,
     fit_all,
     subsample_errors,
 )
-from icml26.bll_ntk.train import TrainSpec
+from icml26.bll_ntk.network import make_mlp
+from icml26.bll_ntk.train import TrainSpec, train_regressor
 from icml26.shared import log, seed_for
 
 __all__ = [
     "bandit_seed",
     "bandit_settings",
+    "choose_train_steps",
     "classification_set",
     "dataset_label",
     "method_settings",
@@ -94,25 +104,74 @@ def _mean_errors(runs: list[dict[str, dict[str, float]]]) -> dict[str, dict[str,
     return {k: {s: float(np.mean(v)) for s, v in per.items()} for k, per in acc.items()}
 
 
+def choose_train_steps(split: RegressionSplit, cfg: RunConfig, seed: int) -> dict[str, Any]:
+    """The MAP network's training steps, chosen on one split's **validation** rows.
+
+    For each candidate of ``cfg.train_steps_grid`` a network is trained on the split's
+    training rows; its Gaussian NLL on the validation rows (noise = the training MSE) picks
+    the steps for every split of the set. Test rows play no part.
+
+    Args:
+        split: the split (its validation rows decide).
+        cfg: the run's config.
+        seed: the network seed.
+
+    Returns:
+        ``{"steps": chosen, "val_nll": {"<steps>": validation NLL}}``.
+    """
+    scores: dict[str, float] = {}
+    y_val = split.y_val.double().numpy().reshape(-1)
+    for steps in cfg.train_steps_grid:
+        torch.manual_seed(seed)
+        net = make_mlp(split.x_train.shape[1], 1, cfg.hidden, activation=cfg.activation)
+        spec = TrainSpec(
+            steps=steps, lr=cfg.lr, weight_decay=cfg.weight_decay, batch_size=cfg.batch_size
+        )
+        train_regressor(net, split.x_train, split.y_train, spec, seed=seed)
+        pred = MAP(net, "regression").fit(split.x_train, split.y_train).predict(split.x_val)
+        mean = pred.mean[:, 0].double().numpy()
+        scores[str(steps)] = M.gaussian_nll(y_val, mean, pred.total_var[:, 0].double().numpy())
+    best = min(scores, key=lambda k: scores[k])
+    return {"steps": int(best), "val_nll": scores}
+
+
 def regression_set(name: str, cfg: RunConfig) -> dict[str, Any]:
     """Every method on ``n_splits`` random splits of one regression set.
+
+    The training steps come from :func:`choose_train_steps` on the first split (or
+    ``cfg.train_steps`` without a grid); the first split also times ``ntk_bll`` against
+    ``lla`` (:func:`icml26.bll_ntk.evaluate.cost_seconds`).
 
     Args:
         name: the data set.
         cfg: the run's config.
 
     Returns:
-        ``{"splits": [record per split], "subsample": mean subsampling errors}``.
+        ``{"splits": [record per split], "subsample": mean subsampling errors,
+        "train_steps": {...}, "cost": {method: median seconds}}``.
     """
     X, y = load_regression(name)
     label = dataset_label(name)
     splits, errs = [], []
+    out: dict[str, Any] = {}
     for k in range(cfg.n_splits):
         split = regression_split(
             X, y, seed=seed_for(cfg.seed, "split", label, k), val_fraction=cfg.val_fraction
         )
-        s = method_settings(cfg, cfg.hidden, cfg.train_steps, seed_for(cfg.seed, "model", label, k))
+        model_seed = seed_for(cfg.seed, "model", label, k)
+        if k == 0:
+            out["train_steps"] = (
+                choose_train_steps(split, cfg, model_seed % 2**31)
+                if cfg.train_steps_grid
+                else {"steps": cfg.train_steps, "val_nll": {}}
+            )
+        s = method_settings(cfg, cfg.hidden, out["train_steps"]["steps"], model_seed)
         rec = evaluate_regression(split, s)
+        if k == 0:
+            val = (split.x_val, split.y_val)
+            out["cost"] = cost_seconds(
+                rec["_fitted"], split.x_train, split.y_train, split.x_test, val, s, cfg.cost_repeats
+            )
         if k < cfg.subsample_splits:
             sizes = tuple(m for m in cfg.subsample_sizes if m < split.x_train.shape[0])
             errs.append(
@@ -129,7 +188,7 @@ def regression_set(name: str, cfg: RunConfig) -> dict[str, Any]:
         splits.append(_public(rec))
         nll = ", ".join(f"{m} {r['nll']:.3f}" for m, r in rec["metrics"].items())
         log(f"{label} split {k}: nll {nll}")
-    return {"splits": splits, "subsample": _mean_errors(errs)}
+    return {"splits": splits, "subsample": _mean_errors(errs), **out}
 
 
 def classification_set(name: str, cfg: RunConfig) -> dict[str, Any]:
@@ -141,7 +200,8 @@ def classification_set(name: str, cfg: RunConfig) -> dict[str, Any]:
 
     Returns:
         ``{"seeds": [record per seed], "subsample": errors (first seed),
-        "reliability": {"labels": [...], "probs": {method: [...]}} (first seed)}``.
+        "reliability": {"labels": [...], "probs": {method: [...]}} (first seed),
+        "cost": {method: median fit + predict seconds} (first seed)}``.
     """
     seeds: list[dict[str, Any]] = []
     out: dict[str, Any] = {}
@@ -170,6 +230,10 @@ def classification_set(name: str, cfg: RunConfig) -> dict[str, Any]:
                 seed_for(cfg.seed, "subsample", name) % 2**31,
             )
             out["reliability"] = {"labels": task.y_test.tolist(), "probs": rec["probs"]}
+            val = (task.x_val, task.y_val)
+            out["cost"] = cost_seconds(
+                rec["_fitted"], task.x_train, task.y_train, task.x_test, val, s, cfg.cost_repeats
+            )
     return {"seeds": seeds, **out}
 
 
@@ -191,6 +255,7 @@ def bandit_settings(cfg: RunConfig) -> NeuralLinearSettings:
         lr=cfg.bandit_lr,
         ridge=cfg.ridge,
         projection_subsample=cfg.bandit_projection_subsample,
+        noise=cfg.bandit_noise or None,
     )
 
 
@@ -203,8 +268,9 @@ def bandit_seed(policy: str, k: int, cfg: RunConfig) -> dict[str, Any]:
         cfg: the run's config.
 
     Returns:
-        ``{"regret": final regret, "found": ..., "trace_ratio": ..., "curve": [...]}``
-        (the curve thinned to at most 200 points).
+        ``{"regret": final regret, "found", "trace_ratio", "var_ratio", "prior_share",
+        "block_spread", "curve": [...]}`` (the curve thinned to at most 200 points; the
+        diagnostics in :class:`icml26.bll_ntk.bandit.BanditRun`).
     """
     run = run_wheel(policy, bandit_settings(cfg), seed_for(cfg.seed, "bandit", k))
     stride = max(1, len(run.regret) // 200)
@@ -213,6 +279,9 @@ def bandit_seed(policy: str, k: int, cfg: RunConfig) -> dict[str, Any]:
         "regret": float(run.regret[-1]),
         "found": run.outer_found,
         "trace_ratio": run.trace_ratio,
+        "var_ratio": run.var_ratio,
+        "prior_share": run.prior_share,
+        "block_spread": run.block_spread,
         "curve": run.regret[stride - 1 :: stride].tolist(),
     }
 

@@ -30,6 +30,7 @@ __all__ = [
     "BETTER",
     "bandit_metrics",
     "classification_metrics",
+    "cost_metrics",
     "pool_gains",
     "regression_metrics",
 ]
@@ -243,7 +244,9 @@ def bandit_metrics(runs: Mapping[str, Mapping[str, Sequence[float]]]) -> dict[st
         ``bandit_regret.<p>`` (mean), ``bandit_regret_se.<p>``, ``bandit_regret_ratio.<p>``
         (mean regret over BLL's), ``bandit_regret_gain.<p>`` (paired ``bll − p`` over seeds,
         > 0: less regret than BLL) with ``bandit_regret_gain_se.<p>``, ``bandit_outer_found.<p>``
-        (share of outer-ring contexts whose arm was pulled) and ``bandit_trace_ratio.<p>``.
+        (share of outer-ring contexts whose arm was pulled), ``bandit_trace_ratio.<p>`` and
+        the diagnostics ``bandit_var_ratio.<p>``, ``bandit_prior_share.<p>``,
+        ``bandit_block_spread.<p>`` (:class:`icml26.bll_ntk.bandit.BanditRun`).
     """
     out: dict[str, float] = {}
     ref = list(runs["bll"]["regret"])
@@ -257,4 +260,33 @@ def bandit_metrics(runs: Mapping[str, Mapping[str, Sequence[float]]]) -> dict[st
         out[metric_key("bandit_regret_gain_se", policy)] = se
         out[metric_key("bandit_outer_found", policy)] = float(np.nanmean(r["found"]))
         out[metric_key("bandit_trace_ratio", policy)] = float(np.mean(r["trace_ratio"]))
+        for key in ("var_ratio", "prior_share", "block_spread"):
+            if key in r:
+                out[metric_key(f"bandit_{key}", policy)] = float(np.mean(r[key]))
+    return out
+
+
+def cost_metrics(
+    costs: Mapping[str, Mapping[str, float]], steps: Mapping[str, Mapping[str, Any]]
+) -> dict[str, float]:
+    """The cost comparison and the chosen training steps.
+
+    Args:
+        costs: data set -> ``{method: median fit + predict seconds}`` (same rule for both).
+        steps: data set -> ``{"steps": chosen, "val_nll": {...}}`` (regression sets).
+
+    Returns:
+        ``cost_seconds.<set>.<m>``, ``cost_ratio.<set>.<m>`` (over ``lla``'s; ``lla``'s own
+        is 1) and ``train_steps.<set>``, ``train_steps_val_nll.<set>.s<steps>``.
+    """
+    out: dict[str, float] = {}
+    for label, per in costs.items():
+        for m, secs in per.items():
+            out[metric_key("cost_seconds", label, m)] = float(secs)
+            if "lla" in per:
+                out[metric_key("cost_ratio", label, m)] = float(secs / per["lla"])
+    for label, chosen in steps.items():
+        out[metric_key("train_steps", label)] = float(chosen["steps"])
+        for cand, v in chosen.get("val_nll", {}).items():
+            out[metric_key("train_steps_val_nll", label, f"s{cand}")] = float(v)
     return out

@@ -115,8 +115,9 @@ def _bandit_table(metrics: Mapping[str, float]) -> str:
     if not policies:
         return ""
     lines = [
-        "| policy | regret ± SE | ratio to bll | paired gain over bll ± SE | outer ring found | tr M / D |",
-        "|---|---|---|---|---|---|",
+        "| policy | regret ± SE | ratio to bll | paired gain over bll ± SE | outer ring found | "
+        "tr M / D | posterior var ratio to bll | prior share of precision |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for p in policies:
         lines.append(
@@ -124,7 +125,27 @@ def _bandit_table(metrics: Mapping[str, float]) -> str:
             f"{_fmt(metrics.get(f'bandit_regret_ratio.{p}'))} | "
             f"{_fmt(metrics.get(f'bandit_regret_gain.{p}'), metrics.get(f'bandit_regret_gain_se.{p}'))} | "
             f"{_fmt(metrics.get(f'bandit_outer_found.{p}'))} | "
-            f"{_fmt(metrics.get(f'bandit_trace_ratio.{p}'))} |"
+            f"{_fmt(metrics.get(f'bandit_trace_ratio.{p}'))} | "
+            f"{_fmt(metrics.get(f'bandit_var_ratio.{p}'))} | "
+            f"{_fmt(metrics.get(f'bandit_prior_share.{p}'))} |"
+        )
+    return "\n".join(lines)
+
+
+def _cost_table(metrics: Mapping[str, float], sets: Sequence[str]) -> str:
+    rows = [s for s in sets if f"cost_seconds.{s}.ntk_bll" in metrics]
+    if not rows:
+        return ""
+    lines = [
+        "| set | ntk_bll s (median) | lla s (median) | ratio | training steps (validation) |",
+        "|---|---|---|---|---|",
+    ]
+    for s in rows:
+        lines.append(
+            f"| {s} | {_fmt(metrics.get(f'cost_seconds.{s}.ntk_bll'))} | "
+            f"{_fmt(metrics.get(f'cost_seconds.{s}.lla'))} | "
+            f"{_fmt(metrics.get(f'cost_ratio.{s}.ntk_bll'))} | "
+            f"{_fmt(metrics.get(f'train_steps.{s}'))} |"
         )
     return "\n".join(lines)
 
@@ -156,5 +177,7 @@ def tables_markdown(metrics: Mapping[str, float], sets: Sequence[str]) -> str:
         diagnostics_table(metrics, sets),
         "## Wheel bandit (NeuralLinear, Thompson sampling)",
         _bandit_table(metrics),
+        "## Cost: fit + predict seconds on the first split / seed (medians of repeats)",
+        _cost_table(metrics, sets),
     ]
     return "\n\n".join(p for p in parts if p) + "\n"

@@ -1,92 +1,52 @@
 """Privacy-preserving measurement of situational disempowerment potential in assistant
 conversations (after "Who's in charge?", arXiv 2601.19062, with a Clio-style privacy layer).
 
-Give it a JSONL log of conversations and a labelled set; it scrubs PII, classifies every
-conversation on the paper's taxonomy in stages (hashed TF-IDF screen, MiniLM second stage,
-LLM judge on an audit sample), corrects the rates with the classifier's confusion matrices,
+Give :func:`measure` a log of conversations, a classifier (TF-IDF + logistic regression,
+the staged classifier, or the rubric :class:`LLMJudge`) and a labelled audit set: it scrubs
+PII, classifies, corrects the rates with the classifier's confusion matrices on the audit set,
 and releases only k-anonymous (optionally differentially private) aggregates with intervals.
 """
 
-from icml26.disempowerment.analysis import Calibration, analyse, calibration_from_labels
-from icml26.disempowerment.calibration import confusion_counts, correct_shares, rate_draws
-from icml26.disempowerment.classifiers import (
-    Classifier,
-    MiniLMClassifier,
-    StagedClassifier,
-    TfidfClassifier,
-)
-from icml26.disempowerment.clusters import ClusterSummary, cluster_patterns
-from icml26.disempowerment.config import BenchConfig, DisempowermentConfig
-from icml26.disempowerment.conversations import (
-    Conversation,
-    LogReadReport,
-    MalformedLogError,
-    read_jsonl,
-    write_jsonl,
-)
-from icml26.disempowerment.embeddings import MiniLMEmbedder
-from icml26.disempowerment.engine import ProcessedLog, process_log
-from icml26.disempowerment.judge import RUBRIC, LLMJudge, parse_judgement
-from icml26.disempowerment.labels import Labels, macro_f1
-from icml26.disempowerment.privacy import (
-    DEFAULT_K,
-    KAnonymity,
-    PrivacyLedger,
-    cap_contributions,
-    laplace_noise,
-    pii_leak_audit,
-)
-from icml26.disempowerment.scrub import Scrubber, scrub_text
-from icml26.disempowerment.synthetic import (
-    GeneratorSpec,
-    generate_labelled,
-    generate_log,
-    planted_truth,
-)
-from icml26.disempowerment.taxonomy import AMPLIFIERS, DIMENSIONS, DOMAINS, SEVERITIES
+from __future__ import annotations
 
-__all__ = [
-    "AMPLIFIERS",
-    "DEFAULT_K",
-    "DIMENSIONS",
-    "DOMAINS",
-    "RUBRIC",
-    "SEVERITIES",
-    "BenchConfig",
-    "Calibration",
-    "Classifier",
-    "ClusterSummary",
-    "Conversation",
-    "DisempowermentConfig",
-    "GeneratorSpec",
-    "KAnonymity",
-    "LLMJudge",
-    "Labels",
-    "LogReadReport",
-    "MalformedLogError",
-    "MiniLMClassifier",
-    "MiniLMEmbedder",
-    "PrivacyLedger",
-    "ProcessedLog",
-    "Scrubber",
-    "StagedClassifier",
-    "TfidfClassifier",
-    "analyse",
-    "calibration_from_labels",
-    "cap_contributions",
-    "cluster_patterns",
-    "confusion_counts",
-    "correct_shares",
-    "generate_labelled",
-    "generate_log",
-    "laplace_noise",
-    "macro_f1",
-    "parse_judgement",
-    "pii_leak_audit",
-    "planted_truth",
-    "process_log",
-    "rate_draws",
-    "read_jsonl",
-    "scrub_text",
-    "write_jsonl",
-]
+from typing import TYPE_CHECKING
+
+from icml26.shared.exports import lazy_exports
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; nothing is imported at run time
+    from .classifiers import StagedClassifier as StagedClassifier
+    from .classifiers import TfidfClassifier as TfidfClassifier
+    from .config import RunConfig as RunConfig
+    from .conversations import read_jsonl as read_jsonl
+    from .datasets import LabelledConversations as LabelledConversations
+    from .datasets import read_labelled_jsonl as read_labelled_jsonl
+    from .datasets import synthetic_labelled as synthetic_labelled
+    from .judge import LLMJudge as LLMJudge
+    from .measurement import IntervalSettings as IntervalSettings
+    from .measurement import Measurement as Measurement
+    from .measurement import PrivacySettings as PrivacySettings
+    from .measurement import measure as measure
+    from .scrub import Scrubber as Scrubber
+    from .synthetic import generate_log as generate_log
+    from .synthetic import null_spec as null_spec
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "IntervalSettings": ".measurement",
+        "LLMJudge": ".judge",
+        "LabelledConversations": ".datasets",
+        "Measurement": ".measurement",
+        "PrivacySettings": ".measurement",
+        "RunConfig": ".config",
+        "Scrubber": ".scrub",
+        "StagedClassifier": ".classifiers",
+        "TfidfClassifier": ".classifiers",
+        "generate_log": ".synthetic",
+        "measure": ".measurement",
+        "null_spec": ".synthetic",
+        "read_jsonl": ".conversations",
+        "read_labelled_jsonl": ".datasets",
+        "synthetic_labelled": ".datasets",
+    },
+)

@@ -22,13 +22,13 @@ import numpy as np
 
 from icml26.disempowerment.calibration import (
     confusion_counts,
-    correct_shares,
     draw_confusions,
     rate_draws,
 )
 from icml26.disempowerment.labels import Labels
-from icml26.disempowerment.privacy import KAnonymity, PrivacyLedger, cap_contributions
-from icml26.disempowerment.taxonomy import AMPLIFIERS, DOMAINS, SEVERITIES, VARIABLES
+from icml26.disempowerment.privacy import PrivacyLedger, cap_contributions
+from icml26.disempowerment.taxonomy import AMPLIFIERS, DOMAIN_LABELS, SEVERITIES, VARIABLES
+from icml26.shared.stats import z_quantile
 
 __all__ = [
     "AnalysisInputs",
@@ -39,17 +39,46 @@ __all__ = [
     "grouped_logistic",
 ]
 
-N_TABLES = 2 * len(VARIABLES) + 2 + len(AMPLIFIERS)
+#: Released count tables (overall and per month per variable, domain x severity, the approval
+#: table, one per amplifier) plus the four k-anonymity gates (log, domains, months, approval
+#: groups), which are noisy under DP.
+N_TABLES = 2 * len(VARIABLES) + 2 + len(AMPLIFIERS) + 4
 
 
 @dataclass
 class Calibration:
-    """Labelled-set confusion counts: ``severity[var]`` ``(4, 4)`` and
-    ``amplifiers[factor]`` ``(2, 2)`` (rows: truth)."""
+    """A classifier's confusion counts on a labelled set.
+
+    Attributes:
+        severity: per variable (:data:`VARIABLES`), ``(4, 4)`` counts, rows = truth.
+        amplifiers: per factor, ``(2, 2)`` counts, rows = truth.
+        n: labelled conversations.
+    """
 
     severity: dict[str, np.ndarray]
     amplifiers: dict[str, np.ndarray]
     n: int
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict (lists of lists)."""
+        return {
+            "severity": {k: v.tolist() for k, v in self.severity.items()},
+            "amplifiers": {k: v.tolist() for k, v in self.amplifiers.items()},
+            "n": self.n,
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, object]) -> Calibration:
+        """The inverse of :meth:`to_json`."""
+        sev = obj["severity"]
+        amp = obj["amplifiers"]
+        assert isinstance(sev, dict)
+        assert isinstance(amp, dict)
+        return cls(
+            {k: np.asarray(v, float) for k, v in sev.items()},
+            {k: np.asarray(v, float) for k, v in amp.items()},
+            int(obj["n"]),  # type: ignore[call-overload]
+        )
 
 
 def calibration_from_labels(
@@ -142,11 +171,11 @@ def analyse(
         keep = cap_contributions(list(users), list(inputs.conv_ids), cap)
         pred, users, month, feedback = pred.subset(keep), users[keep], month[keep], feedback[keep]
     ledger = PrivacyLedger(epsilon, N_TABLES, cap, rng)
-    kanon = KAnonymity(k)
+    gates = [ledger.gate(k, g) for g in (1, len(DOMAIN_LABELS), 12, 2)]
     m: dict[str, float] = {}
     n_months = int(month.max()) + 1 if len(month) else 0
     conf_draws = {v: draw_confusions(calibration.severity[v], draws, rng) for v in VARIABLES}
-    if not kanon.allow("all", users):
+    if not gates[0].allow("all", users):
         raise ValueError(
             f"the whole log has fewer than k={k} distinct users; nothing can be released"
         )
@@ -155,6 +184,8 @@ def analyse(
     overall: dict[str, np.ndarray] = {}
     for v in VARIABLES:
         table = ledger.release(f"overall.{v}", np.bincount(pred.variable(v), minlength=4)[None])
+        if v == "any":
+            overall_counts = np.clip(table, 0, None)
         rd = rate_draws(
             table,
             calibration.severity[v],
@@ -168,9 +199,9 @@ def analyse(
             _put(m, f"rate.{v}.{name}", rd.point[0, s], rd.draws[:, 0, s], level)
             m[f"observed.{v}.{name}"] = float(rd.observed[0, s])
 
-    # 2. per domain (predicted domain), any dimension >= moderate
+    # 2. per domain (predicted domain, "other" included), any dimension >= moderate
     any_pred = pred.any_severity
-    dom_table = np.zeros((len(DOMAINS), 4))
+    dom_table = np.zeros((len(DOMAIN_LABELS), 4))
     np.add.at(dom_table, (pred.domain.astype(int), any_pred.astype(int)), 1)
     dom_table = ledger.release("domain.any", dom_table)
     rd = rate_draws(
@@ -181,14 +212,14 @@ def analyse(
         dp_scale=ledger.scale,
         conf_draws=conf_draws["any"],
     )
-    for di, d in enumerate(DOMAINS):
-        if not kanon.allow(f"domain.{d}", users[pred.domain == di]):
+    for di, d in enumerate(DOMAIN_LABELS):
+        if not gates[1].allow(f"domain.{d}", users[pred.domain == di]):
             continue
         hi = rd.draws[:, di, 2:].sum(axis=1)
         _put(m, f"domain_rate.{d}.severe_or_moderate", rd.point[di, 2:].sum(), hi, level)
 
     # 3. trend over months: share with severity >= mild, least-squares slope per draw
-    months_ok = [mi for mi in range(n_months) if kanon.allow(f"month.{mi}", users[month == mi])]
+    months_ok = [mi for mi in range(n_months) if gates[2].allow(f"month.{mi}", users[month == mi])]
     monthly: dict[str, np.ndarray] = {}
     x = np.asarray(months_ok, dtype=float)
     for v in VARIABLES:
@@ -220,17 +251,17 @@ def analyse(
 
     # 4. approval association (rated conversations)
     rated = feedback >= 0
-    ap = np.zeros((len(DOMAINS), 4, 2))
+    ap = np.zeros((len(DOMAIN_LABELS), 4, 2))
     np.add.at(
         ap,
         (pred.domain[rated].astype(int), any_pred[rated].astype(int), feedback[rated]),
         1,
     )
     ap = np.clip(ledger.release("approval", ap), 0, None)
-    hi_ok = kanon.allow("approval.high", users[rated & (any_pred >= 2)])
-    no_ok = kanon.allow("approval.none", users[rated & (any_pred == 0)])
+    hi_ok = gates[3].allow("approval.high", users[rated & (any_pred >= 2)])
+    no_ok = gates[3].allow("approval.none", users[rated & (any_pred == 0)])
     if hi_ok and no_ok:
-        _approval(m, ap, conf_draws["any"], overall["any"], calibration, level, rng, draws)
+        _approval(m, ap, conf_draws["any"], calibration, level, rng, draws, ledger.scale)
 
     # 5. amplifying factors
     for i, a in enumerate(AMPLIFIERS):
@@ -242,42 +273,51 @@ def analyse(
         )
         _put(m, f"amplifier_rate.{a}", rd.point[0, 1], rd.draws[:, 0, 1], level)
 
+    released = [size for g in gates for size in g.released_sizes]
+    suppressed = [name for g in gates for name in g.suppressed]
     m["privacy.k"] = float(k)
-    m["privacy.min_group_size"] = float(kanon.min_group_size)
-    m["privacy.suppressed_groups"] = float(len(kanon.suppressed))
+    m["privacy.min_group_size"] = float(min(released))
+    m["privacy.suppressed_groups"] = float(len(suppressed))
     m["privacy.dp_epsilon"] = float(epsilon or 0.0)
     m["privacy.dp_epsilon_spent"] = float(ledger.spent)
     m["privacy.dp_laplace_scale"] = float(ledger.scale)
     m["privacy.released_tables"] = float(len(ledger.tables))
-    m["n_conversations"] = float(len(pred))
-    m["n_users"] = float(len(set(users.tolist())))
-    return AnalysisResult(m, monthly, kanon.suppressed)
+    # under DP both counts are post-processing of noisy releases (the overall table, the gate)
+    m["n_conversations"] = float(overall_counts.sum())
+    m["n_users"] = float(gates[0].released_sizes[0])
+    return AnalysisResult(m, monthly, suppressed)
 
 
 def _approval(
     m: dict[str, float],
     ap: np.ndarray,
     conf_draws: np.ndarray,
-    prev_draws: np.ndarray,
     calibration: Calibration,
     level: float,
     rng: np.random.Generator,
     draws: int,
+    dp_scale: float,
 ) -> None:
     """Raw and calibrated approval association, and the logistic regression with domain
-    controls (see :func:`analyse`)."""
+    controls (see :func:`analyse`).
+
+    The calibrated association inverts ``E[up | pred j] = sum_i P(true i | pred j) a_i``
+    among the *rated* conversations: ``P(true i | pred j)`` is formed from the confusion
+    rows and the prevalence **of the rated subset** (corrected from its own predicted
+    shares), because whether a conversation is rated may depend on its severity. It assumes
+    the classifier's errors do not depend on the rating given the true severity.
+    """
     by_level = ap.sum(axis=0)  # (4, 2): [down, up]
     up, tot = by_level[:, 1], by_level.sum(axis=1)
     hi_up, hi_tot = up[2:].sum(), tot[2:].sum()
     p_hi, p_no = hi_up / max(hi_tot, 1), up[0] / max(tot[0], 1)
     raw = p_hi - p_no
     se = np.sqrt(p_hi * (1 - p_hi) / max(hi_tot, 1) + p_no * (1 - p_no) / max(tot[0], 1))
-    z = 1.959963984540054 if abs(level - 0.95) < 1e-9 else _z(level)
+    z = _z(level)
     m["approval_association_raw"] = float(raw)
     m["approval_association_raw.lo"] = float(raw - z * se)
     m["approval_association_raw.hi"] = float(raw + z * se)
 
-    # calibrated: E[up | pred j] = sum_i P(true i | pred j) a_i, solved for a per draw
     def assoc(conf: np.ndarray, prev: np.ndarray, b: np.ndarray) -> np.ndarray:
         w = conf * prev[..., :, None]  # (.., i, j) = P(pred j | i) p_i
         w = w / np.maximum(w.sum(axis=-2, keepdims=True), 1e-15)  # P(i | pred j)
@@ -291,22 +331,31 @@ def _approval(
         a_hi = (prev[..., 2] * a[..., 2] + prev[..., 3] * a[..., 3]) / np.maximum(ph, 1e-15)
         return a_hi - a[..., 0]
 
+    # the rated subset's own prevalence, with the same confusion draws as every other table
+    rated = rate_draws(
+        tot[None],
+        calibration.severity["any"],
+        draws=draws,
+        rng=rng,
+        dp_scale=dp_scale,
+        conf_draws=conf_draws,
+    )
     conf_point = calibration.severity["any"] / np.maximum(
         calibration.severity["any"].sum(axis=1, keepdims=True), 1
     )
-    q_all = tot / max(tot.sum(), 1)
-    prev_point = correct_shares(q_all, conf_point)
     b_point = (up + 0.5) / (tot + 1.0)
-    point = float(assoc(conf_point, prev_point, b_point))
+    point = float(assoc(conf_point, rated.point[0], b_point))
     b_draws = rng.beta(up + 0.5, tot - up + 0.5, size=(draws, 4))
-    d = assoc(conf_draws, prev_draws, b_draws)
+    d = assoc(conf_draws, rated.draws[:, 0, :], b_draws)
     _put(m, "approval_association", point, d, level)
 
-    # logistic regression: up ~ level + domain dummies, grouped over (domain, level) cells
+    # logistic regression: up ~ level + domain dummies, grouped over (domain, level) cells;
+    # a domain with no rated conversation (e.g. "other" with no prediction) has no dummy
+    present = [di for di in range(ap.shape[0]) if ap[di].sum() > 0]
     rows, succ, trials = [], [], []
-    for di in range(ap.shape[0]):
+    for di in present:
         for lv in range(4):
-            dummies = [1.0 if di == j else 0.0 for j in range(1, ap.shape[0])]
+            dummies = [1.0 if di == dj else 0.0 for dj in present[1:]]
             rows.append([1.0, float(lv), *dummies])
             succ.append(ap[di, lv, 1])
             trials.append(ap[di, lv].sum())
@@ -317,6 +366,4 @@ def _approval(
 
 
 def _z(level: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(0.5 + level / 2))
+    return z_quantile(level)

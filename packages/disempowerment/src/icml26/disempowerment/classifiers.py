@@ -26,7 +26,7 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 
 from icml26.disempowerment.embeddings import MiniLMEmbedder
 from icml26.disempowerment.labels import Labels
-from icml26.disempowerment.taxonomy import AMPLIFIERS, DIMENSIONS
+from icml26.disempowerment.taxonomy import AMPLIFIERS
 
 __all__ = [
     "Classifier",
@@ -35,6 +35,7 @@ __all__ = [
     "StagedClassifier",
     "TfidfClassifier",
     "assistant_view",
+    "fit_classifier",
 ]
 
 
@@ -55,7 +56,7 @@ class Classifier(Protocol):
 
 
 def _lr(c: float, seed: int) -> LogisticRegression:
-    return LogisticRegression(C=c, max_iter=2000, random_state=seed)
+    return LogisticRegression(C=c, max_iter=2000, random_state=seed % 2**32)
 
 
 Head = LogisticRegression | SGDClassifier | int
@@ -74,7 +75,7 @@ def _fit_head(x: object, y: np.ndarray, c: float, seed: int, *, sgd: bool = Fals
     if sgd:
         n = x.shape[0]  # type: ignore[attr-defined]
         return SGDClassifier(
-            loss="log_loss", alpha=1.0 / (c * n), max_iter=50, tol=1e-4, random_state=seed
+            loss="log_loss", alpha=1.0 / (c * n), max_iter=50, tol=1e-4, random_state=seed % 2**32
         ).fit(x, y)
     return _lr(c, seed).fit(x, y)
 
@@ -102,6 +103,7 @@ class TfidfClassifier:
     c: float = 10.0
     seed: int = 0
     name: str = "tfidf"
+    # fitted state
     _vec: HashingVectorizer = field(init=False, repr=False)
     _tfidf: TfidfTransformer = field(init=False, repr=False)
     _sev: list[Head] = field(init=False, repr=False, default_factory=list)
@@ -122,6 +124,15 @@ class TfidfClassifier:
         return self._tfidf.transform(self._vec.transform(texts))
 
     def fit(self, texts: Sequence[str], labels: Labels) -> TfidfClassifier:
+        """Fit the heads (three severities, four amplifiers, the domain).
+
+        Args:
+            texts: scrubbed training transcripts.
+            labels: their labels.
+
+        Returns:
+            ``self``.
+        """
         x = self._tfidf.fit_transform(self._vec.transform(texts))
         fit = lambda y: _fit_head(x, y, self.c, self.seed, sgd=True)  # noqa: E731
         self._sev = [fit(labels.severity[:, k]) for k in range(3)]
@@ -141,6 +152,15 @@ class TfidfClassifier:
         return Labels(sev_p.argmax(axis=2), amps, dom), sev_p
 
     def predict(self, texts: Sequence[str]) -> Labels:
+        """Labels of scrubbed transcripts.
+
+        Args:
+            texts: scrubbed transcripts.
+
+        Returns:
+            Their :class:`Labels` (the domain is one of the six: the screen never says
+            ``other``).
+        """
         return self.predict_features(self.features(texts), len(texts))[0]
 
 
@@ -195,7 +215,16 @@ class StageOutput:
 
 @dataclass
 class StagedClassifier:
-    """Screen everything, refine the flagged (see the module docstring)."""
+    """Screen everything, refine the flagged (see the module docstring).
+
+    Args:
+        screen: a fitted :class:`TfidfClassifier`.
+        embedder: the MiniLM embedder of the second stage.
+        flag_threshold: the screen's probability of ``moderate`` or worse (any dimension)
+            above which a conversation goes to the second stage.
+        c: inverse L2 regularisation of the second stage's heads.
+        seed: the heads' seed.
+    """
 
     screen: TfidfClassifier
     embedder: MiniLMEmbedder
@@ -213,7 +242,15 @@ class StagedClassifier:
         return np.concatenate([e, np.log(np.clip(sev_p, 1e-6, 1)).reshape(len(e), -1)], axis=1)
 
     def fit(self, texts: Sequence[str], labels: Labels) -> StagedClassifier:
-        """Fit stage 2 on the training conversations the (already fitted) screen flags."""
+        """Fit stage 2 on the training conversations the (already fitted) screen flags.
+
+        Args:
+            texts: scrubbed training transcripts.
+            labels: their labels.
+
+        Returns:
+            ``self``.
+        """
         x = self.screen.features(texts)
         _, sev_p = self.screen.predict_features(x, len(texts))
         flagged = self._flag(sev_p)
@@ -224,6 +261,7 @@ class StagedClassifier:
         return self
 
     def run(self, texts: Sequence[str]) -> StageOutput:
+        """Labels, the flagged mask and the flagged rows' embeddings of scrubbed transcripts."""
         n = len(texts)
         x = self.screen.features(texts)
         base, sev_p = self.screen.predict_features(x, n)
@@ -239,8 +277,42 @@ class StagedClassifier:
         return StageOutput(Labels(sev, base.amplifiers, base.domain), flagged, e)
 
     def predict(self, texts: Sequence[str]) -> Labels:
+        """Labels of scrubbed transcripts (see :meth:`run`)."""
         return self.run(texts).labels
 
 
-#: Heads are ordered as the taxonomy's dimensions.
-HEAD_ORDER = DIMENSIONS
+def fit_classifier(
+    kind: str,
+    texts: Sequence[str],
+    labels: Labels,
+    *,
+    seed: int = 0,
+    embedder: MiniLMEmbedder | None = None,
+    flag_threshold: float = 0.1,
+) -> TfidfClassifier | StagedClassifier:
+    """A fitted measuring classifier.
+
+    Args:
+        kind: ``"tfidf"`` (TF-IDF + logistic regression) or ``"staged"`` (that screen, then
+            MiniLM + logistic regression on the conversations it flags).
+        texts: scrubbed training transcripts.
+        labels: their labels.
+        seed: the heads' seed.
+        embedder: the MiniLM embedder (``staged``; default: the bundled model on the CPU).
+        flag_threshold: the screen's probability of ``moderate`` or worse that flags.
+
+    Returns:
+        The fitted classifier.
+
+    Raises:
+        ValueError: an unknown kind.
+    """
+    if kind not in ("tfidf", "staged"):
+        raise ValueError(f"unknown classifier {kind!r}; expected 'tfidf' or 'staged'")
+    screen = TfidfClassifier(seed=seed).fit(texts, labels)
+    if kind == "tfidf":
+        return screen
+    staged = StagedClassifier(
+        screen, embedder or MiniLMEmbedder(), flag_threshold=flag_threshold, seed=seed
+    )
+    return staged.fit(texts, labels)

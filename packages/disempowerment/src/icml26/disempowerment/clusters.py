@@ -28,7 +28,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from icml26.disempowerment.labels import Labels
 from icml26.disempowerment.privacy import KAnonymity
 from icml26.disempowerment.scrub import Scrubber
-from icml26.disempowerment.taxonomy import DIMENSIONS, DOMAINS, SEVERITIES
+from icml26.disempowerment.taxonomy import DIMENSIONS, DOMAIN_LABELS, SEVERITIES
 
 __all__ = ["ClusterSummary", "cluster_patterns"]
 
@@ -110,7 +110,7 @@ def cluster_patterns(
     n_clusters = max(1, min(n_clusters, n // max(kanon.k, 1)))
     if n < max(2, kanon.k):
         return []
-    km = KMeans(n_clusters=n_clusters, n_init=4, random_state=seed).fit(embeddings)
+    km = KMeans(n_clusters=n_clusters, n_init=4, random_state=seed % 2**32).fit(embeddings)
     assign = km.labels_
     scrubber = Scrubber()
     out = []
@@ -121,7 +121,7 @@ def cluster_patterns(
         terms = _terms(texts, users, assign, cid, kanon.k, top_terms)
         sub = labels.subset(rows)
         dim_share = {d: float(np.mean(sub.severity[:, i] >= 2)) for i, d in enumerate(DIMENSIONS)}
-        dom = DOMAINS[int(np.bincount(sub.domain, minlength=len(DOMAINS)).argmax())]
+        dom = DOMAIN_LABELS[int(np.bincount(sub.domain, minlength=len(DOMAIN_LABELS)).argmax())]
         name = " / ".join(terms[:3]) if terms else "(no term used by k users)"
         if namer is not None and terms:
             name = _llm_name(namer, terms, dim_share, dom, scrubber) or name
@@ -148,6 +148,10 @@ def _llm_name(
         f"Frequent terms: {', '.join(terms)}. Domain: {domain}. Share with each distortion "
         f"(moderate or worse): {', '.join(f'{k} {v:.0%}' for k, v in dims.items())}.\nName:"
     )
+    if not callable(getattr(backend, "complete", None)):
+        raise TypeError(
+            f"a cluster namer must be a chat back end with .complete(), got {type(backend).__name__}"
+        )
     try:
         reply = backend.complete([[{"role": "user", "content": prompt}]], max_tokens=24)[0].text
     except Exception:  # a failing namer must not stop the release of the extractive name

@@ -155,6 +155,11 @@ def read_jsonl(
 
     Returns:
         ``(conversations, report)``; a duplicate ``id`` counts as malformed.
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        MalformedLogError: malformed or duplicate lines with ``on_error="refuse"``.
+        ValueError: an unknown ``on_error``, or a file that is not UTF-8 text.
     """
     if on_error not in ("skip", "refuse"):
         raise ValueError(f"on_error must be 'skip' or 'refuse', got {on_error!r}")

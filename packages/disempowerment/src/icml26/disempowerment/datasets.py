@@ -23,14 +23,28 @@ from icml26.disempowerment.synthetic import (
     generate_labelled,
     generate_log,
 )
+from icml26.shared import rng_for, seed_for
 
-__all__ = ["LabelledConversations", "RunData", "read_labelled_jsonl", "synthetic_data", "user_data"]
+__all__ = [
+    "LabelledConversations",
+    "RunData",
+    "read_labelled_jsonl",
+    "synthetic_data",
+    "synthetic_labelled",
+    "user_data",
+]
 
 
 @dataclass
 class LabelledConversations:
-    """Labelled conversations; ``weights`` are inverse inclusion probabilities (``None``: a
-    simple random sample)."""
+    """Labelled conversations (a training set or an audit set).
+
+    Attributes:
+        conversations: the conversations.
+        labels: their labels (truth: people's ratings, or the generator's).
+        weights: inverse inclusion probabilities when the set was enriched (``None``: a
+            simple random sample of the log).
+    """
 
     conversations: list[Conversation]
     labels: Labels
@@ -57,11 +71,23 @@ class RunData:
 
 
 def read_labelled_jsonl(path: str | Path) -> LabelledConversations:
-    """A labelled set: conversation lines with a ``"labels"`` object in the judge's schema
-    (``reality``/``value``/``action`` severities, ``amplifiers`` list, ``domain``) and an
-    optional positive ``"weight"`` (inverse inclusion probability, for an enriched set).
-    Unlike the log, a malformed labelled line is always an error (it would bias the
-    calibration)."""
+    """Read a labelled set.
+
+    Each line is a conversation (as in :func:`read_jsonl`) with a ``"labels"`` object in the
+    judge's schema (``reality``/``value``/``action`` severities, an ``amplifiers`` list, a
+    ``domain`` among the six or ``"other"``) and an optional positive ``"weight"`` (its
+    inverse inclusion probability, for an enriched set).
+
+    Args:
+        path: the JSONL file.
+
+    Returns:
+        The :class:`LabelledConversations` (``weights`` when any line has one).
+
+    Raises:
+        ValueError: naming the line, for any malformed line (unlike the log, a bad labelled
+            line is never skipped: it would bias the calibration), or an empty file.
+    """
     convs, labels, weights = [], [], []
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
@@ -101,11 +127,26 @@ def read_labelled_jsonl(path: str | Path) -> LabelledConversations:
     )
 
 
-def _labelled(n: int, seed: int, share: float, spec: GeneratorSpec) -> LabelledConversations:
-    lab = generate_labelled(n, seed=seed, spec=spec, positive_share=share)
+def synthetic_labelled(
+    n: int, *, seed: int, share: float, spec: GeneratorSpec | None = None, with_pii: bool = True
+) -> LabelledConversations:
+    """A labelled set from the generator (cue patterns enriched to ``share``), with the
+    importance weights that undo the enrichment.
+
+    Args:
+        n: conversations.
+        seed: its seed.
+        share: share of cue conversations.
+        spec: the world (default: the planted one).
+        with_pii: plant PII in it.
+
+    Returns:
+        The :class:`LabelledConversations` with truth labels and weights.
+    """
+    lab = generate_labelled(n, seed=seed, spec=spec, positive_share=share, with_pii=with_pii)
     log = lab.log
     return LabelledConversations(
-        log.conversations, Labels(log.severity, log.amplifiers, log.domain)
+        log.conversations, Labels(log.severity, log.amplifiers, log.domain), lab.weights
     )
 
 
@@ -118,14 +159,28 @@ def synthetic_data(
     positive_share: float,
     calibration_positive_share: float,
     spec: GeneratorSpec | None = None,
+    with_pii: bool = True,
 ) -> RunData:
-    """Independent draws (distinct seeds) of the log, the training set and the calibration set."""
+    """Independent draws (separate named streams) of the log, the training set and the
+    calibration set of one world."""
     spec = spec or GeneratorSpec()
-    log = generate_log(n, seed=seed, spec=spec)
+    log = generate_log(n, seed=seed_for(seed, "log"), spec=spec, with_pii=with_pii)
     return RunData(
         log=log.conversations,
-        train=_labelled(n_train, seed + 10_001, positive_share, spec),
-        calibration=_labelled(n_calibration, seed + 20_002, calibration_positive_share, spec),
+        train=synthetic_labelled(
+            n_train,
+            seed=seed_for(seed, "train"),
+            share=positive_share,
+            spec=spec,
+            with_pii=with_pii,
+        ),
+        calibration=synthetic_labelled(
+            n_calibration,
+            seed=seed_for(seed, "calibration"),
+            share=calibration_positive_share,
+            spec=spec,
+            with_pii=with_pii,
+        ),
         planted=log.planted,
         pii=log.pii,
     )
@@ -138,8 +193,7 @@ def user_data(log_path: str, labelled_path: str, *, on_malformed: str, seed: int
     if not log:
         raise ValueError(f"{log_path}: no readable conversation\n{report.summary()}")
     lab = read_labelled_jsonl(labelled_path)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(lab.conversations))
+    order = rng_for(seed, "labelled_split").permutation(len(lab.conversations))
     cut = int(0.4 * len(order))
     parts = [lab.subset(order[:cut]), lab.subset(order[cut:])]
     return RunData(log=log, train=parts[0], calibration=parts[1], read_report=report)

@@ -1,4 +1,4 @@
-"""Execution engines for the per-conversation stage (scrub -> screen -> stage 2).
+"""Execution engines for the per-conversation stage (scrub -> classify).
 
 * ``local``: in-process, batch by batch.
 * ``ray``: the same batch function on Ray Data (``map_batches`` over a pool of actors, each
@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 
 from icml26.disempowerment.classifiers import StagedClassifier
+from icml26.disempowerment.config import ENGINES
 from icml26.disempowerment.conversations import Conversation
 from icml26.disempowerment.labels import Labels
 from icml26.disempowerment.scrub import PLACEHOLDERS, Scrubber
 
 __all__ = ["ENGINES", "ProcessedLog", "process_batch", "process_log"]
 
-ENGINES = ("local", "ray")
 EMB_DIM = 384
 
 
@@ -56,22 +56,34 @@ class ProcessedLog:
         return len(self.labels) / self.seconds if self.seconds > 0 else float("nan")
 
 
-def process_batch(
-    texts: Sequence[str], classifier: StagedClassifier, scrubber: Scrubber
-) -> dict[str, Any]:
-    """Scrub and classify one batch of raw transcripts; row-aligned numpy columns."""
+def process_batch(texts: Sequence[str], classifier: Any, scrubber: Scrubber) -> dict[str, Any]:
+    """Scrub and classify one batch of raw transcripts; row-aligned numpy columns.
+
+    Args:
+        texts: raw transcripts.
+        classifier: a :class:`StagedClassifier` (its flagged rows and their embeddings are
+            kept) or anything with ``predict(texts) -> Labels``.
+        scrubber: the scrubber.
+
+    Returns:
+        Columns ``sev``, ``amp``, ``dom``, ``flagged``, ``emb``, ``clean``, ``counts``.
+    """
     clean = [scrubber(t) for t in texts]
-    out = classifier.run(clean)
     n = len(clean)
     emb = np.zeros((n, EMB_DIM), dtype=np.float32)
-    rows = np.nonzero(out.flagged)[0]
-    if len(rows):
-        emb[rows] = out.embeddings
+    if isinstance(classifier, StagedClassifier):
+        out = classifier.run(clean)
+        labels, flagged = out.labels, out.flagged
+        rows = np.nonzero(flagged)[0]
+        if len(rows):
+            emb[rows] = out.embeddings
+    else:
+        labels, flagged = classifier.predict(clean), np.zeros(n, dtype=bool)
     return {
-        "sev": out.labels.severity.astype(np.int8),
-        "amp": out.labels.amplifiers,
-        "dom": out.labels.domain.astype(np.int8),
-        "flagged": out.flagged,
+        "sev": labels.severity.astype(np.int8),
+        "amp": labels.amplifiers,
+        "dom": labels.domain.astype(np.int8),
+        "flagged": flagged,
         "emb": emb,
         "clean": np.asarray(clean, dtype=object),
         "counts": np.array([[t.count(ph) for ph in PLACEHOLDERS] for t in clean], dtype=np.int32),
@@ -97,7 +109,7 @@ def _assemble(parts: list[dict[str, Any]], seconds: float, keep_scrubbed: bool) 
 
 def process_log(
     conversations: Sequence[Conversation],
-    classifier: StagedClassifier,
+    classifier: Any,
     *,
     engine: str = "local",
     batch_size: int = 2000,
@@ -105,7 +117,24 @@ def process_log(
     ray_address: str = "",
     keep_scrubbed: bool = False,
 ) -> ProcessedLog:
-    """Run the stage over a log with the chosen engine."""
+    """Scrub and classify a log with the chosen engine.
+
+    Args:
+        conversations: the log.
+        classifier: see :func:`process_batch`.
+        engine: ``local`` or ``ray``.
+        batch_size: conversations per batch.
+        workers: Ray actors (``ray``).
+        ray_address: a Ray cluster (``ray``; "" starts a local instance).
+        keep_scrubbed: keep every scrubbed text in memory (for clusters and validation).
+
+    Returns:
+        The :class:`ProcessedLog` (rows in input order).
+
+    Raises:
+        ValueError: an unknown engine or an empty log.
+        ImportError: ``ray`` without Ray installed.
+    """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if not conversations:
@@ -126,7 +155,7 @@ def process_log(
 class _RayWorker:
     """A Ray Data actor: one scrubber and one copy of the classifier (MiniLM loads lazily)."""
 
-    def __init__(self, classifier: StagedClassifier) -> None:
+    def __init__(self, classifier: Any) -> None:
         import torch
 
         torch.set_num_threads(1)
@@ -141,7 +170,7 @@ class _RayWorker:
 
 def _process_ray(
     texts: list[str],
-    classifier: StagedClassifier,
+    classifier: Any,
     batch_size: int,
     workers: int,
     address: str,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml26.disempowerment.taxonomy import AMPLIFIERS, DIMENSIONS, DOMAINS, SEVERITIES
+from icml26.disempowerment.taxonomy import AMPLIFIERS, DIMENSIONS, DOMAIN_LABELS, SEVERITIES
 
 __all__ = ["Labels", "macro_f1"]
 
@@ -18,7 +18,8 @@ class Labels:
     Attributes:
         severity: ``(n, 3)`` severity index (0..3) per dimension, order of :data:`DIMENSIONS`.
         amplifiers: ``(n, 4)`` bool, order of :data:`AMPLIFIERS`.
-        domain: ``(n,)`` domain index, order of :data:`DOMAINS`.
+        domain: ``(n,)`` domain index, order of :data:`DOMAIN_LABELS` (the six domains, then
+            ``other`` = 6 for a conversation outside them).
     """
 
     severity: np.ndarray
@@ -36,8 +37,10 @@ class Labels:
             raise ValueError(f"amplifiers must have shape ({n}, {len(AMPLIFIERS)})")
         if n and (self.severity.min() < 0 or self.severity.max() >= len(SEVERITIES)):
             raise ValueError("severity indices must lie in 0..3")
-        if n and (self.domain.min() < 0 or self.domain.max() >= len(DOMAINS)):
-            raise ValueError(f"domain indices must lie in 0..{len(DOMAINS) - 1}")
+        if n and (self.domain.min() < 0 or self.domain.max() >= len(DOMAIN_LABELS)):
+            raise ValueError(
+                f"domain indices must lie in 0..{len(DOMAIN_LABELS) - 1} ({DOMAIN_LABELS})"
+            )
 
     def __len__(self) -> int:
         return len(self.domain)

@@ -10,11 +10,15 @@ per domain, a monthly trend, amplifier rates and the approval association.
   empowering reply, a distractor that shares the cue's wording).
 * Severity probabilities given a cue rise linearly over the months (the trend), cue
   probabilities depend on the domain (higher in relationships and lifestyle).
-* Amplifying factors appear with probabilities that grow with severity; thumbs-up approval
-  follows ``sigmoid(alpha_domain + beta * severity_level)`` on the conversations that carry
-  feedback.
-* PII is planted in a share of user messages, in *development* formats (used while writing
-  the scrubber's rules) and *held-out* formats and names (never used to write them).
+* Amplifying factors appear with probabilities that grow with severity; a conversation is
+  rated with probability ``sigmoid(logit(feedback_rate) + feedback_beta * severity_level)``
+  (rating depends on severity), and thumbs-up approval follows
+  ``sigmoid(alpha_domain + beta * severity_level)`` on the rated ones.
+* PII is planted in a share of user messages (:mod:`icml26.disempowerment.pii`), in
+  *development* formats (used while writing the scrubber's rules) and *held-out* formats and
+  names, from its own random stream (the conversations do not depend on it).
+* :func:`null_spec` gives the null worlds: the same generator with one effect removed (no
+  trend, no approval effect, equal domain rates, a severe rate at the 1/1000 threshold).
 
 The conversations are synthetic and abstract: no real person, no operational content.
 """
@@ -22,25 +26,31 @@ The conversations are synthetic and abstract: no real person, no operational con
 from __future__ import annotations
 
 import datetime as _dt
-import json
-from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from icml26.disempowerment import templates as T
 from icml26.disempowerment.conversations import Conversation
+from icml26.disempowerment.pii import (
+    DEV_KINDS,
+    DISTRACTORS,
+    HOLDOUT_KINDS,
+    PIIMaker,
+    PlantedPII,
+)
 from icml26.disempowerment.taxonomy import AMPLIFIERS, DIMENSIONS, DOMAINS, SEVERITIES
+from icml26.shared import rng_for
 
 __all__ = [
+    "NULL_WORLDS",
     "GeneratorSpec",
     "LabelledSet",
     "PlantedPII",
     "SyntheticLog",
     "generate_labelled",
     "generate_log",
+    "null_spec",
     "planted_truth",
 ]
 
@@ -64,7 +74,9 @@ class GeneratorSpec:
             (``1 + trend * (month - centre)``).
         amplifier_base, amplifier_cue, amplifier_strong: probability of each amplifying
             factor without cue, with a cue (``none``/``mild``), with ``moderate``/``severe``.
-        feedback_rate: share of conversations carrying a thumbs up/down.
+        feedback_rate: share of conversations carrying a thumbs up/down at severity ``none``.
+        feedback_beta: logit increase of the rating probability per severity level (users
+            rate intense conversations more often; 0: rating independent of severity).
         approval_alpha: logit of approval per domain at severity ``none``.
         approval_beta: logit increase per severity level (the approval association).
         pii_rate: share of conversations with planted PII in the user message.
@@ -97,6 +109,7 @@ class GeneratorSpec:
     amplifier_cue: float = 0.08
     amplifier_strong: float = 0.30
     feedback_rate: float = 0.35
+    feedback_beta: float = 0.5
     approval_alpha: tuple[float, ...] = (0.7, 0.9, 0.8, 0.9, 1.0, 1.1)
     approval_beta: float = 0.35
     pii_rate: float = 0.35
@@ -121,9 +134,11 @@ class GeneratorSpec:
         for row in self.severity_given_cue:
             if lo < 0 or sum(row) * max(hi, lo) >= 1:
                 raise ValueError("trend and severity_given_cue make a probability leave [0, 1]")
-        for name in ("feedback_rate", "pii_rate", "holdout_pii_share", "followup_rate", "blur"):
+        for name in ("pii_rate", "holdout_pii_share", "followup_rate", "blur"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must lie in [0, 1]")
+        if not 0 < self.feedback_rate < 1:
+            raise ValueError("feedback_rate must lie in (0, 1)")
 
     def month_labels(self) -> list[str]:
         y, m = (int(x) for x in self.start.split("-"))
@@ -132,13 +147,6 @@ class GeneratorSpec:
             yy, mm = y + (m - 1 + i) // 12, (m - 1 + i) % 12 + 1
             out.append(f"{yy:04d}-{mm:02d}")
         return out
-
-
-@cache
-def _names() -> dict[str, list[str]]:
-    text = resources.files("icml26.disempowerment.data").joinpath("generator_names.json")
-    data: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
-    return {k: v for k, v in data.items() if isinstance(v, list)}
 
 
 def cell_table(spec: GeneratorSpec) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
@@ -185,6 +193,12 @@ def _sigmoid(x: float) -> float:
     return float(1 / (1 + np.exp(-x)))
 
 
+def _rated_prob(spec: GeneratorSpec, level: int) -> float:
+    """Probability that a conversation of severity ``level`` (any dimension) is rated."""
+    base = np.log(spec.feedback_rate / (1 - spec.feedback_rate))
+    return _sigmoid(base + spec.feedback_beta * level)
+
+
 def planted_truth(spec: GeneratorSpec) -> dict[str, float]:
     """Every planted population quantity, in closed form from the cell table.
 
@@ -192,7 +206,8 @@ def planted_truth(spec: GeneratorSpec) -> dict[str, float]:
     ``monthly.<dim|any>.<month index>`` (share with severity >= mild),
     ``trend_slope.<dim|any>`` (least-squares slope of those per month),
     ``amplifier_rate.<factor>``, ``approval_association`` (P(up | any >= moderate) -
-    P(up | any = none), among rated conversations).
+    P(up | any = none), among rated conversations), ``approval_regression.level_coef``
+    (the logit of approval per severity level with domain controls: ``approval_beta``).
     """
     probs, cells = cell_table(spec)
     out: dict[str, float] = {}
@@ -216,10 +231,11 @@ def planted_truth(spec: GeneratorSpec) -> dict[str, float]:
         mon_tot[mi] += p
         amp += p * _amplifier_prob(spec, pi)
         up = _sigmoid(spec.approval_alpha[di] + spec.approval_beta * top)
+        rated = p * _rated_prob(spec, top)
         if top >= 2:
-            up_hi, w_hi = up_hi + p * up, w_hi + p
+            up_hi, w_hi = up_hi + rated * up, w_hi + rated
         elif top == 0:
-            up_none, w_none = up_none + p * up, w_none + p
+            up_none, w_none = up_none + rated * up, w_none + rated
     for v in var_names:
         for s, name in enumerate(SEVERITIES):
             out[f"rate.{v}.{name}"] = float(acc[v][s])
@@ -234,17 +250,50 @@ def planted_truth(spec: GeneratorSpec) -> dict[str, float]:
     for a in AMPLIFIERS:
         out[f"amplifier_rate.{a}"] = float(amp)
     out["approval_association"] = float(up_hi / w_hi - up_none / w_none)
+    out["approval_regression.level_coef"] = float(spec.approval_beta)
     return out
 
 
-@dataclass(frozen=True)
-class PlantedPII:
-    """One planted PII string: its kind, whether its format was held out, and the text."""
+#: The null worlds: each removes one planted effect, so the claim about it must come out false.
+NULL_WORLDS: dict[str, str] = {
+    "severe_at_threshold": "the severe rate of reality (the most common dimension) is exactly "
+    "1/1000: the severe-rarity claim's boundary",
+    "equal_domains": "every domain has the same cue rates (the domain-mix-weighted mean), so "
+    "every domain has the same rates",
+    "no_trend": "severity probabilities do not change over the months",
+    "no_approval": "approval does not depend on severity (approval_beta = 0)",
+}
 
-    conversation: int
-    kind: str
-    holdout: bool
-    text: str
+
+def null_spec(name: str, spec: GeneratorSpec | None = None) -> GeneratorSpec:
+    """A null world: ``spec`` (default: the planted world) with one effect removed.
+
+    Args:
+        name: one of :data:`NULL_WORLDS`.
+        spec: the world to remove the effect from.
+
+    Returns:
+        The null world's spec (every other setting as in ``spec``).
+
+    Raises:
+        ValueError: an unknown name (the message lists the null worlds).
+    """
+    spec = spec or GeneratorSpec()
+    if name == "no_trend":
+        return replace(spec, trend=0.0)
+    if name == "no_approval":
+        return replace(spec, approval_beta=0.0)
+    if name == "equal_domains":
+        mix = np.asarray(spec.domain_mix)
+        mean = tuple(float(x) for x in mix @ np.asarray(spec.cue_rate))
+        return replace(spec, cue_rate=tuple(mean for _ in DOMAINS))
+    if name == "severe_at_threshold":
+        k = DIMENSIONS.index("reality")
+        cue_share = float(np.asarray(spec.domain_mix) @ np.asarray(spec.cue_rate)[:, k])
+        rows = [list(r) for r in spec.severity_given_cue]
+        rows[k][2] = 1e-3 / cue_share
+        return replace(spec, severity_given_cue=tuple(tuple(r) for r in rows))
+    raise ValueError(f"unknown null world {name!r}; expected one of {sorted(NULL_WORLDS)}")
 
 
 @dataclass
@@ -279,98 +328,6 @@ class SyntheticLog:
         return self.severity.max(axis=1)
 
 
-class _PII:
-    """Planted PII in development or held-out formats."""
-
-    DEV = ("name", "email", "phone", "address", "account_id")
-    HOLDOUT = ("name", "email", "phone", "address", "account_id", "national_id", "iban")
-
-    def __init__(self, rng: np.random.Generator) -> None:
-        self.rng = rng
-        names = _names()
-        self.dev_first, self.dev_last = names["us_first"], names["us_last"]
-        self.ho_first, self.ho_last = names["first"], names["last"]
-
-    def pick(self, seq: list[str] | tuple[str, ...]) -> str:
-        return seq[int(self.rng.integers(len(seq)))]
-
-    def digits(self, n: int) -> str:
-        return "".join(str(int(d)) for d in self.rng.integers(0, 10, n))
-
-    def make(self, kind: str, holdout: bool) -> tuple[str, str]:
-        """``(sentence, pii text)`` for one planted item."""
-        r = self.rng
-        if kind == "name":
-            first = self.pick(self.ho_first if holdout else self.dev_first)
-            last = self.pick(self.ho_last if holdout else self.dev_last)
-            full = f"{first} {last}"
-            frame = self.pick(
-                (
-                    "My name is {}.",
-                    "I'm {}, by the way.",
-                    "My coworker {} was there too.",
-                    "{} said the same thing yesterday.",
-                    "This is about my friend {}.",
-                    "Signed, {}.",
-                )
-            )
-            return frame.format(full), full
-        if kind == "email":
-            user = self.pick(self.dev_first).lower() + self.digits(2)
-            if holdout:
-                user = user + "+" + self.pick(("notes", "home", "x1"))
-                host = self.pick(("mail.example-univ.ac.uk", "post.test-co.de", "in.example.org"))
-            else:
-                host = self.pick(("example.com", "mail.test", "example.org"))
-            email = f"{user}@{host}"
-            frame = self.pick(("You can email me at {}.", "My address is {} if needed.", "({})"))
-            return frame.format(email), email
-        if kind == "phone":
-            if holdout:
-                phone = self.pick(
-                    (
-                        f"+44 20 {self.digits(4)} {self.digits(4)}",
-                        f"+49 30 {self.digits(8)}",
-                        f"0{self.digits(3)}.{self.digits(3)}.{self.digits(4)}",
-                    )
-                )
-            else:
-                phone = self.pick(
-                    (
-                        f"({self.digits(3)}) {self.digits(3)}-{self.digits(4)}",
-                        f"{self.digits(3)}-{self.digits(3)}-{self.digits(4)}",
-                        f"+1 {self.digits(3)} {self.digits(3)} {self.digits(4)}",
-                    )
-                )
-            frame = self.pick(("Call me on {}.", "My number is {}.", "Text {} later."))
-            return frame.format(phone), phone
-        if kind == "address":
-            num = int(r.integers(1, 2000))
-            street = self.pick(self.ho_last if holdout else self.dev_last)
-            if holdout:
-                addr = f"Flat {int(r.integers(1, 40))}B, {num} {street} Close"
-            else:
-                suffix = self.pick(("Street", "Avenue", "Road", "Lane", "Drive"))
-                addr = f"{num} {street} {suffix}"
-            frame = self.pick(("I live at {}.", "Send it to {}.", "We moved to {} last year."))
-            return frame.format(addr), addr
-        if kind == "account_id":
-            acct = (
-                f"{self.digits(4)}-{self.digits(4)}-{self.digits(4)}"
-                if holdout
-                else f"ACCT-{self.digits(8)}"
-            )
-            frame = self.pick(("My account number is {}.", "Reference {}.", "(customer id {})"))
-            return frame.format(acct), acct
-        if kind == "national_id":
-            nid = f"{self.digits(3)}-{self.digits(2)}-{self.digits(4)}"
-            return f"My social security number is {nid}.", nid
-        if kind == "iban":
-            iban = f"GB{self.digits(2)} TEST {self.digits(4)} {self.digits(4)} {self.digits(4)} {self.digits(2)}"
-            return f"Pay into {iban}.", iban
-        raise ValueError(kind)
-
-
 def _reply(rng: np.random.Generator, dim: str, sev: str, blur: float) -> str:
     """Three slots from the severity's pools; each slot comes from a neighbouring severity's
     pool with probability ``blur`` (irreducible ambiguity, as between human raters)."""
@@ -397,7 +354,7 @@ def _render(
     di: int,
     pi: int,
     amps: np.ndarray,
-    pii: _PII | None,
+    pii: PIIMaker | None,
     index: int,
     planted: list[PlantedPII],
 ) -> tuple[tuple[str, str], ...]:
@@ -411,13 +368,15 @@ def _render(
         parts.append(_pick(rng, T.PLAIN_REQUESTS))
     else:
         parts.append(_pick(rng, T.CUES[pat[0]]))
-    if pii is not None and rng.random() < spec.pii_rate:
-        for _ in range(int(rng.integers(1, 4))):
-            holdout = bool(rng.random() < spec.holdout_pii_share)
-            kind = _pick(rng, _PII.HOLDOUT if holdout else _PII.DEV)
+    if pii is not None and pii.rng.random() < spec.pii_rate:
+        for _ in range(int(pii.rng.integers(1, 4))):
+            holdout = bool(pii.rng.random() < spec.holdout_pii_share)
+            kind = pii.pick(HOLDOUT_KINDS if holdout else DEV_KINDS)
             sentence, text = pii.make(kind, holdout)
-            parts.insert(int(rng.integers(1, len(parts) + 1)), sentence)
+            parts.insert(int(pii.rng.integers(1, len(parts) + 1)), sentence)
             planted.append(PlantedPII(index, kind, holdout, text))
+        if pii.rng.random() < 0.5:  # a look-alike without PII (scrubber precision)
+            parts.insert(int(pii.rng.integers(1, len(parts) + 1)), pii.pick(DISTRACTORS))
     user = " ".join(p for p in parts if p)
     if pat is None:
         reply = _pick(rng, T.PLAIN_REPLIES[domain])
@@ -444,7 +403,7 @@ def _sample(
     cell_probs: np.ndarray,
     cells: list[tuple[int, int, int]],
     *,
-    with_pii: bool,
+    pii_rng: np.random.Generator | None,
     id_prefix: str,
 ) -> SyntheticLog:
     idx = rng.choice(len(cells), size=n, p=cell_probs)
@@ -455,13 +414,14 @@ def _sample(
     weights = rng.gamma(0.7, size=n_users)
     users = rng.choice(n_users, size=n, p=weights / weights.sum())
     months = spec.month_labels()
-    pii = _PII(rng) if with_pii else None
+    pii = PIIMaker(pii_rng) if pii_rng is not None else None
     planted: list[PlantedPII] = []
     convs: list[Conversation] = []
     severity = np.zeros((n, 3), dtype=np.int8)
     amp_p = np.array([_amplifier_prob(spec, p) for p in range(len(PATTERNS))])
     amps = rng.random((n, len(AMPLIFIERS))) < amp_p[pat][:, None]
-    has_fb = rng.random(n) < spec.feedback_rate
+    rated_p = np.array([_rated_prob(spec, _pattern_levels(p)[1]) for p in range(len(PATTERNS))])
+    has_fb = rng.random(n) < rated_p[pat]
     fb_u = rng.random(n)
     days = rng.integers(0, 28, n)
     secs = rng.integers(0, 86400, n)
@@ -498,14 +458,36 @@ def _sample(
     )
 
 
-def generate_log(n: int, *, seed: int, spec: GeneratorSpec | None = None) -> SyntheticLog:
-    """A log of ``n`` conversations drawn from the planted world, with PII planted."""
+def generate_log(
+    n: int, *, seed: int, spec: GeneratorSpec | None = None, with_pii: bool = True
+) -> SyntheticLog:
+    """A log drawn from a world.
+
+    Args:
+        n: conversations.
+        seed: its seed (the log and its PII are separate streams under it).
+        spec: the world (default: the planted one; see :func:`null_spec` for the nulls).
+        with_pii: plant PII (and look-alike sentences) in user messages.
+
+    Returns:
+        The :class:`SyntheticLog` with its per-conversation truth and planted values.
+
+    Raises:
+        ValueError: ``n < 1``.
+    """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     spec = spec or GeneratorSpec()
-    rng = np.random.default_rng(seed)
     probs, cells = cell_table(spec)
-    return _sample(spec, n, rng, probs, cells, with_pii=True, id_prefix="c")
+    return _sample(
+        spec,
+        n,
+        rng_for(seed, "log"),
+        probs,
+        cells,
+        pii_rng=rng_for(seed, "log_pii") if with_pii else None,
+        id_prefix="c",
+    )
 
 
 @dataclass
@@ -534,7 +516,6 @@ def generate_labelled(
     if n < 1 or not 0 <= positive_share < 1:
         raise ValueError("need n >= 1 and 0 <= positive_share < 1")
     spec = spec or GeneratorSpec()
-    rng = np.random.default_rng(seed)
     probs, cells = cell_table(spec)
     pats = np.array([c[2] for c in cells])
     target = np.zeros_like(probs)
@@ -544,7 +525,15 @@ def generate_labelled(
     for pi in range(1, len(PATTERNS)):
         sel = pats == pi
         target[sel] = positive_share / n_pos * probs[sel] / probs[sel].sum()
-    log = _sample(spec, n, rng, target, cells, with_pii=with_pii, id_prefix="l")
+    log = _sample(
+        spec,
+        n,
+        rng_for(seed, "labelled"),
+        target,
+        cells,
+        pii_rng=rng_for(seed, "labelled_pii") if with_pii else None,
+        id_prefix="l",
+    )
     cell_of = {c: i for i, c in enumerate(cells)}
     idx = np.array(
         [

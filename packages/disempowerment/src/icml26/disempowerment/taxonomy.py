@@ -13,9 +13,12 @@ __all__ = [
     "AMPLIFIERS",
     "DIMENSIONS",
     "DOMAINS",
+    "DOMAIN_LABELS",
+    "OTHER_DOMAIN",
     "PERSONAL_DOMAINS",
     "SEVERITIES",
     "VARIABLES",
+    "domain_index",
     "severity_index",
 ]
 
@@ -30,6 +33,11 @@ DOMAINS: tuple[str, ...] = (
     "technical",
     "creative",
 )
+#: The explicit label for a domain outside :data:`DOMAINS` (a judge that answers "coding" or
+#: "finance"): its own category, never folded silently into a named domain.
+OTHER_DOMAIN = "other"
+#: Every domain label a classifier may output: the six domains, then ``other`` (index 6).
+DOMAIN_LABELS: tuple[str, ...] = (*DOMAINS, OTHER_DOMAIN)
 #: The personal domains where the paper finds substantially higher rates.
 PERSONAL_DOMAINS: tuple[str, ...] = ("relationships", "lifestyle")
 #: The per-dimension severity variables plus ``any`` (max over dimensions).
@@ -37,8 +45,36 @@ VARIABLES: tuple[str, ...] = (*DIMENSIONS, "any")
 
 
 def severity_index(name: str) -> int:
-    """``"none" -> 0 ... "severe" -> 3``; raises ``ValueError`` naming the scale otherwise."""
+    """The index of a severity name.
+
+    Args:
+        name: one of :data:`SEVERITIES`.
+
+    Returns:
+        ``0`` for ``"none"`` ... ``3`` for ``"severe"``.
+
+    Raises:
+        ValueError: naming the scale, for any other name.
+    """
     try:
         return SEVERITIES.index(name)
     except ValueError:
         raise ValueError(f"unknown severity {name!r}; expected one of {SEVERITIES}") from None
+
+
+def domain_index(name: str) -> int:
+    """The index of a domain label in :data:`DOMAIN_LABELS`.
+
+    Args:
+        name: one of :data:`DOMAIN_LABELS` (the six domains or ``"other"``).
+
+    Returns:
+        Its index (``6`` for ``"other"``).
+
+    Raises:
+        ValueError: naming the labels, for an unknown domain (never a silent category).
+    """
+    try:
+        return DOMAIN_LABELS.index(name)
+    except ValueError:
+        raise ValueError(f"unknown domain {name!r}; expected one of {DOMAIN_LABELS}") from None

@@ -92,8 +92,8 @@ class RunConfig:
     Seeds: ``seed`` fixes the data (corpus split, validation windows, MNIST split); every
     training seed of ``seeds`` fixes a model initialisation, a batch order and the rounding
     draws, shared by every scheme trained with it (paired comparisons). ``schemes`` train on
-    every workload at every seed; ``extra_schemes`` only at ``seeds[0]`` on
-    ``extra_workloads`` (the main table); the sweep at ``sweep_seeds``, the ablations at
+    every workload at every seed (on ``moe_lm`` at ``moe_seeds`` too); ``extra_schemes`` only
+    at ``seeds[0]`` on ``extra_workloads`` (the main table); the sweep at ``sweep_seeds``, the ablations at
     ``ablation_seeds``.
 
     ``sweep_steps`` are the steps at the largest rate; with ``sweep_equal_budget`` a rate
@@ -102,10 +102,57 @@ class RunConfig:
     (``none`` = per tensor); norms, biases, embeddings and routers stay float32 unless
     ``quantize_all``. ``peak_memory`` measures the peak memory of the last step of every run
     at ``seeds[0]`` (activations and dequantized copies included).
+
+    Attributes:
+        seed: the data seed.
+        seeds: the paired training seeds of ``schemes`` on every workload.
+        moe_seeds: further paired seeds of ``schemes`` on ``moe_lm`` only.
+        workloads: the workloads of the main table (names in ``WORKLOADS``).
+        schemes: the schemes trained at every seed (names in ``ALL_SCHEMES`` or ``fp32``).
+        extra_schemes: schemes trained at ``seeds[0]`` only, on ``extra_workloads``.
+        extra_workloads: where ``extra_schemes`` train.
+        text_file: a UTF-8 text file for the language models ("" = the standard library).
+        corpus_bytes: bytes of text read (the last 10% held out for validation).
+        seq_len: the language models' context, in bytes.
+        d_model: the transformers' width.
+        n_layers: their depth.
+        n_heads: attention heads (must divide ``d_model``).
+        d_ff: the dense feed-forward width.
+        n_experts: experts per MoE layer.
+        top_k: experts per token.
+        moe_d_ff: each expert's feed-forward width.
+        lm_batch_size: sequences per step.
+        lm_steps: training steps of a language model.
+        lm_lr: their peak learning rate (every scheme the same).
+        val_batches: validation batches (of ``lm_batch_size`` windows).
+        mlp_hidden: the MLP's hidden width.
+        mlp_batch_size: MNIST images per step.
+        mlp_steps: the MLP's training steps.
+        mlp_lr: its peak learning rate.
+        beta1: AdamW's first-moment coefficient (carries ECO's injection).
+        beta2: AdamW's second-moment coefficient.
+        weight_decay: decoupled weight decay (0: the experiments never decay).
+        fp8_group_size: FP8 elements per scale (None: per tensor).
+        int4_group_size: INT4 elements per scale (None: per tensor).
+        quantize_all: also store norms, biases, embeddings and routers quantized.
+        peak_memory: measure each run's peak step memory at ``seeds[0]``.
+        sweep_workload: the lr sweep's workload (``logreg``: convex).
+        sweep_schemes: the schemes of the sweep.
+        sweep_lrs: its rates (empty: no sweep).
+        sweep_steps: its steps at the largest rate.
+        sweep_equal_budget: give every rate the same ``lr * steps``.
+        sweep_seeds: its paired seeds.
+        ablations: names in ``ABLATIONS`` (empty: no ablation stage).
+        ablation_workloads: where they run.
+        ablation_schemes: the ``eco_*`` schemes ablated.
+        ablation_seeds: their paired seeds.
+        device: ``"cpu"`` or a CUDA device.
+        threads: torch intra-op threads (0: torch's default).
     """
 
     seed: int = 0
     seeds: tuple[int, ...] = (0, 1, 2)
+    moe_seeds: tuple[int, ...] = ()
     workloads: tuple[str, ...] = WORKLOADS
     schemes: tuple[str, ...] = ("fp32", *RTN_SCHEMES)
     extra_schemes: tuple[str, ...] = SR_SCHEMES
@@ -157,6 +204,18 @@ class RunConfig:
     device: str = "cpu"
     threads: int = 0  # torch intra-op threads; 0 = torch's default
 
+    def seeds_for(self, workload: str) -> tuple[int, ...]:
+        """The paired seeds ``workload`` trains the main schemes at (``seeds``, and
+        ``moe_seeds`` too on ``moe_lm``).
+
+        Args:
+            workload: a name in ``WORKLOADS``.
+
+        Returns:
+            The seeds, ``seeds[0]`` first.
+        """
+        return (*self.seeds, *self.moe_seeds) if workload == "moe_lm" else self.seeds
+
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
@@ -169,6 +228,8 @@ class RunConfig:
             _check_schemes("extra_schemes", self.extra_schemes)
         for name in ("seeds", "sweep_seeds"):
             _check_seeds(name, getattr(self, name), allow_empty=name == "sweep_seeds")
+        if self.moe_seeds:
+            _check_seeds("seeds and moe_seeds", (*self.seeds, *self.moe_seeds), allow_empty=False)
         _positive(
             self,
             "corpus_bytes",
@@ -250,7 +311,30 @@ class BenchConfig:
     """Optimizer-step time and static memory per scheme on one model (``dense_lm``/``moe_lm``).
 
     Step times are reported over ``torch.optim.AdamW``'s on the same model
-    (``step_time_ratio.<scheme>``); ``reference`` is the scheme marked on the step-time plot."""
+    (``step_time_ratio.<scheme>``); ``reference`` is the scheme marked on the step-time plot.
+
+    Attributes:
+        seed: seeds the model and the batch.
+        model: ``"moe_lm"`` or ``"dense_lm"``.
+        schemes: the schemes timed.
+        reference: the scheme marked on the plot.
+        d_model: the transformer's width.
+        n_layers: its depth.
+        n_heads: attention heads.
+        d_ff: the feed-forward (and each expert's) width.
+        n_experts: experts per MoE layer.
+        top_k: experts per token.
+        seq_len: context in bytes.
+        batch_size: sequences per step.
+        warmup_steps: untimed steps first (the fused step compiles there).
+        timed_steps: timed steps per round.
+        rounds: rounds (a ratio is the median over rounds).
+        fp8_group_size: FP8 elements per scale (None: per tensor).
+        int4_group_size: INT4 elements per scale.
+        fused: also time ECO-FP8-RTN with ``fused=True``.
+        device: ``"cpu"`` or a CUDA device.
+        threads: torch intra-op threads (0: torch's default).
+    """
 
     seed: int = 0
     model: str = "moe_lm"

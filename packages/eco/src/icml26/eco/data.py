@@ -22,7 +22,18 @@ _SKIP_PARTS = {"test", "tests", "site-packages", "dist-packages", "idlelib", "__
 
 
 def stdlib_corpus(n_bytes: int) -> tuple[bytes, str]:
-    """The first ``n_bytes`` of the standard library's sources (sorted), and a description."""
+    """The first ``n_bytes`` of the standard library's sources (sorted), and a description.
+
+    Args:
+        n_bytes: bytes to read (>= 1024).
+
+    Returns:
+        ``(text, description)``.
+
+    Raises:
+        ValueError: ``n_bytes`` below 1024, or a standard library with less source.
+        OSError: a source file that cannot be read (naming it: never silently skipped).
+    """
     if n_bytes < 1024:
         raise ValueError(f"n_bytes must be >= 1024, got {n_bytes}")
     root = Path(sysconfig.get_paths()["stdlib"])
@@ -34,8 +45,11 @@ def stdlib_corpus(n_bytes: int) -> tuple[bytes, str]:
     for path in files:
         try:
             data = path.read_bytes()
-        except OSError:
-            continue
+        except OSError as err:  # skipping it would silently change the corpus
+            raise OSError(
+                f"cannot read {path} for the standard-library corpus ({err}); "
+                "pass --set text_file=... to train on your own text"
+            ) from err
         chunks.append(data)
         total += len(data)
         if total >= n_bytes:

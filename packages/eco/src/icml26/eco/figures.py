@@ -143,7 +143,7 @@ def _sweep(metrics: dict[str, Any], run_dir: RunDir) -> None:
         for s, by in gaps.items():
             st = scheme_style(s)
             keys = sorted(by, key=lambda k: lrs[k])
-            ys = [max(by[k], 1e-5) for k in keys]
+            ys = [by[k] for k in keys]  # signed: ECO's gap may be below 0
             errs = [0.0 if math.isnan(e := ses.get(s, {}).get(k, math.nan)) else e for k in keys]
             ax.errorbar(
                 [lrs[k] for k in keys],
@@ -154,7 +154,8 @@ def _sweep(metrics: dict[str, Any], run_dir: RunDir) -> None:
                 label=f"{s} − master",
             )
         ax.set_xscale("log")
-        ax.set_yscale("log")
+        ax.set_yscale("symlog", linthresh=1e-3)  # log above |gap| = 0.001, linear through 0
+        ax.axhline(0.0, color="grey", lw=0.8)
         ax.set_xlabel("peak learning rate (equal lr·steps)")
         ax.set_ylabel("validation-loss gap to master weights")
         ax.legend(fontsize=6)
@@ -180,7 +181,6 @@ def _ablations(metrics: dict[str, Any], run_dir: RunDir) -> None:
             ax.barh(range(len(names)), gaps, xerr=errs, color=colours)
             ax.axvline(0.0, color="grey", lw=0.8)
             ax.axvline(2.0, color="grey", lw=0.8, ls="--")  # near-lossless: 2%
-            ax.set_xscale("symlog", linthresh=10.0)
             ax.set_yticks(range(len(names)), names, fontsize=7)
             ax.invert_yaxis()
             ax.set_xlabel("ECO validation-loss gap to master (%)")

@@ -91,7 +91,7 @@ def _main(cfg: RunConfig) -> list[Job]:
     jobs = [
         Job(w, s, seed, _spec(cfg, w), measure_peak=cfg.peak_memory and seed == first)
         for w in cfg.workloads
-        for seed in cfg.seeds
+        for seed in cfg.seeds_for(w)
         for s in cfg.schemes
     ]
     jobs += [
@@ -121,7 +121,7 @@ def _ablation(cfg: RunConfig) -> list[Job]:
         base = _spec(cfg, w)
         for scheme in cfg.ablation_schemes:
             s = parse_scheme(scheme)
-            master, naive = f"master_{s.fmt}_{s.rounding}", f"naive_{s.fmt}_{s.rounding}"
+            master, naive = str(s.master_name), str(s.naive_name)
             for seed in cfg.ablation_seeds:
                 jobs += [Job(w, name, seed, base) for name in (scheme, master, naive)]
                 for abl in cfg.ablations:

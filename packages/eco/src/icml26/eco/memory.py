@@ -27,7 +27,16 @@ MASTER_KEYS = frozenset({"master"})
 
 @dataclass(frozen=True)
 class StaticMemory:
-    """Bytes held between steps, by role, and the number of model parameters."""
+    """Bytes held between steps, by role, and the number of model parameters.
+
+    Attributes:
+        weights: the stored weights (codes and scales, or dense tensors; dense working copies
+            of quantized parameters included).
+        master: FP32 master copies (master-weight baselines), else 0.
+        optimizer_states: moments and other tensors of the optimizer state (codes held in
+            the state are counted once, under ``weights``).
+        n_params: the model's parameters (elements).
+    """
 
     weights: int
     master: int
@@ -36,13 +45,21 @@ class StaticMemory:
 
     @property
     def total(self) -> int:
+        """All bytes held between steps: weights, master copies and optimizer state."""
         return self.weights + self.master + self.optimizer_states
 
     @property
     def bytes_per_param(self) -> float:
+        """``total / n_params`` (``nan`` for a model without parameters)."""
         return self.total / self.n_params if self.n_params else float("nan")
 
     def as_dict(self) -> dict[str, float]:
+        """The fields with ``total`` and ``bytes_per_param``, as floats.
+
+        Returns:
+            ``{"weights", "master", "optimizer_states", "n_params", "total",
+            "bytes_per_param"}`` -> value.
+        """
         out: dict[str, float] = {k: float(v) for k, v in asdict(self).items()}
         out["total"] = float(self.total)
         out["bytes_per_param"] = self.bytes_per_param

@@ -30,15 +30,20 @@ Three update rules share the storage (paper: Nikdan et al., ICML 2026, "ECO"):
 
   ``m ← m + d ⊙ e_t · [(1 - η_t λ) c_t / η_t - (1 - η_{t+1} λ) c_{t+1} / (β1 η_{t+1})]``
 
-  scaled at the rate and bias correction of the step that *replays* the error
+  (the first term takes out the earlier injection, which the momentum still holds; at the
+  first step there is none, so it is 0, and the optimizer records the factor it actually
+  injected, so a rate that differed from the one assumed is taken out exactly), scaled at
+  the rate and bias correction of the step that *replays* the error
   (``injection_scale="replay"``, default). With a constant rate and ``t → ∞`` it is the
   paper's ``m ← m + (1 - ηλ)(1 - 1/β1)(1 - β1^t) d ⊙ e / η``, which
   ``injection_scale="injection"`` uses at every step (the current rate and bias correction
   only: it over-replays during warm-up and under-replays while the rate decays). For SGD
   with momentum (``b ← β b + g``, ``w ← w − η b``): ``b ← b + e (1/η_t − 1/(β η_{t+1}))``.
   The rate of the next step is ``group["next_lr"]`` when the training loop sets it before
-  ``step()`` (it is consumed by the step), else the current rate. Momentum ``β = 0`` leaves
-  nothing to inject into: refused.
+  ``step()`` (it is consumed by the step; :meth:`QuantizedOptimizer.follow` sets it from a
+  ``torch.optim.lr_scheduler``), else the current rate (a warning, once, when the rate
+  changes). A rate of 0 (warm-up from 0) moves no weight and injects nothing. Momentum
+  ``β = 0`` leaves nothing to inject into: refused.
 * **naive removal** (``error_feedback=False``): the same, without the injection; updates
   smaller than half a grid step are lost, so the stationary error grows like ``1/η``.
 * **master weights** (``MasterWeightAdamW``, ``MasterWeightSGD``): an FP32 ``master`` copy
@@ -57,6 +62,7 @@ bits.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
@@ -85,6 +91,7 @@ __all__ = [
     "NonFiniteGradientError",
     "QuantizedOptimizer",
     "injection_coefficient",
+    "sr_seed",
 ]
 
 Mode = Literal["eco", "naive", "master"]
@@ -109,44 +116,85 @@ def injection_coefficient(
     weight_decay: float = 0.0,
     bias_correction: bool = True,
     scale: InjectionScale = "replay",
+    held: float | None = None,
 ) -> float:
     """The factor ``k`` of ECO's injection ``m ← m + k · d ⊙ e`` at step ``step``.
 
     Args:
-        lr: this step's learning rate ``η_t``.
-        next_lr: the rate ``η_{t+1}`` of the step that replays the error.
+        lr: this step's learning rate ``η_t`` (>= 0; 0 injects nothing: the weights did not
+            move).
+        next_lr: the rate ``η_{t+1}`` of the step that replays the error (>= 0; 0 leaves
+            nothing to replay it, so no new error is injected).
         beta1: the momentum coefficient (> 0).
         step: ``t`` (1 for the first step).
         weight_decay: decoupled weight decay ``λ`` (AdamW; 0 for SGD).
         bias_correction: divide the momentum by ``1 - β1^t`` (Adam) or not (SGD).
         scale: ``"replay"`` (the rate and bias correction of the replaying step: the paper's
             derivation) or ``"injection"`` (this step's for both: the paper's formula).
+        held: ``"replay"`` only: the factor ``h`` of the earlier injection the momentum still
+            holds at this step, ``-h · d ⊙ e_{t-1}``, which this injection takes out again
+            (with ``e_{t-1} ≈ e_t``). ``None``: ``0`` at the first step (the momentum holds no
+            earlier injection) and ``(1-η_tλ) c_t/η_t`` after it (the earlier injection
+            made for this step's rate).
 
     Returns:
-        ``(1-η_tλ) c_t/η_t - (1-η_{t+1}λ) c_{t+1}/(β1 η_{t+1})`` for ``"replay"``,
-        ``(1-η_tλ)(1-1/β1) c_t/η_t`` for ``"injection"`` (``c_t = 1 - β1^t``, or 1).
+        For ``"replay"``: ``h - (1-η_{t+1}λ) c_{t+1}/(β1 η_{t+1})`` (``c_t = 1 - β1^t``, or 1
+        without bias correction); for ``"injection"``: ``(1-η_tλ)(1-1/β1) c_t/η_t`` (the paper's
+        constant-rate formula, at every step including the first). 0 when ``lr`` is 0.
 
     Raises:
-        ValueError: an unknown ``scale``.
+        ValueError: an unknown ``scale``, or a negative or non-finite rate.
     """
+    if scale not in INJECTION_SCALES:
+        raise ValueError(f"injection_scale must be one of {INJECTION_SCALES}, got {scale!r}")
+    for name, rate in (("lr", lr), ("next_lr", next_lr)):
+        if not (math.isfinite(rate) and rate >= 0):
+            raise ValueError(f"{name} must be a finite rate >= 0, got {rate!r}")
+    if lr == 0:
+        return 0.0
     c_now = 1.0 - beta1**step if bias_correction else 1.0
     if scale == "injection":
         return (1.0 - lr * weight_decay) * (1.0 - 1.0 / beta1) * c_now / lr
-    if scale != "replay":
-        raise ValueError(f"injection_scale must be one of {INJECTION_SCALES}, got {scale!r}")
+    if held is None:
+        held = 0.0 if step <= 1 else _replay_factor(lr, weight_decay, c_now)
+    if next_lr == 0:
+        return held
     c_next = 1.0 - beta1 ** (step + 1) if bias_correction else 1.0
-    now = (1.0 - lr * weight_decay) * c_now / lr
-    return now - (1.0 - next_lr * weight_decay) * c_next / (beta1 * next_lr)
+    return held - _replay_factor(next_lr, weight_decay, c_next) / beta1
+
+
+def _replay_factor(rate: float, weight_decay: float, bias_correction: float) -> float:
+    """``(1 - ηλ) c / η``: how much ``d ⊙ e`` the momentum must hold for a step at rate ``η``
+    (bias correction ``c``) to move the weights by ``(1 - ηλ) e`` more."""
+    return (1.0 - rate * weight_decay) * bias_correction / rate
+
+
+#: ``group_size="auto"``: one scale per tensor for FP8, groups of 16 for INT4 (one INT4 scale
+#: per tensor lost +836% training loss on the MLP in 0.1.0: never a silent default)
+AUTO_GROUP_SIZE: dict[str, int | None] = {"fp8": None, "int4": 16}
 
 
 def _fmt_of(group: dict[str, Any]) -> QuantFormat | None:
     if group["fmt"] is None:
         return None
-    return QuantFormat(group["fmt"], group["group_size"], group["rounding"])
+    size = group["group_size"]
+    if size == "auto":
+        size = AUTO_GROUP_SIZE.get(group["fmt"])
+    return QuantFormat(group["fmt"], size, group["rounding"])
 
 
-def _sr_seed(seed: int, index: int, step: int) -> int:
-    """A 63-bit seed from ``(seed, parameter index, step)`` (splitmix-style mixing)."""
+def sr_seed(seed: int, index: int, step: int) -> int:
+    """The seed of a parameter's stochastic-rounding draws at a step (splitmix-style mixing):
+    every data-parallel replica and a resumed run draw the same bits.
+
+    Args:
+        seed: the optimizer's ``seed``.
+        index: the parameter's index in the optimizer (order of first appearance).
+        step: the step (0: the initial quantization).
+
+    Returns:
+        A 63-bit seed for ``torch.Generator.manual_seed``.
+    """
     z = (seed * 0x9E3779B97F4A7C15 + index * 0xBF58476D1CE4E5B9 + step * 0x94D049BB133111EB) & (
         (1 << 64) - 1
     )
@@ -220,6 +268,9 @@ class QuantizedOptimizer(Optimizer):
         # one stochastic-rounding generator per device, re-seeded per (parameter, step): the
         # same random stream as a fresh generator each time, without allocating one per call
         self._generators: dict[torch.device, torch.Generator] = {}
+        self._last_lr: dict[int, float] = {}  # id(group) -> its rate at its last step
+        self._rate_warned = False
+        self._scheduler: Any = None
         super().__init__(params, defaults)  # calls add_param_group for each group
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
@@ -255,7 +306,7 @@ class QuantizedOptimizer(Optimizer):
             if fmt.rounding == "sr":  # one generator each, seeded as _generator(p, 0) would be
                 for p in params:
                     gen = torch.Generator(device=p.device)
-                    gens[id(p)] = gen.manual_seed(_sr_seed(self.seed, self._index[id(p)], 0))
+                    gens[id(p)] = gen.manual_seed(sr_seed(self.seed, self._index[id(p)], 0))
             new = quantize_parameters(self.model, {id(p): fmt for p in params}, generators=gens)
             for old in params:
                 self._index[id(new[id(old)])] = self._index[id(old)]
@@ -273,8 +324,8 @@ class QuantizedOptimizer(Optimizer):
         lr = group["lr"]
         if isinstance(lr, torch.Tensor):
             raise TypeError("tensor learning rates are not supported; pass a float")
-        if not (isinstance(lr, int | float) and math.isfinite(lr) and lr > 0):
-            raise ValueError(f"learning rate must be a positive finite number, got {lr!r}")
+        if not (isinstance(lr, int | float) and math.isfinite(lr) and lr >= 0):
+            raise ValueError(f"learning rate must be a finite number >= 0, got {lr!r}")
         wd = group.get("weight_decay", 0.0)
         if not (math.isfinite(wd) and wd >= 0):
             raise ValueError(f"weight_decay must be >= 0, got {wd!r}")
@@ -314,7 +365,12 @@ class QuantizedOptimizer(Optimizer):
                 if self.mode == "master":
                     state["master"] = w.clone()
                 gen = self._generator(p, 0) if fmt.rounding == "sr" else None
-                q = fmt.quantize(w, generator=gen)
+                try:
+                    q = fmt.quantize(w, generator=gen)
+                except ValueError as err:
+                    raise ValueError(
+                        f"parameter {self._index[id(p)]} (shape {tuple(p.shape)}): {err}"
+                    ) from err
                 state["qdata"], state["qscale"] = q.data, q.scale
                 p.copy_(fmt.dequantize(q, p.dtype))
         if self.scale_order == "delayed":
@@ -325,7 +381,7 @@ class QuantizedOptimizer(Optimizer):
         gen = self._generators.get(p.device)
         if gen is None:
             gen = self._generators[p.device] = torch.Generator(device=p.device)
-        gen.manual_seed(_sr_seed(self.seed, self._index[id(p)], step))
+        gen.manual_seed(sr_seed(self.seed, self._index[id(p)], step))
         return gen
 
     def _sync(self, p: torch.Tensor) -> None:
@@ -399,6 +455,8 @@ class QuantizedOptimizer(Optimizer):
         Raises:
             NonFiniteGradientError: a gradient holds NaN/inf (no weight changed).
             RuntimeError: a sparse gradient.
+            ValueError: a group's rate (or ``next_lr``) is negative or not finite (a broken
+                learning-rate schedule; no weight changed).
         """
         loss = None
         if closure is not None:
@@ -406,6 +464,10 @@ class QuantizedOptimizer(Optimizer):
                 loss = closure()
         if self.check_finite:
             self._check_finite_grads()
+        if self._scheduler is not None:
+            self._peek_next_lr()
+        for i, group in enumerate(self.param_groups):
+            _check_rates(i, group)
         for group in self.param_groups:
             fmt = _fmt_of(group)
             params = [p for p in group["params"] if p.grad is not None]
@@ -419,6 +481,52 @@ class QuantizedOptimizer(Optimizer):
                 self._step_param(p, p.grad.float(), group, fmt)
             group.pop("next_lr", None)  # a rate for this step only
         return loss
+
+    def follow(self, scheduler: Any) -> None:
+        """Tell ECO's injection the rate of the next step from a ``torch.optim.lr_scheduler``.
+
+        Each :meth:`step` then reads the rate the scheduler will set at its next ``step()``
+        (by stepping it and restoring its state and the groups' rates) into
+        ``group["next_lr"]``, so the injected error is scaled for the step that replays it.
+        Call it once, after building the scheduler on this optimizer; keep calling
+        ``scheduler.step()`` after ``opt.step()`` as usual.
+
+        Args:
+            scheduler: an ``LRScheduler`` of this optimizer (``ReduceLROnPlateau``, which needs
+                a metric, cannot be read ahead).
+
+        Raises:
+            TypeError: ``scheduler`` is not a scheduler of this optimizer, or needs a metric.
+        """
+        if getattr(scheduler, "optimizer", None) is not self:
+            raise TypeError("follow() takes a learning-rate scheduler built on this optimizer")
+        if not callable(getattr(scheduler, "state_dict", None)) or isinstance(
+            scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau
+        ):
+            raise TypeError(
+                "follow() needs a scheduler whose next rate can be read ahead; "
+                "ReduceLROnPlateau depends on a metric: set group['next_lr'] yourself"
+            )
+        self._scheduler = scheduler
+
+    def _peek_next_lr(self) -> None:
+        sched = self._scheduler
+        saved = sched.state_dict()
+        rates = [g["lr"] for g in self.param_groups]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sched.step()
+            upcoming: list[float] | None = [float(g["lr"]) for g in self.param_groups]
+        except ValueError:  # a schedule at its end (OneCycleLR): no next step to read
+            upcoming = None
+        finally:
+            sched.load_state_dict(saved)
+            for group, rate in zip(self.param_groups, rates, strict=True):
+                group["lr"] = rate
+        if upcoming is not None:
+            for group, nxt in zip(self.param_groups, upcoming, strict=True):
+                group["next_lr"] = nxt
 
     def _step_batched(
         self, group: dict[str, Any], params: list[torch.Tensor], fmt: QuantFormat | None
@@ -511,17 +619,67 @@ class QuantizedOptimizer(Optimizer):
         q = fmt.quantize(on_old, generator=gen, check_finite=False, scale=fmt.scale_for(target))
         return q, lost
 
-    def _injection(self, group: dict[str, Any], state: dict[str, Any], beta: float) -> float:
-        """This step's injection coefficient for ``group`` (see the module docstring)."""
+    def _injection(self, group: dict[str, Any], states: list[dict[str, Any]], beta: float) -> float:
+        """This step's injection coefficient for ``group`` (see the module docstring), for
+        parameters at the same step with the same history (``states``); records in each state
+        the factor of the injection its momentum will hold at the next step (``_held``)."""
         lr = group["lr"]
-        return injection_coefficient(
-            lr=lr,
-            next_lr=group.get("next_lr") or lr,
-            beta1=beta,
-            step=_step_count(state),
-            weight_decay=group.get("weight_decay", 0.0) if "betas" in group else 0.0,
-            bias_correction="betas" in group,
-            scale=self.injection_scale,
+        next_lr = group.get("next_lr")
+        if next_lr is None:
+            next_lr = lr
+            if self.injection_scale == "replay":
+                self._note_rate(group)
+        t = _step_count(states[0])
+        adam = "betas" in group
+        wd = group.get("weight_decay", 0.0) if adam else 0.0
+        if self.injection_scale != "replay":
+            return injection_coefficient(
+                lr=lr,
+                next_lr=next_lr,
+                beta1=beta,
+                step=t,
+                weight_decay=wd,
+                bias_correction=adam,
+                scale="injection",
+            )
+        held = states[0].get("_held")
+        if held is None:  # a fresh state, or a checkpoint written before ``_held`` existed
+            c_now = 1.0 - beta**t if adam else 1.0
+            held = _replay_factor(lr, wd, c_now) if t > 1 and lr > 0 else 0.0
+        if lr == 0:  # the weights did not move: nothing to inject; the momentum decays
+            coef, after = 0.0, beta * held
+        else:
+            coef = injection_coefficient(
+                lr=lr,
+                next_lr=next_lr,
+                beta1=beta,
+                step=t,
+                weight_decay=wd,
+                bias_correction=adam,
+                held=held,
+            )
+            c_next = 1.0 - beta ** (t + 1) if adam else 1.0
+            after = _replay_factor(next_lr, wd, c_next) if next_lr > 0 else 0.0
+        for state in states:
+            state["_held"] = after
+        return coef
+
+    def _note_rate(self, group: dict[str, Any]) -> None:
+        """Warn once when a group's rate changed since its last step and no ``next_lr`` told
+        the injection the rate of the step that replays it."""
+        key = id(group)
+        last = self._last_lr.get(key)
+        self._last_lr[key] = group["lr"]
+        if self._rate_warned or last is None or last == group["lr"]:
+            return
+        self._rate_warned = True
+        warnings.warn(
+            f"the learning rate changed ({last:g} -> {group['lr']:g}) but ECO's injection was "
+            "not told the next step's rate: it assumes the rate stays, so the error is "
+            "replayed at the wrong scale while the rate moves. Call opt.follow(scheduler) "
+            "once after building the scheduler, or set group['next_lr'] before each step "
+            "(warned once).",
+            stacklevel=4,
         )
 
     def _direction(
@@ -598,6 +756,22 @@ def _advance_step(state: dict[str, Any]) -> int:
     return t
 
 
+def _check_rates(index: int, group: dict[str, Any]) -> None:
+    """Refuse a negative or non-finite rate before any state changes (0 is allowed: a
+    warm-up from 0 moves no weight and injects nothing)."""
+    for key in ("lr", "next_lr"):
+        rate = group.get(key)
+        if rate is None and key == "next_lr":
+            continue
+        if isinstance(rate, torch.Tensor) or not (
+            isinstance(rate, int | float) and math.isfinite(rate) and rate >= 0
+        ):
+            raise ValueError(
+                f"param group {index}: {key} must be a finite float >= 0, got {rate!r}; "
+                "check the learning-rate schedule"
+            )
+
+
 def _check_beta(name: str, beta: float, mode: Mode) -> None:
     if not (0.0 <= beta < 1.0):
         raise ValueError(f"{name} must be in [0, 1), got {beta!r}")
@@ -645,7 +819,7 @@ class _AdamWMixin(QuantizedOptimizer):
             eps=group["eps"],
             weight_decay=group["weight_decay"],
             step=_step_count(state),
-            inject=self._injection(group, state, beta1),
+            inject=self._injection(group, [state], beta1),
         )
         state["exp_avg"].addcmul_(state["_denom"], error, value=s.inject_value)
 
@@ -673,9 +847,15 @@ class _AdamWMixin(QuantizedOptimizer):
             if "exp_avg" not in state:
                 state["exp_avg"] = torch.zeros(p.shape, dtype=torch.float32, device=p.device)
                 state["exp_avg_sq"] = torch.zeros_like(state["exp_avg"])
-            key = (p.dtype, p.device, _step_count(state), isinstance(p, QuantizedWeight))
+            key = (
+                p.dtype,
+                p.device,
+                _step_count(state),
+                state.get("_held"),
+                isinstance(p, QuantizedWeight),
+            )
             buckets.setdefault(key, []).append(p)
-        for (_, _, t, _), ps in buckets.items():
+        for (_, _, t, _, _), ps in buckets.items():
             self._bucket_step(group, ps, fmt, t + 1)
         return rest
 
@@ -686,7 +866,7 @@ class _AdamWMixin(QuantizedOptimizer):
         for state in states:
             _advance_step(state)
         beta1, beta2 = group["betas"]
-        inject = self._injection(group, states[0], beta1) if self.mode == "eco" else 0.0
+        inject = self._injection(group, states, beta1) if self.mode == "eco" else 0.0
         settings = AdamWSettings(
             lr=group["lr"],
             beta1=beta1,
@@ -754,7 +934,7 @@ class _SGDMixin(QuantizedOptimizer):
         return w.add_(state["momentum_buffer"], alpha=-lr)
 
     def _inject(self, error: torch.Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        coef = self._injection(group, state, group["momentum"])
+        coef = self._injection(group, [state], group["momentum"])
         state["momentum_buffer"].add_(error, alpha=coef)
 
 
@@ -765,7 +945,7 @@ def _adamw_defaults(
     weight_decay: float,
     mode: Mode,
     fmt: str | None,
-    group_size: int | None,
+    group_size: int | str | None,
     rounding: str,
 ) -> dict[str, Any]:
     """Validated param-group defaults shared by the AdamW variants.
@@ -782,7 +962,7 @@ def _adamw_defaults(
     return defaults
 
 
-def _group_defaults(fmt: str | None, group_size: int | None, rounding: str) -> dict[str, Any]:
+def _group_defaults(fmt: str | None, group_size: int | str | None, rounding: str) -> dict[str, Any]:
     _fmt_of({"fmt": fmt, "group_size": group_size, "rounding": rounding})  # validate early
     return {"fmt": fmt, "group_size": group_size, "rounding": rounding}
 
@@ -802,13 +982,14 @@ class ECOAdamW(_AdamWMixin):
             parameter groups as for ``torch.optim.AdamW`` (each then keeps a dense working
             copy of its weights; groups may override ``fmt``, ``group_size``, ``rounding``,
             ``lr``, ``betas``, ``eps``, ``weight_decay``).
-        lr: learning rate (> 0).
+        lr: learning rate (>= 0; a schedule may set 0, which moves no weight).
         betas: moment coefficients; ``betas[0]`` must be > 0 (it carries the injection).
         eps: added to the denominator.
         weight_decay: decoupled weight decay (every group; :func:`~icml26.eco.roles.role_groups`
             with ``weight_decay=`` exempts norms and biases).
         fmt: ``"fp8"`` (e4m3), ``"int4"``, or ``None`` (keep in the parameter's dtype).
-        group_size: elements of the last dimension per scale (``None``: per tensor).
+        group_size: elements of the last dimension per scale (``None``: one per tensor;
+            ``"auto"``, the default: one per tensor for FP8, groups of 16 for INT4).
         rounding: ``"rtn"`` (round to nearest) or ``"sr"`` (stochastic).
         error_feedback: ``False`` gives the naive master-weight-removal baseline.
         seed: seeds stochastic rounding (identical on every data-parallel rank).
@@ -846,7 +1027,7 @@ class ECOAdamW(_AdamWMixin):
         weight_decay: float = 0.0,
         *,
         fmt: str | None = "fp8",
-        group_size: int | None = None,
+        group_size: int | str | None = "auto",
         rounding: str = "rtn",
         error_feedback: bool = True,
         seed: int = 0,
@@ -900,7 +1081,7 @@ class MasterWeightAdamW(_AdamWMixin):
         weight_decay: float = 0.0,
         *,
         fmt: str | None = "fp8",
-        group_size: int | None = None,
+        group_size: int | str | None = "auto",
         rounding: str = "rtn",
         seed: int = 0,
         check_finite: bool = True,
@@ -948,7 +1129,7 @@ class ECOSGD(_SGDMixin):
         weight_decay: float = 0.0,
         *,
         fmt: str | None = "fp8",
-        group_size: int | None = None,
+        group_size: int | str | None = "auto",
         rounding: str = "rtn",
         error_feedback: bool = True,
         seed: int = 0,
@@ -1001,7 +1182,7 @@ class MasterWeightSGD(_SGDMixin):
         weight_decay: float = 0.0,
         *,
         fmt: str | None = "fp8",
-        group_size: int | None = None,
+        group_size: int | str | None = "auto",
         rounding: str = "rtn",
         seed: int = 0,
         check_finite: bool = True,

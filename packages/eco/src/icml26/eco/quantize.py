@@ -55,6 +55,7 @@ class QTensor(NamedTuple):
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the codes and scales."""
         return self.data.nbytes + self.scale.nbytes
 
 
@@ -119,13 +120,20 @@ class QuantFormat:
 
     @property
     def qmax(self) -> float:
+        """The largest code magnitude a scale maps ``amax`` onto (448 for e4m3, 7 for INT4)."""
         return FP8_MAX if self.kind == "fp8" else float(INT4_MAX)
 
     @property
     def bits(self) -> int:
+        """Bits per stored code (8 or 4)."""
         return 8 if self.kind == "fp8" else 4
 
     def describe(self) -> str:
+        """A short label, e.g. ``"int4 (group 16, rtn)"``.
+
+        Returns:
+            The label.
+        """
         groups = "per-tensor" if self.group_size is None else f"group {self.group_size}"
         return f"{self.kind} ({groups}, {self.rounding})"
 
@@ -143,7 +151,14 @@ class QuantFormat:
         return x.reshape(-1, self.group_size).float()
 
     def check(self, shape: torch.Size | tuple[int, ...]) -> None:
-        """Raise ``ValueError`` if a tensor of ``shape`` cannot be stored in this format."""
+        """Check that a tensor of ``shape`` can be stored in this format.
+
+        Args:
+            shape: the tensor's shape.
+
+        Raises:
+            ValueError: ``group_size`` does not divide the last dimension.
+        """
         self._groups(torch.empty(shape, device="meta"))
 
     # -- quantize / dequantize ---------------------------------------------------------------
@@ -203,6 +218,14 @@ class QuantFormat:
 
         ``|y|`` must not exceed ``qmax`` by more than a float32 rounding. Stochastic rounding
         draws ``U[0, 1)`` noise of ``y``'s size from ``generator`` unless ``noise`` is given.
+
+        Args:
+            y: float32 values on the code scale.
+            generator: the random stream of stochastic rounding.
+            noise: ``U[0, 1)`` draws of ``y``'s size (stochastic rounding), instead of drawing.
+
+        Returns:
+            Flat ``uint8`` codes (e4m3 bytes, or two INT4 codes per byte).
         """
         if self.rounding == "sr" and noise is None:
             noise = torch.rand(y.shape, generator=generator, device=y.device, dtype=torch.float32)
@@ -218,7 +241,15 @@ class QuantFormat:
         return _pack_nibbles(codes.reshape(-1).to(torch.uint8))
 
     def grid_values(self, data: torch.Tensor, numel: int) -> torch.Tensor:
-        """The float32 code values of ``data`` (flat, not yet multiplied by the scales)."""
+        """The float32 code values of ``data`` (flat, not yet multiplied by the scales).
+
+        Args:
+            data: stored ``uint8`` codes.
+            numel: the number of values (INT4 packs two per byte).
+
+        Returns:
+            A flat float32 tensor of ``numel`` code values.
+        """
         if self.kind == "fp8":
             return _fp8_values(data)
         return _int4_values(data, numel)
@@ -228,7 +259,18 @@ class QuantFormat:
 
         One row (a per-tensor scale) is reduced as a whole tensor: on the CPU a full
         ``aminmax`` is several times faster than ``aminmax`` along a single long row (the
-        same maximum, exactly)."""
+        same maximum, exactly).
+
+        Args:
+            groups: a float32 ``(n_groups, group)`` matrix.
+            check_finite: raise on NaN/inf.
+
+        Returns:
+            The scales, ``(n_groups, 1)``.
+
+        Raises:
+            ValueError: NaN/inf in ``groups`` (with ``check_finite``).
+        """
         if groups.shape[0] == 1:
             lo, hi = (t.reshape(1, 1) for t in torch.aminmax(groups))
         else:
@@ -238,23 +280,61 @@ class QuantFormat:
     def scale_from_extremes(
         self, hi: torch.Tensor, lo: torch.Tensor, *, check_finite: bool = False
     ) -> torch.Tensor:
-        """``amax / qmax`` from each group's maximum ``hi`` and minimum ``lo``."""
+        """``amax / qmax`` from each group's maximum ``hi`` and minimum ``lo``.
+
+        Args:
+            hi: each group's maximum.
+            lo: each group's minimum.
+            check_finite: raise on NaN/inf.
+
+        Returns:
+            The scales (1 for an all-zero group), shaped as ``hi``.
+
+        Raises:
+            ValueError: NaN/inf (with ``check_finite``).
+        """
         amax = torch.maximum(hi, lo.neg())
         if check_finite and not bool(torch.isfinite(amax).all()):
             raise ValueError("cannot quantize a tensor holding NaN or infinity")
-        return torch.where(amax > 0, amax / self.qmax, torch.ones_like(amax))
+        # A tensor divisor, not the Python float: CUDA divides by a host scalar as a product
+        # with its reciprocal, which differs from the CPU's quotient in the last bit (seen on
+        # an H200); an elementwise quotient is the IEEE one on both.
+        qmax = torch.full_like(amax, self.qmax)
+        return torch.where(amax > 0, amax / qmax, torch.ones_like(amax))
 
     def scale_for(self, x: torch.Tensor) -> torch.Tensor:
-        """The scales :meth:`quantize` would choose for ``x`` (flat, one per group)."""
+        """The scales :meth:`quantize` would choose for ``x``.
+
+        Args:
+            x: a float tensor.
+
+        Returns:
+            Flat float32 scales, one per group.
+        """
         return self.scale_of(self._groups(x), check_finite=False).reshape(-1)
 
     def n_groups(self, shape: torch.Size | tuple[int, ...]) -> int:
-        """How many scales a tensor of ``shape`` has."""
+        """How many scales a tensor of ``shape`` has.
+
+        Args:
+            shape: the tensor's shape.
+
+        Returns:
+            The number of groups (1 per tensor without ``group_size``).
+        """
         numel = math.prod(shape)
         return 1 if self.group_size is None else numel // self.group_size
 
     def dequantize(self, q: QTensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-        """The float tensor ``scale * code`` of shape ``q.shape``."""
+        """The float tensor ``scale * code`` of shape ``q.shape``.
+
+        Args:
+            q: codes and scales from :meth:`quantize`.
+            dtype: the result's dtype.
+
+        Returns:
+            The dequantized tensor.
+        """
         codes = self.grid_values(q.data, math.prod(q.shape))
         groups = codes.reshape(q.scale.numel(), -1).mul_(q.scale.reshape(-1, 1))
         return groups.reshape(q.shape).to(dtype)
@@ -262,11 +342,26 @@ class QuantFormat:
     def roundtrip(
         self, x: torch.Tensor, *, generator: torch.Generator | None = None
     ) -> torch.Tensor:
-        """``dequantize(quantize(x))`` in float32."""
+        """``dequantize(quantize(x))`` in float32.
+
+        Args:
+            x: a float tensor.
+            generator: the random stream of stochastic rounding.
+
+        Returns:
+            ``x`` rounded onto this format's grid.
+        """
         return self.dequantize(self.quantize(x, generator=generator))
 
     def storage_bytes(self, shape: torch.Size | tuple[int, ...]) -> int:
-        """Bytes ``quantize`` holds for a tensor of ``shape`` (codes + float32 scales)."""
+        """Bytes ``quantize`` holds for a tensor of ``shape``.
+
+        Args:
+            shape: the tensor's shape.
+
+        Returns:
+            Code bytes plus 4 bytes per float32 scale.
+        """
         numel = math.prod(shape)
         code_bytes = numel if self.kind == "fp8" else (numel + 1) // 2
         return code_bytes + 4 * self.n_groups(shape)

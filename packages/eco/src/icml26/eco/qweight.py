@@ -324,11 +324,11 @@ _SPECIAL: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
 
 
 # -- installing quantized weights in a model -----------------------------------------------------
-def _owners(model: nn.Module) -> Iterator[tuple[nn.Module, str, nn.Parameter]]:
-    for module in model.modules():
+def _owners(model: nn.Module) -> Iterator[tuple[nn.Module, str, str, nn.Parameter]]:
+    for prefix, module in model.named_modules(remove_duplicate=True):
         for name, p in module._parameters.items():
             if p is not None:
-                yield module, name, p
+                yield module, name, f"{prefix}.{name}" if prefix else name, p
 
 
 def _dense_state_hook(
@@ -363,16 +363,20 @@ def quantize_parameters(
         ``id(old parameter)`` -> the new parameter, for each replaced one.
 
     Raises:
-        ValueError: a parameter in ``formats`` that ``model`` does not own.
+        ValueError: a parameter in ``formats`` that ``model`` does not own, or one that
+            cannot be quantized (NaN/inf, a group size that does not divide it), named.
     """
     new: dict[int, nn.Parameter] = {}
-    for module, name, p in list(_owners(model)):
+    for module, name, qualified, p in list(_owners(model)):
         fmt = formats.get(id(p))
         if fmt is None:
             continue
         if id(p) not in new:
             gen = (generators or {}).get(id(p))
-            qw = QuantizedWeight.from_dense(p.detach(), fmt, generator=gen)
+            try:
+                qw = QuantizedWeight.from_dense(p.detach(), fmt, generator=gen)
+            except ValueError as err:
+                raise ValueError(f"parameter {qualified!r}: {err}") from err
             new[id(p)] = nn.Parameter(qw, requires_grad=p.requires_grad)
         module._parameters[name] = new[id(p)]
         if not getattr(module, "_eco_dense_state_dict", False):

@@ -43,6 +43,11 @@ class Scheme:
         """The master-weight scheme with the same format and rounding (``None`` for fp32)."""
         return None if self.fmt is None else f"master_{self.fmt}_{self.rounding}"
 
+    @property
+    def naive_name(self) -> str | None:
+        """The naive-removal scheme with the same format and rounding (``None`` for fp32)."""
+        return None if self.fmt is None else f"naive_{self.fmt}_{self.rounding}"
+
 
 def parse_scheme(name: str) -> Scheme:
     """``"eco_fp8_rtn"`` → ``Scheme(kind="eco", fmt="fp8", rounding="rtn")``.

@@ -8,11 +8,15 @@ figure can be checked by hand. Conventions:
   format and rounding (``fp32`` is compared with ``master_fp8_rtn``), paired by seed (same
   initialisation, batches and rounding stream), averaged over seeds with its standard error;
   ``gap_ub`` is ``gap + 2 SE`` (what a claim of *at most* a gap is decided on);
-* *recovered* is the share of naive removal's gap a scheme removes, ``(g_naive - g) /
-  g_naive`` per seed, averaged, with ``recovered_lb = recovered - 2 SE``; naive removal
-  itself scores 0. It is reported only where naive removal's paired gap is above noise
-  (``mean - 2 SE > 0``): where naive removal loses nothing there is nothing to recover, and
-  the share is a ratio of noise.
+* *vs_naive* is naive removal's gap minus the scheme's, paired by seed (``vs_naive_lb`` =
+  mean - 2 SE): how much loss error feedback saves against removing master weights naively
+  (naive removal itself scores exactly 0);
+* *recovered* is the share of naive removal's gap a scheme removes, as a ratio of the mean
+  paired gaps, ``1 - mean(g) / mean(g_naive)``, with a delta-method SE (``SE`` of the mean of
+  ``g_i - R g_naive_i`` over ``|mean(g_naive)|``, ``R`` the ratio) and ``recovered_lb =
+  recovered - 2 SE``; every seed counts (no per-seed ratios, none dropped); naive removal
+  scores 0. It is reported only where naive removal's paired gap is above noise
+  (``mean - 2 SE > 0``): where naive removal loses nothing there is nothing to recover.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ __all__ = [
     "memory_workload",
     "paired_metrics",
     "pareto_metrics",
+    "recovered_share",
     "summarise",
     "sweep_metrics",
 ]
@@ -197,22 +202,50 @@ def _paired_gaps(rec: Records, w: str, s: str, ref: str, seeds: Sequence[int]) -
     return gaps
 
 
+def recovered_share(gaps: Sequence[float], naive_gaps: Sequence[float]) -> tuple[float, float]:
+    """The share of naive removal's gap a scheme removes, ``1 - mean(g) / mean(g_naive)``,
+    and its delta-method standard error.
+
+    Args:
+        gaps: the scheme's paired gaps to master weights, one per seed.
+        naive_gaps: naive removal's on the same seeds (their mean must not be 0).
+
+    Returns:
+        ``(share, se)``; ``se`` is ``nan`` for one seed.
+
+    Raises:
+        ValueError: different lengths, or naive removal's mean gap is 0.
+    """
+    if len(gaps) != len(naive_gaps) or not gaps:
+        raise ValueError("paired gaps: the same non-empty seeds for both schemes")
+    mean_naive = statistics.fmean(naive_gaps)
+    if mean_naive == 0:
+        raise ValueError("naive removal's mean gap is 0: there is no share to recover")
+    ratio = statistics.fmean(gaps) / mean_naive
+    resid = [g - ratio * gn for g, gn in zip(gaps, naive_gaps, strict=True)]
+    return 1.0 - ratio, mean_se(resid)[1] / abs(mean_naive)
+
+
 def _recovery(
     out: dict[str, Any], rec: Records, w: str, s: str, naive: str, ref: str, seeds: Sequence[int]
 ) -> None:
-    """``recovered*`` of scheme ``s``, where naive removal's paired gap is above noise
-    (``mean - 2 SE > 0``): where naive removal loses nothing, there is nothing to recover."""
+    """``vs_naive*`` and ``recovered*`` of scheme ``s`` (``recovered`` only where naive
+    removal's paired gap is above noise, ``mean - 2 SE > 0``)."""
     naive_gaps = _paired_gaps(rec, w, naive, ref, seeds)
+    gaps = _paired_gaps(rec, w, s, ref, seeds)
+    if not gaps or len(gaps) != len(naive_gaps):
+        return
+    diff, diff_se = mean_se([gn - g for g, gn in zip(gaps, naive_gaps, strict=True)])
+    out["vs_naive"].setdefault(w, {})[s] = diff
+    out["vs_naive_se"].setdefault(w, {})[s] = diff_se
+    out["vs_naive_lb"].setdefault(w, {})[s] = diff - 2 * diff_se
     mean, se = mean_se(naive_gaps)
     if not (mean - 2 * se > 0):  # also False for a nan SE (one seed)
         return
-    gaps = _paired_gaps(rec, w, s, ref, seeds)
-    shares = [(gn - g) / gn for g, gn in zip(gaps, naive_gaps, strict=True) if gn > 0]
-    if shares:
-        m, m_se = mean_se(shares)
-        out["recovered"].setdefault(w, {})[s] = m
-        out["recovered_se"].setdefault(w, {})[s] = m_se
-        out["recovered_lb"].setdefault(w, {})[s] = m - 2 * m_se
+    share, share_se = recovered_share(gaps, naive_gaps)
+    out["recovered"].setdefault(w, {})[s] = share
+    out["recovered_se"].setdefault(w, {})[s] = share_se
+    out["recovered_lb"].setdefault(w, {})[s] = share - 2 * share_se
 
 
 def paired_metrics(cfg: RunConfig, rec: Records) -> dict[str, Any]:
@@ -225,13 +258,15 @@ def paired_metrics(cfg: RunConfig, rec: Records) -> dict[str, Any]:
 
     Returns:
         Nested metrics ``val_loss_mean``, ``val_loss_se``, ``gap``, ``gap_se``, ``gap_ub``,
-        ``recovered``, ``recovered_se``, ``recovered_lb`` (workload -> scheme -> value).
+        ``vs_naive``, ``vs_naive_se``, ``vs_naive_lb``, ``recovered``, ``recovered_se``,
+        ``recovered_lb`` (workload -> scheme -> value).
     """
     keys = ("val_loss_mean", "val_loss_se", "gap", "gap_se", "gap_ub")
-    out: dict[str, Any] = {k: {} for k in (*keys, "recovered", "recovered_se", "recovered_lb")}
+    keys += ("vs_naive", "vs_naive_se", "vs_naive_lb", "recovered", "recovered_se")
+    out: dict[str, Any] = {k: {} for k in (*keys, "recovered_lb")}
     for w in cfg.workloads:
         for s in cfg.schemes:
-            vals = [r["val_loss"] for seed in cfg.seeds if (r := rec.get(w, s, seed))]
+            vals = [r["val_loss"] for seed in cfg.seeds_for(w) if (r := rec.get(w, s, seed))]
             if not vals:
                 continue
             mean, se = mean_se(vals)
@@ -240,14 +275,14 @@ def paired_metrics(cfg: RunConfig, rec: Records) -> dict[str, Any]:
             ref = master_of(s)
             if s == ref or ref not in cfg.schemes:
                 continue
-            gap, gap_se = mean_se(_paired_gaps(rec, w, s, ref, cfg.seeds))
+            gap, gap_se = mean_se(_paired_gaps(rec, w, s, ref, cfg.seeds_for(w)))
             out["gap"].setdefault(w, {})[s] = gap
             out["gap_se"].setdefault(w, {})[s] = gap_se
             out["gap_ub"].setdefault(w, {})[s] = gap + 2 * gap_se
             scheme = parse_scheme(s)
-            naive = f"naive_{scheme.fmt}_{scheme.rounding}"
+            naive = str(scheme.naive_name)
             if scheme.kind in ("eco", "naive") and naive in cfg.schemes:
-                _recovery(out, rec, w, s, naive, ref, cfg.seeds)
+                _recovery(out, rec, w, s, naive, ref, cfg.seeds_for(w))
     return {k: v for k, v in out.items() if v}
 
 
@@ -326,7 +361,7 @@ def _ablation_entry(
     rec: Records, w: str, scheme: str, seeds: Sequence[int], ablations: Sequence[str]
 ) -> dict[str, dict[str, float]]:
     s = parse_scheme(scheme)
-    master, naive = f"master_{s.fmt}_{s.rounding}", f"naive_{s.fmt}_{s.rounding}"
+    master, naive = str(s.master_name), str(s.naive_name)
 
     def losses(name: str, abl: str, key: str = "val_loss") -> list[float] | None:
         rs = [rec.get(w, name, sd, abl) for sd in seeds]
@@ -336,12 +371,14 @@ def _ablation_entry(
     if eco0 is None or master0 is None or naive0 is None:
         return {}
     gap0 = [_rel(e, m) for e, m in zip(eco0, master0, strict=True)]
-    rec0 = [(n - e) / (n - m) for n, e, m in zip(naive0, eco0, master0, strict=True) if n > m]
+    naive_gap0 = [_rel(n, m) for n, m in zip(naive0, master0, strict=True)]
     default = {
         k: statistics.fmean(v) for k, v in (("eco", eco0), ("master", master0), ("naive", naive0))
     }
     default["gap"], default["gap_se"] = mean_se(gap0)
-    default["recovered"], default["recovered_se"] = mean_se(rec0)
+    default["recovered"], default["recovered_se"] = (
+        recovered_share(gap0, naive_gap0) if statistics.fmean(naive_gap0) else (math.nan,) * 2
+    )
     entry = {DEFAULT: default}
     for abl in ablations:
         eco = losses(scheme, abl)
@@ -404,8 +441,7 @@ def summarise(cfg: RunConfig, jobs: Sequence[Job], records: Sequence[Record]) ->
     metrics["pareto"] = pareto_metrics(metrics, paired)
     if cfg.sweep_lrs and cfg.sweep_seeds:
         sweep = sweep_metrics(cfg, rec)
-        metrics["val_loss"]["lr_sweep"] = sweep["val_loss"]
-        metrics["lr_sweep"] = sweep["lr_sweep"]
+        metrics["lr_sweep"] = {**sweep["lr_sweep"], "val_loss": sweep["val_loss"]}
     if cfg.ablations:
         ablation = ablation_metrics(cfg, rec)
         metrics["ablation"] = ablation

@@ -144,25 +144,33 @@ def bench_table(results: dict[str, Any], rows: Sequence[str] | None = None) -> s
     """
     m = results["metrics"]
     names = sorted({k.split(".", 1)[1] for k in m if k.startswith("step_time_ratio.")})
-    names.sort(key=lambda n: ALL_SCHEMES.index(n) if n in ALL_SCHEMES else len(ALL_SCHEMES))
+    first = ("adamw_foreach", "adamw_fused")
+    order = [*first, *ALL_SCHEMES]
+    names.sort(key=lambda n: order.index(n) if n in order else len(order))
     if rows is not None:
         names = [n for n in rows if n in names]
     lines = [
         f"Optimizer step on a {_num(m.get('n_params'), ',.0f')}-parameter MoE LM against "
-        "`torch.optim.AdamW` on the same model, interleaved step by step: CPU time of the "
-        "calling thread (time preempted by other jobs does not count), medians; the ratio is "
-        "the median over rounds (smallest-largest round in brackets).",
+        "`torch.optim.AdamW` (weight decay 0, as ECO here) on the same model: torch's default "
+        "implementation (a per-tensor loop on the CPU), `foreach` and `fused`; interleaved "
+        "step by step; CPU time of the calling thread (time preempted by other jobs does not "
+        "count), medians; a ratio is the median over rounds (smallest-largest round in "
+        "brackets for the default).",
         "",
-        "| scheme | step ms | step / AdamW (min-max over rounds) | train step / AdamW | B/param |",
-        "|---|---|---|---|---|",
-        f"| `adamw` | {_num(m.get('step_time_ms.adamw'), '.2f')} | 1 | 1 | - |",
+        "| scheme | step ms | / AdamW default (min-max) | / foreach | / fused "
+        "| train step / AdamW | B/param |",
+        "|---|---|---|---|---|---|---|",
+        f"| `adamw` | {_num(m.get('step_time_ms.adamw'), '.2f')} | 1 | - | - | 1 | - |",
     ]
     for n in names:
         ratio = f"{_num(m.get(f'step_time_ratio.{n}'), '.2f')} "
         ratio += f"({_num(m.get(f'step_time_ratio_min.{n}'), '.2f')}-"
         ratio += f"{_num(m.get(f'step_time_ratio_max.{n}'), '.2f')})"
+        vs = [
+            "-" if n in first else _num(m.get(f"step_time_ratio_vs_{b}.{n}"), ".2f") for b in first
+        ]
         lines.append(
-            f"| `{n}` | {_num(m.get(f'step_time_ms.{n}'), '.2f')} | {ratio} | "
+            f"| `{n}` | {_num(m.get(f'step_time_ms.{n}'), '.2f')} | {ratio} | {vs[0]} | {vs[1]} | "
             f"{_num(m.get(f'train_step_ratio.{n}'), '.2f')} | "
             f"{_num(m.get(f'static_bytes_per_param.{n}'), '.2f')} |"
         )

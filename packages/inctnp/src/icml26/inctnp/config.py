@@ -29,13 +29,17 @@ class RunConfig:
         csv_path, csv_target: the CSV group's table and target column.
         width, layers, heads: the backbone shared by TNP-D and incTNP.
         seeds: independent trainings of each model per group (standard errors over them).
-        max_steps: the step cap of every training.
+        max_steps: the cap of every training, in incTNP steps: both models stop at the
+            targets incTNP sees in this many steps (``max_steps * batch_size *
+            (n_points - 1)``); TNP-D, which sees about half as many targets per step, takes
+            about twice the steps.
         budget_steps: the equal-targets budget is the number of targets incTNP sees in this
-            many steps (``budget_steps * batch_size * (n_points - 1)``); TNP-D, which sees
-            about half as many targets per step, gets the same number of targets.
+            many steps (``budget_steps * batch_size * (n_points - 1)``); TNP-D gets the same
+            number of targets.
         eval_every, patience, min_delta, val_tasks: convergence: the validation NLL (on
-            ``val_tasks`` tasks from the training split) evaluated every ``eval_every`` steps
-            has not improved by more than ``min_delta`` nats over ``patience`` evaluations.
+            ``val_tasks`` tasks from the training split), evaluated every ``eval_every``
+            incTNP steps' worth of targets (the same clock for both models), has not
+            improved by more than ``min_delta`` nats over ``patience`` evaluations.
         batch_size, n_points, lr: training batches (tasks x points) and the learning rate.
         n_test_tasks, ctx_sizes: test tasks per evaluation task and the context sizes scored.
         bayes_points, bayes_perms, bayes_tasks, bayes_samples: the implicit-Bayes measures.
@@ -168,13 +172,14 @@ PROFILES = {
         latency_repeats=3,
     ),
     # quick: the GP group, a small backbone, 3 seeds; each training stops at convergence or
-    # 1500 steps; the equal-targets budget is incTNP's targets in 250 steps.
+    # at incTNP's targets in 1000 steps (TNP-D: about 2000 steps); the equal-targets budget
+    # is incTNP's targets in 250 steps.
     "quick": RunConfig(
         groups=("gp",),
         width=32,
         layers=2,
         heads=4,
-        max_steps=1500,
+        max_steps=1000,
         budget_steps=250,
         eval_every=50,
         n_points=48,
@@ -182,10 +187,12 @@ PROFILES = {
         n_test_tasks=48,
         bayes_tasks=12,
     ),
+    # full: three groups, the 64 x 3 backbone; the cap is incTNP's targets in 1000 steps
+    # (TNP-D about 2000 steps): about 30 minutes on one core, estimated from quick's CPU time.
     "full": RunConfig(
         groups=("gp", "diabetes", "temperature"),
-        max_steps=2000,
-        budget_steps=500,
+        max_steps=1000,
+        budget_steps=250,
         n_test_tasks=128,
         bayes_tasks=32,
         latency_repeats=25,

@@ -53,7 +53,9 @@ def model_predictor(model: NeuralProcess) -> Predictor:
 
     @torch.no_grad()
     def predict(tb: TaskBatch, n_ctx: int, xt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return model(tb.x[:, :n_ctx], tb.y[:, :n_ctx], xt)
+        device = next(model.parameters()).device
+        mean, std = model(tb.x[:, :n_ctx].to(device), tb.y[:, :n_ctx].to(device), xt.to(device))
+        return mean.to(xt.device), std.to(xt.device)
 
     return predict
 
@@ -112,9 +114,11 @@ def incremental_marginals(
     if first < 1:
         raise ValueError("first must be >= 1: the first point has no context to predict from")
     n = tb.x.shape[1]
-    prefix = torch.arange(first, n)
-    mean, std = model(tb.x, tb.y, tb.x[:, first:], target_prefix=prefix)
-    return mean.float(), std.float()
+    device = next(model.parameters()).device
+    x, y = tb.x.to(device), tb.y.to(device)
+    prefix = torch.arange(first, n, device=device)
+    mean, std = model(x, y, x[:, first:], target_prefix=prefix)
+    return mean.float().to(tb.x.device), std.float().to(tb.x.device)
 
 
 @torch.no_grad()

@@ -125,7 +125,13 @@ def validation_nll(
 def train_model(
     cfg: RunConfig, group: str, k: int, name: str, checkpoint_dir: Any = None
 ) -> dict[str, Any]:
-    """Train one model of seed index ``k`` until convergence or the step cap.
+    """Train one model of seed index ``k`` until convergence or the cap.
+
+    Both models run on the same clock, **targets seen**: the cap is incTNP's targets in
+    ``max_steps`` steps, validation evaluations come every ``eval_every`` incTNP steps' worth
+    of targets (so ``patience`` evaluations span the same number of targets for both), and
+    the learning rate decays over the target cap. TNP-D, which sees about half as many
+    targets per step, takes about twice the steps.
 
     Args:
         cfg: the run's config.
@@ -140,18 +146,19 @@ def train_model(
     """
     train_src, _ = group_sources(cfg, group)
     val = _tasks(train_src, cfg, "validation", group, cfg.val_tasks, cfg.n_points, "train")
-    budget = cfg.budget_steps * cfg.batch_size * (cfg.n_points - 1)  # incTNP's targets then
+    per_step = cfg.batch_size * (cfg.n_points - 1)  # incTNP's targets per step
     tcfg = TrainConfig(
-        max_steps=cfg.max_steps,
+        max_steps=4 * cfg.max_steps,  # a safety net: the target cap below stops first
+        max_targets=cfg.max_steps * per_step,
         batch_size=cfg.batch_size,
         n_points=cfg.n_points,
         lr=cfg.lr,
         warmup=min(100, cfg.max_steps // 10 + 1),
         checkpoint_every=max(50, cfg.max_steps // 4),
-        eval_every=cfg.eval_every,
+        eval_every_targets=cfg.eval_every * per_step,
         patience=cfg.patience,
         min_delta=cfg.min_delta,
-        target_budget=budget,
+        target_budget=cfg.budget_steps * per_step,
     )
     torch.manual_seed(seed_for(cfg.seed, "init", group, k))
     model = build_model(model_config(cfg, train_src.dim_x, name))

@@ -11,7 +11,10 @@ Keys (``<regime>``: ``targets`` (equal targets seen) or ``converged``; ``<model>
   over seeds (< 0: better than TNP-D; TNP-D's own is 0 ± 0);
   ``excess_nll.<regime>.<model>`` (± ``excess_nll_se``): the task-mean NLL above the GP's;
 * ``exchangeability_kl.<task>.<model>`` and ``implicit_bayes_gap.<task>.<model>`` (converged
-  models, ± ``_se`` over seeds) and their task means ``exchangeability_kl.all.<model>``;
+  models, ± ``_se`` over seeds) and their task means ``<measure>.all.<model>``, with the
+  paired difference to TNP-D over seeds ``gap.<measure>.all.<model>`` (± ``gap_se``);
+  ``implicit_bayes_gap`` is the spread over orders of the streaming log-likelihood, 0 for the
+  exact GP (the chain rule), so it is the gap to that reference;
 * training: ``steps``, ``targets_seen``, ``converged`` (share of seeds that met the rule before
   the cap), ``budget_step`` per ``<group>.<model>``;
 * latency: ``update_ms.<model>.n<N>`` (median over repeats) with ``update_ms_q25`` /
@@ -110,10 +113,14 @@ def _bayes(
                 out[metric_key(measure, task, m)] = float(vals.mean())
                 out[metric_key(f"{measure}_se", task, m)] = _se(list(vals))
                 pooled.setdefault(m, []).append(vals)
-        for m, cols in pooled.items():
-            per_seed = np.mean(cols, axis=0)
+        task_mean = {m: np.mean(cols, axis=0) for m, cols in pooled.items()}  # per seed
+        for m, per_seed in task_mean.items():
             out[metric_key(measure, "all", m)] = float(per_seed.mean())
             out[metric_key(f"{measure}_se", "all", m)] = _se(list(per_seed))
+            if "tnp" in task_mean:
+                gap = (0.0, 0.0) if m == "tnp" else _paired(per_seed, task_mean["tnp"])
+                out[metric_key("gap", measure, "all", m)] = gap[0]
+                out[metric_key("gap_se", measure, "all", m)] = gap[1]
 
 
 def training_metrics(evals: Records) -> dict[str, float]:

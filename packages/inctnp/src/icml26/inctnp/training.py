@@ -11,12 +11,15 @@
   overconfident at longer horizons on time-ordered data).
 
 Both models see the same task stream (tasks from one random stream, context sizes and prefixes
-from another). Since incTNP predicts about twice as many targets per step, budgets are counted
-in **targets seen**, not steps: :class:`TrainResult` keeps a snapshot of the model when it has
-seen ``target_budget`` targets, and training stops at **convergence**, when the validation
-NLL has not improved by more than ``min_delta`` nats over ``patience`` evaluations (the best
-state is kept), or at the ``max_steps`` cap. Training resumes from the newest checkpoint,
-and runs under ``torchrun`` with DDP::
+from another). Since incTNP predicts about twice as many targets per step, budgets can be
+counted in **targets seen**, not steps: :class:`TrainResult` keeps a snapshot of the model when
+it has seen ``target_budget`` targets; ``eval_every_targets`` spaces the validation
+evaluations by targets seen and ``max_targets`` caps training (and drives the learning-rate
+decay) in targets, so both models are judged on the same clock. Training stops at
+**convergence**, when the validation NLL has not improved by more than ``min_delta`` nats over
+``patience`` evaluations (the best state is kept), or at the cap (``max_targets`` or
+``max_steps``). Training resumes from the newest checkpoint, and runs under ``torchrun`` with
+DDP::
 
     torchrun --nproc_per_node=4 -m icml26.inctnp.training --task gp-mix --model inctnp \\
         --steps 20000 --width 128 --layers 5 --heads 8 --out inctnp.safetensors
@@ -49,7 +52,8 @@ Strategy = Literal["split", "autoregressive"]
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Training settings (AdamW, linear warm-up then cosine decay to 10% over ``max_steps``).
+    """Training settings (AdamW, linear warm-up then cosine decay to 10% over ``max_steps``,
+    or over ``max_targets`` targets when that is given).
 
     Attributes:
         max_steps: the step cap.
@@ -59,10 +63,15 @@ class TrainConfig:
         lr, weight_decay, warmup, grad_clip: the optimiser.
         checkpoint_every: steps between checkpoints (with a ``checkpoint_dir``).
         eval_every: steps between validation evaluations (``0``: never; no early stop).
+        eval_every_targets: targets seen between validation evaluations (``0``: use
+            ``eval_every``); models that see different numbers of targets per step are then
+            evaluated, and their patience counted, on the same clock.
         patience, min_delta: stop when the validation NLL has not improved by more than
             ``min_delta`` nats over ``patience`` evaluations.
         target_budget: snapshot the model when it has seen this many targets (``None``: no
             snapshot).
+        max_targets: stop once this many targets have been seen (``None``: only the step
+            cap); the learning-rate decay then runs over targets.
 
     Raises:
         ValueError: non-positive counts or rates, ``min_ctx`` outside ``[1, n_points)``.
@@ -78,9 +87,11 @@ class TrainConfig:
     grad_clip: float = 1.0
     checkpoint_every: int = 500
     eval_every: int = 0
+    eval_every_targets: int = 0
     patience: int = 5
     min_delta: float = 0.01
     target_budget: int | None = None
+    max_targets: int | None = None
 
     def __post_init__(self) -> None:
         if self.max_steps < 1 or self.batch_size < 1:
@@ -93,6 +104,18 @@ class TrainConfig:
             raise ValueError("lr must be > 0, eval_every >= 0, patience >= 1, min_delta >= 0")
         if self.target_budget is not None and self.target_budget < 1:
             raise ValueError("target_budget must be a positive number of targets")
+        if self.max_targets is not None and self.max_targets < 1:
+            raise ValueError("max_targets must be a positive number of targets")
+        if self.eval_every_targets < 0 or (self.eval_every and self.eval_every_targets):
+            raise ValueError(
+                "eval_every_targets must be >= 0, and at most one of eval_every and "
+                "eval_every_targets may be set"
+            )
+
+    @property
+    def evaluates(self) -> bool:
+        """Whether training evaluates on validation data (and may stop early)."""
+        return bool(self.eval_every or self.eval_every_targets)
 
 
 @dataclass
@@ -109,6 +132,8 @@ class TrainResult:
         budget_state: the state when ``target_budget`` targets had been seen (or the final
             one, if training stopped first: ``budget_reached`` says which).
         budget_step, budget_reached: where that snapshot was taken.
+        next_eval: the targets count of the next validation evaluation
+            (``eval_every_targets``).
     """
 
     losses: list[float] = field(default_factory=list)
@@ -120,6 +145,7 @@ class TrainResult:
     budget_state: dict[str, torch.Tensor] | None = None
     budget_step: int = 0
     budget_reached: bool = False
+    next_eval: int = 0
 
 
 def split_loss(
@@ -168,14 +194,33 @@ def autoregressive_loss(
     return nll.mean(), int(nll.numel())
 
 
-def _schedule(cfg: TrainConfig) -> Any:
-    def factor(step: int) -> float:
-        if step < cfg.warmup:
-            return (step + 1) / cfg.warmup
-        progress = (step - cfg.warmup) / max(1, cfg.max_steps - cfg.warmup)
-        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+def _lr_factor(cfg: TrainConfig, res: TrainResult) -> float:
+    """Linear warm-up over ``warmup`` steps, then cosine decay to 10% over the cap (in
+    targets with ``max_targets``, else in steps)."""
+    if res.steps < cfg.warmup:
+        return (res.steps + 1) / cfg.warmup
+    if cfg.max_targets is not None:
+        progress = res.targets_seen / cfg.max_targets
+    else:
+        progress = (res.steps - cfg.warmup) / max(1, cfg.max_steps - cfg.warmup)
+    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
 
-    return factor
+
+def _eval_due(cfg: TrainConfig, res: TrainResult) -> bool:
+    """Whether a validation evaluation falls on this step (advances ``res.next_eval``)."""
+    if cfg.eval_every:
+        return res.steps % cfg.eval_every == 0
+    if not cfg.eval_every_targets or res.targets_seen < res.next_eval:
+        return False
+    while res.next_eval <= res.targets_seen:
+        res.next_eval += cfg.eval_every_targets
+    return True
+
+
+def _capped(cfg: TrainConfig, res: TrainResult) -> bool:
+    return res.steps >= cfg.max_steps or (
+        cfg.max_targets is not None and res.targets_seen >= cfg.max_targets
+    )
 
 
 def _distributed() -> tuple[int, int]:
@@ -226,16 +271,18 @@ def train(
         state without validation).
 
     Raises:
-        ValueError: a strategy the model cannot train with, or ``eval_every`` without
-            ``val_nll``.
+        ValueError: a strategy the model cannot train with, or an evaluation interval
+            without ``val_nll``.
         FloatingPointError: the loss became NaN or infinite.
     """
     if strategy not in ("split", "autoregressive"):
         raise ValueError(f"strategy must be 'split' or 'autoregressive', got {strategy!r}")
     if strategy == "autoregressive" and not model.config.causal:
         raise ValueError("the autoregressive objective needs a causal model (incTNP)")
-    if cfg.eval_every and val_nll is None:
-        raise ValueError("eval_every needs a val_nll function (the validation NLL)")
+    if cfg.evaluates and val_nll is None:
+        raise ValueError(
+            "eval_every / eval_every_targets need a val_nll function (the validation NLL)"
+        )
     rank, world = _distributed()
     model.to(device).train()
     net: nn.Module = model
@@ -244,10 +291,9 @@ def train(
             model, device_ids=[torch.cuda.current_device()] if device.startswith("cuda") else None
         )
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, _schedule(cfg))
     g_data = torch.Generator().manual_seed(seed_for(seed, "tasks", rank))
     g_mask = torch.Generator().manual_seed(seed_for(seed, "masks", rank))
-    res = TrainResult()
+    res = TrainResult(next_eval=cfg.eval_every_targets)
     best, stale = math.inf, 0
     ckpt_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
     suffix = f".{tag}.pt"
@@ -257,13 +303,12 @@ def train(
             state = torch.load(found[-1], map_location=device, weights_only=False)
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["opt"])
-            sched.load_state_dict(state["sched"])
             g_data.set_state(state["rng"][0].cpu())  # CPU generators, whatever map_location did
             g_mask.set_state(state["rng"][1].cpu())
             res, best, stale = state["result"], state["best"], state["stale"]
             log(f"{tag}: resumed at step {res.steps}")
     loss_fn = split_loss if strategy == "split" else autoregressive_loss
-    while res.steps < cfg.max_steps and not res.converged:
+    while not _capped(cfg, res) and not res.converged:
         tb = source.sample(cfg.batch_size, cfg.n_points, g_data, "train")
         loss, n_targets = loss_fn(net, tb.x.to(device), tb.y.to(device), g_mask, cfg.min_ctx)
         if not torch.isfinite(loss):
@@ -271,14 +316,15 @@ def train(
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        for group in opt.param_groups:
+            group["lr"] = cfg.lr * _lr_factor(cfg, res)
         opt.step()
-        sched.step()
         res.losses.append(loss.item())
         res.steps += 1
         res.targets_seen += n_targets * world
         if log_metrics is not None and rank == 0 and res.steps % 50 == 0:
             log_metrics(res.steps, **{f"train_nll.{tag}": res.losses[-1]})
-        if cfg.eval_every and res.steps % cfg.eval_every == 0:
+        if _eval_due(cfg, res):
             assert val_nll is not None
             value = val_nll(model)
             model.train()
@@ -292,7 +338,7 @@ def train(
         if budget is not None and res.budget_state is None and res.targets_seen >= budget:
             res.budget_state, res.budget_step, res.budget_reached = _state(model), res.steps, True
         if ckpt_dir is not None and rank == 0 and res.steps % cfg.checkpoint_every == 0:
-            _checkpoint(ckpt_dir, suffix, model, opt, sched, (g_data, g_mask), res, best, stale)
+            _checkpoint(ckpt_dir, suffix, model, opt, (g_data, g_mask), res, best, stale)
     if res.best_state is not None:
         model.load_state_dict(res.best_state)
     else:
@@ -304,7 +350,7 @@ def train(
 
 
 def _checkpoint(  # type: ignore[no-untyped-def]
-    ckpt_dir: Path, suffix: str, model, opt, sched, gens, res: TrainResult, best, stale
+    ckpt_dir: Path, suffix: str, model, opt, gens, res: TrainResult, best, stale
 ) -> None:
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     target = ckpt_dir / f"step_{res.steps:09d}{suffix}"
@@ -313,7 +359,6 @@ def _checkpoint(  # type: ignore[no-untyped-def]
             {
                 "model": model.state_dict(),
                 "opt": opt.state_dict(),
-                "sched": sched.state_dict(),
                 "rng": [g.get_state() for g in gens],
                 "result": copy.deepcopy(res),
                 "best": best,

@@ -5,8 +5,20 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import gammaln
 
-__all__ = ["as_positive_array", "check_dimension", "check_nonnegative", "check_positive"]
+__all__ = [
+    "as_positive_array",
+    "check_dimension",
+    "check_nonnegative",
+    "check_positive",
+    "chi_mean",
+]
+
+
+def chi_mean(k: int) -> float:
+    """``E ||g||_2`` for ``g ~ N(0, I_k)``: ``sqrt(2) Gamma((k + 1) / 2) / Gamma(k / 2)``."""
+    return math.sqrt(2) * math.exp(gammaln((k + 1) / 2) - gammaln(k / 2))
 
 
 def check_positive(name: str, value: float) -> float:

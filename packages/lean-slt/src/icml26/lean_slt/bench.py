@@ -20,7 +20,10 @@ __all__ = ["bench", "python_greedy_net_size", "quad_dudley_bound"]
 
 
 def python_greedy_net_size(points: np.ndarray, eps: float) -> int:
-    """Size of the greedy ``eps``-net of ``points`` by a plain Python double loop (baseline).
+    """Size of the greedy ``eps``-net of ``points`` by a per-point scan (the baseline).
+
+    Each point is compared with all current centres at once (NumPy over the centres, a Python
+    loop over the points): the obvious implementation, not a strawman double loop.
 
     Args:
         points: ``(m, d)`` points, scanned in order.
@@ -29,16 +32,20 @@ def python_greedy_net_size(points: np.ndarray, eps: float) -> int:
     Returns:
         The number of centres.
     """
-    centres: list[np.ndarray] = []
-    e2 = eps * eps
-    for p in points:
-        if not any(float(((p - c) ** 2).sum()) <= e2 for c in centres):
-            centres.append(p)
-    return len(centres)
+    pts = np.asarray(points, dtype=float)
+    centres = np.empty((len(pts), pts.shape[1]))
+    count, e2 = 0, eps * eps
+    for p in pts:
+        if count == 0 or float(np.min(((centres[:count] - p) ** 2).sum(axis=1))) > e2:
+            centres[count] = p
+            count += 1
+    return count
 
 
 def quad_dudley_bound(process: L1BallProcess) -> float:
-    """Dudley's bound of ``process`` by adaptive ``scipy.integrate.quad`` on dyadic pieces.
+    """Dudley's bound of ``process`` by adaptive ``scipy.integrate.quad`` on dyadic pieces,
+    split further at the covering bound's jumps (``process.breakpoints()``: Maurey's exponent
+    ``ceil(R^2 / eps^2)`` steps at ``eps = R / sqrt(k)``), so ``quad`` integrates smooth pieces.
 
     Args:
         process: the ``l1``-ball process.
@@ -50,12 +57,15 @@ def quad_dudley_bound(process: L1BallProcess) -> float:
     def f(e: float) -> float:
         return math.sqrt(max(0.0, float(process.log_covering(np.asarray([e]))[0])))
 
-    edges = [process.diameter * 2.0**-k for k in range(40, -1, -1)]
+    dyadic = process.diameter * 2.0 ** -np.arange(40, -1, -1)
+    jumps = np.asarray(process.breakpoints(), dtype=float)
+    edges = np.unique(np.concatenate([dyadic, jumps[(jumps > 0) & (jumps < process.diameter)]]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         total = sum(
             integrate.quad(f, a, b, limit=500, epsrel=1e-6)[0]
             for a, b in zip([0.0, *edges[:-1]], edges, strict=True)
+            if b > a
         )
     return DUDLEY_CONSTANT * total
 

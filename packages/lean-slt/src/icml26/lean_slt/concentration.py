@@ -19,9 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln
 
-from icml26.lean_slt._validate import check_dimension, check_positive
+from icml26.lean_slt._validate import check_dimension, check_positive, chi_mean
 from icml26.lean_slt.processes import expected_max_iid_gaussian
 
 __all__ = [
@@ -83,13 +82,9 @@ def _linear(x: np.ndarray) -> np.ndarray:
     return x.sum(axis=1) / math.sqrt(x.shape[1])
 
 
-def _chi_mean(n: int) -> float:
-    return math.sqrt(2) * math.exp(gammaln((n + 1) / 2) - gammaln(n / 2))
-
-
 #: The Lipschitz functions of the main job (all 1-Lipschitz for the Euclidean norm).
 LIPSCHITZ_FUNCTIONS: dict[str, LipschitzFunction] = {
-    "norm": LipschitzFunction("norm", _norm, 1.0, _chi_mean, "||x||_2"),
+    "norm": LipschitzFunction("norm", _norm, 1.0, chi_mean, "||x||_2"),
     "max": LipschitzFunction("max", _max, 1.0, expected_max_iid_gaussian, "max_i x_i"),
     "softmax": LipschitzFunction(
         "softmax",
@@ -209,6 +204,25 @@ def effective_variance_ratio(
     return float(proxy.max() / L**2)
 
 
+def _simulate(
+    f: LipschitzFunction, dim: int, draws: int, rng: np.random.Generator, chunk: int
+) -> np.ndarray:
+    """``f.fn`` on ``draws`` rows of ``N(0, I_dim)``, checked: finite, one value per row."""
+    out = []
+    for i in range(0, draws, chunk):
+        rows = min(chunk, draws - i)
+        v = np.asarray(f.fn(rng.standard_normal((rows, dim))))
+        if v.shape != (rows,):
+            raise ValueError(
+                f"f {f.name!r} must map an (m, {dim}) array to shape (m,), got shape {v.shape} "
+                f"for m = {rows}"
+            )
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"f {f.name!r} returned NaN or inf on Gaussian inputs")
+        out.append(v.astype(float))
+    return np.concatenate(out)
+
+
 def tail_check(
     f: LipschitzFunction,
     dim: int,
@@ -219,6 +233,7 @@ def tail_check(
     alpha: float = 1e-3,
     grid: int = 120,
     chunk: int = 20_000,
+    verify_lipschitz: bool = True,
 ) -> TailCheck:
     """Simulate ``f(X)``, ``X ~ N(0, I_dim)``, and compare its tail with the theorem's bound.
 
@@ -237,25 +252,27 @@ def tail_check(
         alpha: the DKW band's level.
         grid: points of the ``t`` grid on ``(0, 5L]``.
         chunk: draws simulated at once.
+        verify_lipschitz: first run :func:`check_lipschitz` on ``f`` (a difference-quotient
+            search that refutes a wrong ``f.lipschitz``; it cannot prove one right).
 
     Returns:
         :class:`TailCheck`: tail, bound, excess, Monte Carlo error and variance-proxy ratio.
 
     Raises:
-        ValueError: ``dim < 1`` or ``draws < 10``.
+        ValueError: ``dim < 1`` or ``draws < 10``; ``f`` not ``f.lipschitz``-Lipschitz by a
+            difference quotient (with ``verify_lipschitz``); ``f.fn`` returning anything but
+            a finite array of shape ``(m,)`` for ``m`` rows.
     """
     n = check_dimension("dim", dim)
     m = check_dimension("draws", draws, 10)
-    vals = np.concatenate(
-        [f.fn(rng.standard_normal((min(chunk, m - i), n))) for i in range(0, m, chunk)]
-    )
+    vals = _simulate(f, n, m, rng, chunk)  # refuses bad output before the Lipschitz search
+    if verify_lipschitz:
+        check_lipschitz(f.fn, f.lipschitz, n, rng)
     if f.mean is not None:
         mean, se = float(f.mean(n)), 0.0
     else:
         mm = check_dimension("mean_draws", mean_draws or m, 10)
-        mv = np.concatenate(
-            [f.fn(rng.standard_normal((min(chunk, mm - i), n))) for i in range(0, mm, chunk)]
-        )
+        mv = _simulate(f, n, mm, rng, chunk)
         mean, se = float(mv.mean()), float(mv.std(ddof=1) / math.sqrt(mm))
     dev = np.sort(np.abs(vals - mean))
     t = np.linspace(0.02, 5.0, grid) * f.lipschitz

@@ -24,9 +24,20 @@ PARTS = ("dudley", "concentration", "least_squares", "maurey")
 PROCESS_NAMES = ("finite_iid", "euclidean_ball", "l1_ball", "brownian")
 FUNCTION_NAMES = ("norm", "max", "softmax", "dist_to_set", "linear")
 #: ``linear``: OLS, error vs n; ``linear_dim``: OLS, error vs d; ``l1``: l1-constrained LS vs n
-#: at hard points of the ball (slow rate); ``l1_easy``: the same estimator at a fixed-sparsity
-#: point (the placebo of the slow-rate claim); ``l0``: best-subset LS vs n.
-LS_SETTINGS = ("linear", "linear_dim", "l1", "l1_easy", "l0")
+#: at hard points of the ball (reported only); ``l1_dim_hard`` / ``l1_dim_sparse``: the same
+#: estimator vs log d at fixed n, at each d's hard point / at ``l1_sparsity`` spikes, and
+#: ``*_oracle``: least squares on the true support at the same points (the claims' placebos);
+#: ``l0``: best-subset LS vs n.
+LS_SETTINGS = (
+    "linear",
+    "linear_dim",
+    "l1",
+    "l1_dim_hard",
+    "l1_dim_hard_oracle",
+    "l1_dim_sparse",
+    "l1_dim_sparse_oracle",
+    "l0",
+)
 
 
 def _positive_ints(name: str, values: tuple[int, ...], minimum: int = 1) -> None:
@@ -66,7 +77,8 @@ class RunConfig:
         linear_dim, linear_sizes: ``d`` and the ``n`` grid of the ``linear`` setting.
         linear_dims, linear_dim_n: the ``d`` grid of ``linear_dim`` and its ``n``.
         l1_dim, l1_radius, l1_sizes: the ``l1``-ball settings (``d``, ``R``, ``n`` grid).
-        l1_easy_sparsity: nonzeros of the fixed-sparsity point of ``l1_easy``.
+        l1_dims, l1_dim_n: the ``d`` grid and the fixed ``n`` of the ``l1_dim_*`` settings.
+        l1_sparsity: nonzeros of the fixed-sparsity points of ``l1_dim_sparse*``.
         l0_dim, l0_sparsity, l0_sizes: the best-subset setting.
         ls_reps: repetitions per grid point (``l1_reps`` for the costly ``l1`` solves); the
             exponent's standard error is a jackknife over repetitions.
@@ -93,7 +105,9 @@ class RunConfig:
     l1_dim: int = 1000
     l1_radius: float = 1.0
     l1_sizes: tuple[int, ...] = (100, 200, 400, 800, 1600)
-    l1_easy_sparsity: int = 2
+    l1_dims: tuple[int, ...] = (20, 60, 200, 1000)
+    l1_dim_n: int = 400
+    l1_sparsity: int = 3
     l0_dim: int = 20
     l0_sparsity: int = 2
     l0_sizes: tuple[int, ...] = (50, 100, 200, 500, 1000, 2000, 5000)
@@ -112,7 +126,7 @@ class RunConfig:
         _positive_ints("dudley_sizes", self.dudley_sizes, 2)
         if len(set(self.dudley_sizes)) < 2:
             raise ValueError("dudley_sizes needs at least two distinct sizes to fit a slope")
-        for name in ("linear_sizes", "linear_dims", "l1_sizes", "l0_sizes"):
+        for name in ("linear_sizes", "linear_dims", "l1_sizes", "l1_dims", "l0_sizes"):
             _positive_ints(name, getattr(self, name), 2)
             if len(set(getattr(self, name))) < 2:
                 raise ValueError(f"{name} needs at least two distinct values to fit an exponent")
@@ -145,8 +159,10 @@ class RunConfig:
             )
         if min(self.l0_sizes) <= self.l0_sparsity:
             raise ValueError("every l0_sizes entry must exceed l0_sparsity")
-        if not (1 <= self.l1_easy_sparsity <= self.l1_dim):
-            raise ValueError("need 1 <= l1_easy_sparsity <= l1_dim")
+        if not (1 <= self.l1_sparsity <= min(self.l1_dims)):
+            raise ValueError("need 1 <= l1_sparsity <= min(l1_dims)")
+        if self.l1_dim_n < 2:
+            raise ValueError(f"l1_dim_n must be at least 2, got {self.l1_dim_n}")
 
 
 @dataclass(frozen=True)
@@ -192,6 +208,8 @@ PROFILES = {
         linear_dim_n=500,
         l1_dim=200,
         l1_sizes=(50, 100, 200, 400),
+        l1_dims=(20, 60, 200),
+        l1_dim_n=200,
         l0_dim=8,
         l0_sizes=(50, 200, 800),
         ls_reps=3,

@@ -87,7 +87,9 @@ def _rates(curves: dict[str, dict[str, list[float]]], run_dir: RunDir) -> None:
             th = THEORY_EXPONENT[name]
             ax.loglog(x, err[0] * (x / x[0]) ** th, "--", color=PALETTE[1], label=f"theory {th:g}")
             ax.set_title(name)
-            ax.set_xlabel("d" if name == "linear_dim" else "n")
+            ax.set_xlabel(
+                {"linear_dim": "d"}.get(name, "log d" if name.startswith("l1_dim") else "n")
+            )
             ax.legend()
             _plain_ticks(ax)
 

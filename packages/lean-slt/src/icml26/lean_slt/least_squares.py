@@ -27,9 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln
 
-from icml26.lean_slt._validate import check_dimension, check_nonnegative, check_positive
+from icml26.lean_slt._validate import (
+    check_dimension,
+    check_nonnegative,
+    check_positive,
+    chi_mean,
+)
 from icml26.lean_slt.covering import l1_ball_log_covering_bound
 from icml26.lean_slt.entropy import entropy_integral
 
@@ -212,10 +216,6 @@ def formal_linear_rate_bound(sigma: float, rank: int, n: int) -> tuple[float, fl
     return LINEAR_C1_RANK * s * s * r / nn, 1.0 - math.exp(-LINEAR_C2_RANK * r)
 
 
-def _chi_mean(r: int) -> float:
-    return math.sqrt(2) * math.exp(gammaln((r + 1) / 2) - gammaln(r / 2))
-
-
 def linear_local_complexity(delta: float, rank: int, n: int) -> float:
     """Exact ``G_n(delta)`` of the linear class: ``delta E||chi_r|| / sqrt n``.
 
@@ -223,13 +223,13 @@ def linear_local_complexity(delta: float, rank: int, n: int) -> float:
     so ``sup |<w, v>| / n = delta ||P w||_2 / sqrt n`` with ``P`` the projection on the range.
     """
     dl = check_positive("delta", delta)
-    return dl * _chi_mean(check_dimension("rank", rank)) / math.sqrt(check_dimension("n", n))
+    return dl * chi_mean(check_dimension("rank", rank)) / math.sqrt(check_dimension("n", n))
 
 
 def linear_critical_radius(sigma: float, rank: int, n: int) -> float:
     """The exact critical radius of the linear class: ``delta* = 2 sigma E||chi_r|| / sqrt n``."""
     s = check_positive("sigma", sigma)
-    return 2 * s * _chi_mean(check_dimension("rank", rank)) / math.sqrt(check_dimension("n", n))
+    return 2 * s * chi_mean(check_dimension("rank", rank)) / math.sqrt(check_dimension("n", n))
 
 
 def l1_local_complexity_bound(delta: float, radius: float, dim: int, n: int) -> float:

@@ -4,8 +4,10 @@ The formalisation's theorems cannot fail, so "the bound holds" is a *test* here 
 metrics, asserted by the test suite), and so is every figure that a closed form fixes (the
 OLS error is exactly ``sigma^2 d / n`` in expectation; Dudley's bound on the Euclidean ball is
 exactly proportional to ``sqrt(n)``). The claims measure what neither a theorem nor a closed
-form decides: a rate attained at the formalisation's hard points, a regime where a bound is
-loose, and how loose; each with a placebo that must fail.
+form decides: how the least-squares error grows with the dimension (the sharpness of the
+slow rate, against an oracle that knows the support) and how loose Gaussian concentration is
+for the maximum (against the norm); each with a placebo that must fail. Thresholds: the
+theorem's exponent 1/2, and 0.4 set on a validation run with seed 1 (claims decide seed 0).
 """
 
 from __future__ import annotations
@@ -17,38 +19,42 @@ __all__ = ["BENCH_CLAIMS", "CLAIMS", "PAPER"]
 
 CLAIMS = [
     Claim(
-        "l1_slow_rate",
-        "l1-constrained least squares at hard points of the l1 ball (s ~ R sqrt(n / log d) / σ "
-        "equal spikes, d = 1000) attains the slow rate σR sqrt(log d / n) that the formalised "
-        "pieces (master error bound, Dudley, Maurey's covering of the l1 image) give: the "
-        "error's exponent in n (mean-error curve) is within 0.15 of -1/2 with a jackknife standard "
-        "error over repetitions of at most 0.05. Placebo: the same estimator at a fixed-sparsity "
-        "point (s = 2), where the fast rate s log d / n (exponent -1) applies instead.",
-        "sharp rate for sparse (l1) regression (abstract); exponent -1/2",
-        "abs(ls_rate.l1.exponent + 0.5) <= 0.15 and ls_rate.l1.stderr <= 0.05",
-        placebo={"l1": "l1_easy"},
+        "l1_hard_points_pay_log_d",
+        "The rate is sharp in d: at the hard points of the l1 ball (s = ceil(R sqrt(n / log d) "
+        "/ σ) equal spikes, n = 400 fixed, d from 20 to 1000), l1-constrained least squares "
+        "cannot escape the slow rate's growth: the exponent of its mean error in log d, less "
+        "two jackknife standard errors over repetitions, is at least 1/2 (the slow rate "
+        "σR sqrt(log d / n) has exponent 1/2). Placebo: least squares on the true support (an "
+        "oracle) at the same points, whose error σ² s / n falls with d (exponent -1/2).",
+        "least-squares (sparse) regression with a sharp rate (abstract): σR sqrt(log d / n)",
+        "ls_rate.l1_dim_hard.exponent - 2 * ls_rate.l1_dim_hard.stderr >= 0.5",
+        placebo={"l1_dim_hard": "l1_dim_hard_oracle"},
+    ),
+    Claim(
+        "l1_sparse_points_pay_log_d",
+        "Not knowing the support costs at least the slow rate's sqrt(log d) at a fixed sparse "
+        "point too (s = 3 equal spikes, n = 400, d from 20 to 1000): the exponent of the "
+        "l1-constrained LS error in log d, less two jackknife standard errors, is at least 1/2. "
+        "Placebo: least squares on the true support, whose error σ² s / n does not depend "
+        "on d (exponent 0).",
+        "least-squares (sparse) regression with a sharp rate (abstract): σR sqrt(log d / n)",
+        "ls_rate.l1_dim_sparse.exponent - 2 * ls_rate.l1_dim_sparse.stderr >= 0.5",
+        placebo={"l1_dim_sparse": "l1_dim_sparse_oracle"},
     ),
     Claim(
         "superconcentration_max",
-        "Gaussian Lipschitz concentration is loose for the maximum of n Gaussians: the "
+        "Gaussian Lipschitz concentration is loose for the maximum of n = 100 Gaussians: the "
         "smallest variance proxy that keeps its empirical tail under 2 exp(-t²/2L²_eff) is, "
-        "with two standard errors over independent batches, at most half that of a linear "
-        "1-Lipschitz f (for which the bound is sharp in its exponent). Placebo: the linear f "
-        "in the max's place.",
+        "with two standard errors over independent batches, at most 0.4 times that of a "
+        "linear 1-Lipschitz f. The linear reference is 0.69, not 1: the proxy is read only "
+        "where at least 100 draws exceed t, so it depends on the number of draws. The 0.4 was "
+        "set on a validation run (seed 1: max 0.19, norm 0.34, linear 0.69); the norm, whose "
+        "variance is about 1/2, sits at half the linear figure. Placebo: the Euclidean norm in "
+        "the max's place.",
         "P(|f - Ef| >= t) <= 2 exp(-t²/(2L²)) for every L-Lipschitz f (theorem)",
         "concentration.max.tightness + 2 * concentration.max.tightness_se "
-        "<= 0.5 * concentration.linear.tightness",
-        placebo={"max": "linear"},
-    ),
-    Claim(
-        "dudley_l1_looseness_grows",
-        "On the l1 ball, Dudley's bound with Maurey's covering loses a logarithmic factor "
-        "(bound ~ (log n)^{3/2}, truth ~ (log n)^{1/2}): its ratio to the exact E sup grows by "
-        "at least 1.5x from the smallest to the largest n. Placebo: the Euclidean ball, where "
-        "the volumetric covering makes Dudley's bound a constant multiple of the truth.",
-        "not in the paper (chaining theory: Dudley's integral is not sharp on l1 balls)",
-        "dudley.l1_ball.looseness >= 1.5 * dudley.l1_ball.first_looseness",
-        placebo={"l1_ball": "euclidean_ball"},
+        "<= 0.4 * concentration.linear.tightness",
+        placebo={"max": "norm"},
     ),
 ]
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import integrate
-from scipy.special import gammaln, log_ndtr
+from scipy.special import log_ndtr
 
-from icml26.lean_slt._validate import check_dimension, check_positive
+from icml26.lean_slt._validate import check_dimension, check_positive, chi_mean
 from icml26.lean_slt.covering import euclidean_ball_log_covering_bound, l1_ball_log_covering_bound
 from icml26.lean_slt.entropy import dudley_bound
 
@@ -202,7 +202,7 @@ class EuclideanBallProcess(GaussianProcess):
 
     def expected_sup(self) -> float:
         n = self.n
-        return self.radius * math.sqrt(2) * math.exp(gammaln((n + 1) / 2) - gammaln(n / 2))
+        return self.radius * chi_mean(n)
 
     def sample_sup(self, rng: np.random.Generator, draws: int) -> np.ndarray:
         out = [

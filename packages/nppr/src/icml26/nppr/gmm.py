@@ -24,6 +24,9 @@ component index), so the reported NPPR is the PR of a true GMM distribution.
 What keeps the mixture a distribution and not a point attack:
 
 * ``log σ`` clamped to ``[lo, hi]``: each component keeps a minimum spread in latent space;
+* a **floor on the mixture weights**, ``π = φ/K + (1 - φ) softmax(W_π h)`` with ``φ =
+  weight_floor``: every component keeps at least ``φ/K`` of the mass, so the mixture cannot
+  collapse onto one component (:func:`effective_components` reports ``exp H(π)``);
 * an entropy regulariser ``1 - H(π)/log K`` against collapse onto one component;
 * a mean-diversity regulariser ``-log det(G)/K`` on the Gram matrix ``G`` of the unit-normed
   component means (zero when they are orthogonal), against K copies of one mode;
@@ -42,14 +45,21 @@ from torch import nn
 
 from icml26.nppr.validation import check_budget
 
-__all__ = ["FORMS", "MixtureParams", "PerturbationGMM", "gumbel_softmax_weights"]
+__all__ = [
+    "FORMS",
+    "MixtureParams",
+    "PerturbationGMM",
+    "decode_latent",
+    "effective_components",
+    "gumbel_softmax_weights",
+]
 
 FORMS = ("none", "x", "y", "xy")
 
 
 @dataclass
 class MixtureParams:
-    """The mixture for a batch: ``logits`` [B, K], ``mu`` and ``log_std`` [B, K, D]."""
+    """The mixture for a batch: ``logits`` [B, K] (``log π``), ``mu`` and ``log_std`` [B, K, D]."""
 
     logits: torch.Tensor
     mu: torch.Tensor
@@ -57,7 +67,42 @@ class MixtureParams:
 
     @property
     def weights(self) -> torch.Tensor:
+        """The mixture weights π, ``[B, K]``."""
         return self.logits.softmax(-1)
+
+
+def effective_components(weights: torch.Tensor) -> float:
+    """The effective number of mixture components, ``exp H(π)``, averaged over inputs.
+
+    1 for a mixture on one component (a point-like perturbation when that component is
+    narrow), ``K`` for equal weights.
+
+    Args:
+        weights: ``[B, K]`` mixture weights (rows sum to 1).
+
+    Returns:
+        The mean over the batch of ``exp(-Σ_k π_k log π_k)``.
+    """
+    p = weights.clamp_min(1e-12)
+    return float(torch.exp(-(p * p.log()).sum(-1)).mean())
+
+
+def decode_latent(u: torch.Tensor, input_shape: tuple[int, ...], eps: float) -> torch.Tensor:
+    """The fixed decoder: a latent image upsampled to the input and squashed into the ball.
+
+    Args:
+        u: ``[N, C, h, w]`` (or ``[N, C, l]``) latent images.
+        input_shape: ``(C, H, W)`` or ``(C, L)``.
+        eps: the L-inf budget.
+
+    Returns:
+        ``eps * tanh(upsample(u))``, ``[N, *input_shape]``: bilinear (linear for signals)
+        upsampling, the identity when the latent has the input's size.
+    """
+    if tuple(u.shape[1:]) != tuple(input_shape):
+        mode = "bilinear" if len(input_shape) == 3 else "linear"
+        u = F.interpolate(u, size=tuple(input_shape[1:]), mode=mode, align_corners=False)
+    return eps * torch.tanh(u)
 
 
 def gumbel_softmax_weights(
@@ -88,7 +133,14 @@ class PerturbationGMM(nn.Module):
         hidden: width of the condition networks.
         logstd_bounds: ``(lo, hi)`` clamp of the latent log standard deviations.
         feature_dim: size of the frozen features the ``x``/``xy`` forms also see (0: none);
-            attach the extractor with :meth:`set_feature_extractor`.
+            attach the extractor with :meth:`set_feature_extractor`, or pass it here.
+        feature_extractor: frozen ``fn(x) -> [B, feature_dim]`` for the ``x``/``xy`` forms,
+            e.g. ``lambda x: model(x).log_softmax(-1)`` (not saved, not trained).
+        weight_floor: ``φ`` in ``[0, 1)``: each component keeps at least ``φ/K`` of the
+            weight (0: no floor).
+
+    Raises:
+        ValueError: an unknown form, non-positive sizes, bad bounds, a floor outside [0, 1).
     """
 
     def __init__(
@@ -103,6 +155,8 @@ class PerturbationGMM(nn.Module):
         hidden: int = 128,
         logstd_bounds: tuple[float, float] = (-2.0, 1.0),
         feature_dim: int = 0,
+        feature_extractor: Callable[[torch.Tensor], torch.Tensor] | None = None,
+        weight_floor: float = 0.0,
     ) -> None:
         super().__init__()
         if form not in FORMS:
@@ -129,7 +183,10 @@ class PerturbationGMM(nn.Module):
         if feature_dim < 0:
             raise ValueError("feature_dim must be >= 0")
         self.feature_dim = feature_dim
-        self._features: Callable[[torch.Tensor], torch.Tensor] | None = None
+        self._features: Callable[[torch.Tensor], torch.Tensor] | None = feature_extractor
+        if not 0.0 <= weight_floor < 1.0:
+            raise ValueError(f"weight_floor must be in [0, 1), got {weight_floor}")
+        self.weight_floor = float(weight_floor)
         if form in ("x", "xy"):
             self.pool_size = tuple(min(7, s) for s in spatial)
             pooled = c * math.prod(self.pool_size)
@@ -156,7 +213,11 @@ class PerturbationGMM(nn.Module):
 
     # -- the distribution ---------------------------------------------------------------------
     def set_feature_extractor(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
-        """Frozen ``fn(x) -> [B, feature_dim]`` for the ``x``/``xy`` forms (not saved, not trained)."""
+        """Attach the frozen features of the ``x``/``xy`` forms (not saved, not trained).
+
+        Args:
+            fn: ``fn(x) -> [B, feature_dim]``.
+        """
         self._features = fn
 
     def _x_input(self, x: torch.Tensor) -> torch.Tensor:
@@ -180,6 +241,7 @@ class PerturbationGMM(nn.Module):
         return torch.cat(parts, 1)
 
     def condition(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """The condition vector ``h`` of each input, ``[B, hidden]``."""
         if self.form == "none":
             return self.h0.expand(x.shape[0], -1)
         if self.form == "x":
@@ -189,7 +251,18 @@ class PerturbationGMM(nn.Module):
         return self.mix(torch.cat([self.x_net(self._x_input(x)), self.y_emb(y)], -1))
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> MixtureParams:
-        """The mixture's parameters for each input of the batch."""
+        """The mixture's parameters for each input of the batch.
+
+        Args:
+            x: inputs ``[B, *input_shape]``.
+            y: labels ``[B]``.
+
+        Returns:
+            :class:`MixtureParams` (``logits`` are ``log π`` with the weight floor applied).
+
+        Raises:
+            ValueError: inputs of the wrong shape or one label per input missing.
+        """
         if x.shape[1:] != self.input_shape:
             raise ValueError(
                 f"inputs of shape {tuple(x.shape[1:])} given to a GMM built for {self.input_shape}"
@@ -200,7 +273,11 @@ class PerturbationGMM(nn.Module):
         b = x.shape[0]
         mu = self.mu_head(h).view(b, self.k, self.d)
         log_std = self.logstd_head(h).view(b, self.k, self.d).clamp(*self.logstd_bounds)
-        return MixtureParams(self.pi_head(h), mu, log_std)
+        raw = self.pi_head(h)
+        if self.weight_floor > 0:
+            pi = self.weight_floor / self.k + (1 - self.weight_floor) * raw.softmax(-1)
+            return MixtureParams(pi.log(), mu, log_std)
+        return MixtureParams(raw.log_softmax(-1), mu, log_std)
 
     # -- sampling -----------------------------------------------------------------------------
     def rsample_latent(
@@ -230,11 +307,8 @@ class PerturbationGMM(nn.Module):
     def decode(self, z: torch.Tensor) -> torch.Tensor:
         """Latent ``[..., D]`` -> perturbation ``[..., *input_shape]`` inside the ball."""
         lead = z.shape[:-1]
-        u = z.reshape(-1, *self.latent_shape)
-        if self.latent_shape != self.input_shape:
-            mode = "bilinear" if len(self.input_shape) == 3 else "linear"
-            u = F.interpolate(u, size=self.input_shape[1:], mode=mode, align_corners=False)
-        return (self.eps * torch.tanh(u)).reshape(*lead, *self.input_shape)
+        u = decode_latent(z.reshape(-1, *self.latent_shape), self.input_shape, self.eps)
+        return u.reshape(*lead, *self.input_shape)
 
     def sampler(self, x: torch.Tensor, y: torch.Tensor, m: int, g: torch.Generator) -> torch.Tensor:
         """``m`` exact draws of δ for each input: ``[m, B, *input_shape]`` (a PR sampler)."""

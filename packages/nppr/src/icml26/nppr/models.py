@@ -22,6 +22,7 @@ __all__ = [
     "ClassifierSpec",
     "build_classifier",
     "load_classifier",
+    "load_user_model",
     "save_classifier",
 ]
 
@@ -30,7 +31,17 @@ ARCHITECTURES = ("cnn", "resnet")
 
 @dataclass(frozen=True)
 class ClassifierSpec:
-    """What :func:`build_classifier` needs: architecture, input shape, classes, width."""
+    """What :func:`build_classifier` needs.
+
+    Attributes:
+        arch: ``cnn`` or ``resnet``.
+        input_shape: ``(C, H, W)`` or ``(C, L)``.
+        n_classes: the number of labels.
+        width: the first layer's channels.
+
+    Raises:
+        ValueError: an unknown architecture or bad sizes.
+    """
 
     arch: str
     input_shape: tuple[int, ...]
@@ -124,6 +135,14 @@ class SmallResNet(nn.Module):
 
 
 def build_classifier(spec: ClassifierSpec) -> nn.Module:
+    """A fresh classifier (``SmallCNN`` or ``SmallResNet``) carrying its spec as ``.spec``.
+
+    Args:
+        spec: what to build.
+
+    Returns:
+        The module (train mode).
+    """
     model: nn.Module = SmallCNN(spec) if spec.arch == "cnn" else SmallResNet(spec)
     model.spec = spec  # type: ignore[assignment]
     return model
@@ -133,7 +152,19 @@ _META = "icml26.nppr.classifier"
 
 
 def save_classifier(model: nn.Module, path: str | os.PathLike[str], **extra: str) -> Path:
-    """Weights as safetensors (atomically), the :class:`ClassifierSpec` in the metadata."""
+    """Weights as safetensors (atomically), the :class:`ClassifierSpec` in the metadata.
+
+    Args:
+        model: a model from :func:`build_classifier`.
+        path: the file.
+        **extra: more metadata strings.
+
+    Returns:
+        The path written.
+
+    Raises:
+        TypeError: a model without ``.spec``.
+    """
     from safetensors.torch import save_file
 
     spec = getattr(model, "spec", None)
@@ -148,7 +179,19 @@ def save_classifier(model: nn.Module, path: str | os.PathLike[str], **extra: str
 
 
 def load_classifier(path: str | os.PathLike[str], device: str = "cpu") -> nn.Module:
-    """Rebuild a classifier written by :func:`save_classifier`, in eval mode on ``device``."""
+    """Rebuild a classifier written by :func:`save_classifier`.
+
+    Args:
+        path: the safetensors file.
+        device: where to put it.
+
+    Returns:
+        The classifier in eval mode.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: a safetensors file without an icml26-nppr spec.
+    """
     from safetensors import safe_open
     from safetensors.torch import load_file
 
@@ -164,3 +207,19 @@ def load_classifier(path: str | os.PathLike[str], device: str = "cpu") -> nn.Mod
     model = build_classifier(ClassifierSpec(**raw))
     model.load_state_dict(load_file(str(path), device="cpu"))
     return model.to(device).eval()
+
+
+def load_user_model(path: str | os.PathLike[str], device: str = "cpu") -> nn.Module:
+    """Your classifier: an icml26-nppr safetensors file or a TorchScript file.
+
+    Args:
+        path: ``.safetensors`` (from :func:`save_classifier`) or a TorchScript ``.pt``.
+        device: where to put it.
+
+    Returns:
+        The classifier in eval mode.
+    """
+    path = Path(path)
+    if path.suffix == ".safetensors":
+        return load_classifier(path, device)
+    return torch.jit.load(str(path), map_location=device).eval()

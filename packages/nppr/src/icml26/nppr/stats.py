@@ -12,7 +12,7 @@ an effective number of Bernoulli draws ``n_eff = p(1-p) / var(mean)``, capped at
 number of draws ``n m``, and given to Wilson's formula. For 0/1 outcomes ``n_eff`` is the
 number of inputs (the plain Wilson interval); when every input has the same rate it falls back
 to Wilson over all ``n m`` draws, so a perfectly robust model gets ``[1 - O(1/nm), 1]`` rather
-than a zero-width interval. A percentile bootstrap over inputs is offered as a check.
+than a zero-width interval. Wilson's formula is :func:`icml26.shared.stats.wilson_interval` (tested against SciPy there).
 """
 
 from __future__ import annotations
@@ -21,64 +21,21 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats as _st
+
+from icml26.shared.stats import wilson_interval, z_quantile
 
 __all__ = [
     "Estimate",
-    "bootstrap_interval",
-    "clopper_pearson_interval",
     "estimate_from_rates",
     "inputs_for_halfwidth",
     "samples_for_halfwidth",
-    "wilson_interval",
 ]
 
 
 def _z(level: float) -> float:
     if not 0.0 < level < 1.0:
         raise ValueError(f"confidence level must be in (0, 1), got {level}")
-    return float(_st.norm.ppf(0.5 + level / 2.0))
-
-
-def wilson_interval(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial rate ``successes / n`` (``n`` may be fractional)."""
-    if n <= 0:
-        raise ValueError(f"n must be positive, got {n}")
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must be in [0, n], got {successes} of {n}")
-    z = _z(level)
-    p = successes / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    # At p = 0 or 1 the bound is exactly 0 or 1 in exact arithmetic; do not let rounding move it.
-    lo = 0.0 if successes <= 0 else max(0.0, centre - half)
-    hi = 1.0 if successes >= n else min(1.0, centre + half)
-    return lo, hi
-
-
-def clopper_pearson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact (conservative) Clopper-Pearson interval from the beta quantiles."""
-    if n <= 0 or not 0 <= successes <= n:
-        raise ValueError(f"need 0 <= successes <= n and n > 0, got {successes} of {n}")
-    alpha = 1.0 - level
-    lo = 0.0 if successes == 0 else float(_st.beta.ppf(alpha / 2, successes, n - successes + 1))
-    hi = 1.0 if successes == n else float(_st.beta.ppf(1 - alpha / 2, successes + 1, n - successes))
-    return lo, hi
-
-
-def bootstrap_interval(
-    rates: np.ndarray, level: float = 0.95, n_boot: int = 2000, seed: int = 0
-) -> tuple[float, float]:
-    """Percentile bootstrap over inputs of the mean per-input rate."""
-    rates = np.asarray(rates, dtype=np.float64)
-    if rates.ndim != 1 or rates.size == 0:
-        raise ValueError("rates must be a non-empty 1-D array")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, rates.size, size=(n_boot, rates.size))
-    means = rates[idx].mean(axis=1)
-    a = (1.0 - level) / 2
-    return float(np.quantile(means, a)), float(np.quantile(means, 1 - a))
+    return z_quantile(level)
 
 
 @dataclass(frozen=True)
@@ -107,11 +64,44 @@ class Estimate:
 
     @property
     def halfwidth(self) -> float:
+        """Half the interval's width."""
         return (self.hi - self.lo) / 2
 
     def as_metrics(self, key: str) -> dict[str, float]:
-        """``{key: value, key.lo: lo, key.hi: hi}`` (the issue's metric contract)."""
+        """The estimate as metrics.
+
+        Args:
+            key: the metric key.
+
+        Returns:
+            ``{key: value, key.lo: lo, key.hi: hi}``.
+        """
         return {key: self.value, f"{key}.lo": self.lo, f"{key}.hi": self.hi}
+
+    def on(self, mask: np.ndarray) -> Estimate:
+        """The same estimate averaged over the inputs ``mask`` selects (e.g. clean-correct).
+
+        Args:
+            mask: a boolean array, one entry per input.
+
+        Returns:
+            A new :class:`Estimate` over the selected inputs (cost figures kept).
+
+        Raises:
+            ValueError: ``mask`` of the wrong length, or selecting no input.
+        """
+        mask = np.asarray(mask, dtype=bool)
+        if mask.shape != self.rates.shape:
+            raise ValueError(f"mask has shape {mask.shape}, the rates {self.rates.shape}")
+        if not mask.any():
+            raise ValueError("the mask selects no input")
+        return estimate_from_rates(
+            self.rates[mask],
+            self.samples_per_input,
+            level=self.level,
+            forward_passes=self.forward_passes,
+            seconds=self.seconds,
+        )
 
 
 def estimate_from_rates(

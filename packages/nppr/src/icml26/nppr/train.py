@@ -1,7 +1,7 @@
 """Training the classifiers under test: standard, fast FGSM-AT, or PGD-AT.
 
 Adversarial training is here only to produce a *more robust model to measure*; the attacks
-that measure AR come from the Adversarial Robustness Toolbox (:mod:`icml26.nppr.attacks`).
+that measure AR come from the Adversarial Robustness Toolbox (:mod:`icml26.nppr.baselines.attacks`).
 The training perturbation is a few lines of torch because it runs inside the training loop
 on every batch:
 
@@ -25,16 +25,36 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from icml26.nppr.models import ClassifierSpec, build_classifier
 from icml26.nppr.validation import check_budget
 from icml26.shared import atomic_path
+from icml26.shared import log as shared_log
 
-__all__ = ["TRAININGS", "TrainConfig", "train_classifier", "training_perturbation"]
+__all__ = [
+    "TRAININGS",
+    "TrainConfig",
+    "train_classifier",
+    "train_for_run",
+    "training_perturbation",
+]
 
 TRAININGS = ("std", "fgsm", "pgd")
 
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """Training of a classifier under test.
+
+    Attributes:
+        training: ``std``, ``fgsm`` (fast FGSM-AT) or ``pgd`` (PGD-AT).
+        epochs, batch_size, lr: Adam with a one-cycle learning rate.
+        eps: the adversarial-training budget.
+        pgd_steps: PGD-AT's steps.
+
+    Raises:
+        ValueError: an unknown training or non-positive settings.
+    """
+
     training: str = "std"
     epochs: int = 6
     batch_size: int = 64
@@ -54,7 +74,16 @@ class TrainConfig:
 def training_perturbation(
     model: nn.Module, x: torch.Tensor, y: torch.Tensor, cfg: TrainConfig
 ) -> torch.Tensor:
-    """The adversarial inputs adversarial training fits (``x`` itself for ``std``)."""
+    """The adversarial inputs adversarial training fits (``x`` itself for ``std``).
+
+    Args:
+        model: the classifier being trained.
+        x, y: a batch.
+        cfg: the training settings.
+
+    Returns:
+        The (perturbed) batch inside the ball and [0, 1].
+    """
     if cfg.training == "std":
         return x
     eps = cfg.eps
@@ -82,7 +111,21 @@ def train_classifier(
     tag: str = "model",
     log: Callable[..., Any] | None = None,
 ) -> nn.Module:
-    """Fit ``model`` on ``(x, y)`` (Adam, cosine learning rate); return it in eval mode."""
+    """Fit ``model`` on ``(x, y)`` (Adam, one-cycle learning rate).
+
+    Args:
+        model: the classifier (trained in place).
+        x, y: the training inputs and labels.
+        cfg: the training settings.
+        seed: the shuffling seed.
+        device: where to train.
+        checkpoint_dir: per-epoch checkpoints (a killed training resumes there).
+        tag: the checkpoint's and logged metrics' name.
+        log: optional ``log(step=..., **metrics)``.
+
+    Returns:
+        ``model`` in eval mode.
+    """
     model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     steps_per_epoch = (len(y) + cfg.batch_size - 1) // cfg.batch_size
@@ -141,3 +184,48 @@ def train_classifier(
                     tmp,
                 )
     return model.eval()
+
+
+def train_for_run(
+    name: str,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    spec: ClassifierSpec,
+    cfg: TrainConfig,
+    *,
+    seed: int,
+    device: str = "cpu",
+    checkpoint_dir: str | Path | None = None,
+    tag: str = "model",
+    log: Callable[..., Any] | None = None,
+) -> dict[str, torch.Tensor]:
+    """Build and train one classifier of a run; its weights for a stage file.
+
+    Args:
+        name: the model's name (logged).
+        x, y: the training inputs and labels.
+        spec: the architecture.
+        cfg: the training settings.
+        seed: initialises the weights and orders the batches.
+        device: where to train.
+        checkpoint_dir, tag, log: as :func:`train_classifier`.
+
+    Returns:
+        The trained model's ``state_dict`` on the CPU.
+    """
+    torch.manual_seed(seed)
+    model = build_classifier(spec)
+    t0 = time.perf_counter()
+    train_classifier(
+        model,
+        x,
+        y,
+        cfg,
+        seed=seed,
+        device=device,
+        checkpoint_dir=checkpoint_dir,
+        tag=tag,
+        log=log,
+    )
+    shared_log(f"{name}: trained ({cfg.training}) in {time.perf_counter() - t0:.0f}s")
+    return {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}

@@ -19,6 +19,7 @@ from icml26.scfm_grn.networks import GeneNetwork, krumsiek11_network, read_edge_
 
 __all__ = [
     "ExpressionData",
+    "from_anndata",
     "krumsiek11",
     "load_h5ad",
     "normalise_values",
@@ -117,6 +118,50 @@ def _dense(x: Any) -> NDArray[np.float64]:
     return np.asarray(x.toarray() if hasattr(x, "toarray") else x, dtype=np.float64)
 
 
+def from_anndata(
+    adata: Any,
+    *,
+    edges: str | Path | None = None,
+    network: GeneNetwork | None = None,
+    layer: str | None = None,
+    normalise: str = "counts",
+    name: str = "anndata",
+) -> ExpressionData:
+    """An in-memory ``anndata.AnnData`` (cells x genes, ``var_names`` = gene names).
+
+    Args:
+        adata: the AnnData object (dense or sparse ``X`` / layers).
+        edges: a TSV ``source<TAB>target[<TAB>sign]`` over ``var_names`` (the truth).
+        network: the truth as a :class:`~icml26.scfm_grn.networks.GeneNetwork` instead.
+        layer: read ``adata.layers[layer]`` instead of ``adata.X`` (e.g. raw ``counts``).
+        normalise: ``"counts"`` or ``"continuous"`` (see :func:`normalise_values`).
+        name: the dataset's name.
+
+    Returns:
+        :class:`ExpressionData`.
+
+    Raises:
+        KeyError: a missing layer.
+        ValueError: NaN expression, duplicated gene names, edges naming unknown genes.
+    """
+    if layer is not None and layer not in adata.layers:
+        raise KeyError(
+            f"{name} has no layer {layer!r}; layers: {', '.join(adata.layers.keys()) or 'none'}"
+        )
+    raw = _dense(adata.layers[layer] if layer is not None else adata.X)
+    genes = tuple(str(g) for g in adata.var_names)
+    if len(set(genes)) != len(genes):
+        raise ValueError(
+            f"{name}: duplicated gene names in var_names (adata.var_names_make_unique())"
+        )
+    if edges is not None and network is not None:
+        raise ValueError("give edges or network, not both")
+    net = read_edge_list(edges, genes) if edges is not None else network
+    if net is not None and tuple(net.genes) != genes:
+        net = GeneNetwork(genes, net.edges)
+    return ExpressionData.build(name, genes, raw, net, normalise)
+
+
 def load_h5ad(
     path: str | Path,
     *,
@@ -125,31 +170,25 @@ def load_h5ad(
     normalise: str = "counts",
     name: str | None = None,
 ) -> ExpressionData:
-    """A user's ``.h5ad`` (cells x genes, ``var_names`` = gene names) and optional edge list.
-
-    Args:
-        path: the AnnData file.
-        edges: a TSV ``source<TAB>target[<TAB>sign]`` over ``var_names``.
-        layer: read ``adata.layers[layer]`` instead of ``adata.X`` (e.g. raw ``counts``).
-        normalise: ``"counts"`` or ``"continuous"`` (see :func:`normalise_values`).
+    """A user's ``.h5ad`` file (see :func:`from_anndata` for the arguments).
 
     Raises:
-        FileNotFoundError, KeyError (missing layer), ValueError (NaN, unknown genes).
+        FileNotFoundError: no such file.
+        KeyError: a missing layer.
+        ValueError: NaN expression, edges naming unknown genes.
     """
     import anndata
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist")
-    adata = anndata.read_h5ad(path)
-    if layer is not None and layer not in adata.layers:
-        raise KeyError(
-            f"{path} has no layer {layer!r}; layers: {', '.join(adata.layers.keys()) or 'none'}"
-        )
-    raw = _dense(adata.layers[layer] if layer is not None else adata.X)
-    genes = tuple(str(g) for g in adata.var_names)
-    network = read_edge_list(edges, genes) if edges is not None else None
-    return ExpressionData.build(name or path.stem, genes, raw, network, normalise)
+    return from_anndata(
+        anndata.read_h5ad(path),
+        edges=edges,
+        layer=layer,
+        normalise=normalise,
+        name=name or path.stem,
+    )
 
 
 def krumsiek11() -> ExpressionData:

@@ -59,26 +59,51 @@ def _device(model: CellModel) -> torch.device:
 
 
 def query_layout(
-    n_genes: int, mask_groups: int, seed: int = 0
+    n_genes: int, mask_groups: int, seed: int = 0, sources: Sequence[int] | None = None
 ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """``(source, mask)``: one row per sequence ``(i, k)``; ``mask[r, j]`` hides target ``j``.
 
-    Every ordered pair ``i != j`` is hidden in exactly one row whose source is ``i``.
+    Args:
+        n_genes: the genes in each sequence.
+        mask_groups: ``K``, the target groups per source.
+        seed: the grouping's seed.
+        sources: the source genes read (default: all); TF -> gene candidates read only TFs.
+
+    Returns:
+        Every ordered pair ``i != j`` with ``i`` among ``sources`` is hidden in exactly one
+        row whose source is ``i``.
     """
     if n_genes < 2:
         raise ValueError("need at least two genes")
     k = max(1, min(mask_groups, n_genes - 1))
     group = np.empty(n_genes, dtype=np.int64)
     group[np.random.default_rng(seed).permutation(n_genes)] = np.arange(n_genes) % k
-    sources, masks = [], []
+    src_list, masks = [], []
     idx = np.arange(n_genes)
-    for i in range(n_genes):
+    for i in range(n_genes) if sources is None else sources:
+        if not 0 <= i < n_genes:
+            raise ValueError(f"source index {i} outside [0, {n_genes})")
         for g in range(k):
             m = (group == g) & (idx != i)
             if m.any():
-                sources.append(i)
+                src_list.append(i)
                 masks.append(m)
-    return np.array(sources), np.stack(masks)
+    return np.array(src_list, dtype=np.int64), np.stack(masks)
+
+
+def _scatter(
+    out: NDArray[np.float32],
+    src: NDArray[np.int64],
+    masks: NDArray[np.bool_],
+    sources: Sequence[int] | None,
+    n_genes: int,
+) -> NDArray[np.float32]:
+    """Rows ``[R, L, G]`` into ``[S, G, L]`` (S = len(sources) or G), unread pairs 0."""
+    row_of = {int(i): r for r, i in enumerate(range(n_genes) if sources is None else sources)}
+    feats = np.zeros((len(row_of), n_genes, out.shape[1]), dtype=np.float32)
+    for r, (i, m) in enumerate(zip(src, masks, strict=True)):
+        feats[row_of[int(i)], m] = out[r][:, m].T
+    return feats
 
 
 def _chunks(n: int, size: int) -> list[slice]:
@@ -104,10 +129,25 @@ def virtual_value_perturbation(
     mask_groups: int = 2,
     chunk: int = 512,
     seed: int = 0,
+    sources: Sequence[int] | None = None,
 ) -> NDArray[np.float32]:
-    """VVP response curves ``[G(source), G(target), M]``, centred over the ``M`` values."""
+    """Virtual Value Perturbation response curves, centred over the ``M`` values.
+
+    Args:
+        model: the frozen scFM.
+        genes: the genes of every sequence (in the model's vocabulary).
+        levels: the ``M`` values gene ``i`` is set to.
+        baseline: the shared virtual baseline of every other visible gene.
+        mask_groups: ``K`` (see :func:`query_layout`).
+        chunk: sequences per forward pass.
+        seed: the layout's seed.
+        sources: read only these source genes (indices; TF -> gene candidates).
+
+    Returns:
+        ``[S, G(target), M]`` with ``S = G`` (or ``len(sources)``).
+    """
     g = len(genes)
-    src, masks = query_layout(g, mask_groups, seed)
+    src, masks = query_layout(g, mask_groups, seed, sources)
     lv = torch.tensor(list(levels), dtype=torch.float32)
     m_levels = lv.numel()
     rows = src.size * m_levels
@@ -116,9 +156,7 @@ def virtual_value_perturbation(
     mask = torch.from_numpy(np.repeat(masks, m_levels, axis=0))
     ids = _ids(model, genes).expand(rows, -1)
     out = _predict(model, ids, values, mask, chunk).view(src.size, m_levels, g).numpy()
-    feats = np.zeros((g, g, m_levels), dtype=np.float32)
-    for r, (i, m) in enumerate(zip(src, masks, strict=True)):
-        feats[i, m] = out[r][:, m].T
+    feats = _scatter(out, src, masks, sources, g)
     feats -= feats.mean(axis=-1, keepdims=True)
     return feats
 
@@ -160,26 +198,50 @@ def gradient_trajectory(
     mode: str = "jvp",
     chunk: int = 256,
     seed: int = 0,
+    sources: Sequence[int] | None = None,
 ) -> NDArray[np.float32]:
-    """GT features ``[G(source), G(target), T]``: ``d out_j / d v_i`` at each baseline level."""
+    """Gradient Trajectory: ``d out_j / d v_i`` with every gene at each baseline level.
+
+    Args:
+        model: the frozen scFM (differentiable in its input values).
+        genes: the genes of every sequence.
+        levels: the ``T`` baseline levels.
+        mask_groups: ``K`` (see :func:`query_layout`).
+        mode: ``"jvp"`` (forward mode) or ``"jacrev"`` (reverse mode).
+        chunk: sequences per pass.
+        seed: the layout's seed.
+        sources: read only these source genes.
+
+    Returns:
+        ``[S, G(target), T]``.
+
+    Raises:
+        ValueError: an unknown mode.
+        NotImplementedError: from a model whose outputs are not differentiable in its values
+            (e.g. Geneformer's rank encoding).
+    """
+    if mode not in ("jvp", "jacrev"):
+        raise ValueError(f"mode must be 'jvp' or 'jacrev', got {mode!r}")
+    if getattr(model, "differentiable", True) is False:
+        raise NotImplementedError(
+            f"{type(model).__name__} is not differentiable in its input values: Gradient "
+            "Trajectory needs a value encoder (use Virtual Value Perturbation)"
+        )
     g = len(genes)
-    src, masks = query_layout(g, mask_groups, seed)
+    src, masks = query_layout(g, mask_groups, seed, sources)
     lv = torch.tensor(list(levels), dtype=torch.float32)
     t_levels = lv.numel()
     rows = src.size * t_levels
     values = lv.repeat(src.size).unsqueeze(1).expand(rows, g).contiguous()
     mask = torch.from_numpy(np.repeat(masks, t_levels, axis=0))
-    sources = torch.from_numpy(np.repeat(src, t_levels))
+    srcs = torch.from_numpy(np.repeat(src, t_levels))
     ids = _ids(model, genes).expand(rows, -1)
     parts = [
-        _gt_rows(model, ids[s], values[s], mask[s], sources[s], mode)
+        _gt_rows(model, ids[s], values[s], mask[s], srcs[s], mode)
         for s in _chunks(rows, chunk if mode == "jvp" else max(1, chunk // 16))
     ]
     out = torch.cat(parts).view(src.size, t_levels, g).numpy()
-    feats = np.zeros((g, g, t_levels), dtype=np.float32)
-    for r, (i, m) in enumerate(zip(src, masks, strict=True)):
-        feats[i, m] = out[r][:, m].T
-    return feats
+    return _scatter(out, src, masks, sources, g)
 
 
 def _cells(data: ExpressionData, n: int, seed: int) -> NDArray[np.int64]:

@@ -45,6 +45,12 @@ class CellModel(Protocol):
 
 @dataclass(frozen=True)
 class ScFMConfig:
+    """The scFM's size: token width, transformer blocks, heads, MLP expansion.
+
+    Raises:
+        ValueError: a width not divisible by the heads, or no layer.
+    """
+
     width: int = 64
     layers: int = 2
     heads: int = 4
@@ -89,7 +95,15 @@ class Block(nn.Module):
 
 
 class ScFM(nn.Module):
-    """The scFM: gene-identity + value embeddings, transformer, per-gene value head."""
+    """The scFM: gene-identity + value embeddings, transformer, per-gene value head.
+
+    Args:
+        vocab: the gene names (token ids are their positions).
+        config: the size (default :class:`ScFMConfig`).
+
+    Raises:
+        ValueError: duplicated gene names.
+    """
 
     def __init__(self, vocab: Sequence[str], config: ScFMConfig | None = None) -> None:
         super().__init__()

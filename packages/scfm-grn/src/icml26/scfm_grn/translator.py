@@ -19,26 +19,65 @@ from torch import nn
 __all__ = ["Translator", "TranslatorConfig", "pair_features", "standardise"]
 
 
-def standardise(features: NDArray[np.floating]) -> NDArray[np.float32]:
-    """z-score each feature dimension over all off-diagonal pairs of one dataset.
+def standardise(
+    features: NDArray[np.floating], sources: NDArray[np.int64] | None = None
+) -> NDArray[np.float32]:
+    """z-score each feature dimension over the read pairs of one dataset (no labels used).
 
-    ``features``: ``[G, G, F]`` (source, target, feature)."""
+    Args:
+        features: ``[S, G, F]`` (source, target, feature); ``S = G`` unless ``sources``.
+        sources: the gene index of each source row (None: row ``i`` is gene ``i``).
+
+    Returns:
+        The standardised features (self-pairs excluded from the statistics).
+    """
     f = np.asarray(features, dtype=np.float64)
-    if f.ndim != 3 or f.shape[0] != f.shape[1]:
-        raise ValueError(f"features must be [G, G, F], got {f.shape}")
-    off = ~np.eye(f.shape[0], dtype=bool)
+    rows = np.arange(f.shape[0]) if sources is None else np.asarray(sources)
+    if f.ndim != 3 or rows.shape != (f.shape[0],):
+        raise ValueError(f"features must be [S, G, F] with one source per row, got {f.shape}")
+    off = rows[:, None] != np.arange(f.shape[1])[None, :]
     mu = f[off].mean(axis=0)
     sd = np.maximum(f[off].std(axis=0), 1e-8)
     return ((f - mu) / sd).astype(np.float32)
 
 
-def pair_features(features: NDArray[np.floating], pairs: NDArray[np.int64]) -> NDArray[np.float32]:
-    """Rows ``features[i, j]`` for each ``(i, j)`` in ``pairs`` ``[N, 2]``."""
-    return np.asarray(features[pairs[:, 0], pairs[:, 1]], dtype=np.float32)
+def pair_features(
+    features: NDArray[np.floating],
+    pairs: NDArray[np.int64],
+    sources: NDArray[np.int64] | None = None,
+) -> NDArray[np.float32]:
+    """Rows ``features[row of i, j]`` for each ``(i, j)`` in ``pairs`` ``[N, 2]``.
+
+    Args:
+        features: ``[S, G, F]``.
+        pairs: gene index pairs (source among ``sources``).
+        sources: the gene index of each source row (None: row ``i`` is gene ``i``).
+
+    Returns:
+        ``[N, F]``.
+
+    Raises:
+        ValueError: a pair whose source has no row.
+    """
+    if sources is None:
+        rows = pairs[:, 0]
+    else:
+        where = {int(g): r for r, g in enumerate(sources)}
+        missing = sorted({int(i) for i in pairs[:, 0]} - set(where))
+        if missing:
+            raise ValueError(f"pairs with sources {missing[:5]} that were not read")
+        rows = np.array([where[int(i)] for i in pairs[:, 0]], dtype=np.int64)
+    return np.asarray(features[rows, pairs[:, 1]], dtype=np.float32)
 
 
 @dataclass(frozen=True)
 class TranslatorConfig:
+    """The translator MLP and its training (AdamW, full batch, class-balanced BCE).
+
+    Raises:
+        ValueError: non-positive sizes or learning rate.
+    """
+
     hidden: int = 32
     steps: int = 400
     lr: float = 3e-3
@@ -51,7 +90,11 @@ class TranslatorConfig:
 
 
 class Translator:
-    """``fit(x [N, F], y [N])`` then ``predict(x) -> P(edge)``."""
+    """``fit(x [N, F], y [N])`` then ``predict(x) -> P(edge)``.
+
+    Args:
+        config: the MLP's size and training.
+    """
 
     def __init__(self, config: TranslatorConfig | None = None) -> None:
         self.config = config or TranslatorConfig()
@@ -59,6 +102,18 @@ class Translator:
         self.losses: list[float] = []
 
     def fit(self, x: NDArray[np.floating], y: NDArray[np.integer]) -> Translator:
+        """Train on labelled pairs.
+
+        Args:
+            x: ``[N, F]`` pair features.
+            y: ``[N]`` 0/1 labels (both present).
+
+        Returns:
+            ``self``.
+
+        Raises:
+            ValueError: bad shapes, one class only, or non-finite features.
+        """
         x_t = torch.as_tensor(np.asarray(x, dtype=np.float32))
         y_t = torch.as_tensor(np.asarray(y, dtype=np.float32))
         if x_t.ndim != 2 or y_t.shape != (x_t.shape[0],):
@@ -92,6 +147,11 @@ class Translator:
 
     @torch.no_grad()
     def predict(self, x: NDArray[np.floating]) -> NDArray[np.float64]:
+        """Edge probabilities ``[N]``.
+
+        Raises:
+            RuntimeError: before :meth:`fit`.
+        """
         if self.net is None:
             raise RuntimeError("fit the translator first")
         logits = self.net(torch.as_tensor(np.asarray(x, dtype=np.float32))).squeeze(-1)

@@ -12,13 +12,9 @@ from icml26.shared import RunDir, rng_for
 from icml26.shared.stats import best_of
 from icml26.transport_kl import gaussian, reference
 from icml26.transport_kl.config import BenchConfig
+from icml26.transport_kl.linalg import random_spd
 
 __all__ = ["bench"]
-
-
-def _spd(rng: np.random.Generator, d: int) -> np.ndarray:
-    x = rng.normal(size=(d, d))
-    return x @ x.T / d + 0.3 * np.eye(d)
 
 
 def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
@@ -35,8 +31,8 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     d, metrics, max_rel = config.dim, {}, 0.0
     for n in config.batches:
         m1, m2 = rng.normal(size=(n, d)), rng.normal(size=(n, d))
-        s1 = np.stack([_spd(rng, d) for _ in range(n)])
-        s2 = np.stack([_spd(rng, d) for _ in range(n)])
+        s1 = np.stack([random_spd(rng, d) for _ in range(n)])
+        s2 = np.stack([random_spd(rng, d) for _ in range(n)])
         for name, fast, slow in (
             ("divergence_speedup", gaussian.wkl, reference.wkl_np),
             ("w2_speedup", gaussian.w2, reference.w2_np),

@@ -20,9 +20,9 @@ class RunConfig:
     1. ``closed_forms``: KL, WKL, KWKL, W2 closed forms against their flow definitions on
        ``n_pairs`` random Gaussian (and Student-t, ``particles > 0``) pairs of dimension ``dim``.
     2. ``degeneration``: every divergence between laws with equal covariances ``eps I``.
-    3. ``fronts``: multi-input double integrators (``axes`` inputs, actuator gains spread by
-       ``gain_spread``) with anisotropic actuator noise (``kappa``) and its isotropic placebo;
-       ``beta`` swept over ``betas`` points per divergence; ``systems`` drawn systems.
+    3. ``fronts``: multi-input double integrators (``axes`` inputs) over a grid of actuator-
+       noise anisotropies ``kappas`` and actuator-gain spreads ``spreads``; ``beta`` swept over
+       ``betas`` points per divergence; ``systems`` drawn systems, shared by every cell.
     4. ``kalman``: a collapsed ensemble on a linear inverse problem.
 
     Attributes:
@@ -31,7 +31,9 @@ class RunConfig:
         dim, n_pairs, flow_steps, lam, student_t_dof, particles, kl_mc_samples, w2_search:
             stage 1 and 2 settings (``lam`` is KWKL's regulariser everywhere).
         eps_grid: covariance scales of stage 2.
-        axes, dt, gamma, rho, kappa, gain_spread, betas, beta_span, levels, systems: stage 3.
+        axes, dt, gamma, rho, noise_floor, kappas, spreads, betas, beta_span, levels, systems:
+            stage 3 (``noise_floor``: the isotropic floor of the noise, relative to ``rho``).
+        kappa, gain_spread: the grid cell whose fronts the figure shows.
         kalman_dim, kalman_ensemble, kalman_t_end, kalman_steps: stage 4.
     """
 
@@ -50,6 +52,9 @@ class RunConfig:
     dt: float = 0.1
     gamma: float = 0.99
     rho: float = 1e-2
+    noise_floor: float = 1e-6
+    kappas: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0)
+    spreads: tuple[float, ...] = (1.0, 3.0, 10.0)
     kappa: float = 1e-3
     gain_spread: float = 3.0
     betas: int = 41
@@ -76,12 +81,17 @@ class RunConfig:
             raise ValueError(f"particles must be 0 (skip) or >= 100, got {self.particles}")
         if self.kl_mc_samples < 100:
             raise ValueError(f"kl_mc_samples must be >= 100, got {self.kl_mc_samples}")
-        for name in ("lam", "dt", "rho", "gain_spread", "beta_span", "kalman_t_end"):
+        for name in ("lam", "dt", "rho", "noise_floor", "gain_spread", "beta_span", "kalman_t_end"):
             _positive(name, getattr(self, name))
         if not 0 < self.gamma < 1:
             raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
-        if not 0 < self.kappa <= 1:
-            raise ValueError(f"kappa must be in (0, 1], got {self.kappa}")
+        for k in (self.kappa, *self.kappas):
+            if not 0 < k <= 1:
+                raise ValueError(f"kappa must be in (0, 1], got {k} (kappa or an entry of kappas)")
+        if not self.spreads or any(not g >= 1 for g in self.spreads):
+            raise ValueError(f"spreads must be non-empty numbers >= 1, got {self.spreads}")
+        if 1.0 not in self.kappas:
+            raise ValueError("kappas must contain 1 (the claim's placebo: KL is plain LQR there)")
         if not self.student_t_dof > 4:
             raise ValueError(
                 f"student_t_dof must be > 4 (finite fourth moments), got {self.student_t_dof}"
@@ -135,6 +145,8 @@ PROFILES = {
         betas=21,
         levels=20,
         systems=3,
+        kappas=(1e-2, 1.0),
+        spreads=(3.0, 10.0),
         kalman_steps=200,
         kalman_t_end=5.0,
     ),

@@ -30,15 +30,21 @@ examples: ``n^2 x n^2``).
 
 from __future__ import annotations
 
+import functools
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from icml26.transport_kl._checks import is_concrete
 from icml26.transport_kl._x64 import x64
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = [
     "DIVERGENCES",
@@ -134,28 +140,107 @@ def penalty_matrix(
     return beta * jnp.eye(m)
 
 
-def riccati(
-    a: Any, b: Any, q: Any, r: Any, gamma: Any = 1.0, *, iterations: int = 40
-) -> tuple[Array, Array]:
-    """Discounted infinite-horizon LQR in pure JAX: ``P`` and the gain ``K`` (``u = -K x``).
+def _matrix(name: str, x: Any, shape: tuple[int, int]) -> np.ndarray:
+    arr = np.asarray(x, dtype=float)
+    if arr.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return arr
 
-    Solves ``P = Q + g A^T P A - g^2 A^T P B (R + g B^T P B)^{-1} B^T P A`` by ``iterations``
-    steps of structured doubling on ``(sqrt(g) A, sqrt(g) B)``; each step squares the
-    convergence factor, so 40 steps reach machine precision for any stabilisable problem whose
-    closed loop is not within ``1e-9`` of the unit circle. Differentiable (reverse and forward
-    mode) and vmappable over every argument. Call it under ``jax.enable_x64`` (or through
-    :func:`solve_discounted_riccati`) for float64.
 
-    Args:
-        a: ``(n, n)`` dynamics.
-        b: ``(n, m)`` input matrix.
-        q: ``(n, n)`` state weight (PSD).
-        r: ``(m, m)`` control weight (SPD).
-        gamma: the discount in ``(0, 1]``.
-        iterations: doubling steps.
+def _gamma(gamma: Any, closed: bool) -> None:
+    g = float(np.asarray(gamma))
+    if not (0 < g < 1 or (closed and g == 1)):
+        raise ValueError(f"gamma must be in (0, {'1]' if closed else '1)'}, got {g}")
 
-    Returns:
-        ``(P, K)`` with ``K = g (R + g B^T P B)^{-1} B^T P A``.
+
+def _float64(check: Callable[..., None]) -> Callable[[F], F]:
+    """Run a pure-JAX solver in float64 and validate its inputs when they are concrete.
+
+    Inside someone else's ``jit``/``vmap`` the inputs are tracers: nothing can be checked or
+    switched there, so the solver runs in the caller's precision, with a warning when that is
+    float32 (a silent float32 Riccati solve is off by ~1e-6 relative).
+    """
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if not is_concrete(*jax.tree_util.tree_leaves((args, kwargs))):
+                if jnp.asarray(0.0).dtype != jnp.float64:
+                    warnings.warn(
+                        f"{fn.__name__} traced without jax_enable_x64: it runs in float32; "
+                        "trace it under `with jax.enable_x64(True):` for float64",
+                        stacklevel=2,
+                    )
+                return fn(*args, **kwargs)
+            check(*args, **kwargs)
+            with jax.enable_x64(True):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return wrap
+
+
+def _check_riccati(a: Any, b: Any, q: Any, r: Any, gamma: Any = 1.0, **_: Any) -> None:
+    bb = np.asarray(b, dtype=float)
+    if bb.ndim != 2:
+        raise ValueError(f"b must be an (n, m) matrix, got shape {bb.shape}")
+    n, m = bb.shape
+    _matrix("a", a, (n, n))
+    _matrix("b", b, (n, m))
+    _matrix("q", q, (n, n))
+    _matrix("r", r, (m, m))
+    _gamma(gamma, closed=True)
+
+
+def _check_lyapunov(a: Any, q: Any, gamma: Any = 1.0) -> None:
+    aa = np.asarray(a, dtype=float)
+    if aa.ndim != 2 or aa.shape[0] != aa.shape[1]:
+        raise ValueError(f"a must be a square matrix, got shape {aa.shape}")
+    _matrix("a", a, aa.shape)
+    _matrix("q", q, aa.shape)
+    if not float(np.asarray(gamma)) > 0:
+        raise ValueError(f"gamma must be > 0, got {gamma}")
+
+
+def _check_costs(
+    a: Any,
+    b: Any,
+    k: Any,
+    noise_cov: Any,
+    *,
+    q_eval: Any,
+    r_eval: Any,
+    gamma: Any,
+    x0_cov: Any,
+) -> None:
+    bb = np.asarray(b, dtype=float)
+    if bb.ndim != 2:
+        raise ValueError(f"b must be an (n, m) matrix, got shape {bb.shape}")
+    n, m = bb.shape
+    for name, x, shape in (
+        ("a", a, (n, n)),
+        ("b", b, (n, m)),
+        ("k", k, (m, n)),
+        ("noise_cov", noise_cov, (n, n)),
+        ("q_eval", q_eval, (n, n)),
+        ("r_eval", r_eval, (m, m)),
+        ("x0_cov", x0_cov, (n, n)),
+    ):
+        _matrix(name, x, shape)
+    _gamma(gamma, closed=False)
+
+
+@functools.partial(jax.jit, static_argnames=("iterations",))
+def _riccati_core(
+    a: Any, b: Any, q: Any, r: Any, gamma: Any, iterations: int
+) -> tuple[Array, Array, Array]:
+    """The doubling iteration; ``P`` and ``K`` are NaN where the residual shows no convergence.
+
+    Jitted (compiled once per shape, dtype and ``iterations``), so eager calls in a loop over
+    ``rho`` or ``beta`` do not retrace the loop body each time.
     """
     ga = jnp.sqrt(gamma) * a
     gb = jnp.sqrt(gamma) * b
@@ -175,9 +260,55 @@ def riccati(
         0, iterations, body, (ga, 0.5 * (g0 + g0.T), jnp.asarray(q, ga.dtype))
     )
     k = jnp.linalg.solve(r + gb.T @ p @ gb, gb.T @ p @ ga)
+    rhs = q + ga.T @ p @ ga - ga.T @ p @ gb @ k
+    residual = jnp.linalg.norm(p - rhs) / jnp.maximum(jnp.linalg.norm(p), 1e-300)
+    tol = 1e-8 if p.dtype == jnp.float64 else 1e-3
+    ok = residual < tol
+    p, k = jnp.where(ok, p, jnp.nan), jnp.where(ok, k, jnp.nan)
+    return p, k, residual
+
+
+@_float64(_check_riccati)
+def riccati(
+    a: Any, b: Any, q: Any, r: Any, gamma: Any = 1.0, *, iterations: int = 40
+) -> tuple[Array, Array]:
+    """Discounted infinite-horizon LQR in pure JAX: ``P`` and the gain ``K`` (``u = -K x``).
+
+    Solves ``P = Q + g A^T P A - g^2 A^T P B (R + g B^T P B)^{-1} B^T P A`` by ``iterations``
+    steps of structured doubling on ``(sqrt(g) A, sqrt(g) B)``; each step squares the
+    convergence factor, so 40 steps reach machine precision for any stabilisable problem whose
+    closed loop is not within ``1e-9`` of the unit circle; the Riccati residual is checked and
+    an unconverged solve gives NaN (``P`` and ``K``). Differentiable (reverse and forward mode)
+    and vmappable over every argument. Called eagerly it checks its inputs and runs in float64;
+    traced inside your own ``jit``/``vmap`` it runs in your precision (a warning says when that
+    is float32: trace it under ``jax.enable_x64(True)``).
+
+    Args:
+        a: ``(n, n)`` dynamics.
+        b: ``(n, m)`` input matrix.
+        q: ``(n, n)`` state weight (PSD).
+        r: ``(m, m)`` control weight (SPD).
+        gamma: the discount in ``(0, 1]``.
+        iterations: doubling steps.
+
+    Returns:
+        ``(P, K)`` with ``K = g (R + g B^T P B)^{-1} B^T P A``.
+
+    Raises:
+        ValueError: (eager calls) an argument of the wrong shape or with NaN/inf (named),
+            ``gamma`` outside ``(0, 1]``, or no convergence in ``iterations`` steps.
+    """
+    p, k, residual = _riccati_core(a, b, q, r, gamma, iterations)
+    if is_concrete(p) and not bool(jnp.all(jnp.isfinite(p))):
+        raise ValueError(
+            f"riccati did not converge in {iterations} doubling steps (relative residual "
+            f"{float(residual):.3g}): raise iterations, or the problem is not stabilisable "
+            "(or its discounted closed loop sits on the unit circle)"
+        )
     return p, k
 
 
+@_float64(_check_lyapunov)
 def discounted_lyapunov(a: Any, q: Any, gamma: Any = 1.0) -> Array:
     """``Y = Q + g A Y A^T``, the discounted Lyapunov equation, in pure JAX.
 
@@ -190,7 +321,11 @@ def discounted_lyapunov(a: Any, q: Any, gamma: Any = 1.0) -> Array:
         gamma: the discount (``g A`` must have spectral radius below 1 for a PSD answer).
 
     Returns:
-        ``(n, n)`` array ``Y``.
+        ``(n, n)`` array ``Y`` (float64 when called eagerly).
+
+    Raises:
+        ValueError: (eager calls) ``a`` not square, ``q`` of another shape, NaN/inf, or
+            ``gamma <= 0``.
     """
     n = a.shape[-1]
     big = jnp.eye(n * n, dtype=a.dtype) - gamma * jnp.kron(a, a)
@@ -199,6 +334,7 @@ def discounted_lyapunov(a: Any, q: Any, gamma: Any = 1.0) -> Array:
     return 0.5 * (y + y.T)
 
 
+@_float64(_check_costs)
 def closed_loop_costs(
     a: Any, b: Any, k: Any, noise_cov: Any, *, q_eval: Any, r_eval: Any, gamma: Any, x0_cov: Any
 ) -> tuple[Array, Array]:
@@ -217,7 +353,12 @@ def closed_loop_costs(
         x0_cov: covariance of the initial state (mean 0).
 
     Returns:
-        ``(state_cost, control_cost)``: ``inf`` where the discounted closed loop is unstable.
+        ``(state_cost, control_cost)``: ``inf`` where the discounted closed loop is unstable
+        (float64 when called eagerly).
+
+    Raises:
+        ValueError: (eager calls) an argument of the wrong shape or with NaN/inf (named), or
+            ``gamma`` outside ``(0, 1)``.
     """
     a_cl = a - b @ k
     y = discounted_lyapunov(a_cl, x0_cov + gamma / (1.0 - gamma) * noise_cov, gamma)
@@ -294,7 +435,7 @@ def solve_discounted_riccati(
         raise ValueError(f"gamma must be in (0, 1], got {gamma}")
     if not np.all(np.isfinite(r)):
         return RiccatiSolution(np.full((n, n), np.nan), np.full((m, n), np.nan), np.inf)
-    p, k = riccati(a, b, q, r, gamma, iterations=iterations)
+    p, k, _ = _riccati_core(a, b, q, r, gamma, iterations)
     p, k = np.asarray(p), np.asarray(k)
     res = riccati_residual(a, b, q, r, gamma, p) if np.all(np.isfinite(p)) else np.inf
     return RiccatiSolution(P=p, K=k, residual=res)

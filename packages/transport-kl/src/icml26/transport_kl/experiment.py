@@ -6,7 +6,7 @@ from typing import Any
 
 import jax
 
-from icml26.shared import RunDir, Stages, rng_for, seed_for
+from icml26.shared import RunDir, Stages, atomic_write_text, rng_for, seed_for
 from icml26.transport_kl.config import RunConfig
 from icml26.transport_kl.figures import plot_all
 from icml26.transport_kl.pareto import FrontSettings, front_study
@@ -16,6 +16,7 @@ from icml26.transport_kl.studies import (
     degeneration_study,
     kalman_study,
 )
+from icml26.transport_kl.tables import front_grid_table
 
 __all__ = ["run"]
 
@@ -42,11 +43,14 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
         gamma=c.gamma,
         rho=c.rho,
         kappa=c.kappa,
+        floor=c.noise_floor,
         lam=c.lam,
         gain_spread=c.gain_spread,
         betas=c.betas,
         beta_span=c.beta_span,
         levels=c.levels,
+        kappas=c.kappas,
+        spreads=c.spreads,
     )
     done = {
         "closed_forms": stages.once(
@@ -82,4 +86,6 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     metrics: dict[str, Any] = {}
     for result in done.values():
         metrics.update(result["metrics"])
+    table = front_grid_table(metrics, c.kappas, c.spreads)
+    atomic_write_text(run_dir.path / "tables.md", table)
     return metrics

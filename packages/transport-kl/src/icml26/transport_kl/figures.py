@@ -26,14 +26,16 @@ def _degeneration(curves: dict[str, Any], run_dir: RunDir) -> None:
 
 
 def _fronts(curves: dict[str, Any], run_dir: RunDir) -> None:
-    settings = [s for s in ("anisotropic", "isotropic") if s in curves]
-    with figure(run_dir.plot_path("control_fronts"), 1, len(settings), width=9) as (_, axes):
+    settings = list(curves)
+    with figure(
+        run_dir.plot_path("control_fronts"), 1, len(settings), width=4.5 * len(settings)
+    ) as (_, axes):
         axes = np.atleast_1d(axes)
         for ax, setting in zip(axes, settings, strict=True):
             for i, (div, f) in enumerate(curves[setting].items()):
                 style = ":" if div == "lqr" else "o-"
                 ax.loglog(f["energy"], f["state"], style, ms=3, color=f"C{i}", label=_LABELS[div])
-            ax.set_title(f"{setting} actuator noise (first system)")
+            ax.set_title(f"{setting} (first system)")
             ax.set_xlabel("control energy E sum g^t |u_t|^2")
         axes[0].set_ylabel("state cost E sum g^t |x_t|^2")
         axes[0].legend()

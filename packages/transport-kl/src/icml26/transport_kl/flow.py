@@ -164,24 +164,28 @@ def flow_divergence(
     Raises:
         ValueError: bad inputs, or the shooting does not reach ``N1`` (residual > 1e-7).
     """
-    mean1, cov1, mean2, cov2 = mean2, cov2, mean1, cov1  # internally: start, then end
+    start_mean, start_cov, end_mean, end_cov = mean2, cov2, mean1, cov1  # N2 -> N1
     if geometry not in ("wasserstein", "kalman_wasserstein"):
         raise ValueError(
             f"geometry must be 'wasserstein' or 'kalman_wasserstein', got {geometry!r}"
         )
-    check_gaussian_pair(mean1, cov1, mean2, cov2)
+    check_gaussian_pair(start_mean, start_cov, end_mean, end_cov)
     check_nonnegative("lam", lam)
-    m1, s1, m2, s2 = (jnp.asarray(x, jnp.float64) for x in (mean1, cov1, mean2, cov2))
-    d = m1.shape[-1]
+    m_start, s_start, m_end, s_end = (
+        jnp.asarray(x, jnp.float64) for x in (start_mean, start_cov, end_mean, end_cov)
+    )
+    d = m_start.shape[-1]
     iu = jnp.triu_indices(d)
     lam_a = jnp.asarray(lam, jnp.float64)
-    scale = 1.0 + jnp.max(jnp.abs(s2))
+    scale = 1.0 + jnp.max(jnp.abs(s_end))
 
     def res_jac(th: Array) -> tuple[Array, Array]:
-        return _residual_and_jacobian(th, m1, s1, m2, s2, lam_a, scale, geometry, steps)
+        return _residual_and_jacobian(
+            th, m_start, s_start, m_end, s_end, lam_a, scale, geometry, steps
+        )
 
-    c0 = _precond(s1, geometry, lam_a)
-    theta = jnp.concatenate([jnp.zeros(len(iu[0])), jnp.linalg.solve(c0, m2 - m1)])
+    c0 = _precond(s_start, geometry, lam_a)
+    theta = jnp.concatenate([jnp.zeros(len(iu[0])), jnp.linalg.solve(c0, m_end - m_start)])
     r, jac = res_jac(theta)
     norm = float(jnp.linalg.norm(r))
     it = 0
@@ -206,7 +210,7 @@ def flow_divergence(
             "far apart or degenerate for the numerical flow"
         )
     a, b = _unpack(theta, d)
-    _, _, value = moment_flow(a, b, m1, s1, lam_a, geometry=geometry, steps=steps)
+    _, _, value = moment_flow(a, b, m_start, s_start, lam_a, geometry=geometry, steps=steps)
     return FlowResult(float(value), np.asarray(a), np.asarray(b), norm, it)
 
 
@@ -233,18 +237,21 @@ def fisher_rao_divergence(
     Raises:
         ValueError: bad inputs.
     """
-    mean1, cov1, mean2, cov2 = mean2, cov2, mean1, cov1  # internally: start, then end
-    check_gaussian_pair(mean1, cov1, mean2, cov2)
-    m1, s1, m2, s2 = (jnp.asarray(x, jnp.float64) for x in (mean1, cov1, mean2, cov2))
-    p1, p2 = jnp.linalg.inv(s1), jnp.linalg.inv(s2)
-    a = -(p2 - p1)  # f = log N2 - log N1 = -x^T (P2 - P1) x / 2 + (P2 m2 - P1 m1)^T x + c
-    b = p2 @ m2 - p1 @ m1
+    start_mean, start_cov, end_mean, end_cov = mean2, cov2, mean1, cov1  # N2 -> N1
+    check_gaussian_pair(start_mean, start_cov, end_mean, end_cov)
+    m_start, s_start, m_end, s_end = (
+        jnp.asarray(x, jnp.float64) for x in (start_mean, start_cov, end_mean, end_cov)
+    )
+    p_start, p_end = jnp.linalg.inv(s_start), jnp.linalg.inv(s_end)
+    # f = log p_end - log p_start = -x^T (P_end - P_start) x / 2 + (P_end m_end - P_start m_start)^T x
+    a = -(p_end - p_start)
+    b = p_end @ m_end - p_start @ m_start
     x, w = np.polynomial.legendre.leggauss(nodes)
     total = 0.0
     for t, wt in zip(0.5 * (x + 1.0), 0.5 * w, strict=True):
-        p_t = (1 - t) * p1 + t * p2
+        p_t = (1 - t) * p_start + t * p_end
         s_t = jnp.linalg.inv(p_t)
-        m_t = s_t @ ((1 - t) * p1 @ m1 + t * p2 @ m2)
+        m_t = s_t @ ((1 - t) * p_start @ m_start + t * p_end @ m_end)
         total += wt * t * float(_quad_var(a, b, m_t, s_t))
     return total
 

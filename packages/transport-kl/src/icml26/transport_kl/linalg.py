@@ -9,9 +9,47 @@ pseudo-inverse goes through ``eigh`` with eigenvalues clipped at a *relative* th
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 
-__all__ = ["bures_trace", "ot_map", "psd_eigh", "psd_inv_sqrt", "psd_sqrt", "symmetrize"]
+__all__ = [
+    "bures_trace",
+    "ot_map",
+    "psd_eigh",
+    "psd_inv_sqrt",
+    "psd_sqrt",
+    "random_rotation",
+    "random_spd",
+    "symmetrize",
+]
+
+
+def random_rotation(rng: np.random.Generator, d: int) -> np.ndarray:
+    """A Haar-distributed ``d x d`` orthogonal matrix (QR of a Gaussian matrix, signs fixed).
+
+    Args:
+        rng: the stream.
+        d: the dimension.
+
+    Returns:
+        An orthogonal ``(d, d)`` array.
+    """
+    q, r = np.linalg.qr(rng.normal(size=(d, d)))
+    return q * np.sign(np.diag(r))
+
+
+def random_spd(rng: np.random.Generator, d: int) -> np.ndarray:
+    """A random well-conditioned SPD matrix ``X X^T / d + 0.3 I`` (test pairs, benchmarks).
+
+    Args:
+        rng: the stream.
+        d: the dimension.
+
+    Returns:
+        A ``(d, d)`` SPD array.
+    """
+    x = rng.normal(size=(d, d))
+    return x @ x.T / d + 0.3 * np.eye(d)
 
 
 def symmetrize(a: Array) -> Array:

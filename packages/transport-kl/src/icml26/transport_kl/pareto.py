@@ -6,8 +6,10 @@ the actuators, ``Sigma_w = rho (B W B^T + floor I)``, with ``W = U diag(1, ..., 
 (``U`` a random rotation of the input space): one precise actuator direction beside noisy ones.
 KL's penalty is then ``~ beta/(2 rho) W^{-1}`` (condition number ``~ 1/kappa``, independent of
 the gains), WKL's ``beta/2 B^T B`` (the gains squared): different *shapes*, so no ``beta``
-makes one the other. The placebo setting has the same total noise spread isotropically,
-``Sigma_w = rho' I``, where KL with ``beta`` is WKL with ``beta / rho'``.
+makes one the other. :func:`front_study` sweeps a grid of ``kappa`` and gain spreads: at
+``kappa = 1`` the actuator noise is isotropic in input space, KL's penalty is ``~ I`` and KL *is*
+plain LQR, the optimum of this evaluation (the claim's placebo); with equal gains
+(``spread = 1``) WKL's penalty is ``~ I`` and WKL is plain LQR.
 
 The comparison. For each divergence, ``beta`` is swept over a grid (each penalty first scaled
 to unit trace per input, which only reparametrises ``beta``); each ``beta`` gives a Riccati gain
@@ -28,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from icml26.shared.keys import number_part
 from icml26.transport_kl._x64 import x64
 from icml26.transport_kl.control import (
     closed_loop_costs,
@@ -35,8 +38,21 @@ from icml26.transport_kl.control import (
     penalty_matrix,
     riccati,
 )
+from icml26.transport_kl.linalg import random_rotation
 
-__all__ = ["Front", "FrontSettings", "compare_fronts", "draw_system", "front", "front_study"]
+__all__ = [
+    "Front",
+    "FrontSettings",
+    "System",
+    "SystemDraw",
+    "build_system",
+    "cell_key",
+    "compare_fronts",
+    "draw_randomness",
+    "draw_system",
+    "front",
+    "front_study",
+]
 
 FRONT_DIVERGENCES = ("kl", "wkl", "kwkl", "lqr")
 
@@ -57,6 +73,9 @@ class FrontSettings:
         betas: points of the ``beta`` grid, log-spaced in ``[1/beta_span, beta_span]``.
         beta_span: the grid's half-width (a factor).
         levels: control-energy levels at which fronts are compared.
+        kappas: the anisotropies of the grid that :func:`front_study` sweeps (``kappa`` and
+            ``gain_spread`` are the single setting of :func:`draw_system`).
+        spreads: the gain spreads of that grid.
     """
 
     axes: int = 2
@@ -70,14 +89,22 @@ class FrontSettings:
     betas: int = 41
     beta_span: float = 1e4
     levels: int = 40
+    kappas: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0)
+    spreads: tuple[float, ...] = (1.0, 3.0, 10.0)
 
     def __post_init__(self) -> None:
         if self.axes < 2:
             raise ValueError(
                 f"axes must be >= 2 (a single input makes every R a scalar), got {self.axes}"
             )
-        if not 0 < self.kappa <= 1:
-            raise ValueError(f"kappa must be in (0, 1], got {self.kappa}")
+        for k in (self.kappa, *self.kappas):
+            if not 0 < k <= 1:
+                raise ValueError(f"kappa must be in (0, 1], got {k} (kappa or an entry of kappas)")
+        if not self.kappas or not self.spreads or any(g < 1 for g in self.spreads):
+            raise ValueError(
+                f"kappas and spreads must be non-empty, spreads >= 1; got {self.kappas}, "
+                f"{self.spreads}"
+            )
         if not 0 < self.gamma < 1:
             raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
         for name in ("dt", "rho", "floor", "lam", "gain_spread", "beta_span"):
@@ -97,26 +124,57 @@ class System:
     isotropic: np.ndarray
 
 
+@dataclass(frozen=True)
+class SystemDraw:
+    """The randomness of one system, shared by every cell of the grid (paired comparisons).
+
+    Attributes:
+        exponents: per input, in ``[-1, 1]``: the gain is ``spread ** exponent``.
+        rotation: a random rotation of the input space (the noise's orientation).
+    """
+
+    exponents: np.ndarray
+    rotation: np.ndarray
+
+
+def draw_randomness(rng: np.random.Generator, axes: int) -> SystemDraw:
+    """One system's randomness (see :class:`SystemDraw`)."""
+    return SystemDraw(rng.uniform(-1.0, 1.0, axes), random_rotation(rng, axes))
+
+
+def build_system(draw: SystemDraw, s: FrontSettings, kappa: float, spread: float) -> System:
+    """The system of ``draw`` at anisotropy ``kappa`` and gain spread ``spread``.
+
+    Args:
+        draw: the system's randomness.
+        s: the settings (``dt``, ``rho``, ``floor``).
+        kappa: smallest / largest actuator-noise variance.
+        spread: gains lie in ``[1/spread, spread]``.
+
+    Returns:
+        The system with its anisotropic noise and the isotropic noise of equal trace.
+    """
+    m = draw.exponents.size
+    a, b = double_integrator(s.dt, m, spread**draw.exponents)
+    u = draw.rotation
+    w = u @ np.diag(np.geomspace(1.0, kappa, m)) @ u.T
+    n = a.shape[0]
+    aniso = s.rho * (b @ w @ b.T + s.floor * np.eye(n))
+    iso = np.trace(aniso) / n * np.eye(n)
+    return System(a, b, aniso, iso)
+
+
 def draw_system(rng: np.random.Generator, s: FrontSettings) -> System:
     """A random multi-input double integrator with actuator noise (see the module docstring).
 
     Args:
         rng: the stream for gains and the noise's orientation.
-        s: the settings.
+        s: the settings (its single ``kappa`` and ``gain_spread``).
 
     Returns:
         The system with its anisotropic noise and the isotropic noise of equal trace.
     """
-    m = s.axes
-    gains = np.exp(rng.uniform(-np.log(s.gain_spread), np.log(s.gain_spread), m))
-    a, b = double_integrator(s.dt, m, gains)
-    q, r = np.linalg.qr(rng.normal(size=(m, m)))
-    u = q * np.sign(np.diag(r))
-    w = u @ np.diag(np.geomspace(1.0, s.kappa, m)) @ u.T
-    n = a.shape[0]
-    aniso = s.rho * (b @ w @ b.T + s.floor * np.eye(n))
-    iso = np.trace(aniso) / n * np.eye(n)
-    return System(a, b, aniso, iso)
+    return build_system(draw_randomness(rng, s.axes), s, s.kappa, s.gain_spread)
 
 
 @dataclass(frozen=True)
@@ -197,8 +255,16 @@ def compare_fronts(ours: Front, ref: Front, levels: int) -> tuple[float, float]:
     return float(diff.mean()), float(diff.max())
 
 
+def cell_key(kappa: float, spread: float) -> str:
+    """The metric-key parts of one grid cell: ``kappa0p001.spread3``."""
+    return f"kappa{number_part(float(kappa))}.spread{number_part(float(spread))}"
+
+
 def front_study(s: FrontSettings, rng: np.random.Generator, systems: int) -> dict[str, Any]:
-    """Fronts of every divergence on ``systems`` drawn systems, in both noise settings.
+    """Fronts of every divergence on ``systems`` drawn systems, over the ``kappas x spreads`` grid.
+
+    Each system's randomness (gain exponents, noise orientation) is drawn once and reused in
+    every cell, so the cells are paired.
 
     Args:
         s: the settings.
@@ -206,39 +272,46 @@ def front_study(s: FrontSettings, rng: np.random.Generator, systems: int) -> dic
         systems: how many systems (the standard errors are over them).
 
     Returns:
-        ``{"metrics": ..., "curves": ...}``: ``front.<setting>.<div>.gap`` (mean over systems of
-        the gap to KL), ``.gap_se``, ``.worst`` (the largest gap at any level of any system),
-        ``.oracle_gap`` (the gap to plain LQR, >= 0 by optimality), ``cond_R.<setting>.kl``;
-        curves: the fronts of the first system.
+        ``{"metrics": ..., "curves": ...}``: per cell ``front.<cell>.<div>.gap`` (mean over
+        systems of the gap to KL's front), ``.gap_se``, ``.upper`` (``gap + 2 gap_se``),
+        ``.worst`` (the largest gap at any level of any system), ``.oracle_gap`` (the gap to
+        plain LQR, >= 0 by optimality), ``cond_R.<cell>.kl``; curves: the fronts of the first
+        system at each ``kappa`` (gain spread ``s.gain_spread`` if in the grid, else the first).
     """
-    gaps: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
-    conds: dict[str, list[float]] = {"anisotropic": [], "isotropic": []}
-    curves: dict[str, Any] = {}
-    for i in range(systems):
-        system = draw_system(rng, s)
-        for setting in ("anisotropic", "isotropic"):
-            noise = getattr(system, setting)
-            fronts = {d: front(system, noise, d, s) for d in FRONT_DIVERGENCES}
-            conds[setting].append(
-                float(np.linalg.cond(np.asarray(penalty_matrix("kl", system.b, noise))))
-            )
-            for d in FRONT_DIVERGENCES:
-                gap, worst = compare_fronts(fronts[d], fronts["kl"], s.levels)
-                oracle, _ = compare_fronts(fronts[d], fronts["lqr"], s.levels)
-                gaps.setdefault((setting, d), []).append((gap, worst, oracle))
-            if i == 0:
-                curves[setting] = {
-                    d: {"state": f.state.tolist(), "energy": f.energy.tolist()}
-                    for d, f in fronts.items()
-                }
+    draws = [draw_randomness(rng, s.axes) for _ in range(systems)]
+    show = s.gain_spread if s.gain_spread in s.spreads else s.spreads[0]
     metrics: dict[str, float] = {}
-    for (setting, d), rows in gaps.items():
-        arr = np.asarray(rows)
-        key = f"front.{setting}.{d}"
-        metrics[f"{key}.gap"] = float(arr[:, 0].mean())
-        metrics[f"{key}.gap_se"] = float(arr[:, 0].std(ddof=1) / np.sqrt(len(arr)))
-        metrics[f"{key}.worst"] = float(arr[:, 1].max())
-        metrics[f"{key}.oracle_gap"] = float(arr[:, 2].mean())
-    for setting, values in conds.items():
-        metrics[f"cond_R.{setting}.kl"] = float(np.median(values))
+    curves: dict[str, Any] = {}
+    for kappa in s.kappas:
+        for spread in s.spreads:
+            cell = cell_key(kappa, spread)
+            rows: dict[str, list[tuple[float, float, float]]] = {}
+            conds = []
+            for i, draw in enumerate(draws):
+                system = build_system(draw, s, kappa, spread)
+                fronts = {d: front(system, system.anisotropic, d, s) for d in FRONT_DIVERGENCES}
+                r_kl = np.asarray(penalty_matrix("kl", system.b, system.anisotropic))
+                conds.append(float(np.linalg.cond(r_kl)))
+                for d in FRONT_DIVERGENCES:
+                    gap, worst = compare_fronts(fronts[d], fronts["kl"], s.levels)
+                    oracle, _ = compare_fronts(fronts[d], fronts["lqr"], s.levels)
+                    rows.setdefault(d, []).append((gap, worst, oracle))
+                if i == 0 and spread == show:
+                    curves[f"kappa {kappa:g}"] = {
+                        d: {"state": f.state.tolist(), "energy": f.energy.tolist()}
+                        for d, f in fronts.items()
+                    }
+            for d, r in rows.items():
+                arr, key = np.asarray(r), f"front.{cell}.{d}"
+                gap, se = float(arr[:, 0].mean()), float(arr[:, 0].std(ddof=1) / np.sqrt(len(arr)))
+                metrics.update(
+                    {
+                        f"{key}.gap": gap,
+                        f"{key}.gap_se": se,
+                        f"{key}.upper": gap + 2 * se,
+                        f"{key}.worst": float(arr[:, 1].max()),
+                        f"{key}.oracle_gap": float(arr[:, 2].mean()),
+                    }
+                )
+            metrics[f"cond_R.{cell}.kl"] = float(np.median(conds))
     return {"metrics": metrics, "curves": curves}

@@ -1,93 +1,53 @@
-"""Velocity deficit in flow matching: diagnostics, MAFM and the Scale Schedule Corrector.
+"""Velocity deficit in flow matching, measured against the exact field; SSC and MAFM sized
+from what a model lacks.
 
-Public API (PyTorch)::
+::
 
-    from icml26.velocity_deficit import (
-        VelocityMLP, TrainSettings, train_velocity_model,      # FM / MAFM training
-        integrate, time_grid, steps_for_nfe,                    # Euler / Heun / midpoint
-        ScaleSchedule, corrected,                               # SSC
-        velocity_ratio, integration_lag,                        # diagnostics
-        frechet_distance, FeatureClassifier, sliced_wasserstein,
-        IsotropicGMM, random_gmm, load_dataset,
-    )
+    from icml26.velocity_deficit import SSCSettings, calibrate, corrected, integrate, mafm_loss
 
-Torch is imported on first use of a name, so ``import icml26.velocity_deficit`` stays cheap.
+    cal = calibrate(model, held_out, SSCSettings(nfe=50))       # SSC, sized and chosen on held-out data
+    x = integrate(corrected(model, cal.schedule), noise, steps=50)
+    loss = mafm_loss(model(xt, t), x1 - x0, t, lam=0.3, target=exact_ratio(held_out, ..., bank=train))
+
+Importing this package imports no torch: names load on first use.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-import importlib
-from typing import Any
+from icml26.shared.exports import lazy_exports
 
-__all__ = [
-    "BenchConfig",
-    "Dataset",
-    "FeatureClassifier",
-    "IsotropicGMM",
-    "MAFMObjective",
-    "ScaleSchedule",
-    "TrainSettings",
-    "VDConfig",
-    "VelocityMLP",
-    "corrected",
-    "fm_loss",
-    "frechet_distance",
-    "frechet_distance_gaussians",
-    "integrate",
-    "integration_lag",
-    "linear_path",
-    "load_dataset",
-    "mafm_loss",
-    "mean_and_se",
-    "merge_seeds",
-    "nn_distance",
-    "ot_coupling",
-    "random_gmm",
-    "sliced_wasserstein",
-    "steps_for_nfe",
-    "time_grid",
-    "train_velocity_model",
-    "velocity_ratio",
-]
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "FeatureClassifier": ".metrics",
+        "RunConfig": ".config",
+        "SSCSettings": ".ssc",
+        "ScaleSchedule": ".ssc",
+        "TrainSettings": ".train",
+        "VelocityMLP": ".model",
+        "calibrate": ".ssc",
+        "corrected": ".ssc",
+        "exact_ratio": ".diagnostics",
+        "integrate": ".samplers",
+        "load_dataset": ".data",
+        "mafm_loss": ".flow",
+        "train_velocity_model": ".train",
+        "velocity_ratio": ".diagnostics",
+    },
+)
 
-_WHERE = {
-    "BenchConfig": "config",
-    "VDConfig": "config",
-    "Dataset": "data",
-    "load_dataset": "data",
-    "FeatureClassifier": "metrics",
-    "frechet_distance": "metrics",
-    "frechet_distance_gaussians": "metrics",
-    "sliced_wasserstein": "metrics",
-    "IsotropicGMM": "gmm",
-    "random_gmm": "gmm",
-    "MAFMObjective": "flow",
-    "fm_loss": "flow",
-    "linear_path": "flow",
-    "mafm_loss": "flow",
-    "ot_coupling": "flow",
-    "ScaleSchedule": "ssc",
-    "corrected": "ssc",
-    "TrainSettings": "train",
-    "train_velocity_model": "train",
-    "VelocityMLP": "model",
-    "integrate": "samplers",
-    "steps_for_nfe": "samplers",
-    "time_grid": "samplers",
-    "integration_lag": "diagnostics",
-    "nn_distance": "diagnostics",
-    "velocity_ratio": "diagnostics",
-    "mean_and_se": "seeds",
-    "merge_seeds": "seeds",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        module = importlib.import_module(f"icml26.velocity_deficit.{_WHERE[name]}")
-        return getattr(module, name)
-    raise AttributeError(f"module 'icml26.velocity_deficit' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+if TYPE_CHECKING:
+    from icml26.velocity_deficit.config import RunConfig as RunConfig
+    from icml26.velocity_deficit.data import load_dataset as load_dataset
+    from icml26.velocity_deficit.diagnostics import exact_ratio as exact_ratio
+    from icml26.velocity_deficit.diagnostics import velocity_ratio as velocity_ratio
+    from icml26.velocity_deficit.flow import mafm_loss as mafm_loss
+    from icml26.velocity_deficit.metrics import FeatureClassifier as FeatureClassifier
+    from icml26.velocity_deficit.model import VelocityMLP as VelocityMLP
+    from icml26.velocity_deficit.samplers import integrate as integrate
+    from icml26.velocity_deficit.ssc import ScaleSchedule as ScaleSchedule
+    from icml26.velocity_deficit.ssc import SSCSettings as SSCSettings
+    from icml26.velocity_deficit.ssc import calibrate as calibrate
+    from icml26.velocity_deficit.ssc import corrected as corrected
+    from icml26.velocity_deficit.train import TrainSettings as TrainSettings
+    from icml26.velocity_deficit.train import train_velocity_model as train_velocity_model

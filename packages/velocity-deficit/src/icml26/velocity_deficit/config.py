@@ -1,28 +1,40 @@
-"""The experiment config (light: no torch import, read by ``icml26 list/show``)."""
+"""The job configs (light: no torch import, read by ``icml26 list/show``).
+
+``RunConfig`` is the main job, ``BenchConfig`` the throughput bench; both are frozen
+dataclasses validated in ``__post_init__``, their profiles live in
+:mod:`icml26.velocity_deficit.paper`.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from icml26.shared.devices import check_torch_device
 
-__all__ = ["BenchConfig", "VDConfig", "dataset_name"]
+__all__ = ["BenchConfig", "Regime", "RunConfig", "dataset_name"]
 
 _EVALS = {"euler": 1, "heun": 2, "midpoint": 2}
 _DATA = re.compile(r"^(gmm\d+|moons|digits|mnist|npy:.+|images:.+)$")
+REGIMES = ("fit", "short")
 
 
 def dataset_name(spec: str) -> str:
-    """The metric-key name of a dataset spec: the spec itself for the built-in datasets, and for
-    a user file or folder (``npy:<path>``, ``images:<folder>``) ``user_<stem>_<hash>``: the
-    path's stem reduced to ``[a-z0-9_]`` and 8 hex digits of the resolved path, so two user
-    datasets never share metric keys or checkpoint folders, the same path always gets the same
-    name, and the name holds no ``.`` (the metric-key separator), ``/`` or ``:``."""
+    """The metric-key name of a dataset spec.
+
+    Args:
+        spec: a dataset spec (``gmm256``, ``mnist``, ``npy:<path>``, ``images:<folder>``).
+
+    Returns:
+        The spec itself for the built-in datasets; for a user file or folder
+        ``user_<stem>_<hash>``: the path's stem reduced to ``[a-z0-9_]`` and 8 hex digits of
+        the resolved path, so two user datasets never share metric keys, the same path always
+        gets the same name, and the name holds no ``.``, ``/`` or ``:``.
+    """
     kind, sep, arg = spec.partition(":")
     if not sep or kind not in ("npy", "images"):
         return spec
@@ -32,9 +44,17 @@ def dataset_name(spec: str) -> str:
     return f"user_{stem}_{digest}"
 
 
-def _check_user_paths(datasets: tuple[str, ...]) -> None:
+def check_inputs(datasets: tuple[str, ...]) -> None:
     """``npy:`` names an existing file, ``images:`` an existing folder; no two specs name the
-    same data."""
+    same data. Called by :class:`RunConfig` itself, so a bad path is a usage error (exit 2)
+    before the run folder exists.
+
+    Args:
+        datasets: the dataset specs.
+
+    Raises:
+        ValueError: a missing file or folder, or two specs naming one dataset.
+    """
     for spec in datasets:
         kind, _, arg = spec.partition(":")
         p = Path(arg).expanduser()
@@ -56,66 +76,91 @@ def _positive(obj: object, *names: str) -> None:
 
 
 @dataclass(frozen=True)
-class VDConfig:
-    """The main job: velocity-deficit diagnostics, baseline FM vs MAFM, with and without SSC.
+class Regime:
+    """One model budget: the velocity MLP's size and its training steps.
 
     Attributes:
-        datasets: dataset specs (``icml26.velocity_deficit.data``); baseline FM + SSC on each.
-        compare: the subset on which a MAFM model is trained too (all four methods).
-        conditional: class-conditional models where the data have labels.
-        n_train, n_test: training cap and held-out reference size per dataset.
-        width, depth, train_steps, batch_size, lr, ema_decay: the velocity MLP and its training.
-        skip: the MLP's time-scaled input skip ``a(t) x`` (False: the ablation in the README).
-        coupling: ``independent`` or ``ot`` (OT-CFM minibatch coupling, POT).
-        mafm_lambda, mafm_power: MAFM's weight ``lambda (1 - t)^p``.
-        sampler, grid: ODE solver and time grid; ``nfe`` the evaluation budgets compared.
-        n_samples: generated samples per (method, NFE) and reference size of the metrics.
-        ratio_times: the times of the velocity-ratio diagnostic (keys ``t00`` .. ``t95``).
-        seeds: number of training seeds (``seed``, ``seed + 1``, ...): each trains its own
-            models and draws its own sampling noise; the data split and the FD classifier are
-            shared. Metrics are seed means, with ``fd_se`` / ``fd_improvement_se`` (standard
-            errors over seeds) and ``fd_improvement_lcb`` / ``_ucb`` (mean -/+ 2 SE).
-        ssc_kind, ssc_alphas, ssc_betas, ssc_t_stop: the SSC family and its sweep grid.
-        ssc_magnitude: ``ratio`` (the paper's description): ``gamma(0) = 1 / R(0)`` from the
-            model's measured start ratio, ``beta`` chosen on validation among ``ssc_betas``;
-            ``sweep``: ``(alpha, beta)`` chosen on validation among ``alpha > 0``. Either way
-            the ``ssc_alphas`` grid is also scored on validation (``ssc_sweep.*``) and the
-            selection uses a validation reference (training data, other noise) at
-            ``ssc_select_nfe`` NFE, never the test set.
+        width: hidden width.
+        depth: residual blocks.
+        skip: the MLP's time-scaled input skip ``a(t) x``.
+        train_steps: Adam steps.
+    """
+
+    width: int = 128
+    depth: int = 2
+    skip: bool = True
+    train_steps: int = 1000
+
+    def __post_init__(self) -> None:
+        _positive(self, "width", "depth", "train_steps")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The main job: the velocity deficit against the exact field, SSC and MAFM sized from it,
+    in a near-exact control and an under-trained regime.
+
+    Attributes:
+        seed: the run's seed; seed ``i`` of ``seeds`` trains with ``seed + i``.
+        seeds: training seeds (each trains its own models and draws its own noise; the data
+            split and the FD classifier are shared). Figures are seed means with SEs.
+        datasets: dataset specs (``icml26.velocity_deficit.data``).
+        compare: the datasets on which MAFM models are trained too (one per lambda).
+        regimes: which of ``fit`` (near-exact control) and ``short`` (under-trained) to run.
+        fit, short: the two regimes' model size and training steps (``--set short.train_steps=200``):
+            ``fit`` a 128 x 2 MLP with skip for 1,000 steps (FM loss within ~1 % of the exact
+            field's), ``short`` the same net for 100 steps.
+        n_train, n_val, n_test: split sizes (validation: SSC's and MAFM's choices, the FD floor).
+        batch_size, lr, ema_decay, coupling: training (``coupling``: ``independent`` or ``ot``).
+        mafm_regimes: the regimes in which MAFM models are trained (on ``compare``).
+        mafm_lambdas: MAFM's weights tried; the one with the best validation FD is reported.
+        mafm_power: ``p`` of MAFM's time weight ``(1 - t)^p``.
+        mafm_target: ``exact`` (``rho = R_exact(t)``) or ``paper`` (``rho = 1``).
+        sampler, grid: ODE solver and time grid.
+        nfe: budgets at which every variant is sampled; ``reference_nfe``: the baseline's long
+            budget (the paper's 250 steps).
+        select_nfe: the budget SSC and MAFM are chosen at, on validation (one of ``nfe``).
+        ssc_betas: tapers of SSC's deficit schedule (0: none).
+        n_samples: samples per (variant, NFE) on the test split.
+        val_samples: samples per validation candidate (SSC's schedules, MAFM's lambdas).
+        ratio_samples: pairs per time in ``R(t)``.
+        ratio_times: times of ``R(t)`` (keys ``t0``, ``t0p05``, ...).
+        empirical_t_max: for data without a density, the exact field is the training set's own
+            up to this time (``t = 0`` is exact for any data).
         classifier_steps: training steps of the FD feature classifier.
-        threads: torch CPU threads; device: ``cpu`` or ``cuda``.
+        threads: torch CPU threads (set by the runner); device: ``cpu`` or ``cuda``.
     """
 
     seed: int = 0
-    datasets: tuple[str, ...] = ("gmm2", "gmm16", "gmm64", "gmm256", "gmm1024", "digits", "mnist")
-    compare: tuple[str, ...] = ("gmm64", "digits", "mnist")
-    conditional: bool = False
-    n_train: int = 20_000
+    seeds: int = 3
+    datasets: tuple[str, ...] = ("gmm16", "gmm256", "mnist")
+    compare: tuple[str, ...] = ("gmm256",)
+    regimes: tuple[str, ...] = REGIMES
+    fit: Regime = field(default_factory=Regime)
+    short: Regime = field(default_factory=lambda: Regime(train_steps=100))
+    n_train: int = 10_000
+    n_val: int = 500
     n_test: int = 1000
-    width: int = 256
-    depth: int = 2
-    skip: bool = True
-    train_steps: int = 2000
     batch_size: int = 256
     lr: float = 1e-3
     ema_decay: float = 0.999
     coupling: Literal["independent", "ot"] = "independent"
-    mafm_lambda: float = 1.0
+    mafm_regimes: tuple[str, ...] = REGIMES
+    mafm_lambdas: tuple[float, ...] = (0.3, 1.0, 3.0)
     mafm_power: float = 1.0
+    mafm_target: Literal["exact", "paper"] = "exact"
     sampler: Literal["euler", "heun", "midpoint"] = "euler"
     grid: Literal["uniform", "power"] = "uniform"
-    nfe: tuple[int, ...] = (5, 10, 25, 50, 100, 250)
-    n_samples: int = 1000
-    ratio_samples: int = 1000
+    nfe: tuple[int, ...] = (5, 10, 50)
+    reference_nfe: int = 250
+    select_nfe: int = 50
+    ssc_betas: tuple[float, ...] = (0.0, 1.0, 3.0)
+    n_samples: int = 400
+    val_samples: int = 300
+    ratio_samples: int = 500
     ratio_times: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(20))
-    seeds: int = 1
-    ssc_magnitude: Literal["ratio", "sweep"] = "ratio"
-    ssc_kind: Literal["power", "window"] = "power"
-    ssc_alphas: tuple[float, ...] = (-0.1, 0.05, 0.1, 0.2, 0.3, 0.5)
-    ssc_betas: tuple[float, ...] = (1.0, 2.0, 4.0)
-    ssc_t_stop: float = 0.5
-    ssc_select_nfe: int = 50
-    classifier_steps: int = 1000
+    empirical_t_max: float = 0.15
+    classifier_steps: int = 400
     threads: int = 1
     device: str = "cpu"
 
@@ -131,62 +176,65 @@ class VDConfig:
                 )
         if len(set(self.datasets)) != len(self.datasets):
             raise ValueError(f"datasets repeat: {self.datasets}")
-        _check_user_paths(self.datasets)
+        check_inputs(self.datasets)
         missing = [c for c in self.compare if c not in self.datasets]
         if missing:
             raise ValueError(f"compare lists {missing}, which are not in datasets")
-        _positive(
-            self,
-            "n_train",
-            "n_test",
-            "width",
-            "depth",
-            "train_steps",
-            "batch_size",
-            "ratio_samples",
-            "classifier_steps",
-            "threads",
-            "ssc_select_nfe",
-            "seeds",
-        )
-        if self.n_samples < 2:
-            raise ValueError(f"n_samples must be >= 2, got {self.n_samples}")
+        bad = [r for r in self.regimes if r not in REGIMES]
+        if bad or not self.regimes or len(set(self.regimes)) != len(self.regimes):
+            raise ValueError(f"regimes must be distinct names among {REGIMES}, got {self.regimes}")
+        if any(r not in self.regimes for r in self.mafm_regimes):
+            raise ValueError(
+                f"mafm_regimes {self.mafm_regimes} must be among regimes {self.regimes}"
+            )
+        _positive(self, "seeds", "n_train", "n_val", "n_test", "batch_size", "ratio_samples")
+        _positive(self, "classifier_steps", "threads", "reference_nfe", "select_nfe")
+        if self.n_samples < 2 or self.val_samples < 2:
+            raise ValueError(
+                f"n_samples and val_samples must be >= 2, got {self.n_samples}, {self.val_samples}"
+            )
         if not self.lr > 0:
             raise ValueError(f"lr must be > 0, got {self.lr}")
         if not 0 <= self.ema_decay < 1:
             raise ValueError(f"ema_decay must lie in [0, 1), got {self.ema_decay}")
-        if self.mafm_lambda < 0 or self.mafm_power < 0:
-            raise ValueError("mafm_lambda and mafm_power must be >= 0")
+        if not self.mafm_lambdas or any(
+            not (lam > 0 and math.isfinite(lam)) for lam in self.mafm_lambdas
+        ):
+            raise ValueError(
+                f"mafm_lambdas must be > 0 (lambda = 0 is the baseline), got {self.mafm_lambdas}"
+            )
+        if self.mafm_power < 0:
+            raise ValueError(f"mafm_power must be >= 0, got {self.mafm_power}")
         if not self.nfe:
             raise ValueError("nfe must list at least one budget")
         per = _EVALS[self.sampler]
-        for k in (*self.nfe, self.ssc_select_nfe):
+        for k in (*self.nfe, self.reference_nfe, self.select_nfe):
             if isinstance(k, bool) or k < 1:
                 raise ValueError(f"NFE must be >= 1, got {k}")
             if k % per:
                 raise ValueError(
                     f"{self.sampler} spends {per} evaluations per step: NFE {k} is not a multiple"
                 )
-        if self.ssc_select_nfe not in self.nfe:
-            raise ValueError(f"ssc_select_nfe={self.ssc_select_nfe} must be one of nfe {self.nfe}")
-        if self.ssc_magnitude not in ("ratio", "sweep"):
-            raise ValueError(
-                f"ssc_magnitude must be 'ratio' or 'sweep', got {self.ssc_magnitude!r}"
-            )
-        if self.ssc_magnitude == "sweep" and not any(a > 0 for a in self.ssc_alphas):
-            raise ValueError("ssc_alphas needs at least one alpha > 0 (energy injection)")
-        for a in self.ssc_alphas:
-            if not math.isfinite(a) or a <= -1:
-                raise ValueError(f"SSC alphas must be finite and > -1, got {a}")
-        if not self.ssc_betas or any(not b > 0 for b in self.ssc_betas):
-            raise ValueError(f"ssc_betas must be > 0, got {self.ssc_betas}")
-        if not 0 < self.ssc_t_stop <= 1:
-            raise ValueError(f"ssc_t_stop must lie in (0, 1], got {self.ssc_t_stop}")
+        if self.select_nfe not in self.nfe:
+            raise ValueError(f"select_nfe={self.select_nfe} must be one of nfe {self.nfe}")
+        if not self.ssc_betas or any(not (b >= 0 and math.isfinite(b)) for b in self.ssc_betas):
+            raise ValueError(f"ssc_betas must be finite and >= 0, got {self.ssc_betas}")
         if not self.ratio_times or any(not 0 <= t < 1 for t in self.ratio_times):
             raise ValueError(f"ratio_times must lie in [0, 1), got {self.ratio_times}")
-        if 0.0 not in self.ratio_times:
-            raise ValueError("ratio_times must include 0.0 (SSC's magnitude uses R(0))")
+        if self.ratio_times[0] != 0.0 or any(
+            b <= a for a, b in zip(self.ratio_times, self.ratio_times[1:], strict=False)
+        ):
+            raise ValueError(
+                "ratio_times must be increasing and start at 0.0 (SSC's deficit at the start; the "
+                f"exact field's times are a prefix of them, measured on the same draws), got {self.ratio_times}"
+            )
+        if not 0 <= self.empirical_t_max < 1:
+            raise ValueError(f"empirical_t_max must lie in [0, 1), got {self.empirical_t_max}")
         check_torch_device(self.device)
+
+    def regime(self, name: str) -> Regime:
+        """The :class:`Regime` called ``name`` (``fit`` or ``short``)."""
+        return {"fit": self.fit, "short": self.short}[name]
 
 
 @dataclass(frozen=True)
@@ -196,7 +244,7 @@ class BenchConfig:
     Attributes:
         dim, width, depth: the velocity MLP timed (untrained: speed does not depend on weights).
         batch: samples per call; nfe: budgets; samplers: the solvers timed; repeats: timing
-        repeats (median reported).
+            repeats (median reported).
     """
 
     seed: int = 0

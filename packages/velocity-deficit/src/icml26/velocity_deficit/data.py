@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from icml26.shared import rng_for, seed_for
 from icml26.velocity_deficit.config import dataset_name
 from icml26.velocity_deficit.gmm import IsotropicGMM, random_gmm
 
@@ -37,19 +38,25 @@ class DatasetError(ValueError):
 class Dataset:
     """Train/test arrays of one dataset.
 
+    Three disjoint splits: ``train`` (models and the FD classifier are fitted on it), ``val``
+    (SSC's and MAFM's choices, and the FD floor's first half: rows no model or classifier
+    saw), ``test`` (every reported figure).
+
     Attributes:
         name: the metric-key-safe name (``gmm64``, ``digits``; a user file's
             ``user_<stem>_<hash>``, see :func:`icml26.velocity_deficit.config.dataset_name`).
-        x_train, x_test: ``(n, d)`` float32 arrays.
-        y_train, y_test: integer class labels or ``None``.
+        x_train, x_val, x_test: ``(n, d)`` float32 arrays.
+        y_train, y_val, y_test: integer class labels or ``None``.
         image_shape: ``(H, W)`` for image data (for sample grids), else ``None``.
         gmm: the exact density when known.
     """
 
     name: str
     x_train: np.ndarray
+    x_val: np.ndarray
     x_test: np.ndarray
     y_train: np.ndarray | None = None
+    y_val: np.ndarray | None = None
     y_test: np.ndarray | None = None
     image_shape: tuple[int, int] | None = None
     gmm: IsotropicGMM | None = None
@@ -88,18 +95,17 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 
 def _split(
-    x: np.ndarray, y: np.ndarray | None, n_test: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
-    if len(x) < 2 * n_test or n_test < 1:
-        raise DatasetError(f"{len(x)} examples are too few for a test split of {n_test}")
+    x: np.ndarray, y: np.ndarray | None, n_val: int, n_test: int, rng: np.random.Generator
+) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """``[(x, y) of train, val, test]`` from one permutation (disjoint by index)."""
+    if n_test < 1 or n_val < 1 or len(x) - n_val - n_test < 2:
+        raise DatasetError(
+            f"{len(x)} examples are too few for a validation split of {n_val}, a test split "
+            f"of {n_test} and two training rows"
+        )
     order = rng.permutation(len(x))
-    test, train = order[:n_test], order[n_test:]
-    return (
-        x[train],
-        x[test],
-        None if y is None else y[train],
-        None if y is None else y[test],
-    )
+    parts = [order[n_val + n_test :], order[:n_val], order[n_val : n_val + n_test]]
+    return [(x[i], None if y is None else y[i]) for i in parts]
 
 
 def _check_array(x: np.ndarray, what: str) -> np.ndarray:
@@ -171,33 +177,49 @@ def _load_images(folder: Path) -> tuple[np.ndarray, np.ndarray | None, tuple[int
 
 
 def load_dataset(
-    spec: str, *, n_train: int | None = None, n_test: int = 1000, seed: int = 0
+    spec: str,
+    *,
+    n_train: int | None = None,
+    n_val: int = 500,
+    n_test: int = 1000,
+    seed: int = 0,
 ) -> Dataset:
-    """Load the dataset named by ``spec`` (module docstring) with a held-out test split.
+    """Load the dataset named by ``spec`` (module docstring) with held-out val and test splits.
 
     Args:
         spec: dataset spec.
         n_train: cap on the training examples (``None``: all; synthetic data draws this many,
             default 20,000).
-        n_test: held-out examples, the reference set for every quality metric (at most a third
-            of a real dataset).
-        seed: seeds the split and the synthetic draws.
+        n_val: held-out validation examples (SSC's and MAFM's choices, the FD floor).
+        n_test: held-out test examples, the reference set of every reported figure. On real
+            data each held-out split is at most a sixth of the data.
+        seed: seeds the split and the synthetic draws (its own ``data`` stream).
+
+    Returns:
+        The :class:`Dataset`.
+
+    Raises:
+        DatasetError: an unknown spec, a bad file, or too few examples for the splits.
     """
     kind, arg = parse_spec(spec)
-    if n_test < 1:
-        raise DatasetError(f"n_test must be >= 1, got {n_test}")
-    rng = np.random.default_rng(seed)
+    if n_test < 1 or n_val < 1:
+        raise DatasetError(f"n_val and n_test must be >= 1, got {n_val}, {n_test}")
+    rng = rng_for(seed, "data")
     shape: tuple[int, int] | None = None
     gmm = None
     y: np.ndarray | None
     if kind == "gmm":
         gmm = random_gmm(int(arg), seed=1000 + int(arg))  # the density is fixed per dimension
-        x, y = gmm.sample((n_train or 20_000) + n_test, rng)
+        x, y = gmm.sample((n_train or 20_000) + n_val + n_test, rng)
         name = spec
     elif kind == "moons":
         from sklearn.datasets import make_moons
 
-        x, y = make_moons((n_train or 20_000) + n_test, noise=0.05, random_state=seed)
+        x, y = make_moons(
+            (n_train or 20_000) + n_val + n_test,
+            noise=0.05,
+            random_state=seed_for(seed, "data") % 2**32,
+        )
         x = ((x - np.array([0.5, 0.25])) * 1.5).astype(np.float32)
         name = "moons"
     elif kind == "digits":
@@ -220,17 +242,19 @@ def load_dataset(
         name = dataset_name(spec)
     x = _check_array(np.asarray(x), spec)
     y = None if y is None else np.asarray(y, dtype=np.int64)
-    if kind != "gmm" and kind != "moons":
-        n_test = min(n_test, len(x) // 3)  # small real sets (digits: 1,797) keep 2/3 for training
-    x_tr, x_te, y_tr, y_te = _split(x, y, n_test, rng)
+    if kind != "gmm" and kind != "moons":  # small real sets (digits: 1,797) keep 2/3 for training
+        n_val, n_test = min(n_val, len(x) // 6), min(n_test, len(x) // 6)
+    (x_tr, y_tr), (x_va, y_va), (x_te, y_te) = _split(x, y, n_val, n_test, rng)
     if n_train is not None and len(x_tr) > n_train:
         x_tr = x_tr[:n_train]
         y_tr = None if y_tr is None else y_tr[:n_train]
     return Dataset(
         name=name,
         x_train=x_tr,
+        x_val=x_va,
         x_test=x_te,
         y_train=y_tr,
+        y_val=y_va,
         y_test=y_te,
         image_shape=shape,
         gmm=gmm,

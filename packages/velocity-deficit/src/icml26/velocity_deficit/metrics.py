@@ -76,6 +76,12 @@ class FeatureClassifier(nn.Module):
     space of the FD metric (the role Inception-v3 plays for FID).
 
     Data without labels uses the identity features (FD in data space).
+
+    Args:
+        dim: the data dimension (image rows are flattened).
+        n_classes: classes of the labels (< 2: identity features).
+        width: hidden width.
+        feat_dim: the feature dimension of the FD.
     """
 
     def __init__(self, dim: int, n_classes: int, width: int = 256, feat_dim: int = 64) -> None:
@@ -127,6 +133,15 @@ class FeatureClassifier(nn.Module):
             self.accuracy = float((pred.cpu().numpy() == np.asarray(y_val)).mean())
         return self
 
+    @torch.no_grad()
+    def accuracy_on(self, x: np.ndarray, y: np.ndarray) -> float:
+        """Classification accuracy on ``(x, y)`` (NaN for identity features)."""
+        if self.identity:
+            return float("nan")
+        xv = torch.as_tensor(np.asarray(x), dtype=torch.float32).flatten(1).to(self._device)
+        pred = self.head(self.body(xv)).argmax(1)
+        return float((pred.cpu().numpy() == np.asarray(y)).mean())
+
     @property
     def _device(self) -> torch.device:
         return next(self.parameters()).device
@@ -139,6 +154,8 @@ class FeatureClassifier(nn.Module):
             xt = x.detach().to(torch.float32)
         else:
             xt = torch.as_tensor(np.asarray(x), dtype=torch.float32)
+        if xt.ndim > 2:
+            xt = xt.flatten(1)
         if xt.ndim != 2 or xt.shape[1] != self.dim:
             raise ValueError(f"x must have shape (n, {self.dim}), got {tuple(xt.shape)}")
         if self.identity:

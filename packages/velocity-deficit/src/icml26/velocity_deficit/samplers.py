@@ -77,7 +77,7 @@ def integrate(
 
     Args:
         velocity: ``(x, t) -> v`` with ``t`` a 0-d tensor of ``x``'s dtype.
-        x0: ``(n, d)`` starting points (noise).
+        x0: ``(n, ...)`` starting points (noise): vectors or images.
         steps: number of uniform steps (ignored when ``grid`` is given).
         method: ``euler``, ``heun`` or ``midpoint``.
         grid: explicit times ``0 = t_0 < ... < t_N = 1``.
@@ -85,6 +85,10 @@ def integrate(
 
     Returns:
         the state at t = 1 (and the list of states when ``return_path``).
+
+    Raises:
+        ValueError: an unknown method, neither ``steps`` nor ``grid``, a grid that does not run
+            from 0 to 1, NaN in ``x0``, or a velocity of another shape than ``x``.
     """
     if method not in EVALS_PER_STEP:
         raise ValueError(f"unknown sampler {method!r}; choose from {', '.join(EVALS_PER_STEP)}")

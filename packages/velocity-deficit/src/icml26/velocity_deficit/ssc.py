@@ -1,48 +1,91 @@
-"""The Scale Schedule Corrector (SSC): training-free rescaling of a trained velocity field.
+"""The Scale Schedule Corrector (SSC): a training-free rescaling of a trained velocity field.
 
-SSC replaces ``v(x, t)`` by ``gamma(t) v(x, t)`` at sampling time ("one line of code"). Its
-shape follows the paper's asymmetry: the MSE-trained field is too short where the trajectory
-starts (kinetic stagnation, harmful), and its contraction near the data is a useful denoiser,
-so ``gamma > 1`` early and ``gamma -> 1`` at t = 1 (t = 0 noise, t = 1 data). The paper gives no
-formula in its abstract; we expose two families and sweep their parameters:
+SSC samples with ``gamma(t) v(x, t)`` in place of ``v(x, t)`` ("one line of code"). The
+paper's asymmetry: a field too slow where the trajectory starts stagnates (harmful), while its
+contraction near the data denoises (useful), so ``gamma > 1`` early and ``gamma -> 1`` at
+t = 1 (t = 0 noise, t = 1 data).
 
-* ``power``:  ``gamma(t) = 1 + alpha (1 - t)^beta``  (a secondhand summary of the paper's form;
-  ``beta`` sets how fast the injection fades);
-* ``window``: ``gamma(t) = 1 + alpha`` for ``t < t_stop``, else 1 (inject only early).
+**How much.** The paper sizes the injection from the measured deficit at the start,
+``gamma(0) = 1 / R(0)`` with ``R(0) = E|v(x0, 0)| / E|x1 - x0|`` (:meth:`ScaleSchedule.
+from_start_ratio`). But the *exact* field has ``R_exact(0) < 1`` too: ``v*(x0, 0) = E[x1] -
+x0``, about ``1 / sqrt(1 + var)`` of the target's length, so that sizing multiplies a field that
+is already right by about 1.44 on unit-variance data and wrecks it. What a model lacks is
+``R_learned(t) / R_exact(t)``; :class:`DeficitSchedule` restores exactly that,
 
-Magnitude (:meth:`ScaleSchedule.from_start_ratio`): the paper sizes the injection by the
-measured deficit where the trajectory starts. With ``R(0) = E|v(x_0, 0)| / E|x1 - x0|`` the
-velocity ratio of the trained model at the noise end, ``gamma(0) = 1 / R(0)`` restores the
-target speed there, i.e. ``alpha = 1 / R(0) - 1``; the decay ``beta`` (how soon the schedule
-returns to 1, keeping the end-of-path contraction) is the one free parameter left.
+    gamma(t) = 1 + (q(t) - 1) (1 - t)^beta,      q(t) = R_exact(t) / R_learned(t),
 
-``alpha = 0`` is the neutral schedule: the corrected sampler equals the plain one exactly
-(multiplication by 1.0 is exact in floating point). ``alpha < 0`` contracts instead: the sweep
-includes it as a control.
+(``q`` read from the measured profile between its times and held beyond the last one; at
+``t = 0`` this is the issue's ``gamma(0) = R_exact(0) / R_learned(0)``), and :func:`calibrate`
+picks the taper ``beta`` or *no correction at all* (:data:`IDENTITY`) by the Fréchet distance
+of samples to held-out data: a model that lacks nothing keeps its field.
+
+Every schedule is a callable ``t -> gamma(t)`` with a ``label()`` (a metric-key part) and
+``gamma0``; :func:`corrected` applies one to any velocity model ``(x, t, ...) -> v`` with
+scalar or per-sample ``t`` and data of any shape.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
+import numpy as np
 import torch
+from torch import nn
 
-from icml26.velocity_deficit.samplers import VelocityFn
+from icml26.shared.keys import number_part
+from icml26.velocity_deficit.diagnostics import RatioProfile, exact_ratio, velocity_ratio
+from icml26.velocity_deficit.flow import per_sample
+from icml26.velocity_deficit.metrics import frechet_distance
+from icml26.velocity_deficit.samplers import EVALS_PER_STEP, Method, integrate, steps_for_nfe
 
-__all__ = ["ScaleSchedule", "corrected"]
+__all__ = [
+    "IDENTITY",
+    "Calibration",
+    "DeficitSchedule",
+    "SSCSettings",
+    "ScaleCorrected",
+    "ScaleSchedule",
+    "Schedule",
+    "calibrate",
+    "corrected",
+    "select_schedule",
+]
+
+VelocityFn = Callable[..., torch.Tensor]
+Features = Callable[[torch.Tensor], np.ndarray]
+
+
+class Schedule(Protocol):
+    """What SSC needs of a schedule."""
+
+    def __call__(self, t: torch.Tensor | float) -> torch.Tensor: ...
+
+    def label(self) -> str: ...
+
+    @property
+    def gamma0(self) -> float: ...
 
 
 @dataclass(frozen=True)
 class ScaleSchedule:
-    """``gamma(t)`` of SSC (module docstring).
+    """A parametric ``gamma(t)``: the paper's form and a window, for sweeps and the baseline.
+
+    * ``power``:  ``gamma(t) = 1 + alpha (1 - t)^beta`` (a secondhand summary of the paper's form);
+    * ``window``: ``gamma(t) = 1 + alpha`` for ``t < t_stop``, else 1.
+
+    ``alpha = 0`` is neutral (multiplying by 1.0 is exact in floating point).
 
     Attributes:
         kind: ``power`` or ``window``.
-        alpha: injection strength (``gamma(0) = 1 + alpha``); 0 is neutral.
+        alpha: injection strength (``gamma(0) = 1 + alpha``), > -1.
         beta: decay exponent of ``power`` (> 0).
-        t_stop: end of the injection window of ``window``, in (0, 1].
+        t_stop: end of the ``window``, in (0, 1].
+
+    Raises:
+        ValueError: a parameter out of range.
     """
 
     kind: Literal["power", "window"] = "power"
@@ -62,16 +105,22 @@ class ScaleSchedule:
 
     @property
     def neutral(self) -> bool:
+        """Whether this schedule is the identity."""
         return self.alpha == 0.0
+
+    @property
+    def gamma0(self) -> float:
+        """``gamma(0)``."""
+        return 1.0 + self.alpha
 
     def __call__(self, t: torch.Tensor | float) -> torch.Tensor:
         """``gamma(t)`` (same shape as ``t``)."""
         t = torch.as_tensor(t)
+        if not t.is_floating_point():
+            t = t.to(torch.float64)
         if self.kind == "power":
             return 1.0 + self.alpha * (1.0 - t).clamp_min(0) ** self.beta
-        return torch.where(t < self.t_stop, 1.0 + self.alpha, 1.0).to(
-            t.dtype if t.is_floating_point() else torch.float64
-        )
+        return torch.where(t < self.t_stop, 1.0 + self.alpha, 1.0).to(t.dtype)
 
     @classmethod
     def from_start_ratio(
@@ -82,26 +131,288 @@ class ScaleSchedule:
         beta: float = 1.0,
         t_stop: float = 0.5,
     ) -> ScaleSchedule:
-        """The schedule with ``gamma(0) = 1 / r0`` (``alpha = 1 / r0 - 1``), ``r0`` the measured
-        start ratio ``R(0)`` of the model being corrected (module docstring)."""
+        """The paper's sizing ``gamma(0) = 1 / R(0)`` from the model's start ratio ``r0``.
+
+        Kept as the uncalibrated baseline: it also "corrects" the exact field's Jensen gap
+        (module docstring), so prefer :func:`calibrate`.
+
+        Args:
+            r0: the measured ``R(0)`` of the model.
+            kind: ``power`` or ``window``.
+            beta: the ``power`` decay.
+            t_stop: the ``window`` end.
+
+        Returns:
+            The schedule with ``alpha = 1 / r0 - 1``.
+
+        Raises:
+            ValueError: ``r0`` not finite and positive.
+        """
         if not (math.isfinite(r0) and r0 > 0):
             raise ValueError(f"the start velocity ratio R(0) must be finite and > 0, got {r0}")
         return cls(kind, alpha=1.0 / r0 - 1.0, beta=beta, t_stop=t_stop)
 
     def label(self) -> str:
-        """A metric-key-safe name, e.g. ``a0p2_b2`` (``p`` for the decimal point, ``m`` for minus)."""
-
-        def fmt(v: float) -> str:
-            return f"{v:g}".replace("-", "m").replace(".", "p")
-
-        second = fmt(self.beta) if self.kind == "power" else "w" + fmt(self.t_stop)
-        return f"a{fmt(self.alpha)}_b{second}"
+        """A metric-key part, e.g. ``a0p2_b2`` (``identity`` when neutral)."""
+        if self.neutral:
+            return "identity"
+        second = number_part(self.beta) if self.kind == "power" else "w" + number_part(self.t_stop)
+        return f"a{number_part(self.alpha)}_b{second}"
 
 
-def corrected(velocity: VelocityFn, schedule: ScaleSchedule) -> VelocityFn:
-    """``(x, t) -> gamma(t) velocity(x, t)``: SSC around any velocity function."""
+#: No correction: SSC's calibration can always choose it.
+IDENTITY = ScaleSchedule()
 
-    def v_ssc(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-        return schedule(t).to(dtype=x.dtype, device=x.device) * velocity(x, t)
 
-    return v_ssc
+@dataclass(frozen=True)
+class DeficitSchedule:
+    """``gamma(t) = 1 + (q(t) - 1) (1 - t)^beta`` with ``q = R_exact / R_learned`` (module docstring).
+
+    Attributes:
+        gain: the profile ``q(t)`` of what the model lacks (``exact / learned``).
+        beta: the taper toward ``gamma(1) = 1`` (0: the raw profile, no taper).
+
+    Raises:
+        ValueError: ``beta`` negative or not finite.
+    """
+
+    gain: RatioProfile
+    beta: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not (self.beta >= 0 and math.isfinite(self.beta)):
+            raise ValueError(f"the deficit schedule's taper beta must be >= 0, got {self.beta}")
+
+    @property
+    def gamma0(self) -> float:
+        """``gamma(0) = R_exact(0) / R_learned(0)``."""
+        return float(self.gain(0.0))
+
+    def __call__(self, t: torch.Tensor | float) -> torch.Tensor:
+        """``gamma(t)`` (same shape as ``t``)."""
+        t = torch.as_tensor(t)
+        if not t.is_floating_point():
+            t = t.to(torch.float64)
+        q = self.gain(t)
+        if self.beta == 0:
+            return q
+        return 1.0 + (q - 1.0) * (1.0 - t).clamp_min(0) ** self.beta
+
+    def label(self) -> str:
+        """``deficit_b<beta>``."""
+        return f"deficit_b{number_part(self.beta)}"
+
+
+class ScaleCorrected(nn.Module):
+    """``(x, t, ...) -> gamma(t) velocity(x, t, ...)``: SSC around any velocity model.
+
+    ``t`` may be a scalar or one time per sample (shape ``(n,)``); ``gamma`` is applied per
+    row, broadcast over every other dimension (vectors ``(n, d)`` or images ``(n, C, H, W)``).
+    Extra arguments (labels, a class embedding) are passed through.
+
+    Args:
+        velocity: an ``nn.Module`` or any callable ``(x, t, ...) -> v``.
+        schedule: the ``gamma(t)`` to apply.
+    """
+
+    def __init__(self, velocity: VelocityFn, schedule: Schedule) -> None:
+        super().__init__()
+        self.velocity = velocity
+        self.schedule = schedule
+
+    def forward(
+        self, x: torch.Tensor, t: torch.Tensor | float, *args: Any, **kwargs: Any
+    ) -> torch.Tensor:
+        gamma = self.schedule(per_sample(t, x).to(torch.float64)).to(x.dtype)
+        return gamma * self.velocity(x, t, *args, **kwargs)
+
+
+def corrected(velocity: VelocityFn, schedule: Schedule) -> ScaleCorrected:
+    """SSC around any velocity model: ``gamma(t) velocity(x, t, ...)`` (see :class:`ScaleCorrected`).
+
+    Args:
+        velocity: an ``nn.Module`` or callable ``(x, t, ...) -> v`` (for a model that takes
+            ``(t, x)``, as torchcfm's U-Net does, pass ``lambda x, t: unet(t, x)``).
+        schedule: a :class:`ScaleSchedule`, a :class:`DeficitSchedule`, or a calibrated one
+            (``calibrate(...).schedule``).
+
+    Returns:
+        The corrected model (an ``nn.Module``; callable like the original).
+    """
+    return ScaleCorrected(velocity, schedule)
+
+
+@dataclass(frozen=True)
+class SSCSettings:
+    """How :func:`calibrate` sizes and chooses SSC.
+
+    Attributes:
+        betas: the deficit schedule's tapers to try (0: the raw ``R_exact / R_learned``).
+        nfe: the sampling budget SSC is calibrated for.
+        sampler: ``euler``, ``heun`` or ``midpoint``.
+        n_samples: samples per candidate (scored against the held-out reference).
+        ratio_samples: pairs per time when measuring ``R_learned``.
+        seed: seeds the calibration's sampling noise (its own stream: not the evaluation's).
+        ratio_seed: seeds the ``(x0, x1)`` draws of ``R(t)``; ``R_learned`` and ``R_exact`` are
+            measured on the same draws (a paired ratio), so give a precomputed ``exact``
+            profile this seed and the same reference (default: ``seed + 1``).
+        times: where ``R`` is measured when ``exact`` is a field.
+        min_gain: a correction must beat the identity's validation FD by this fraction.
+
+    Raises:
+        ValueError: a setting out of range.
+    """
+
+    betas: tuple[float, ...] = (0.0, 1.0, 3.0)
+    nfe: int = 50
+    sampler: Method = "euler"
+    n_samples: int = 500
+    ratio_samples: int = 500
+    seed: int = 0
+    ratio_seed: int | None = None
+    times: tuple[float, ...] = (0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.95)
+    min_gain: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.betas or any(not (b >= 0 and math.isfinite(b)) for b in self.betas):
+            raise ValueError(f"betas must be finite and >= 0, got {self.betas}")
+        if self.sampler not in EVALS_PER_STEP:
+            raise ValueError(
+                f"unknown sampler {self.sampler!r}; choose from {', '.join(EVALS_PER_STEP)}"
+            )
+        steps_for_nfe(self.nfe, self.sampler)
+        if self.n_samples < 2 or self.ratio_samples < 1:
+            raise ValueError("n_samples must be >= 2 and ratio_samples >= 1")
+        if not 0 <= self.min_gain < 1:
+            raise ValueError(f"min_gain must lie in [0, 1), got {self.min_gain}")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What :func:`calibrate` measured and chose.
+
+    Attributes:
+        schedule: the chosen schedule (:data:`IDENTITY` when no correction scored better).
+        scores: validation FD of every candidate, by label (``identity`` included).
+        learned: the model's ``R(t)``.
+        exact: the exact field's ``R(t)`` at the same times.
+    """
+
+    schedule: Schedule
+    scores: dict[str, float]
+    learned: RatioProfile
+    exact: RatioProfile
+    candidates: tuple[Schedule, ...] = field(default=(), repr=False)
+
+    @property
+    def learned_vs_exact(self) -> RatioProfile:
+        """``R_learned(t) / R_exact(t)``: 1 where the model lacks nothing."""
+        return self.learned / self.exact
+
+    @property
+    def is_identity(self) -> bool:
+        """Whether calibration kept the model's own field."""
+        return self.schedule.label() == "identity"
+
+
+def _flat_features(x: torch.Tensor) -> np.ndarray:
+    return x.detach().flatten(1).cpu().double().numpy()
+
+
+def select_schedule(
+    model: VelocityFn,
+    reference: torch.Tensor,
+    candidates: Sequence[Schedule],
+    settings: SSCSettings,
+    *,
+    features: Features | None = None,
+    min_gain: float | None = None,
+) -> tuple[Schedule, dict[str, float]]:
+    """The candidate whose samples lie closest (FD) to ``reference``, and every score.
+
+    Args:
+        model: the velocity model ``(x, t) -> v``.
+        reference: held-out data ``(N, ...)``.
+        candidates: schedules to score; the first is the fallback when none beats it by
+            ``min_gain``.
+        settings: sampler, budget, sample count and seed.
+        features: maps samples to features for the FD (default: the flattened data).
+        min_gain: overrides ``settings.min_gain``.
+
+    Returns:
+        ``(best, {label: validation FD})`` (a diverged candidate scores ``inf``).
+    """
+    feats = features or _flat_features
+    gen = torch.Generator().manual_seed(settings.seed)
+    noise = torch.randn(
+        settings.n_samples, *reference.shape[1:], generator=gen, dtype=reference.dtype
+    )
+    noise = noise.to(reference.device)
+    ref_features = feats(reference)
+    steps = steps_for_nfe(settings.nfe, settings.sampler)
+    scores: dict[str, float] = {}
+    for schedule in candidates:
+        x = integrate(corrected(model, schedule), noise, steps=steps, method=settings.sampler)
+        ok = bool(torch.all(torch.isfinite(x)))
+        scores[schedule.label()] = frechet_distance(feats(x), ref_features) if ok else math.inf
+    gain = settings.min_gain if min_gain is None else min_gain
+    fallback = candidates[0]
+    best = min(candidates, key=lambda s: scores[s.label()])
+    if scores[best.label()] < scores[fallback.label()] * (1 - gain):
+        return best, scores
+    return fallback, scores
+
+
+def calibrate(
+    model: VelocityFn,
+    reference: torch.Tensor | np.ndarray,
+    settings: SSCSettings | None = None,
+    *,
+    exact: RatioProfile | VelocityFn | None = None,
+    features: Features | None = None,
+) -> Calibration:
+    """Size SSC from what ``model`` lacks and keep it only where it helps on held-out data.
+
+    Measures ``R_learned(t)`` on ``reference``, divides the exact field's ``R_exact(t)`` by it,
+    builds one :class:`DeficitSchedule` per taper in ``settings.betas``, and returns the
+    candidate (the identity included) whose samples have the lowest FD to ``reference``.
+
+    Args:
+        model: the velocity model ``(x, t) -> v`` (``t`` a 0-d tensor, as :func:`integrate`
+            passes it; wrap a ``(t, x)`` model in a lambda).
+        reference: held-out data ``(N, ...)``, never the data you report on.
+        settings: :class:`SSCSettings` (defaults: 50 Euler steps, 500 samples).
+        exact: ``R_exact``: a measured :class:`RatioProfile`, the exact field itself (a
+            mixture's ``optimal_velocity``), or ``None`` for the closed form at ``t = 0``
+            (``E[x1] - x0``, valid for any data): then ``q`` is constant and the schedule is the
+            paper's power form with ``gamma(0) = R_exact(0) / R_learned(0)``.
+        features: maps samples to features for the FD (a classifier's penultimate layer,
+            Inception for images; default: the flattened data).
+
+    Returns:
+        The :class:`Calibration`.
+
+    Raises:
+        ValueError: ``reference`` is not a finite batch, or the model's output shape differs
+            from its input's.
+    """
+    settings = settings or SSCSettings()
+    ref = torch.as_tensor(reference)
+    if not ref.is_floating_point():
+        ref = ref.to(torch.float32)
+    if ref.ndim < 2 or len(ref) < 2:
+        raise ValueError(f"reference must be a batch (N >= 2, ...), got shape {tuple(ref.shape)}")
+    if not bool(torch.isfinite(ref).all()):
+        raise ValueError("reference contains NaN or infinite values")
+    ratio_seed = settings.seed + 1 if settings.ratio_seed is None else settings.ratio_seed
+    if exact is None or not isinstance(exact, RatioProfile):
+        times = (0.0,) if exact is None else settings.times
+        gen = torch.Generator().manual_seed(ratio_seed)
+        exact = exact_ratio(ref, times, field=exact, n=settings.ratio_samples, generator=gen)
+    gen = torch.Generator().manual_seed(ratio_seed)  # the same draws as R_exact's
+    learned_r = velocity_ratio(model, ref, exact.times, n=settings.ratio_samples, generator=gen)
+    learned = RatioProfile(exact.times, tuple(learned_r.values()))
+    gain = exact / learned
+    candidates: list[Schedule] = [IDENTITY, *(DeficitSchedule(gain, b) for b in settings.betas)]
+    best, scores = select_schedule(model, ref, candidates, settings, features=features)
+    return Calibration(best, scores, learned, exact, tuple(candidates))

@@ -1,20 +1,25 @@
-"""Markdown tables of a finished run, for the README: ``python -m icml26.velocity_deficit.tables RUN``.
+"""Markdown tables of a finished run, read from its ``results.json`` (nothing retyped).
 
-Everything is read from the run's ``results.json`` and ``config.json`` (seed means, their
-standard errors and the claims), so the README's figures are the run's own, never retyped.
+``python -m icml26.velocity_deficit.tables RUN`` prints every table (``docs/quick/tables.md``);
+``--readme README.md`` writes the compact one between the README's ``<!-- tables:begin -->`` and
+``<!-- tables:end -->`` markers (the claims block above it is ``icml26 readme``'s).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
-import sys
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["render"]
+from icml26.shared.keys import metric_key
 
-_TIMES = ("t00", "t05", "t10", "t25", "t50", "t75", "t95")
+__all__ = ["render", "write_readme_block"]
+
+BEGIN, END = "<!-- tables:begin -->", "<!-- tables:end -->"
 
 
 def _f(x: Any, digits: int = 3) -> str:
@@ -23,174 +28,227 @@ def _f(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-def _pm(m: dict[str, Any], key: str, se_key: str, pct: bool = False) -> str:
-    v, se = m.get(key), m.get(se_key)
-    if v is None or not math.isfinite(v):
+def _pct(m: Mapping[str, Any], key: str) -> str:
+    head, _, rest = key.partition(".")
+    v, se = m.get(key), m.get(f"{head}_se.{rest}")
+    if v is None:
         return "-"
-    if pct:
-        s = f"{100 * v:+.1f}"
-        return s + (f" ± {100 * se:.1f}" if se is not None and math.isfinite(se) else "") + " %"
-    return _f(v) + (f" ± {_f(se, 2)}" if se is not None and math.isfinite(se) else "")
+    s = f"{100 * v:+.1f}"
+    return s + (f" ± {100 * se:.1f}" if se is not None else "") + " %"
 
 
-def _datasets(m: dict[str, Any]) -> list[str]:
+def _datasets(m: Mapping[str, Any]) -> list[str]:
     return sorted(
-        {k.split(".")[1] for k in m if k.startswith("fd.") and k.endswith(".real")},
+        {k.split(".")[1] for k in m if k.startswith("fd_floor.")},
         key=lambda n: (not n.startswith("gmm"), int(n[3:]) if n[3:].isdigit() else 0, n),
     )
 
 
-def _variants(m: dict[str, Any], name: str, k: int) -> list[str]:
-    return [v for v in ("baseline", "ssc", "mafm", "mafm_ssc") if f"fd.{name}.{v}.nfe{k}" in m]
+def _regimes(m: Mapping[str, Any], name: str) -> list[str]:
+    return [
+        r
+        for r in ("fit", "short")
+        if metric_key("fd_gain", name, r, "baseline", "nfe50") in m
+        or any(k.startswith(f"fd.{name}.{r}.") for k in m)
+    ]
 
 
-def render(run: Path) -> str:
-    """The README tables of run folder ``run`` (module docstring)."""
+def _regime_table(m: Mapping[str, Any], k: int) -> list[str]:
+    out = [
+        "| data | regime | FM loss over exact field's | R(0) learned | R(0) exact | learned / exact at t=0 |"
+        f" learned / exact, mean over t | FD baseline @{k} | held-out FD floor |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for n in _datasets(m):
+        for r in _regimes(m, n):
+            out.append(
+                f"| {n} | {r} | {_pct(m, metric_key('fm_excess_loss', n, r, 'baseline'))} "
+                f"| {_f(m.get(metric_key('velocity_ratio', n, r, 'baseline', 't0')))} "
+                f"| {_f(m.get(metric_key('velocity_ratio_exact', n, 't0')))} "
+                f"| {_f(m.get(metric_key('learned_vs_exact', n, r, 'baseline', 't0')))} "
+                f"| {_f(m.get(metric_key('learned_vs_exact_mean', n, r, 'baseline')))} "
+                f"| {_f(m.get(metric_key('fd', n, r, 'baseline', f'nfe{k}')))} "
+                f"| {_f(m.get(metric_key('fd_floor', n)))} |"
+            )
+    return out
+
+
+def _gain_table(m: Mapping[str, Any], nfe: list[int], k: int, ref: int) -> list[str]:
+    out = [
+        "| data | regime | variant | gamma(0) | identity chosen | "
+        + " | ".join(f"@{j}" for j in nfe)
+        + f" | @{k} vs baseline @{ref} |",
+        "|---|---|---|---|---|" + "---|" * (len(nfe) + 1),
+    ]
+    for n in _datasets(m):
+        for r in _regimes(m, n):
+            for v in ("ssc", "ssc_naive", "mafm", "mafm_ssc"):
+                if metric_key("fd_gain", n, r, v, f"nfe{k}") not in m:
+                    continue
+                model = "mafm" if v.startswith("mafm") else "baseline"
+                if v == "ssc_naive":
+                    g0, ident = m.get(metric_key("ssc_naive_gamma0", n, r, "baseline")), None
+                elif v in ("ssc", "mafm_ssc"):
+                    g0 = m.get(metric_key("ssc_gamma0", n, r, model))
+                    ident = m.get(metric_key("ssc_identity", n, r, model))
+                else:
+                    g0, ident = None, None
+                cells = [_pct(m, metric_key("fd_gain", n, r, v, f"nfe{j}")) for j in nfe]
+                vs = _pct(m, metric_key("fd_gain_vs_ref", n, r, v, f"nfe{k}"))
+                share = "-" if ident is None else f"{ident:.0%}"
+                out.append(
+                    f"| {n} | {r} | {v} | {_f(g0)} | {share} | " + " | ".join(cells) + f" | {vs} |"
+                )
+    return out
+
+
+def _mafm_table(m: Mapping[str, Any]) -> list[str]:
+    out = [
+        "| data | regime | validation FD by lambda | lambda chosen (seed mean) |",
+        "|---|---|---|---|",
+    ]
+    for n in _datasets(m):
+        for r in _regimes(m, n):
+            sweep = {
+                k.rsplit(".", 1)[1]: v for k, v in m.items() if k.startswith(f"mafm_val.{n}.{r}.")
+            }
+            if sweep:
+                cells = ", ".join(f"{lab}: {_f(v)}" for lab, v in sorted(sweep.items()))
+                out.append(
+                    f"| {n} | {r} | {cells} | {_f(m.get(metric_key('mafm_lambda', n, r)))} |"
+                )
+    return out
+
+
+def _nll_table(m: Mapping[str, Any], k: int) -> list[str]:
+    out = [
+        "| data | regime | real test rows | baseline | ssc | ssc_naive | mafm |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n in _datasets(m):
+        if metric_key("loglik_real", n) not in m:
+            continue
+        for r in _regimes(m, n):
+            cells = [
+                _f(m.get(metric_key("loglik", n, r, v, f"nfe{k}")), 4)
+                for v in ("baseline", "ssc", "ssc_naive", "mafm")
+            ]
+            out.append(
+                f"| {n} | {r} | {_f(m[metric_key('loglik_real', n)], 4)} | "
+                + " | ".join(cells)
+                + " |"
+            )
+    return out
+
+
+def _compact(m: Mapping[str, Any], k: int, ref: int) -> list[str]:
+    """Regimes and gains at the selection budget in one table (the README's)."""
+    out = [
+        f"| data | regime | learned / exact at t=0 | FD @{k} (floor) | loglik @{k} (real rows) |"
+        f" SSC | SSC `1/R(0)` | MAFM | MAFM+SSC | SSC @{k} vs plain @{ref} |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for n in _datasets(m):
+        for r in _regimes(m, n):
+            real = m.get(metric_key("loglik_real", n))
+            ll = _f(m.get(metric_key("loglik", n, r, "baseline", f"nfe{k}")), 4)
+            ll += f" ({_f(real, 4)})" if real is not None else ""
+            gains = [
+                _pct(m, metric_key("fd_gain", n, r, v, f"nfe{k}"))
+                for v in ("ssc", "ssc_naive", "mafm", "mafm_ssc")
+            ]
+            out.append(
+                f"| {n} | {r} | {_f(m.get(metric_key('learned_vs_exact', n, r, 'baseline', 't0')))} "
+                f"| {_f(m.get(metric_key('fd', n, r, 'baseline', f'nfe{k}')))} "
+                f"({_f(m.get(metric_key('fd_floor', n)))}) | {ll} | "
+                + " | ".join(gains)
+                + f" | {_pct(m, metric_key('fd_gain_vs_ref', n, r, 'ssc', f'nfe{k}'))} |"
+            )
+    return out
+
+
+def render(run: Path, *, compact: bool = False) -> str:
+    """The results tables of run folder ``run`` (module docstring).
+
+    Args:
+        run: a finished run folder (``results.json``, ``config.json``).
+        compact: one table of regimes and gains at the selection budget, and the claims (the
+            README's block); otherwise every table (``RESULTS.md``).
+
+    Returns:
+        Markdown.
+    """
     res = json.loads((run / "results.json").read_text())
     cfg = json.loads((run / "config.json").read_text())
     cfg = cfg.get("config", cfg)
     m: dict[str, Any] = res["metrics"]
-    nfe = sorted(cfg["nfe"])
-    k_sel = cfg["ssc_select_nfe"]
-    names = _datasets(m)
-    out: list[str] = []
-    # fit check
-    out += [
-        "### Fit check: is the deficit the objective's or the network's?",
-        "",
-        "FM loss `|v - (x1 - x0)|^2 / d` of the baseline on training / test pairs; on mixtures the "
-        "exact field's loss on the same training pairs (the floor) and the relative excess; "
-        "`R(0)` learned vs the exact field (mixtures) or the training set's own empirical field "
-        "(images); the largest `|R - R_exact|` over `t <= 0.15`, where SSC injects (later the "
-        "training set's field memorises in 784-d and its `R` tends to 1).",
-        "",
-        "| data | loss train | loss test | exact-field floor | excess over floor | R(0) learned |"
-        " R(0) exact | max abs(R - R_exact), t <= 0.15 |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for n in names:
-        ref = (
-            "velocity_ratio_oracle"
-            if f"velocity_ratio_oracle.{n}.t00" in m
-            else "velocity_ratio_empirical"
+    nfe, k, ref = sorted(cfg["nfe"]), cfg["select_nfe"], cfg["reference_nfe"]
+    cpu = res.get("cpu_seconds")
+    head = (
+        f"`icml26 run velocity-deficit --profile {res['profile']}` (version {res.get('version', '?')}): "
+        f"{res['seconds']:.0f} s wall"
+        + (f", {cpu:.0f} CPU-s" if cpu else "")
+        + f"; {cfg['seeds']} "
+        f"seeds, {cfg['n_samples']} test samples per cell; figures are seed means ± SE."
+    )
+    if compact:
+        caption = (
+            f"Generated by `python -m icml26.velocity_deficit.tables RUN --readme` ({res['profile']}): "
+            f"seed means ± SE; SSC / MAFM columns: FD change over the plain sampler at {k} NFE "
+            "(> 0 better), paired per seed."
         )
-        gaps = [
-            abs(m[f"velocity_ratio.{n}.{t}"] - m[f"{ref}.{n}.{t}"])
-            for t in (f"t{5 * i:02d}" for i in range(4))
-            if f"velocity_ratio.{n}.{t}" in m and f"{ref}.{n}.{t}" in m
+        return "\n".join([caption, "", *_compact(m, k, ref)]) + "\n"
+    out = [head, "", "**Regimes: what each model lacks** (baseline FM models)", ""]
+    out += _regime_table(m, k)
+    out += [
+        "",
+        "**FD change over the uncorrected sampler at the same NFE** (> 0 better; paired over seeds)",
+        "",
+    ]
+    out += _gain_table(m, nfe, k, ref)
+    if any(key.startswith("mafm_val.") for key in m):
+        out += ["", f"**MAFM's lambda sweep** (validation FD at {k} NFE)", "", *_mafm_table(m)]
+    if any(key.startswith("loglik_real.") for key in m):
+        out += [
+            "",
+            f"**Mixture log-likelihood of samples at {k} NFE** (exact density; real rows for reference)",
+            "",
         ]
-        out.append(
-            f"| {n} | {_f(m.get(f'fm_loss.{n}.baseline'))} | {_f(m.get(f'fm_loss_test.{n}.baseline'))} "
-            f"| {_f(m.get(f'fm_loss_oracle.{n}'))} "
-            f"| {_pm(m, f'fm_excess_loss.{n}.baseline', f'fm_excess_loss_se.{n}.baseline', pct=True)} "
-            f"| {_f(m.get(f'velocity_ratio.{n}.t00'))} | {_f(m.get(f'{ref}.{n}.t00'))} "
-            f"| {_f(max(gaps)) if gaps else '-'} |"
-        )
-    # velocity ratio
-    times = [t for t in _TIMES if f"velocity_ratio.{names[0]}.{t}" in m]
-    out += [
-        "",
-        "### Velocity Deficit: `R(t) = E|v(x_t,t)| / E|x1 - x0|` (baseline, seed mean)",
-        "",
-        "| data | " + " | ".join(times) + " | mean R | exact-field mean R |",
-        "|---|" + "---|" * (len(times) + 2),
-    ]
-    for n in names:
-        allt = sorted(k for k in m if k.startswith(f"velocity_ratio.{n}.t"))
-        mean_r = sum(m[k] for k in allt) / len(allt)
-        oracle = sorted(k for k in m if k.startswith(f"velocity_ratio_oracle.{n}.t"))
-        mean_o = _f(sum(m[k] for k in oracle) / len(oracle)) if oracle else "-"
-        out.append(
-            f"| {n} | "
-            + " | ".join(_f(m.get(f"velocity_ratio.{n}.{t}")) for t in times)
-            + f" | {_f(mean_r)} | {mean_o} |"
-        )
-    out += [
-        "",
-        f"velocity_ratio_slope_vs_dim = {_f(m.get('velocity_ratio_slope_vs_dim'))}, exact-field "
-        f"slope = {_f(m.get('velocity_ratio_oracle_slope_vs_dim'))}",
-    ]
-    # SSC strength and FD change
-    out += [
-        "",
-        "### SSC: strength from the measured `R(0)` and FD change (mean ± SE over seeds)",
-        "",
-        "`gamma(0) = 1 / R(0)`; `beta` chosen on validation. FD change = `(FD_base - FD) / FD_base`"
-        " at the same NFE (> 0: better); last column: at "
-        f"{k_sel} NFE against the baseline at 250 NFE.",
-        "",
-        "| data | variant | gamma(0) | beta (seed mean) | "
-        + " | ".join(f"@{k}" for k in nfe)
-        + " | vs base@250 |",
-        "|---|---|---|---|" + "---|" * (len(nfe) + 1),
-    ]
-    for n in names:
-        for v in _variants(m, n, nfe[0])[1:]:
-            model = "baseline" if v == "ssc" else "mafm"
-            alpha = m.get(f"ssc_alpha.{n}.{model}")
-            g0 = "-" if v == "mafm" or alpha is None else _f(1 + alpha)
-            beta = "-" if v == "mafm" else _f(m.get(f"ssc_beta.{n}.{model}"))
-            cells = [
-                _pm(m, f"fd_improvement.{n}.{v}.nfe{k}", f"fd_improvement_se.{n}.{v}.nfe{k}", True)
-                for k in nfe
-            ]
-            vs = _pm(
-                m,
-                f"fd_improvement_vs_baseline_250.{n}.{v}.nfe{k_sel}",
-                f"fd_improvement_vs_baseline_250_se.{n}.{v}.nfe{k_sel}",
-                True,
-            )
-            out.append(f"| {n} | {v} | {g0} | {beta} | " + " | ".join(cells) + f" | {vs} |")
-    # FD tables
-    out += [
-        "",
-        "### FD by NFE (classifier features, lower is better; mean ± SE over seeds)",
-        "",
-        "| data | method | "
-        + " | ".join(f"FD@{k}" for k in nfe)
-        + f" | lag@{k_sel} | real-vs-real floor |",
-        "|---|---|" + "---|" * (len(nfe) + 2),
-    ]
-    for n in names:
-        for v in _variants(m, n, nfe[0]):
-            cells = [_pm(m, f"fd.{n}.{v}.nfe{k}", f"fd_se.{n}.{v}.nfe{k}") for k in nfe]
-            out.append(
-                f"| {n} | {v} | "
-                + " | ".join(cells)
-                + f" | {_f(m.get(f'integration_lag.{n}.{v}.nfe{k_sel}'))} | {_f(m.get(f'fd.{n}.real'))} |"
-            )
-    # validation sweep: best alpha per dataset
-    out += [
-        "",
-        f"### Validation sweep at {k_sel} NFE (seed-mean FD relative to no SSC; < 0: better)",
-        "",
-        "| data | model | best of grid | its change | gamma(0) = 1/R(0), best beta |",
-        "|---|---|---|---|---|",
-    ]
-    for n in names:
-        for model in ("baseline", "mafm"):
-            pre = f"ssc_sweep.{n}.{model}."
-            if pre + "neutral" not in m:
-                continue
-            neutral = m[pre + "neutral"]
-            grid = {
-                k[len(pre) :]: v for k, v in m.items() if k.startswith(pre) and k != pre + "neutral"
-            }
-            plain = {k: v for k, v in grid.items() if not k.startswith("ratio_")}
-            ratio = {k: v for k, v in grid.items() if k.startswith("ratio_")}
-            best = min(plain, key=plain.__getitem__) if plain else None
-            rbest = min(ratio.values()) if ratio else math.nan
-            out.append(
-                f"| {n} | {model} | {best or '-'} "
-                f"| {f'{100 * (plain[best] / neutral - 1):+.1f} %' if best else '-'} "
-                f"| {100 * (rbest / neutral - 1):+.1f} % |"
-            )
-    # claims
-    out += ["", "### Claims", "", "| claim | rule | holds |", "|---|---|---|"]
+        out += _nll_table(m, k)
+    out += ["", "**Claims**", "", "| claim | holds | under its placebo |", "|---|---|---|"]
     for c in res.get("claims", []):
-        out.append(f"| {c['id']} | `{c['rule']}` | **{c['holds']}** |")
+        out.append(f"| {c['id']} | **{c['holds']}** | {c.get('placebo_holds', '-')} |")
     return "\n".join(out) + "\n"
 
 
+def write_readme_block(readme: Path, text: str) -> None:
+    """Replace the text between the tables markers of ``readme`` with ``text``.
+
+    Args:
+        readme: the README path.
+        text: the block's new content.
+
+    Raises:
+        ValueError: the README lacks the markers.
+    """
+    body = readme.read_text()
+    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
+    if not pattern.search(body):
+        raise ValueError(f"{readme} has no {BEGIN} ... {END} block")
+    readme.write_text(pattern.sub(lambda _: f"{BEGIN}\n{text}{END}", body))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m icml26.velocity_deficit.tables RUN [--readme README.md]``."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("run", type=Path)
+    parser.add_argument("--readme", type=Path, help="write the compact tables into this README")
+    args = parser.parse_args(argv)
+    if args.readme:
+        write_readme_block(args.readme, render(args.run, compact=True))
+        return
+    print(render(args.run))
+
+
 if __name__ == "__main__":  # pragma: no cover
-    print(render(Path(sys.argv[1])))
+    main()

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from icml26.shared import Checkpoints, log
+from icml26.velocity_deficit.diagnostics import RatioProfile
 from icml26.velocity_deficit.flow import MAFMObjective, fm_loss, linear_path, ot_coupling
 from icml26.velocity_deficit.model import VelocityMLP
 
@@ -31,6 +32,12 @@ class TrainSettings:
         coupling: ``independent`` pairs or ``ot`` (exact minibatch OT, OT-CFM).
         skip: the model's time-scaled input skip ``a(t) x`` (``icml26.velocity_deficit.model``).
         mafm_lambda, mafm_power: MAFM's ``lambda`` and ``p`` (``icml26.velocity_deficit.flow``).
+        mafm_target: MAFM's target ratio ``rho(t)`` (``None``: the paper's ``rho = 1``; the
+            exact field's ``R_exact`` profile: :func:`icml26.velocity_deficit.diagnostics.exact_ratio`).
+        checkpoint_every: steps between checkpoints (with ``checkpoints``).
+
+    Raises:
+        ValueError: a setting out of range.
     """
 
     steps: int = 2000
@@ -44,6 +51,7 @@ class TrainSettings:
     coupling: Literal["independent", "ot"] = "independent"
     mafm_lambda: float = 1.0
     mafm_power: float = 1.0
+    mafm_target: RatioProfile | None = None
     checkpoint_every: int = 500
 
     def __post_init__(self) -> None:
@@ -77,11 +85,24 @@ def train_velocity_model(
     device: str = "cpu",
     tag: str = "",
 ) -> tuple[VelocityMLP, list[float]]:
-    """Train ``v_theta`` on data ``x`` ``(N, d)`` (class-conditional when ``y`` is given).
+    """Train a :class:`VelocityMLP` on data ``x`` ``(N, d)`` with FM or MAFM.
 
-    Returns the EMA model (eval mode) and the loss curve (one value per 50 steps). With
-    ``checkpoints`` the state is saved every ``settings.checkpoint_every`` steps and a killed
-    run resumes from the latest one; a finished run is reloaded without training.
+    Args:
+        x: training data ``(N, d)``.
+        y: class labels (a class-conditional model) or ``None``.
+        settings: :class:`TrainSettings`.
+        seed: seeds the initialisation and the batch / noise / time draws.
+        checkpoints: save every ``settings.checkpoint_every`` steps and resume a killed run
+            from the latest one (a finished run is reloaded without training).
+        device: ``cpu`` or ``cuda``.
+        tag: a name for log lines.
+
+    Returns:
+        The EMA model (eval mode) and the loss curve (one value per 50 steps).
+
+    Raises:
+        ValueError: data not ``(N >= 2, d)``, NaN, or labels of another length.
+        FloatingPointError: the loss diverged.
     """
     x = np.asarray(x, dtype=np.float32)
     if x.ndim != 2 or len(x) < 2:
@@ -97,9 +118,9 @@ def train_velocity_model(
         x.shape[1], settings.width, settings.depth, n_classes, skip=settings.skip
     ).to(device)
     ema = copy.deepcopy(model).requires_grad_(False)
-    opt = torch.optim.Adam(model.parameters(), lr=settings.lr)
+    opt = torch.optim.Adam(model.parameters(), lr=settings.lr, foreach=True)
     objective = (
-        MAFMObjective(settings.mafm_lambda, settings.mafm_power)
+        MAFMObjective(settings.mafm_lambda, settings.mafm_power, settings.mafm_target)
         if settings.objective == "mafm"
         else None
     )
@@ -119,6 +140,7 @@ def train_velocity_model(
     yt_all = None if y is None else torch.as_tensor(np.asarray(y), dtype=torch.long, device=device)
     running = 0.0
     model.train()
+    ema_params, params = list(ema.parameters()), list(model.parameters())
     for step in range(start, settings.steps):
         for group in opt.param_groups:
             group["lr"] = _lr_at(step, settings)
@@ -136,12 +158,11 @@ def train_velocity_model(
             raise FloatingPointError(f"{tag}: loss became {loss.item()} at step {step}; lower lr")
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(params, 1.0, foreach=True)
         opt.step()
         decay = min(settings.ema_decay, (1 + step) / (10 + step))
         with torch.no_grad():
-            for pe, pm in zip(ema.parameters(), model.parameters(), strict=True):
-                pe.lerp_(pm, 1 - decay)
+            torch._foreach_lerp_(ema_params, params, 1 - decay)
         running += loss.item()
         if (step + 1) % 50 == 0:
             losses.append(running / 50)

@@ -28,7 +28,7 @@ import numpy as np
 
 from icml26.weak_strong.policies import ACCEPT, REJECT, OnlineWeakStrong, Trace
 
-__all__ = ["ErrorBound", "freedman_radius", "online_error_bounds"]
+__all__ = ["ErrorBound", "bound_constants", "freedman_radius", "online_error_bounds"]
 
 
 def freedman_radius(variance: float, b: float, delta: float) -> float:
@@ -65,28 +65,57 @@ class ErrorBound:
         return self.rate <= self.bound + 1e-12
 
 
+def bound_constants(policy: OnlineWeakStrong) -> tuple[float, float]:
+    """The constants ``C_a``, ``C_r`` of the guarantee (module docstring): the deterministic
+    slack of the rates is ``C_a / #wrong`` and ``C_r / #right``, so a tolerance ``tol`` needs
+    ``C_r / tol`` right answers (and ``C_a / tol`` wrong ones).
+
+    Args:
+        policy: an online policy (its settings, not its state, are read).
+
+    Returns:
+        ``(C_a, C_r)``.
+    """
+    eta, p_min = policy.step_size, policy.explore_min
+    c_a = max(0.0, (1.0 - policy.tau_a0) / eta + (1.0 - policy.alpha) / p_min)
+    c_r = max(0.0, policy.tau_r0 / eta + (1.0 - policy.beta) / p_min)
+    return c_a, c_r
+
+
 def online_error_bounds(
     policy: OnlineWeakStrong, trace: Trace, *, delta: float = 0.05
 ) -> dict[str, ErrorBound]:
     """The accept- and reject-side guarantees for ``trace``, produced by ``policy`` from its
-    initial state (uses its initial thresholds, step size, exploration floor and targets)."""
+    initial state (uses its initial thresholds, step size, exploration floor and targets).
+
+    Args:
+        policy: the online policy that produced ``trace``.
+        trace: its :class:`~icml26.weak_strong.policies.Trace`.
+        delta: total failure probability of the two bounds.
+
+    Returns:
+        ``{"accept": ErrorBound, "reject": ErrorBound}``: each side's rate, the bound on it
+        (``target + (C + radius) / count``) and its parts.
+
+    Raises:
+        ValueError: ``delta`` outside (0, 1).
+    """
     if not (0 < delta < 1):
         raise ValueError(f"delta must lie in (0, 1), got {delta}")
     y, region, p = trace.labels, trace.region, trace.prob
-    alpha, beta, eta, p_min = policy.alpha, policy.beta, policy.step_size, policy.explore_min
+    alpha, beta, p_min = policy.alpha, policy.beta, policy.explore_min
     n = y.size
     inv = (1.0 - p) / p  # variance of Q/p - 1 for a Bernoulli(p) query
     wrong, right = ~y, y
     acc, rej = region == ACCEPT, region == REJECT
 
     # accept side
-    c_a = max(0.0, (1.0 - policy.tau_a0) / eta + (1.0 - alpha) / p_min)
+    c_a, c_r = bound_constants(policy)
     v_a = float(np.sum(inv[wrong & acc]) * (1 - alpha) ** 2 + np.sum(inv[wrong & rej]) * alpha**2)
     b_a = max(1.0 - alpha, alpha * (1.0 / p_min - 1.0))
     vmax_a = n * max((1 - alpha) ** 2, alpha**2) * (1.0 / p_min - 1.0)
     r_a = _peeled_radius(v_a, b_a, delta / 2, vmax_a)
     # reject side
-    c_r = max(0.0, policy.tau_r0 / eta + (1.0 - beta) / p_min)
     v_r = float(np.sum(inv[right & rej]) * (1 - beta) ** 2 + np.sum(inv[right & acc]) * beta**2)
     b_r = max(1.0 - beta, beta * (1.0 / p_min - 1.0))
     vmax_r = n * max((1 - beta) ** 2, beta**2) * (1.0 / p_min - 1.0)

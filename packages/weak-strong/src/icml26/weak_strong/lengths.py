@@ -21,12 +21,23 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from icml26.shared import seed_for
 from icml26.weak_strong._validate import check_stream
-from icml26.weak_strong.guarantees import online_error_bounds
+from icml26.weak_strong.config import RunConfig
+from icml26.weak_strong.guarantees import bound_constants, online_error_bounds
+from icml26.weak_strong.keys import akey
 from icml26.weak_strong.metrics import error_rates
 from icml26.weak_strong.policies import OnlineWeakStrong, Trace, run_policy
 
-__all__ = ["LengthCurve", "control_length", "error_vs_length", "length_grid", "prefix_trace"]
+__all__ = [
+    "LengthCurve",
+    "control_length",
+    "error_vs_length",
+    "length_grid",
+    "length_study",
+    "online_policy",
+    "prefix_trace",
+]
 
 
 def length_grid(n: int, *, start: int = 200, passes: int = 1) -> list[int]:
@@ -162,3 +173,97 @@ def control_length(curve: LengthCurve, tol: float, *, up_to: int | None = None) 
     while j > 0 and ok[j - 1]:
         j -= 1
     return curve.lengths[keep[j]]
+
+
+def online_policy(cfg: RunConfig, alpha: float, seed: int) -> OnlineWeakStrong:
+    """The online policy with the run's settings at target ``alpha = beta``.
+
+    Args:
+        cfg: the run's config (step size, initial thresholds, exploration).
+        alpha: the target of both errors.
+        seed: the exploration coins' seed.
+
+    Returns:
+        A fresh :class:`~icml26.weak_strong.policies.OnlineWeakStrong`.
+    """
+    return OnlineWeakStrong(
+        alpha,
+        alpha,
+        step_size=cfg.step_size,
+        tau_a=cfg.tau_a,
+        tau_r=cfg.tau_r,
+        explore=cfg.explore,
+        explore_min=cfg.explore_min,
+        use_verdict=cfg.use_verdict,
+        seed=seed,
+    )
+
+
+def length_study(
+    name: str, scores: NDArray[np.float64], labels: NDArray[np.bool_], cfg: RunConfig
+) -> dict[str, object]:
+    """The online policy's errors and bound against the stream length, at every target.
+
+    Metrics (means over ``cfg.length_orders`` orders): ``<rate>.<name>.online.a<alpha>.len<n>``
+    for the two rates, their bounds and the strong-call frequency; ``control_length`` (the
+    shortest length from which both mean rates stay within ``cfg.length_tol`` of the target,
+    up to the stream's own length; -1 when the full stream misses), ``control_length_passes``
+    (the same over repeated passes), ``bound_violations``; and the slack the guarantee needs:
+    ``slack_accept.<name>.a<alpha>`` / ``slack_reject`` (``C / #wrong``, ``C / #right``) and
+    ``needed_correct`` / ``needed_wrong`` (``C / length_tol``: answers the tolerance needs).
+
+    Args:
+        name: the stream's name in the keys.
+        scores: its weak scores (stored order: each order is a fresh shuffle).
+        labels: its strong verdicts.
+        cfg: the run's config.
+
+    Returns:
+        ``{"metrics": {...}, "plot": {...}}``.
+    """
+    n = int(scores.size)
+    lengths = length_grid(n, start=cfg.length_start, passes=cfg.length_passes)
+    out: dict[str, float] = {}
+    curves: dict[str, object] = {"lengths": lengths, "stream_length": n}
+    n_right, n_wrong = float(labels.sum()), float((~labels).sum())
+    for i, alpha in enumerate(cfg.alphas):
+        curve = error_vs_length(
+            scores,
+            labels,
+            lengths,
+            lambda r, alpha=alpha, i=i: online_policy(
+                cfg, alpha, seed_for(cfg.seed, "lengths", r, i)
+            ),
+            orders=cfg.length_orders,
+            passes=cfg.length_passes,
+            seed=seed_for(cfg.seed, "length-orders"),
+            delta=cfg.delta,
+        )
+        tail = f"{name}.online.{akey(alpha)}"
+        names = ("incorrect_accept", "incorrect_reject", "bound_accept", "bound_reject")
+        for rate in (*names, "strong_freq"):
+            for m, v in zip(lengths, curve.mean(rate), strict=True):
+                out[f"{rate}.{tail}.len{m}"] = float(v)
+        real = control_length(curve, cfg.length_tol, up_to=n)
+        out[f"control_length.{tail}"] = float(real if real is not None else -1)
+        if cfg.length_passes > 1:
+            found = control_length(curve, cfg.length_tol)
+            out[f"control_length_passes.{tail}"] = float(found if found is not None else -1)
+        out[f"bound_violations.{tail}"] = float(curve.violations())
+        c_a, c_r = bound_constants(online_policy(cfg, alpha, 0))
+        # The guarantee's numbers belong to the settings, not to a policy's run: no "online"
+        # part, so a placebo that swaps the policy leaves them as they are.
+        need = f"{name}.{akey(alpha)}"
+        out[f"slack_accept.{need}"] = c_a / max(n_wrong, 1.0)
+        out[f"slack_reject.{need}"] = c_r / max(n_right, 1.0)
+        out[f"needed_wrong.{need}"] = c_a / cfg.length_tol if cfg.length_tol > 0 else -1.0
+        out[f"needed_correct.{need}"] = c_r / cfg.length_tol if cfg.length_tol > 0 else -1.0
+        curves[akey(alpha)] = {
+            rate: {
+                "mean": curve.mean(rate).tolist(),
+                "lo": np.quantile(getattr(curve, rate), 0.1, axis=0).tolist(),
+                "hi": np.quantile(getattr(curve, rate), 0.9, axis=0).tolist(),
+            }
+            for rate in names
+        }
+    return {"metrics": out, "plot": {"length_study": curves}}

@@ -73,6 +73,18 @@ def error_rates(accepted: Any, labels: Any, queried: Any) -> ErrorRates:
 
     A rate whose conditioning event never happens (no incorrect item, say) is 0: no error of
     that kind could be made.
+
+    Args:
+        accepted: final verdict per item (accepted or not).
+        labels: the truth per item (booleans or 0/1).
+        queried: whether the strong verifier was asked, per item.
+
+    Returns:
+        :class:`ErrorRates`: incorrect acceptance ``P(accept | wrong)``, incorrect rejection
+        ``P(reject | right)``, strong-call frequency and final accuracy.
+
+    Raises:
+        ValueError: arrays of different lengths, non-boolean labels, an empty stream.
     """
     acc, y, q = _decisions(accepted, labels, queried)
     if acc.size == 0:

@@ -5,21 +5,46 @@ from __future__ import annotations
 from dataclasses import replace
 
 from icml26.shared import Claim, Paper
-from icml26.weak_strong.config import SYNTHETIC_STREAMS, BenchConfig, WeakStrongConfig
+from icml26.shared.keys import number_part
+from icml26.weak_strong.config import (
+    DEFAULT_STEP_SIZE,
+    SYNTHETIC_STREAMS,
+    BenchConfig,
+    RunConfig,
+)
 
-__all__ = ["BENCH_PROFILES", "CLAIMS", "PAPER", "PROFILES"]
+__all__ = ["BENCH_PROFILES", "CLAIMS", "COST_MARGIN", "MATH_TOL", "PAPER", "PROFILES"]
 
-_QUICK = WeakStrongConfig()
+_QUICK = RunConfig()
+
+
+#: Tolerance of ``online_at_target_math`` (both sides of the target, beyond 2 SE).
+MATH_TOL = 0.02
+
+#: A controlling policy must save at least this much on the score-blind policy's strong
+#: calls (``1 - 2 alpha``: accept w.p. alpha, reject w.p. alpha, ask the rest).
+COST_MARGIN = 0.05
+
+
+def _at_target(stream: str, tol: float) -> str:
+    """At every target: both online error rates within ``tol`` of the target on either side,
+    beyond noise (the mean's distance minus 2 SE over repeats), and strong calls at least
+    :data:`COST_MARGIN` below the score-blind policy's ``1 - 2 alpha`` (mean + 2 SE), so
+    neither always-strong nor a score-blind coin passes."""
+    terms = []
+    for alpha in _QUICK.alphas:
+        t = f"{stream}.online.a{number_part(alpha)}"
+        for side in ("accept", "reject"):
+            x, se = f"excess_{side}.{t}", f"excess_{side}_se.{t}"
+            terms.append(f"{x} - 2 * {se} <= {tol:g} and {x} + 2 * {se} >= -{tol:g}")
+        terms.append(f"strong_freq.{t} + 2 * strong_freq_se.{t} <= {1 - 2 * alpha - COST_MARGIN:g}")
+    return " and ".join(terms)
 
 
 def _every_synthetic_stream_at_target(tol: float) -> str:
-    """The rule "both online error rates end within ``tol`` of the target" over every stream of
+    """:func:`_at_target` over every stream of
     :data:`~icml26.weak_strong.config.SYNTHETIC_STREAMS` (so a new stream is covered too)."""
-    return " and ".join(
-        f'max_of("excess_{side}.{stream}.online.*") <= {tol:g}'
-        for stream in SYNTHETIC_STREAMS
-        for side in ("accept", "reject")
-    )
+    return " and ".join(_at_target(stream, tol) for stream in SYNTHETIC_STREAMS)
 
 
 PROFILES = {
@@ -27,11 +52,13 @@ PROFILES = {
         _QUICK,
         streams=(*SYNTHETIC_STREAMS, "math", "sudoku"),
         n_items=2000,
-        repeats=1,
+        repeats=2,  # the fewest with a standard error
         n_calibration=300,
         math_source="fixture",
         sudoku_puzzles=4,
         sudoku_blanks=40,
+        front_step_sizes=(0.01, 0.1),
+        length_orders=4,
     ),
     "quick": _QUICK,
     "full": replace(
@@ -50,75 +77,70 @@ BENCH_PROFILES = {
     "full": BenchConfig(n_items=1_000_000, rounds=3),
 }
 
+#: The control claims' placebo: a policy that ignores the score (accept w.p. alpha, reject
+#: w.p. alpha, ask the rest) has both errors on target on any stream; it fails the claims
+#: only through the cost floor, which is what the weak verifier buys.
+_BLIND = {"online": "score_blind"}
+#: The cost claims' placebo: exhaustive verification in the online policy's place.
+_PLACEBO = {"online": "always_strong"}
+
+
+def _cost_rule(stream: str, max_freq: float) -> str:
+    """Strong calls at most ``max_freq`` and both errors within 5 points of the target, each
+    beyond noise (mean + 2 SE over repeats), at alpha = beta = 0.1. No final-accuracy term:
+    at alpha = 0.1 it is "weighted mean error <= alpha", stricter than the stated 5 points."""
+    t = f"{stream}.online.a0p1"
+    return (
+        f"strong_freq.{t} + 2 * strong_freq_se.{t} <= {max_freq:g}"
+        f" and incorrect_accept.{t} + 2 * incorrect_accept_se.{t} <= 0.15"
+        f" and incorrect_reject.{t} + 2 * incorrect_reject_se.{t} <= 0.15"
+    )
+
+
 CLAIMS = [
     Claim(
         "online_at_target_synthetic",
-        "On every synthetic stream (calibrated, over/under-confident, drifting, adversarially "
-        "ordered; 20k items), the online algorithm's two error rates end within 2 points of "
-        "the targets.",
-        "running errors converge below alpha, beta",
+        f"On every synthetic stream (calibrated, over/under-confident, drifting, adversarially "
+        f"ordered; 20k items), the online algorithm (step size {DEFAULT_STEP_SIZE:g}) ends with "
+        "both error rates within 2 points of the targets on either side (beyond 2 SE over "
+        "repeats) at every target, with at least 5 points fewer strong calls than a "
+        "score-blind policy on target (1 - 2 alpha).",
+        "running errors converge to alpha, beta",
         _every_synthetic_stream_at_target(0.02),
-    ),
-    Claim(
-        "fixed_breaks_under_drift",
-        "Thresholds fixed on a calibration split (conformal style) break when the stream "
-        "drifts or is adversarially ordered: incorrect acceptance exceeds the target by more "
-        "than 2 points at every target.",
-        "fixed-threshold baseline violates the targets under shift",
-        'min_of("excess_accept.drift.fixed_calibrated.*") > 0.02'
-        ' and min_of("excess_accept.adversarial.fixed_calibrated.*") > 0.02',
-    ),
-    Claim(
-        "math_reliability_at_lower_cost",
-        "On mathematical reasoning, the online policy reaches reliability comparable to "
-        "exhaustive strong verification (both error rates within 5 points of the target, "
-        "final accuracy within alpha) with far fewer strong calls (46% fewer in the paper; "
-        "here at alpha = beta = 0.1).",
-        "up to 46% fewer strong calls on MATH at controlled errors",
-        'm("strong_freq.math.online.a0.1") <= 0.54'
-        ' and m("incorrect_accept.math.online.a0.1") <= 0.15'
-        ' and m("incorrect_reject.math.online.a0.1") <= 0.15'
-        ' and m("final_accuracy.math.online.a0.1") >= m("final_accuracy.math.always_strong.a0.1") - 0.1',
+        placebo=_BLIND,
     ),
     Claim(
         "online_at_target_math",
-        "On the real math stream at its full length (6,400 SmolLM2-135M answers, each seen "
-        "once; mean over 20 random orders), the online algorithm's two error rates end within "
-        "2 points of the targets at every target, as on the synthetic streams.",
+        f"On the real math stream at its full length (each answer once, mean over the "
+        f"repeats' random orders), the online algorithm (step size {DEFAULT_STEP_SIZE:g}) "
+        f"ends with both error rates within {MATH_TOL:g} of the targets at every target (beyond "
+        "2 SE over repeats), with at least 5 points fewer strong calls than a score-blind "
+        "policy, as on the synthetic streams. (The correct answers the guarantee's slack "
+        "needs at this tolerance are a reported figure, needed_correct.math, not part of "
+        "the claim.)",
         "the online algorithm controls both errors on any stream (long-run guarantee)",
-        'min_of("control_length.math.online.*") > 0',
+        _at_target("math", MATH_TOL),
+        placebo=_BLIND,
+    ),
+    Claim(
+        "math_reliability_at_lower_cost",
+        "On mathematical reasoning, the online policy (step size "
+        f"{DEFAULT_STEP_SIZE:g}) reaches reliability comparable to exhaustive strong "
+        "verification (both error rates within 5 points of the target) with at least 46% "
+        "fewer strong calls (each mean + 2 SE over repeats; alpha = beta = 0.1).",
+        "up to 46% fewer strong calls on MATH at controlled errors",
+        _cost_rule("math", 0.54),
+        placebo=_PLACEBO,
     ),
     Claim(
         "sudoku_reliability_at_lower_cost",
         "On sequential Sudoku solving (solver check as strong verifier), the online policy "
-        "keeps move-level reliability comparable to exhaustive verification (both error rates "
-        "within 5 points of the target, final accuracy within alpha) with far fewer strong "
-        "calls (60% fewer in the paper; alpha = beta = 0.1).",
+        f"(step size {DEFAULT_STEP_SIZE:g}) keeps move-level reliability comparable to "
+        "exhaustive verification (both error rates within 5 points of the target) with at "
+        "least 60% fewer strong calls (each mean + 2 SE over repeats; alpha = beta = 0.1).",
         "up to 60% fewer strong calls on Sudoku at controlled errors",
-        'm("strong_freq.sudoku.online.a0.1") <= 0.4'
-        ' and m("incorrect_accept.sudoku.online.a0.1") <= 0.15'
-        ' and m("incorrect_reject.sudoku.online.a0.1") <= 0.15'
-        ' and m("final_accuracy.sudoku.online.a0.1") >= m("final_accuracy.sudoku.always_strong.a0.1") - 0.1',
-    ),
-    Claim(
-        "sharpness_value",
-        "Sharpness governs the value of a calibrated weak verifier: the sharper its scores, "
-        "the fewer strong calls the optimal policy needs.",
-        "sharper verifiers need fewer strong calls",
-        'm("population.strong_freq.sharp.a0.1") < m("population.strong_freq.medium.a0.1")'
-        ' < m("population.strong_freq.blunt.a0.1")',
-    ),
-    Claim(
-        "calibration_value",
-        "Calibration governs the value of a weak verifier: calibrated scores let thresholds "
-        "be set without any strong label (label_free holds alpha on the calibrated stream, "
-        "misses it on the overconfident one), and non-monotone miscalibration makes "
-        "raw-score thresholds cost extra strong calls.",
-        "calibration and sharpness govern the value of weak verifiers",
-        'abs(m("excess_accept.calibrated.label_free.a0.1")) <= 0.02'
-        ' and m("excess_accept.overconfident.label_free.a0.1") > 0.02'
-        ' and m("population.strong_freq.nonmonotone.score_order.a0.1")'
-        ' > m("population.strong_freq.nonmonotone.eta_order.a0.1") + 0.01',
+        _cost_rule("sudoku", 0.4),
+        placebo=_PLACEBO,
     ),
 ]
 
@@ -129,6 +151,9 @@ BENCH_CLAIMS = [
         "weak or strong verification call (milliseconds to seconds).",
         "not quantified in the paper",
         "overhead_us.online <= 10",
+        kind="absolute",
+        floor="fixed thresholds cost about 2 us here (the Python call itself); the bound is "
+        "on our code's overhead, not forced: a per-item Python loop over a policy could cost more",
     ),
 ]
 
@@ -137,8 +162,10 @@ PAPER = Paper(
     title="Weak-strong verification policies: when to trust cheap checks and when to verify",
     profiles=PROFILES,
     run="icml26.weak_strong.experiment:run",
+    inputs="icml26.weak_strong.inputs:check_inputs",
+    readme_tables="icml26.weak_strong.tables:readme_tables",
     claims=CLAIMS,
-    bench="icml26.weak_strong.experiment:bench",
+    bench="icml26.weak_strong.bench:bench",
     bench_profiles=BENCH_PROFILES,
     bench_claims=BENCH_CLAIMS,
     framework="numpy",

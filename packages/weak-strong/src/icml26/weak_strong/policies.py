@@ -10,10 +10,14 @@ verdict. A policy may also query in its accept or reject region purely to *explo
 unbiased feedback); by default such a query does not change the verdict (the paper's
 accounting), ``use_verdict=True`` lets it (which can only lower both errors).
 
-Policies here: :class:`OnlineWeakStrong` (the paper's online algorithm), and the baselines
-:class:`AlwaysStrong`, :class:`WeakOnly`, :class:`FixedThresholds` (the population oracle
-when its thresholds come from the law, see :func:`oracle_policy`) and
-:class:`CalibratedThresholds` (thresholds set once on a calibration split, conformal style).
+Here: :class:`OnlineWeakStrong` (the paper's online algorithm), the protocol, and the loop
+that feeds a stream to any policy (:func:`decide_and_verify`, :class:`TraceRecorder`,
+:func:`run_policy`). The baselines live in :mod:`icml26.weak_strong.baselines`.
+
+Feedback may arrive late: a :class:`Step` carries everything :meth:`OnlineWeakStrong.observe`
+needs (region and query probability), so verdicts can be observed in any order, after any
+number of later decisions (tested). :meth:`OnlineWeakStrong.decide_batch` decides many items
+at once with the current thresholds, which is the same thing for a batch.
 """
 
 from __future__ import annotations
@@ -26,44 +30,89 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from icml26.weak_strong._validate import check_level, check_score, check_scores, check_stream
-from icml26.weak_strong.population import ScoreLaw, score_thresholds
+from icml26.weak_strong._validate import (
+    check_label,
+    check_labels,
+    check_level,
+    check_score,
+    check_scores,
+    check_stream,
+)
+from icml26.weak_strong.config import DEFAULT_STEP_SIZE
 
 __all__ = [
     "ACCEPT",
+    "DEFAULT_STEP_SIZE",
     "DEFER",
     "REJECT",
-    "AlwaysStrong",
-    "CalibratedThresholds",
-    "FixedThresholds",
-    "LabelFreeThresholds",
     "OnlineWeakStrong",
     "Policy",
     "Step",
+    "StepBatch",
     "Trace",
     "TraceRecorder",
-    "WeakOnly",
-    "conformal_thresholds",
     "decide_and_verify",
-    "label_free_thresholds",
-    "oracle_policy",
+    "region_of",
     "run_policy",
+    "valid_score",
 ]
+
 
 REJECT, DEFER, ACCEPT = 0, 1, 2
 
 
 class Step(NamedTuple):
-    """One decision: region, whether the strong verifier is queried, query probability."""
+    """One decision.
+
+    Attributes:
+        region: ``ACCEPT``, ``REJECT`` or ``DEFER``.
+        queried: whether the strong verifier is asked (always in the band; with the
+            exploration probability elsewhere).
+        prob: the probability with which this item was queried (1 in the band).
+    """
 
     region: int
     queried: bool
     prob: float
 
 
+@dataclass(frozen=True)
+class StepBatch:
+    """Decisions on a batch of items (:meth:`OnlineWeakStrong.decide_batch`), as arrays.
+
+    Attributes:
+        region: ``ACCEPT`` / ``REJECT`` / ``DEFER`` per item.
+        queried: whether the strong verifier is asked, per item.
+        prob: the query probability per item.
+    """
+
+    region: NDArray[np.int8]
+    queried: NDArray[np.bool_]
+    prob: NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return int(self.region.size)
+
+    def __getitem__(self, i: int) -> Step:
+        return Step(int(self.region[i]), bool(self.queried[i]), float(self.prob[i]))
+
+    def steps(self) -> list[Step]:
+        """The batch as one :class:`Step` per item (to pass to ``observe``)."""
+        return [self[i] for i in range(len(self))]
+
+
 @runtime_checkable
 class Policy(Protocol):
-    """The protocol of every policy (see the module docstring)."""
+    """The protocol of every policy: write your own with these four members and every
+    runner, metric and bound of the package takes it.
+
+    Attributes:
+        name: the policy's name in metric keys.
+        use_verdict: a queried item's final verdict is the strong verifier's.
+
+    ``decide(score) -> Step`` chooses for one weak score; ``observe(step, score, label)``
+    takes a queried item's strong verdict (any time after ``decide``).
+    """
 
     name: str
     use_verdict: bool
@@ -88,19 +137,18 @@ class _Uniforms:
         return self.buf.pop()
 
 
-def _score(score: float) -> float:
-    """``score`` if it is a number in [0, 1], else a ``ValueError`` naming it.
+def valid_score(score: Any) -> float:
+    """``score`` if it is a real number in [0, 1], else a ``ValueError`` naming it.
 
-    On the hot path of every ``decide``: one chained comparison, which NaN fails too."""
-    try:
-        if 0.0 <= score <= 1.0:
-            return score
-    except TypeError:
-        pass
-    return check_score(score)  # raises: NaN, out of [0, 1], or not a number
+    On the hot path of every ``decide``: a plain float in range passes with one class test
+    and one chained comparison (which NaN fails); anything else (a string, a bool, NaN, out
+    of range) goes through :func:`~icml26.weak_strong._validate.check_score`."""
+    if score.__class__ is float and 0.0 <= score <= 1.0:
+        return score
+    return check_score(score)
 
 
-def _region(score: float, tau_a: float, tau_r: float) -> int:
+def region_of(score: float, tau_a: float, tau_r: float) -> int:
     """Accept above ``tau_a``; else reject at or below ``tau_r``; defer in between."""
     if score > tau_a:
         return ACCEPT
@@ -132,11 +180,15 @@ class OnlineWeakStrong:
     Args:
         alpha: target incorrect-acceptance rate ``P(accept | H = 0)``, in (0, 1).
         beta: target incorrect-rejection rate ``P(reject | H = 1)``, in (0, 1).
-        step_size: ``eta``.
+        step_size: ``eta`` (default :data:`DEFAULT_STEP_SIZE`).
         tau_a, tau_r: initial thresholds.
         explore: ``p_0``; explore_min: ``p_min`` (both in (0, 1]).
         use_verdict: let exploration queries override the region's verdict.
         seed: seed or generator for the exploration coins.
+
+    Raises:
+        ValueError: a level outside (0, 1), a non-positive step size, exploration
+            probabilities outside (0, 1], non-finite thresholds.
     """
 
     name = "online"
@@ -146,7 +198,7 @@ class OnlineWeakStrong:
         alpha: float,
         beta: float,
         *,
-        step_size: float = 0.05,
+        step_size: float = DEFAULT_STEP_SIZE,
         tau_a: float = 0.7,
         tau_r: float = 0.3,
         explore: float = 0.3,
@@ -178,18 +230,80 @@ class OnlineWeakStrong:
         return max(self.explore_min, self.explore / math.sqrt(t))
 
     def decide(self, score: float) -> Step:
-        region = _region(_score(score), self.tau_a, self.tau_r)
+        """Decide one item from its weak score.
+
+        Args:
+            score: the weak verifier's score, a real number in [0, 1].
+
+        Returns:
+            The :class:`Step`; when ``step.queried``, pass the strong verdict to
+            :meth:`observe` (now or later).
+
+        Raises:
+            ValueError: ``score`` is not a real number in [0, 1] (strings, bools, NaN).
+        """
+        region = region_of(valid_score(score), self.tau_a, self.tau_r)
         self.t += 1
         if region == DEFER:
             return Step(DEFER, True, 1.0)
         p = max(self.explore_min, self.explore / math.sqrt(self.t))
         return Step(region, self._u() < p, p)
 
-    def observe(self, step: Step, score: float, label: bool) -> None:
+    def decide_batch(self, scores: Any) -> StepBatch:
+        """Decide a batch of items at once with the current thresholds (no feedback between
+        them, as when verdicts arrive after the batch). Equal, item by item, to calling
+        :meth:`decide` on each score in order (same coins; tested).
+
+        Args:
+            scores: 1-D array of weak scores in [0, 1].
+
+        Returns:
+            A :class:`StepBatch`; observe the queried items' verdicts with
+            :meth:`observe_batch` or one by one with :meth:`observe`.
+
+        Raises:
+            ValueError: a score that is not a real number in [0, 1].
+        """
+        s = check_scores(scores)
+        n = s.size
+        region = np.where(s > self.tau_a, ACCEPT, np.where(s <= self.tau_r, REJECT, DEFER)).astype(
+            np.int8
+        )
+        t = self.t + np.arange(1, n + 1)
+        prob = np.maximum(self.explore_min, self.explore / np.sqrt(t))
+        band = region == DEFER
+        prob[band] = 1.0
+        queried = band.copy()
+        for i in np.flatnonzero(~band):  # one coin per non-band item, as decide() draws
+            queried[i] = self._u() < prob[i]
+        self.t += n
+        return StepBatch(region, queried, prob)
+
+    def observe(self, step: Step, score: float, label: bool | int) -> None:
+        """Update the thresholds with the strong verdict of a queried item.
+
+        May be called any time after :meth:`decide` returned ``step`` (delayed feedback):
+        the update uses only the step's region and query probability.
+
+        Args:
+            step: the step :meth:`decide` returned for the item.
+            score: the item's weak score (unused by the update; kept for the protocol).
+            label: the strong verdict, ``True``/``False`` or 0/1 (1 = correct).
+
+        Raises:
+            ValueError: ``step`` was not queried or its ``prob`` is not in (0, 1], or
+                ``label`` is not a boolean or 0/1.
+        """
         if not step.queried:
             raise ValueError("observe() is only for items sent to the strong verifier")
+        if not (isinstance(step.prob, int | float) and 0.0 < step.prob <= 1.0):
+            raise ValueError(
+                f"step.prob must be the query probability in (0, 1], got {step.prob!r} "
+                "(pass the Step that decide() returned)"
+            )
+        correct = label if label.__class__ is bool else check_label(label)
         w = 1.0 / step.prob
-        if label:
+        if correct:
             if step.region == REJECT:
                 self.tau_r -= self.step_size * w * (1.0 - self.beta)
             else:
@@ -200,174 +314,91 @@ class OnlineWeakStrong:
             else:
                 self.tau_a -= self.step_size * w * self.alpha
 
+    def observe_batch(self, batch: StepBatch, labels: Any) -> None:
+        """:meth:`observe` every queried item of ``batch``, in order.
+
+        Args:
+            batch: what :meth:`decide_batch` returned.
+            labels: one verdict per item of the batch (only the queried ones are read).
+
+        Raises:
+            ValueError: ``labels`` of another length or not booleans / 0/1.
+        """
+        y = check_labels(labels)
+        if y.size != len(batch):
+            raise ValueError(f"labels has {y.size} verdicts for a batch of {len(batch)}")
+        for i in np.flatnonzero(batch.queried):
+            self.observe(batch[int(i)], 0.0, bool(y[i]))
+
+    def state_dict(self) -> dict[str, Any]:
+        """The policy's whole state as plain JSON values: settings, thresholds, step count and
+        the exploration generator (so a restored policy takes the same decisions).
+
+        Returns:
+            A dict for :meth:`load_state_dict` (``json.dumps``-able).
+        """
+        return {
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "step_size": self.step_size,
+            "tau_a0": self.tau_a0,
+            "tau_r0": self.tau_r0,
+            "tau_a": self.tau_a,
+            "tau_r": self.tau_r,
+            "explore": self.explore,
+            "explore_min": self.explore_min,
+            "use_verdict": self.use_verdict,
+            "t": self.t,
+            "rng": self._u.rng.bit_generator.state,
+            "coins": list(self._u.buf),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned.
+
+        Args:
+            state: a state dict of an :class:`OnlineWeakStrong`.
+
+        Raises:
+            ValueError: a key is missing, or a value is out of range (a step size or an
+                exploration rate that is not positive and finite, a threshold that is NaN or
+                infinite, a negative step count); nothing is changed then.
+        """
+        missing = sorted(set(self.state_dict()) - set(state))
+        if missing:
+            raise ValueError(f"state dict lacks {missing}")
+        _check_state(state)
+        self.alpha = check_level(state["alpha"], "alpha")
+        self.beta = check_level(state["beta"], "beta")
+        self.step_size = float(state["step_size"])
+        self.tau_a0, self.tau_r0 = float(state["tau_a0"]), float(state["tau_r0"])
+        self.tau_a, self.tau_r = float(state["tau_a"]), float(state["tau_r"])
+        self.explore, self.explore_min = float(state["explore"]), float(state["explore_min"])
+        self.use_verdict = bool(state["use_verdict"])
+        self.t = int(state["t"])
+        self._u.rng.bit_generator.state = state["rng"]
+        self._u.buf = [float(c) for c in state["coins"]]
+
     @property
     def thresholds(self) -> tuple[float, float]:
+        """The current ``(tau_a, tau_r)``."""
         return self.tau_a, self.tau_r
 
 
-class AlwaysStrong:
-    """Send every item to the strong verifier (exhaustive verification)."""
-
-    name = "always_strong"
-    use_verdict = True
-
-    def decide(self, score: float) -> Step:
-        _score(score)
-        return Step(DEFER, True, 1.0)
-
-    def observe(self, step: Step, score: float, label: bool) -> None:
-        pass
-
-    @property
-    def thresholds(self) -> tuple[float, float]:
-        return 1.0, 0.0
-
-
-class FixedThresholds:
-    """Accept ``s > tau_a``, reject ``s <= tau_r``, defer in between; thresholds never move."""
-
-    name = "fixed"
-    use_verdict = False
-
-    def __init__(self, tau_a: float, tau_r: float, *, name: str | None = None) -> None:
-        if not (math.isfinite(tau_a) and math.isfinite(tau_r)):
-            raise ValueError(f"thresholds must be finite, got {tau_a}, {tau_r}")
-        self.tau_a, self.tau_r = float(tau_a), float(tau_r)
-        if name:
-            self.name = name
-
-    def decide(self, score: float) -> Step:
-        region = _region(_score(score), self.tau_a, self.tau_r)
-        return Step(region, region == DEFER, 1.0)
-
-    def observe(self, step: Step, score: float, label: bool) -> None:
-        pass
-
-    @property
-    def thresholds(self) -> tuple[float, float]:
-        return self.tau_a, self.tau_r
-
-
-class WeakOnly(FixedThresholds):
-    """Trust the weak verifier alone: accept ``s > threshold``, reject otherwise, never query."""
-
-    name = "weak_only"
-
-    def __init__(self, threshold: float = 0.5) -> None:
-        threshold = check_score(threshold, "threshold")
-        super().__init__(threshold, threshold)
-
-
-def conformal_thresholds(
-    scores: Any, labels: Any, alpha: float, beta: float
-) -> tuple[float, float]:
-    """Split-conformal thresholds from a labelled calibration sample.
-
-    With ``n0`` incorrect calibration scores, ``tau_a`` is their ``ceil((n0 + 1)(1 - alpha))``-th
-    smallest, so a new exchangeable incorrect item has ``P(s > tau_a) <= alpha``; with ``n1``
-    correct scores, items strictly below the ``floor(beta (n1 + 1))``-th smallest are rejected,
-    so ``P(reject | H = 1) <= beta``. Without enough data a threshold falls back to accepting
-    (rejecting) nothing.
-    """
-    s, y = check_stream(scores, labels)
-    alpha, beta = check_level(alpha, "alpha"), check_level(beta, "beta")
-    wrong, right = np.sort(s[~y]), np.sort(s[y])
-    k = math.ceil((wrong.size + 1) * (1 - alpha))
-    tau_a = float(wrong[k - 1]) if k <= wrong.size else 1.0
-    m = math.floor(beta * (right.size + 1))
-    tau_r = float(np.nextafter(right[m - 1], -np.inf)) if m >= 1 else -1.0
-    return tau_a, tau_r
-
-
-def label_free_thresholds(scores: Any, alpha: float, beta: float) -> tuple[float, float]:
-    """Thresholds set from *unlabelled* scores by trusting them as probabilities.
-
-    If the verifier is calibrated, ``P(S = s, H = 1) = s P(S = s)``, so the error rates of any
-    threshold pair can be computed without a single strong verdict: this is the best score
-    threshold pair for the law in which each score ``s`` is right with probability ``s``. It
-    holds the targets exactly when the verifier is calibrated and misses them when it is not,
-    which is what makes calibration valuable.
-    """
-    s = check_scores(scores)
-    if s.size == 0:
-        raise ValueError("label_free_thresholds needs at least one score")
-    atoms, inv = np.unique(s, return_inverse=True)
-    mass = np.bincount(inv, minlength=atoms.size) / s.size
-    law = ScoreLaw(atoms, mass * atoms, mass * (1.0 - atoms))
-    return score_thresholds(law, alpha, beta)
-
-
-class LabelFreeThresholds(FixedThresholds):
-    """Fixed thresholds from :func:`label_free_thresholds` on the first ``n_calibration``
-    scores; never queries the strong verifier outside the band, needs no labels."""
-
-    name = "label_free"
-
-    def __init__(self, alpha: float, beta: float, n_calibration: int) -> None:
-        self.alpha = check_level(alpha, "alpha")
-        self.beta = check_level(beta, "beta")
-        if n_calibration < 1:
-            raise ValueError(f"n_calibration must be at least 1, got {n_calibration}")
-        self.n_calibration = int(n_calibration)
-        self._seen: list[float] = []
-        super().__init__(1.0, -1.0)  # defer everything until the thresholds are set
-        self._ready = False
-
-    def decide(self, score: float) -> Step:
-        if not self._ready:
-            self._seen.append(_score(score))
-            if len(self._seen) >= self.n_calibration:
-                self.tau_a, self.tau_r = label_free_thresholds(self._seen, self.alpha, self.beta)
-                self._ready = True
-        return super().decide(score)
-
-
-class CalibratedThresholds:
-    """Fixed thresholds tuned on a calibration split (the first ``n_calibration`` items).
-
-    The calibration items are all strong-verified (and paid for); then the policy freezes
-    :func:`conformal_thresholds`, valid when the rest of the stream is exchangeable with the
-    split, and not otherwise (drift, adversarial order).
-    """
-
-    name = "fixed_calibrated"
-    use_verdict = False
-
-    def __init__(self, alpha: float, beta: float, n_calibration: int) -> None:
-        self.alpha = check_level(alpha, "alpha")
-        self.beta = check_level(beta, "beta")
-        if n_calibration < 1:
-            raise ValueError(f"n_calibration must be at least 1, got {n_calibration}")
-        self.n_calibration = int(n_calibration)
-        self._scores: list[float] = []
-        self._labels: list[bool] = []
-        self._fixed: FixedThresholds | None = None
-
-    def decide(self, score: float) -> Step:
-        if self._fixed is None:
-            _score(score)
-            return Step(DEFER, True, 1.0)
-        return self._fixed.decide(score)
-
-    def observe(self, step: Step, score: float, label: bool) -> None:
-        if self._fixed is not None:
-            return
-        self._scores.append(score)
-        self._labels.append(bool(label))
-        if len(self._scores) >= self.n_calibration:
-            tau_a, tau_r = conformal_thresholds(self._scores, self._labels, self.alpha, self.beta)
-            self._fixed = FixedThresholds(tau_a, tau_r)
-
-    @property
-    def thresholds(self) -> tuple[float, float]:
-        return self._fixed.thresholds if self._fixed is not None else (1.0, 0.0)
-
-
-def oracle_policy(scores: Any, labels: Any, alpha: float, beta: float) -> FixedThresholds:
-    """The population oracle for a stream: the best fixed score thresholds for the stream's own
-    (hindsight) law, i.e. :func:`~icml26.weak_strong.population.score_thresholds`."""
-    tau_a, tau_r = score_thresholds(ScoreLaw.from_samples(scores, labels), alpha, beta)
-    return FixedThresholds(tau_a, tau_r, name="oracle")
+def _check_state(state: dict[str, Any]) -> None:
+    """Refuse a state dict with a value no policy could hold, naming the key."""
+    for key in ("step_size", "tau_a0", "tau_r0", "tau_a", "tau_r", "explore", "explore_min"):
+        v = state[key]
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise ValueError(f"state dict: {key} must be a finite number, got {v!r}")
+    if not state["step_size"] > 0:
+        raise ValueError(f"state dict: step_size must be > 0, got {state['step_size']!r}")
+    for key in ("explore", "explore_min"):
+        if not 0 < state[key] <= 1:
+            raise ValueError(f"state dict: {key} must lie in (0, 1], got {state[key]!r}")
+    t = state["t"]
+    if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+        raise ValueError(f"state dict: t (steps taken) must be an integer >= 0, got {t!r}")
 
 
 @dataclass
@@ -449,7 +480,21 @@ def run_policy(
     record_thresholds: bool = True,
     on_step: Callable[[int, Step], None] | None = None,
 ) -> Trace:
-    """Feed a stream to ``policy``; return its :class:`Trace` (thresholds before each item)."""
+    """Feed a recorded stream to ``policy``, item by item through :func:`decide_and_verify`.
+
+    Args:
+        policy: any policy of the protocol.
+        scores: weak scores in [0, 1] (real numbers).
+        labels: strong verdicts (booleans or 0/1).
+        record_thresholds: record the thresholds before each item.
+        on_step: called with ``(t, step)`` after each item.
+
+    Returns:
+        The :class:`Trace`.
+
+    Raises:
+        ValueError: bad scores or labels, or arrays of different lengths.
+    """
     s, y = check_stream(scores, labels)
     rec = TraceRecorder(policy, record_thresholds=record_thresholds)
     for t, (score, label) in enumerate(zip(s.tolist(), y.tolist(), strict=True)):

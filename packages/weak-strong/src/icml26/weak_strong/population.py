@@ -187,6 +187,12 @@ def optimal_policy(
             ``"score"`` thresholds the raw score (the best policy that only sees ``S``).
         randomize: randomise the boundary atom to use the budgets exactly (the LP optimum);
             ``False`` gives the best deterministic threshold pair.
+
+    Returns:
+        The :class:`PopulationPolicy` (accept / reject probability per atom).
+
+    Raises:
+        ValueError: a level outside (0, 1) or an unknown ``order``.
     """
     alpha, beta = check_level(alpha, "alpha"), check_level(beta, "beta")
     if order not in ("eta", "score"):
@@ -205,7 +211,14 @@ def optimal_policy(
 
 
 def policy_risks(policy: PopulationPolicy) -> dict[str, float]:
-    """Incorrect-acceptance/-rejection rates, strong frequency and final accuracy of a policy."""
+    """Incorrect-acceptance/-rejection rates, strong frequency and final accuracy of a policy.
+
+    Args:
+        policy: a :class:`PopulationPolicy` (per-atom accept / reject probabilities).
+
+    Returns:
+        ``{"incorrect_accept", "incorrect_reject", "strong_freq", "final_accuracy"}``.
+    """
     law = policy.law
     pi0, pi1 = 1.0 - law.pi1, law.pi1
     ia = float(np.dot(law.p_incorrect, policy.accept) / pi0) if pi0 > 0 else 0.0

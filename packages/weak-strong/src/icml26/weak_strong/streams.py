@@ -22,20 +22,25 @@ the rejection threshold, the worst case the online guarantee covers.
 
 from __future__ import annotations
 
+import csv
+import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from icml26.weak_strong._validate import check_stream
+from icml26.weak_strong._validate import check_label, check_score, check_stream
 from icml26.weak_strong.config import SYNTHETIC_STREAMS
 from icml26.weak_strong.policies import Policy, Trace, TraceRecorder
 
 __all__ = [
     "SYNTHETIC_STREAMS",
     "Stream",
+    "check_inputs",
     "load_stream_file",
     "make_stream",
     "run_adaptive_adversary",
@@ -44,7 +49,18 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Stream:
-    """A stream of weak scores and strong-verifier verdicts (1 = the answer is correct)."""
+    """A stream of weak scores and strong-verifier verdicts (1 = the answer is correct).
+
+    Attributes:
+        name: the stream's name (a metric-key part).
+        scores: weak scores in [0, 1].
+        labels: strong verdicts (booleans or 0/1 on input).
+        description: one line on where it comes from.
+        meta: anything else (model, sizes, unparseable share).
+
+    Raises:
+        ValueError: invalid scores or labels, or an empty stream.
+    """
 
     name: str
     scores: NDArray[np.float64]
@@ -73,7 +89,19 @@ def _logit(p: NDArray[np.float64], eps: float = 1e-6) -> NDArray[np.float64]:
 
 
 def make_stream(kind: str, n: int, seed: int | np.random.Generator = 0) -> Stream:
-    """One of :data:`SYNTHETIC_STREAMS` with ``n`` items (see the module docstring)."""
+    """One of :data:`SYNTHETIC_STREAMS` with ``n`` items (see the module docstring).
+
+    Args:
+        kind: the stream's name.
+        n: its length (at least 10).
+        seed: seed or generator of the draws.
+
+    Returns:
+        The :class:`Stream`.
+
+    Raises:
+        ValueError: an unknown kind or ``n < 10``.
+    """
     if kind not in SYNTHETIC_STREAMS:
         raise ValueError(f"unknown stream {kind!r}; streams: {', '.join(SYNTHETIC_STREAMS)}")
     if n < 10:
@@ -157,21 +185,57 @@ def run_adaptive_adversary(
     return rec.trace()
 
 
-def load_stream_file(path: str, *, name: str = "user") -> Stream:
-    """A stream from a file of weak scores and strong verdicts.
+def _row_value(p: Path, where: str, score: Any, label: Any) -> tuple[float, bool]:
+    """One row's ``(score, label)``, or a ``ValueError`` naming the file, the row and the
+    problem."""
+    try:
+        return check_score(score, "score"), check_label(label, "label")
+    except ValueError as exc:
+        raise ValueError(f"{p}, {where}: {exc}") from None
+
+
+def _csv_row(p: Path, line: int, row: dict[str, Any]) -> tuple[float, bool]:
+    """One CSV row, refusing a row with fewer columns than the header (naming the line)."""
+    score, label = row.get("score"), row.get("label")
+    if score is None or label is None:
+        raise ValueError(f"{p}, line {line}: fewer columns than the header (no score or label)")
+    return _row_value(p, f"line {line}", _csv_score(score), _csv_label(label))
+
+
+def _csv_label(text: str) -> Any:
+    return {"1": 1, "0": 0, "true": True, "false": False}.get(text.strip().lower(), text)
+
+
+def _csv_score(text: str) -> Any:
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def load_stream_file(path: str | os.PathLike[str], *, name: str = "user") -> Stream:
+    """A stream from a file of weak scores and strong verdicts, every row validated.
 
     Accepted formats: CSV with a header naming ``score`` and ``label`` columns (label 0/1 or
     true/false), or JSON, either ``{"scores": [...], "labels": [...]}`` or a list of
-    ``{"score": s, "label": h}`` records. Scores must lie in [0, 1].
-    """
-    import csv
-    import json
-    from pathlib import Path
+    ``{"score": s, "label": h}`` records (scores real numbers, labels booleans or 0/1).
 
+    Args:
+        path: the file.
+        name: the stream's name.
+
+    Returns:
+        The :class:`Stream`.
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        ValueError: one line naming the file, the row and the problem (a score outside
+            [0, 1] or not a number, a label other than 0/1/true/false, NaN, no rows).
+    """
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"no stream file at {p}")
-    truth = {"1": True, "0": False, "true": True, "false": False}
+    rows: list[tuple[float, bool]] = []
     if p.suffix.lower() == ".json":
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
@@ -179,28 +243,46 @@ def load_stream_file(path: str, *, name: str = "user") -> Stream:
             raise ValueError(f"{p} is not valid JSON: {exc}") from exc
         if isinstance(data, dict) and "scores" in data and "labels" in data:
             scores, labels = data["scores"], data["labels"]
+            if not (isinstance(scores, list) and isinstance(labels, list)):
+                raise ValueError(f"{p}: 'scores' and 'labels' must be lists")
+            if len(scores) != len(labels):
+                raise ValueError(f"{p}: {len(scores)} scores but {len(labels)} labels")
+            pairs = list(zip(scores, labels, strict=True))
         elif isinstance(data, list) and all(
             isinstance(r, dict) and "score" in r and "label" in r for r in data
         ):
-            scores, labels = [r["score"] for r in data], [r["label"] for r in data]
+            pairs = [(r["score"], r["label"]) for r in data]
         else:
             raise ValueError(
                 f"{p}: expected {{'scores': [...], 'labels': [...]}} or a list of "
                 "{'score', 'label'} records"
             )
-        return Stream(name, np.asarray(scores, dtype=float), np.asarray(labels), str(p))
-    with p.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        if not reader.fieldnames or not {"score", "label"} <= set(reader.fieldnames):
-            raise ValueError(f"{p}: the CSV header must name 'score' and 'label' columns")
-        scores, labels = [], []
-        for i, row in enumerate(reader, start=2):
-            lab = str(row["label"]).strip().lower()
-            if lab not in truth:
-                raise ValueError(f"{p}, line {i}: label {row['label']!r} is not 0/1/true/false")
-            try:
-                scores.append(float(row["score"]))
-            except ValueError as exc:
-                raise ValueError(f"{p}, line {i}: score {row['score']!r} is not a number") from exc
-            labels.append(truth[lab])
-    return Stream(name, np.asarray(scores), np.asarray(labels, dtype=bool), str(p))
+        rows = [_row_value(p, f"row {i}", s, h) for i, (s, h) in enumerate(pairs)]
+    else:
+        with p.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            if not reader.fieldnames or not {"score", "label"} <= set(reader.fieldnames):
+                raise ValueError(f"{p}: the CSV header must name 'score' and 'label' columns")
+            rows = [_csv_row(p, i, row) for i, row in enumerate(reader, start=2)]
+    if not rows:
+        raise ValueError(f"{p} holds no rows")
+    return Stream(
+        name,
+        np.asarray([r[0] for r in rows], dtype=np.float64),
+        np.asarray([r[1] for r in rows], dtype=bool),
+        str(p),
+    )
+
+
+def check_inputs(config: Any) -> None:
+    """The job's input check (``Paper.inputs``): the user's stream file, when the run reads
+    one, is loaded and validated before any stage runs.
+
+    Args:
+        config: a :class:`~icml26.weak_strong.config.RunConfig`.
+
+    Raises:
+        FileNotFoundError, ValueError: as :func:`load_stream_file`.
+    """
+    if "user" in getattr(config, "streams", ()):  # the bench's config reads no file
+        load_stream_file(config.stream_file)

@@ -7,10 +7,33 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml26.blitzrank.oracles.base import Oracle
-from icml26.blitzrank.ranker import RankResult, check_prior
+from icml26.blitzrank.oracles.base import Comparison, Oracle
+from icml26.blitzrank.ranker import RankResult, check_answer, check_prior
 
-__all__ = ["BaselineResult", "check_m", "start"]
+__all__ = ["BaselineResult", "ask", "check_m", "start"]
+
+
+def ask(oracle: Oracle, items: Sequence[int], top: int | None = None) -> Comparison:
+    """Ask ``oracle`` about ``items`` and check the answer, as BlitzRank does.
+
+    A baseline needs ``top`` winners (a heap needs one, a window a full order): when the
+    answer ranked fewer (an LLM reply that left ids out, now in ``rest``), the unranked ids
+    follow in presented order, RankGPT's repair. Stated here because it is the baseline's
+    choice; the oracle itself never invents an order.
+
+    Raises:
+        OracleAnswerError: the answer does not hold exactly ``items``, each once (or is empty).
+    """
+    asked = [int(i) for i in items]
+    ans = oracle.compare(asked, top)
+    check_answer(oracle, asked, ans)
+    q = len(asked) if top is None else min(top, len(asked))
+    if len(ans.order) >= q:
+        return ans
+    pos = {item: r for r, item in enumerate(asked)}
+    rest = sorted(ans.rest, key=pos.__getitem__)
+    order = tuple(ans.order) + tuple(rest[: q - len(ans.order)])
+    return Comparison(order=order, rest=tuple(rest[q - len(ans.order) :]))
 
 
 @dataclass(frozen=True)

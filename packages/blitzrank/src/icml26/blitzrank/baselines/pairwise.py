@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from icml26.blitzrank.baselines._common import BaselineResult, check_m, start
+from icml26.blitzrank.baselines._common import BaselineResult, ask, check_m, start
 from icml26.blitzrank.baselines.setwise import heap_select
 from icml26.blitzrank.oracles.base import Comparison, Oracle
 from icml26.blitzrank.ranker import RankResult
@@ -34,8 +34,8 @@ class _BothOrders:
 
     def compare(self, items: Sequence[int], top: int | None = None) -> Comparison:
         a, b = items
-        first = self.inner.compare([a, b], top=1).order[0]
-        second = self.inner.compare([b, a], top=1).order[0]
+        first = ask(self.inner, [a, b], top=1).order[0]
+        second = ask(self.inner, [b, a], top=1).order[0]
         self.calls += 2
         if first == second:
             winner = first
@@ -54,7 +54,7 @@ def pairwise(
     prior: Sequence[int] | None = None,
     *,
     m: int = 10,
-    both_orders: bool = False,
+    both_orders: bool = True,
 ) -> BaselineResult:
     """Heap-sort top-``m`` selection with pairwise calls.
 
@@ -62,7 +62,8 @@ def pairwise(
         oracle: the oracle (two items per call are shown).
         prior: the first-stage order (default ``0..n-1``).
         m: how many items to select.
-        both_orders: ask every pair in both presentations (PRP's debiasing; twice the calls).
+        both_orders: ask every pair in both presentations (PRP's debiasing, the authors'
+            heap PRP and the default; twice the calls). False: one order per pair.
 
     Returns:
         The :class:`~icml26.blitzrank.baselines.BaselineResult`.
@@ -89,10 +90,10 @@ class _PairOnly:
         self.n, self.k, self.usage = oracle.n, 2, oracle.usage
 
     def compare(self, items: Sequence[int], top: int | None = None) -> Comparison:
-        return self.inner.compare(items, top)
+        return ask(self.inner, items, top)
 
     async def acompare(self, items: Sequence[int], top: int | None = None) -> Comparison:
-        return self.inner.compare(items, top)
+        return ask(self.inner, items, top)
 
 
 @dataclass(frozen=True)
@@ -101,14 +102,14 @@ class Pairwise:
 
     Args:
         m: how many items to select.
-        both_orders: ask every pair in both presentations.
+        both_orders: ask every pair in both presentations (default: the authors' PRP).
 
     Raises:
         ValueError: ``m < 1``.
     """
 
     m: int = 10
-    both_orders: bool = False
+    both_orders: bool = True
 
     def __post_init__(self) -> None:
         check_m(self.m)

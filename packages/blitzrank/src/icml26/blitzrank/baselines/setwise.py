@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from icml26.blitzrank.baselines._common import BaselineResult, check_m, start
+from icml26.blitzrank.baselines._common import BaselineResult, ask, check_m, start
 from icml26.blitzrank.oracles.base import Oracle
 from icml26.blitzrank.ranker import RankResult
 
@@ -31,11 +31,11 @@ def heap_select(oracle: Oracle, order: list[int], m: int, arity: int) -> tuple[l
         nonlocal calls
         if len(items) <= oracle.k:
             calls += 1
-            return oracle.compare(items, top=1).order[0]
+            return ask(oracle, items, top=1).order[0]
         champion = items[0]
         for challenger in items[1:]:
             calls += 1
-            champion = oracle.compare([champion, challenger], top=1).order[0]
+            champion = ask(oracle, [champion, challenger], top=1).order[0]
         return champion
 
     def sift_down(i: int, size: int) -> None:

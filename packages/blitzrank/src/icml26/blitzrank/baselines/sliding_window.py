@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from icml26.blitzrank.baselines._common import BaselineResult, check_m, start
+from icml26.blitzrank.baselines._common import BaselineResult, ask, check_m, start
 from icml26.blitzrank.oracles.base import Oracle
 from icml26.blitzrank.ranker import RankResult
 
@@ -59,7 +59,7 @@ def sliding_window(
         end = depth
         while True:
             begin = max(0, end - window)
-            ans = oracle.compare(order[begin:end])
+            ans = ask(oracle, order[begin:end])
             order[begin:end] = list(ans.order + ans.rest)
             calls += 1
             if begin == 0:

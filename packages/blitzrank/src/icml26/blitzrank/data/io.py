@@ -18,13 +18,22 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from icml26.blitzrank.data.types import RerankQuery
 
-__all__ = ["load_jsonl_queries", "load_queries", "load_trec"]
+__all__ = [
+    "TrecHit",
+    "load_jsonl_queries",
+    "load_queries",
+    "load_trec",
+    "read_trec_run",
+    "write_trec_run",
+]
 
 
 def _existing(path: str | os.PathLike[str]) -> Path:
@@ -146,3 +155,79 @@ def load_queries(path: str | os.PathLike[str], *, depth: int = 100) -> list[Rera
             passages = p / "passages.jsonl"
         return load_trec(p / "run", p / "qrels", p / "queries.tsv", passages, depth=depth)
     return load_jsonl_queries(p, depth=depth)
+
+
+class TrecHit(NamedTuple):
+    """One line of a TREC run: a document, its rank (1 = best) and its score."""
+
+    doc_id: str
+    rank: int
+    score: float
+
+
+def write_trec_run(
+    runs: Mapping[str, Sequence[tuple[str, float]]] | Sequence[Any],
+    path: str | os.PathLike[str],
+    *,
+    tag: str = "blitzrank",
+) -> Path:
+    """Write a TREC run file, ``qid Q0 docid rank score tag`` per line.
+
+    Args:
+        runs: qid -> ``(doc_id, score)`` pairs, best first (ranks follow this order), or
+            what :func:`~icml26.blitzrank.rerank` returned (items with ``qid`` and ``hits``).
+        path: the file to write (parents created).
+        tag: the run's tag (no whitespace).
+
+    Returns:
+        The path written.
+
+    Raises:
+        ValueError: a tag, qid or doc id with whitespace, or a doc id twice in one query.
+    """
+    if not tag or any(c.isspace() for c in tag):
+        raise ValueError(f"tag must be one word, got {tag!r}")
+    if not isinstance(runs, Mapping):
+        runs = {r.qid: list(r.hits) for r in runs}
+    lines: list[str] = []
+    for qid, hits in runs.items():
+        if not qid or any(c.isspace() for c in qid):
+            raise ValueError(f"qid must be one word, got {qid!r}")
+        seen: set[str] = set()
+        for rank, (doc, score) in enumerate(hits, 1):
+            if not doc or any(c.isspace() for c in doc) or doc in seen:
+                raise ValueError(f"query {qid!r}: doc id {doc!r} empty, spaced or repeated")
+            seen.add(doc)
+            lines.append(f"{qid} Q0 {doc} {rank} {float(score):.6g} {tag}")
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
+    return out
+
+
+def read_trec_run(path: str | os.PathLike[str]) -> dict[str, list[TrecHit]]:
+    """Read a TREC run file into qid -> hits sorted by rank.
+
+    Args:
+        path: a file of ``qid Q0 docid rank score tag`` lines.
+
+    Returns:
+        qid -> :class:`TrecHit` list, best first.
+
+    Raises:
+        FileNotFoundError: no file.
+        ValueError: a malformed line (named by its number).
+    """
+    p = _existing(path)
+    runs: dict[str, list[TrecHit]] = defaultdict(list)
+    for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise ValueError(f"{p}:{lineno}: expected 'qid Q0 docid rank score tag'")
+        try:
+            runs[parts[0]].append(TrecHit(parts[2], int(parts[3]), float(parts[4])))
+        except ValueError as exc:
+            raise ValueError(f"{p}:{lineno}: rank and score must be numbers ({exc})") from None
+    return {q: sorted(h, key=lambda x: x.rank) for q, h in runs.items()}

@@ -11,6 +11,7 @@ from icml26.blitzrank.oracles.simulated import (
     PerfectOracle,
     PersistentOracle,
     PlackettLuceOracle,
+    PromptTokens,
     TokenModel,
     make_oracle,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "PerfectOracle",
     "PersistentOracle",
     "PlackettLuceOracle",
+    "PromptTokens",
     "ScoreOracle",
     "TokenModel",
     "Usage",

@@ -148,6 +148,9 @@ class BaseOracle:
         ids = self._validate(items, top)
         order, stats = self._answer(ids, top)
         q = len(ids) if top is None else top
+        # ``ranked``: how many leading items of ``order`` have a known order (an LLM answer
+        # that left ids out); the others go to ``rest`` unordered, never in an invented order.
+        q = min(q, int(stats.pop("ranked", q)))
         if sorted(order) != sorted(ids):
             raise OracleError(f"{type(self).__name__} returned {order} for items {ids}")
         self.usage.record(calls=1, items_shown=len(ids), **stats)
@@ -160,5 +163,7 @@ class BaseOracle:
 
     def _answer(self, items: tuple[int, ...], top: int | None) -> tuple[list[int], dict[str, Any]]:
         """A full order of ``items`` best first (only its first ``top`` are used), and usage
-        deltas (``input_tokens``, ``output_tokens``, repair counts). Abstract hook."""
+        deltas (``input_tokens``, ``output_tokens``, repair counts; an optional ``ranked``:
+        only that many leading items have a known order, the rest go to
+        :attr:`Comparison.rest`). Abstract hook."""
         raise NotImplementedError(f"{type(self).__name__} must define _answer (abstract hook)")

@@ -14,7 +14,12 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from icml26.blitzrank.oracles.base import BaseOracle, OracleError
-from icml26.blitzrank.oracles.prompts import LETTERS, listwise_messages, parse_ranking
+from icml26.blitzrank.oracles.prompts import (
+    LETTERS,
+    listwise_messages,
+    parse_ranking,
+    truncate_passage,
+)
 
 __all__ = ["ChatBackend", "LLMOracle"]
 
@@ -43,6 +48,8 @@ class LLMOracle(BaseOracle):
             ordered by the logit of each label as the first token of the answer, as in
             FIRST, Reddy et al. 2024; needs a back end with ``first_token_logits``, and
             counts one output token per call).
+        max_words: each passage cut to its first ``max_words`` words (RankGPT-style
+            truncation; None keeps them whole).
 
     Raises:
         ValueError: no passages, an unknown mode, or ``k > 26`` in ``first_token`` mode.
@@ -63,9 +70,12 @@ class LLMOracle(BaseOracle):
         *,
         tokens_per_id: int = 5,
         mode: str = "generate",
+        max_words: int | None = 300,
     ) -> None:
         if not passages or any(not isinstance(p, str) for p in passages):
             raise ValueError("passages must be a non-empty list of strings")
+        if max_words is not None and (isinstance(max_words, bool) or max_words < 1):
+            raise ValueError(f"max_words must be a positive integer or None, got {max_words!r}")
         super().__init__(len(passages), k)
         if not hasattr(backend, "complete"):
             raise TypeError(
@@ -73,7 +83,7 @@ class LLMOracle(BaseOracle):
             )
         self.backend = backend
         self.query = query
-        self.passages = list(passages)
+        self.passages = [truncate_passage(p, max_words) for p in passages]
         self.tokens_per_id = tokens_per_id
         if mode not in ("generate", "first_token"):
             raise ValueError(f"mode must be 'generate' or 'first_token', got {mode!r}")
@@ -119,5 +129,7 @@ class LLMOracle(BaseOracle):
             "missing_ids": parsed.missing,
             "duplicate_ids": parsed.duplicates,
             "unknown_ids": parsed.unknown,
+            # only the named ids have a known order: the rest go to Comparison.rest
+            "ranked": len(parsed.order),
         }
-        return [items[p] for p in parsed.order], stats
+        return [items[p] for p in parsed.full], stats

@@ -4,9 +4,10 @@ The prompt lists passages as ``[1] ...``, ``[2] ...`` and asks for the identifie
 decreasing relevance (``[2] > [1] > [3]``), or for the best one only (setwise, ``top=1``).
 
 Models answer imperfectly: ids missing, repeated, out of range, prose around them.
-:func:`parse_ranking` keeps the first mention of each valid id in order, drops repeats and
-unknown ids, and appends the ids never mentioned in their presented order (RankGPT's
-repair), reporting what it had to fix so the oracle can count it.
+:func:`parse_ranking` keeps the first mention of each valid id in order and drops repeats and
+unknown ids; the ids never mentioned go to ``rest`` with no order among them (placed below
+the named ones, as RankGPT does, but never given an invented order), and it reports what it
+had to fix so the oracle can count it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,24 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["LETTERS", "ParsedRanking", "label", "listwise_messages", "parse_ranking"]
+__all__ = [
+    "LETTERS",
+    "ParsedRanking",
+    "label",
+    "listwise_messages",
+    "parse_ranking",
+    "truncate_passage",
+]
 
-_ID = re.compile(r"\[\s*(\d+)\s*\]|\b(\d+)\b")
+#: A bracketed identifier, ``[3]`` (the format the prompt asks for).
+_BRACKETED = re.compile(r"\[\s*(\d+)\s*\]")
+#: An answer made only of bare identifiers and separators (``2 > 1 > 3``, ``2, 1, 3``,
+#: ``Passage 2``): the one case where bare numbers are read as ids. Numbers in prose
+#: (``"the 2 passages from 1998"``) are never ids.
+_BARE_LIST = re.compile(
+    r"^\s*(?:passage\s*)?\d+(?:\s*(?:>|,|;|\s)\s*(?:passage\s*)?\d+)*\s*\.?\s*$", re.I
+)
+_NUMBER = re.compile(r"\d+")
 
 SYSTEM = (
     "You are RankGPT, an intelligent assistant that ranks passages by their relevance to a "
@@ -26,6 +42,23 @@ SYSTEM = (
 
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def truncate_passage(text: str, max_words: int | None) -> str:
+    """The first ``max_words`` words of a passage (RankGPT and the authors truncate passages
+    so that a window fits the context); the text unchanged when ``max_words`` is None.
+
+    Args:
+        text: the passage.
+        max_words: words kept (None: all).
+
+    Returns:
+        The passage, cut at a word boundary.
+    """
+    if max_words is None:
+        return text
+    words = text.split()
+    return text if len(words) <= max_words else " ".join(words[:max_words])
 
 
 def label(i: int, letters: bool = False) -> str:
@@ -67,12 +100,20 @@ def listwise_messages(
 
 @dataclass(frozen=True)
 class ParsedRanking:
-    """Positions (0-based, into the presented list) best first, and what had to be repaired."""
+    """Positions (0-based, into the presented list) the model named, best first; the
+    positions it never named (``rest``, in presented order, no order known among them); and
+    what had to be repaired."""
 
     order: tuple[int, ...]
     missing: int
     duplicates: int
     unknown: int
+    rest: tuple[int, ...] = ()
+
+    @property
+    def full(self) -> tuple[int, ...]:
+        """``order`` then ``rest``: every presented position once."""
+        return self.order + self.rest
 
     @property
     def repaired(self) -> bool:
@@ -82,14 +123,28 @@ class ParsedRanking:
 def parse_ranking(text: str, k: int, top: int | None = None) -> ParsedRanking:
     """Parse ``"[2] > [1] > [3]"``-like text into a full order of ``0..k-1``.
 
-    Bracketed ids are preferred; bare numbers are read only when no bracketed id appears.
-    With ``top=q`` only the first ``q`` ids are expected, so fewer are not "missing".
+    Bracketed ids are read wherever they appear; without any, bare numbers are read only
+    when the whole answer is a list of them (``"2 > 1 > 3"``), never from prose, so a year
+    or a count in an explanation is not taken for a passage. With ``top=q`` only the first
+    ``q`` ids are expected, so fewer are not "missing".
+
+    Args:
+        text: the model's answer.
+        k: passages shown.
+        top: ids expected (None: all ``k``).
+
+    Returns:
+        The :class:`ParsedRanking`: the named ids in ``order``, the others in ``rest``.
+
+    Raises:
+        ValueError: ``k < 1``.
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     text = text if isinstance(text, str) else ""
-    bracketed = [int(m.group(1)) for m in _ID.finditer(text) if m.group(1) is not None]
-    raw = bracketed if bracketed else [int(m.group(2)) for m in _ID.finditer(text) if m.group(2)]
+    raw = [int(m.group(1)) for m in _BRACKETED.finditer(text)]
+    if not raw and _BARE_LIST.match(text):
+        raw = [int(m.group(0)) for m in _NUMBER.finditer(text)]
     seen: list[int] = []
     duplicates = unknown = 0
     for r in raw:
@@ -102,7 +157,7 @@ def parse_ranking(text: str, k: int, top: int | None = None) -> ParsedRanking:
             seen.append(pos)
     expected = k if top is None else min(top, k)
     missing = max(0, expected - len(seen))
-    order = seen + [i for i in range(k) if i not in seen]
+    rest = tuple(i for i in range(k) if i not in seen)
     return ParsedRanking(
-        order=tuple(order), missing=missing, duplicates=duplicates, unknown=unknown
+        order=tuple(seen), missing=missing, duplicates=duplicates, unknown=unknown, rest=rest
     )

@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from icml26.blitzrank.oracles.simulated import _Simulated, check_position_bias, primacy_bonus
+from icml26.blitzrank.oracles.simulated import LatentScoreOracle, check_position_bias, primacy_bonus
 
 __all__ = ["ScoreOracle"]
 
 
-class ScoreOracle(_Simulated):
+class ScoreOracle(LatentScoreOracle):
     """Sorts by fixed scores plus a primacy bias and optional per-prompt (seeded) noise.
 
     Args:
@@ -39,7 +39,7 @@ class ScoreOracle(_Simulated):
         prompt_noise: scale of the per-prompt Gumbel noise (>= 0; 0: scores and bias only).
         prompt_seed: seeds that noise together with the prompt's items in order.
         **kw: ``passage_tokens``, ``query_tokens``, ``token_model``: token accounting, as
-            for every simulated oracle (:class:`~icml26.blitzrank.oracles.simulated.TokenModel`).
+            for every simulated oracle (:class:`~icml26.blitzrank.oracles.simulated.PromptTokens`).
 
     Raises:
         ValueError: a negative position bias, prompt noise or prompt seed, or scores that are

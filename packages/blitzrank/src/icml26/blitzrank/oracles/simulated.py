@@ -20,26 +20,34 @@
   linear order, so inside a group it starts from a member that rotates from call to call,
   and different answers contradict each other exactly along the cycles.
 
-Tokens are charged as a listwise prompt would be (:class:`TokenModel`): an instruction
-header, the query, each passage with its identifier, and an output of identifiers.
+Tokens are charged from the prompt as built (:class:`PromptTokens`, the default): the text of
+:func:`~icml26.blitzrank.oracles.prompts.listwise_messages` for the call (instructions,
+identifiers, the query's two slots) at a stated 4 characters per token, plus the query's and
+each passage's tokens, and the answer the prompt asks for (``[2] > [1] > ...``) at the same
+rule. :class:`TokenModel` keeps hand-set constants for users who know their prompt's cost.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from icml26.blitzrank.oracles.base import BaseOracle
+from icml26.blitzrank.oracles.prompts import label, listwise_messages
 
 __all__ = [
     "BradleyTerryOracle",
     "CyclicOracle",
+    "LatentScoreOracle",
     "PerfectOracle",
     "PersistentOracle",
     "PlackettLuceOracle",
+    "PromptTokens",
     "TokenModel",
     "check_position_bias",
     "make_oracle",
@@ -73,6 +81,57 @@ class TokenModel:
         return {"input_tokens": inp, "output_tokens": self.out_header + self.per_id * listed}
 
 
+#: The stated rule: characters per token (close to BPE tokenizers on English text).
+CHARS_PER_TOKEN = 4.0
+
+
+@lru_cache(maxsize=256)
+def _prompt_chars(length: int, top: int | None) -> int:
+    """Characters of the prompt for ``length`` passages with the query and passages empty:
+    the system message, the instruction, the identifiers and their line breaks."""
+    msgs = listwise_messages("", [""] * length, top)
+    return sum(len(m["content"]) for m in msgs)
+
+
+@dataclass(frozen=True)
+class PromptTokens:
+    """Token cost of one call, charged from the prompt as built.
+
+    ``input = chars(listwise_messages(...) without query and passages) / chars_per_token +
+    2 * query + sum(passages)`` (the prompt states the query twice);
+    ``output = chars("[2] > [1] > ...", one id per item the answer lists) / chars_per_token``.
+    Chat-template tokens (role markers) are not counted: a few per call, the same for every
+    method per call.
+
+    Args:
+        chars_per_token: the stated rule (default 4).
+
+    Raises:
+        ValueError: ``chars_per_token <= 0``.
+    """
+
+    chars_per_token: float = CHARS_PER_TOKEN
+
+    def __post_init__(self) -> None:
+        if not self.chars_per_token > 0:
+            raise ValueError(f"chars_per_token must be > 0, got {self.chars_per_token!r}")
+
+    def cost(
+        self, passage_tokens: np.ndarray, items: Sequence[int], query_tokens: int, listed: int
+    ) -> dict[str, int]:
+        """Input and output tokens of one call showing ``items`` whose answer lists ``listed``
+        identifiers."""
+        length = len(items)
+        top = None if listed >= length else listed
+        inp = math.ceil(_prompt_chars(length, top) / self.chars_per_token)
+        inp += 2 * query_tokens + int(passage_tokens[list(items)].sum())
+        answer = " > ".join(f"[{label(i)}]" for i in range(listed))
+        return {
+            "input_tokens": inp,
+            "output_tokens": math.ceil(len(answer) / self.chars_per_token),
+        }
+
+
 def check_position_bias(position_bias: float) -> float:
     """``position_bias`` as a float, refused unless ``>= 0`` (NaN included)."""
     if not position_bias >= 0:
@@ -91,7 +150,23 @@ def primacy_bonus(length: int, position_bias: float) -> np.ndarray:
     return position_bias * np.linspace(1.0, 0.0, length)
 
 
-class _Simulated(BaseOracle):
+class LatentScoreOracle(BaseOracle):
+    """The base of every oracle over fixed latent scores: validation, token accounting from
+    the prompt (:class:`PromptTokens`), a seeded generator; subclasses define ``_order``.
+
+    Args:
+        scores: one latent score per item (higher is better).
+        k: the most items per call.
+        passage_tokens: tokens of each passage (default 100 each).
+        query_tokens: tokens of the query.
+        token_model: the prompt's token model (default :class:`PromptTokens`).
+        seed: seeds the oracle's noise.
+
+    Raises:
+        ValueError: scores not one-dimensional or not finite, or ``passage_tokens`` of
+            another length.
+    """
+
     def __init__(
         self,
         scores: Sequence[float] | np.ndarray,
@@ -99,7 +174,7 @@ class _Simulated(BaseOracle):
         *,
         passage_tokens: Sequence[int] | np.ndarray | None = None,
         query_tokens: int = 12,
-        token_model: TokenModel | None = None,
+        token_model: TokenModel | PromptTokens | None = None,
         seed: int = 0,
     ) -> None:
         s = np.asarray(scores, dtype=float)
@@ -115,7 +190,7 @@ class _Simulated(BaseOracle):
         if self.passage_tokens.shape != s.shape:
             raise ValueError("passage_tokens must have one entry per item")
         self.query_tokens = int(query_tokens)
-        self.tokens = token_model or TokenModel()
+        self.tokens = token_model or PromptTokens()
         self.rng = np.random.default_rng(seed)
 
     def _answer(self, items: tuple[int, ...], top: int | None) -> tuple[list[int], dict[str, Any]]:
@@ -130,14 +205,14 @@ class _Simulated(BaseOracle):
         raise NotImplementedError(f"{type(self).__name__} must define _order (abstract hook)")
 
 
-class PerfectOracle(_Simulated):
+class PerfectOracle(LatentScoreOracle):
     """Orders by the latent score, ties by id: consistent and noiseless."""
 
     def _order(self, items: np.ndarray) -> np.ndarray:
         return items[np.lexsort((items, -self.scores[items]))]
 
 
-class PlackettLuceOracle(_Simulated):
+class PlackettLuceOracle(LatentScoreOracle):
     """Plackett-Luce answers with utilities ``score / temperature``, fresh noise every call.
 
     Args:
@@ -145,9 +220,10 @@ class PlackettLuceOracle(_Simulated):
         k: the window (most items per call), at least 2.
         temperature: ``T`` of the utilities ``score / T`` (>= 0; 0 is a perfect oracle).
         passage_tokens: tokens of each item's passage (default 100 each), for the token
-            accounting of a listwise prompt (:class:`TokenModel`).
+            accounting of a listwise prompt (:class:`PromptTokens`).
         query_tokens: tokens of the query.
-        token_model: the prompt's token model (default :class:`TokenModel`).
+        token_model: the prompt's token model (default :class:`PromptTokens`: the prompt as
+            built, 4 characters per token).
         seed: seeds the noise.
 
     Raises:
@@ -168,7 +244,7 @@ class PlackettLuceOracle(_Simulated):
         return items[np.argsort(-keys, kind="stable")]
 
 
-class PersistentOracle(_Simulated):
+class PersistentOracle(LatentScoreOracle):
     """Plackett-Luce with a persistent per-item share of the noise and a primacy bias.
 
     Args:
@@ -217,7 +293,7 @@ class PersistentOracle(_Simulated):
         return items[np.argsort(-keys, kind="stable")]
 
 
-class BradleyTerryOracle(_Simulated):
+class BradleyTerryOracle(LatentScoreOracle):
     """Independent Bradley-Terry pairs inside each query, ordered by pairwise wins."""
 
     def __init__(self, scores: Any, k: int, *, temperature: float = 0.5, **kw: Any) -> None:
@@ -236,7 +312,7 @@ class BradleyTerryOracle(_Simulated):
         return items[np.lexsort((jitter, -wins))]
 
 
-class CyclicOracle(_Simulated):
+class CyclicOracle(LatentScoreOracle):
     """Consistent between groups of ``group_size`` items (by score), cyclic inside each.
 
     Inside a group of odd size g, member ``i`` beats member ``j`` iff ``(j - i) mod g`` is in
@@ -283,7 +359,7 @@ def make_oracle(
     position_bias: float = 0.0,
     item_seed: int = 0,
     **kw: Any,
-) -> _Simulated:
+) -> LatentScoreOracle:
     """A simulated oracle by name: ``perfect``, ``pl``, ``bt``, ``persistent`` or ``cyclic``."""
     if noise == "perfect":
         return PerfectOracle(scores, k, **kw)

@@ -20,7 +20,7 @@ from icml26.blitzrank.config import RunConfig
 from icml26.blitzrank.oracles.simulated import CyclicOracle, PerfectOracle
 from icml26.blitzrank.ranker import BlitzRank
 from icml26.blitzrank.schedule import Schedule
-from icml26.shared import log
+from icml26.shared import log, rng_for
 
 __all__ = ["REFERENCE_CALLS", "calls_perfect", "cyclic_task", "perfect_calls"]
 
@@ -42,7 +42,7 @@ def calls_perfect(
         n: items.
         m: the top items to certify, in order.
         ks: items per query.
-        seeds: random score vectors per k (seed ``base_seed * 7919 + s``).
+        seeds: random score vectors per k (stream ``rng_for(base_seed, "perfect_scores", s)``).
         schedule: BlitzRank's schedule.
         base_seed: the run's seed.
 
@@ -56,7 +56,7 @@ def calls_perfect(
     for k in ks:
         calls = []
         for s in range(seeds):
-            scores = np.random.default_rng(base_seed * 7919 + s).normal(size=n)
+            scores = rng_for(base_seed, "perfect_scores", s).normal(size=n)
             res = BlitzRank(m, k=k, schedule=schedule).rank(PerfectOracle(scores, k))
             truth = list(np.lexsort((np.arange(n), -scores))[:m])
             if not res.certified or res.top != truth:
@@ -90,7 +90,7 @@ def _cyclic_query(
     transitive = BlitzRank(m, k=k).rank(PerfectOracle(scores, k)).calls
     limit = max(1, math.ceil(budget_share * transitive))
     oracle = CyclicOracle(scores, k)
-    res = BlitzRank(m, k=k, max_calls=limit).rank(oracle)
+    res = BlitzRank(m, k=k, max_calls=limit, on_budget="return").rank(oracle)
     assert res.graph is not None
     multi = [t for t in res.graph.tiers() if len(t) > 1]
     figures = {
@@ -108,7 +108,7 @@ def cyclic_task(cfg: RunConfig) -> dict[str, Any]:
 
     Args:
         cfg: the run's config (``cyclic_ks``, ``cyclic_queries``, ``cyclic_budget``,
-            ``sim_n``, ``m``; queries drawn from seed ``seed + 17``).
+            ``sim_n``, ``m``; queries drawn from stream ``rng_for(seed, "cyclic")``).
 
     Returns:
         Per method ``blitzrank_k<k>``: ``certified_rate`` (share certified within the
@@ -126,7 +126,7 @@ def cyclic_task(cfg: RunConfig) -> dict[str, Any]:
     }
     purity: list[float] = []
     found: list[float] = []
-    rng = np.random.default_rng(cfg.seed + 17)
+    rng = rng_for(cfg.seed, "cyclic")
     for k in cfg.cyclic_ks:
         rows = []
         for _ in range(cfg.cyclic_queries):

@@ -21,6 +21,7 @@ from icml26.blitzrank.methods import RANKERS, Method, method
 from icml26.blitzrank.oracles import backends
 from icml26.blitzrank.oracles.llm import LLMOracle
 from icml26.blitzrank.tasks.simulated import comparison_settings
+from icml26.shared import seed_for
 
 __all__ = ["llm_methods", "llm_task"]
 
@@ -56,7 +57,9 @@ def llm_task(cfg: RunConfig) -> dict[str, Any]:
         queries = load_queries(cfg.data, depth=cfg.llm_n)[: cfg.llm_queries]
     else:
         task = "factbook"
-        queries = make_factbook_queries(cfg.llm_queries, cfg.llm_n, seed=cfg.seed)
+        queries = make_factbook_queries(
+            cfg.llm_queries, cfg.llm_n, seed=seed_for(cfg.seed, "llm_queries")
+        )
     backend = backends.make_backend(
         model=cfg.llm_model,
         endpoint=cfg.llm_endpoint,

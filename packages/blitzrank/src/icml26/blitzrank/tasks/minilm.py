@@ -32,7 +32,7 @@ from icml26.blitzrank.oracles import minilm
 from icml26.blitzrank.oracles.base import BaseOracle
 from icml26.blitzrank.oracles.scored import ScoreOracle
 from icml26.blitzrank.tasks.simulated import comparison_settings, sim_methods
-from icml26.shared import log
+from icml26.shared import log, seed_for
 
 __all__ = ["minilm_task_settings", "run_minilm_tasks"]
 
@@ -69,7 +69,9 @@ def run_minilm_tasks(cfg: RunConfig) -> dict[str, Any]:
         ImportError: the ``minilm`` extra (torch, sentence-transformers) is not installed.
     """
     t0 = time.perf_counter()
-    queries = make_factbook_queries(cfg.minilm_queries, cfg.minilm_n, seed=cfg.seed + 1)
+    queries = make_factbook_queries(
+        cfg.minilm_queries, cfg.minilm_n, seed=seed_for(cfg.seed, "factbook_queries")
+    )
     scorer = minilm.MiniLMScorer(cfg.minilm_model, device=cfg.minilm_device or "cpu")
     scores = [minilm.zscore(scorer.scores(q.query, q.passages)) for q in queries]
     passage_tokens = [scorer.token_counts(q.passages) for q in queries]
@@ -92,7 +94,7 @@ def run_minilm_tasks(cfg: RunConfig) -> dict[str, Any]:
                     k,
                     position_bias=bias,
                     prompt_noise=noise,
-                    prompt_seed=cfg.seed * 100_003 + qi,
+                    prompt_seed=seed_for(cfg.seed, "prompt_noise", qi),
                     passage_tokens=passage_tokens[qi],
                     query_tokens=query_tokens[qi],
                 )

@@ -18,6 +18,7 @@ from icml26.blitzrank.evaluate import EvalSettings, OracleFactory, TaskResult, e
 from icml26.blitzrank.methods import Method, RankerSettings, comparison_methods
 from icml26.blitzrank.oracles.base import BaseOracle
 from icml26.blitzrank.oracles.simulated import make_oracle
+from icml26.shared import seed_for
 
 __all__ = [
     "comparison_settings",
@@ -29,8 +30,8 @@ __all__ = [
     "temperature_key",
 ]
 
-#: Each noise's offset in the query seed (``persistent`` tasks reuse ``sim_pl``'s queries).
-_QUERY_SEED = {"pl": 1, "bt": 2, "persistent": 1}
+#: Each noise's query stream (``persistent`` tasks reuse ``sim_pl``'s queries).
+_QUERY_STREAM = {"pl": "pl", "bt": "bt", "persistent": "pl"}
 
 
 def comparison_settings(
@@ -61,6 +62,7 @@ def comparison_settings(
         stride=cfg.stride if stride is None else stride,
         setwise_window=cfg.setwise_window if setwise_window is None else setwise_window,
         tournaments=cfg.tourrank_tournaments,
+        pairwise_both_orders=cfg.pairwise_both_orders,
         parallel=cfg.parallel,
         max_calls=cfg.max_calls,
         reask_share=cfg.reask_share,
@@ -110,10 +112,9 @@ def sim_task(
         n_queries or cfg.sim_queries,
         cfg.sim_n,
         rho=cfg.rho,
-        seed=cfg.seed * 1000 + _QUERY_SEED[noise],
+        seed=seed_for(cfg.seed, "queries", _QUERY_STREAM[noise]),
     )
     methods = sim_methods(cfg)
-    names = [meth.name for meth in methods]
     if temperature is None:
         temperature = cfg.bt_temperature if noise == "bt" else cfg.pl_temperature
 
@@ -126,9 +127,10 @@ def sim_task(
                 temperature=temperature,
                 persistence=persistence,
                 position_bias=position_bias,
-                item_seed=cfg.seed * 100_003 + qi * 101 + 97,
+                # one persistent-noise stream per query, shared by every method (paired)
+                item_seed=seed_for(cfg.seed, "oracle_items", qi),
                 passage_tokens=q.passage_tokens,
-                seed=cfg.seed * 100_003 + qi * 101 + names.index(meth.paired),
+                seed=seed_for(cfg.seed, "oracle", qi, meth.paired),
             )
 
         return make

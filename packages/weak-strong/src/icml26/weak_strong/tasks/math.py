@@ -24,11 +24,8 @@ import datetime
 import hashlib
 import json
 import os
-import re
 import time
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,12 +34,25 @@ import numpy as np
 
 from icml26.shared import atomic_write_json, log
 from icml26.weak_strong.streams import Stream
+from icml26.weak_strong.tasks.answers import (
+    DEMONSTRATIONS,
+    INSTRUCTION,
+    Problem,
+    agreement_scores,
+    conversation,
+    extract_answer,
+    make_problems,
+)
+from icml26.weak_strong.tasks.math_file import math_file_stream, write_math_stream_file
 
 __all__ = [
+    "DEMONSTRATIONS",
     "FIXTURE",
+    "INSTRUCTION",
     "Problem",
     "agreement_scores",
     "cached_samples",
+    "check_math_source",
     "conversation",
     "extract_answer",
     "load_samples",
@@ -55,78 +65,6 @@ __all__ = [
 ]
 
 FIXTURE = "math_smoke.json"
-INSTRUCTION = "Solve the problem. Reply with only the final number."
-_NUMBER = re.compile(r"-?\d[\d,]*")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A generated problem and its exact answer."""
-
-    question: str
-    answer: int
-    kind: str
-
-
-_NAMES = ("Tom", "Ana", "Lee", "Maya", "Sam", "Ravi", "Zoe", "Omar")
-_THINGS = ("apples", "books", "coins", "pencils", "stickers", "marbles")
-
-
-def make_problems(n: int, seed: int = 0) -> list[Problem]:
-    """``n`` problems mixing one-step sums and differences, products, two-step expressions and
-    word problems (answers are integers, mostly small)."""
-    if n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
-    rng = np.random.default_rng(seed)
-    out: list[Problem] = []
-    for _ in range(n):
-        kind = ("add", "sub", "mul", "two_step", "word")[int(rng.integers(5))]
-        a, b, c = (int(v) for v in rng.integers(2, 30, size=3))
-        if kind == "add":
-            out.append(Problem(f"What is {a} + {b}?", a + b, kind))
-        elif kind == "sub":
-            hi, lo = max(a, b), min(a, b)
-            out.append(Problem(f"What is {hi} - {lo}?", hi - lo, kind))
-        elif kind == "mul":
-            a, b = a % 12 + 2, b % 10 + 2
-            out.append(Problem(f"What is {a} * {b}?", a * b, kind))
-        elif kind == "two_step":
-            c = c % 9 + 2
-            out.append(Problem(f"What is {a} + {b} * {c}?", a + b * c, kind))
-        else:
-            name = _NAMES[int(rng.integers(len(_NAMES)))]
-            thing = _THINGS[int(rng.integers(len(_THINGS)))]
-            lo = min(a, b)
-            q = (
-                f"{name} has {a} {thing}. {name} gets {b} more and then gives away {lo}. "
-                f"How many {thing} does {name} have now?"
-            )
-            out.append(Problem(q, a + b - lo, kind))
-    return out
-
-
-def extract_answer(text: str) -> int | None:
-    """The final number of a reply: the first integer after the last ``=`` when there is one
-    (``"6 * 5 = 30, so"`` -> 30), else the last integer (``"The answer is 1,234."`` -> 1234);
-    None when the reply holds no number."""
-    tail = text.rsplit("=", 1)[1] if "=" in text else text
-    found = _NUMBER.findall(tail)
-    if not found:
-        return None
-    pick = found[0] if "=" in text else found[-1]
-    try:
-        return int(pick.replace(",", ""))
-    except ValueError:
-        return None
-
-
-def agreement_scores(answers: Sequence[int | None]) -> list[float]:
-    """Self-consistency: for each sample, the share of samples with the same answer."""
-    if not answers:
-        raise ValueError("agreement_scores needs at least one answer")
-    counts = Counter(a for a in answers if a is not None)
-    k = len(answers)
-    return [0.0 if a is None else counts[a] / k for a in answers]
 
 
 def _cache_key(
@@ -157,11 +95,6 @@ def sample_seeds(seed: int, k: int) -> list[int]:
         if len(seeds) == k:
             return seeds
     raise RuntimeError(f"could not derive {k} distinct seeds from {seed}")  # pragma: no cover
-
-
-def conversation(question: str) -> list[dict[str, str]]:
-    """The chat sent for one problem: the instruction and the problem."""
-    return [{"role": "user", "content": f"{INSTRUCTION}\n\nProblem: {question}"}]
 
 
 def sample_answers(
@@ -316,14 +249,17 @@ def stream_from_samples(record: dict[str, Any], *, name: str = "math") -> Stream
     """One item per sampled reply: score = agreement, label = exact match."""
     scores: list[float] = []
     labels: list[bool] = []
+    unparsed = 0
     for p in record["problems"]:
         answers = [extract_answer(t) for t in p["replies"]]
+        unparsed += sum(a is None for a in answers)
         scores.extend(agreement_scores(answers))
         labels.extend(a is not None and a == int(p["answer"]) for a in answers)
     meta = {
         "model": record.get("model"),
         "problems": len(record["problems"]),
         "k": record.get("k"),
+        "unparsed_share": unparsed / max(len(scores), 1),
     }
     return Stream(
         name,
@@ -349,8 +285,6 @@ def math_stream(
     :mod:`~icml26.weak_strong.tasks.math_file`), ``"fixture"`` (a few shipped samples),
     ``"llm"`` (sample, or read the cache) or a path to a samples JSON file or stream file."""
     if source == "shipped":
-        from icml26.weak_strong.tasks.math_file import math_file_stream
-
         return math_file_stream()
     if source == "fixture":
         return stream_from_samples(load_samples())
@@ -366,10 +300,39 @@ def math_stream(
         )
         return stream_from_samples(record)
     if _is_stream_file(source):
-        from icml26.weak_strong.tasks.math_file import math_file_stream
-
         return math_file_stream(source)
     return stream_from_samples(load_samples(source))
+
+
+def check_math_source(source: str) -> None:
+    """Load a math source given as a file (a samples JSON or a stream file) and refuse it
+    with one line naming the file and the problem; the built-in sources pass.
+
+    Args:
+        source: ``cfg.math_source``.
+
+    Raises:
+        FileNotFoundError: no file at ``source``.
+        ValueError: the file is not a readable samples record or stream file, or its stream
+            is empty or has bad scores or labels.
+    """
+    if source in ("shipped", "fixture", "llm"):
+        return
+    if not Path(source).is_file():
+        raise FileNotFoundError(f"math_source: no file at {source!r}")
+    try:
+        stream = (
+            math_file_stream(source)
+            if _is_stream_file(source)
+            else stream_from_samples(load_samples(source))
+        )
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise ValueError(
+            f"math_source {source!r} is not a samples record or a math stream file: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    if len(stream) == 0:
+        raise ValueError(f"math_source {source!r} holds no answers")
 
 
 def _is_stream_file(path: str) -> bool:
@@ -394,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--problems", type=int, default=40)
     ap.add_argument("--samples", type=int, default=5)
     ap.add_argument("--temperature", type=float, default=0.7)
-    ap.add_argument("--max-tokens", type=int, default=12)
+    ap.add_argument("--max-tokens", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache", default=None)
     ap.add_argument("--dtype", default=None, help="model dtype, e.g. bfloat16 (default: float32)")
@@ -419,14 +382,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         dtype=args.dtype,
     )
     stream = stream_from_samples(record)
-    print(f"{len(stream)} answers, {stream.labels.mean():.1%} correct")
+    counts = np.bincount(
+        np.round(stream.scores * args.samples).astype(int), minlength=args.samples + 1
+    )
+    print(
+        f"{len(stream)} answers, {stream.labels.mean():.1%} correct ({int(stream.labels.sum())}), "
+        f"{stream.meta['unparsed_share']:.1%} unparseable; agreement histogram "
+        f"(0..{args.samples} of {args.samples}): {counts.tolist()}"
+    )
     if args.fixture:
         subset = dict(record, problems=record["problems"][: args.fixture_problems])
         atomic_write_json(args.fixture, subset)
         print(f"fixture -> {args.fixture}")
     if args.stream_out:
-        from icml26.weak_strong.tasks.math_file import write_math_stream_file
-
         content = write_math_stream_file(record, args.stream_out)
         print(f"stream file -> {args.stream_out} (sha256 {content['sha256'][:16]})")
     return 0

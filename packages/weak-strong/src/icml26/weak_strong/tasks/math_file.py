@@ -33,7 +33,7 @@ import numpy as np
 
 from icml26.shared import atomic_write_text
 from icml26.weak_strong.streams import Stream
-from icml26.weak_strong.tasks.math import (
+from icml26.weak_strong.tasks.answers import (
     INSTRUCTION,
     agreement_scores,
     conversation,
@@ -209,10 +209,12 @@ def math_file_stream(path: str | os.PathLike[str] | None = None, *, name: str = 
     k = int(prov["k"])
     scores = np.asarray(content["items"]["agree"], dtype=np.float64) / k
     labels = np.frombuffer(content["items"]["correct"].encode("ascii"), dtype=np.uint8) == ord("1")
+    answers = [a for p in content["problems"] for a in p["answers"]]
     meta = {
         "model": prov["model"],
         "problems": prov["problems"],
         "k": k,
+        "unparsed_share": sum(a is None for a in answers) / len(answers),
         "sha256": content["sha256"],
         "source": str(path) if path is not None else f"package file {STREAM_FILE}",
     }

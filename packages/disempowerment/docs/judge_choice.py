@@ -1,0 +1,71 @@
+"""The judge's decoding, chosen once on a validation split of the ``llm`` profile's audit set
+(issue 46, step 5), then measured on the profile's test rows. Writes ``judge-choice.json``.
+
+Run from the package folder: ``OMP_NUM_THREADS=1 uv run python docs/judge_choice.py``
+(about 14 minutes on a loaded 2-core machine).
+
+Validation: 40 calibration-set conversations outside the test rows, half with any severity
+above none (``judge_choice_study``); rule, fixed before the run: the variant with the higher
+mean Cohen's kappa over the three dimensions. Test: the 60 rows ``judge_study`` rates in the
+``llm`` profile (``judge_rows``), every variant, for the record.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from icml26.disempowerment.config import PROFILES
+from icml26.disempowerment.datasets import synthetic_labelled
+from icml26.disempowerment.judge import LLMJudge
+from icml26.disempowerment.scrub import Scrubber
+from icml26.disempowerment.validation import judge_agreement, judge_choice_study, judge_rows
+from icml26.shared import seed_for
+from icml26.shared.llm import LocalChatModel
+
+VARIANTS = {"plain": "none", "content_free": "content_free"}
+
+
+def main() -> None:
+    cfg = PROFILES["llm"]
+    cal = synthetic_labelled(
+        cfg.n_calibration,
+        seed=seed_for(cfg.seed, "calibration"),
+        share=cfg.calibration_positive_share,
+    )
+    test_rows, _ = judge_rows(
+        len(cal.conversations),
+        cfg.n_conversations,
+        cfg.judge_audit_n,
+        cfg.judge_log_n,
+        seed=seed_for(cfg.seed, "judge"),
+    )
+    backend = LocalChatModel.from_spec(cfg.judge)
+    judges = {k: LLMJudge(backend, calibration=v) for k, v in VARIANTS.items()}
+    out = judge_choice_study(
+        judges, cal, exclude=test_rows, n=40, seed=seed_for(cfg.seed, "judge_choice")
+    )
+    chosen = max(VARIANTS, key=lambda k: out[f"choice.{k}.mean_kappa"])
+    out["chosen"] = chosen
+    test = cal.subset(test_rows)
+    scrub = Scrubber()
+    texts = [scrub(c.text()) for c in test.conversations]
+    for name, calibration in VARIANTS.items():
+        res = LLMJudge(backend, calibration=calibration).judge(texts)
+        for k, v in judge_agreement(test.labels, res.labels).items():
+            out[f"test.{name}.{k[len('judge.') :]}"] = v
+        out[f"test.{name}.malformed_rate"] = float(np.mean(~res.ok))
+        out[f"test.{name}.severity_counts"] = np.bincount(
+            res.labels.severity.ravel(), minlength=4
+        ).tolist()
+    out["test.truth.severity_counts"] = np.bincount(
+        test.labels.severity.ravel(), minlength=4
+    ).tolist()
+    out["test.n"] = len(test_rows)
+    Path(__file__).with_name("judge-choice.json").write_text(json.dumps(out, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

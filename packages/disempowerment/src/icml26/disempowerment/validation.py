@@ -1,0 +1,371 @@
+"""Validation studies on synthetic worlds with planted truth.
+
+* :func:`null_study`: the whole method (train, calibrate, measure) on each null world
+  (:data:`icml26.disempowerment.synthetic.NULL_WORLDS`) over several seeds; every claim is
+  evaluated on every null run, and a claim's *false-positive rate* is the share of the seeds
+  of its own null world (its ``placebo``) on which it still holds.
+* :func:`coverage_study`: interval coverage over fresh (log, calibration set) pairs of the
+  planted world, for the corrected intervals and, as the no-correction comparator, Wilson
+  intervals of the classifier's raw shares.
+* :func:`scrub_study`: the scrubber's recall and span precision on the planted PII.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from typing import Any
+
+import numpy as np
+from sklearn.metrics import cohen_kappa_score
+
+from icml26.disempowerment.conversations import Conversation
+from icml26.disempowerment.datasets import (
+    LabelledConversations,
+    synthetic_data,
+    synthetic_labelled,
+)
+from icml26.disempowerment.labels import Labels, macro_f1
+from icml26.disempowerment.measurement import IntervalSettings, PrivacySettings, measure
+from icml26.disempowerment.pii import PlantedPII, scrub_scores
+from icml26.disempowerment.scrub import Scrubber
+from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log, null_spec
+from icml26.disempowerment.taxonomy import DIMENSIONS, SEVERITIES, VARIABLES
+from icml26.shared import Claim, log, rng_for, seed_for
+from icml26.shared.claims import evaluate_rule, rule_keys
+from icml26.shared.stats import wilson_interval
+
+__all__ = [
+    "NullSettings",
+    "coverage_study",
+    "judge_agreement",
+    "judge_choice_study",
+    "judge_rows",
+    "judge_study",
+    "null_study",
+    "scrub_study",
+]
+
+#: ``train(train_set) -> classifier``: how a study fits the classifier on a world's data.
+Trainer = Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class NullSettings:
+    """Sizes of one null-world run (those of the main run, so the claims decide alike).
+
+    Attributes:
+        n_log, n_train, n_calibration: log, training and calibration set sizes.
+        positive_share, calibration_positive_share: the labelled sets' cue shares.
+        privacy, intervals: as in :func:`icml26.disempowerment.measurement.measure`.
+    """
+
+    n_log: int
+    n_train: int
+    n_calibration: int
+    positive_share: float
+    calibration_positive_share: float
+    privacy: PrivacySettings
+    intervals: IntervalSettings
+
+
+def null_study(
+    claims: Sequence[Claim],
+    train: Trainer,
+    settings: NullSettings,
+    *,
+    seeds: int,
+    seed: int,
+    worlds: Sequence[str] = tuple(NULL_WORLDS),
+    workers: int = 1,
+) -> dict[str, float]:
+    """Every claim on every null world, over ``seeds`` seeds (see the module docstring).
+
+    The null worlds carry no planted PII (the scrubber is measured on the planted world and
+    no null claim is about it), so their texts are not scrubbed.
+
+    Args:
+        claims: the claims (those whose ``placebo`` names a null world get a false-positive
+            rate).
+        train: fits the classifier on a world's training set (picklable when
+            ``workers > 1``).
+        settings: sizes and release settings of each run.
+        seeds: seeds per world.
+        seed: the run's seed (each (world, seed) pair has its own named stream).
+        worlds: the null worlds to run.
+        workers: processes running (world, seed) pairs side by side.
+
+    Returns:
+        ``null.<world>.<key>``: the first seed's values of every key the claims read (the
+        metrics ``check_paper(..., nulls=...)`` takes); ``null.<world>.holds.<claim>``: the
+        share of seeds on which a claim holds; ``null_fpr.<claim>``: that share on the
+        claim's own null world; ``null.n_seeds``.
+    """
+    keys = sorted({k for c in claims for k in rule_keys(c.rule).keys})
+    jobs = [(w, s) for w in worlds for s in range(seeds)]
+    args = [(w, s, train, settings, seed_for(seed, f"null_{w}_{s}")) for w, s in jobs]
+    if workers > 1:
+        with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
+            runs = list(pool.map(_null_run, *zip(*args, strict=True)))
+    else:
+        runs = [_null_run(*a) for a in args]
+    out: dict[str, float] = {"null.n_seeds": float(seeds)}
+    for world in worlds:
+        mine = [m for (w, _), m in zip(jobs, runs, strict=True) if w == world]
+        out.update({f"null.{world}.{k}": float(mine[0][k]) for k in keys if k in mine[0]})
+        for c in claims:
+            held = np.mean([bool(evaluate_rule(c.rule, m)[0]) for m in mine])
+            out[f"null.{world}.holds.{c.id}"] = float(held)
+            if c.placebo == world:
+                out[f"null_fpr.{c.id}"] = float(held)
+    return out
+
+
+def _null_run(
+    world: str, s: int, train: Trainer, settings: NullSettings, run_seed: int
+) -> dict[str, float]:
+    log(f"null world {world}, seed {s + 1}")
+    spec = null_spec(world)
+    data = synthetic_data(
+        settings.n_log,
+        settings.n_train,
+        settings.n_calibration,
+        seed=run_seed,
+        positive_share=settings.positive_share,
+        calibration_positive_share=settings.calibration_positive_share,
+        spec=spec,
+        with_pii=False,
+    )
+    classifier = train(data.train)
+    res = measure(
+        data.log,
+        classifier,
+        data.calibration,
+        privacy=settings.privacy,
+        intervals=settings.intervals,
+        seed=seed_for(run_seed, "measure"),
+        scrub=False,
+    )
+    return {**res.metrics, **{f"planted.{k}": v for k, v in data.planted.items()}}
+
+
+_RATES = [f"{v}.{s}" for v in VARIABLES for s in SEVERITIES[1:]]
+
+
+def coverage_study(
+    classifier: Any,
+    *,
+    repeats: int,
+    n_log: int,
+    n_calibration: int,
+    calibration_positive_share: float,
+    privacy: PrivacySettings,
+    intervals: IntervalSettings,
+    seed: int,
+) -> dict[str, float]:
+    """Coverage of the planted values by the intervals, over fresh (log, calibration set)
+    pairs of the planted world measured with one trained classifier.
+
+    Returns:
+        ``coverage.rate_intervals`` (the 12 rates, corrected intervals),
+        ``coverage.naive_intervals`` (Wilson intervals of the raw predicted shares: no
+        correction), ``coverage.trend_intervals`` (the 4 slopes),
+        ``coverage.approval_intervals``, ``coverage.n_intervals`` and
+        ``coverage.rate.<var>.<severity>``.
+    """
+    hits: dict[str, list[float]] = {k: [] for k in ("rate", "naive", "trend", "approval")}
+    per_key: dict[str, list[float]] = {k: [] for k in _RATES}
+    for r in range(repeats):
+        rs = seed_for(seed, f"coverage_{r}")
+        world = generate_log(n_log, seed=seed_for(rs, "log"))
+        cal = synthetic_labelled(
+            n_calibration, seed=seed_for(rs, "calibration"), share=calibration_positive_share
+        )
+        m = measure(
+            world.conversations, classifier, cal, privacy=privacy, intervals=intervals, seed=rs
+        ).metrics
+        planted = world.planted
+        n = m["n_conversations"]
+        for key in _RATES:
+            truth = planted[f"rate.{key}"]
+            ok = float(m[f"rate.{key}.lo"] <= truth <= m[f"rate.{key}.hi"])
+            hits["rate"].append(ok)
+            per_key[key].append(ok)
+            lo, hi = wilson_interval(m[f"observed.{key}"] * n, n, intervals.level)
+            hits["naive"].append(float(lo <= truth <= hi))
+        for v in VARIABLES:
+            key = f"trend_slope.{v}"
+            if f"{key}.lo" in m:
+                hits["trend"].append(float(m[f"{key}.lo"] <= planted[key] <= m[f"{key}.hi"]))
+        if "approval_association.lo" in m:
+            truth = planted["approval_association"]
+            hits["approval"].append(
+                float(m["approval_association.lo"] <= truth <= m["approval_association.hi"])
+            )
+        log(f"coverage repeat {r + 1}/{repeats}: {np.mean(hits['rate']):.3f} so far")
+    if not repeats:
+        return {}
+    out = {f"coverage.{k}_intervals": float(np.mean(v)) for k, v in hits.items() if v}
+    out["coverage.n_intervals"] = float(len(hits["rate"]))
+    out.update({f"coverage.rate.{k}": float(np.mean(v)) for k, v in per_key.items()})
+    return out
+
+
+def scrub_study(
+    conversations: Sequence[Conversation], planted: Sequence[PlantedPII], n: int
+) -> dict[str, float]:
+    """The scrubber on the first ``n`` conversations of a log with planted PII.
+
+    Returns:
+        ``scrub.recall.<all|dev|holdout|kind.split>``, ``scrub.precision`` (replaced spans
+        that overlap planted PII, look-alike sentences included), ``scrub.n_items``,
+        ``scrub.n_spans``.
+    """
+    n = min(n, len(conversations))
+    texts = [c.text() for c in conversations[:n]]
+    scores = scrub_scores(Scrubber(), texts, [p for p in planted if p.conversation < n])
+    out = {f"scrub.recall.{k}": v for k, v in scores.recall.items()}
+    out["scrub.precision"] = scores.precision
+    out["scrub.n_items"] = float(scores.n_items)
+    out["scrub.n_spans"] = float(scores.n_spans)
+    return out
+
+
+def judge_study(
+    judge: Any,
+    baseline: Any,
+    log_conversations: Sequence[Conversation],
+    audit: LabelledConversations,
+    planted: dict[str, float],
+    *,
+    n_audit: int,
+    n_log: int,
+    privacy: PrivacySettings,
+    intervals: IntervalSettings,
+    seed: int,
+) -> dict[str, float]:
+    """The rubric judge as the measuring instrument on a random subset of the log.
+
+    The judge rates ``n_audit`` labelled conversations (the audit set, generator truth) and
+    ``n_log`` conversations of the log; its confusion matrices on the audit set correct its
+    shares on the log subset (:func:`measure`). The baseline classifier measures the same
+    subset with the same audit set, for comparison.
+
+    Returns:
+        ``judge.rate.*`` (with ``.lo``/``.hi``) and ``judge_tfidf.rate.*`` on the subset,
+        ``judge.covered.<var>.<severity>`` (the planted rate inside the judge's interval),
+        agreement with the audit labels (``judge.agreement.<dim>``, ``judge.kappa.<dim>``,
+        ``judge.macro_f1``, ``judge.domain_accuracy``), ``judge.malformed_rate`` (after
+        repair; 0 by construction under constrained decoding), ``judge.malformed_rate_first``,
+        ``judge.n_audit``, ``judge.n_log``, ``judge.tokens``, ``judge.seconds_per_item``.
+    """
+    a_rows, l_rows = judge_rows(
+        len(audit.conversations), len(log_conversations), n_audit, n_log, seed=seed
+    )
+    sub_audit = audit.subset(a_rows)
+    sub_log = [log_conversations[i] for i in l_rows]
+    start = time.perf_counter()
+    res = measure(sub_log, judge, sub_audit, privacy=privacy, intervals=intervals, seed=seed)
+    seconds = time.perf_counter() - start
+    base = measure(sub_log, baseline, sub_audit, privacy=privacy, intervals=intervals, seed=seed)
+    out = {f"judge.{k}": v for k, v in res.metrics.items() if k.startswith(_JUDGE_KEYS)}
+    out.update(
+        {f"judge_tfidf.{k}": v for k, v in base.metrics.items() if k.startswith(_JUDGE_KEYS)}
+    )
+    for key in _RATES:
+        if f"rate.{key}.lo" in res.metrics:
+            truth = planted[f"rate.{key}"]
+            out[f"judge.covered.{key}"] = float(
+                res.metrics[f"rate.{key}.lo"] <= truth <= res.metrics[f"rate.{key}.hi"]
+            )
+    out.update(judge_agreement(sub_audit.labels.subset(res.audit_rows), res.audit_predictions))
+    n_items = len(a_rows) + len(l_rows)
+    out["judge.malformed_rate"] = judge.malformed_rate
+    out["judge.malformed_rate_first"] = judge.malformed_rate_first
+    out["judge.dropped"] = float(sum(res.dropped.values()))
+    out["judge.n_audit"], out["judge.n_log"] = float(len(a_rows)), float(len(l_rows))
+    out["judge.tokens"] = float(judge.backend.usage.total_tokens)
+    out["judge.seconds_per_item"] = seconds / n_items
+    return out
+
+
+_JUDGE_KEYS = ("rate.", "observed.", "domain_rate.", "trend_slope.", "approval_association")
+
+
+def judge_rows(
+    n_audit_pool: int, n_log_pool: int, n_audit: int, n_log: int, *, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows :func:`judge_study` rates: ``n_audit`` of the audit set (its *test* split)
+    and ``n_log`` of the log, drawn from the study's own stream."""
+    rng = rng_for(seed, "judge_subsets")
+    a_rows = rng.choice(n_audit_pool, size=min(n_audit, n_audit_pool), replace=False)
+    l_rows = rng.choice(n_log_pool, size=min(n_log, n_log_pool), replace=False)
+    return a_rows, l_rows
+
+
+def judge_choice_study(
+    judges: dict[str, Any], audit: LabelledConversations, *, exclude: np.ndarray, n: int, seed: int
+) -> dict[str, float]:
+    """Judge variants on a *validation* split of the audit set, to choose one before the
+    test split (:func:`judge_rows`) is rated.
+
+    The split is ``n`` rows outside ``exclude`` (the test rows), half drawn among the
+    conversations with any severity above none and half among the rest, so that agreement
+    beyond chance is measurable on few rows. Each variant is scored by its mean Cohen's kappa
+    over the three dimensions.
+
+    Args:
+        judges: name -> judge (``judge(texts) -> JudgeOutput``).
+        audit: the labelled audit set.
+        exclude: rows the variants must not see (the test split).
+        n: validation rows.
+        seed: the split's seed.
+
+    Returns:
+        ``choice.<name>.<agreement key>`` for every variant (see :func:`judge_study`),
+        ``choice.<name>.mean_kappa``, ``choice.<name>.malformed_rate``, ``choice.n``.
+    """
+    rng = rng_for(seed, "judge_validation")
+    free = np.setdiff1d(np.arange(len(audit.conversations)), exclude)
+    positive = audit.labels.any_severity[free] > 0
+    half = n // 2
+    rows = np.concatenate(
+        [
+            rng.choice(free[positive], size=half, replace=False),
+            rng.choice(free[~positive], size=n - half, replace=False),
+        ]
+    )
+    sub = audit.subset(rows)
+    scrubber = Scrubber()
+    texts = [scrubber(c.text()) for c in sub.conversations]
+    out: dict[str, float] = {"choice.n": float(n)}
+    for name, judge in judges.items():
+        start = time.perf_counter()
+        res = judge.judge(texts)
+        agreement = judge_agreement(sub.labels, res.labels)
+        out.update({f"choice.{name}.{k[len('judge.') :]}": v for k, v in agreement.items()})
+        kappas = [agreement[f"judge.kappa.{d}"] for d in DIMENSIONS]
+        out[f"choice.{name}.mean_kappa"] = float(np.mean(kappas))
+        out[f"choice.{name}.malformed_rate"] = float(np.mean(~res.ok))
+        out[f"choice.{name}.seconds_per_item"] = (time.perf_counter() - start) / n
+        log(f"judge variant {name}: mean kappa {np.mean(kappas):.3f}")
+    return out
+
+
+def judge_agreement(truth: Labels, pred: Labels) -> dict[str, float]:
+    """Unweighted agreement of the judge with the audit labels (the audit subset is enriched
+    with cue conversations, so these are not population figures): ``judge.agreement.<dim>``,
+    ``judge.kappa.<dim>`` (Cohen's), ``judge.macro_f1``, ``judge.domain_accuracy``."""
+    out: dict[str, float] = {}
+    for k, dim in enumerate(DIMENSIONS):
+        t, p = truth.severity[:, k], pred.severity[:, k]
+        out[f"judge.agreement.{dim}"] = float(np.mean(t == p))
+        out[f"judge.kappa.{dim}"] = float(cohen_kappa_score(t, p, labels=[0, 1, 2, 3]))
+    out["judge.macro_f1"] = float(
+        np.mean([macro_f1(truth.severity[:, k], pred.severity[:, k], 4) for k in range(3)])
+    )
+    out["judge.domain_accuracy"] = float(np.mean(truth.domain == pred.domain))
+    return out

@@ -1,0 +1,98 @@
+"""Null worlds make every finding false; the method recovers the planted world; coverage.
+
+At these sizes each test takes tens of CPU-seconds (``slow``); the default session checks the
+null worlds through the smoke run (``test_experiment.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from icml26.disempowerment.classifiers import fit_classifier
+from icml26.disempowerment.datasets import synthetic_labelled
+from icml26.disempowerment.measurement import IntervalSettings, PrivacySettings, measure
+from icml26.disempowerment.paper import CLAIMS
+from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log
+from icml26.disempowerment.validation import NullSettings, coverage_study, null_study
+from icml26.shared.claims import evaluate_rule
+
+FINDINGS = [c for c in CLAIMS if isinstance(c.placebo, str) and c.placebo in NULL_WORLDS]
+
+
+def _train(train_set):
+    return fit_classifier("tfidf", [c.text() for c in train_set.conversations], train_set.labels)
+
+
+def test_every_finding_names_a_null_world() -> None:
+    assert {c.placebo for c in FINDINGS} == set(NULL_WORLDS)
+
+
+@pytest.mark.slow
+def test_null_worlds_make_every_finding_false() -> None:
+    settings = NullSettings(
+        n_log=20_000,
+        n_train=1500,
+        n_calibration=5000,
+        positive_share=0.3,
+        calibration_positive_share=0.15,
+        privacy=PrivacySettings(k=25),
+        intervals=IntervalSettings(draws=400),
+    )
+    out = null_study(FINDINGS, _train, settings, seeds=1, seed=3)
+    for c in FINDINGS:
+        assert out[f"null_fpr.{c.id}"] == 0.0, c.id
+        assert f"null.{c.placebo}.holds.{c.id}" in out
+    # the placebo metrics check_paper takes: every key of the claim's rule, on its null world
+    for c in FINDINGS:
+        keys = {
+            k[len(f"null.{c.placebo}.") :]: v
+            for k, v in out.items()
+            if k.startswith(f"null.{c.placebo}.")
+        }
+        holds, _, _ = evaluate_rule(c.rule, keys)
+        assert holds is False
+
+
+@pytest.fixture(scope="module")
+def planted_measurement():
+    log = generate_log(30_000, seed=21)
+    train = synthetic_labelled(2000, seed=22, share=0.3)
+    audit = synthetic_labelled(8000, seed=23, share=0.15)
+    clf = _train(train)
+    res = measure(log.conversations, clf, audit, intervals=IntervalSettings(draws=600), seed=1)
+    return log, res
+
+
+@pytest.mark.slow
+def test_measure_recovers_the_planted_world(planted_measurement) -> None:
+    log, res = planted_measurement
+    m, t = res.metrics, log.planted
+    covered = [
+        m[f"rate.{v}.{s}.lo"] <= t[f"rate.{v}.{s}"] <= m[f"rate.{v}.{s}.hi"]
+        for v in ("reality", "value", "action", "any")
+        for s in ("mild", "moderate", "severe")
+    ]
+    assert np.mean(covered) >= 0.75
+    # the domain finding holds on the planted world at this size: the test above can fail
+    holds, _, _ = evaluate_rule(FINDINGS[1].rule, m)
+    assert FINDINGS[1].id == "personal_domains_higher"
+    assert holds
+    assert res.dropped == {"audit": 0, "log": 0}
+
+
+@pytest.mark.slow
+def test_coverage_study_reports_corrected_and_naive_coverage() -> None:
+    clf = _train(synthetic_labelled(1500, seed=5, share=0.3))
+    out = coverage_study(
+        clf,
+        repeats=1,
+        n_log=8000,
+        n_calibration=3000,
+        calibration_positive_share=0.15,
+        privacy=PrivacySettings(k=10),
+        intervals=IntervalSettings(draws=300),
+        seed=0,
+    )
+    assert out["coverage.n_intervals"] == 12
+    assert 0 <= out["coverage.naive_intervals"] <= 1
+    assert "coverage.trend_intervals" in out

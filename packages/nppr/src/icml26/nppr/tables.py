@@ -1,0 +1,197 @@
+"""The run's metric tree across replicates, and the README's tables from a results object.
+
+:func:`replicate_summary` turns the per-replicate figures of each model into
+``mean.<family>.<model>`` and ``se.<family>.<model>`` (the standard error over replicates,
+:func:`icml26.shared.stats.mean_se`), the same for the clean-correct convention
+(``cc_mean.*``, ``cc_se.*``), and the paired gain of adversarial training over replicates
+(``mean.at_gain.<family>.<arch>``, ``se.at_gain.<family>.<arch>``; replicate ``r`` of
+``<arch>_at`` pairs replicate ``r`` of ``<arch>_std``). A family is a figure's key with its
+parts joined by ``_`` (``nppr.best`` -> ``nppr_best``), so a claim's placebo swaps one part.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from icml26.shared.keys import parse_number_part
+from icml26.shared.stats import mean_se, paired_difference
+
+__all__ = ["FAMILIES", "readme_tables", "replicate_summary"]
+
+#: Figures summarised over replicates: family name -> key prefix.
+FAMILIES = {
+    "clean_acc": "clean_acc",
+    "ar_pgd": "ar.pgd",
+    "ar_apgd_square": "ar.apgd_square",
+    "ar_min": "ar.min",
+    "pr_uniform": "pr.uniform",
+    "pr_gaussian": "pr.gaussian",
+    "pr_laplace": "pr.laplace",
+    "pr_uniform_official": "pr.uniform_official",
+    "pr_gaussian_official": "pr.gaussian_official",
+    "pr_min": "pr.min",
+    "pr_min_ours": "pr.min_ours",
+    "pr_tuned": "pr.tuned",
+    "uap_universal": "uap.universal",
+    "uap_per_class": "uap.per_class",
+    "uap_best": "uap.best",
+    "nppr_none": "nppr.none",
+    "nppr_x": "nppr.x",
+    "nppr_y": "nppr.y",
+    "nppr_xy": "nppr.xy",
+    "nppr_best": "nppr.best",
+    "neff_best": "neff.best",
+    "spread_best": "spread.best",
+    "nppr_over_pr": "nppr_over_pr",
+}
+#: Families whose clean-correct twin (``cc.<key>``) is summarised too.
+_CC = ("ar_min", "pr_min", "pr_tuned", "uap_best", "nppr_best", "ar_pgd", "pr_min_ours")
+_AT_GAIN = ("nppr_best", "pr_min", "pr_tuned", "ar_min", "uap_best", "clean_acc")
+
+
+def _se(values: Sequence[float]) -> float:
+    return mean_se(values).se if len(values) > 1 else math.nan
+
+
+def replicate_summary(
+    replicates: Sequence[Mapping[str, float]], tags: Sequence[str]
+) -> dict[str, float]:
+    """Means and standard errors over replicates (see the module docstring).
+
+    Args:
+        replicates: one flat metrics mapping per replicate, each holding every tag's figures.
+        tags: the models summarised.
+
+    Returns:
+        ``mean.*``, ``se.*``, ``cc_mean.*``, ``cc_se.*``, ``mean.at_gain.*``, ``se.at_gain.*``
+        and ``replicates`` (their number). A figure missing from a replicate is skipped.
+    """
+    out: dict[str, float] = {"replicates": float(len(replicates))}
+    for tag in tags:
+        for family, prefix in FAMILIES.items():
+            for conv, key in (("", f"{prefix}.{tag}"), ("cc_", f"cc.{prefix}.{tag}")):
+                if conv and family not in _CC:
+                    continue
+                values = [r[key] for r in replicates if key in r]
+                if len(values) == len(replicates) and values:
+                    out[f"{conv}mean.{family}.{tag}"] = float(sum(values) / len(values))
+                    out[f"{conv}se.{family}.{tag}"] = _se(values)
+    for tag in tags:
+        arch, _, training = tag.rpartition("_")
+        if training != "at" or f"{arch}_std" not in tags:
+            continue
+        for family in _AT_GAIN:
+            key_at, key_std = f"{FAMILIES[family]}.{tag}", f"{FAMILIES[family]}.{arch}_std"
+            if all(key_at in r and key_std in r for r in replicates):
+                at = [r[key_at] for r in replicates]
+                std = [r[key_std] for r in replicates]
+                gap = paired_difference(at, std)
+                out[f"mean.at_gain.{family}.{arch}"] = gap.mean
+                out[f"se.at_gain.{family}.{arch}"] = gap.se if len(at) > 1 else math.nan
+    return out
+
+
+def _fmt(metrics: Mapping[str, Any], key: str, se_key: str | None = None) -> str:
+    value = metrics.get(key)
+    if not isinstance(value, int | float) or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    se = metrics.get(se_key) if se_key else None
+    if isinstance(se, int | float) and not math.isnan(se):
+        return f"{value:.3f} ± {se:.3f}"
+    return f"{value:.3f}"
+
+
+_ROWS = (
+    ("clean accuracy", "clean_acc"),
+    ("AR, PGD", "ar_pgd"),
+    ("AR, `apgd_square` ensemble (subset)", "ar_apgd_square"),
+    ("AR, robust to both (subset)", "ar_min"),
+    ("PR, uniform U[-eps, eps] (ours)", "pr_uniform"),
+    ("PR, Gaussian σ = eps, clipped (ours)", "pr_gaussian"),
+    ("PR, Laplace b = eps, clipped (ours)", "pr_laplace"),
+    ("PR, U(-1, 1) clipped (official)", "pr_uniform_official"),
+    ("PR, randn clipped (official)", "pr_gaussian_official"),
+    ("PR, lowest of the five", "pr_min"),
+    ("PR, tuned fixed noise", "pr_tuned"),
+    ("universal adversarial perturbation", "uap_universal"),
+    ("per-class adversarial perturbation", "uap_per_class"),
+    ("best universal / per-class perturbation", "uap_best"),
+    ("NPPR, input-independent (`none`)", "nppr_none"),
+    ("NPPR, conditioned on x", "nppr_x"),
+    ("NPPR, conditioned on y", "nppr_y"),
+    ("NPPR, conditioned on x and y", "nppr_xy"),
+    ("NPPR, best form (chosen on selection inputs)", "nppr_best"),
+    ("effective components exp H(π), best form", "neff_best"),
+    ("spread of draws / eps, best form", "spread_best"),
+)
+
+
+def _models(metrics: Mapping[str, Any]) -> list[str]:
+    return sorted({k.split(".")[2] for k in metrics if k.startswith("mean.nppr_best.")})
+
+
+def readme_tables(results: Mapping[str, Any]) -> str:
+    """The README's tables from a results object: every figure as mean ± SE over replicates
+    per model (both averaging conventions for the headline families), and the budget sweep.
+
+    Args:
+        results: a results object (``results.json``) of ``icml26 run nppr``.
+
+    Returns:
+        Markdown.
+    """
+    m = results.get("metrics", results)
+    models = _models(m)
+    if not models:
+        return ""
+    n = int(m.get("replicates", 0))
+    head = "| figure | " + " | ".join(f"`{t}`" for t in models) + " |"
+    lines = [
+        f"Mean ± SE over {n} replicates (classifier, fitting inputs and draws re-drawn), over all "
+        "test inputs; `cc`: over the clean-correct ones only (the official code's convention):",
+        "",
+        head,
+        "|---|" + "---|" * len(models),
+    ]
+    for label, fam in _ROWS:
+        cells = []
+        for t in models:
+            cell = _fmt(m, f"mean.{fam}.{t}", f"se.{fam}.{t}")
+            cc = m.get(f"cc_mean.{fam}.{t}")
+            cells.append(f"{cell} (cc {cc:.3f})" if isinstance(cc, float) and cell != "-" else cell)
+        if any(c != "-" for c in cells):
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join([*lines, "", *_sweep_table(m, models)])
+
+
+def _sweep_table(m: Mapping[str, Any], models: Sequence[str]) -> list[str]:
+    eps_parts = sorted(
+        {
+            k.rsplit(".", 1)[1]
+            for k in m
+            if k.startswith("nppr.none.") and ".eps" in k and not k.endswith((".lo", ".hi"))
+        },
+        key=lambda p: parse_number_part(p[3:]),
+    )
+    if not eps_parts:
+        return []
+    lines = [
+        "Budget sweep, first replicate (AR by PGD / NPPR `none` / PR uniform / PR randn official):",
+        "",
+        "| model | " + " | ".join(f"eps {parse_number_part(p[3:]):g}" for p in eps_parts) + " |",
+        "|---|" + "---|" * len(eps_parts),
+    ]
+    for tag in models:
+        cells = []
+        for p in eps_parts:
+            keys = (
+                f"ar.pgd.{tag}.{p}",
+                f"nppr.none.{tag}.{p}",
+                f"pr.uniform.{tag}.{p}",
+                f"pr.gaussian_official.{tag}.{p}",
+            )
+            cells.append(" / ".join(f"{m[k]:.2f}" if k in m else "-" for k in keys))
+        lines.append(f"| `{tag}` | " + " | ".join(cells) + " |")
+    return lines

@@ -1,0 +1,43 @@
+"""The summary over replicates against NumPy, and the README tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from icml26.nppr.tables import readme_tables, replicate_summary
+
+
+def _replicates() -> list[dict[str, float]]:
+    rng = np.random.default_rng(0)
+    out = []
+    for _ in range(4):
+        r = {}
+        for tag in ("cnn_std", "cnn_at"):
+            for key in ("nppr.best", "pr.min", "clean_acc", "cc.nppr.best"):
+                r[f"{key}.{tag}"] = float(rng.uniform())
+        out.append(r)
+    return out
+
+
+def test_means_standard_errors_and_paired_gains() -> None:
+    reps = _replicates()
+    s = replicate_summary(reps, ["cnn_std", "cnn_at"])
+    v = np.array([r["nppr.best.cnn_at"] for r in reps])
+    assert s["mean.nppr_best.cnn_at"] == pytest.approx(v.mean())
+    assert s["se.nppr_best.cnn_at"] == pytest.approx(v.std(ddof=1) / 2)
+    cc = np.array([r["cc.nppr.best.cnn_std"] for r in reps])
+    assert s["cc_mean.nppr_best.cnn_std"] == pytest.approx(cc.mean())
+    gain = v - np.array([r["nppr.best.cnn_std"] for r in reps])
+    assert s["mean.at_gain.nppr_best.cnn"] == pytest.approx(gain.mean())
+    assert s["se.at_gain.nppr_best.cnn"] == pytest.approx(gain.std(ddof=1) / 2)
+    assert s["replicates"] == 4
+    assert "mean.uap_best.cnn_std" not in s  # missing figures are skipped, not invented
+
+
+def test_readme_tables_show_mean_and_se() -> None:
+    s = replicate_summary(_replicates(), ["cnn_std", "cnn_at"])
+    text = readme_tables({"metrics": s})
+    assert "over 4 replicates" in text
+    assert f"{s['mean.nppr_best.cnn_at']:.3f} ± {s['se.nppr_best.cnn_at']:.3f}" in text
+    assert readme_tables({"metrics": {}}) == ""

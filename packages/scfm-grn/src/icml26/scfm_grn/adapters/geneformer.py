@@ -1,0 +1,170 @@
+"""Geneformer (Theodoris et al. 2023) as a :class:`~icml26.scfm_grn.model.CellModel`.
+
+What the adapter relies on, as Geneformer publishes it:
+
+* the model: a Hugging Face ``BertForMaskedLM`` folder (``config.json`` + weights), called
+  as ``model(input_ids=..., attention_mask=...)``, returning ``.logits`` ``[B, L, V]``;
+* ``token_dictionary.pkl`` (gene id -> token id, with ``<pad>`` and ``<mask>``) and
+  ``gene_median_dictionary.pkl`` (gene id -> median non-zero expression across the corpus);
+* **rank encoding** (:meth:`GeneformerAdapter.rank_encode`): a cell's counts are scaled to
+  10,000 total, divided by each gene's median, and its non-zero genes' tokens ordered by
+  that value, highest first, truncated to ``model_input_size`` (2,048).
+
+A cell carries no values, only an order, so the adapter reads a gene's "expression" as the
+model's log-probability of that gene's token at the gene's position, with hidden genes shown
+as ``<mask>``: ordering the visible genes by their (normalised) value and placing a hidden
+gene at the rank of the virtual baseline value (0) makes Virtual Value Perturbation a change
+of gene ``i``'s rank, which moves the model's belief about gene ``j``. That output is not
+differentiable in the values (the encoding is an order), so Gradient Trajectory refuses it.
+
+Geneformer is not on PyPI and cannot join this workspace; with it (or any folder in its
+layout) ``GeneformerAdapter.from_pretrained(folder)`` loads through ``transformers``. The
+tests use a tiny ``BertForMaskedLM`` saved in exactly that layout.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+from torch import Tensor, nn
+
+__all__ = ["GeneformerAdapter"]
+
+
+def _pickle(path: Path) -> dict:  # type: ignore[type-arg]
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist (Geneformer's layout needs it)")
+    with path.open("rb") as fh:
+        value = pickle.load(fh)
+    if not isinstance(value, dict):
+        raise ValueError(f"{path} does not hold a dictionary")
+    return value
+
+
+class GeneformerAdapter(nn.Module):
+    """A frozen Geneformer ``BertForMaskedLM`` as a ``CellModel`` (VVP only).
+
+    Args:
+        model: called as ``model(input_ids=..., attention_mask=...)`` with ``.logits`` out.
+        token_dictionary: gene id -> token id, with ``<pad>`` and ``<mask>``.
+        gene_medians: gene id -> median non-zero expression (for :meth:`rank_encode`).
+        model_input_size: the longest rank encoding.
+
+    Raises:
+        ValueError: a token dictionary without ``<pad>`` or ``<mask>``.
+    """
+
+    differentiable = False
+
+    def __init__(
+        self,
+        model: nn.Module,
+        token_dictionary: Mapping[str, int],
+        gene_medians: Mapping[str, float] | None = None,
+        *,
+        model_input_size: int = 2048,
+    ) -> None:
+        super().__init__()
+        missing = [t for t in ("<pad>", "<mask>") if t not in token_dictionary]
+        if missing:
+            raise ValueError(f"the token dictionary lacks {missing}")
+        self.model = model
+        self.tokens = dict(token_dictionary)
+        self.medians = dict(gene_medians or {})
+        self.model_input_size = int(model_input_size)
+        self.pad_id, self.mask_id = self.tokens["<pad>"], self.tokens["<mask>"]
+
+    @property
+    def vocab(self) -> Mapping[str, int]:
+        """Gene id -> token id."""
+        return self.tokens
+
+    @classmethod
+    def from_pretrained(
+        cls, folder: str | os.PathLike[str], *, device: str = "cpu", model_input_size: int = 2048
+    ) -> GeneformerAdapter:
+        """Load a Geneformer folder: the ``BertForMaskedLM`` and its two dictionaries.
+
+        Args:
+            folder: holds ``config.json`` + weights, ``token_dictionary.pkl`` and
+                ``gene_median_dictionary.pkl``.
+            device: where to put the model.
+            model_input_size: the longest rank encoding.
+
+        Returns:
+            The adapter around the model in eval mode.
+
+        Raises:
+            FileNotFoundError: a missing file.
+            ImportError: without ``transformers``.
+        """
+        folder = Path(folder)
+        if not (folder / "config.json").is_file():
+            raise FileNotFoundError(f"{folder} has no config.json (not a Geneformer folder)")
+        tokens = _pickle(folder / "token_dictionary.pkl")
+        medians = _pickle(folder / "gene_median_dictionary.pkl")
+        try:
+            from transformers import BertForMaskedLM
+        except ImportError as exc:
+            raise ImportError("Geneformer needs transformers: pip install transformers") from exc
+        model = BertForMaskedLM.from_pretrained(folder).to(device).eval()
+        return cls(model, tokens, medians, model_input_size=model_input_size)
+
+    def rank_encode(self, counts: NDArray[np.floating], genes: Sequence[str]) -> list[list[int]]:
+        """Geneformer's tokenisation of raw counts (cells x genes).
+
+        Args:
+            counts: raw counts, cells x genes.
+            genes: gene ids of the columns (those without a token or a median are dropped).
+
+        Returns:
+            One token list per cell: non-zero genes by normalised value, highest first.
+        """
+        x = np.asarray(counts, dtype=np.float64)
+        keep = [k for k, g in enumerate(genes) if g in self.tokens and g in self.medians]
+        ids = np.array([self.tokens[genes[k]] for k in keep])
+        med = np.array([self.medians[genes[k]] for k in keep], dtype=np.float64)
+        total = x.sum(axis=1, keepdims=True)
+        total[total == 0] = 1.0
+        norm = x[:, keep] / total * 10_000 / med
+        out = []
+        for row in norm:
+            nz = np.flatnonzero(row > 0)
+            order = nz[np.argsort(-row[nz], kind="mergesort")][: self.model_input_size]
+            out.append(ids[order].tolist())
+        return out
+
+    @torch.no_grad()
+    def predict(self, gene_ids: Tensor, values: Tensor, mask: Tensor) -> Tensor:
+        """Log-probability of each gene's token at its rank position, ``[B, G]``.
+
+        Args:
+            gene_ids: token ids ``[B, G]``.
+            values: normalised values ``[B, G]`` (only their order is used; a hidden gene
+                sits at the rank of value 0).
+            mask: True where the gene is hidden (shown as ``<mask>``).
+
+        Returns:
+            ``[B, G]``.
+        """
+        if gene_ids.shape[1] > self.model_input_size:
+            raise ValueError(f"{gene_ids.shape[1]} genes exceed model_input_size")
+        key = torch.where(mask, torch.zeros_like(values), values)
+        order = torch.argsort(-key, dim=1, stable=True)  # rank position -> gene column
+        ranked = gene_ids.gather(1, order)
+        shown = torch.where(mask.gather(1, order), torch.full_like(ranked, self.mask_id), ranked)
+        logits = self.model(input_ids=shown, attention_mask=torch.ones_like(shown)).logits
+        logp = logits.log_softmax(-1).gather(2, ranked.unsqueeze(-1)).squeeze(-1)
+        out = torch.empty_like(logp)
+        out.scatter_(1, order, logp)  # back to the genes' column order
+        return out
+
+    def forward(self, gene_ids: Tensor, values: Tensor, mask: Tensor) -> Tensor:
+        """Same as :meth:`predict`."""
+        return self.predict(gene_ids, values, mask)

@@ -1,0 +1,242 @@
+"""scGPT and Geneformer adapters against stand-ins with exactly the published signature and
+checkpoint layout (neither package can join this workspace), and scGPT's value binning."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from torch import Tensor, nn
+
+from icml26.scfm_grn.adapters import GeneformerAdapter, ScGPTAdapter, bin_expression, z_to_bin
+from icml26.scfm_grn.features import gradient_trajectory, virtual_value_perturbation
+
+GENES = ("g0", "g1", "g2", "g3", "g4")
+
+
+class TransformerModel(nn.Module):
+    """A stand-in for ``scgpt.model.TransformerModel``: its constructor's arguments and its
+    ``forward(src, values, src_key_padding_mask, batch_labels=None, CLS=False, CCE=False,
+    MVC=False, ECS=False, do_sample=False) -> {"mlm_output": [B, L], "cell_emb": [B, d]}``.
+    Its "model" is linear and known: ``mlm_output[b, l] = sum_k W[src_k, src_l] v_k`` over the
+    unmasked (``v != -1``), non-padding, non-``<cls>`` positions."""
+
+    def __init__(
+        self,
+        ntoken: int,
+        d_model: int,
+        nhead: int,
+        d_hid: int,
+        nlayers: int,
+        nlayers_cls: int = 3,
+        n_cls: int = 1,
+        vocab: Any = None,
+        dropout: float = 0.5,
+        pad_token: str = "<pad>",
+        pad_value: int = 0,
+        do_mvc: bool = False,
+        do_dab: bool = False,
+        use_batch_labels: bool = False,
+        num_batch_labels: int | None = None,
+        domain_spec_batchnorm: bool = False,
+        input_emb_style: str = "continuous",
+        n_input_bins: int | None = None,
+        cell_emb_style: str = "cls",
+        mvc_decoder_style: str = "inner product",
+        ecs_threshold: float = 0.3,
+        explicit_zero_prob: bool = False,
+        use_fast_transformer: bool = False,
+        fast_transformer_backend: str = "flash",
+        pre_norm: bool = False,
+    ) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(ntoken, ntoken) / 4)
+        self.cls = nn.Parameter(torch.zeros(d_model))
+
+    def forward(
+        self,
+        src: Tensor,
+        values: Tensor,
+        src_key_padding_mask: Tensor,
+        batch_labels: Tensor | None = None,
+        CLS: bool = False,
+        CCE: bool = False,
+        MVC: bool = False,
+        ECS: bool = False,
+        do_sample: bool = False,
+    ) -> dict[str, Tensor]:
+        shown = torch.where((values == -1) | src_key_padding_mask, 0.0, values)
+        shown = shown.clone()
+        shown[:, 0] = 0.0  # the <cls> position carries no gene
+        w = self.w[src.unsqueeze(-1), src.unsqueeze(-2)]  # [B, L(k), L(l)]
+        out = torch.einsum("bk,bkl->bl", shown, w)
+        return {"mlm_output": out, "cell_emb": self.cls.expand(src.shape[0], -1)}
+
+
+def _scgpt_folder(tmp_path: Path, style: str = "continuous") -> Path:
+    folder = tmp_path / "scgpt_human"
+    folder.mkdir()
+    vocab = {"<pad>": 0, "<cls>": 1, "<eoc>": 2, **{g: 3 + i for i, g in enumerate(GENES)}}
+    args = {
+        "embsize": 8,
+        "nheads": 2,
+        "d_hid": 8,
+        "nlayers": 1,
+        "n_bins": 51,
+        "pad_token": "<pad>",
+        "pad_value": -2,
+        "mask_value": -1,
+        "dropout": 0.2,
+        "input_emb_style": style,
+        "MVC": True,
+    }
+    torch.manual_seed(0)
+    model = TransformerModel(len(vocab), 8, 2, 8, 1)
+    torch.save(model.state_dict(), folder / "best_model.pt")
+    (folder / "args.json").write_text(json.dumps(args))
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    return folder
+
+
+def test_scgpt_checkpoint_loads_and_reads_the_linear_truth(tmp_path: Path) -> None:
+    adapter = ScGPTAdapter.from_checkpoint(_scgpt_folder(tmp_path), model_class=TransformerModel)
+    assert adapter.vocab["g0"] == 3
+    ids = torch.tensor([[adapter.vocab[g] for g in GENES]])
+    w = adapter.model.w.detach()[ids[0]][:, ids[0]]  # W among the genes, [k, l]
+    # GT at level 0: d out_j / d v_i = W[i, j] * d bin / d z at z = 0 (50 * phi(0))
+    gt = gradient_trajectory(adapter, GENES, levels=(0.0,), mode="jvp")[..., 0]
+    slope = 50 * np.exp(0) / np.sqrt(2 * np.pi)
+    off = ~np.eye(5, dtype=bool)
+    np.testing.assert_allclose(gt[off], (w.numpy() * slope)[off], rtol=1e-4)
+    vvp = virtual_value_perturbation(adapter, GENES, levels=(-1.0, 1.0))
+    assert vvp.shape == (5, 5, 2)
+
+
+def test_scgpt_masks_with_mask_value_and_prepends_cls(tmp_path: Path) -> None:
+    seen: dict[str, Tensor] = {}
+    adapter = ScGPTAdapter.from_checkpoint(_scgpt_folder(tmp_path), model_class=TransformerModel)
+    forward = adapter.model.forward
+
+    def spy(src: Tensor, values: Tensor, src_key_padding_mask: Tensor, **kw: Any) -> Any:
+        seen.update(src=src, values=values, pad=src_key_padding_mask)
+        return forward(src, values, src_key_padding_mask, **kw)
+
+    adapter.model.forward = spy  # type: ignore[method-assign]
+    ids = torch.tensor([[adapter.vocab[g] for g in GENES]])
+    mask = torch.tensor([[False, True, False, False, True]])
+    out = adapter.predict(ids, torch.zeros(1, 5), mask)
+    assert out.shape == (1, 5)
+    assert seen["src"][0, 0] == 1  # <cls>
+    assert seen["values"][0, 0] == -2  # pad_value at <cls>
+    assert seen["values"][0, 2] == -1
+    assert seen["values"][0, 5] == -1
+    assert not seen["pad"].any()
+
+
+def test_scgpt_category_encoder_refuses_gradients(tmp_path: Path) -> None:
+    folder = _scgpt_folder(tmp_path, style="category")
+    adapter = ScGPTAdapter.from_checkpoint(folder, model_class=TransformerModel)
+    with pytest.raises(NotImplementedError, match="not differentiable"):
+        gradient_trajectory(adapter, GENES, levels=(0.0,))
+    assert virtual_value_perturbation(adapter, GENES, levels=(0.0, 1.0)).shape == (5, 5, 2)
+
+
+def test_scgpt_bad_checkpoints(tmp_path: Path) -> None:
+    folder = _scgpt_folder(tmp_path)
+    (folder / "args.json").write_text(json.dumps({"embsize": 8}))
+    with pytest.raises(ValueError, match="lacks"):
+        ScGPTAdapter.from_checkpoint(folder, model_class=TransformerModel)
+    (folder / "vocab.json").unlink()
+    with pytest.raises(FileNotFoundError, match=r"vocab\.json"):
+        ScGPTAdapter.from_checkpoint(folder, model_class=TransformerModel)
+
+    class Wrong(nn.Module):
+        def forward(self, input_ids: Tensor, values: Tensor) -> Tensor:
+            return values
+
+    with pytest.raises(ValueError, match="src_key_padding_mask"):
+        ScGPTAdapter(Wrong(), {"<pad>": 0, "g0": 1})
+
+
+def test_scgpt_binning_matches_its_definition() -> None:
+    """Zeros stay 0; each cell's non-zero values fall into n_bins - 1 quantile bins."""
+    rng = np.random.default_rng(0)
+    x = rng.exponential(size=(4, 200)) * (rng.random((4, 200)) < 0.7)
+    b = bin_expression(x, n_bins=11)
+    assert ((b == 0) == (x == 0)).all()
+    assert b[x > 0].min() >= 1
+    assert b[x > 0].max() <= 10
+    for row, brow in zip(x, b, strict=True):  # monotone within a cell
+        nz = row > 0
+        order = np.argsort(row[nz])
+        assert (np.diff(brow[nz][order]) >= 0).all()
+        counts = np.bincount(brow[nz].astype(int), minlength=11)[1:]
+        # bins 1..9 share the values evenly; bin 10 holds the cell's maximum only (scGPT's
+        # top edge is the maximum itself)
+        assert counts[:-1].max() - counts[:-1].min() <= 2
+        assert counts[-1] == 1
+    with pytest.raises(ValueError, match="non-negative"):
+        bin_expression(-x)
+    z = torch.linspace(-4, 4, 9)
+    assert torch.all(torch.diff(z_to_bin(z, 51)) >= 0)
+    assert z_to_bin(torch.tensor(0.0), 51) == 25.0
+
+
+def _geneformer_folder(tmp_path: Path) -> Path:
+    from transformers import BertConfig, BertForMaskedLM
+
+    folder = tmp_path / "geneformer"
+    tokens = {"<pad>": 0, "<mask>": 1, **{g: 2 + i for i, g in enumerate(GENES)}}
+    config = BertConfig(
+        vocab_size=len(tokens),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=16,
+        max_position_embeddings=32,
+        pad_token_id=0,
+    )
+    torch.manual_seed(0)
+    BertForMaskedLM(config).save_pretrained(folder)
+    with (folder / "token_dictionary.pkl").open("wb") as fh:
+        pickle.dump(tokens, fh)
+    with (folder / "gene_median_dictionary.pkl").open("wb") as fh:
+        pickle.dump({g: 1.0 + i for i, g in enumerate(GENES)}, fh)
+    return folder
+
+
+def test_geneformer_rank_encoding(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    adapter = GeneformerAdapter.from_pretrained(_geneformer_folder(tmp_path))
+    counts = np.array([[5.0, 0.0, 1.0, 8.0, 2.0]])
+    # normalised: count / total * 10,000 / median(g_i = 1 + i): g0 5/1, g2 1/3, g3 8/4, g4 2/5
+    expected = [adapter.vocab[g] for g in ("g0", "g3", "g4", "g2")]
+    assert adapter.rank_encode(counts, list(GENES)) == [expected]
+
+
+def test_geneformer_vvp_runs_and_gt_is_refused(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    adapter = GeneformerAdapter.from_pretrained(_geneformer_folder(tmp_path))
+    vvp = virtual_value_perturbation(adapter, GENES, levels=(-2.0, 2.0))
+    assert vvp.shape == (5, 5, 2)
+    assert np.abs(vvp).sum() > 0  # moving gene i's rank moves the model's belief about j
+    with pytest.raises(NotImplementedError, match="Virtual Value Perturbation"):
+        gradient_trajectory(adapter, GENES)
+    ids = torch.tensor([[adapter.vocab[g] for g in GENES]])
+    out = adapter.predict(
+        ids, torch.tensor([[3.0, 2.0, 1.0, 0.0, -1.0]]), torch.zeros(1, 5, dtype=torch.bool)
+    )
+    assert out.shape == (1, 5)
+    assert (out <= 0).all()  # log-probabilities
+
+
+def test_geneformer_bad_folders(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"config\.json"):
+        GeneformerAdapter.from_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="<mask>"):
+        GeneformerAdapter(nn.Identity(), {"<pad>": 0, "g0": 1})

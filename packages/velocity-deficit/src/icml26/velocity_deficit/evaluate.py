@@ -1,0 +1,512 @@
+"""The experiment's method steps: one dataset prepared, its models trained, one seed evaluated.
+
+Per dataset (:func:`prepare_dataset`): the FD feature classifier (trained on the training
+split only), the exact field's ``R_exact(t)`` (the mixture's exact field; for data without a
+density the closed form at ``t = 0`` and the training set's own field up to
+``empirical_t_max``), and the reference figures: the FD floor between two held-out splits the
+classifier never saw, and the mixture's log-likelihood of held-out rows.
+
+Per (regime, seed) (:func:`evaluate_seed`): each model's ``R(t)`` and ``R_learned / R_exact``,
+its FM loss against the exact field's, MAFM's ``lambda`` chosen on validation, SSC calibrated
+on validation (:func:`icml26.velocity_deficit.ssc.calibrate`) and, as the uncalibrated
+comparison, the paper's ``gamma(0) = 1 / R(0)``; then every variant sampled from the same test
+noise at every NFE and scored on the test split.
+
+Metric keys (``<d>`` dataset, ``<r>`` regime ``fit`` / ``short``, ``<v>`` variant ``baseline``,
+``ssc``, ``ssc_naive``, ``mafm``, ``mafm_ssc``; numbers written by
+:func:`icml26.shared.keys.number_part`, so ``t = 0.25`` is ``t0p25``):
+``fd.<d>.<r>.<v>.nfe<k>``, ``integration_lag.*``, ``loglik.*`` and ``loglik_gap.*`` (mixtures),
+``sw.*`` (at ``select_nfe`` only), ``velocity_ratio.<d>.<r>.<m>.t<t>`` (``<m>`` a model: ``baseline`` or ``mafm``),
+``learned_vs_exact.<d>.<r>.<m>.t<t>`` and ``learned_vs_exact_mean.<d>.<r>.<m>``,
+``fm_loss.<d>.<r>.<m>``, ``fm_loss_test.*``, ``fm_excess_loss.*`` (mixtures),
+``ssc_val.<d>.<r>.<m>.<schedule>``, ``ssc_gamma0.<d>.<r>.<m>``, ``ssc_identity.<d>.<r>.<m>``,
+``ssc_naive_gamma0.<d>.<r>.<m>``, ``mafm_val.<d>.<r>.l<lambda>``, ``mafm_lambda.<d>.<r>``;
+per dataset ``velocity_ratio_exact.<d>.t<t>``, ``fd_floor.<d>``, ``loglik_real.<d>``,
+``classifier_accuracy.<d>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from icml26.shared import log, seed_for
+from icml26.shared.keys import metric_key, number_part
+from icml26.velocity_deficit.config import Regime, RunConfig
+from icml26.velocity_deficit.data import Dataset, load_dataset
+from icml26.velocity_deficit.diagnostics import (
+    RatioProfile,
+    exact_ratio,
+    integration_lag,
+    velocity_ratio,
+)
+from icml26.velocity_deficit.flow import fm_loss, linear_path
+from icml26.velocity_deficit.metrics import FeatureClassifier, sliced_wasserstein
+from icml26.velocity_deficit.model import VelocityMLP
+from icml26.velocity_deficit.samplers import integrate, steps_for_nfe, time_grid
+from icml26.velocity_deficit.ssc import (
+    IDENTITY,
+    Calibration,
+    ScaleSchedule,
+    Schedule,
+    SSCSettings,
+    calibrate,
+    corrected,
+    select_schedule,
+)
+from icml26.velocity_deficit.train import TrainSettings, train_velocity_model
+
+__all__ = [
+    "VARIANTS",
+    "Prepared",
+    "SeedResult",
+    "evaluate_seed",
+    "fit_classifier",
+    "load_model",
+    "model_names",
+    "prepare_dataset",
+    "train_model",
+]
+
+#: Sampler variants, in table order: model, and the schedule applied to it.
+VARIANTS = ("baseline", "ssc", "ssc_naive", "mafm", "mafm_ssc")
+
+
+def ratio_seed(config: RunConfig, name: str) -> int:
+    """The seed of every ``R(t)`` draw on dataset ``name``: learned and exact ratios are
+    measured on the same ``(x0, x1)`` pairs, so their quotient carries no draw noise."""
+    return seed_for(config.seed, "ratio", name) % 2**62
+
+
+def t_part(t: float) -> str:
+    """A time as a key part: ``0.25 -> "t0p25"``."""
+    return "t" + number_part(float(t))
+
+
+def fit_classifier(ds: Dataset, config: RunConfig, device: str) -> FeatureClassifier:
+    """The FD feature classifier, trained on the training split only.
+
+    Args:
+        ds: the dataset.
+        config: the run's config (``classifier_steps``, ``seed``).
+        device: where to train.
+
+    Returns:
+        The fitted classifier (identity features for unlabelled data).
+    """
+    clf = FeatureClassifier(ds.dim, ds.n_classes).to(device)
+    return clf.fit(
+        ds.x_train,
+        ds.y_train,
+        steps=config.classifier_steps,
+        seed=seed_for(config.seed, "classifier", ds.name) % 2**62,
+    )
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One dataset ready for the experiment.
+
+    Attributes:
+        ds: the data (train / val / test).
+        clf: the FD feature classifier.
+        exact: ``R_exact(t)`` where known.
+        n: samples per cell (``min(n_samples, n_val)``).
+        metrics: the dataset's reference figures (floor, real log-likelihood, accuracy,
+            ``velocity_ratio_exact``).
+    """
+
+    ds: Dataset
+    clf: FeatureClassifier
+    exact: RatioProfile
+    n: int
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The dataset's metric-key name."""
+        return self.ds.name
+
+
+def reference_figures(ds: Dataset, clf: FeatureClassifier, config: RunConfig) -> dict[str, Any]:
+    """The exact field's profile and the dataset's reference figures (a JSON stage).
+
+    Args:
+        ds: the dataset.
+        clf: its FD classifier.
+        config: the run's config.
+
+    Returns:
+        ``{"times", "ratios", "metrics"}``: ``R_exact`` at ``times`` and the flat metrics.
+    """
+    name = ds.name
+    gen = torch.Generator().manual_seed(ratio_seed(config, name))
+    x_val = torch.as_tensor(ds.x_val)
+    if ds.gmm is not None:
+        times = config.ratio_times
+        exact = exact_ratio(
+            x_val, times, field=ds.gmm.optimal_velocity, n=config.ratio_samples, generator=gen
+        )
+    else:
+        times = tuple(t for t in config.ratio_times if t <= config.empirical_t_max)
+        bank = ds.x_train[:10_000] if any(t > 0 for t in times) else None
+        exact = exact_ratio(x_val, times, bank=bank, n=config.ratio_samples, generator=gen)
+    n = min(config.n_samples, len(ds.x_val))
+    flat: dict[str, float] = {metric_key("fd_floor", name): clf.fd(ds.x_val[:n], ds.x_test)}
+    if not clf.identity and ds.y_test is not None:
+        flat[metric_key("classifier_accuracy", name)] = clf.accuracy_on(ds.x_test, ds.y_test)
+    if ds.gmm is not None:
+        flat[metric_key("loglik_real", name)] = float(ds.gmm.log_prob(ds.x_test).mean())
+    for t, r in zip(exact.times, exact.values, strict=True):
+        flat[metric_key("velocity_ratio_exact", name, t_part(t))] = r
+    return {"times": list(exact.times), "ratios": list(exact.values), "metrics": flat}
+
+
+def prepare_dataset(
+    spec: str, config: RunConfig, clf: FeatureClassifier, reference: dict[str, Any]
+) -> Prepared:
+    """Assemble a :class:`Prepared` from the loaded data, classifier and reference figures.
+
+    Args:
+        spec: the dataset spec.
+        config: the run's config.
+        clf: the fitted classifier.
+        reference: :func:`reference_figures`'s output.
+
+    Returns:
+        The :class:`Prepared` dataset.
+    """
+    ds = load_data(spec, config)
+    exact = RatioProfile(tuple(reference["times"]), tuple(reference["ratios"]))
+    n = min(config.n_samples, len(ds.x_val))
+    return Prepared(ds, clf, exact, n, dict(reference["metrics"]))
+
+
+def load_data(spec: str, config: RunConfig) -> Dataset:
+    """The dataset ``spec`` with the config's split sizes (deterministic in ``config.seed``)."""
+    return load_dataset(
+        spec, n_train=config.n_train, n_val=config.n_val, n_test=config.n_test, seed=config.seed
+    )
+
+
+def model_names(spec: str, config: RunConfig, regime: str) -> dict[str, float]:
+    """The models trained per (dataset, regime, seed): ``{name: MAFM lambda}`` (0: FM).
+
+    Args:
+        spec: the dataset spec.
+        config: the run's config.
+        regime: ``fit`` or ``short``.
+
+    Returns:
+        ``baseline`` (FM) and, on ``compare`` datasets in ``mafm_regimes``, ``mafm_l<lambda>``
+        per lambda.
+    """
+    names = {"baseline": 0.0}
+    if spec in config.compare and regime in config.mafm_regimes:
+        names |= {f"mafm_l{number_part(lam)}": lam for lam in config.mafm_lambdas}
+    return names
+
+
+def train_model(
+    prep: Prepared, regime: Regime, lam: float, config: RunConfig, seed: int, tag: str
+) -> dict[str, torch.Tensor]:
+    """Train one model (FM for ``lam == 0``, else MAFM) and return its EMA state.
+
+    Baseline and MAFM models of one seed share their initialisation and batch draws (a
+    paired design: they differ only in the objective).
+
+    Args:
+        prep: the dataset.
+        regime: model size and steps.
+        lam: MAFM's lambda (0: plain FM).
+        config: the run's config.
+        seed: the training seed.
+        tag: a name for log lines.
+
+    Returns:
+        The EMA model's ``state_dict`` (CPU tensors).
+    """
+    target = None
+    if config.mafm_target == "exact":
+        target = prep.exact
+    settings = TrainSettings(
+        steps=regime.train_steps,
+        batch_size=config.batch_size,
+        lr=config.lr,
+        ema_decay=config.ema_decay,
+        width=regime.width,
+        depth=regime.depth,
+        skip=regime.skip,
+        objective="mafm" if lam > 0 else "fm",
+        coupling=config.coupling,
+        mafm_lambda=lam,
+        mafm_power=config.mafm_power,
+        mafm_target=target,
+    )
+    model_seed = seed_for(seed, "model", prep.name) % 2**62
+    model, _ = train_velocity_model(
+        prep.ds.x_train, None, settings, seed=model_seed, device=config.device, tag=tag
+    )
+    return {k: v.detach().cpu() for k, v in model.state_dict().items()}
+
+
+def load_model(
+    state: dict[str, torch.Tensor], dim: int, regime: Regime, device: str
+) -> VelocityMLP:
+    """A :class:`VelocityMLP` of ``regime``'s size with ``state`` loaded (eval mode)."""
+    model = VelocityMLP(dim, regime.width, regime.depth, skip=regime.skip)
+    model.load_state_dict(state)
+    return model.to(device).eval()
+
+
+@dataclass
+class SeedResult:
+    """One (dataset, regime, seed) evaluation: flat metrics and the samples plotted."""
+
+    metrics: dict[str, float]
+    samples: dict[str, np.ndarray]
+
+    def pack(self) -> dict[str, np.ndarray]:
+        """As arrays only (the NUMPY stage saver: no pickle)."""
+        keys = np.array(list(self.metrics), dtype=str)
+        values = np.array(list(self.metrics.values()), dtype=np.float64)
+        return {"_keys": keys, "_values": values, **{f"s_{k}": v for k, v in self.samples.items()}}
+
+    @classmethod
+    def unpack(cls, arrays: dict[str, np.ndarray]) -> SeedResult:
+        """Inverse of :meth:`pack`."""
+        metrics = {
+            str(k): float(v) for k, v in zip(arrays["_keys"], arrays["_values"], strict=True)
+        }
+        samples = {k[2:]: v for k, v in arrays.items() if k.startswith("s_")}
+        return cls(metrics, samples)
+
+
+class _Sampler:
+    """Samples of one model + schedule at one NFE from fixed noise, computed once."""
+
+    def __init__(self, noise: torch.Tensor, config: RunConfig) -> None:
+        self.noise, self.config = noise, config
+        self.cache: dict[tuple[int, str, int], np.ndarray] = {}
+
+    def __call__(self, model: VelocityMLP, schedule: Schedule, nfe: int) -> np.ndarray:
+        key = (id(model), schedule.label(), nfe)
+        if key not in self.cache:
+            steps = steps_for_nfe(nfe, self.config.sampler)
+            fn = corrected(model, schedule)
+            grid = time_grid(steps, self.config.grid)
+            x = integrate(fn, self.noise, grid=grid, method=self.config.sampler)
+            assert isinstance(x, torch.Tensor)
+            self.cache[key] = x.detach().cpu().numpy()
+        return self.cache[key]
+
+
+def score(samples: np.ndarray, prep: Prepared, seed: int, *, sw: bool = True) -> dict[str, float]:
+    """Test-split figures of one sample set: FD, integration lag, SW, mixture log-likelihood.
+
+    Args:
+        samples: generated samples ``(n, d)``.
+        prep: the dataset.
+        seed: seeds the SW projections.
+        sw: also the sliced Wasserstein distance (the slowest of them).
+
+    Returns:
+        ``{"fd", "integration_lag"[, "sw"][, "loglik", "loglik_gap"]}`` (NaN for diverged
+        samples).
+    """
+    ds = prep.ds
+    names = (
+        ["fd", "integration_lag"]
+        + (["sw"] if sw else [])
+        + (["loglik", "loglik_gap"] if ds.gmm else [])
+    )
+    if not np.all(np.isfinite(samples)):
+        return dict.fromkeys(names, float("nan"))
+    out = {
+        "fd": prep.clf.fd(samples, ds.x_test),
+        "integration_lag": integration_lag(samples, ds.x_test),
+    }
+    if sw:
+        out["sw"] = sliced_wasserstein(samples, ds.x_test, seed=seed)
+    if ds.gmm is not None:
+        out["loglik"] = float(ds.gmm.log_prob(samples).mean())
+        out["loglik_gap"] = out["loglik"] - prep.metrics[metric_key("loglik_real", ds.name)]
+    return out
+
+
+def _ratios(
+    prep: Prepared, models: dict[str, VelocityMLP], regime: str, config: RunConfig
+) -> dict[str, float]:
+    """``R(t)`` and ``R_learned / R_exact`` of each model, on the validation split."""
+    flat: dict[str, float] = {}
+    x_val = torch.as_tensor(prep.ds.x_val, device=config.device)
+    for method, model in models.items():
+        # the exact profile's draws (its times are a prefix of ratio_times): a paired ratio
+        gen = torch.Generator().manual_seed(ratio_seed(config, prep.name))
+        r = velocity_ratio(model, x_val, config.ratio_times, n=config.ratio_samples, generator=gen)
+        for t in config.ratio_times:
+            flat[metric_key("velocity_ratio", prep.name, regime, method, t_part(t))] = r[t]
+        rel = [r[t] / e for t, e in zip(prep.exact.times, prep.exact.values, strict=True)]
+        for t, q in zip(prep.exact.times, rel, strict=True):
+            flat[metric_key("learned_vs_exact", prep.name, regime, method, t_part(t))] = q
+        flat[metric_key("learned_vs_exact_mean", prep.name, regime, method)] = float(np.mean(rel))
+    return flat
+
+
+@torch.no_grad()
+def _fit_check(
+    prep: Prepared, models: dict[str, VelocityMLP], regime: str, config: RunConfig, seed: int
+) -> dict[str, float]:
+    """FM loss on training and test pairs; on mixtures against the exact field's (the floor)."""
+    ds, name, flat = prep.ds, prep.name, {}
+    gen = torch.Generator().manual_seed(seed_for(seed, "fit-check", name) % 2**62)
+    n = 4 * config.ratio_samples
+    pairs = {}
+    for split, x in (("train", ds.x_train), ("test", ds.x_test)):
+        x1 = torch.as_tensor(x)[torch.randint(0, len(x), (n,), generator=gen)]
+        pairs[split] = (torch.randn(x1.shape, generator=gen), x1, torch.rand(n, generator=gen))
+    for method, model in models.items():
+        for split, (x0, x1, t) in pairs.items():
+            xt, u = linear_path(x0, x1, t)
+            v = model(xt.to(config.device), t.to(config.device)).cpu()
+            key = "fm_loss" if split == "train" else "fm_loss_test"
+            flat[metric_key(key, name, regime, method)] = float(fm_loss(v, u))
+    if ds.gmm is not None:
+        x0, x1, t = pairs["train"]
+        xt, u = linear_path(x0, x1, t)
+        floor = float(fm_loss(ds.gmm.optimal_velocity(xt, t), u))
+        flat[metric_key("fm_loss_exact", name)] = floor
+        for method in models:
+            loss = flat[metric_key("fm_loss", name, regime, method)]
+            flat[metric_key("fm_excess_loss", name, regime, method)] = loss / floor - 1
+    return flat
+
+
+def _choose_mafm(
+    prep: Prepared,
+    mafm: dict[str, VelocityMLP],
+    lambdas: dict[str, float],
+    regime: str,
+    settings: SSCSettings,
+    x_val: torch.Tensor,
+) -> tuple[str, dict[str, float]]:
+    """MAFM's lambda with the lowest validation FD of the plain sampler (among lambda > 0)."""
+    scores = {}
+    for method, model in mafm.items():
+        _, val = select_schedule(model, x_val, [IDENTITY], settings, features=prep.clf.features)
+        scores[method] = val["identity"]
+    best = min(mafm, key=scores.__getitem__)
+    flat = {
+        metric_key("mafm_val", prep.name, regime, "l" + number_part(lambdas[m])): v
+        for m, v in scores.items()
+    }
+    flat[metric_key("mafm_lambda", prep.name, regime)] = lambdas[best]
+    return best, flat
+
+
+def _naive(
+    prep: Prepared, model: VelocityMLP, r0: float, settings: SSCSettings, x_val: torch.Tensor
+) -> Schedule:
+    """The paper's sizing ``gamma(0) = 1 / R(0)``, its decay chosen on validation."""
+    betas = [b for b in settings.betas if b > 0] or [1.0]
+    candidates = [ScaleSchedule.from_start_ratio(r0, beta=b) for b in betas]
+    best, _ = select_schedule(model, x_val, candidates, settings, features=prep.clf.features)
+    return best
+
+
+def _calibrations(
+    prep: Prepared,
+    models: dict[str, VelocityMLP],
+    regime: str,
+    settings: SSCSettings,
+    x_val: torch.Tensor,
+) -> tuple[dict[str, Calibration], dict[str, float]]:
+    """SSC calibrated on validation for each model, with its figures."""
+    flat: dict[str, float] = {}
+    cals: dict[str, Calibration] = {}
+    for method, model in models.items():
+        cal = calibrate(model, x_val, settings, exact=prep.exact, features=prep.clf.features)
+        cals[method] = cal
+        for label, value in cal.scores.items():
+            flat[metric_key("ssc_val", prep.name, regime, method, label)] = value
+        flat[metric_key("ssc_gamma0", prep.name, regime, method)] = cal.schedule.gamma0
+        flat[metric_key("ssc_identity", prep.name, regime, method)] = float(cal.is_identity)
+    return cals, flat
+
+
+def evaluate_seed(
+    prep: Prepared,
+    models: dict[str, VelocityMLP],
+    lambdas: dict[str, float],
+    regime: str,
+    config: RunConfig,
+    seed: int,
+) -> SeedResult:
+    """Every measurement of one (dataset, regime, seed) (module docstring).
+
+    Args:
+        prep: the dataset.
+        models: ``baseline`` and any ``mafm_l<lambda>`` models of this seed.
+        lambdas: each model's MAFM lambda (:func:`model_names`).
+        regime: ``fit`` or ``short`` (a key part).
+        config: the run's config.
+        seed: the training seed (noise streams derive from it).
+
+    Returns:
+        The flat metrics and the samples at ``select_nfe`` (for the figures).
+    """
+    name = prep.name
+    settings = SSCSettings(
+        betas=config.ssc_betas,
+        nfe=config.select_nfe,
+        sampler=config.sampler,
+        n_samples=min(config.val_samples, len(prep.ds.x_val)),
+        ratio_samples=config.ratio_samples,
+        seed=seed_for(seed, "validation-noise", name) % 2**62,
+        ratio_seed=ratio_seed(config, name),
+    )
+    x_val = torch.as_tensor(prep.ds.x_val, device=config.device)
+    mafm = {m: models[m] for m in models if m != "baseline"}
+    flat: dict[str, float] = {}
+    chosen = {"baseline": models["baseline"]}
+    if mafm:
+        best, picked = _choose_mafm(prep, mafm, lambdas, regime, settings, x_val)
+        flat |= picked
+        chosen["mafm"] = mafm[best]
+    flat |= _ratios(prep, chosen, regime, config)
+    flat |= _fit_check(prep, chosen, regime, config, seed)
+    cals, cal_flat = _calibrations(prep, chosen, regime, settings, x_val)
+    flat |= cal_flat
+    r0 = flat[metric_key("velocity_ratio", name, regime, "baseline", "t0")]
+    naive = _naive(prep, chosen["baseline"], r0, settings, x_val)
+    flat[metric_key("ssc_naive_gamma0", name, regime, "baseline")] = naive.gamma0
+    variants: dict[str, tuple[VelocityMLP, Schedule]] = {
+        "baseline": (chosen["baseline"], IDENTITY),
+        "ssc": (chosen["baseline"], cals["baseline"].schedule),
+        "ssc_naive": (chosen["baseline"], naive),
+    }
+    if "mafm" in chosen:
+        variants |= {
+            "mafm": (chosen["mafm"], IDENTITY),
+            "mafm_ssc": (chosen["mafm"], cals["mafm"].schedule),
+        }
+    gen = torch.Generator().manual_seed(seed_for(seed, "test-noise", name) % 2**62)
+    noise = torch.randn(prep.n, prep.ds.dim, generator=gen).to(config.device)
+    sample = _Sampler(noise, config)
+    samples: dict[str, np.ndarray] = {}
+    for variant, (model, schedule) in variants.items():
+        budgets = [*config.nfe, *([config.reference_nfe] if variant == "baseline" else [])]
+        for k in dict.fromkeys(budgets):
+            x = sample(model, schedule, k)
+            for metric, value in score(x, prep, seed, sw=k == config.select_nfe).items():
+                flat[metric_key(metric, name, regime, variant, f"nfe{k}")] = value
+            if k == config.select_nfe:
+                samples[variant] = x
+    log(
+        f"{name}/{regime} seed {seed}: SSC gamma(0) {cals['baseline'].schedule.gamma0:.3f} "
+        f"({cals['baseline'].schedule.label()}), naive {naive.gamma0:.3f}"
+    )
+    return SeedResult(flat, samples)

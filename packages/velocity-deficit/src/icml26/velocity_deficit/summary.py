@@ -1,0 +1,161 @@
+"""From per-seed figures to the run's metrics: seed means, standard errors, paired gains.
+
+Every seed trains its own models and draws its own noise; within a seed every variant is
+sampled from the *same* noise, so a variant's change over the baseline is a paired
+difference: computed per seed, then averaged, with its standard error over seeds
+(:func:`icml26.shared.stats.mean_se`)::
+
+    fd_gain.<d>.<r>.<v>.nfe<k>        = (FD_baseline@k - FD_v@k) / FD_baseline@k     (> 0: better)
+    fd_gain_vs_ref.<d>.<r>.<v>.nfe<k> = (FD_baseline@ref - FD_v@k) / FD_baseline@ref (ref: 250 NFE)
+
+and ``<prefix>_se`` (SE over seeds), ``<prefix>_lcb`` / ``_ucb`` (mean -/+ 2 SE) for the gains.
+The baseline's own gain is written too (0 by definition, SE 0): it is what a claim reads when
+its placebo puts the baseline's figures in the method's place.
+
+``deficit_slope_vs_dim.<r>.learned``: per seed, the slope of ``learned_vs_exact_mean`` of the
+baseline over ``log2 d`` across the mixtures, then mean and SE; ``.exact`` is the same
+computed for the exact field (ratio 1 at every dimension: slope 0), the placebo's figure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from icml26.shared.keys import metric_key
+from icml26.shared.stats import mean_se
+
+__all__ = ["SPREAD", "deficit_slope", "fd_gains", "merge_seeds"]
+
+#: Prefixes that get a ``_se`` key; the gains also get ``_lcb`` / ``_ucb``.
+GAINS = ("fd_gain", "fd_gain_vs_ref")
+SPREAD = (
+    *GAINS,
+    "fd",
+    "loglik_gap",
+    "learned_vs_exact",
+    "learned_vs_exact_mean",
+    "fm_excess_loss",
+    "ssc_gamma0",
+)
+
+
+def fd_gains(
+    metrics: Mapping[str, float],
+    name: str,
+    regime: str,
+    nfe: Sequence[int],
+    ref_nfe: int,
+    select_nfe: int,
+) -> dict[str, float]:
+    """One seed's relative FD changes over the baseline (module docstring).
+
+    Args:
+        metrics: the seed's flat metrics.
+        name: the dataset's key name.
+        regime: ``fit`` or ``short``.
+        nfe: the budgets every variant was sampled at.
+        ref_nfe: the baseline's long budget.
+        select_nfe: the budget of ``fd_gain_vs_ref``.
+
+    Returns:
+        ``fd_gain.*`` at every budget and ``fd_gain_vs_ref.*`` at ``select_nfe``, for every
+        variant present (the baseline included).
+    """
+
+    def fd(variant: str, k: int) -> float:
+        return metrics[metric_key("fd", name, regime, variant, f"nfe{k}")]
+
+    def rel(base: float, value: float) -> float:
+        return (base - value) / base if base > 0 and math.isfinite(value) else math.nan
+
+    variants = sorted({k.split(".")[3] for k in metrics if k.startswith(f"fd.{name}.{regime}.")})
+    out: dict[str, float] = {}
+    for v in variants:
+        for k in nfe:
+            out[metric_key("fd_gain", name, regime, v, f"nfe{k}")] = rel(
+                fd("baseline", k), fd(v, k)
+            )
+        out[metric_key("fd_gain_vs_ref", name, regime, v, f"nfe{select_nfe}")] = rel(
+            fd("baseline", ref_nfe), fd(v, select_nfe)
+        )
+    return out
+
+
+def deficit_slope(
+    per_seed: Sequence[Mapping[str, float]], dims: Mapping[str, int], regime: str
+) -> dict[str, float]:
+    """Slope of the learned-vs-exact ratio over ``log2 d`` across mixtures (module docstring).
+
+    Args:
+        per_seed: each seed's flat metrics.
+        dims: mixture key name -> dimension (at least two distinct dimensions).
+        regime: the regime read.
+
+    Returns:
+        ``deficit_slope_vs_dim.<regime>.learned`` / ``.exact`` with their ``_se``.
+    """
+    names = sorted(dims, key=dims.__getitem__)
+    x = np.log2([dims[n] for n in names])
+    out: dict[str, float] = {}
+    for source in ("learned", "exact"):
+        slopes = []
+        for m in per_seed:
+            y = [
+                m[metric_key("learned_vs_exact_mean", n, regime, "baseline")]
+                if source == "learned"
+                else 1.0
+                for n in names
+            ]
+            yc = np.asarray(y) - np.mean(y)  # a constant ratio gives exactly 0
+            slopes.append(float(((x - x.mean()) * yc).sum() / ((x - x.mean()) ** 2).sum()))
+        est = mean_se(slopes)
+        out[metric_key("deficit_slope_vs_dim", regime, source)] = est.mean
+        out[metric_key("deficit_slope_vs_dim_se", regime, source)] = est.se
+    return out
+
+
+def _spread_key(key: str, suffix: str) -> str | None:
+    head, sep, rest = key.partition(".")
+    return f"{head}{suffix}.{rest}" if sep and head in SPREAD else None
+
+
+def merge_seeds(per_seed: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """Seed means of every key, and the spread keys of :data:`SPREAD` (module docstring).
+
+    Args:
+        per_seed: each seed's flat metrics (all seeds must hold the same keys).
+
+    Returns:
+        Flat metrics: means, ``_se`` and, for the gains, ``_lcb`` / ``_ucb``. A key with a
+        non-finite value in any seed is NaN (a diverged seed is not averaged away).
+
+    Raises:
+        ValueError: no seeds, or seeds with different keys.
+    """
+    if not per_seed:
+        raise ValueError("no seeds to merge")
+    keys = list(per_seed[0])
+    for i, m in enumerate(per_seed[1:], start=1):
+        if set(m) != set(keys):
+            diff = sorted(set(m) ^ set(keys))[:3]
+            raise ValueError(f"seed {i} and seed 0 measured different keys, e.g. {diff}")
+    out: dict[str, float] = {}
+    for key in keys:
+        values = [float(m[key]) for m in per_seed]
+        if not all(math.isfinite(v) for v in values):
+            out[key] = math.nan
+            continue
+        est = mean_se(values)
+        out[key] = est.mean
+        se_key = _spread_key(key, "_se")
+        if se_key is None:
+            continue
+        se = est.se
+        out[se_key] = se
+        if key.partition(".")[0] in GAINS:
+            out[_spread_key(key, "_lcb") or ""] = est.mean - 2 * se
+            out[_spread_key(key, "_ucb") or ""] = est.mean + 2 * se
+    return out

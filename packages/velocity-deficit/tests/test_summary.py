@@ -1,0 +1,71 @@
+"""Seed aggregation and paired FD gains against scipy and hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from icml26.velocity_deficit.summary import deficit_slope, fd_gains, merge_seeds
+
+
+def test_merge_means_se_and_bounds_match_scipy() -> None:
+    per_seed = [
+        {"fd_gain.d.r.ssc.nfe50": 0.1, "fd.d.r.ssc.nfe50": 2.0, "other.x": 1.0},
+        {"fd_gain.d.r.ssc.nfe50": 0.3, "fd.d.r.ssc.nfe50": 4.0, "other.x": 3.0},
+        {"fd_gain.d.r.ssc.nfe50": 0.5, "fd.d.r.ssc.nfe50": 3.0, "other.x": 2.0},
+    ]
+    out = merge_seeds(per_seed)
+    se = float(stats.sem([0.1, 0.3, 0.5]))
+    assert out["fd_gain.d.r.ssc.nfe50"] == pytest.approx(0.3)
+    assert out["fd_gain_se.d.r.ssc.nfe50"] == pytest.approx(se)
+    assert out["fd_gain_lcb.d.r.ssc.nfe50"] == pytest.approx(0.3 - 2 * se)
+    assert out["fd_gain_ucb.d.r.ssc.nfe50"] == pytest.approx(0.3 + 2 * se)
+    assert out["fd_se.d.r.ssc.nfe50"] == pytest.approx(float(stats.sem([2.0, 4.0, 3.0])))
+    assert "fd_lcb.d.r.ssc.nfe50" not in out
+    assert "other_se.x" not in out
+    assert out["other.x"] == pytest.approx(2.0)
+
+
+def test_a_diverged_seed_is_not_averaged_away_and_keys_must_agree() -> None:
+    out = merge_seeds([{"fd.a.b": 1.0}, {"fd.a.b": float("nan")}])
+    assert math.isnan(out["fd.a.b"])
+    assert math.isnan(merge_seeds([{"fd.a.b": 1.0}])["fd_se.a.b"])  # one seed: no spread
+    with pytest.raises(ValueError, match="different keys"):
+        merge_seeds([{"a.b": 1.0}, {"c.d": 2.0}])
+    with pytest.raises(ValueError, match="no seeds"):
+        merge_seeds([])
+
+
+def test_fd_gains_are_paired_relative_changes() -> None:
+    m = {
+        "fd.d.r.baseline.nfe10": 4.0,
+        "fd.d.r.baseline.nfe50": 2.0,
+        "fd.d.r.baseline.nfe250": 1.0,
+        "fd.d.r.ssc.nfe10": 3.0,
+        "fd.d.r.ssc.nfe50": 0.9,
+    }
+    out = fd_gains(m, "d", "r", (10, 50), 250, 50)
+    assert out["fd_gain.d.r.ssc.nfe10"] == pytest.approx(0.25)
+    assert out["fd_gain.d.r.ssc.nfe50"] == pytest.approx(0.55)
+    assert out["fd_gain.d.r.baseline.nfe50"] == 0.0  # the placebo's figure, by definition
+    assert out["fd_gain_vs_ref.d.r.ssc.nfe50"] == pytest.approx(0.1)
+    assert out["fd_gain_vs_ref.d.r.baseline.nfe50"] == pytest.approx(-1.0)
+
+
+def test_deficit_slope_and_its_exact_placebo() -> None:
+    """Per seed, the slope of learned/exact over log2 d; the exact field's slope is exactly 0."""
+    dims = {"gmm4": 4, "gmm16": 16, "gmm64": 64}
+    per_seed = [
+        {f"learned_vs_exact_mean.{n}.fit.baseline": 1.0 - s * np.log2(d) for n, d in dims.items()}
+        for s in (0.01, 0.02, 0.03)
+    ]
+    out = deficit_slope(per_seed, dims, "fit")
+    assert out["deficit_slope_vs_dim.fit.learned"] == pytest.approx(-0.02)
+    assert out["deficit_slope_vs_dim_se.fit.learned"] == pytest.approx(
+        float(stats.sem([0.01, 0.02, 0.03]))
+    )
+    assert out["deficit_slope_vs_dim.fit.exact"] == 0.0
+    assert out["deficit_slope_vs_dim_se.fit.exact"] == 0.0
