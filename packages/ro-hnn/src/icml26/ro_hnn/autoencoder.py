@@ -78,13 +78,20 @@ def _asinh(x: jax.Array, c: float) -> jax.Array:
 
 
 def _asinh_inverse(y: jax.Array, c: float) -> jax.Array:
-    # y = (1 - c) x + c asinh(x) is strictly increasing; Newton from x = y, 8 steps (quadratic),
-    # as a fori_loop: one small loop body to compile instead of eight unrolled copies
-    def newton(_: int, x: jax.Array) -> jax.Array:
-        f = (1.0 - c) * x + c * jnp.arcsinh(x) - y
-        return x - f / ((1.0 - c) + c / jnp.sqrt(1.0 + x * x))
+    # y = (1 - c) x + c asinh(x) is strictly increasing; 8 Newton steps (quadratic) as a
+    # fori_loop: one small loop body to compile instead of eight unrolled copies.
+    def slope(x: jax.Array) -> jax.Array:
+        return (1.0 - c) + c / jnp.sqrt(1.0 + x * x)
 
-    return jax.lax.fori_loop(0, 8, newton, y)
+    def newton(_: int, x: jax.Array) -> jax.Array:
+        return x - ((1.0 - c) * x + c * jnp.arcsinh(x) - y) / slope(x)
+
+    # The start is y / σ'(y), not y itself: a loop whose initial carry is the very buffer its
+    # body also reads (y) is miscompiled by XLA:CPU (jaxlib 0.10.2) under
+    # `--xla_cpu_multi_thread_eigen=false` when y comes from a batched matmul (jit of vmap,
+    # traced weights): the encoder returned wrong latents and the decoder's symplecticity
+    # defect read 0.67 (tests/test_autoencoder.py::test_asinh_stack_compiled_like_the_evaluation).
+    return jax.lax.fori_loop(0, 8, newton, y / slope(y))
 
 
 #: Per-layer activations ``name -> (σ, σ^{-1})``: ``identity``; ``smooth_leaky`` (slopes
