@@ -81,7 +81,8 @@ class RunConfig:
     """The main job: train every model on every system, roll out to 1x/5x/10x the horizon.
 
     Attributes:
-        seed: seeds the data (``seed``) and the models (``seed + k`` for ``k < n_seeds``).
+        seed: the run's seed; separate streams of it (``icml26.shared.seed_for``) draw the
+            data, and per model seed index ``k < n_seeds`` the initialisation and the windows.
         systems: systems to run, among ``fput``, ``wave``, ``cloth``.
         models: models to train, among :data:`MODELS` (``rohnn_l2``: RO-HNN without the
             energy term, the ablation).

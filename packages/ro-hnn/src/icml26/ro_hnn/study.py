@@ -31,7 +31,7 @@ from icml26.ro_hnn.evaluate import evaluate_model
 from icml26.ro_hnn.models import build_model
 from icml26.ro_hnn.systems import HamiltonianSystem, make_system
 from icml26.ro_hnn.train import Trainer, TrainSettings
-from icml26.shared import log
+from icml26.shared import log, seed_for
 
 __all__ = ["CURVES", "PreparedSystem", "prepare_system", "summarise", "train_unit"]
 
@@ -91,7 +91,7 @@ def prepare_system(config: RunConfig, name: str) -> PreparedSystem:
             n_train=config.n_train,
             n_test=config.n_test,
             horizon=config.horizon,
-            seed=config.seed,
+            seed=_stream_seed(config.seed, "data"),
             noise=config.noise,
         )
     arch = config.arch
@@ -103,8 +103,14 @@ def prepare_system(config: RunConfig, name: str) -> PreparedSystem:
     return PreparedSystem(ds, system, reduction)
 
 
+def _stream_seed(seed: int, *stream: str | int) -> int:
+    """A 31-bit seed of one named stream (data, model initialisation, window sampling): the
+    streams never share a seed (``jax.random.key`` and ``nnx.Rngs`` take it in int32 too)."""
+    return seed_for(seed, *stream) % 2**31
+
+
 def train_unit(config: RunConfig, prepared: PreparedSystem, kind: str, k: int) -> dict[str, Any]:
-    """Train and evaluate one (system, model, seed ``config.seed + k``).
+    """Train and evaluate one (system, model, seed index ``k``).
 
     Args:
         config: the run's configuration.
@@ -117,7 +123,6 @@ def train_unit(config: RunConfig, prepared: PreparedSystem, kind: str, k: int) -
         lists, ``train_seconds``, ``final_loss`` and ``loss_curve``.
     """
     ds, red, system = prepared.ds, prepared.reduction, prepared.system
-    seed = config.seed + k
     model = build_model(
         "rohnn" if kind == "rohnn_l2" else kind,
         n=ds.n,
@@ -128,7 +133,7 @@ def train_unit(config: RunConfig, prepared: PreparedSystem, kind: str, k: int) -
         q_ref=ds.q_ref,
         latent_scale=red.latent_scale,
         full_scale=red.full_scale,
-        seed=seed,
+        seed=_stream_seed(config.seed, "model", k),
     )
     energy = None if system is None else system.hamiltonian
     w_energy = 0.0 if (kind == "rohnn_l2" or energy is None) else config.w_energy
@@ -147,14 +152,15 @@ def train_unit(config: RunConfig, prepared: PreparedSystem, kind: str, k: int) -
         pretrain_lr=config.pretrain_lr,
         pretrain_batch=config.pretrain_batch,
     )
-    trainer = Trainer(model, ds.train.x, ds.x_ref, settings, seed=seed, energy=energy)
+    batches = _stream_seed(config.seed, "batches", k)
+    trainer = Trainer(model, ds.train.x, ds.x_ref, settings, seed=batches, energy=energy)
     losses = trainer.fit()
     metrics = evaluate_model(
         model, ds.test.x, ds.train.x, ds.x_ref, ds.horizon, energy=energy, damped=ds.damped
     )
     metrics.update(final_loss=losses[-1], loss_curve=losses)
     log(
-        f"  {ds.name:6s} {kind:9s} seed {seed}: h1 {metrics['h1']:.3g} h10 {metrics['h10']:.3g} "
+        f"  {ds.name:6s} {kind:9s} seed {k}: h1 {metrics['h1']:.3g} h10 {metrics['h10']:.3g} "
         f"projection {metrics['projection_error']:.3g} "
         f"drift {metrics.get('energy_drift', float('nan')):.3g}"
     )
