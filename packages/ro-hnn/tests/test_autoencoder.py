@@ -128,8 +128,9 @@ def test_bad_inputs_raise() -> None:
 @pytest.mark.parametrize(
     ("acts", "hidden"),
     [
-        # the default session: three layers (d -> 6 -> 10 -> n); four Newton inverses cost ~25 s
-        (("identity", "asinh", "smooth_leaky"), (6, 10)),
+        # slow: the default session has a three-layer asinh stack compiled like the evaluation
+        # (test_asinh_stack_compiled_like_the_evaluation)
+        pytest.param(("identity", "asinh", "smooth_leaky"), (6, 10), marks=pytest.mark.slow),
         pytest.param(("asinh",) * 4, (6, 10, 14), marks=pytest.mark.slow),
         pytest.param(
             ("identity", "asinh", "smooth_leaky", "asinh"), (6, 10, 14), marks=pytest.mark.slow

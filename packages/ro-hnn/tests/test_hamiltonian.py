@@ -30,7 +30,7 @@ def _j_grad(energy, x: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def
     return np.concatenate([g[d:], -g[:d]])
 
 
-@pytest.mark.parametrize("d", [1, 4])
+@pytest.mark.parametrize("d", [1, pytest.param(4, marks=pytest.mark.slow)])
 def test_inverse_mass_and_damping_are_spd_for_random_inputs(d: int) -> None:
     hnn = GeometricHNN(d, hidden=(8,), damped=True, rngs=nnx.Rngs(d))
     graphdef, state = nnx.split(hnn)

@@ -55,6 +55,7 @@ def trained(fput_data, tmp_path_factory):  # type: ignore[no-untyped-def]
     return model, trainer, before, ckpt
 
 
+@pytest.mark.slow  # default session: the smoke run and the README train
 def test_constraints_hold_exactly_after_training(trained, fput_data) -> None:  # type: ignore[no-untyped-def]
     model, _trainer, before, _ = trained
     _, ds, _ = fput_data
@@ -75,12 +76,14 @@ def test_constraints_hold_exactly_after_training(trained, fput_data) -> None:  #
     np.testing.assert_allclose(z_again, z, atol=1e-11)
 
 
+@pytest.mark.slow  # default session: the smoke run and the README train
 def test_loss_decreases(trained) -> None:  # type: ignore[no-untyped-def]
     _, trainer, _, _ = trained
     assert len(trainer.losses) == SETTINGS.steps
     assert np.mean(trainer.losses[-3:]) < np.mean(trainer.losses[:3])
 
 
+@pytest.mark.slow  # default session: the smoke run and the README train
 def test_checkpoint_resume_reproduces_an_uninterrupted_run(
     trained, fput_data, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
@@ -125,6 +128,7 @@ def test_baselines_train_and_predict(kind: str, fput_data) -> None:  # type: ign
     assert np.all(np.isfinite(np.asarray(x)))
 
 
+@pytest.mark.slow  # default session: the smoke run and the README train
 def test_pretraining_fits_the_autoencoder_alone_on_the_manifold(fput_data) -> None:  # type: ignore[no-untyped-def]
     _, ds, _ = fput_data
     settings = replace(SETTINGS, steps=1, chunk=1, pretrain_steps=40, pretrain_batch=8)
