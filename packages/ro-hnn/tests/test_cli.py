@@ -27,7 +27,7 @@ def test_smoke_run_writes_metrics_plots_and_claims(tmp_path: Path) -> None:
     check_paper(PAPER, out, strict=True)
     results = load_results(out / "results.json")
     m = results["metrics"]
-    for model in ("rohnn", "psd_hnn"):
+    for model in ("rohnn",):
         for h in ("h1", "h5", "h10"):
             assert m[f"rollout_error.fput.{model}.{h}"] is not None
             assert f"seed_se.rollout_error.fput.{model}.{h}" in m
@@ -41,7 +41,7 @@ def test_smoke_run_writes_metrics_plots_and_claims(tmp_path: Path) -> None:
     for name in ("error_growth", "energy", "latent_trajectories"):
         assert (out / "plots" / f"{name}.png").stat().st_size > 0
     stages = sorted(p.name for p in (out / "stages").iterdir())
-    assert stages == [f"fput-{k}-s{i}.json" for k in ("psd_hnn", "rohnn") for i in (0, 1)]
+    assert stages == [f"fput-rohnn-s{i}.json" for i in (0, 1)]
     assert json.loads((out / "config.json").read_text())["fput_n"] == 8
     # a second run into the same folder loads every unit
     assert main(["run", "ro-hnn", "--profile", "smoke", "--out", str(out)]) == 0

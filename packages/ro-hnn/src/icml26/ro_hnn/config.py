@@ -263,7 +263,7 @@ PROFILES = {
     # seconds: the CLI path end to end, tiny sizes (used by the tests)
     "smoke": RunConfig(
         systems=("fput",),
-        models=("rohnn", "psd_hnn"),
+        models=("rohnn",),  # PSD + HNN: the quick run and the slow baseline tests
         ablation_systems=(),
         n_seeds=2,
         fput_n=8,
