@@ -19,6 +19,5 @@ __all__ = ["UNMIGRATED"]
 UNMIGRATED: frozenset[str] = frozenset(
     {
         "dicode",
-        "ro-hnn",
     }
 )
