@@ -14,7 +14,7 @@ import torch
 
 from icml26.syvla.data import TextBank
 from icml26.syvla.language import TextEncoder
-from icml26.syvla.model import SyVLA
+from icml26.syvla.model import SyVLA, check_codes
 
 __all__ = ["Policy"]
 
@@ -57,7 +57,8 @@ class Policy:
             (0 left, 1 right, 2 forward, 3 pickup).
 
         Raises:
-            ValueError: a wrong shape, codes outside minigrid's ranges, a count of
+            ValueError: a wrong shape, codes outside their channel's range (object < 11,
+                colour < 6, state < 3; the message names the channel), a count of
                 instructions that does not match the batch, or an empty instruction.
         """
         obs = np.asarray(observation)
@@ -69,8 +70,9 @@ class Policy:
                 f"observation must have shape ({size}, {size}, 3) or (B, {size}, {size}, 3), "
                 f"got {obs.shape}"
             )
-        if not np.issubdtype(batch.dtype, np.integer) or batch.min() < 0 or batch.max() > 10:
-            raise ValueError("observation must hold minigrid codes (integers in [0, 10])")
+        if not np.issubdtype(batch.dtype, np.integer):
+            raise ValueError(f"observation must hold integer minigrid codes, got {batch.dtype}")
+        check_codes(torch.as_tensor(batch))
         texts = [instruction] * len(batch) if isinstance(instruction, str) else list(instruction)
         if len(texts) != len(batch):
             raise ValueError(f"{len(texts)} instructions for a batch of {len(batch)}")
