@@ -8,7 +8,9 @@ plus a value loss and an entropy bonus, with GAE(γ, λ) advantages, and SyVLA's
 
 * **similar-sample guidance** (``guided``): the rollout's states retrieve their nearest
   successful samples of the same instruction (:mod:`icml26.syvla.guidance`); those at or
-  above the update's ``guide_quantile`` of similarity join the surrogate with the fixed advantage ``guide_advantage`` (on-policy
+  above the update's ``guide_quantile`` of similarity join the surrogate with the fixed advantage ``guide_advantage`` (spread over
+  the same number of minibatches as plain PPO, :func:`minibatches`, so guidance adds no
+  optimiser steps; on-policy
   advantages are normalised to unit scale, so this is "as good as one standard deviation
   above average"), their ratio clipped like any other sample;
 * **VQA co-training** (``vqa_cotrain``): each update also takes a reasoning-head step on
@@ -21,6 +23,7 @@ is the stability figure the paper's "stabilise policy updates" is judged by.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -40,6 +43,7 @@ __all__ = [
     "clipped_policy_loss",
     "collect_rollout",
     "gae",
+    "minibatches",
     "policy_kl",
     "ppo_update",
     "train_rl",
@@ -145,6 +149,31 @@ def policy_kl(logits_old: torch.Tensor, logits_new: torch.Tensor) -> torch.Tenso
     lp_old = torch.log_softmax(logits_old, -1)
     lp_new = torch.log_softmax(logits_new, -1)
     return (lp_old.exp() * (lp_old - lp_new)).sum(-1).mean()
+
+
+def minibatches(n_on: int, n_guides: int, minibatch: int, gen: torch.Generator) -> list[np.ndarray]:
+    """One epoch's minibatches: ``ceil(n_on / minibatch)`` of them whatever ``n_guides``.
+
+    Guidance must not buy extra optimiser steps: the on-policy samples ``0..n_on-1`` and the
+    guides ``n_on..n_on+n_guides-1`` are shuffled separately and each split evenly over the
+    same number of minibatches as plain PPO takes, so a guided update takes as many steps as
+    an unguided one and every minibatch holds its share of guides.
+
+    Args:
+        n_on: on-policy samples; n_guides: retrieved samples appended after them.
+        minibatch: the on-policy minibatch size.
+        gen: the shuffling generator.
+
+    Returns:
+        Index arrays into the concatenated (on-policy, guides) batch; each index once.
+    """
+    n_mb = max(1, math.ceil(n_on / minibatch))
+    on = torch.randperm(n_on, generator=gen).numpy()
+    guide = n_on + torch.randperm(n_guides, generator=gen).numpy()
+    return [
+        np.concatenate([a, b])
+        for a, b in zip(np.array_split(on, n_mb), np.array_split(guide, n_mb), strict=True)
+    ]
 
 
 def _text(bank: TextBank, ids: np.ndarray, device: torch.device) -> torch.Tensor:
@@ -337,11 +366,8 @@ def ppo_update(
     returns = np.concatenate([roll.returns, np.zeros(len(actions) - n_on)])
     vqa = vqa_set(roll.views, seed=seed) if cfg.vqa_cotrain else None
     params = [p for g in optimizer.param_groups for p in g["params"]]
-    total = len(actions)
     for _ in range(cfg.epochs):
-        perm = torch.randperm(total, generator=gen).numpy()
-        for lo in range(0, total, cfg.minibatch):
-            mb = perm[lo : lo + cfg.minibatch]
+        for mb in minibatches(n_on, len(actions) - n_on, cfg.minibatch, gen):
             out = model(_views(views[mb], device), _text(bank, text_ids[mb], device))
             logp_all = torch.log_softmax(out.logits, -1)
             a = torch.as_tensor(actions[mb], device=device)
