@@ -33,7 +33,7 @@ from torch import nn
 
 from icml26.shared import rng_for, seed_for
 from icml26.syvla.data import TextBank, VecEnv, VQASet, vqa_set
-from icml26.syvla.guidance import SuccessBuffer, select_guides
+from icml26.syvla.guidance import SuccessBuffer, calibrate_floor, select_guides
 from icml26.syvla.model import SyVLA
 
 __all__ = [
@@ -62,6 +62,11 @@ class RLConfig:
         guide_advantage: the fixed advantage of a retrieved sample.
         guide_quantile: the gate's similarity quantile (see :func:`select_guides`).
         guide_frac: at most this fraction of the rollout is retrieved.
+        guide_floor: an absolute cosine-similarity floor of the gate; ``None``: calibrated
+            at each update on the buffer (:func:`~icml26.syvla.guidance.calibrate_floor`
+            with ``guide_floor_quantile``: a guide must be more similar than that share of
+            the nearest neighbours across instructions).
+        guide_floor_quantile: the calibration's quantile.
         success_capacity: the policy's own successful samples kept besides the demonstrations.
         vqa_cotrain: reasoning-head VQA steps on the visited states after each update.
         vqa_batch, vqa_steps: their batch size and count.
@@ -83,6 +88,8 @@ class RLConfig:
     guide_advantage: float = 1.0
     guide_quantile: float = 0.75
     guide_frac: float = 0.25
+    guide_floor: float | None = None
+    guide_floor_quantile: float = 0.5
     success_capacity: int = 2048
     vqa_cotrain: bool = True
     vqa_batch: int = 128
@@ -95,6 +102,8 @@ class RLConfig:
             raise ValueError("clip must be in (0, 1), gamma in (0, 1], lam in [0, 1]")
         if not 0 <= self.guide_quantile <= 1 or not 0 <= self.guide_frac <= 1:
             raise ValueError("guide_quantile and guide_frac must be in [0, 1]")
+        if not 0 <= self.guide_floor_quantile <= 1:
+            raise ValueError("guide_floor_quantile must be in [0, 1]")
 
 
 @dataclass
@@ -262,6 +271,7 @@ class GuideBatch:
     logp_old: np.ndarray
     similarity: np.ndarray
     fraction: float
+    floor: float
 
 
 def retrieve_guides(
@@ -273,6 +283,11 @@ def retrieve_guides(
     device = next(model.parameters()).device
     b_views, b_text, b_actions = buffer.arrays()
     b_logits, b_keys = _policy_outputs(model, b_views, _text(bank, b_text, device))
+    floor = (
+        calibrate_floor(b_keys, b_text, quantile=cfg.guide_floor_quantile)
+        if cfg.guide_floor is None
+        else cfg.guide_floor
+    )
     gate = select_guides(
         torch.as_tensor(roll.keys, device=device),
         roll.text_ids,
@@ -280,6 +295,7 @@ def retrieve_guides(
         b_text,
         quantile=cfg.guide_quantile,
         max_frac=cfg.guide_frac,
+        floor=floor,
     )
     sel = gate.sample
     lp = torch.log_softmax(b_logits[torch.as_tensor(sel, device=device)], -1)
@@ -292,6 +308,7 @@ def retrieve_guides(
         logp_old=logp_old.cpu().numpy(),
         similarity=gate.similarity,
         fraction=gate.fraction,
+        floor=floor,
     )
 
 
@@ -301,6 +318,7 @@ class UpdateStats:
     guides: int
     retrieved_fraction: float
     guide_similarity: float
+    guide_floor: float
     vqa_loss: float
 
 
@@ -399,6 +417,7 @@ def ppo_update(
         guide_similarity=(
             float(guides.similarity.mean()) if guides is not None and n_guides else float("nan")
         ),
+        guide_floor=float("nan") if guides is None else guides.floor,
         vqa_loss=float(np.mean(vqa_losses)) if vqa_losses else float("nan"),
     )
 

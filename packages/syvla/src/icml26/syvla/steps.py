@@ -172,6 +172,7 @@ def reinforce(
         guide_advantage=cfg.guide_advantage,
         guide_quantile=cfg.guide_quantile,
         guide_frac=cfg.guide_frac,
+        guide_floor_quantile=cfg.guide_floor_quantile,
         vqa_cotrain=spec.vqa_cotrain,
         vqa_steps=cfg.vqa_steps,
     )
@@ -184,6 +185,7 @@ def reinforce(
             update_kl=stats.kl,
             guides=stats.guides,
             retrieved_fraction=stats.retrieved_fraction,
+            guide_floor=stats.guide_floor,
             method=method,
             seed=seed,
         )
