@@ -102,11 +102,14 @@ def test_uniformly_low_similarities_retrieve_nothing() -> None:
     loose = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.75, max_frac=1.0)
     assert len(loose.query) > 0  # the quantile alone always lets its top share through
     sel = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.75, max_frac=1.0, floor=0.8)
-    assert len(sel.query) == 0 and sel.fraction == 0.0 and sel.threshold == 0.8
+    assert len(sel.query) == 0
+    assert sel.fraction == 0.0
+    assert sel.threshold == 0.8
     # a state close to a same-instruction sample still passes the floor
     q_keys[0] = b_keys[4] + 0.01 * torch.randn(64, generator=g)
     sel = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.75, max_frac=1.0, floor=0.8)
-    assert sel.query.tolist() == [0] and sel.sample.tolist() == [4]
+    assert sel.query.tolist() == [0]
+    assert sel.sample.tolist() == [4]
 
 
 def test_calibrated_floor_is_the_cross_instruction_neighbour_quantile() -> None:
