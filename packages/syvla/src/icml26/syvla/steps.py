@@ -115,7 +115,13 @@ def pretrain_backbone(
 
     def train(m: SyVLA) -> dict[str, Any]:
         res = pretrain_vqa(m, vqa[0], vqa[1], bank, settings, seed=seed)
-        return {"steps": res.steps, "reached": res.reached, "curve": res.curve}
+        return {
+            "steps": res.steps,
+            "reached": res.reached,
+            "curve": res.curve,
+            "best_step": res.best_step,
+            "best_val": res.best_val,
+        }
 
     info = trained(stages, f"pretrain-seed{seed}", model, train)
     info["heldout_accuracy"] = vqa_accuracy(model, vqa[2], bank)
