@@ -145,3 +145,14 @@ def test_codes_outside_their_channel_range_are_refused(channel: int, name: str, 
     neg[0, 3, 4, channel] = -1
     with pytest.raises(ValueError, match=rf"channel {channel} \({name}\)"):
         policy.select_action(neg, "go to the red ball")
+
+
+def test_decoupled_action_token_loss_stays_out_of_the_backbone() -> None:
+    for decouple in (True, False):
+        torch.manual_seed(0)
+        model = SyVLA(CFG, decouple=decouple)
+        views, text = _batch()
+        model(views, text).reasoning.logsumexp(-1).mean().backward()  # BC's action-token loss
+        grad = model.backbone.text[0].weight.grad
+        assert (grad is None) == decouple
+        assert model.reasoning_head[0].weight.grad.abs().sum() > 0

@@ -13,7 +13,10 @@
 *Intention Decoupling* (knowledge insulation): control-relevant features are read from the
 fused features by learned query tokens, and with ``decouple=True`` the action path sees
 ``h.detach()`` — the action / RL losses never update the VL backbone, which is trained only by
-the reasoning head's losses (VQA and discrete action tokens). ``decouple=False`` is the
+the reasoning head's VQA losses. The discrete action-token read-out of the forward
+(``PolicyOutput.reasoning``, trained by BC's action-token loss) is an action loss too: with
+``decouple=True`` it also reads ``h.detach()``, so behaviour cloning cannot move the
+pretrained backbone either (``model.reason`` for questions keeps the gradient). ``decouple=False`` is the
 ablation: the same network with gradients flowing from the action loss into the backbone.
 """
 
@@ -90,7 +93,8 @@ class ModelConfig:
 class PolicyOutput:
     logits: torch.Tensor  # (B, n_actions)
     value: torch.Tensor  # (B,)
-    reasoning: torch.Tensor  # (B, n_answers): the reasoning head on the same forward
+    reasoning: torch.Tensor  # (B, n_answers): the reasoning head on the control input (detached
+    # from the backbone when decoupled): the discrete action-token logits
     key: torch.Tensor  # (B, (1 + T) * d): unit-norm flattened fused tokens (retrieval key)
 
 
@@ -243,6 +247,6 @@ class SyVLA(nn.Module):
         return PolicyOutput(
             logits=self.action_head(z),
             value=self.value_head(z).squeeze(-1),
-            reasoning=self.reasoning_head(fused[:, 0]),
+            reasoning=self.reasoning_head(control_in[:, 0]),
             key=key,
         )

@@ -137,8 +137,10 @@ def behaviour_clone(
     seed: int,
     *,
     decouple: bool,
+    vqa_test: VQASet | None = None,
 ) -> tuple[SyVLA, dict[str, Any]]:
-    """BC from the pretrained model, decoupled (action loss stops at the backbone) or joint."""
+    """BC from the pretrained model, decoupled (action losses stop at the backbone) or joint;
+    with ``vqa_test`` its info holds the held-out VQA accuracy after BC (``vqa_accuracy``)."""
     model = copy.deepcopy(pretrained)
     model.decouple = decouple
     settings = BCConfig(steps=cfg.bc_steps, batch=cfg.bc_batch, lr=cfg.bc_lr)
@@ -148,7 +150,10 @@ def behaviour_clone(
         return {"final_loss": float(np.mean(losses[-10:]))}
 
     tag = "decoupled" if decouple else "joint"
-    return model, trained(stages, f"bc-{tag}-seed{seed}", model, train)
+    info = trained(stages, f"bc-{tag}-seed{seed}", model, train)
+    if vqa_test is not None:
+        info["vqa_accuracy"] = vqa_accuracy(model, vqa_test, bank)
+    return model, info
 
 
 def reinforce(
