@@ -156,3 +156,18 @@ def test_decoupled_action_token_loss_stays_out_of_the_backbone() -> None:
         grad = model.backbone.text[0].weight.grad
         assert (grad is None) == decouple
         assert model.reasoning_head[0].weight.grad.abs().sum() > 0
+
+
+def test_policy_leaves_the_callers_train_mode_alone() -> None:
+    model = SyVLA(CFG).train()
+    seen: list[bool] = []
+    model.register_forward_pre_hook(lambda m, _: seen.append(m.training))
+    policy = Policy(model, _FakeEncoder())  # type: ignore[arg-type]
+    assert model.training  # constructing the policy changes nothing
+    views, _ = _batch(2)
+    policy.select_action(views.numpy().astype(np.uint8), "go to the red ball")
+    assert seen == [False]  # acting runs in eval mode
+    assert model.training  # and the caller's mode is restored
+    model.eval()
+    policy.select_action(views.numpy().astype(np.uint8), "go to the red ball")
+    assert not model.training

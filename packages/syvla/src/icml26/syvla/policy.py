@@ -28,6 +28,9 @@ class Policy:
             one SyVLA was trained with).
         greedy: take the most likely action (``True``) or sample.
         seed: the seed of sampling.
+
+    The model's train/eval mode is left as the caller set it: each :meth:`select_action`
+    runs in eval mode and restores the previous mode afterwards.
     """
 
     def __init__(
@@ -38,7 +41,7 @@ class Policy:
         greedy: bool = True,
         seed: int = 0,
     ) -> None:
-        self.model = model.eval()
+        self.model = model
         self.bank = TextBank(encoder or TextEncoder(), texts=[])
         self.greedy = greedy
         self.gen = torch.Generator().manual_seed(seed)
@@ -78,10 +81,15 @@ class Policy:
             raise ValueError(f"{len(texts)} instructions for a batch of {len(batch)}")
         ids = self.bank.ids(texts)
         device = next(self.model.parameters()).device
-        out = self.model(
-            torch.as_tensor(batch, device=device),
-            torch.as_tensor(self.bank.vectors[ids], device=device),
-        )
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            out = self.model(
+                torch.as_tensor(batch, device=device),
+                torch.as_tensor(self.bank.vectors[ids], device=device),
+            )
+        finally:
+            self.model.train(was_training)
         if self.greedy:
             actions = out.logits.argmax(-1).cpu()
         else:
