@@ -35,6 +35,8 @@ def test_smoke_run_writes_the_contract_keys(
     assert m["retrieved_fraction.no_similar"] == 0
     assert 0 <= m["vqa_pretrained"] <= 1
     assert m["vqa_pretrain_steps"] >= 1
+    for tag in ("decoupled", "joint"):  # held-out VQA right after BC
+        assert 0 <= m[f"vqa_after_bc.{tag}"] <= 1
     curve = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert {r["method"] for r in curve if "return_curve" in r} == set(METHODS) - {"bc"}
     fractions = [r["retrieved_fraction"] for r in curve if r.get("method") == "syvla"]
@@ -58,6 +60,7 @@ def test_smoke_run_writes_the_contract_keys(
         ("seeds=0", "seeds"),
         ("clip=1.5", "clip"),
         ("guide_quantile=1.5", "guide_quantile"),
+        ("guide_floor_quantile=-0.1", "guide_floor_quantile"),
         ("vqa_target=0", "vqa_target"),
         ("text_model=", "text_model must name"),
         ("demos_path=/nonexistent.npz", "does not exist"),

@@ -8,7 +8,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml26.syvla.guidance import SuccessBuffer, nearest_neighbours, select_guides
+from icml26.syvla.guidance import (
+    SuccessBuffer,
+    calibrate_floor,
+    nearest_neighbours,
+    select_guides,
+)
 
 
 @settings(max_examples=25, deadline=None)
@@ -86,3 +91,35 @@ def test_gate_retrieves_only_same_instruction_samples_above_the_quantile() -> No
         select_guides(q_keys, q_text, b_keys, b_text, quantile=1.5, max_frac=0.1)
     with pytest.raises(ValueError, match="lengths"):
         select_guides(q_keys, q_text[:3], b_keys, b_text, quantile=0.5, max_frac=0.1)
+
+
+def test_uniformly_low_similarities_retrieve_nothing() -> None:
+    g = torch.Generator().manual_seed(3)
+    b_keys = torch.randn(40, 64, generator=g)
+    b_text = np.arange(40) % 2
+    q_keys = torch.randn(30, 64, generator=g)  # unrelated states: cosine near 0
+    q_text = np.arange(30) % 2
+    loose = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.75, max_frac=1.0)
+    assert len(loose.query) > 0  # the quantile alone always lets its top share through
+    sel = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.75, max_frac=1.0, floor=0.8)
+    assert len(sel.query) == 0
+    assert sel.fraction == 0.0
+    assert sel.threshold == 0.8
+    # a state close to a same-instruction sample still passes the floor
+    q_keys[0] = b_keys[4] + 0.01 * torch.randn(64, generator=g)
+    sel = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.75, max_frac=1.0, floor=0.8)
+    assert sel.query.tolist() == [0]
+    assert sel.sample.tolist() == [4]
+
+
+def test_calibrated_floor_is_the_cross_instruction_neighbour_quantile() -> None:
+    g = torch.Generator().manual_seed(4)
+    keys = torch.randn(50, 16, generator=g)
+    text = np.arange(50) % 3
+    k = torch.nn.functional.normalize(keys, dim=-1)
+    sims = (k @ k.T).numpy()
+    best = [max(sims[i, j] for j in range(50) if text[j] != text[i]) for i in range(50)]
+    assert calibrate_floor(keys, text, quantile=0.5) == pytest.approx(np.quantile(best, 0.5))
+    assert calibrate_floor(keys, np.zeros(50, dtype=int), quantile=0.5) == -1.0
+    with pytest.raises(ValueError, match="quantile"):
+        calibrate_floor(keys, text, quantile=2.0)

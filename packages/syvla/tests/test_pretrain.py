@@ -60,3 +60,25 @@ def test_pretraining_stops_at_the_validation_target_and_touches_only_the_vl_part
         pretrain_vqa(model, train[:0], val, bank, VQAPretrainConfig(), seed=0)
     with pytest.raises(ValueError, match="target"):
         VQAPretrainConfig(target=0)
+
+
+def test_pretraining_keeps_the_best_validation_checkpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch.manual_seed(0)
+    bank = TextBank(_Encoder(), texts=all_instructions() + question_texts())  # type: ignore[arg-type]
+    train, val, _ = vqa_splits(64, 32, 8, 13, seed=1)
+    model = SyVLA(ModelConfig())
+    accs = iter([0.4, 0.7, 0.5])  # the second check is the best
+    seen: list[dict[str, torch.Tensor]] = []
+
+    def fake_accuracy(m: SyVLA, *_: object) -> float:
+        seen.append({k: v.clone() for k, v in m.state_dict().items()})
+        return next(accs)
+
+    monkeypatch.setattr("icml26.syvla.pretrain.vqa_accuracy", fake_accuracy)
+    cfg = VQAPretrainConfig(max_steps=6, batch=8, target=1.0, check_every=2)
+    res = pretrain_vqa(model, train, val, bank, cfg, seed=0)
+    assert res.best_step == 4
+    assert res.best_val == 0.7
+    final = model.state_dict()
+    assert all(torch.equal(final[k], v) for k, v in seen[1].items())
+    assert not all(torch.equal(final[k], v) for k, v in seen[2].items())

@@ -8,7 +8,9 @@ BC trains on the expert's (view, instruction, action) triples with three losses 
   With it off (the ``no_decoupling`` ablation and the ``bc_ppo`` baseline) it trains the
   backbone end to end,
 * the reasoning head's cross-entropy on the discrete action token ``act:<a>`` given the
-  instruction (the backbone's control knowledge, knowledge-insulation style),
+  instruction (knowledge-insulation style); it is an action loss too, so with decoupling on
+  it trains the reasoning head only, on the detached fused features (the backbone is moved
+  only by the VQA loss below); without decoupling it trains the backbone as well,
 * the reasoning head's VQA cross-entropy on questions about the demonstration states.
 """
 

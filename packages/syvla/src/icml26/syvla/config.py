@@ -88,6 +88,9 @@ class RunConfig:
     guide_advantage: float = 1.0
     guide_quantile: float = 0.75
     guide_frac: float = 0.25
+    # the gate's absolute floor: this quantile of cross-instruction nearest-neighbour
+    # similarities in the buffer (calibrated on the buffer each update, not on a claim)
+    guide_floor_quantile: float = 0.5
     vqa_steps: int = 2
     # evaluation
     eval_episodes: int = 64
@@ -133,6 +136,8 @@ class RunConfig:
             raise ValueError("bc_lr and rl_lr must be positive and clip in (0, 1)")
         if not 0 <= self.guide_quantile <= 1 or not 0 <= self.guide_frac <= 1:
             raise ValueError("guide_quantile and guide_frac must be in [0, 1]")
+        if not 0 <= self.guide_floor_quantile <= 1:
+            raise ValueError("guide_floor_quantile must be in [0, 1]")
         if not 0 < self.vqa_target <= 1 or self.vqa_lr <= 0:
             raise ValueError("vqa_target must be in (0, 1] and vqa_lr positive")
         if self.vqa_steps < 0 or self.ent_coef < 0:

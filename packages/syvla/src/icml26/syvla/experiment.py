@@ -48,7 +48,7 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
         if base not in starts:
             pre, pre_info = pretrain_backbone(cfg, stages, bank, vqa, base)
             bcs = {
-                d: behaviour_clone(cfg, stages, pre, demos, bank, base, decouple=d)
+                d: behaviour_clone(cfg, stages, pre, demos, bank, base, decouple=d, vqa_test=vqa[2])
                 for d in (True, False)
             }
             starts[base] = {"pretrain": pre_info, "bc": bcs}
@@ -73,7 +73,7 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     if shown is not None:
         evaluate_success(shown, bank, "train", 1, seed=cfg.seed, n_envs=1, frames=strip)
     pretrain = [s["pretrain"] for s in starts.values()]
-    bc_loss = [s["bc"][True][1]["final_loss"] for s in starts.values()]
-    metrics = summarise(cfg, evals, rl, pretrain, bc_loss, demos)
+    bc_info = [s["bc"] for s in starts.values()]
+    metrics = summarise(cfg, evals, rl, pretrain, bc_info, demos)
     plot_run(cfg, run_dir, metrics, rl, strip)
     return metrics

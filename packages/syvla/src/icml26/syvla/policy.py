@@ -14,7 +14,7 @@ import torch
 
 from icml26.syvla.data import TextBank
 from icml26.syvla.language import TextEncoder
-from icml26.syvla.model import SyVLA
+from icml26.syvla.model import SyVLA, check_codes
 
 __all__ = ["Policy"]
 
@@ -28,6 +28,9 @@ class Policy:
             one SyVLA was trained with).
         greedy: take the most likely action (``True``) or sample.
         seed: the seed of sampling.
+
+    The model's train/eval mode is left as the caller set it: each :meth:`select_action`
+    runs in eval mode and restores the previous mode afterwards.
     """
 
     def __init__(
@@ -38,7 +41,7 @@ class Policy:
         greedy: bool = True,
         seed: int = 0,
     ) -> None:
-        self.model = model.eval()
+        self.model = model
         self.bank = TextBank(encoder or TextEncoder(), texts=[])
         self.greedy = greedy
         self.gen = torch.Generator().manual_seed(seed)
@@ -57,7 +60,8 @@ class Policy:
             (0 left, 1 right, 2 forward, 3 pickup).
 
         Raises:
-            ValueError: a wrong shape, codes outside minigrid's ranges, a count of
+            ValueError: a wrong shape, codes outside their channel's range (object < 11,
+                colour < 6, state < 3; the message names the channel), a count of
                 instructions that does not match the batch, or an empty instruction.
         """
         obs = np.asarray(observation)
@@ -69,17 +73,23 @@ class Policy:
                 f"observation must have shape ({size}, {size}, 3) or (B, {size}, {size}, 3), "
                 f"got {obs.shape}"
             )
-        if not np.issubdtype(batch.dtype, np.integer) or batch.min() < 0 or batch.max() > 10:
-            raise ValueError("observation must hold minigrid codes (integers in [0, 10])")
+        if not np.issubdtype(batch.dtype, np.integer):
+            raise ValueError(f"observation must hold integer minigrid codes, got {batch.dtype}")
+        check_codes(torch.as_tensor(batch))
         texts = [instruction] * len(batch) if isinstance(instruction, str) else list(instruction)
         if len(texts) != len(batch):
             raise ValueError(f"{len(texts)} instructions for a batch of {len(batch)}")
         ids = self.bank.ids(texts)
         device = next(self.model.parameters()).device
-        out = self.model(
-            torch.as_tensor(batch, device=device),
-            torch.as_tensor(self.bank.vectors[ids], device=device),
-        )
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            out = self.model(
+                torch.as_tensor(batch, device=device),
+                torch.as_tensor(self.bank.vectors[ids], device=device),
+            )
+        finally:
+            self.model.train(was_training)
         if self.greedy:
             actions = out.logits.argmax(-1).cpu()
         else:

@@ -8,7 +8,9 @@ plus a value loss and an entropy bonus, with GAE(γ, λ) advantages, and SyVLA's
 
 * **similar-sample guidance** (``guided``): the rollout's states retrieve their nearest
   successful samples of the same instruction (:mod:`icml26.syvla.guidance`); those at or
-  above the update's ``guide_quantile`` of similarity join the surrogate with the fixed advantage ``guide_advantage`` (on-policy
+  above the update's ``guide_quantile`` of similarity join the surrogate with the fixed advantage ``guide_advantage`` (spread over
+  the same number of minibatches as plain PPO, :func:`minibatches`, so guidance adds no
+  optimiser steps; on-policy
   advantages are normalised to unit scale, so this is "as good as one standard deviation
   above average"), their ratio clipped like any other sample;
 * **VQA co-training** (``vqa_cotrain``): each update also takes a reasoning-head step on
@@ -21,6 +23,7 @@ is the stability figure the paper's "stabilise policy updates" is judged by.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -30,7 +33,7 @@ from torch import nn
 
 from icml26.shared import rng_for, seed_for
 from icml26.syvla.data import TextBank, VecEnv, VQASet, vqa_set
-from icml26.syvla.guidance import SuccessBuffer, select_guides
+from icml26.syvla.guidance import SuccessBuffer, calibrate_floor, select_guides
 from icml26.syvla.model import SyVLA
 
 __all__ = [
@@ -40,6 +43,7 @@ __all__ = [
     "clipped_policy_loss",
     "collect_rollout",
     "gae",
+    "minibatches",
     "policy_kl",
     "ppo_update",
     "train_rl",
@@ -58,6 +62,11 @@ class RLConfig:
         guide_advantage: the fixed advantage of a retrieved sample.
         guide_quantile: the gate's similarity quantile (see :func:`select_guides`).
         guide_frac: at most this fraction of the rollout is retrieved.
+        guide_floor: an absolute cosine-similarity floor of the gate; ``None``: calibrated
+            at each update on the buffer (:func:`~icml26.syvla.guidance.calibrate_floor`
+            with ``guide_floor_quantile``: a guide must be more similar than that share of
+            the nearest neighbours across instructions).
+        guide_floor_quantile: the calibration's quantile.
         success_capacity: the policy's own successful samples kept besides the demonstrations.
         vqa_cotrain: reasoning-head VQA steps on the visited states after each update.
         vqa_batch, vqa_steps: their batch size and count.
@@ -79,6 +88,8 @@ class RLConfig:
     guide_advantage: float = 1.0
     guide_quantile: float = 0.75
     guide_frac: float = 0.25
+    guide_floor: float | None = None
+    guide_floor_quantile: float = 0.5
     success_capacity: int = 2048
     vqa_cotrain: bool = True
     vqa_batch: int = 128
@@ -91,6 +102,8 @@ class RLConfig:
             raise ValueError("clip must be in (0, 1), gamma in (0, 1], lam in [0, 1]")
         if not 0 <= self.guide_quantile <= 1 or not 0 <= self.guide_frac <= 1:
             raise ValueError("guide_quantile and guide_frac must be in [0, 1]")
+        if not 0 <= self.guide_floor_quantile <= 1:
+            raise ValueError("guide_floor_quantile must be in [0, 1]")
 
 
 @dataclass
@@ -145,6 +158,31 @@ def policy_kl(logits_old: torch.Tensor, logits_new: torch.Tensor) -> torch.Tenso
     lp_old = torch.log_softmax(logits_old, -1)
     lp_new = torch.log_softmax(logits_new, -1)
     return (lp_old.exp() * (lp_old - lp_new)).sum(-1).mean()
+
+
+def minibatches(n_on: int, n_guides: int, minibatch: int, gen: torch.Generator) -> list[np.ndarray]:
+    """One epoch's minibatches: ``ceil(n_on / minibatch)`` of them whatever ``n_guides``.
+
+    Guidance must not buy extra optimiser steps: the on-policy samples ``0..n_on-1`` and the
+    guides ``n_on..n_on+n_guides-1`` are shuffled separately and each split evenly over the
+    same number of minibatches as plain PPO takes, so a guided update takes as many steps as
+    an unguided one and every minibatch holds its share of guides.
+
+    Args:
+        n_on: on-policy samples; n_guides: retrieved samples appended after them.
+        minibatch: the on-policy minibatch size.
+        gen: the shuffling generator.
+
+    Returns:
+        Index arrays into the concatenated (on-policy, guides) batch; each index once.
+    """
+    n_mb = max(1, math.ceil(n_on / minibatch))
+    on = torch.randperm(n_on, generator=gen).numpy()
+    guide = n_on + torch.randperm(n_guides, generator=gen).numpy()
+    return [
+        np.concatenate([a, b])
+        for a, b in zip(np.array_split(on, n_mb), np.array_split(guide, n_mb), strict=True)
+    ]
 
 
 def _text(bank: TextBank, ids: np.ndarray, device: torch.device) -> torch.Tensor:
@@ -233,6 +271,7 @@ class GuideBatch:
     logp_old: np.ndarray
     similarity: np.ndarray
     fraction: float
+    floor: float
 
 
 def retrieve_guides(
@@ -244,6 +283,11 @@ def retrieve_guides(
     device = next(model.parameters()).device
     b_views, b_text, b_actions = buffer.arrays()
     b_logits, b_keys = _policy_outputs(model, b_views, _text(bank, b_text, device))
+    floor = (
+        calibrate_floor(b_keys, b_text, quantile=cfg.guide_floor_quantile)
+        if cfg.guide_floor is None
+        else cfg.guide_floor
+    )
     gate = select_guides(
         torch.as_tensor(roll.keys, device=device),
         roll.text_ids,
@@ -251,6 +295,7 @@ def retrieve_guides(
         b_text,
         quantile=cfg.guide_quantile,
         max_frac=cfg.guide_frac,
+        floor=floor,
     )
     sel = gate.sample
     lp = torch.log_softmax(b_logits[torch.as_tensor(sel, device=device)], -1)
@@ -263,6 +308,7 @@ def retrieve_guides(
         logp_old=logp_old.cpu().numpy(),
         similarity=gate.similarity,
         fraction=gate.fraction,
+        floor=floor,
     )
 
 
@@ -272,6 +318,7 @@ class UpdateStats:
     guides: int
     retrieved_fraction: float
     guide_similarity: float
+    guide_floor: float
     vqa_loss: float
 
 
@@ -337,11 +384,8 @@ def ppo_update(
     returns = np.concatenate([roll.returns, np.zeros(len(actions) - n_on)])
     vqa = vqa_set(roll.views, seed=seed) if cfg.vqa_cotrain else None
     params = [p for g in optimizer.param_groups for p in g["params"]]
-    total = len(actions)
     for _ in range(cfg.epochs):
-        perm = torch.randperm(total, generator=gen).numpy()
-        for lo in range(0, total, cfg.minibatch):
-            mb = perm[lo : lo + cfg.minibatch]
+        for mb in minibatches(n_on, len(actions) - n_on, cfg.minibatch, gen):
             out = model(_views(views[mb], device), _text(bank, text_ids[mb], device))
             logp_all = torch.log_softmax(out.logits, -1)
             a = torch.as_tensor(actions[mb], device=device)
@@ -373,6 +417,7 @@ def ppo_update(
         guide_similarity=(
             float(guides.similarity.mean()) if guides is not None and n_guides else float("nan")
         ),
+        guide_floor=float("nan") if guides is None else guides.floor,
         vqa_loss=float(np.mean(vqa_losses)) if vqa_losses else float("nan"),
     )
 

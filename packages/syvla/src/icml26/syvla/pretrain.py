@@ -51,11 +51,15 @@ class VQAPretrainConfig:
 @dataclass
 class VQAPretrainResult:
     """Validation accuracy at each check (``curve``), the steps taken, whether the target was
-    reached."""
+    reached, and the check whose weights the model keeps (``best_step``, ``best_val``: the
+    best validation accuracy; the last weights are not kept when an earlier check was
+    better)."""
 
     steps: int = 0
     reached: bool = False
     curve: list[tuple[int, float]] = field(default_factory=list)
+    best_step: int = 0
+    best_val: float = float("nan")
 
 
 def vqa_splits(
@@ -84,10 +88,12 @@ def pretrain_vqa(
     seed: int,
 ) -> VQAPretrainResult:
     """Train ``model``'s backbone and reasoning head on questions about ``train_views`` until
-    the accuracy on ``val`` reaches ``cfg.target`` (or ``cfg.max_steps``).
+    the accuracy on ``val`` reaches ``cfg.target`` (or ``cfg.max_steps``), then restore the
+    weights of the check with the best validation accuracy.
 
     Args:
-        model: the network (only its backbone and reasoning head change).
+        model: the network (only its backbone and reasoning head change; it ends with the
+            best-validation check's weights).
         train_views: (N, S, S, 3) views to ask about (a fresh question per draw).
         val: the validation questions that decide when to stop.
         bank: embeddings of every question text.
@@ -108,6 +114,7 @@ def pretrain_vqa(
     vectors = torch.as_tensor(bank.vectors, device=device)
     rng = rng_for(seed, "vqa_pretrain")
     result = VQAPretrainResult()
+    best: dict[str, torch.Tensor] | None = None
     for step in range(1, cfg.max_steps + 1):
         idx = rng.integers(0, len(train_views), size=cfg.batch)
         qs = vqa_set(train_views[idx], seed=int(rng.integers(2**31)))
@@ -122,7 +129,12 @@ def pretrain_vqa(
         if step % cfg.check_every == 0 or step == cfg.max_steps:
             acc = vqa_accuracy(model, val, bank)
             result.curve.append((step, acc))
+            if best is None or acc > result.best_val:
+                result.best_step, result.best_val = step, acc
+                best = {k: v.detach().clone() for k, v in model.state_dict().items()}
             if acc >= cfg.target:
                 result.reached = True
                 break
+    if best is not None:
+        model.load_state_dict(best)
     return result

@@ -115,7 +115,13 @@ def pretrain_backbone(
 
     def train(m: SyVLA) -> dict[str, Any]:
         res = pretrain_vqa(m, vqa[0], vqa[1], bank, settings, seed=seed)
-        return {"steps": res.steps, "reached": res.reached, "curve": res.curve}
+        return {
+            "steps": res.steps,
+            "reached": res.reached,
+            "curve": res.curve,
+            "best_step": res.best_step,
+            "best_val": res.best_val,
+        }
 
     info = trained(stages, f"pretrain-seed{seed}", model, train)
     info["heldout_accuracy"] = vqa_accuracy(model, vqa[2], bank)
@@ -131,8 +137,10 @@ def behaviour_clone(
     seed: int,
     *,
     decouple: bool,
+    vqa_test: VQASet | None = None,
 ) -> tuple[SyVLA, dict[str, Any]]:
-    """BC from the pretrained model, decoupled (action loss stops at the backbone) or joint."""
+    """BC from the pretrained model, decoupled (action losses stop at the backbone) or joint;
+    with ``vqa_test`` its info holds the held-out VQA accuracy after BC (``vqa_accuracy``)."""
     model = copy.deepcopy(pretrained)
     model.decouple = decouple
     settings = BCConfig(steps=cfg.bc_steps, batch=cfg.bc_batch, lr=cfg.bc_lr)
@@ -142,7 +150,10 @@ def behaviour_clone(
         return {"final_loss": float(np.mean(losses[-10:]))}
 
     tag = "decoupled" if decouple else "joint"
-    return model, trained(stages, f"bc-{tag}-seed{seed}", model, train)
+    info = trained(stages, f"bc-{tag}-seed{seed}", model, train)
+    if vqa_test is not None:
+        info["vqa_accuracy"] = vqa_accuracy(model, vqa_test, bank)
+    return model, info
 
 
 def reinforce(
@@ -172,6 +183,7 @@ def reinforce(
         guide_advantage=cfg.guide_advantage,
         guide_quantile=cfg.guide_quantile,
         guide_frac=cfg.guide_frac,
+        guide_floor_quantile=cfg.guide_floor_quantile,
         vqa_cotrain=spec.vqa_cotrain,
         vqa_steps=cfg.vqa_steps,
     )
@@ -184,6 +196,7 @@ def reinforce(
             update_kl=stats.kl,
             guides=stats.guides,
             retrieved_fraction=stats.retrieved_fraction,
+            guide_floor=stats.guide_floor,
             method=method,
             seed=seed,
         )

@@ -39,10 +39,15 @@ def summarise(
     evals: dict[str, list[dict[str, float]]],
     rl: dict[str, list[dict[str, Any]]],
     pretrain: list[dict[str, Any]],
-    bc_loss: list[float],
+    bc: list[dict[bool, tuple[Any, dict[str, Any]]]],
     demos: Demos,
 ) -> dict[str, float]:
-    """The flat metrics of a run (every figure a claim or a table reads)."""
+    """The flat metrics of a run (every figure a claim or a table reads).
+
+    ``bc``: per BC start, ``{decouple: (model, info)}`` from
+    :func:`~icml26.syvla.steps.behaviour_clone`; ``vqa_after_bc.{decoupled,joint}`` is the
+    held-out VQA accuracy right after BC (before any RL).
+    """
     m: dict[str, float] = {}
     for method, runs in evals.items():
         for split in SPLIT_NAMES:
@@ -67,7 +72,11 @@ def summarise(
         _put(m, "final_return", method, [float(i["returns"][-1]) for i in infos])
     m["vqa_pretrained"] = float(np.mean([p["heldout_accuracy"] for p in pretrain]))
     m["vqa_pretrain_steps"] = float(np.mean([p["steps"] for p in pretrain]))
-    m["bc_final_loss"] = float(np.mean(bc_loss))
+    m["bc_final_loss"] = float(np.mean([b[True][1]["final_loss"] for b in bc]))
+    for decouple, tag in ((True, "decoupled"), (False, "joint")):
+        accs = [b[decouple][1]["vqa_accuracy"] for b in bc if "vqa_accuracy" in b[decouple][1]]
+        if accs:
+            _put(m, "vqa_after_bc", tag, accs)
     m["demo_steps"] = float(len(demos))
     m["demo_episodes"] = float(demos.solved)
     m["rl_frames_per_seed"] = float(cfg.rl_updates * cfg.n_envs * cfg.n_steps)
@@ -106,7 +115,9 @@ def markdown_tables(results: dict[str, Any]) -> str:
         f"Budget: {m.get('demo_episodes', 0):.0f} solved expert episodes "
         f"({m.get('demo_steps', 0):.0f} steps), {m.get('rl_frames_per_seed', 0):.0f} RL frames "
         f"per method and seed; VQA pretraining {m.get('vqa_pretrain_steps', 0):.0f} steps, "
-        f"held-out accuracy {m.get('vqa_pretrained', float('nan')):.3f}."
+        f"held-out accuracy {m.get('vqa_pretrained', float('nan')):.3f}; after BC "
+        f"{m.get('vqa_after_bc.decoupled', float('nan')):.3f} decoupled, "
+        f"{m.get('vqa_after_bc.joint', float('nan')):.3f} joint."
     )
     return "\n".join(
         [
