@@ -29,6 +29,11 @@ from icml26.shared.llm import Completion, TokenUsage
         ("3", 2),
         (" **2** ", 1),
         ("I press button 3. Button 3 it is.", 2),
+        ("You can choose the 3rd button.", 2),
+        ("I will go to the second restaurant tonight.", 1),
+        ("The first one has the best average, so I pick it.", 0),
+        ("I pick 2.", 1),
+        ("My choice is 3, since it was never tried.", 2),
     ],
 )
 def test_parse_action_reads_well_formed_and_recoverable_replies(text: str, expected: int) -> None:
@@ -46,6 +51,10 @@ def test_parse_action_reads_well_formed_and_recoverable_replies(text: str, expec
         "Action:",
         "The answer is forty-two",
         "4",
+        "I pick 2, or maybe 3.",  # two numbers, no Action line: ambiguous
+        "The 1st button or the 2nd button.",
+        "I pick 0.5",  # not an option number
+        "You can choose the 4th button.",  # out of range
     ],
 )
 def test_parse_action_rejects_malformed_replies(text: str) -> None:
