@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +87,9 @@ def test_prompt_describes_task_and_history() -> None:
     assert "Button 1: pressed 2 times, average reward 0.50" in user
     assert "Button 2: never pressed" in user
     assert "Total reward so far: 3." in user
+    assert "Action: <number>" in user
+    # the format example names no option: no "Action: 3" (review38r #5)
+    assert re.search(r"Action:\s*\d", user) is None
     story = build_messages(SCENARIOS["restaurants"], spec, 0, np.zeros(3), np.zeros(3))
     assert "restaurants" in story[0]["content"]
     assert "Evening 1 of 10" in story[1]["content"]

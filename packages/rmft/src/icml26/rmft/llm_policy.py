@@ -88,8 +88,8 @@ def build_messages(
     lines.append(f"Total reward so far: {sums.sum():g}.")
     lines.append(
         f"Which {opt} do you choose now? Give one short sentence of reasoning, then a last "
-        f"line 'Action: <{opt} number from 1 to {k}>'. For example:\n"
-        f"{opt.capitalize()} {k} has the fewest tries, so I will try it.\nAction: {k}"
+        f"line 'Action: <{opt} number from 1 to {k}>'. The format (the number is yours to "
+        f"choose):\n<one sentence of reasoning>\nAction: <number>"
     )
     return [
         {"role": "system", "content": scenario.system.format(k=k, t=horizon, option=opt)},
