@@ -149,15 +149,21 @@ def test_llm_selection_does_not_keep_a_lucky_fallback() -> None:
         ],
     )
     settings = LLMSettings(n_instances=1, rollouts_per_instance=2, keep_per_instance=1)
-    keep, pairs = select_llm_transcripts(both, settings)
+    keep, pairs = select_llm_transcripts(both, settings, np.random.default_rng(0))
     assert keep.tolist() == [1]
     assert len(pairs) == 3
     old = LLMSettings(n_instances=1, rollouts_per_instance=2, keep_per_instance=1, invalid="played")
-    keep, pairs = select_llm_transcripts(both, old)
+    keep, pairs = select_llm_transcripts(both, old, np.random.default_rng(0))
     assert keep.tolist() == [0]
     assert len(pairs) == 1
     with pytest.raises(ValueError, match="invalid"):
         LLMSettings(invalid="lucky")
+    with pytest.raises(TypeError, match="rng"):  # no silent default_rng(0) (review38r #7)
+        select_llm_transcripts(both, settings, None)  # type: ignore[arg-type]
+    for field in ("temperature", "lr"):
+        for bad in (float("nan"), 0.0, -1.0):
+            with pytest.raises(ValueError, match=field):
+                LLMSettings(**{field: bad})
 
 
 def test_invalid_drop_z_and_its_claim() -> None:

@@ -145,7 +145,7 @@ def test_transcript_selection_keeps_best_episodes_and_valid_steps(tmp_path: Path
     policy = LLMPolicy(backend)
     trajs = rollout(policy, inst, np.random.default_rng(0))
     settings = LLMSettings(n_instances=2, rollouts_per_instance=2, keep_per_instance=1)
-    keep, pairs = select_llm_transcripts(trajs, settings)
+    keep, pairs = select_llm_transcripts(trajs, settings, np.random.default_rng(0))
     assert len(keep) == 2
     for i in keep:
         assert trajs.final_regret[i] <= trajs.final_regret[i ^ 1]

@@ -87,3 +87,7 @@ def test_settings_are_validated() -> None:
         RMFTSettings(rollouts_per_instance=2, keep_per_instance=3)
     with pytest.raises(ValueError, match="temperature"):
         RMFTSettings(temperature=0)
+    for field in ("temperature", "lr"):  # NaN and non-positive values, named (review38r #7)
+        for bad in (float("nan"), 0.0, -1.0):
+            with pytest.raises(ValueError, match=field):
+                RMFTSettings(**{field: bad})

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from icml26.rmft.config import check_positive
 from icml26.rmft.envs import EnvSpec, sample_instances
 from icml26.rmft.llm_model import as_conversations
 from icml26.rmft.llm_policy import LLMPolicy, transcripts
@@ -77,35 +78,34 @@ class LLMSettings:
             raise ValueError(f"invalid must be one of {INVALID_RULES}, got {self.invalid!r}")
         if self.engine not in ("trl", "loop"):
             raise ValueError(f"engine must be 'trl' or 'loop', got {self.engine!r}")
-        if self.temperature <= 0 or self.max_tokens < 1:
-            raise ValueError(f"temperature must be > 0 and max_tokens >= 1: {self}")
+        check_positive(self, "temperature", "lr", "max_tokens")
 
 
 def select_llm_transcripts(
-    trajs: Trajectories, settings: LLMSettings, rng: np.random.Generator | None = None
+    trajs: Trajectories, settings: LLMSettings, rng: np.random.Generator
 ) -> tuple[np.ndarray, list[tuple[list[dict[str, str]], str]]]:
     """The kept episodes and their valid steps.
 
     Args:
         trajs: the rollouts, ``settings.rollouts_per_instance`` consecutive ones per instance.
         settings: the selection rule, how many to keep and how invalid replies count.
-        rng: draws the random selection (required for ``selection="random"``).
+        rng: breaks ties and draws the random selection (required: no hidden fixed seed).
 
     Returns:
         ``(indices, pairs)``: the kept episodes' indices and their valid
         ``(messages, reply)`` steps.
 
     Raises:
-        ValueError: random selection without an ``rng``.
+        TypeError: ``rng`` is not a ``numpy.random.Generator``.
     """
-    if rng is None and settings.selection == "random":
-        raise ValueError("random selection needs an rng")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     keep = select(
         settings.selection,
         selection_regret(trajs, settings.invalid),
         settings.keep_per_instance,
         group_size=settings.rollouts_per_instance,
-        rng=rng if rng is not None else np.random.default_rng(0),
+        rng=rng,
     )
     kept = [[s for s in trajs.records[i] if s["valid"] and s["reply"].strip()] for i in keep]
     return keep, transcripts(kept)

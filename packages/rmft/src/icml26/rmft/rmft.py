@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml26.rmft.baselines import Greedy, RandomPolicy
+from icml26.rmft.config import check_positive
 from icml26.rmft.envs import EnvSpec, sample_instances
 from icml26.rmft.model import ArmTransformer, TransformerPolicy
 from icml26.rmft.rollouts import Trajectories, rollout
@@ -42,11 +43,12 @@ class RMFTSettings:
         steps: fine-tuning steps on the kept rollouts.
         lr: fine-tuning learning rate.
         batch_size: fine-tuning batch size (trajectories).
-        temperature: rollout sampling temperature (> 0).
+        temperature: rollout sampling temperature (finite, > 0).
         selection: ``"lowest_regret"`` (RMFT) or ``"random"`` (the ablation).
 
     Raises:
-        ValueError: a value out of range or an unknown selection rule.
+        ValueError: a value out of range (NaN, non-positive ``temperature`` or ``lr``) or an
+            unknown selection rule.
     """
 
     n_instances: int = 128
@@ -68,8 +70,7 @@ class RMFTSettings:
                 f"keep_per_instance must be in 1..rollouts_per_instance "
                 f"({self.rollouts_per_instance}), got {self.keep_per_instance}"
             )
-        if self.temperature <= 0:
-            raise ValueError(f"rollout temperature must be > 0 (sampling), got {self.temperature}")
+        check_positive(self, "temperature", "lr")
 
 
 @dataclass(frozen=True)
