@@ -25,6 +25,7 @@ from icml26.rmft.selection import INVALID_RULES, SELECTIONS, select, selection_r
 
 __all__ = [
     "LLMSettings",
+    "llm_iteration_stats",
     "llm_rmft_iteration",
     "select_llm_transcripts",
     "write_openai_finetune_jsonl",
@@ -161,15 +162,34 @@ def llm_rmft_iteration(
             rng=rng,
         )
         after = completion_nll(backend.model, backend.tokenizer, examples)
-    stats = IterationStats(
+    return llm_iteration_stats(trajs, keep, settings, before, after), pairs
+
+
+def llm_iteration_stats(
+    trajs: Trajectories, keep: np.ndarray, settings: LLMSettings, before: float, after: float
+) -> IterationStats:
+    """An LLM iteration's statistics: ``selected_regret`` is the penalised regret the
+    selection ranked, ``selected_played_regret`` what the kept rollouts played.
+
+    Args:
+        trajs: the iteration's rollouts.
+        keep: the kept episodes' indices.
+        settings: the iteration's knobs (``invalid`` decides the penalty).
+        before: NLL of the kept transcripts before fine-tuning.
+        after: NLL after fine-tuning.
+
+    Returns:
+        The :class:`~icml26.rmft.rmft.IterationStats`.
+    """
+    return IterationStats(
         rollout_regret=float(trajs.final_regret.mean()),
-        selected_regret=float(trajs.final_regret[keep].mean()),
+        selected_regret=float(selection_regret(trajs, settings.invalid)[keep].mean()),
+        selected_played_regret=float(trajs.final_regret[keep].mean()),
         loss_before=before,
         loss_after=after,
         rollout_invalid=float(trajs.invalid.mean()),
         selected_invalid=float(trajs.invalid[keep].mean()),
     )
-    return stats, pairs
 
 
 def write_openai_finetune_jsonl(

@@ -75,9 +75,21 @@ class RMFTSettings:
 
 @dataclass(frozen=True)
 class IterationStats:
-    """What one RMFT iteration saw: mean regret of all rollouts and of the kept ones, the
-    NLL of the kept trajectories before and after fine-tuning, and (LLM policies) the share
-    of invalid replies among all rollouts' steps and among the kept ones'."""
+    """What one RMFT iteration saw.
+
+    Attributes:
+        rollout_regret: mean played regret of all rollouts.
+        selected_regret: mean regret of the kept rollouts *as the selection ranked them*
+            (LLM policies: with invalid replies penalised,
+            :func:`~icml26.rmft.selection.selection_regret`; numeric: the played regret).
+        loss_before: NLL of the kept trajectories before fine-tuning.
+        loss_after: NLL of the kept trajectories after fine-tuning.
+        rollout_invalid: (LLM) share of invalid replies among all rollouts' steps.
+        selected_invalid: (LLM) share of invalid replies among the kept rollouts' steps.
+        selected_played_regret: mean regret the kept rollouts actually played (invalid
+            replies fall back to a random arm, so this can be lower than ``selected_regret``);
+            ``None`` means equal to ``selected_regret``.
+    """
 
     rollout_regret: float
     selected_regret: float
@@ -85,6 +97,7 @@ class IterationStats:
     loss_after: float
     rollout_invalid: float = 0.0
     selected_invalid: float = 0.0
+    selected_played_regret: float | None = None
 
 
 def weak_pretraining(
@@ -163,4 +176,5 @@ def numeric_rmft_iteration(
         selected_regret=float(trajs.final_regret[keep].mean()),
         loss_before=before,
         loss_after=after,
+        selected_played_regret=float(trajs.final_regret[keep].mean()),
     )
