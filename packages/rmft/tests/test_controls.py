@@ -129,7 +129,7 @@ def test_llm_claims_are_decided_in_full_only() -> None:
 
 
 def test_llm_selection_does_not_keep_a_lucky_fallback() -> None:
-    from icml26.rmft.llm_rmft import LLMSettings, select_llm_transcripts
+    from icml26.rmft.llm_rmft import LLMSettings, llm_iteration_stats, select_llm_transcripts
 
     lucky = _trajs([0.9, 0.5, 0.1], [0, 0, 0], [False, True, True])
     honest = _trajs([0.9, 0.5, 0.1], [1, 1, 1], [False, False, False])
@@ -149,15 +149,29 @@ def test_llm_selection_does_not_keep_a_lucky_fallback() -> None:
         ],
     )
     settings = LLMSettings(n_instances=1, rollouts_per_instance=2, keep_per_instance=1)
-    keep, pairs = select_llm_transcripts(both, settings)
+    keep, pairs = select_llm_transcripts(both, settings, np.random.default_rng(0))
     assert keep.tolist() == [1]
     assert len(pairs) == 3
     old = LLMSettings(n_instances=1, rollouts_per_instance=2, keep_per_instance=1, invalid="played")
-    keep, pairs = select_llm_transcripts(both, old)
+    keep, pairs = select_llm_transcripts(both, old, np.random.default_rng(0))
     assert keep.tolist() == [0]
     assert len(pairs) == 1
     with pytest.raises(ValueError, match="invalid"):
         LLMSettings(invalid="lucky")
+    # the logged selected_regret is the penalised one the selection ranked (review38r #6)
+    stats = llm_iteration_stats(both, np.array([0]), old, 1.0, 0.5)
+    assert stats.selected_regret == pytest.approx(selection_regret(both, "played")[0])
+    stats = llm_iteration_stats(both, np.array([0]), settings, 1.0, 0.5)
+    assert stats.selected_regret == pytest.approx(selection_regret(both, "worst")[0])
+    assert stats.selected_played_regret == pytest.approx(both.final_regret[0])
+    assert stats.selected_regret > stats.selected_played_regret  # the lucky fallback
+    assert stats.selected_invalid == pytest.approx(both.invalid[0].mean())
+    with pytest.raises(TypeError, match="rng"):  # no silent default_rng(0) (review38r #7)
+        select_llm_transcripts(both, settings, None)  # type: ignore[arg-type]
+    for field in ("temperature", "lr"):
+        for bad in (float("nan"), 0.0, -1.0):
+            with pytest.raises(ValueError, match=field):
+                LLMSettings(**{field: bad})
 
 
 def test_invalid_drop_z_and_its_claim() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -55,11 +56,24 @@ def _check_model_spec(spec: str, field: str) -> None:
         raise ValueError(f"{field}={spec!r}: {exc}") from exc
 
 
-def _positive(obj: object, *names: str) -> None:
+def check_positive(obj: object, *names: str) -> None:
+    """Raise unless each named field of ``obj`` is a finite number ``> 0`` (NaN fails).
+
+    Args:
+        obj: the settings object.
+        *names: its fields to check.
+
+    Raises:
+        ValueError: naming the first field that is not a finite positive number.
+    """
     for name in names:
         value = getattr(obj, name)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            raise ValueError(f"{name} must be > 0, got {value!r}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not 0 < value < math.inf
+        ):
+            raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
 
 def _non_negative(obj: object, *names: str) -> None:
@@ -159,7 +173,7 @@ class RunConfig:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         check_torch_device(self.device, allowed=("auto", "cpu", "mps"))
-        _positive(
+        check_positive(
             self,
             "threads",
             "eval_instances",
@@ -279,7 +293,7 @@ class BenchConfig:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         check_torch_device(self.device, allowed=("auto", "cpu", "mps"))
-        _positive(
+        check_positive(
             self,
             "threads",
             "batch",

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from icml26.rmft.config import check_positive
 from icml26.rmft.envs import EnvSpec, sample_instances
 from icml26.rmft.llm_model import as_conversations
 from icml26.rmft.llm_policy import LLMPolicy, transcripts
@@ -24,6 +25,7 @@ from icml26.rmft.selection import INVALID_RULES, SELECTIONS, select, selection_r
 
 __all__ = [
     "LLMSettings",
+    "llm_iteration_stats",
     "llm_rmft_iteration",
     "select_llm_transcripts",
     "write_openai_finetune_jsonl",
@@ -77,35 +79,34 @@ class LLMSettings:
             raise ValueError(f"invalid must be one of {INVALID_RULES}, got {self.invalid!r}")
         if self.engine not in ("trl", "loop"):
             raise ValueError(f"engine must be 'trl' or 'loop', got {self.engine!r}")
-        if self.temperature <= 0 or self.max_tokens < 1:
-            raise ValueError(f"temperature must be > 0 and max_tokens >= 1: {self}")
+        check_positive(self, "temperature", "lr", "max_tokens")
 
 
 def select_llm_transcripts(
-    trajs: Trajectories, settings: LLMSettings, rng: np.random.Generator | None = None
+    trajs: Trajectories, settings: LLMSettings, rng: np.random.Generator
 ) -> tuple[np.ndarray, list[tuple[list[dict[str, str]], str]]]:
     """The kept episodes and their valid steps.
 
     Args:
         trajs: the rollouts, ``settings.rollouts_per_instance`` consecutive ones per instance.
         settings: the selection rule, how many to keep and how invalid replies count.
-        rng: draws the random selection (required for ``selection="random"``).
+        rng: breaks ties and draws the random selection (required: no hidden fixed seed).
 
     Returns:
         ``(indices, pairs)``: the kept episodes' indices and their valid
         ``(messages, reply)`` steps.
 
     Raises:
-        ValueError: random selection without an ``rng``.
+        TypeError: ``rng`` is not a ``numpy.random.Generator``.
     """
-    if rng is None and settings.selection == "random":
-        raise ValueError("random selection needs an rng")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     keep = select(
         settings.selection,
         selection_regret(trajs, settings.invalid),
         settings.keep_per_instance,
         group_size=settings.rollouts_per_instance,
-        rng=rng if rng is not None else np.random.default_rng(0),
+        rng=rng,
     )
     kept = [[s for s in trajs.records[i] if s["valid"] and s["reply"].strip()] for i in keep]
     return keep, transcripts(kept)
@@ -161,15 +162,34 @@ def llm_rmft_iteration(
             rng=rng,
         )
         after = completion_nll(backend.model, backend.tokenizer, examples)
-    stats = IterationStats(
+    return llm_iteration_stats(trajs, keep, settings, before, after), pairs
+
+
+def llm_iteration_stats(
+    trajs: Trajectories, keep: np.ndarray, settings: LLMSettings, before: float, after: float
+) -> IterationStats:
+    """An LLM iteration's statistics: ``selected_regret`` is the penalised regret the
+    selection ranked, ``selected_played_regret`` what the kept rollouts played.
+
+    Args:
+        trajs: the iteration's rollouts.
+        keep: the kept episodes' indices.
+        settings: the iteration's knobs (``invalid`` decides the penalty).
+        before: NLL of the kept transcripts before fine-tuning.
+        after: NLL after fine-tuning.
+
+    Returns:
+        The :class:`~icml26.rmft.rmft.IterationStats`.
+    """
+    return IterationStats(
         rollout_regret=float(trajs.final_regret.mean()),
-        selected_regret=float(trajs.final_regret[keep].mean()),
+        selected_regret=float(selection_regret(trajs, settings.invalid)[keep].mean()),
+        selected_played_regret=float(trajs.final_regret[keep].mean()),
         loss_before=before,
         loss_after=after,
         rollout_invalid=float(trajs.invalid.mean()),
         selected_invalid=float(trajs.invalid[keep].mean()),
     )
-    return stats, pairs
 
 
 def write_openai_finetune_jsonl(

@@ -16,6 +16,7 @@ and any horizon ``T``: what the generalisation experiments need.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -200,7 +201,7 @@ class TransformerPolicy:
         device: where the model runs.
 
     Raises:
-        ValueError: a negative temperature.
+        ValueError: a negative, infinite or NaN temperature.
     """
 
     def __init__(
@@ -211,8 +212,8 @@ class TransformerPolicy:
         name: str = "transformer",
         device: str | torch.device = "cpu",
     ) -> None:
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        if not 0 <= temperature < math.inf:  # NaN fails too (it would play arm 0 silently)
+            raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
         self.model, self.temperature, self.name = model, temperature, name
         self.device = torch.device(device)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml26.rmft.baselines import Greedy, RandomPolicy
+from icml26.rmft.config import check_positive
 from icml26.rmft.envs import EnvSpec, sample_instances
 from icml26.rmft.model import ArmTransformer, TransformerPolicy
 from icml26.rmft.rollouts import Trajectories, rollout
@@ -42,11 +43,12 @@ class RMFTSettings:
         steps: fine-tuning steps on the kept rollouts.
         lr: fine-tuning learning rate.
         batch_size: fine-tuning batch size (trajectories).
-        temperature: rollout sampling temperature (> 0).
+        temperature: rollout sampling temperature (finite, > 0).
         selection: ``"lowest_regret"`` (RMFT) or ``"random"`` (the ablation).
 
     Raises:
-        ValueError: a value out of range or an unknown selection rule.
+        ValueError: a value out of range (NaN, non-positive ``temperature`` or ``lr``) or an
+            unknown selection rule.
     """
 
     n_instances: int = 128
@@ -68,15 +70,26 @@ class RMFTSettings:
                 f"keep_per_instance must be in 1..rollouts_per_instance "
                 f"({self.rollouts_per_instance}), got {self.keep_per_instance}"
             )
-        if self.temperature <= 0:
-            raise ValueError(f"rollout temperature must be > 0 (sampling), got {self.temperature}")
+        check_positive(self, "temperature", "lr")
 
 
 @dataclass(frozen=True)
 class IterationStats:
-    """What one RMFT iteration saw: mean regret of all rollouts and of the kept ones, the
-    NLL of the kept trajectories before and after fine-tuning, and (LLM policies) the share
-    of invalid replies among all rollouts' steps and among the kept ones'."""
+    """What one RMFT iteration saw.
+
+    Attributes:
+        rollout_regret: mean played regret of all rollouts.
+        selected_regret: mean regret of the kept rollouts *as the selection ranked them*
+            (LLM policies: with invalid replies penalised,
+            :func:`~icml26.rmft.selection.selection_regret`; numeric: the played regret).
+        loss_before: NLL of the kept trajectories before fine-tuning.
+        loss_after: NLL of the kept trajectories after fine-tuning.
+        rollout_invalid: (LLM) share of invalid replies among all rollouts' steps.
+        selected_invalid: (LLM) share of invalid replies among the kept rollouts' steps.
+        selected_played_regret: mean regret the kept rollouts actually played (invalid
+            replies fall back to a random arm, so this can be lower than ``selected_regret``);
+            ``None`` means equal to ``selected_regret``.
+    """
 
     rollout_regret: float
     selected_regret: float
@@ -84,6 +97,7 @@ class IterationStats:
     loss_after: float
     rollout_invalid: float = 0.0
     selected_invalid: float = 0.0
+    selected_played_regret: float | None = None
 
 
 def weak_pretraining(
@@ -162,4 +176,5 @@ def numeric_rmft_iteration(
         selected_regret=float(trajs.final_regret[keep].mean()),
         loss_before=before,
         loss_after=after,
+        selected_played_regret=float(trajs.final_regret[keep].mean()),
     )

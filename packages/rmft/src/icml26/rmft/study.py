@@ -345,7 +345,7 @@ def run_llm(
                 rng_for(config.seed, "llm", loop, i),
             )
             log(
-                f"rmft: llm {loop}{i}: rollout regret {stats.rollout_regret:.2f} (invalid {stats.rollout_invalid:.2f}), kept {stats.selected_regret:.2f}, {len(pairs)} transcripts"
+                f"rmft: llm {loop}{i}: rollout regret {stats.rollout_regret:.2f} (invalid {stats.rollout_invalid:.2f}), kept {stats.selected_regret:.2f} penalised, {stats.selected_played_regret:.2f} played, {len(pairs)} transcripts"
             )
             results: Results = {}
             if rule == "lowest_regret":
