@@ -91,3 +91,7 @@ def test_cost_claims_need_the_thinking_premise_and_verbosity_compares_no_augment
     assert gap.under_placebo(robust)[0] is False
     fooled = _metrics(ours={"verbosity_gap": 0.85}, no_augmentation={"verbosity_gap": 0.9})
     assert gap.evaluate(fooled)["holds"] is False
+
+
+def test_one_token_cost_default() -> None:
+    assert ModeGRPOSettings().token_cost == AdaptiveConfig().token_cost

@@ -180,8 +180,8 @@ def test_train_and_eval_are_disjoint_by_content() -> None:
 
 
 def test_tiny_tokenizer_corpus_holds_no_evaluation_problem() -> None:
-    from icml26.adaptive_reasoning.models import _corpus
+    from icml26.adaptive_reasoning.models import tokenizer_corpus
 
-    corpus = set(_corpus(np.random.default_rng([0, 7])))
+    corpus = set(tokenizer_corpus(np.random.default_rng([0, 7])))
     evals = [p for s in SPLITS for p in make_split(s, 100, np.random.default_rng(3))]
     assert not any(p.text in corpus for p in evals)
