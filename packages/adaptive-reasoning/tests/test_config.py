@@ -55,3 +55,43 @@ def test_large_settings_without_large_model_are_an_error() -> None:
         ).large_grpo_steps
         == 3
     )
+
+
+def _metrics(**overrides: dict[str, float]) -> dict[str, float]:
+    """Flat run metrics in tables.py's shape from per-method figures (SE 0.01 everywhere)."""
+    base = {"accuracy": 0.3, "tokens": 40.0, "reward": 0.2, "verbosity_gap": 0.0}
+    base |= {"separation": 0.0, "complex": 0.1}
+    methods = ("ours", "sft_only", "always_think", "never_think", "length_penalty")
+    fig = {m: base | overrides.get(m, {}) for m in (*methods, "no_augmentation")}
+    out: dict[str, float] = {}
+    for m, f in fig.items():
+        out |= {f"{q}.all.{m}": f[q] for q in ("accuracy", "tokens", "reward")}
+        out |= {f"accuracy.complex.{m}": f["complex"], f"separation.{m}": f["separation"]}
+        out |= {f"verbosity_gap.{m}": f["verbosity_gap"], f"verbosity_gap_se.{m}": 0.01}
+        for b, g in fig.items():
+            for q in ("accuracy", "tokens", "reward", "verbosity_gap", "separation"):
+                out[f"gap.{q}.{m}.{b}"] = f[q] - g[q]
+                out[f"gap_se.{q}.{m}.{b}"] = 0.0 if m == b else 0.01
+    return out
+
+
+def test_cost_claims_need_the_thinking_premise_and_verbosity_compares_no_augmentation() -> None:
+    claims = {c.id: c for c in PAPER.claims}
+    cheap = {"tokens": 10.0, "reward": 0.4}  # ours: fewer tokens, higher reward, same accuracy
+    chance = _metrics(ours=cheap)  # every model equally (in)accurate on complex items
+    premise = _metrics(ours=cheap, always_think={"complex": 0.5})
+    for cid in ("fewer_tokens_same_accuracy", "best_reward"):
+        assert claims[cid].evaluate(chance)["holds"] is False, cid
+        assert claims[cid].evaluate(premise)["holds"] is True, cid
+        assert claims[cid].under_placebo(premise)[0] is False, cid
+    gap = claims["smaller_verbosity_gap"]
+    assert gap.placebo == {"ours": "no_augmentation"}
+    robust = _metrics(no_augmentation={"verbosity_gap": 0.9})
+    assert gap.evaluate(robust)["holds"] is True
+    assert gap.under_placebo(robust)[0] is False
+    fooled = _metrics(ours={"verbosity_gap": 0.85}, no_augmentation={"verbosity_gap": 0.9})
+    assert gap.evaluate(fooled)["holds"] is False
+
+
+def test_one_token_cost_default() -> None:
+    assert ModeGRPOSettings().token_cost == AdaptiveConfig().token_cost

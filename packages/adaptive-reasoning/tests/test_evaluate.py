@@ -47,3 +47,24 @@ def test_length_router_fits_the_separating_threshold() -> None:
     assert router(problems) == ["no_think"] * 3 + ["think"] * 3
     with pytest.raises(ValueError, match="needs problems"):
         fit_length_router([], len)  # type: ignore[arg-type]
+
+
+def test_load_trainable_state_refuses_partial_or_foreign_state() -> None:
+    torch = pytest.importorskip("torch")
+    from icml26.adaptive_reasoning.methods import _trainable_state, load_trainable_state
+
+    def model() -> object:
+        m = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 2))
+        m[0].requires_grad_(False)  # the frozen base
+        return m
+
+    trained = model()
+    state = _trainable_state(trained)
+    assert set(state) == {"1.weight", "1.bias"}
+    fresh = model()
+    load_trainable_state(fresh, state)  # missing keys are only frozen base weights
+    assert torch.equal(fresh[1].weight, trained[1].weight)
+    with pytest.raises(ValueError, match=r"lacks 1 trainable weight.*1\.bias"):
+        load_trainable_state(model(), {"1.weight": state["1.weight"]})
+    with pytest.raises(ValueError, match=r"key\(s\) the model lacks.*2\.weight"):
+        load_trainable_state(model(), {**state, "2.weight": state["1.weight"]})

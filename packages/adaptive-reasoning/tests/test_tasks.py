@@ -114,6 +114,21 @@ def test_problem_without_answer_errors(tmp_path: Path) -> None:
     path.write_text(json.dumps({"text": "a", "answer": 3, "split": "a.b"}) + "\n")
     with pytest.raises(ProblemError, match=r"split 'a\.b'"):
         load_problems(path)
+    for bad in (
+        '{"text": "a", "answer": NaN}',
+        '{"text": "a", "answer": "nan"}',
+        '{"text": "a", "answer": "x #### -Infinity"}',
+        '{"text": "a", "answer": 1e999}',
+    ):
+        path.write_text("\n" + bad + "\n")
+        with pytest.raises(ProblemError, match=r"p\.jsonl:2: answer must be a finite number"):
+            load_problems(path)
+    path.write_text(json.dumps({"text": "a", "answer": "2+3=5 ####  "}) + "\n")
+    with pytest.raises(ProblemError, match=r"p\.jsonl:1: nothing after the last '####'"):
+        load_problems(path)
+    path.write_text(json.dumps({"text": "a", "answer": 3, "complex": "false"}) + "\n")
+    with pytest.raises(ProblemError, match=r"p\.jsonl:1: 'complex' must be true or false"):
+        load_problems(path)
     path.write_text("not json\n")
     with pytest.raises(ProblemError, match="not JSON"):
         load_problems(path)
@@ -125,21 +140,22 @@ def test_gsm8k_jsonl_loads(tmp_path: Path) -> None:
     rows = [
         {"question": "Ann has 2 pens and buys 3. How many?", "answer": "2+3=5\n#### 5"},
         {"text": "Half of 7?", "answer": 3.5, "complex": True, "split": "mine"},
+        {"text": "Two marks?", "answer": "a #### 5 #### 6", "complex": False},
     ]
     path = tmp_path / "gsm.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     ps = load_problems(path)
-    assert [p.answer for p in ps] == ["5", "3.5"]
+    assert [p.answer for p in ps] == ["5", "3.5", "6"]  # the text after the last ####
     assert ps[0].reasoning == "2+3=5"
     assert think_trace(ps[0]) == "2+3=5"
-    assert [p.split for p in ps] == ["user", "mine"]
-    assert ps[0].complex is None
-    assert ps[1].complex is True
+    assert ps[2].reasoning == "a #### 5"
+    assert [p.split for p in ps] == ["user", "mine", "user"]
+    assert [p.complex for p in ps] == [None, True, False]
 
 
 def test_train_and_eval_are_disjoint_by_content() -> None:
     """No evaluation program, and so no evaluation text, occurs in any training pool; enough
-    distinct simple programs on each side that simple accuracy cannot be recalled."""
+    distinct simple programs on each side that no simple evaluation item can be recalled."""
     counts = program_counts()
     assert counts["simple_heldout"] >= 100
     assert counts["simple_train"] >= 300
@@ -155,11 +171,17 @@ def test_train_and_eval_are_disjoint_by_content() -> None:
     assert not any(is_heldout(p.start, p.program) for p in pools)
     simple_eval = {(p.start, p.program) for p in evals if p.ops == 1}
     assert len(simple_eval) >= 80  # 600 simple evaluation items over >= 80 distinct programs
+    assert counts == {"simple_train": 324, "simple_heldout": 107}  # the docs' figures
+    # Arithmetic facts are not disjoint (the docs say so): most held-out simple steps occur
+    # inside training think traces of complex items.
+    train_steps = {step for p in pools for step in think_trace(p).split(",") if step}
+    simple_steps = [think_trace(p).rstrip(",") for p in evals if p.ops == 1]
+    assert np.mean([s in train_steps for s in simple_steps]) > 0.5
 
 
 def test_tiny_tokenizer_corpus_holds_no_evaluation_problem() -> None:
-    from icml26.adaptive_reasoning.models import _corpus
+    from icml26.adaptive_reasoning.models import tokenizer_corpus
 
-    corpus = set(_corpus(np.random.default_rng([0, 7])))
+    corpus = set(tokenizer_corpus(np.random.default_rng([0, 7])))
     evals = [p for s in SPLITS for p in make_split(s, 100, np.random.default_rng(3))]
     assert not any(p.text in corpus for p in evals)

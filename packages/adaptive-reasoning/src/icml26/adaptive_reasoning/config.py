@@ -8,7 +8,11 @@ from dataclasses import dataclass, fields
 
 from icml26.shared.devices import check_torch_device
 
-__all__ = ["AdaptiveConfig", "BenchConfig"]
+__all__ = ["TOKEN_COST", "AdaptiveConfig", "BenchConfig"]
+
+#: The stage-2 reward's cost per reasoning token: the one default of the run's config and of
+#: :class:`~icml26.adaptive_reasoning.grpo.ModeGRPOSettings`.
+TOKEN_COST = 0.01
 
 _GUARDS = ("balanced", "none")
 _ENGINES = ("loop", "trl")
@@ -85,7 +89,7 @@ class AdaptiveConfig:
     grpo_lr: float = 5e-4
     grpo_temperature: float = 1.0
     guard: str = "balanced"
-    token_cost: float = 0.01
+    token_cost: float = TOKEN_COST
     max_new_tokens: int = 40
     # the pretrained model trained on `ours` only
     large_model: str = ""

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from icml26.adaptive_reasoning.answers import AnswerChecker
+from icml26.adaptive_reasoning.config import TOKEN_COST
 from icml26.adaptive_reasoning.modes import Mode
 from icml26.adaptive_reasoning.policy import Policy
 from icml26.adaptive_reasoning.reward import COMPONENTS, adaptive_reward
@@ -54,7 +55,8 @@ class ModeGRPOSettings:
         max_new_tokens: reply length cap.
         temperature: sampling temperature.
         lr: learning rate.
-        token_cost: reward cost per reasoning token (``0``: accuracy alone).
+        token_cost: reward cost per reasoning token (``0``: accuracy alone; default the run's
+            ``TOKEN_COST``, 0.01).
         guard: ``"balanced"`` (half of each group per mode) or ``"none"``.
         force: a mode every reply starts with (one-mode baselines), or ``None``.
         seed: TRL's seed.
@@ -69,7 +71,7 @@ class ModeGRPOSettings:
     max_new_tokens: int = 40
     temperature: float = 1.0
     lr: float = 5e-4
-    token_cost: float = 0.004
+    token_cost: float = TOKEN_COST
     guard: Guard = "balanced"
     force: Mode | None = None
     seed: int = 0

@@ -106,6 +106,29 @@ def _trainable_state(model: Any) -> dict[str, Any]:
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items() if k in names}
 
 
+def load_trainable_state(model: Any, state: dict[str, Any]) -> None:
+    """Load ``state`` (from :func:`_trainable_state`) into ``model``, checked: no key the model
+    lacks, and every missing key a frozen base weight or buffer (rebuilt, not trained).
+
+    Raises:
+        ValueError: unexpected keys, or trainable weights absent from ``state`` (which would
+            leave them at their fresh initialisation and evaluate an untrained model).
+    """
+    result = model.load_state_dict(state, strict=False)
+    if result.unexpected_keys:
+        raise ValueError(
+            f"saved state has {len(result.unexpected_keys)} key(s) the model lacks, e.g. "
+            f"{sorted(result.unexpected_keys)[:3]}: a state of another model or architecture"
+        )
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    untrained = sorted(set(result.missing_keys) & trainable)
+    if untrained:
+        raise ValueError(
+            f"saved state lacks {len(untrained)} trainable weight(s), e.g. {untrained[:3]}: "
+            "they would stay at their fresh initialisation (a partial or truncated state?)"
+        )
+
+
 def build_policy(
     config: AdaptiveConfig, seed: int, state: dict[str, Any] | None = None, *, model: str = ""
 ) -> Any:
@@ -116,7 +139,7 @@ def build_policy(
 
     lm, tok = build_model(_spec(config, model or config.model), seed=seed)
     if state is not None:
-        lm.load_state_dict(state, strict=False)
+        load_trainable_state(lm, state)
     return Policy(lm, tok)
 
 

@@ -54,10 +54,17 @@ class ModelSpec:
     device: str = "cpu"
 
 
-def _corpus(rng: np.random.Generator) -> list[str]:
+def tokenizer_corpus(rng: np.random.Generator) -> list[str]:
     """Text the tiny tokenizer is fitted on: training-side problems with their targets, the
     held-out wording's templates (so held-out words are tokens, not unseen bytes) and the
-    arithmetic facts. No evaluation problem: ``mixture`` draws training programs only."""
+    arithmetic facts. No evaluation problem: ``mixture`` draws training programs only.
+
+    Args:
+        rng: the generator the training-side problems are drawn with.
+
+    Returns:
+        The corpus, one text an entry.
+    """
     texts = []
     for p in mixture(600, rng, verbose_if_simple=0.5, verbose_if_complex=0.5):
         target = think_target(think_trace(p), p.answer) if p.complex else direct_target(p.answer)
@@ -83,7 +90,7 @@ def _tiny_tokenizer(seed: int, vocab_size: int) -> Any:
 
     key = (seed, vocab_size)
     if key not in _TOKENIZERS:
-        corpus = _corpus(np.random.default_rng([seed, 7]))
+        corpus = tokenizer_corpus(np.random.default_rng([seed, 7]))
         _TOKENIZERS[key] = train_tokenizer(
             corpus, vocab_size=vocab_size, special_tokens=MODE_TOKENS, split_digits=False
         )

@@ -21,14 +21,16 @@ tiny model trained from scratch can learn the one-step lookups a think trace is 
 **Train and evaluation programs are disjoint by construction**: a program is *held out*
 (:func:`is_heldout`) when a hash of its content falls in one quarter; training pools draw
 only the other programs, evaluation splits only held-out ones, so no evaluation program (and
-hence no evaluation text) occurs in training. Simple programs number about 470 (about 120
-held out), so simple accuracy cannot come from memorising evaluation items
-(:func:`program_counts` reports the counts).
+hence no evaluation text) occurs in training. Simple programs number 431 (324 training, 107
+held out; :func:`program_counts`). The arithmetic facts are not disjoint: the one step of a
+held-out simple item (``"11-2=9,"``) does appear inside the think traces of training complex
+items, so simple accuracy can draw on steps seen in training, only not on the item itself.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import zlib
 from collections.abc import Iterable, Sequence
@@ -386,7 +388,7 @@ def mixture(
     return out
 
 
-_GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.S)
+_GSM8K_MARK = "####"
 _SPLIT_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 
 
@@ -394,15 +396,16 @@ def load_problems(path: str | Path) -> list[Problem]:
     """Problems from a JSONL file, one object a line, GSM8K's shape or ours.
 
     Fields: ``"question"`` or ``"text"`` (the problem); ``"answer"`` (a string or a number;
-    GSM8K's ``"worked solution #### 18"`` is split into the reasoning and the final answer
-    ``"18"``); optional ``"reasoning"`` (a worked solution, the think target), ``"complex"``
-    (a bool, only reported: no label reaches training after SFT), ``"ops"`` and ``"split"``
+    GSM8K's ``"worked solution #### 18"`` is split at the last ``####`` into the reasoning and
+    the final answer ``"18"``; NaN and infinities are refused); optional ``"reasoning"`` (a
+    worked solution, the think target), ``"complex"`` (a JSON bool, only reported: no label reaches training after SFT), ``"ops"`` and ``"split"``
     (letters, digits, ``_``; default ``"user"``).
 
     Raises:
         FileNotFoundError: no such file.
         ProblemError: a line that is not a JSON object, lacks the question or the answer, has
-            an empty answer or a bad split name (the message names the line).
+            an empty or non-finite answer (nothing after the last ``####``, NaN, Infinity), a
+            ``"complex"`` that is not a bool or a bad split name (the message names the line).
     """
     path = Path(path)
     if not path.is_file():
@@ -425,22 +428,33 @@ def load_problems(path: str | Path) -> list[Problem]:
         answer, reasoning = row["answer"], str(row.get("reasoning", ""))
         if isinstance(answer, bool) or not isinstance(answer, str | int | float):
             raise ProblemError(f"{path}:{i}: answer must be a string or a number, got {answer!r}")
+        if isinstance(answer, float) and not math.isfinite(answer):
+            raise ProblemError(f"{path}:{i}: answer must be a finite number, got {answer!r}")
         answer = str(answer)
-        final = _GSM8K_FINAL.search(answer)
-        if final:
-            reasoning = reasoning or answer[: final.start()].strip()
-            answer = final.group(1)
+        if _GSM8K_MARK in answer:
+            head, _, answer = answer.rpartition(_GSM8K_MARK)
+            reasoning = reasoning or head.strip()
+            if not answer.strip():
+                raise ProblemError(f"{path}:{i}: nothing after the last '####' (the final answer)")
+        if _is_non_finite(answer):
+            raise ProblemError(
+                f"{path}:{i}: answer must be a finite number, got {answer.strip()!r}"
+            )
         split = str(row.get("split", "user"))
         if not _SPLIT_NAME.match(split):
             raise ProblemError(f"{path}:{i}: split {split!r} must be letters, digits or '_'")
         is_complex = row.get("complex")
+        if is_complex is not None and not isinstance(is_complex, bool):
+            raise ProblemError(
+                f"{path}:{i}: 'complex' must be true or false (a JSON bool), got {is_complex!r}"
+            )
         try:
             out.append(
                 Problem(
                     text=str(text),
                     answer=answer.strip(),
                     ops=int(row.get("ops", 0)),
-                    complex=None if is_complex is None else bool(is_complex),
+                    complex=is_complex,
                     split=split,
                     verbose=bool(row.get("verbose", False)),
                     reasoning=reasoning,
@@ -451,6 +465,14 @@ def load_problems(path: str | Path) -> list[Problem]:
     if not out:
         raise ProblemError(f"{path}: no problems")
     return out
+
+
+def _is_non_finite(text: str) -> bool:
+    """Whether ``text`` reads as NaN or an infinity (``"nan"``, ``"-Infinity"``, ``"1e999"``)."""
+    try:
+        return not math.isfinite(float(text.strip().replace(",", "")))
+    except ValueError:
+        return False
 
 
 def length_complexity_correlation(problems: Iterable[Problem], lengths: Iterable[int]) -> float:
