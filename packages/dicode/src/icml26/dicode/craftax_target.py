@@ -179,6 +179,7 @@ def craftax_env(reset_ratio: int = 16) -> Any:
         obs, st, _, done, _ = env.step_env(key, s.inner, action, world["env_params"])
         new = st.achievements & ~s.inner.achievements
         reward = jnp.sum(world["rewards"] * new.astype(jnp.float32))
+        done = done | st.achievements[world["goal"]]  # the task solved ends the episode
         return obs, State(st, s.episode_return + reward), reward, done, {"unlocked": new}
 
     def step_auto_reset(key: jax.Array, s: State, action: jax.Array, world: dict[str, Any]) -> Any:
