@@ -31,7 +31,8 @@ def test_episode_ends_when_the_goal_is_solved(world_fns: dict[str, Any]) -> None
     _, state2, reward, done, _ = world_fns["step"](
         jax.random.PRNGKey(1), state, ACTIONS.index("do"), params
     )
-    assert bool(state2.achievements.any()) and float(reward) > 0
+    assert bool(state2.achievements.any())
+    assert float(reward) > 0
     assert bool(done), "the solved task must end the episode"
     # the same world with another goal keeps going
     other = compile_program(source.replace("collect_wood", "collect_diamond")).params()
@@ -85,16 +86,15 @@ def test_every_dreamed_child_is_evaluated_and_frontier_counts_only_evaluated() -
     assert all(e.success_rate is not None for e in born_before_last), [
         (e.id, e.born) for e in born_before_last if e.success_rate is None
     ]
-    assert cur.dreamed > 0 and len(cur.archive) > len(seed_programs())
+    assert cur.dreamed > 0
+    assert len(cur.archive) > len(seed_programs())
     # add unevaluated children: the fraction must not move
     before = cur.frontier_fraction()
     for _ in range(5):
         cur.archive.add(target_program(), parent=0, born=rounds + 1)
     assert cur.frontier_fraction() == pytest.approx(before)
     lo, hi = cur.frontier_bounds
-    assert before == pytest.approx(
-        len(cur.archive.frontier(lo, hi)) / len(cur.archive.evaluated())
-    )
+    assert before == pytest.approx(len(cur.archive.frontier(lo, hi)) / len(cur.archive.evaluated()))
 
 
 def test_dreaming_waits_while_children_are_queued() -> None:

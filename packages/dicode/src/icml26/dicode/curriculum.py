@@ -220,16 +220,15 @@ class DiCodeCurriculum:
         """
         if keep is not None and len(keep) != self.n_slots:
             raise ValueError(f"keep has {len(keep)} entries for {self.n_slots} slots")
-        held = (
-            list(keep) if keep is not None and self._slots else [False] * self.n_slots
-        )
+        held = list(keep) if keep is not None and self._slots else [False] * self.n_slots
         slots = [0] * self.target_slots + [-1] * (self.n_slots - self.target_slots)
         for i in range(self.target_slots, self.n_slots):
             if held[i]:
                 slots[i] = self._slots[i]
         open_ = [i for i in range(self.target_slots, self.n_slots) if slots[i] < 0]
         in_new = sum(
-            1 for i in range(self.target_slots, self.n_slots)
+            1
+            for i in range(self.target_slots, self.n_slots)
             if slots[i] >= 0 and self.archive.entries[slots[i]].success_rate is None
         )
         queued = self.queue()[: max(0, self.new_capacity - in_new)] if open_ else []

@@ -276,7 +276,7 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     from icml26.dicode.curriculum import DiCodeCurriculum, SlotStats
     from icml26.dicode.dreamer import MutationDreamer, random_program
     from icml26.dicode.ppo import PPO, PPOSettings
-    from icml26.dicode.program import compile_program, target_program
+    from icml26.dicode.program import ProgramError, compile_program, target_program
     from icml26.dicode.training import ParamsCache, setup_compilation_cache
     from icml26.dicode.world import N_ACTIONS, reset, step_auto_reset
 
@@ -334,18 +334,26 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     t = _best(chunk, config.repeats)
     metrics["ppo_updates_per_second"] = config.ppo_updates / t
     metrics["ppo_env_steps_per_second"] = settings.steps_per_chunk / t
+    failed: dict[str, int] = {}
     for i in range(config.worlds):
-        child = dreamer.mutate(target, rng, {}, k=2)[0]
-        try:
-            prog = compile_program(child)
-        except Exception:
-            prog = target
+        prog = None
+        for _attempt in range(20):  # a rejected edit is counted, never replaced by the target
+            try:
+                prog = compile_program(dreamer.mutate(target, rng, {}, k=2)[0])
+                break
+            except ProgramError as exc:
+                failed[exc.reason] = failed.get(exc.reason, 0) + 1
+        if prog is None:
+            raise RuntimeError(f"bench: 20 edits in a row were rejected ({failed})")
         w = cache.batch([prog] * settings.n_envs, 1)
         box["runner"], _ = ppo.train_chunk(
             box["runner"], w, jnp.asarray(np.arange(settings.n_envs) % 2 == i % 2)
         )
     jax.block_until_ready(box["runner"].params)
     metrics["recompiles_after_warmup"] = float(ppo.train_chunk._cache_size() - 1 + env_recompiles)
+    metrics["bench_rejected_edits"] = float(sum(failed.values()))
+    if failed:
+        log(f"bench: {sum(failed.values())} dreamed edits rejected by the sandbox: {failed}")
     log(
         f"bench: PPO {metrics['ppo_env_steps_per_second']:.0f} steps/s, recompiles {metrics['recompiles_after_warmup']:.0f}"
     )
