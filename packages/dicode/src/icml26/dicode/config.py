@@ -26,6 +26,7 @@ class RunConfig:
         n_envs, rollout, updates_per_chunk, epochs, minibatches, hidden, lr: PPO (one
             curriculum round = ``updates_per_chunk`` updates = ``n_envs * rollout *
             updates_per_chunk`` steps).
+        policy: ``"mlp"`` or ``"gru"`` (a recurrent policy: a GRU cell over the episode).
         envs_per_slot: environments per world slot (``n_envs / envs_per_slot`` worlds a round).
         target_mix: share of slots that play the target world (curriculum methods).
         children_per_round: programs dreamed per round (DiCode).
@@ -54,6 +55,7 @@ class RunConfig:
     minibatches: int = 2
     hidden: int = 64
     lr: float = 2e-3
+    policy: str = "mlp"
     envs_per_slot: int = 8
     target_mix: float = 0.25
     children_per_round: int = 4
@@ -137,6 +139,10 @@ class RunConfig:
                 f"total_steps ({self.total_steps}) is less than one round "
                 f"({self.steps_per_round} = n_envs * rollout * updates_per_chunk)"
             )
+        if self.policy not in ("mlp", "gru"):
+            raise ValueError(f"policy must be 'mlp' or 'gru', got {self.policy!r}")
+        if self.policy == "gru" and self.n_envs % self.minibatches:
+            raise ValueError("the GRU policy needs n_envs divisible by minibatches")
         if self.dreamer not in DREAMERS:
             raise ValueError(f"dreamer must be one of {', '.join(DREAMERS)}, got {self.dreamer!r}")
         llm_fields = ("llm_model", "llm_endpoint", "llm_endpoint_model")

@@ -53,6 +53,7 @@ def ppo_settings(config: RunConfig) -> PPOSettings:
         hidden=config.hidden,
         lr=config.lr,
         updates_per_chunk=config.updates_per_chunk,
+        policy=config.policy,
     )
 
 
