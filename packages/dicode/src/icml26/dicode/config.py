@@ -38,7 +38,8 @@ class RunConfig:
             ``smollm2-135m-instruct-q4_1`` or a folder; llm_endpoint / llm_endpoint_model: an
             OpenAI-compatible server instead (e.g. vLLM); llm_max_tokens: reply budget.
         craftax: also train ``ppo_target`` and ``dicode`` on the real Craftax-Classic (needs
-            ``icml26-dicode[craftax]``); craftax_steps: steps per method there.
+            ``icml26-dicode[craftax]``); craftax_steps: steps per method and seed there;
+            craftax_seeds: seeds per method there.
         checkpoint_every: rounds between orbax checkpoints (a killed run resumes).
         compilation_cache: JAX persistent compilation cache folder ("" = the user cache,
             "off" = disabled).
@@ -70,6 +71,7 @@ class RunConfig:
     llm_max_tokens: int = 400
     craftax: bool = False
     craftax_steps: int = 262_144
+    craftax_seeds: int = 3
     checkpoint_every: int = 8
     compilation_cache: str = ""
 
@@ -111,6 +113,7 @@ class RunConfig:
             "checkpoint_every",
             "llm_max_tokens",
             "craftax_steps",
+            "craftax_seeds",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
