@@ -110,3 +110,36 @@ def test_dreaming_waits_while_children_are_queued() -> None:
     before = cur.dreamed
     cur.end_round({}, rng)
     assert cur.dreamed == before
+
+
+class _FlakyEditor(MutationDreamer):
+    """Every other edit is out of range (a density of 5)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def mutate(self, program: Any, rng: Any, profile: Any, k: int = 1) -> tuple[str, str]:
+        self.calls += 1
+        if self.calls % 2:
+            return "WORLD = {'density': {'tree': 5.0}}\n", "bad"
+        return "WORLD = {'goal': 'collect_wood'}\n", "ok"
+
+
+def test_bench_counts_rejected_edits_and_never_substitutes_the_parent() -> None:
+    from icml26.dicode.bench import compiled_edit
+
+    failed: dict[str, int] = {}
+    rng = np.random.default_rng(0)
+    prog = compiled_edit(_FlakyEditor(), target_program(), rng, failed)
+    assert prog.goal == "collect_wood"
+    assert prog != target_program()
+    assert failed == {"invalid": 1}
+
+    class _Never(_FlakyEditor):
+        def mutate(self, *a: Any, **k: Any) -> tuple[str, str]:
+            return "import os\n", "bad"
+
+    with pytest.raises(RuntimeError, match="rejected"):
+        compiled_edit(_Never(), target_program(), rng, failed, attempts=3)
+    assert failed["forbidden"] == 3

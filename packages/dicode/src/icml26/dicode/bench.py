@@ -15,12 +15,43 @@ from icml26.dicode.craftax_target import craftax_available, craftax_bench
 from icml26.dicode.curriculum import DiCodeCurriculum, SlotStats
 from icml26.dicode.dreamer import MutationDreamer, random_program
 from icml26.dicode.ppo import PPO, PPOSettings
-from icml26.dicode.program import ProgramError, compile_program, target_program
+from icml26.dicode.program import ProgramError, WorldProgram, compile_program, target_program
 from icml26.dicode.training import ParamsCache, setup_compilation_cache
 from icml26.dicode.world import N_ACTIONS, reset, step_auto_reset
 from icml26.shared import RunDir, log
 
-__all__ = ["bench"]
+__all__ = ["bench", "compiled_edit"]
+
+
+def compiled_edit(
+    dreamer: MutationDreamer,
+    parent: WorldProgram,
+    rng: np.random.Generator,
+    failed: dict[str, int],
+    attempts: int = 20,
+) -> WorldProgram:
+    """A dreamed edit of ``parent`` that compiles; each rejected edit is counted in ``failed``
+    (by reason), never replaced by the parent.
+
+    Args:
+        dreamer: the edit operator.
+        parent: the program to edit.
+        rng: the edit stream.
+        failed: rejection counts, updated in place.
+        attempts: edits tried before giving up.
+
+    Returns:
+        The first edit that compiles.
+
+    Raises:
+        RuntimeError: if ``attempts`` edits in a row are rejected.
+    """
+    for _ in range(attempts):
+        try:
+            return compile_program(dreamer.mutate(parent, rng, {}, k=2)[0])
+        except ProgramError as exc:
+            failed[exc.reason] = failed.get(exc.reason, 0) + 1
+    raise RuntimeError(f"bench: {attempts} edits in a row were rejected ({failed})")
 
 
 def _best(fn: Any, repeats: int) -> float:
@@ -118,15 +149,7 @@ def _ppo_bench(
     metrics["ppo_env_steps_per_second"] = settings.steps_per_chunk / t
     failed: dict[str, int] = {}
     for i in range(config.worlds):
-        prog = None
-        for _attempt in range(20):  # a rejected edit is counted, never replaced by the target
-            try:
-                prog = compile_program(dreamer.mutate(target, rng, {}, k=2)[0])
-                break
-            except ProgramError as exc:
-                failed[exc.reason] = failed.get(exc.reason, 0) + 1
-        if prog is None:
-            raise RuntimeError(f"bench: 20 edits in a row were rejected ({failed})")
+        prog = compiled_edit(dreamer, target, rng, failed)
         w = cache.batch([prog] * settings.n_envs, 1)
         box["runner"], _ = ppo.train_chunk(
             box["runner"], w, jnp.asarray(np.arange(settings.n_envs) % 2 == i % 2)

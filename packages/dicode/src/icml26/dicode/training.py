@@ -227,10 +227,22 @@ def train_unit(
 ) -> dict[str, Any]:
     """Train ``method`` with seed ``seed`` for ``config.total_steps`` steps and evaluate it.
 
-    Returns a JSON-ready dict: the return curve (``curve_steps``, ``curve_return``), the final
-    held-out ``returns`` and ``achievement_success``, ``train_seconds``/``train_steps`` (first
-    compiled call excluded), and for DiCode the archive (lineage, success rates, history) and
-    the dreamer's ``dreamed``/``valid`` counts.
+    Args:
+        method: one of :data:`~icml26.dicode.config.METHODS`.
+        seed: the unit's seed (PPO init, environments, scheduler).
+        config: the run's config (budget, slots, dreamer settings).
+        ppo: the learner (its compiled functions are shared across units).
+        evaluator: the held-out target evaluation.
+        dreamer: DiCode's dreamer (unused by the baselines).
+        checkpoint_dir: where to checkpoint and resume (``None``: no checkpoints).
+        on_round: ``f(round, steps, loss, target_return)`` after every round.
+
+    Returns:
+        A JSON-ready dict: the return curve (``curve_steps``, ``curve_return``), the final
+        held-out ``returns`` and ``achievement_success``, ``train_seconds``/``train_steps``
+        (first compiled call excluded), and for DiCode the archive (lineage, success rates,
+        history; ``archive_evaluated`` / ``archive_unevaluated``) and the dreamer's
+        ``dreamed``/``valid`` counts.
     """
     rng = np.random.default_rng([seed, sum(map(ord, method))])
     scheduler = make_scheduler(method, config, dreamer)
