@@ -20,7 +20,6 @@ UNMIGRATED: frozenset[str] = frozenset(
     {
         "adaptive-reasoning",
         "decor",
-        "dicode",
         "ecg-r1",
         "magic",
         "rmft",
