@@ -26,7 +26,7 @@ from icml26.dicode.dreamer import DreamContext, Dreamer, MutationDreamer, summar
 from icml26.dicode.ppo import PPO, PPOSettings
 from icml26.dicode.program import WorldProgram, target_program
 from icml26.dicode.tech import ACHIEVEMENTS
-from icml26.dicode.training import ParamsCache
+from icml26.dicode.training import Evaluator, ParamsCache
 
 __all__ = ["dreamer_study", "goal_success"]
 
@@ -126,8 +126,6 @@ def dreamer_study(
 
 def _train_agent(rounds: int, seed: int) -> tuple[PPO, Any, dict[str, float]]:
     """A short PPO agent on the target world and its achievement profile there."""
-    from icml26.dicode.training import Evaluator
-
     ppo = PPO(PPOSettings())
     target = target_program()
     worlds = ParamsCache().batch([target], ppo.settings.n_envs)
