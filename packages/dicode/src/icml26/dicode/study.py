@@ -28,7 +28,7 @@ from icml26.dicode.program import WorldProgram, target_program
 from icml26.dicode.tech import ACHIEVEMENTS
 from icml26.dicode.training import Evaluator, ParamsCache
 
-__all__ = ["dreamer_study", "goal_success"]
+__all__ = ["dreamer_study", "goal_success", "study_markdown"]
 
 
 def goal_success(
@@ -124,6 +124,40 @@ def dreamer_study(
     return out
 
 
+def study_markdown(results: dict[str, Any]) -> str:
+    """The study as a Markdown table (for RESULTS.md; never typed by hand).
+
+    Args:
+        results: what ``python -m icml26.dicode.study`` wrote.
+
+    Returns:
+        One row per dreamer: compile rate, rejections, learnability of what compiled.
+    """
+    lines = [
+        f"Agent: PPO on the target world, {results['train_steps']} steps; "
+        f"its target success: collect_wood {results['profile']['collect_wood']:.2f}, "
+        f"make_wood_pickaxe {results['profile']['make_wood_pickaxe']:.2f}, "
+        f"collect_iron {results['profile']['collect_iron']:.2f}.",
+        "",
+        "| dreamer | valid / asked | compile rate | rejections | s per program "
+        "| mean learnability of valid | frontier share of valid |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in ("offline_mutation", "llm"):
+        if name not in results:
+            continue
+        r = results[name]
+        label = f"`{name}`" + (f" ({r['model']})" if r.get("model") else "")
+        learn = f"{r['mean_learnability']:.3f}" if "mean_learnability" in r else "-"
+        share = f"{r['frontier_share']:.2f}" if "frontier_share" in r else "-"
+        rej = ", ".join(f"{k} {v}" for k, v in sorted(r["rejections"].items())) or "none"
+        lines.append(
+            f"| {label} | {r['valid']} / {r['asked']} | {r['compile_rate']:.2f} | {rej} "
+            f"| {r['seconds_per_program']:.1f} | {learn} | {share} |"
+        )
+    return "\n".join(lines)
+
+
 def _train_agent(rounds: int, seed: int) -> tuple[PPO, Any, dict[str, float]]:
     """A short PPO agent on the target world and its achievement profile there."""
     ppo = PPO(PPOSettings())
@@ -150,7 +184,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--episodes", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--report", action="store_true", help="print --out as Markdown and stop")
     args = ap.parse_args(argv)
+    if args.report:
+        print(study_markdown(json.loads(args.out.read_text())))
+        return
     ppo, params, profile = _train_agent(args.train_rounds, args.seed)
     results = {"profile": profile, "train_steps": args.train_rounds * ppo.settings.steps_per_chunk}
     results["offline_mutation"] = dreamer_study(
