@@ -18,7 +18,9 @@ from icml26.adaptive_reasoning.paper import PAPER
         ("guard", "magic", "unknown guard"),
         ("verbose_if_simple", 1.5, "verbose_if_simple"),
         ("verbose_if_simple", 0.95, "must exceed"),
-        ("problems_file", "/no/such/file.jsonl", "does not exist"),
+        ("sft_engine", "x", "unknown sft_engine"),
+        ("token_cost", -0.1, "token_cost"),
+        ("seeds", 0, "seeds"),
         ("device", "tpu", "device"),
         ("sft_lr", 0.0, "sft_lr"),
         ("model", "", "model"),
@@ -32,7 +34,9 @@ def test_bad_values(field: str, value: object, match: str) -> None:
 def test_profiles_valid_and_full_is_large_enough() -> None:
     assert set(PAPER.profiles) == {"smoke", "quick", "full"}
     full = PAPER.profiles["full"]
-    assert full.eval_per_split >= 1000  # "within 2 points" needs >= 1,000 items per split
+    assert full.eval_per_split >= 300
+    assert full.seeds >= 3
+    assert PAPER.profiles["quick"].seeds >= 3  # claims carry SEs over >= 3 seeds
     assert full.large_model == "smollm2-135m-instruct-q4_1"
     BenchConfig()
     with pytest.raises(ValueError, match="grpo_steps"):

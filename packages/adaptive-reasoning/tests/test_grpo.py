@@ -1,98 +1,104 @@
-"""Stage 2 on a toy: the mode-collapse guard revives a mode the policy no longer samples;
-the policy wrapper's forced modes and log-probabilities."""
+"""Stage 2: the reward reads correctness and reasoning cost only, the rollout balances the
+modes per group, and GRPO runs through the shared TRL path."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
 import torch
 
-from icml26.adaptive_reasoning.grpo import ModeGRPOSettings, train_mode_grpo
+from icml26.adaptive_reasoning.answers import AnswerChecker
+from icml26.adaptive_reasoning.grpo import (
+    ModeGRPOSettings,
+    grpo_dataset,
+    rollout_batch,
+    train_mode_grpo,
+)
 from icml26.adaptive_reasoning.models import ModelSpec, build_model
-from icml26.adaptive_reasoning.policy import Policy, binary_entropy
-from icml26.adaptive_reasoning.reward import RewardWeights
+from icml26.adaptive_reasoning.modes import direct_target, think_target
+from icml26.adaptive_reasoning.policy import Policy
+from icml26.adaptive_reasoning.reward import adaptive_reward, reply_reward
 from icml26.adaptive_reasoning.tasks import make_split
 
 
 @pytest.fixture(scope="module")
 def toy() -> tuple[Policy, list]:
     model, tok = build_model(ModelSpec(hidden_size=32, num_layers=1, vocab_size=500), seed=0)
-    pool = make_split("simple_concise", 8, np.random.default_rng(0)) + make_split(
-        "complex_verbose", 8, np.random.default_rng(1)
+    pool = make_split("simple_concise", 4, np.random.default_rng(0)) + make_split(
+        "complex_verbose", 4, np.random.default_rng(1)
     )
     return Policy(model, tok), pool
 
 
-def test_forced_mode_is_the_first_token_and_logps_line_up(toy: tuple[Policy, list]) -> None:
+def _ids(policy: Policy, text: str) -> list[int]:
+    return [*policy.tokenizer.encode(text, add_special_tokens=False), policy.eos_id]
+
+
+def test_reward_on_hand_written_completions(toy: tuple[Policy, list]) -> None:
+    policy, _ = toy
+    reward = adaptive_reward(policy)
+    completions = [
+        direct_target(8),  # right, free
+        think_target("5+3=8,", 8),  # right, pays its reasoning
+        think_target("5+3=8,8-2=6,", 7),  # wrong, pays
+        "8",  # no mode token: no answer
+    ]
+    ids = [_ids(policy, c) for c in completions]
+    out = reward(prompts=[None] * 4, completions=completions, completion_ids=ids, answer=["8"] * 4)
+    assert out["correct"] == [1.0, 1.0, 0.0, 0.0]
+    assert out["reasoning_cost"][0] == 0.0
+    assert out["reasoning_cost"][3] == 0.0
+    assert out["reasoning_cost"][2] < out["reasoning_cost"][1] < 0
+    # the single-reply figure agrees, and on a problem a direct answer gets right, no-think
+    # earns more than think (the cost is the only difference)
+    r = [reply_reward(policy.read(i), "8", checker=AnswerChecker(), token_cost=0.01) for i in ids]
+    assert r[0] > r[1] > 0 > r[2]
+
+
+def test_no_complexity_label_reaches_stage_2(toy: tuple[Policy, list]) -> None:
+    """The dataset TRL sees has the prompt and the answer only; flipping every complexity
+    label (and the operation counts) changes nothing the trainer or the reward reads."""
+    _, pool = toy
+    rows = grpo_dataset(pool)
+    assert all(set(r) == {"prompt", "answer"} for r in rows)
+    flipped = [dataclasses.replace(p, complex=not p.complex, program=(), ops=9) for p in pool]
+    assert grpo_dataset(flipped) == rows
+
+
+def test_balanced_rollout_forces_half_of_each_group(toy: tuple[Policy, list]) -> None:
     policy, pool = toy
-    replies = policy.generate(
-        pool[:4], force=["think", "no_think", "think", None], max_new_tokens=6
-    )
-    assert replies[0].ids[0] == policy.think_id
-    assert replies[0].mode == "think"
-    assert replies[1].ids[0] == policy.no_think_id
-    assert replies[1].mode == "no_think"
-    assert all(1 <= r.tokens <= 6 for r in replies)
-    # a free reply also starts with a mode token: the model picks between the two
-    assert replies[3].ids[0] in (policy.think_id, policy.no_think_id)
-    prompts = [policy.prompt_ids(p) for p in pool[:4]]
-    logps, mask, mode_logits = policy.token_logps(prompts, [r.ids for r in replies])
-    assert logps.shape == mask.shape
-    assert mode_logits.shape == (4, 2)
-    assert torch.equal(mask.sum(1), torch.tensor([float(r.tokens) for r in replies]))
-    # the first token's log-prob equals the independent single-sequence computation
-    with torch.no_grad():
-        ids = torch.tensor([prompts[0] + list(replies[0].ids)])
-        ref = torch.log_softmax(policy.model(input_ids=ids).logits[0, len(prompts[0]) - 1], -1)
-    assert logps[0, 0].item() == pytest.approx(ref[policy.think_id].item(), abs=1e-4)
-    with pytest.raises(ValueError, match="unknown mode"):
-        policy.generate(pool[:1], force=["maybe"])  # type: ignore[list-item]
+    settings = ModeGRPOSettings(num_generations=4, max_new_tokens=6)
+    prompts = [row["prompt"] for row in grpo_dataset(pool[:2]) for _ in range(4)]
+    out = rollout_batch(policy, prompts, settings)
+    firsts = [ids[0] for ids in out["completion_ids"]]
+    t, n = policy.think_id, policy.no_think_id
+    assert firsts == [t, t, n, n, t, t, n, n]
+    assert out["prompt_ids"][0] == policy.prompt_ids(pool[0])
+    assert ModeGRPOSettings(guard="none").forced_modes(3) == [None] * 3
+    assert ModeGRPOSettings(force="think").forced_modes(2) == ["think", "think"]
+    with pytest.raises(ValueError, match="consecutive copies"):
+        rollout_batch(policy, prompts[1:] + prompts[:1], settings)
 
 
-def _collapse_to_no_think(policy: Policy, offset: float) -> torch.utils.hooks.RemovableHandle:
-    """Shift the think logit down by ``offset`` everywhere: a policy collapsed to no-think."""
-
-    def hook(_module: object, _inputs: object, out: torch.Tensor) -> torch.Tensor:
-        out = out.clone()
-        out[..., policy.think_id] -= offset
-        return out
-
-    return policy.model.lm_head.register_forward_hook(hook)
-
-
-def test_balanced_guard_revives_thinking_on_complex_problems(toy: tuple[Policy, list]) -> None:
+def test_train_mode_grpo_runs_on_the_shared_trainer(toy: tuple[Policy, list]) -> None:
     policy, pool = toy
-    state = {k: v.clone() for k, v in policy.model.state_dict().items()}
-    handle = _collapse_to_no_think(policy, 8.0)
-    try:
-        before = policy.think_probability(pool)
-        assert max(before) < 0.01  # collapsed: think is (almost) never sampled
-        settings = ModeGRPOSettings(
-            steps=25, prompts_per_step=8, num_generations=4, max_new_tokens=6, lr=3e-2,
-            guard="balanced", weights=RewardWeights(correct=0.0, token=0.0, mode=1.0),
-        )  # fmt: skip
-        stats = train_mode_grpo(policy, pool, settings, rng=np.random.default_rng(0))
-        after = np.array(policy.think_probability(pool))
-    finally:
-        handle.remove()
-        policy.model.load_state_dict(state)
-    complex_ = np.array([p.complex for p in pool])
-    # both modes alive: thinking on complex prompts, not on simple ones
-    assert after[complex_].mean() > 0.5 > after[~complex_].mean()
-    assert stats.mode_entropy[-1] > stats.mode_entropy[0]
-    assert len(stats.reward) == 25
-    assert set(stats.components) == {"correct", "token_cost", "mode_penalty"}
-
-
-def test_binary_entropy() -> None:
-    assert binary_entropy(0.5) == pytest.approx(1.0)
-    assert binary_entropy(0.0) == binary_entropy(1.0) == 0.0
-    assert binary_entropy(0.11) == pytest.approx(binary_entropy(0.89))
+    before = {k: v.clone() for k, v in policy.model.state_dict().items()}
+    settings = ModeGRPOSettings(steps=2, prompts_per_step=2, num_generations=4, max_new_tokens=8)
+    history = train_mode_grpo(policy, pool, settings)
+    assert len(history) == 2
+    assert {"reward", "rewards/correct/mean", "rewards/reasoning_cost/mean"} <= set(history[-1])
+    after = policy.model.state_dict()
+    assert any(not torch.equal(before[k], after[k]) for k in before)
+    policy.model.load_state_dict(before)
 
 
 def test_grpo_bad_input(toy: tuple[Policy, list]) -> None:
     policy, _ = toy
-    with pytest.raises(ValueError, match="non-empty pool"):
-        train_mode_grpo(policy, [], ModeGRPOSettings(steps=1), rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="non-empty"):
+        train_mode_grpo(policy, [], ModeGRPOSettings(steps=1))
     with pytest.raises(ValueError, match="even"):
         ModeGRPOSettings(num_generations=3)
+    with pytest.raises(ValueError, match="force"):
+        ModeGRPOSettings(force="maybe")  # type: ignore[arg-type]

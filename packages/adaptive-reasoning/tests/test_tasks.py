@@ -18,8 +18,10 @@ from icml26.adaptive_reasoning.tasks import (
     ProblemError,
     concise,
     evaluate,
+    is_heldout,
     load_problems,
     make_split,
+    program_counts,
     sample_program,
     think_trace,
     verbose,
@@ -100,30 +102,64 @@ def test_natural_pool_correlates_length_and_complexity_augmented_does_not_for_si
 
 def test_problem_without_answer_errors(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
-    path.write_text(json.dumps({"text": "Tom has 3 apples.", "complex": False}) + "\n")
-    with pytest.raises(ProblemError, match="missing 'answer'"):
+    path.write_text(json.dumps({"text": "Tom has 3 apples."}) + "\n")
+    with pytest.raises(ProblemError, match=r"p\.jsonl:1: a problem needs 'question'"):
         load_problems(path)
-    path.write_text(json.dumps({"text": "a", "answer": "seven", "complex": False}) + "\n")
-    with pytest.raises(ProblemError, match="answer must be an integer"):
+    path.write_text(json.dumps({"text": "a", "answer": "  "}) + "\n")
+    with pytest.raises(ProblemError, match="answer is empty"):
         load_problems(path)
-    path.write_text(json.dumps({"text": "a", "answer": 3, "complex": False, "split": "x"}) + "\n")
-    with pytest.raises(ProblemError, match="unknown split 'x'"):
+    path.write_text(json.dumps({"text": "a", "answer": [3]}) + "\n")
+    with pytest.raises(ProblemError, match="string or a number"):
+        load_problems(path)
+    path.write_text(json.dumps({"text": "a", "answer": 3, "split": "a.b"}) + "\n")
+    with pytest.raises(ProblemError, match=r"split 'a\.b'"):
+        load_problems(path)
+    path.write_text("not json\n")
+    with pytest.raises(ProblemError, match="not JSON"):
         load_problems(path)
     with pytest.raises(FileNotFoundError):
         load_problems(tmp_path / "missing.jsonl")
 
 
-def test_user_jsonl_loads() -> None:
-    import tempfile
-
+def test_gsm8k_jsonl_loads(tmp_path: Path) -> None:
     rows = [
-        {"text": "Ann has 2 pens and buys 3. How many?", "answer": 5, "complex": False},
-        {"text": "x", "answer": "7", "complex": True, "ops": 4, "split": "complex_verbose"},
+        {"question": "Ann has 2 pens and buys 3. How many?", "answer": "2+3=5\n#### 5"},
+        {"text": "Half of 7?", "answer": 3.5, "complex": True, "split": "mine"},
     ]
-    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
-        f.write("\n".join(json.dumps(r) for r in rows))
-    ps = load_problems(f.name)
-    assert [p.answer for p in ps] == [5, 7]
-    assert [p.split for p in ps] == ["simple_concise", "complex_verbose"]
-    assert ps[1].ops == 4
-    assert ps[1].verbose
+    path = tmp_path / "gsm.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    ps = load_problems(path)
+    assert [p.answer for p in ps] == ["5", "3.5"]
+    assert ps[0].reasoning == "2+3=5"
+    assert think_trace(ps[0]) == "2+3=5"
+    assert [p.split for p in ps] == ["user", "mine"]
+    assert ps[0].complex is None
+    assert ps[1].complex is True
+
+
+def test_train_and_eval_are_disjoint_by_content() -> None:
+    """No evaluation program, and so no evaluation text, occurs in any training pool; enough
+    distinct simple programs on each side that simple accuracy cannot be recalled."""
+    counts = program_counts()
+    assert counts["simple_heldout"] >= 100
+    assert counts["simple_train"] >= 300
+    pools = augmented_problems(3000, np.random.default_rng(0), DataMix()) + natural_problems(
+        3000, np.random.default_rng(1), DataMix()
+    )
+    evals = [p for s in SPLITS for p in make_split(s, 200, np.random.default_rng(2))]
+    train_programs = {(p.start, p.program) for p in pools}
+    train_texts = {p.text for p in pools}
+    assert not any((p.start, p.program) in train_programs for p in evals)
+    assert not any(p.text in train_texts for p in evals)
+    assert all(is_heldout(p.start, p.program) for p in evals)
+    assert not any(is_heldout(p.start, p.program) for p in pools)
+    simple_eval = {(p.start, p.program) for p in evals if p.ops == 1}
+    assert len(simple_eval) >= 80  # 600 simple evaluation items over >= 80 distinct programs
+
+
+def test_tiny_tokenizer_corpus_holds_no_evaluation_problem() -> None:
+    from icml26.adaptive_reasoning.models import _corpus
+
+    corpus = set(_corpus(np.random.default_rng([0, 7])))
+    evals = [p for s in SPLITS for p in make_split(s, 100, np.random.default_rng(3))]
+    assert not any(p.text in corpus for p in evals)

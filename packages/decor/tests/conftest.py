@@ -14,3 +14,14 @@ try:
     torch.set_num_threads(1)
 except ImportError:  # pragma: no cover
     pass
+
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def factbook():  # type: ignore[no-untyped-def]
+    """The factbook environment, built once per session (a few seconds)."""
+    from icml26.decor.data.factbook import build_factbook
+
+    return build_factbook()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from icml26.decor.experiment import METHODS
 from icml26.decor.paper import PAPER
+from icml26.decor.study import METHODS
 from icml26.shared.cli import main
 from icml26.shared.testing import check_paper
 
@@ -32,6 +32,11 @@ def test_smoke_run_writes_every_contract_key(smoke_run: Path) -> None:
                 assert f"f1.{hop}.{m}" in metrics
         for key in ("filter_precision", "filter_recall", "context_tokens", "search_calls"):
             assert f"{key}.{m}" in metrics
+    assert metrics["seeds"] == 2
+    # the placebo of every claim: each baseline's gap against itself is exactly 0
+    for b in ("monolithic_shaped", "outcome_only", "monolithic", "orchestration"):
+        assert metrics[f"em_gap.{b}.{b}"] == 0.0
+        assert f"em_gap_se.decor.{b}" in metrics
     assert metrics["search_calls.closed_book"] == 0
     assert metrics["search_calls.single_query"] == 1
     for plot in ("em_by_hops", "reward_components", "context_tokens_vs_em"):
@@ -42,8 +47,7 @@ def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path)
     copy = tmp_path / "resumed"
     shutil.copytree(smoke_run, copy)
     (copy / "results.json").unlink()
-    ckpts = sorted((copy / "checkpoints").iterdir())
-    ckpts[-1].unlink()  # the monolithic RL stage is lost
+    (copy / "stages" / "seed1.json").unlink()  # the second seed is lost
     assert main(["run", "decor", "--profile", "smoke", "--out", str(copy)]) == 0
     a = json.loads((smoke_run / "results.json").read_text())["metrics"]
     b = json.loads((copy / "results.json").read_text())["metrics"]

@@ -1,5 +1,5 @@
 """Device consistency on CUDA (skipped without one; ``nox -s gpu`` runs them): a tiny team
-plays its episodes on the GPU, and the masked policy loss gives the CPU's gradients."""
+plays its episodes on the GPU as on the CPU."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import torch
 
 from icml26.decor.data.factbook import build_factbook
 from icml26.decor.episodes import EpisodeSettings, run_team
-from icml26.decor.marl import masked_policy_loss, pad_turns
 from icml26.decor.policies import ROLES, RolePolicy, Sampling, make_tiny_team
 from icml26.decor.retrieval import BM25Search
 from icml26.shared.cli import main
@@ -34,19 +33,8 @@ def test_team_episode_and_loss_on_cuda_match_cpu(cuda_device: torch.device) -> N
     settings = EpisodeSettings(max_searches=2)
     a = run_team(cpu, search, qs, settings, Sampling())
     b = run_team(dev, search, qs, settings, Sampling())
-    turn = b[0].turns["planner"][0]
-    batch = pad_turns([turn], 0)
-    grads = []
-    for policy in (cpu["planner"], dev["planner"]):
-        x = {k: v.to(policy.device) for k, v in batch.items()}
-        logits = policy.model(input_ids=x["input_ids"], attention_mask=x["attention_mask"]).logits
-        assert logits.device.type == policy.device.type
-        logits.retain_grad()
-        masked_policy_loss(
-            logits, x["input_ids"], x["loss_mask"], torch.ones(1, device=policy.device)
-        ).backward()
-        grads.append(logits.grad.detach().cpu())
-    torch.testing.assert_close(grads[1], grads[0], rtol=1e-3, atol=1e-5)
+    for ea, eb in zip(a, b, strict=True):
+        assert ea.turns["planner"][0].prompt == eb.turns["planner"][0].prompt
     # greedy decoding of the same weights: the first planner query agrees (up to near ties)
     assert len(a) == len(b) == 4
 

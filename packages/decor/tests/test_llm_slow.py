@@ -1,34 +1,40 @@
-"""The LoRA path (one adapter per role on one base, SFT then joint MARL) end to end on a
-small checkpoint folder: the same code as ``full`` runs on SmolLM2-135M-Instruct."""
+"""The LoRA path (one adapter per policy on one base, SFT then GRPO of every method through
+TRL) end to end on a small checkpoint folder: the same code as `llm` runs on SmolLM2."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from icml26.decor.config import DecorConfig
-from icml26.decor.experiment import _Env
-from icml26.decor.llm import run_llm_decor
 from icml26.decor.policies import make_tiny_team
-from icml26.shared import RunDir
+from icml26.decor.study import METHODS, make_env, run_seed
 from icml26.shared.llm.tiny import save_tiny_lm
 
 
 @pytest.mark.slow
-def test_lora_team_trains_and_reports_decor_llm_keys(tmp_path: Path) -> None:
+def test_lora_team_trains_every_method(tmp_path: Path) -> None:
     config = DecorConfig(
-        max_train_questions=16, max_test_questions=4, llm_sft_steps=2, llm_rl_steps=1,
-        llm_questions_per_step=1, llm_group_size=2, llm_test_questions=2, max_searches=2,
-    )  # fmt: skip
-    env = _Env(config)
-    team = make_tiny_team(env.texts(), ["base"], words=env.words, hidden_size=32, num_layers=1)
+        seeds=1,
+        max_train_questions=16,
+        max_test_questions=4,
+        sft_steps=2,
+        sft_batch_size=2,
+        rl_steps=1,
+        questions_per_step=1,
+        group_size=2,
+        max_searches=2,
+    )
+    env = make_env(config)
+    team = make_tiny_team(
+        [p.text for p in env.passages], ["base"], words=env.words, hidden_size=32, num_layers=1
+    )
     folder = save_tiny_lm(team["base"].model, team["base"].tokenizer, tmp_path / "lm")
-    config = DecorConfig(**{**config.__dict__, "llm_model": str(folder)})
-    metrics = run_llm_decor(config, env, RunDir(tmp_path / "run"))
-    for tag in ("decor_llm", "orchestration_llm"):
-        assert f"em.all.{tag}" in metrics
-        assert f"context_tokens.{tag}" in metrics
+    out = run_seed(replace(config, llm_model=str(folder)), env, 0)
+    assert set(out["scores"]) == set(METHODS)
+    assert len(out["scores"]["decor"]["em"]) == len(env.test)
 
 
 @pytest.mark.slow

@@ -35,8 +35,8 @@ def main() -> None:
         seed=seed_for(cfg.seed, "calibration"),
         share=cfg.calibration_positive_share,
     )
-    test_rows, _ = judge_rows(
-        len(cal.conversations),
+    test_rows, _, _ = judge_rows(
+        cal.labels.any_severity > 0,
         cfg.n_conversations,
         cfg.judge_audit_n,
         cfg.judge_log_n,

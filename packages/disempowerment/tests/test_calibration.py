@@ -10,6 +10,9 @@ from hypothesis.extra.numpy import arrays
 from sklearn.metrics import confusion_matrix
 
 from icml26.disempowerment.calibration import (
+    SINGULAR_CONDITION,
+    check_identifiable,
+    condition_number,
     confusion_counts,
     correct_shares,
     draw_confusions,
@@ -133,3 +136,29 @@ def test_zero_count_still_gets_an_interval_above_zero() -> None:
     assert lo[0, 1] == 0.0
     # Jeffreys upper 97.5% bound for 0 of 10,000 is about 2.5e-4
     assert 1e-4 < hi[0, 1] < 4e-4
+
+
+def test_condition_number_matches_numpy_and_singular_is_infinite() -> None:
+    counts = np.array([[80, 10, 5, 5], [10, 70, 10, 10], [5, 5, 60, 30], [2, 3, 15, 80]])
+    rows = counts / counts.sum(axis=1, keepdims=True)
+    assert condition_number(counts) == pytest.approx(np.linalg.cond(rows))
+    constant = np.zeros((4, 4))
+    constant[:, 0] = [500, 40, 20, 5]  # a classifier that always says "none"
+    assert condition_number(constant) == float("inf")
+
+
+def test_a_constant_classifier_gets_no_confident_rates() -> None:
+    constant = np.zeros((4, 4))
+    constant[:, 0] = [500, 40, 20, 5]
+    with pytest.raises(ValueError, match=r"reality: .*predicted only class \[0\]"):
+        check_identifiable(constant, "reality")
+    with pytest.raises(ValueError, match="no information"):
+        rate_draws(np.array([[900.0, 0, 0, 0]]), constant, draws=50, rng=np.random.default_rng(0))
+
+
+def test_a_class_never_predicted_is_reported_not_refused() -> None:
+    counts = np.array([[500.0, 10, 0, 0], [20, 30, 0, 5], [5, 10, 0, 5], [1, 2, 0, 6]])
+    assert check_identifiable(counts, "value") == SINGULAR_CONDITION
+    rd = rate_draws(np.array([[900.0, 60, 0, 40]]), counts, draws=400, rng=np.random.default_rng(1))
+    lo, hi = rd.interval()
+    assert hi[0, 2] - lo[0, 2] > 0.05  # the unidentified share gets a wide interval

@@ -11,7 +11,12 @@ import pytest
 
 from icml26.disempowerment.config import BENCH_PROFILES, PROFILES, BenchConfig, RunConfig
 from icml26.disempowerment.conversations import write_jsonl
-from icml26.disempowerment.datasets import synthetic_data
+from icml26.disempowerment.datasets import (
+    LabelledConversations,
+    read_labelled_jsonl,
+    synthetic_data,
+    synthetic_labelled,
+)
 from icml26.disempowerment.paper import PAPER
 from icml26.disempowerment.synthetic import NULL_WORLDS, generate_labelled, generate_log
 from icml26.disempowerment.taxonomy import AMPLIFIERS, DIMENSIONS, DOMAINS, SEVERITIES
@@ -108,7 +113,7 @@ def _labelled_lines(n: int, seed: int) -> list[str]:
 
 
 @pytest.mark.slow
-def test_user_log_and_labelled_set(tmp_path: Path) -> None:
+def test_user_log_and_labelled_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log_path = write_jsonl(tmp_path / "log.jsonl", generate_log(1500, seed=3).conversations)
     with open(log_path, "a") as fh:
         fh.write("{broken\n")
@@ -124,6 +129,9 @@ def test_user_log_and_labelled_set(tmp_path: Path) -> None:
         "coverage_n=15000",  # back to the default: no coverage study on a user's log
     ]
     argv += ["--set", "coverage_calibration_n=5000"]
+    assert main(argv) != 0  # the smoke profile is DP: a user's log needs a public window
+    assert "public month window" in capsys.readouterr().err
+    argv += ["--set", "first_month=2025-01", "--set", "months=12"]
     assert main(argv) == 0
     m = load_results(out / "results.json")["metrics"]
     assert m["input.malformed_lines"] == 1
@@ -131,15 +139,41 @@ def test_user_log_and_labelled_set(tmp_path: Path) -> None:
     assert "planted.any.severe" not in m
 
 
-def test_bad_labelled_line(tmp_path: Path) -> None:
-    from icml26.disempowerment.datasets import read_labelled_jsonl
-
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"reality": "apocalyptic"}, "unknown severity"),
+        ({"value": "high"}, "unknown severity"),
+        ({"action": 2}, "severities must be names"),
+        ({"amplifiers": ["dependency", "dependency"]}, "distinct names"),
+        ({"amplifiers": ["loneliness"]}, "distinct names"),
+        ({"domain": "finance"}, "unknown domain"),
+        ({"confidence": 0.9}, "unknown fields"),
+        ({"amplifiers": None}, "list of names"),
+    ],
+)
+def test_bad_labelled_line(tmp_path: Path, change: dict, message: str) -> None:
     bad = tmp_path / "lab.jsonl"
     line = json.loads(_labelled_lines(1, seed=0)[0])
-    line["labels"]["reality"] = "apocalyptic"
+    line["labels"].update(change)
     bad.write_text(json.dumps(line) + "\n")
-    with pytest.raises(ValueError, match="line 1"):
+    with pytest.raises(ValueError, match=f"line 1: .*{message}"):
         read_labelled_jsonl(bad)
+
+
+def test_labelled_line_missing_a_field_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "lab.jsonl"
+    line = json.loads(_labelled_lines(1, seed=0)[0])
+    del line["labels"]["amplifiers"]  # not "no amplifier": a person did not say
+    bad.write_text(json.dumps(line) + "\n")
+    with pytest.raises(ValueError, match=r"line 1: labels: missing fields \['amplifiers'\]"):
+        read_labelled_jsonl(bad)
+
+
+def test_labelled_set_lengths_must_agree() -> None:
+    data = synthetic_labelled(20, seed=0, share=0.3)
+    with pytest.raises(ValueError, match="20 conversations but 19 labels"):
+        LabelledConversations(data.conversations, data.labels.subset(np.arange(19)))
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,7 +11,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from icml26.disempowerment.analysis import AnalysisInputs, analyse, calibration_from_labels
+from icml26.disempowerment.classifiers import fit_classifier
+from icml26.disempowerment.config import RunConfig
+from icml26.disempowerment.datasets import synthetic_labelled
+from icml26.disempowerment.judge import JudgeOutput
 from icml26.disempowerment.labels import Labels
+from icml26.disempowerment.measurement import (
+    IntervalSettings,
+    PrivacySettings,
+    log_inputs,
+    month_number,
+)
+from icml26.disempowerment.pipeline import dp_analyses, privacy_of, privacy_totals
 from icml26.disempowerment.privacy import (
     GUARANTEES,
     KAnonymity,
@@ -20,6 +32,8 @@ from icml26.disempowerment.privacy import (
     pii_leak_audit,
     release_manifest,
 )
+from icml26.disempowerment.synthetic import generate_log
+from icml26.disempowerment.validation import judge_study
 
 
 @given(st.lists(st.integers(0, 30), min_size=0, max_size=80), st.integers(2, 20))
@@ -114,6 +128,7 @@ def test_analysis_spends_exactly_epsilon() -> None:
         draws=200,
         level=0.95,
         rng=rng,
+        n_months=4,
     )
     assert res.metrics["privacy.dp_epsilon_spent"] == pytest.approx(3.0)
     # 300 users capped at 4 conversations: 1,200, released as the noisy table's total
@@ -198,3 +213,118 @@ def test_leak_audit_counts_tokens_not_digits_inside_numbers(tmp_path: Path) -> N
     (tmp_path / "m.json").write_text('{"rate": 0.0012345678, "zip": "near 94110 now"}')
     hits, _ = pii_leak_audit(tmp_path, ["12345", "94110"])
     assert hits == 1
+
+
+def _inputs(n: int, months: np.ndarray, rng: np.random.Generator) -> AnalysisInputs:
+    return AnalysisInputs(
+        _labels(n, rng),
+        np.array([f"u{i % 300}" for i in range(n)]),
+        [f"c{i}" for i in range(n)],
+        months,
+        rng.integers(-1, 2, n),
+    )
+
+
+def test_dp_needs_a_public_month_window() -> None:
+    rng = np.random.default_rng(5)
+    inputs = _inputs(600, rng.integers(0, 4, 600), rng)
+    cal = calibration_from_labels(inputs.pred, inputs.pred)
+    kw = {"k": 5, "cap": 4, "draws": 100, "level": 0.95, "rng": rng}
+    with pytest.raises(ValueError, match="month window must be public"):
+        analyse(inputs, cal, epsilon=1.0, **kw)
+    with pytest.raises(ValueError, match="month window must be public"):
+        PrivacySettings(epsilon=1.0)
+    with pytest.raises(ValueError, match="set together"):
+        PrivacySettings(first_month="2025-01")
+    with pytest.raises(ValueError, match="YYYY-MM"):
+        PrivacySettings(first_month="2025-13", months=3)
+    ok = PrivacySettings(epsilon=1.0, first_month="2025-01", months=12)
+    assert ok.months == 12
+
+
+def test_month_window_leaves_out_what_falls_outside_and_sizes_the_tables() -> None:
+    rng = np.random.default_rng(6)
+    n = 3000
+    months = rng.integers(-2, 9, n)  # two months before the window, three after it
+    inputs = _inputs(n, months, rng)
+    cal = calibration_from_labels(inputs.pred, inputs.pred)
+    res = analyse(inputs, cal, k=5, epsilon=None, cap=4, draws=100, level=0.95, rng=rng, n_months=6)
+    inside = int(((months >= 0) & (months < 6)).sum())
+    assert res.metrics["n_conversations"] == inside
+    assert len(res.monthly["any.months"]) == 6
+    # the window, not the data, sizes the month table: a seventh month is never released
+    dp = analyse(inputs, cal, k=5, epsilon=2.0, cap=4, draws=100, level=0.95, rng=rng, n_months=6)
+    assert dp.metrics["privacy.dp_epsilon_spent"] == pytest.approx(2.0)
+    assert max(dp.monthly["any.months"], default=0) <= 5
+
+
+def test_log_inputs_count_months_from_the_window() -> None:
+    log = generate_log(60, seed=3)
+    inputs = log_inputs(
+        log.conversations, Labels(log.severity, log.amplifiers, log.domain), "2024-11"
+    )
+    first = min(c.timestamp.year * 12 + c.timestamp.month - 1 for c in log.conversations)
+    assert inputs.month.min() == first - month_number("2024-11")
+    assert month_number("2025-01") == 2025 * 12
+
+
+def test_a_judged_run_splits_its_budget_and_reports_the_total() -> None:
+    cfg = RunConfig(judge="smollm2-135m-instruct-q4_1", dp_epsilon=3.0)
+    privacy, _ = privacy_of(cfg)
+    assert dp_analyses(cfg) == 3
+    assert privacy.epsilon == pytest.approx(1.0)
+    assert (privacy.first_month, privacy.months) == ("2025-01", 12)
+    spent = {
+        "privacy.dp_epsilon_spent": 1.0,
+        "judge.privacy.dp_epsilon_spent": 1.0,
+        "judge_tfidf.privacy.dp_epsilon_spent": 1.0,
+    }
+    totals = privacy_totals(cfg, spent)
+    assert totals["privacy.dp_epsilon_spent"] == pytest.approx(3.0)
+    assert totals["privacy.dp_epsilon"] == 3.0
+    assert privacy_of(RunConfig(dp_epsilon=3.0))[0].epsilon == pytest.approx(3.0)
+
+
+class _FakeJudge:
+    """The TF-IDF classifier behind the judge's interface (every reply well formed)."""
+
+    def __init__(self, classifier) -> None:
+        self.classifier = classifier
+        self.malformed_rate = self.malformed_rate_first = 0.0
+        self.backend = SimpleNamespace(usage=SimpleNamespace(total_tokens=0))
+
+    def judge(self, texts):
+        labels = self.classifier.predict(texts)
+        return JudgeOutput(labels, np.ones(len(texts), dtype=bool), [""] * len(texts))
+
+
+def test_judge_study_under_dp_spends_its_share_and_every_key_is_labelled() -> None:
+    train = synthetic_labelled(600, seed=1, share=0.3)
+    clf = fit_classifier("tfidf", [c.text() for c in train.conversations], train.labels)
+    log = generate_log(2500, seed=2)
+    audit = synthetic_labelled(600, seed=3, share=0.15)
+    privacy = PrivacySettings(k=5, epsilon=0.5, first_month="2025-01", months=12)
+    out = judge_study(
+        _FakeJudge(clf),
+        clf,
+        log.conversations,
+        audit,
+        log.planted,
+        n_audit=300,
+        n_log=2000,
+        privacy=privacy,
+        intervals=IntervalSettings(draws=100),
+        seed=0,
+    )
+    assert out["judge.privacy.dp_epsilon_spent"] == pytest.approx(0.5)
+    assert out["judge_tfidf.privacy.dp_epsilon_spent"] == pytest.approx(0.5)
+    manifest = release_manifest(out, dp=True)
+    analyses = ("judge.", "judge_tfidf.")
+    families = ("rate.", "observed.", "domain_rate.", "trend_slope.", "approval_association")
+    for key, guarantee in manifest.items():
+        is_analysis = key.startswith(analyses) and key.split(".", 1)[1].startswith(families)
+        assert (guarantee == "dp") == is_analysis, (key, guarantee)
+    assert manifest["judge.kappa.reality"] == "labelled_set"
+    assert manifest["judge.malformed_rate"] == "judge_subset"
+    assert manifest["judge.privacy.dp_epsilon_spent"] == "setting"
+    assert manifest["judge.covered.reality.severe"] == "synthetic"

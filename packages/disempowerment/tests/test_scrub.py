@@ -3,16 +3,27 @@ and the scrubber's own properties (spans, idempotence, counts)."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from icml26.disempowerment.pii import DEV_KINDS, HOLDOUT_KINDS, PIIMaker, scrub_scores
+from icml26.disempowerment.pii import (
+    DEV_KINDS,
+    FRESH_FRAMES,
+    HOLDOUT_KINDS,
+    PIIMaker,
+    PlantedPII,
+    fresh_frame_texts,
+    scrub_scores,
+)
 from icml26.disempowerment.scrub import PLACEHOLDERS, Scrubber
 from icml26.disempowerment.synthetic import generate_log
 from icml26.shared import rng_for
+
+FRESH_FRAMES_SHA256 = "5129916952de1f9be0a854e7f3c202940cbbf1ec474b9ba3ce7a29bf4e2f79c8"
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +112,17 @@ def test_pii_maker_refuses_unknown_kinds() -> None:
         maker.make("iban", holdout=False)  # held-out only
     sentence, value = maker.make("postcode", holdout=True)
     assert value in sentence
+
+
+def test_fresh_frames_are_pinned_and_carry_each_string_once() -> None:
+    # the frames measure wording the rules were not written against: changing them (or
+    # editing the rules to fit them) voids that figure, so their text is pinned
+    digest = hashlib.sha256("\n".join(FRESH_FRAMES).encode()).hexdigest()
+    assert digest == FRESH_FRAMES_SHA256
+    planted = [
+        PlantedPII(7, "email", False, "ana@example.com"),
+        PlantedPII(9, "name", True, "Li Wei"),
+    ]
+    texts, items = fresh_frame_texts(planted, seed=0)
+    assert [t.count(p.text) for t, p in zip(texts, items, strict=True)] == [1, 1]
+    assert [p.conversation for p in items] == [0, 1]

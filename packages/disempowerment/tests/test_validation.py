@@ -13,7 +13,12 @@ from icml26.disempowerment.datasets import synthetic_labelled
 from icml26.disempowerment.measurement import IntervalSettings, PrivacySettings, measure
 from icml26.disempowerment.paper import CLAIMS
 from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log
-from icml26.disempowerment.validation import NullSettings, coverage_study, null_study
+from icml26.disempowerment.validation import (
+    NullSettings,
+    coverage_study,
+    judge_rows,
+    null_study,
+)
 from icml26.shared.claims import evaluate_rule
 
 FINDINGS = [c for c in CLAIMS if isinstance(c.placebo, str) and c.placebo in NULL_WORLDS]
@@ -96,3 +101,21 @@ def test_coverage_study_reports_corrected_and_naive_coverage() -> None:
     assert out["coverage.n_intervals"] == 12
     assert 0 <= out["coverage.naive_intervals"] <= 1
     assert "coverage.trend_intervals" in out
+
+
+def test_judge_rows_stratify_the_audit_set_and_weight_back() -> None:
+    positive = np.zeros(1000, dtype=bool)
+    positive[:150] = True  # a 15%-positive audit set
+    a_rows, l_rows, w = judge_rows(positive, 5000, 180, 200, seed=0)
+    assert len(set(a_rows.tolist())) == 180
+    assert len(set(l_rows.tolist())) == 200
+    assert positive[a_rows].sum() == 90  # half, not the ~27 of a uniform draw
+    # inverse inclusion probabilities: the weights of each stratum sum to its size
+    assert w[positive[a_rows]].sum() == pytest.approx(150)
+    assert w[~positive[a_rows]].sum() == pytest.approx(850)
+    few = np.zeros(1000, dtype=bool)
+    few[:10] = True  # fewer positives than half: all of them, the rest negatives
+    a_rows, _, w = judge_rows(few, 5000, 180, 200, seed=0)
+    assert few[a_rows].sum() == 10
+    assert len(a_rows) == 180
+    assert w.sum() == pytest.approx(1000)

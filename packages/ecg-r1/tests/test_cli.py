@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from icml26.ecg_r1.experiment import METHODS
 from icml26.ecg_r1.paper import PAPER
+from icml26.ecg_r1.tables import METHODS
 from icml26.shared.cli import main
 from icml26.shared.testing import check_paper
 
@@ -29,9 +29,16 @@ def test_smoke_run_writes_the_contract_keys_and_plots(smoke_run: Path) -> None:
             assert f"macro_f1.{cond}.{meth}" in m
         assert 0 <= m[f"evidence_accuracy.{meth}"] <= 1
         assert 0 <= m[f"hallucination_rate.{meth}"] <= 1
-    for meth in ("ecg_r1", "no_dropout", "sft_only", "free_text"):
+    for meth in ("ecg_r1", "no_dropout", "sft_only", "free_text", "no_readout"):
         assert f"diagnosis_jaccard.image_only.{meth}" in m
         assert f"cross_modal_consistency.{meth}" in m
+    for meth in ("ecg_r1", "no_dropout", "free_text", "no_readout"):
+        assert m[f"answer_tokens_p95.{meth}"] > 24
+        assert m[f"generation_cap.{meth}"] == 24  # smoke lowers the measured cap
+    assert m["hallucination_gap_se.sft_only_minus_ecg_r1"] >= 0
+    assert "hallucination_rate_se.ecg_r1" in m
+    assert (smoke_run / "model_ecg_r1_seed0" / "config.json").is_file()
+    assert (smoke_run / "model_ecg_r1_seed0.pt").is_file()
     for f in ("hr", "qrs", "pr", "qt", "axis"):
         assert f"feature_error.{f}.sim" in m
     assert "feature_error.hr.real" in m
@@ -42,11 +49,11 @@ def test_smoke_run_writes_the_contract_keys_and_plots(smoke_run: Path) -> None:
 
 def test_resumed_run_reuses_finished_stages(smoke_run: Path) -> None:
     (smoke_run / "results.json").unlink()
-    (smoke_run / "stage_free_text.json").unlink()
-    a = json.loads((smoke_run / "stage_ecg_r1.json").read_text())
+    (smoke_run / "stages" / "free_text.json").unlink()
+    a = json.loads((smoke_run / "stages" / "seed0.json").read_text())
     assert main(["run", "ecg-r1", "--profile", "smoke", "--out", str(smoke_run)]) == 0
-    assert json.loads((smoke_run / "stage_ecg_r1.json").read_text()) == a
-    assert (smoke_run / "stage_free_text.json").exists()
+    assert json.loads((smoke_run / "stages" / "seed0.json").read_text()) == a
+    assert (smoke_run / "stages" / "free_text.json").exists()
 
 
 def test_bench_smoke(tmp_path: Path) -> None:
@@ -66,7 +73,9 @@ def test_bench_smoke(tmp_path: Path) -> None:
         ("records_fs=250", "records_fs"),
     ],
 )
-def test_bad_override_fails_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str], override: str, message: str) -> None:  # fmt: skip
+def test_bad_override_fails_clearly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], override: str, message: str
+) -> None:
     code = main(
         ["run", "ecg-r1", "--profile", "smoke", "--set", override, "--out", str(tmp_path / "bad")]
     )

@@ -1,24 +1,41 @@
-"""Modality dropout's rates, the placeholder embedding, rollouts against the training forward
-pass, and a GRPO step against the shared reference loss (dynamic sampling included)."""
+"""Modality dropout's rates, the placeholder embedding, generation against the training
+forward pass, the record index invisible to the model, save/load, SFT, and GRPO through the
+shared TRL path with the KL reference holding the bank."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
+from transformers import AutoModelForCausalLM
 
+from icml26.ecg_r1.data import to_model_signal
 from icml26.ecg_r1.encoders import ImageEncoder, SignalEncoder
-from icml26.ecg_r1.model import CONFIGS, ECGR1Model, EncodedBank, ModalityDropout
-from icml26.ecg_r1.protocol import protocol_answer
-from icml26.ecg_r1.train import answer_ids, grpo_step, train_sft
-from icml26.ecg_r1.wavemodel import sample_params, simulate
-from icml26.shared.llm.grpo import (
-    GRPOSettings,
-    group_advantages,
-    reference_grpo_loss,
-    zero_variance_groups,
+from icml26.ecg_r1.labels import LABELS
+from icml26.ecg_r1.model import (
+    CONFIGS,
+    RECORD_DIGITS,
+    ECGR1ForCausalLM,
+    EncodedBank,
+    ModalityDropout,
 )
+from icml26.ecg_r1.protocol import protocol_answer
+from icml26.ecg_r1.render import ImageRasteriser
+from icml26.ecg_r1.train import SFTSettings, answer_ids, train_grpo, train_sft
+from icml26.ecg_r1.wavemodel import sample_params, simulate
+from icml26.shared.llm.grpo import GRPOSettings
 from icml26.shared.llm.tiny import TinyModelConfig, make_tiny_lm
+
+SPECIAL = [
+    "<think>",
+    "</think>",
+    "<answer>",
+    "</answer>",
+    "<sig>",
+    "<img>",
+    *RECORD_DIGITS,
+    *LABELS,
+]
 
 
 def test_dropout_rates_over_many_batches() -> None:
@@ -42,107 +59,174 @@ def setup() -> tuple:
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     c = simulate(sample_params(rng, 6), rng)
-    from icml26.ecg_r1.data import to_model_signal
-    from icml26.ecg_r1.render import ImageRasteriser
-
     sig = to_model_signal(c.signals, c.fs)
     img = (ImageRasteriser(c.fs)(c.signals) * 255).astype(np.uint8)
-    bank = EncodedBank.build(SignalEncoder(width=16, n_tokens=4).eval(), ImageEncoder(width=16, n_tokens=4).eval(), sig, img)  # fmt: skip
+    bank = EncodedBank.build(
+        SignalEncoder(width=16, n_tokens=4).eval(),
+        ImageEncoder(width=16, n_tokens=4).eval(),
+        sig,
+        img,
+    )
     texts = [protocol_answer(f) for f in c.features]
-    lm, tok = make_tiny_lm(texts, special_tokens=["<think>", "</think>", "<answer>", "</answer>", "<sig>", "<img>"],
-                           vocab_size=400, config=TinyModelConfig(hidden_size=32, intermediate_size=64, num_heads=4, num_kv_heads=2))  # fmt: skip
-    model = ECGR1Model(
+    config = TinyModelConfig(
+        hidden_size=32, intermediate_size=64, num_heads=4, num_kv_heads=2, max_positions=512
+    )
+    lm, tok = make_tiny_lm(texts, special_tokens=SPECIAL, vocab_size=400, config=config)
+    model = ECGR1ForCausalLM.from_lm(
         lm, tok, sig_width=16, img_width=16, read_dim=bank.sig_read.shape[1], n_sig=4, n_img=4
     )
-    return model, bank, c, texts
+    return model.use_bank(bank), tok, bank, c, texts
 
 
 def test_placeholders_carry_the_modality_embeddings(setup: tuple) -> None:
-    model, bank, _, _ = setup
-    batch = model.assemble(["signal+image", "image", "signal"])
-    sig, img = model.modality_embeddings(bank, torch.tensor([0, 1, 2]))
-    emb = model.embed(batch["ids"], sig, img)
-    ids = batch["ids"]
-    torch.testing.assert_close(emb[0][ids[0] == model.sig_id], sig[0])
-    torch.testing.assert_close(emb[0][ids[0] == model.img_id], img[0])
-    assert not (ids[1] == model.sig_id).any()
-    torch.testing.assert_close(emb[1][ids[1] == model.img_id], img[1])
-    torch.testing.assert_close(emb[2][ids[2] == model.sig_id], sig[2])
-    # swapped order: the image block comes first
-    p = model.prompt_ids("image+signal")
-    assert p.index(model.img_id) < p.index(model.sig_id)
+    model, tok, _, _, _ = setup
+    rows = [
+        model.prompt_ids(tok, layout, r)
+        for layout, r in (("signal+image", 0), ("image", 1), ("signal", 2))
+    ]
+    assert len({len(r) for r in rows[1:]}) == 1
+    sig, img = model.modality_embeddings([0, 1, 2])
+    for i, row in enumerate(rows):
+        ids = torch.tensor([row])
+        emb = model.embed(ids)[0]
+        if i != 1:
+            torch.testing.assert_close(emb[ids[0] == model.config.sig_id], sig[i])
+        if i != 2:
+            torch.testing.assert_close(emb[ids[0] == model.config.img_id], img[i])
+        digits = torch.isin(ids[0], torch.tensor(model.config.digit_ids))
+        assert digits.sum() == 5
+        assert emb[digits].abs().sum() == 0
+    p = model.prompt_ids(tok, "image+signal", 0)
+    assert p.index(model.config.img_id) < p.index(model.config.sig_id)
 
 
-def test_sft_prompt_plus_answer_is_the_chat_encoding(setup: tuple) -> None:
-    model, bank, _, texts = setup
-    ids = answer_ids(model, texts[:2])
-    assert ids[0][-1] == model.eos_id
-    losses = train_sft(model, bank, answer_ids(model, texts), steps=8, batch_size=4, lr=1e-2,
-                       dropout=ModalityDropout(), rng=np.random.default_rng(0))  # fmt: skip
-    assert losses[-1] < losses[0]
-
-
-def test_rollout_logps_equal_the_training_forward(setup: tuple) -> None:
-    """Sampling from the key/value cache over prefix embeddings and re-scoring the completions
-    in one padded forward pass give the same log-probabilities (so the GRPO loss is computed
-    on the policy that sampled)."""
-    model, bank, _, _ = setup
-    configs = ["signal+image", "image", "signal", "image+signal"]
-    idx = torch.tensor([0, 1, 2, 3])
-    gen = torch.Generator().manual_seed(0)
-    comps, lps = model.generate(
-        bank, idx, configs, max_new_tokens=12, greedy=False, temperature=0.7, generator=gen
+def test_record_index_reaches_no_layer(setup: tuple) -> None:
+    """The same encoded record under two indices gives the same logits."""
+    model, tok, bank, _, _ = setup
+    twice = EncodedBank(
+        *(
+            torch.cat([x, x[:1]])
+            for x in (bank.sig_tokens, bank.sig_read, bank.img_tokens, bank.img_read)
+        )
     )
-    batch = model.assemble(configs, comps)
-    sig, img = model.modality_embeddings(bank, idx)
+    model.use_bank(twice)
+    a = model(torch.tensor([model.prompt_ids(tok, "signal+image", 0)])).logits
+    b = model(torch.tensor([model.prompt_ids(tok, "signal+image", len(bank))])).logits
+    model.use_bank(bank)
+    torch.testing.assert_close(a, b)
+    with pytest.raises(ValueError, match="outside the attached bank"):
+        model(torch.tensor([model.prompt_ids(tok, "signal", 99)]))
+
+
+def test_generation_scores_equal_the_training_forward(setup: tuple) -> None:
+    """Left-padded sampling from the cache and one padded forward pass over prompt +
+    completion give the same next-token log-probabilities (so TRL's loss scores the policy
+    that sampled), and placeholders are never generated."""
+    model, tok, _, _, _ = setup
+    rows = [model.prompt_ids(tok, c, i) for i, c in enumerate(["signal+image", "image", "signal"])]
+    w = max(len(r) for r in rows)
+    ids = torch.tensor([[tok.pad_token_id] * (w - len(r)) + r for r in rows])
+    attn = (torch.arange(w)[None] >= torch.tensor([w - len(r) for r in rows])[:, None]).long()
+    torch.manual_seed(0)
+    out = model.generate(
+        input_ids=ids,
+        attention_mask=attn,
+        max_new_tokens=10,
+        do_sample=True,
+        output_logits=True,
+        return_dict_in_generate=True,
+        pad_token_id=tok.pad_token_id,
+    )
+    seq = out.sequences
+    gen_lp = torch.stack([torch.log_softmax(s, -1) for s in out.logits], 1)  # raw: no top-k
+    full_attn = torch.cat([attn, torch.ones_like(seq[:, w:])], 1)
     with torch.no_grad():
-        lp = model.token_logps(batch, sig, img, temperature=0.7)
-    m = batch["comp"][:, 1:]
-    for i in range(4):
-        torch.testing.assert_close(lp[i][m[i]], torch.tensor(lps[i]), atol=1e-4, rtol=1e-4)
+        logits = model(input_ids=seq, attention_mask=full_attn).logits[:, w - 1 : -1]
+    fwd_lp = torch.log_softmax(logits, -1)
+    tokens = seq[:, w:, None]
+    torch.testing.assert_close(
+        gen_lp.gather(-1, tokens), fwd_lp.gather(-1, tokens), atol=1e-4, rtol=1e-4
+    )
+    banned = [model.config.sig_id, model.config.img_id, *model.config.digit_ids]
+    assert not torch.isin(seq[:, w:], torch.tensor(banned)).any()
 
 
-def test_grpo_step_is_the_shared_loss_on_kept_groups(
-    setup: tuple, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    model, bank, c, _ = setup
-    settings = GRPOSettings(steps=1, prompts_per_step=2, num_generations=3, max_completion_length=8,
-                            lr=1e-3, loss_type="dapo", dynamic_sampling=True, epsilon_high=0.28, temperature=0.7)  # fmt: skip
-    captured = {}
-    import icml26.ecg_r1.train as train_mod
+def test_save_pretrained_round_trip(setup: tuple, tmp_path) -> None:
+    model, tok, bank, _, _ = setup
+    model.save_pretrained(tmp_path)
+    again = AutoModelForCausalLM.from_pretrained(tmp_path).use_bank(bank)
+    assert isinstance(again, ECGR1ForCausalLM)
+    ids = torch.tensor([model.prompt_ids(tok, "signal+image", 3)])
+    torch.testing.assert_close(again(ids).logits, model(ids).logits)
+    with pytest.raises(RuntimeError, match="use_bank"):
+        AutoModelForCausalLM.from_pretrained(tmp_path)(ids)
 
-    def spy(lp, old, adv, mask, **kw):  # type: ignore[no-untyped-def]
-        captured.update(lp=lp.detach(), adv=adv, mask=mask, kw=kw)
-        return reference_grpo_loss(lp, old, adv, mask, **kw)
 
-    # Rewards: group 0 all equal (dropped by dynamic sampling), group 1 varied.
-    def fake_rewards():  # type: ignore[no-untyped-def]
-        def diag(prompts, completions, **_):  # type: ignore[no-untyped-def]
-            return [0.5, 0.5, 0.5, 0.0, 1.0, 0.2]
+def test_sft_lowers_the_loss_and_skips_records_without_targets(setup: tuple) -> None:
+    model, tok, bank, _, texts = setup
+    ids = answer_ids(model, tok, texts)
+    assert ids[0][-1] == tok.eos_token_id
+    targets = [None, *ids[1:]]
+    losses = train_sft(
+        model,
+        tok,
+        bank,
+        targets,
+        SFTSettings(steps=8, batch_size=4, lr=1e-2),
+        dropout=ModalityDropout(),
+        rng=np.random.default_rng(0),
+    )
+    assert losses[-1] < losses[0]
+    with pytest.raises(ValueError, match="no record has an SFT target"):
+        train_sft(
+            model,
+            tok,
+            bank,
+            [None] * len(bank),
+            SFTSettings(steps=1),
+            dropout=ModalityDropout(),
+            rng=np.random.default_rng(0),
+        )
 
-        def zero(prompts, completions, **_):  # type: ignore[no-untyped-def]
-            return [0.0] * 6
 
-        diag.__name__, zero.__name__ = "diagnosis", "evidence"
-        fmt = lambda prompts, completions, **_: [0.0] * 6  # noqa: E731
-        fmt.__name__ = "format"
-        return [diag, zero, fmt]
+def test_grpo_runs_through_the_shared_trl_path_with_kl(setup: tuple) -> None:
+    model, tok, bank, c, _ = setup
+    settings = GRPOSettings(
+        steps=1,
+        prompts_per_step=2,
+        num_generations=2,
+        max_completion_length=8,
+        lr=1e-4,
+        beta=0.1,
+        temperature=0.7,
+        loss_type="dapo",
+        reward_weights=(1.0, 1.0, 0.5),
+    )
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    history = train_grpo(
+        model,
+        tok,
+        bank,
+        c.features,
+        settings,
+        dropout=ModalityDropout(),
+        rng=np.random.default_rng(0),
+    )
+    assert len(history) == 1
+    assert {"rewards/diagnosis/mean", "rewards/evidence/mean", "rewards/format/mean", "kl"} <= set(
+        history[0]
+    )
+    assert history[0]["kl"] is not None
+    assert np.isfinite(history[0]["kl"])
+    model.load_state_dict(before)
 
-    monkeypatch.setattr(train_mod, "reference_grpo_loss", spy)
-    monkeypatch.setattr(train_mod, "reward_functions", fake_rewards)
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
-    entry = grpo_step(model, opt, bank, c.features, settings, ModalityDropout(), np.random.default_rng(0),
-                      torch.Generator().manual_seed(0), (1.0, 1.0, 0.5))  # fmt: skip
-    assert entry["kept_frac"] == pytest.approx(0.5)
-    r = torch.tensor([0.5, 0.5, 0.5, 0.0, 1.0, 0.2])
-    torch.testing.assert_close(captured["adv"], group_advantages(r, 3))
-    keep = ~zero_variance_groups(r, 3)
-    assert not captured["mask"][:3].any()
-    assert captured["mask"][3:].any()
-    assert keep.tolist() == [False] * 3 + [True] * 3
-    assert captured["kw"]["loss_type"] == "dapo"
-    assert captured["kw"]["epsilon_high"] == 0.28
-    # With pi_old == pi the DAPO loss is minus the mean advantage over kept tokens.
-    m = captured["mask"].float()
-    expected = -(captured["adv"][:, None] * m).sum() / m.sum()
-    assert entry["loss"] == pytest.approx(float(expected), abs=1e-5)
+
+def test_generation_cap_covers_the_95th_percentile() -> None:
+    from icml26.ecg_r1.methods import generation_cap
+
+    lengths = list(range(1, 101))
+    cap, p95 = generation_cap(lengths, floor=16)
+    assert p95 == pytest.approx(np.percentile(lengths, 95))
+    assert cap >= p95
+    assert sum(n > cap for n in lengths) == 0
+    assert generation_cap([3, 4], floor=16)[0] == 16

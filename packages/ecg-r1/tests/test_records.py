@@ -51,10 +51,52 @@ def test_csv_round_trip_reorders_leads(record: np.ndarray, tmp_path: Path) -> No
 def test_wfdb_round_trip(record: np.ndarray, tmp_path: Path) -> None:
     import wfdb
 
-    wfdb.wrsamp("rec", fs=200, units=["mV"] * 12, sig_name=list(LEADS), p_signal=record.T,
-                fmt=["16"] * 12, write_dir=str(tmp_path))  # fmt: skip
+    wfdb.wrsamp(
+        "rec",
+        fs=200,
+        units=["mV"] * 12,
+        sig_name=list(LEADS),
+        p_signal=record.T,
+        fmt=["16"] * 12,
+        write_dir=str(tmp_path),
+    )
     x, fs = load_record(tmp_path / "rec")
     assert fs == 200
     np.testing.assert_allclose(x, record, atol=2e-3)
     with pytest.raises(RecordError, match="WFDB header"):
         load_record(tmp_path / "missing")
+
+
+def test_report_rejects_bad_records_before_loading_the_model(
+    record: np.ndarray, tmp_path: Path
+) -> None:
+    import wfdb
+
+    from icml26.ecg_r1.encoders import ImageEncoder, SignalEncoder
+    from icml26.ecg_r1.report import interpret_record
+
+    encoders = (SignalEncoder().eval(), ImageEncoder().eval())
+    with pytest.raises(FileNotFoundError, match="no saved model"):
+        interpret_record(tmp_path / "none", tmp_path / "rec", encoders)
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    wfdb.wrsamp(
+        "eleven",
+        fs=200,
+        units=["mV"] * 11,
+        sig_name=list(LEADS[:11]),
+        p_signal=record[:11].T,
+        fmt=["16"] * 11,
+        write_dir=str(tmp_path),
+    )
+    with pytest.raises(RecordError, match="missing V6"):
+        interpret_record(model, tmp_path / "eleven", encoders)
+    csv = tmp_path / "nan.csv"
+    x = record.copy()
+    x[0, 5] = np.nan
+    np.savetxt(csv, x.T, delimiter=",", header=",".join(LEADS), comments="")
+    with pytest.raises(RecordError, match="NaN"):
+        interpret_record(model, csv, encoders, fs=200.0)
+    with pytest.raises(RecordError, match="sampling rate"):
+        interpret_record(model, csv, encoders)

@@ -48,3 +48,32 @@ def test_components_through_the_shared_split() -> None:
     assert ecg_rewards([], texts, features=[F, F])["format"] == [1.0, 0.0]
     with pytest.raises((ValueError, RewardError)):
         fns[0](prompts=["p"], completions=texts, features=[F])
+
+
+def test_rewards_take_dataset_columns() -> None:
+    """A TRL dataset column holds dicts, and conversational completions are message lists."""
+    texts = [[{"role": "assistant", "content": protocol_answer(F)}], "nothing"]
+    out = ecg_rewards(["p", "p"], texts, features=[F.as_dict(), F.as_dict()])
+    assert out == {"diagnosis": [1.0, 0.0], "evidence": [1.0, 0.0], "format": [1.0, 0.0]}
+    with pytest.raises(TypeError, match="features must be"):
+        ecg_rewards(["p"], ["x"], features=[3])
+
+
+def test_rewards_decode_completion_ids_with_special_tokens() -> None:
+    class Tok:  # TRL's text drops special tokens; the ids keep them
+        eos_token = "<eos>"
+
+        def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+            return protocol_answer(F) + "<eos>junk" if ids == [1] else "nothing"
+
+    fns = reward_functions(Tok())
+    vals = [
+        f(
+            prompts=["p", "p"],
+            completions=["", ""],
+            completion_ids=[[1], [2]],
+            features=[F.as_dict()] * 2,
+        )
+        for f in fns
+    ]
+    assert vals == [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]

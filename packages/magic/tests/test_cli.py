@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,19 @@ from icml26.shared.testing import check_paper
 def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("runs") / "smoke"
     assert main(["run", "magic", "--profile", "smoke", "--out", str(out)]) == 0
-    check_paper(PAPER, out)
+    m = json.loads((out / "results.json").read_text())["metrics"]
+    paper = PAPER
+    if any(
+        m[f"defined_seeds.novel_strategy_rate.{a}"] != m["seeds"]
+        for a in ("attacker", "attacker_sft")
+    ):
+        # An attacker with no success on a seed has no novelty rate there: the pooled gap is
+        # null and the novelty claim undecided by design; every other claim stays strict.
+        assert m["gap.novel_strategy_rate.attacker.attacker_sft"] is None
+        paper = replace(
+            PAPER, claims=[c for c in PAPER.claims if c.id != "attacker_finds_novel_compositions"]
+        )
+    check_paper(paper, out)
     return out
 
 
@@ -30,9 +43,25 @@ def test_smoke_run_writes_the_contract_keys(smoke_run: Path) -> None:
             assert 0.0 <= m[f"asr.{e}.{d}"] <= 1.0
         for e in ("seed_ops", "heldout_combos", "unseen_ops", "plain", "all"):
             assert 0.0 <= m[f"benign_compliance.{e}.{d}"] <= 1.0
-    assert 0.0 <= m["novel_strategy_rate.attacker"] <= 1.0
+    # null when the attacker had no success on some seed (the rate is undefined there)
+    defined = m["defined_seeds.novel_strategy_rate.attacker"]
+    if defined == m["seeds"]:
+        assert 0.0 <= m["novel_strategy_rate.attacker"] <= 1.0
+    else:
+        assert m["novel_strategy_rate.attacker"] is None
     assert "novel_strategy_rate.attacker_sft" in m
     assert m["defender_steps.frozen_attacker"] == m["defender_steps.magic"] >= 1
+    assert m["seeds"] == 2
+    # paired gaps over seeds: a defender against itself is 0 with a standard error of 0
+    assert m["gap.asr.adaptive.magic.magic"] == 0 == m["se.gap.asr.adaptive.magic.magic"]
+    assert m["se.gap.asr.unseen_ops.magic.base"] >= 0
+    # the official alternation: the defender trains first
+    steps = [
+        r
+        for r in map(json.loads, (smoke_run / "metrics.jsonl").read_text().splitlines())
+        if r.get("method") == "magic" and "train_step" in r and r.get("seed") == 0
+    ]
+    assert min(steps, key=lambda r: r["train_step"])["role"] == "defender"
     curve = [
         r
         for r in map(json.loads, (smoke_run / "metrics.jsonl").read_text().splitlines())
@@ -50,9 +79,7 @@ def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path)
     copy = tmp_path / "resumed"
     shutil.copytree(smoke_run, copy)
     (copy / "results.json").unlink()
-    ckpts = sorted((copy / "checkpoints").iterdir())
-    for c in ckpts[1:]:
-        c.unlink()  # keep the first stage (MAGIC trained) only
+    (copy / "stages" / "seed1.json").unlink()  # killed during the second replicate
     assert main(["run", "magic", "--profile", "smoke", "--out", str(copy)]) == 0
     a = json.loads((smoke_run / "results.json").read_text())["metrics"]
     b = json.loads((copy / "results.json").read_text())["metrics"]

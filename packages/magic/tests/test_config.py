@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from icml26.magic.config import BenchConfig, MagicConfig
+from icml26.magic.config import BenchConfig, RunConfig
 from icml26.magic.paper import PAPER
 
 
@@ -24,17 +24,24 @@ from icml26.magic.paper import PAPER
         ({"catalogue": "/no/such/file.json"}, "is not a file"),
         ({"lr": 0.0}, "lr must be > 0"),
         ({"device": "tpu"}, "device must be"),
+        ({"seeds": 1}, "seeds must be an integer >= 2"),
+        ({"start": "judge"}, "start must be 'defender' or 'attacker'"),
     ],
 )
 def test_bad_values(changes: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        MagicConfig(**changes)
+        RunConfig(**changes)
 
 
 def test_profiles_validate() -> None:
     for cfg in PAPER.profiles.values():
-        assert isinstance(cfg, MagicConfig)
+        assert isinstance(cfg, RunConfig)
     for cfg in PAPER.bench_profiles.values():  # type: ignore[union-attr]
         assert isinstance(cfg, BenchConfig)
     assert PAPER.profiles["full"].large_model == "smollm2-135m-instruct-q4_1"
     assert not PAPER.profiles["quick"].large_model
+
+
+def test_claims_are_decided_on_three_seeds() -> None:
+    assert PAPER.profiles["quick"].seeds >= 3
+    assert PAPER.profiles["quick"].start == "defender"  # the official code's start_agent

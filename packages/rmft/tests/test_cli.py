@@ -24,12 +24,12 @@ def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_smoke_run_writes_metrics_plots_and_claims(smoke_run: Path) -> None:
     results = json.loads((smoke_run / "results.json").read_text())
     metrics = results["metrics"]
-    for env in ("bernoulli_k3_t8", "bernoulli_k3_t16", "bernoulli_k4_t8", "gaussian_k3_t8"):
+    envs = ("bernoulli_k3_t8", "bernoulli_k3_t16", "bernoulli_k4_t8", "gaussian_k3_t8")
+    for env in (*envs, "nonstationary_k3_t8"):
         for policy in (
             "base",
             "rmft_iter1",
             "rmft_iter2",
-            "rmft_final",
             "ucb",
             "ts",
             "greedy",
@@ -49,18 +49,25 @@ def test_smoke_run_writes_metrics_plots_and_claims(smoke_run: Path) -> None:
     claims = {c["id"]: c for c in results["claims"]}
     assert set(claims) >= {"numeric_rmft_improves", "generalises_horizon", "llm_rmft_improves"}
     for cid, claim in claims.items():  # every rule for smoke decidable on the smoke metrics
-        applies = next(c for c in PAPER.claims if c.id == cid).applies_to("smoke")
-        assert claim["holds"] in ((True, False) if applies else (None,))
-    for env in ("bernoulli_k3_t8", "experts_k3_t8"):  # the controls of issue 26
+        if next(c for c in PAPER.claims if c.id == cid).applies_to("smoke"):
+            assert claim["holds"] in (True, False), cid
+    for p, env in (("", "bernoulli_k3_t8"), ("experts_", "experts_k3_t8")):  # matched decoding
         for policy in ("base_greedy", "rmft_greedy_final"):
-            assert f"regret.{env}.{policy}" in metrics
+            assert f"regret.{env}.{p}{policy}" in metrics
+    for p in ("", "nonstationary_"):  # the non-stationary bandit as its own training setting
+        assert f"regret.nonstationary_k3_t8.{p}rmft_iter2" in metrics
     assert "regret.bernoulli_k3_t16.random_select_final" in metrics
-    assert "regret.experts_k3_t8.random_select_final" not in metrics  # main model only
-    for env in ("bernoulli_k3_t3", "restaurants_k3_t3"):
-        for policy in ("llm_base_greedy", "llm_random_select_final"):
-            assert f"regret.{env}.{policy}" in metrics
+    assert "regret.experts_k3_t8.experts_random_select_final" not in metrics  # main model only
+    for policy in ("llm_base_greedy", "llm_random_select_final", "llm_rmft_greedy_final"):
+        assert f"regret.bernoulli_k3_t3.{policy}" in metrics
     # 2 LLM evaluation instances: too few for a z, which is then undecided (null), not +-99
-    assert metrics["improvement_z.bernoulli_k3_t3.llm"] is None
+    assert metrics["improvement_z.bernoulli_k3_t3.llm_base.llm_rmft"] is None
+    # the same comparison with the control in the method's place: ratio 1, z 0 (numeric)
+    assert metrics["regret_ratio_by_axis.train.base.base"] == 1.0
+    assert metrics["improvement_z_by_axis.train.base.base"] == 0.0
+    for i in ("0", "1"):  # the invalid-reply rate per iteration, beside the training rollouts'
+        assert 0 <= metrics[f"invalid_rate_by_iteration.{i}"] <= 1
+    assert 0 <= metrics["train.llm_iter1.rollout_invalid"] <= 1
     for plot in ("regret_curves", "regret_vs_iteration"):
         assert (smoke_run / "plots" / f"{plot}.png").read_bytes()[:4] == b"\x89PNG"
     assert (smoke_run / "rmft_selected_iter1.jsonl").exists()
@@ -72,13 +79,14 @@ def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path)
     copy = tmp_path / "resumed"
     shutil.copytree(smoke_run, copy)
     (copy / "results.json").unlink()
-    ckpts = sorted((copy / "checkpoints").iterdir())
-    ckpts[-1].unlink()  # the llm_iter1 stage is lost; step 8 (llm_base) remains
+    for stage in ("llm_iter1", "llm_random_iter1", "numeric_random_iter2"):  # lost stages
+        (copy / "stages" / f"{stage}.pt").unlink()
     assert main(["run", "rmft", "--profile", "smoke", "--out", str(copy)]) == 0
     a = json.loads((smoke_run / "results.json").read_text())["metrics"]
     b = json.loads((copy / "results.json").read_text())["metrics"]
     for key in (
         "regret.bernoulli_k3_t8.rmft_iter2",
+        "regret.bernoulli_k3_t8.random_select_final",
         "regret.bernoulli_k3_t3.llm_rmft_iter1",
         "regret.bernoulli_k3_t3.llm_base",
     ):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from icml26.rmft.config import BenchConfig, RMFTConfig
+from icml26.rmft.config import BenchConfig, RunConfig
 from icml26.rmft.paper import BENCH_PROFILES, PAPER, PROFILES
 
 
@@ -16,13 +16,14 @@ def test_profiles_are_valid_and_ordered_by_cost() -> None:
     assert set(PROFILES) == {"smoke", "quick", "full"}
     assert PAPER.slug == "rmft"
     s, q, f = (PROFILES[p] for p in ("smoke", "quick", "full"))
-    assert s.eval_instances < q.eval_instances < f.eval_instances
-    assert q.eval_instances >= 96  # the paired z of the numeric claims (9-18 at 192)
+    assert s.eval_instances < q.eval_instances <= f.eval_instances
+    assert q.eval_instances >= 256  # the matched controls' paired z (issue 38)
+    assert q.nonstationary_env  # the non-stationary bandit as its own training setting
     assert q.rmft_iterations >= 3
     assert f.llm_model == "smollm2-135m-instruct-q4_1"
     assert q.llm_model == ""  # the LLM path is in smoke (runs) and full (decides its claims)
     assert s.llm_model == "tiny-random"
-    assert f.llm_eval_instances >= 10  # experiment.Z_MIN_INSTANCES: the LLM z is decided
+    assert f.llm_eval_instances >= 10  # metrics.Z_MIN_INSTANCES: the LLM z is decided
     for cfg in BENCH_PROFILES.values():
         assert isinstance(cfg, BenchConfig)
 
@@ -36,6 +37,9 @@ def test_profiles_are_valid_and_ordered_by_cost() -> None:
         ("eval_envs", ("bernoulli_k5_t100",), "must include train_env"),
         ("eval_envs", ("bernoulli_k5_t50", "experts_k5_t50"), "not a bandit"),
         ("experts_env", "bernoulli_k5_t50", "experts_env"),
+        ("nonstationary_env", "bernoulli_k5_t50", "nonstationary_env"),
+        ("llm_invalid", "lucky", "llm_invalid"),
+        ("llm_engine", "jax", "llm_engine"),
         ("keep_per_instance", 9, "keep_per_instance"),
         ("rmft_iterations", -1, "rmft_iterations"),
         ("eval_instances", 0, "eval_instances"),
@@ -50,15 +54,15 @@ def test_profiles_are_valid_and_ordered_by_cost() -> None:
 )
 def test_bad_config_values_raise_clearly(field: str, value: object, match: str) -> None:
     with pytest.raises(ValueError, match=match):
-        dataclasses.replace(RMFTConfig(), **{field: value})
+        dataclasses.replace(RunConfig(), **{field: value})
 
 
 def test_endpoint_and_local_model_are_exclusive() -> None:
     with pytest.raises(ValueError, match="not both"):
-        RMFTConfig(llm_model="x", llm_endpoint="http://h/v1", llm_endpoint_model="m")
+        RunConfig(llm_model="x", llm_endpoint="http://h/v1", llm_endpoint_model="m")
     with pytest.raises(ValueError, match="http"):
-        RMFTConfig(llm_endpoint="h/v1", llm_endpoint_model="m")
-    assert RMFTConfig(llm_endpoint="http://h/v1", llm_endpoint_model="m").llm_enabled
+        RunConfig(llm_endpoint="h/v1", llm_endpoint_model="m")
+    assert RunConfig(llm_endpoint="http://h/v1", llm_endpoint_model="m").llm_enabled
 
 
 def test_paper_module_imports_no_framework() -> None:

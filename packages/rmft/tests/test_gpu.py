@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from icml26.rmft.config import RMFTConfig
+from icml26.rmft.config import RunConfig
 from icml26.rmft.envs import sample_instances
 from icml26.rmft.model import (
     N_FEATURES,
@@ -129,7 +129,7 @@ def test_rollout_on_cuda_is_the_cpu_policy(
 
 @gpu
 def test_config_accepts_cuda(cuda_device: torch.device) -> None:
-    assert RMFTConfig(device="cuda").device == "cuda"
+    assert RunConfig(device="cuda").device == "cuda"
 
 
 @no_cuda

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,11 @@ from icml26.shared.llm import Completion, TokenUsage
         ("3", 2),
         (" **2** ", 1),
         ("I press button 3. Button 3 it is.", 2),
+        ("You can choose the 3rd button.", 2),
+        ("I will go to the second restaurant tonight.", 1),
+        ("The first one has the best average, so I pick it.", 0),
+        ("I pick 2.", 1),
+        ("My choice is 3, since it was never tried.", 2),
     ],
 )
 def test_parse_action_reads_well_formed_and_recoverable_replies(text: str, expected: int) -> None:
@@ -46,6 +52,10 @@ def test_parse_action_reads_well_formed_and_recoverable_replies(text: str, expec
         "Action:",
         "The answer is forty-two",
         "4",
+        "I pick 2, or maybe 3.",  # two numbers, no Action line: ambiguous
+        "The 1st button or the 2nd button.",
+        "I pick 0.5",  # not an option number
+        "You can choose the 4th button.",  # out of range
     ],
 )
 def test_parse_action_rejects_malformed_replies(text: str) -> None:
@@ -77,6 +87,9 @@ def test_prompt_describes_task_and_history() -> None:
     assert "Button 1: pressed 2 times, average reward 0.50" in user
     assert "Button 2: never pressed" in user
     assert "Total reward so far: 3." in user
+    assert "Action: <number>" in user
+    # the format example names no option: no "Action: 3" (review38r #5)
+    assert re.search(r"Action:\s*\d", user) is None
     story = build_messages(SCENARIOS["restaurants"], spec, 0, np.zeros(3), np.zeros(3))
     assert "restaurants" in story[0]["content"]
     assert "Evening 1 of 10" in story[1]["content"]
@@ -132,7 +145,7 @@ def test_transcript_selection_keeps_best_episodes_and_valid_steps(tmp_path: Path
     policy = LLMPolicy(backend)
     trajs = rollout(policy, inst, np.random.default_rng(0))
     settings = LLMSettings(n_instances=2, rollouts_per_instance=2, keep_per_instance=1)
-    keep, pairs = select_llm_transcripts(trajs, settings)
+    keep, pairs = select_llm_transcripts(trajs, settings, np.random.default_rng(0))
     assert len(keep) == 2
     for i in keep:
         assert trajs.final_regret[i] <= trajs.final_regret[i ^ 1]

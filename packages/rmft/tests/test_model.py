@@ -101,3 +101,5 @@ def test_bad_inputs_raise(model: ArmTransformer) -> None:
         ModelConfig(d_model=10, n_heads=4)
     with pytest.raises(ValueError, match="temperature"):
         TransformerPolicy(model, temperature=-1)
+    with pytest.raises(ValueError, match="temperature"):  # NaN would play arm 0 silently
+        TransformerPolicy(model, temperature=float("nan"))

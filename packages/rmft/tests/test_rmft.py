@@ -28,6 +28,7 @@ def test_one_rmft_iteration_strictly_lowers_loss_on_selected_data() -> None:
     stats = numeric_rmft_iteration(model, spec, settings, np.random.default_rng(0))
     assert stats.loss_after < stats.loss_before
     assert stats.selected_regret <= stats.rollout_regret
+    assert stats.selected_played_regret == stats.selected_regret  # no invalid actions
 
 
 def test_iteration_trains_on_exactly_the_selected_rollouts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -87,3 +88,7 @@ def test_settings_are_validated() -> None:
         RMFTSettings(rollouts_per_instance=2, keep_per_instance=3)
     with pytest.raises(ValueError, match="temperature"):
         RMFTSettings(temperature=0)
+    for field in ("temperature", "lr"):  # NaN and non-positive values, named (review38r #7)
+        for bad in (float("nan"), 0.0, -1.0):
+            with pytest.raises(ValueError, match=field):
+                RMFTSettings(**{field: bad})

@@ -10,7 +10,8 @@ import numpy as np
 
 def test_public_rollout_is_the_function_after_its_module_is_imported() -> None:
     importlib.import_module("icml26.rmft.rollouts")  # what every internal import does first
-    from icml26.rmft import UCB, rollout, sample_instances
+    from icml26.rmft import rollout, sample_instances
+    from icml26.rmft.baselines import UCB
 
     assert not isinstance(rollout, ModuleType)
     rng = np.random.default_rng(0)

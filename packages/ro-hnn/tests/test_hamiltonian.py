@@ -30,7 +30,7 @@ def _j_grad(energy, x: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def
     return np.concatenate([g[d:], -g[:d]])
 
 
-@pytest.mark.parametrize("d", [1, 4])
+@pytest.mark.parametrize("d", [1, pytest.param(4, marks=pytest.mark.slow)])
 def test_inverse_mass_and_damping_are_spd_for_random_inputs(d: int) -> None:
     hnn = GeometricHNN(d, hidden=(8,), damped=True, rngs=nnx.Rngs(d))
     graphdef, state = nnx.split(hnn)
@@ -58,7 +58,7 @@ def test_geometric_hnn_vector_field_is_j_grad_h() -> None:
     hnn = GeometricHNN(3, hidden=(8, 8), rngs=nnx.Rngs(0))
     x = np.random.default_rng(0).standard_normal(6)
     np.testing.assert_allclose(
-        hnn.vector_field(jnp.asarray(x)), _j_grad(hnn.energy, x), rtol=1e-6, atol=1e-8
+        jax.jit(hnn.vector_field)(jnp.asarray(x)), _j_grad(hnn.energy, x), rtol=1e-6, atol=1e-8
     )
 
 
@@ -66,7 +66,7 @@ def test_plain_hnn_vector_field_is_j_grad_h() -> None:
     hnn = PlainHNN(4, hidden=(16,), rngs=nnx.Rngs(1))
     x = np.random.default_rng(1).standard_normal(8)
     np.testing.assert_allclose(
-        hnn.vector_field(jnp.asarray(x)), _j_grad(hnn.energy, x), rtol=1e-6, atol=1e-8
+        jax.jit(hnn.vector_field)(jnp.asarray(x)), _j_grad(hnn.energy, x), rtol=1e-6, atol=1e-8
     )
 
 
@@ -81,11 +81,12 @@ def test_closed_form_velocity_equals_autodiff() -> None:
 def test_learned_damping_never_creates_energy() -> None:
     hnn = GeometricHNN(3, hidden=(8,), damped=True, rngs=nnx.Rngs(3))
     xs = jax.random.normal(jax.random.key(0), (16, 6))
-    dhdt = jax.vmap(lambda x: jax.grad(hnn.energy)(x) @ hnn.vector_field(x))(xs)  # = -∂_pHᵀ D ∂_pH
-    assert float(jnp.max(dhdt)) <= 1e-12
+    # compiled: eager dispatch of the MLPs' gradients costs tens of seconds of small compiles
+    dhdt = jax.jit(jax.vmap(lambda x: jax.grad(hnn.energy)(x) @ hnn.vector_field(x)))(xs)
+    assert float(jnp.max(dhdt)) <= 1e-12  # = -∂_pHᵀ D ∂_pH
     x = jnp.array([0.3, 0.1, -0.2, 1.0, 0.5, -0.5])
     traj = jax.jit(lambda y: rollout(lambda s: hnn.step(s, 0.05), y, 200))(x)
-    energies = np.asarray(jax.vmap(hnn.energy)(traj))
+    energies = np.asarray(jax.jit(jax.vmap(hnn.energy))(traj))
     assert energies[-1] < energies[0]
 
 
@@ -93,5 +94,5 @@ def test_conservative_latent_rollout_keeps_the_learned_energy() -> None:
     hnn = GeometricHNN(2, hidden=(8,), iterations=10, rngs=nnx.Rngs(4))
     x = jnp.array([0.3, -0.1, 0.4, 0.2])
     traj = jax.jit(lambda y: rollout(lambda s: hnn.step(s, 0.02), y, 500))(x)
-    energies = np.asarray(jax.vmap(hnn.energy)(traj))
+    energies = np.asarray(jax.jit(jax.vmap(hnn.energy))(traj))
     assert np.max(np.abs(energies - energies[0])) / abs(energies[0]) < 1e-3

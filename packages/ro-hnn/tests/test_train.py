@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import jax
@@ -10,8 +11,9 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from icml26.ro_hnn.autoencoder import BiorthogonalLayer, symplecticity_defect
+from icml26.ro_hnn.autoencoder import BiorthogonalLayer
 from icml26.ro_hnn.config import MODELS, Architecture
+from icml26.ro_hnn.evaluate import _defects, _reconstruct
 from icml26.ro_hnn.manifolds import biorthogonal_defect
 from icml26.ro_hnn.models import build_model
 from icml26.ro_hnn.train import Trainer, TrainSettings
@@ -53,6 +55,7 @@ def trained(fput_data, tmp_path_factory):  # type: ignore[no-untyped-def]
     return model, trainer, before, ckpt
 
 
+@pytest.mark.slow  # default session: the smoke run and the README train
 def test_constraints_hold_exactly_after_training(trained, fput_data) -> None:  # type: ignore[no-untyped-def]
     model, _trainer, before, _ = trained
     _, ds, _ = fput_data
@@ -64,18 +67,23 @@ def test_constraints_hold_exactly_after_training(trained, fput_data) -> None:  #
     assert layers
     for layer in layers:
         assert float(biorthogonal_defect(layer.phi[...], layer.psi[...])) < 1e-12
-    z = jax.vmap(model.encode)(jnp.asarray(ds.test.x[:, 0]))
-    for zz in z:
-        assert float(symplecticity_defect(model.decode, zz)) < 1e-11
-    np.testing.assert_allclose(jax.vmap(model.encode)(jax.vmap(model.decode)(z)), z, atol=1e-11)
+    # the evaluation's compiled pieces (shared with the evaluation tests): eager dispatch of the
+    # Jacobians costs seconds
+    graphdef, state = nnx.split(model)
+    z, decoded = _reconstruct(graphdef, state, jnp.asarray(ds.test.x[:, 0]))
+    assert float(jnp.max(_defects(graphdef, state, z))) < 1e-11
+    z_again, _ = _reconstruct(graphdef, state, decoded)  # E(Ψ(z))
+    np.testing.assert_allclose(z_again, z, atol=1e-11)
 
 
+@pytest.mark.slow  # default session: the smoke run and the README train
 def test_loss_decreases(trained) -> None:  # type: ignore[no-untyped-def]
     _, trainer, _, _ = trained
     assert len(trainer.losses) == SETTINGS.steps
     assert np.mean(trainer.losses[-3:]) < np.mean(trainer.losses[:3])
 
 
+@pytest.mark.slow  # default session: the smoke run and the README train
 def test_checkpoint_resume_reproduces_an_uninterrupted_run(
     trained, fput_data, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
@@ -120,6 +128,27 @@ def test_baselines_train_and_predict(kind: str, fput_data) -> None:  # type: ign
     assert np.all(np.isfinite(np.asarray(x)))
 
 
+@pytest.mark.slow  # default session: the smoke run and the README train
+def test_pretraining_fits_the_autoencoder_alone_on_the_manifold(fput_data) -> None:  # type: ignore[no-untyped-def]
+    _, ds, _ = fput_data
+    settings = replace(SETTINGS, steps=1, chunk=1, pretrain_steps=40, pretrain_batch=8)
+    model = _model("rohnn", fput_data)
+    hnn_before = jax.tree_util.tree_map(jnp.copy, nnx.state(model.dynamics, nnx.Param))
+    trainer = Trainer(model, ds.train.x, ds.x_ref, replace(settings, steps=1))
+    trainer._pretrain()  # the pretraining alone, before the joint step
+    assert len(trainer.pretrain_losses) == 40
+    assert np.mean(trainer.pretrain_losses[-5:]) < np.mean(trainer.pretrain_losses[:5])
+    same = jax.tree_util.tree_map(
+        lambda a, b: bool(jnp.all(a == b)), nnx.state(model.dynamics, nnx.Param), hnn_before
+    )
+    assert all(jax.tree_util.tree_leaves(same))  # the HNN is untouched
+    for layer in (m for _, m in nnx.iter_modules(model) if isinstance(m, BiorthogonalLayer)):
+        assert float(biorthogonal_defect(layer.phi[...], layer.psi[...])) < 1e-12
+    psd = Trainer(_model("psd_hnn", fput_data), ds.train.x, ds.x_ref, settings)
+    psd._pretrain()
+    assert psd.pretrain_losses == []  # a fixed reduction has nothing to fit
+
+
 def test_bad_training_inputs(fput_data) -> None:  # type: ignore[no-untyped-def]
     _, ds, basis = fput_data
     model = _model("rohnn", fput_data)
@@ -133,3 +162,7 @@ def test_bad_training_inputs(fput_data) -> None:  # type: ignore[no-untyped-def]
         build_model("lnn", n=ds.n, dt=0.1, damped=False, arch=TINY, basis=basis)
     with pytest.raises(ValueError, match="PSD basis"):
         build_model("psd_hnn", n=ds.n, dt=0.1, damped=False, arch=TINY, basis=None)
+    with pytest.raises(ValueError, match="pretrain_steps"):
+        TrainSettings(pretrain_steps=-1)
+    with pytest.raises(ValueError, match="batch"):
+        TrainSettings(batch=0)

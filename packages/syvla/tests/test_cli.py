@@ -11,7 +11,8 @@ import pytest
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
 from icml26.shared.testing import check_paper
-from icml26.syvla.paper import METHODS, PAPER, SPLIT_NAMES
+from icml26.syvla.config import METHODS, SPLIT_NAMES
+from icml26.syvla.paper import PAPER
 
 
 def test_smoke_run_writes_the_contract_keys(
@@ -29,11 +30,18 @@ def test_smoke_run_writes_the_contract_keys(
         assert 0.0 <= m[f"vqa_accuracy.{method}"] <= 1.0
         if method != "bc":
             assert m[f"update_kl.{method}"] >= 0.0
-            assert m[f"update_variance.{method}"] >= 0.0
-    assert m["guides_per_update.syvla"] > 0
-    assert m["guides_per_update.no_similar"] == 0
+            assert m[f"update_kl_sd.{method}"] >= 0.0
+    assert 0 <= m["retrieved_fraction.syvla"] < 1  # the gate never lets everything through
+    assert m["retrieved_fraction.no_similar"] == 0
+    assert 0 <= m["vqa_pretrained"] <= 1
+    assert m["vqa_pretrain_steps"] >= 1
+    for tag in ("decoupled", "joint"):  # held-out VQA right after BC
+        assert 0 <= m[f"vqa_after_bc.{tag}"] <= 1
     curve = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert {r["method"] for r in curve if "return_curve" in r} == set(METHODS) - {"bc"}
+    fractions = [r["retrieved_fraction"] for r in curve if r.get("method") == "syvla"]
+    assert len(fractions) == 2
+    assert all(0 <= f < 1 for f in fractions)
     for plot in ("success_per_split", "vqa_before_after_rl", "rollout_strip", "return_curve"):
         assert (out / "plots" / f"{plot}.png").is_file()
     # the embeddings were cached: a resumed run reloads stages and needs no sentence model
@@ -51,6 +59,9 @@ def test_smoke_run_writes_the_contract_keys(
         ("view_size=11", "view_size must be >= 13"),
         ("seeds=0", "seeds"),
         ("clip=1.5", "clip"),
+        ("guide_quantile=1.5", "guide_quantile"),
+        ("guide_floor_quantile=-0.1", "guide_floor_quantile"),
+        ("vqa_target=0", "vqa_target"),
         ("text_model=", "text_model must name"),
         ("demos_path=/nonexistent.npz", "does not exist"),
         ("device=tpu", "device must be"),
@@ -66,8 +77,8 @@ def test_bad_config_is_refused(
 
 
 def test_bad_demos_file_and_empty_instruction_fail_clearly(tmp_path: Path) -> None:
-    from icml26.syvla.experiment import load_demos
     from icml26.syvla.language import TextEncoder
+    from icml26.syvla.steps import load_demos
 
     bad = tmp_path / "d.npz"
     np.savez(bad, views=np.zeros((2, 13, 13, 3), np.uint8), actions=np.zeros(2))

@@ -16,6 +16,8 @@ from icml26.syvla.vqa import question_texts
 
 
 class _RandomEncoder:
+    dim = 384
+
     def encode(self, texts: list[str]) -> np.ndarray:
         rng = np.random.default_rng(0)
         return rng.normal(size=(len(texts), 384)).astype(np.float32)

@@ -8,7 +8,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml26.syvla.guidance import SuccessBuffer, nearest_neighbours
+from icml26.syvla.guidance import (
+    SuccessBuffer,
+    calibrate_floor,
+    nearest_neighbours,
+    select_guides,
+)
 
 
 @settings(max_examples=25, deadline=None)
@@ -53,3 +58,68 @@ def test_success_buffer_keeps_demos_and_the_latest_successes() -> None:
     assert actions[:3].tolist() == [0, 1, 2]
     with pytest.raises(ValueError, match="same length"):
         SuccessBuffer(v, np.arange(2), np.arange(3), capacity=1)
+
+
+def test_gate_retrieves_only_same_instruction_samples_above_the_quantile() -> None:
+    g = torch.Generator().manual_seed(0)
+    q_keys, b_keys = torch.randn(40, 8, generator=g), torch.randn(30, 8, generator=g)
+    q_text = np.repeat(np.arange(4), 10)  # instructions 0..3
+    b_text = np.repeat(np.array([0, 1, 2]), 10)  # instruction 3 has no successful sample
+    sel = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.5, max_frac=1.0)
+    assert sel.candidates == 30  # the ten states of instruction 3 retrieve nothing
+    assert 0 < len(sel.query) < sel.candidates  # the gate excludes samples
+    assert sel.fraction == len(sel.query) / 40
+    assert np.array_equal(q_text[sel.query], b_text[sel.sample])  # same instruction only
+    assert np.all(sel.similarity >= sel.threshold)
+    assert len(set(sel.sample.tolist())) == len(sel.sample)  # each sample at most once
+    # every same-instruction state left out is below the threshold or lost a duplicate
+    cos = (
+        torch.nn.functional.normalize(q_keys, dim=-1)
+        @ torch.nn.functional.normalize(b_keys, dim=-1).T
+    )
+    for i in sorted(set(range(30)) - set(sel.query.tolist())):
+        best = cos[i, b_text == q_text[i]].max().item()
+        pool = np.nonzero(b_text == q_text[i])[0]
+        dup = pool[cos[i, pool].argmax().item()] in sel.sample
+        assert best < sel.threshold + 1e-6 or dup
+    # a tighter quantile lets fewer through; quantile 0 lets every candidate state try
+    tight = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.9, max_frac=1.0)
+    assert len(tight.query) < len(sel.query)
+    capped = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.0, max_frac=0.1)
+    assert len(capped.query) == 4
+    with pytest.raises(ValueError, match="quantile"):
+        select_guides(q_keys, q_text, b_keys, b_text, quantile=1.5, max_frac=0.1)
+    with pytest.raises(ValueError, match="lengths"):
+        select_guides(q_keys, q_text[:3], b_keys, b_text, quantile=0.5, max_frac=0.1)
+
+
+def test_uniformly_low_similarities_retrieve_nothing() -> None:
+    g = torch.Generator().manual_seed(3)
+    b_keys = torch.randn(40, 64, generator=g)
+    b_text = np.arange(40) % 2
+    q_keys = torch.randn(30, 64, generator=g)  # unrelated states: cosine near 0
+    q_text = np.arange(30) % 2
+    loose = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.75, max_frac=1.0)
+    assert len(loose.query) > 0  # the quantile alone always lets its top share through
+    sel = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.75, max_frac=1.0, floor=0.8)
+    assert len(sel.query) == 0
+    assert sel.fraction == 0.0
+    assert sel.threshold == 0.8
+    # a state close to a same-instruction sample still passes the floor
+    q_keys[0] = b_keys[4] + 0.01 * torch.randn(64, generator=g)
+    sel = select_guides(q_keys, q_text, b_keys, b_text, quantile=0.75, max_frac=1.0, floor=0.8)
+    assert sel.query.tolist() == [0]
+    assert sel.sample.tolist() == [4]
+
+
+def test_calibrated_floor_is_the_cross_instruction_neighbour_quantile() -> None:
+    g = torch.Generator().manual_seed(4)
+    keys = torch.randn(50, 16, generator=g)
+    text = np.arange(50) % 3
+    k = torch.nn.functional.normalize(keys, dim=-1)
+    sims = (k @ k.T).numpy()
+    best = [max(sims[i, j] for j in range(50) if text[j] != text[i]) for i in range(50)]
+    assert calibrate_floor(keys, text, quantile=0.5) == pytest.approx(np.quantile(best, 0.5))
+    assert calibrate_floor(keys, np.zeros(50, dtype=int), quantile=0.5) == -1.0
+    with pytest.raises(ValueError, match="quantile"):
+        calibrate_floor(keys, text, quantile=2.0)

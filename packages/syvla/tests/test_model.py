@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
 from icml26.syvla.levels import N_ACTIONS
 from icml26.syvla.model import ModelConfig, SyVLA
+from icml26.syvla.policy import Policy
 from icml26.syvla.vqa import ANSWERS
 
 CFG = ModelConfig(view_size=13, d_model=16, hidden=16, n_queries=2)
@@ -113,3 +115,59 @@ def test_bad_model_config() -> None:
         ModelConfig(view_size=12)
     with pytest.raises(ValueError, match="must be >= 1"):
         ModelConfig(n_queries=0)
+
+
+class _FakeEncoder:
+    """A stand-in sentence encoder (deterministic vectors; no model load)."""
+
+    dim = 384
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        g = np.random.default_rng(len(texts))
+        return g.standard_normal((len(texts), self.dim)).astype(np.float32)
+
+
+@pytest.mark.parametrize(
+    ("channel", "name", "bad"), [(0, "object", 11), (1, "colour", 6), (2, "state", 3)]
+)
+def test_codes_outside_their_channel_range_are_refused(channel: int, name: str, bad: int) -> None:
+    model = SyVLA(CFG)
+    policy = Policy(model, _FakeEncoder())  # type: ignore[arg-type]
+    views, _ = _batch(2)
+    obs = views.numpy().astype(np.uint8)
+    assert policy.select_action(obs, "go to the red ball").shape == (2,)
+    obs[0, 3, 4, channel] = bad  # in [0, 10] but outside this channel's codes
+    with pytest.raises(ValueError, match=rf"channel {channel} \({name}\)"):
+        policy.select_action(obs, "go to the red ball")
+    with pytest.raises(ValueError, match=rf"channel {channel} \({name}\)"):
+        model(torch.as_tensor(obs), torch.zeros(2, 384))
+    neg = obs.astype(np.int64)
+    neg[0, 3, 4, channel] = -1
+    with pytest.raises(ValueError, match=rf"channel {channel} \({name}\)"):
+        policy.select_action(neg, "go to the red ball")
+
+
+def test_decoupled_action_token_loss_stays_out_of_the_backbone() -> None:
+    for decouple in (True, False):
+        torch.manual_seed(0)
+        model = SyVLA(CFG, decouple=decouple)
+        views, text = _batch()
+        model(views, text).reasoning.logsumexp(-1).mean().backward()  # BC's action-token loss
+        grad = model.backbone.text[0].weight.grad
+        assert (grad is None) == decouple
+        assert model.reasoning_head[0].weight.grad.abs().sum() > 0
+
+
+def test_policy_leaves_the_callers_train_mode_alone() -> None:
+    model = SyVLA(CFG).train()
+    seen: list[bool] = []
+    model.register_forward_pre_hook(lambda m, _: seen.append(m.training))
+    policy = Policy(model, _FakeEncoder())  # type: ignore[arg-type]
+    assert model.training  # constructing the policy changes nothing
+    views, _ = _batch(2)
+    policy.select_action(views.numpy().astype(np.uint8), "go to the red ball")
+    assert seen == [False]  # acting runs in eval mode
+    assert model.training  # and the caller's mode is restored
+    model.eval()
+    policy.select_action(views.numpy().astype(np.uint8), "go to the red ball")
+    assert not model.training

@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml26.syvla.ppo import RLConfig, clipped_policy_loss, gae, policy_kl
+from icml26.syvla.ppo import RLConfig, clipped_policy_loss, gae, minibatches, policy_kl
 
 
 @settings(max_examples=30, deadline=None)
@@ -85,5 +85,24 @@ def test_policy_kl_is_the_categorical_kl() -> None:
 def test_bad_rl_config() -> None:
     with pytest.raises(ValueError, match="clip must be in"):
         RLConfig(clip=0)
-    with pytest.raises(ValueError, match="guide_threshold"):
-        RLConfig(guide_threshold=2)
+    with pytest.raises(ValueError, match="guide_quantile"):
+        RLConfig(guide_quantile=2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_on=st.integers(1, 600),
+    n_guides=st.integers(0, 300),
+    minibatch=st.integers(1, 300),
+    seed=st.integers(0, 2**16),
+)
+def test_guides_add_no_optimiser_steps(n_on: int, n_guides: int, minibatch: int, seed: int) -> None:
+    gen = torch.Generator().manual_seed(seed)
+    mbs = minibatches(n_on, n_guides, minibatch, gen)
+    assert len(mbs) == math.ceil(n_on / minibatch)  # as many steps as unguided PPO
+    flat = np.concatenate(mbs)
+    assert sorted(flat.tolist()) == list(range(n_on + n_guides))  # each sample once
+    per_mb = [int((mb >= n_on).sum()) for mb in mbs]
+    assert max(per_mb) - min(per_mb) <= 1  # guides spread evenly
+    on_per_mb = [int((mb < n_on).sum()) for mb in mbs]
+    assert max(on_per_mb) - min(on_per_mb) <= 1

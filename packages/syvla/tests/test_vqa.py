@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,11 +50,21 @@ def test_where_question_uses_the_agent_frame() -> None:
     assert seen["where is the blue box?"] == "right"
 
 
-def test_bank_refuses_unknown_texts() -> None:
+def test_bank_embeds_new_instructions_on_first_use() -> None:
     class Fake:
-        def encode(self, texts: list[str]) -> np.ndarray:
-            return np.zeros((len(texts), 4), np.float32)
+        dim = 4
 
-    bank = TextBank(Fake(), texts=all_instructions()[:3])  # type: ignore[arg-type]
-    with pytest.raises(KeyError, match="not in the bank"):
-        bank.ids(["fly to the moon"])
+        def __init__(self) -> None:
+            self.calls: list[list[str]] = []
+
+        def encode(self, texts: list[str]) -> np.ndarray:
+            self.calls.append(list(texts))
+            return np.stack([np.full(4, len(t), np.float32) for t in texts])
+
+    enc = Fake()
+    bank = TextBank(enc, texts=all_instructions()[:3])  # type: ignore[arg-type]
+    ids = bank.ids(["fly to the moon", all_instructions()[0], "fly to the moon"])
+    assert ids[0] == ids[2] == 3
+    assert ids[1] == bank.index[all_instructions()[0]]
+    assert bank.vectors[ids[0]].tolist() == [15.0] * 4
+    assert enc.calls[-1] == ["fly to the moon"]  # embedded once, the known text not again

@@ -21,8 +21,10 @@ def test_merge_means_se_and_bounds_match_scipy() -> None:
     se = float(stats.sem([0.1, 0.3, 0.5]))
     assert out["fd_gain.d.r.ssc.nfe50"] == pytest.approx(0.3)
     assert out["fd_gain_se.d.r.ssc.nfe50"] == pytest.approx(se)
-    assert out["fd_gain_lcb.d.r.ssc.nfe50"] == pytest.approx(0.3 - 2 * se)
-    assert out["fd_gain_ucb.d.r.ssc.nfe50"] == pytest.approx(0.3 + 2 * se)
+    lo, hi = stats.t.interval(0.95, df=2, loc=0.3, scale=se)  # scipy's Student-t interval
+    assert out["fd_gain_lcb.d.r.ssc.nfe50"] == pytest.approx(lo)
+    assert out["fd_gain_ucb.d.r.ssc.nfe50"] == pytest.approx(hi)
+    assert out["fd_gain_lcb.d.r.ssc.nfe50"] == pytest.approx(0.3 - 4.302653 * se)
     assert out["fd_se.d.r.ssc.nfe50"] == pytest.approx(float(stats.sem([2.0, 4.0, 3.0])))
     assert "fd_lcb.d.r.ssc.nfe50" not in out
     assert "other_se.x" not in out
@@ -69,3 +71,8 @@ def test_deficit_slope_and_its_exact_placebo() -> None:
     )
     assert out["deficit_slope_vs_dim.fit.exact"] == 0.0
     assert out["deficit_slope_vs_dim_se.fit.exact"] == 0.0
+    sem = float(stats.sem([0.01, 0.02, 0.03]))
+    assert out["deficit_slope_vs_dim_ucb.fit.learned"] == pytest.approx(
+        stats.t.interval(0.95, df=2, loc=-0.02, scale=sem)[1]
+    )
+    assert out["deficit_slope_vs_dim_ucb.fit.exact"] == 0.0  # the placebo's bound

@@ -1,62 +1,64 @@
 """Verbosity-robust adaptive reasoning: think or answer directly by *true* complexity.
 
-Tasks with a wording-independent complexity and the verbosity transform
-(:mod:`~icml26.adaptive_reasoning.tasks`), the two modes and reply parsing
-(:mod:`~icml26.adaptive_reasoning.modes`), stage 1 data with the augmentation
-(:mod:`~icml26.adaptive_reasoning.sft_data`), the stage-2 reward
-(:mod:`~icml26.adaptive_reasoning.reward`) and GRPO with a mode-collapse guard
-(:mod:`~icml26.adaptive_reasoning.grpo`), the policy wrapper
-(:mod:`~icml26.adaptive_reasoning.policy`), baselines and scoring.
+::
 
-Names are imported lazily, so ``import icml26.adaptive_reasoning`` does not load torch.
+    from icml26.adaptive_reasoning import (
+        AnswerChecker, ModeGRPOSettings, ModelSpec, Policy, build_model, load_problems,
+        to_conversations, train_mode_grpo,
+    )
+
+    problems = load_problems("train.jsonl")  # GSM8K-style: question, "... #### 18"
+    model, tok = build_model(ModelSpec("tiny"))
+    sft(model, tok, to_conversations(problems, "both"), SFTSettings(steps=100))  # stage 1
+    train_mode_grpo(Policy(model, tok), problems, ModeGRPOSettings(steps=20))  # stage 2
+
+Stage 1 (:func:`~icml26.shared.llm.sft.sft` on :func:`to_conversations`) teaches the two
+modes (``<think>...</think>answer`` and ``<no_think>answer``); stage 2
+(:func:`train_mode_grpo`, GRPO through the shared TRL path) learns which to use from
+correctness and reasoning cost alone (:func:`adaptive_reward`; no complexity label).
+Baselines in :mod:`icml26.adaptive_reasoning.baselines`, the methods trained in a run in
+:mod:`icml26.adaptive_reasoning.methods`. Importing this package does not import torch.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-import importlib
-from typing import Any
+from icml26.shared.exports import lazy_exports
 
-_EXPORTS = {
-    "Problem": "tasks",
-    "ProblemError": "tasks",
-    "SPLITS": "tasks",
-    "make_split": "tasks",
-    "mixture": "tasks",
-    "verbose": "tasks",
-    "concise": "tasks",
-    "think_trace": "tasks",
-    "load_problems": "tasks",
-    "parse_reply": "modes",
-    "ParsedReply": "modes",
-    "THINK": "modes",
-    "NO_THINK": "modes",
-    "THINK_END": "modes",
-    "DataMix": "sft_data",
-    "augmented_problems": "sft_data",
-    "natural_problems": "sft_data",
-    "to_conversations": "sft_data",
-    "RewardWeights": "reward",
-    "reward_components": "reward",
-    "total_reward": "reward",
-    "ModeGRPOSettings": "grpo",
-    "train_mode_grpo": "grpo",
-    "Policy": "policy",
-    "Reply": "policy",
-    "ModelSpec": "models",
-    "build_model": "models",
-    "LengthRouter": "baselines",
-    "fit_length_router": "baselines",
-    "always": "baselines",
-    "evaluate_method": "evaluate",
-    "paired_difference": "evaluate",
-    "wilson_interval": "evaluate",
-    "AdaptiveConfig": "config",
-}
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "AdaptiveConfig": ".config",
+        "AnswerChecker": ".answers",
+        "Problem": ".tasks",
+        "load_problems": ".tasks",
+        "make_split": ".tasks",
+        "to_conversations": ".sft_data",
+        "ModeGRPOSettings": ".grpo",
+        "train_mode_grpo": ".grpo",
+        "adaptive_reward": ".reward",
+        "Policy": ".policy",
+        "ModelSpec": ".models",
+        "build_model": ".models",
+        "evaluate_method": ".evaluate",
+        "parse_reply": ".modes",
+    },
+    submodules=["baselines", "methods"],
+)
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'icml26.adaptive_reasoning' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"icml26.adaptive_reasoning.{_EXPORTS[name]}"), name)
+if TYPE_CHECKING:
+    from icml26.adaptive_reasoning import baselines as baselines
+    from icml26.adaptive_reasoning import methods as methods
+    from icml26.adaptive_reasoning.answers import AnswerChecker as AnswerChecker
+    from icml26.adaptive_reasoning.config import AdaptiveConfig as AdaptiveConfig
+    from icml26.adaptive_reasoning.evaluate import evaluate_method as evaluate_method
+    from icml26.adaptive_reasoning.grpo import ModeGRPOSettings as ModeGRPOSettings
+    from icml26.adaptive_reasoning.grpo import train_mode_grpo as train_mode_grpo
+    from icml26.adaptive_reasoning.models import ModelSpec as ModelSpec
+    from icml26.adaptive_reasoning.models import build_model as build_model
+    from icml26.adaptive_reasoning.modes import parse_reply as parse_reply
+    from icml26.adaptive_reasoning.policy import Policy as Policy
+    from icml26.adaptive_reasoning.reward import adaptive_reward as adaptive_reward
+    from icml26.adaptive_reasoning.sft_data import to_conversations as to_conversations
+    from icml26.adaptive_reasoning.tasks import Problem as Problem
+    from icml26.adaptive_reasoning.tasks import load_problems as load_problems
+    from icml26.adaptive_reasoning.tasks import make_split as make_split

@@ -1,16 +1,12 @@
-"""Mode-choosing baselines that need no training of their own.
+"""Mode choosers that need no training of their own.
 
-They run on the same weights as ``ours`` with the mode token forced, so each comparison with
-``ours`` isolates the mode decision:
+* :func:`always`: force one mode on every problem (the bench's always-think on ``ours``'
+  weights);
+* :class:`LengthRouter`: think when the prompt is longer than a threshold, fitted on the
+  natural training mixture (where long prompts are mostly complex): ``length_router``.
 
-* ``always_think``: the think token on every problem (the plain reasoning model);
-* ``never_think``: the no-think token on every problem;
-* ``length_router``: think when the prompt is longer than a threshold, fitted on the natural
-  training mixture (where long prompts are mostly complex) to get the most modes right.
-
-The trained baselines (``sft_only``: stage 1 alone; ``no_augmentation``: both stages on the
-natural mixture, an AdaptThink-like adaptive reasoner) are built by
-:mod:`icml26.adaptive_reasoning.experiment`.
+The trained baselines (``always_think``, ``never_think``, ``length_penalty``, ``sft_only``,
+``no_augmentation``), each trained on its own, are in :mod:`icml26.adaptive_reasoning.methods`.
 """
 
 from __future__ import annotations

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from pathlib import Path
 
 from icml26.shared.devices import check_torch_device
 
 __all__ = ["AdaptiveConfig", "BenchConfig"]
 
-_GUARDS = ("balanced", "decoupled", "none")
+_GUARDS = ("balanced", "none")
+_ENGINES = ("loop", "trl")
 
 
 def _ints(obj: object, minimum: int, *names: str) -> None:
@@ -44,17 +44,22 @@ class AdaptiveConfig:
     """Everything ``icml26 run adaptive-reasoning`` does.
 
     Tiny model (every method, the claims): trained from scratch, stage 1 (``sft_*``) then
-    stage 2 (``grpo_*``), on ``train_problems`` generated problems; evaluated greedily on
-    ``eval_per_split`` problems of each split (or on ``problems_file``, a JSONL of the user's
-    problems, see :func:`icml26.adaptive_reasoning.tasks.load_problems`).
+    stage 2 (``grpo_*``), on ``train_problems`` generated problems per seed, for ``seeds``
+    seeds (``seed``, ``seed + 1``, ...); evaluated greedily on ``eval_per_split`` held-out
+    problems of each split.
 
     ``model`` other than ``"tiny"`` (a built-in name such as ``smollm2-135m-instruct-q4_1``, a
     folder, a ``.gguf`` or a Hugging Face id) trains *every* method on that model with LoRA.
     ``large_model`` (``""`` skips) additionally trains ``ours`` only on a pretrained model
-    with LoRA (``large_*`` sizes), reported without a claim.
+    with LoRA (``large_*`` sizes, first seed), reported without a claim.
+
+    Raises:
+        ValueError: a value out of range, an unknown guard or SFT engine, or a ``large_*``
+            size set without ``large_model``.
     """
 
     seed: int = 0
+    seeds: int = 3
     device: str = "cpu"
     threads: int = 1
     model: str = "tiny"
@@ -63,26 +68,24 @@ class AdaptiveConfig:
     vocab_size: int = 700
     lora_rank: int = 16
     # data
-    train_problems: int = 4000
+    train_problems: int = 3000
     complex_share: float = 0.5
     verbose_if_simple: float = 0.0
     verbose_if_complex: float = 0.9
-    eval_per_split: int = 200
-    problems_file: str = ""
+    eval_per_split: int = 120
     # stage 1
-    sft_steps: int = 320
+    sft_steps: int = 250
     sft_lr: float = 3e-3
     sft_batch: int = 16
+    sft_engine: str = "loop"
     # stage 2
-    grpo_steps: int = 10
-    grpo_prompts: int = 16
+    grpo_steps: int = 8
+    grpo_prompts: int = 8
     grpo_generations: int = 8
     grpo_lr: float = 5e-4
     grpo_temperature: float = 1.0
     guard: str = "balanced"
-    mode_loss_weight: float = 1.0
-    reward_token: float = 0.004
-    reward_mode: float = 0.5
+    token_cost: float = 0.01
     max_new_tokens: int = 40
     # the pretrained model trained on `ours` only
     large_model: str = ""
@@ -98,22 +101,39 @@ class AdaptiveConfig:
     def __post_init__(self) -> None:
         _ints(self, 0, "seed", "sft_steps", "grpo_steps", "large_sft_steps", "large_grpo_steps")
         _ints(
-            self, 1, "threads", "hidden_size", "num_layers", "vocab_size", "lora_rank",
-            "train_problems", "eval_per_split", "sft_batch", "grpo_prompts", "max_new_tokens",
-            "large_sft_batch", "large_grpo_prompts", "large_eval_per_split",
-        )  # fmt: skip
+            self,
+            1,
+            "seeds",
+            "threads",
+            "hidden_size",
+            "num_layers",
+            "vocab_size",
+            "lora_rank",
+            "train_problems",
+            "eval_per_split",
+            "sft_batch",
+            "grpo_prompts",
+            "max_new_tokens",
+            "large_sft_batch",
+            "large_grpo_prompts",
+            "large_eval_per_split",
+        )
         _ints(self, 2, "grpo_generations", "large_grpo_generations")
         _positive(self, "sft_lr", "grpo_lr", "grpo_temperature", "large_sft_lr", "large_grpo_lr")
         _unit(self, "complex_share", "verbose_if_simple", "verbose_if_complex")
-        for name in ("reward_token", "reward_mode", "mode_loss_weight"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
-                raise ValueError(f"{name} must be a number >= 0, got {v!r}")
+        if isinstance(self.token_cost, bool) or not (
+            isinstance(self.token_cost, int | float) and 0 <= self.token_cost < math.inf
+        ):
+            raise ValueError(f"token_cost must be a number >= 0, got {self.token_cost!r}")
         check_torch_device(self.device, allowed=("auto", "cpu", "mps"))
         if not isinstance(self.model, str) or not self.model.strip():
             raise ValueError("model must be 'tiny' or a model spec (name, folder, .gguf, hub id)")
         if self.guard not in _GUARDS:
             raise ValueError(f"unknown guard {self.guard!r}; choose from {list(_GUARDS)}")
+        if self.sft_engine not in _ENGINES:
+            raise ValueError(
+                f"unknown sft_engine {self.sft_engine!r}; choose from {list(_ENGINES)}"
+            )
         if self.guard == "balanced" and (
             self.grpo_generations % 2 or self.large_grpo_generations % 2
         ):
@@ -124,16 +144,15 @@ class AdaptiveConfig:
             unused = [
                 f.name
                 for f in fields(self)
-                if f.name.startswith("large_") and f.name != "large_model"
+                if f.name.startswith("large_")
+                and f.name != "large_model"
                 and getattr(self, f.name) != f.default
-            ]  # fmt: skip
+            ]
             if unused:
                 raise ValueError(
                     f"{', '.join(unused)} only apply to the pretrained model: set large_model "
                     "(e.g. large_model=smollm2-135m-instruct-q4_1) to use them"
                 )
-        if self.problems_file and not Path(self.problems_file).is_file():
-            raise ValueError(f"problems_file {self.problems_file!r} does not exist")
         if self.verbose_if_complex <= self.verbose_if_simple:
             raise ValueError(
                 "verbose_if_complex must exceed verbose_if_simple: the natural data needs the "

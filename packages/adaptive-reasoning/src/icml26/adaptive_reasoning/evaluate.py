@@ -1,50 +1,23 @@
-"""Scoring methods on the splits: accuracy (with intervals), think rate, tokens, per-ops rates.
+"""Scoring methods on the splits: accuracy, think rate, tokens, reasoning tokens, per item.
 
-Every method answers the *same* problems of every split (greedy decoding), so differences
-between methods are paired: :func:`paired_difference` gives the mean difference of two
-methods' per-item correctness and its normal-approximation 95% interval, the figure the
-"within 2 points of always-think" claim is decided on. :func:`wilson_interval` is the 95%
-interval of one accuracy.
+Every method answers the *same* held-out problems of every split (greedy decoding), so the
+differences between methods are paired per item and per seed. Answers are compared by an
+:class:`~icml26.adaptive_reasoning.answers.AnswerChecker`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from icml26.adaptive_reasoning.answers import AnswerChecker
 from icml26.adaptive_reasoning.modes import Mode
 from icml26.adaptive_reasoning.policy import Policy, Reply
 from icml26.adaptive_reasoning.tasks import Problem
 
-__all__ = ["MethodScores", "evaluate_method", "paired_difference", "wilson_interval"]
-
-Z95 = 1.959963984540054
-
-
-def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a binomial proportion (``(0, 1)`` for ``n == 0``)."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def paired_difference(
-    a: Sequence[float], b: Sequence[float], z: float = Z95
-) -> tuple[float, float, float]:
-    """``mean(a - b)`` and its 95% interval (normal approximation on the paired differences)."""
-    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    if len(d) == 0:
-        return float("nan"), float("nan"), float("nan")
-    mean = float(d.mean())
-    se = float(d.std(ddof=1) / math.sqrt(len(d))) if len(d) > 1 else 0.0
-    return mean, mean - z * se, mean + z * se
+__all__ = ["MethodScores", "evaluate_method"]
 
 
 @dataclass
@@ -55,18 +28,11 @@ class MethodScores:
     think: list[float]
     tokens: list[int]
     ops: list[int]
+    reasoning: list[int] = field(default_factory=list)
 
-    def summary(self) -> dict[str, float]:
-        n = len(self.correct)
-        lo, hi = wilson_interval(int(sum(self.correct)), n)
-        return {
-            "accuracy": float(np.mean(self.correct)) if n else float("nan"),
-            "accuracy_lo": lo,
-            "accuracy_hi": hi,
-            "think_rate": float(np.mean(self.think)) if n else float("nan"),
-            "tokens": float(np.mean(self.tokens)) if n else float("nan"),
-            "n": n,
-        }
+    def reward(self, token_cost: float) -> float:
+        """Mean of ``correct - token_cost * reasoning tokens`` (the stage-2 reward)."""
+        return float(np.mean(self.correct) - token_cost * np.mean(self.reasoning))
 
 
 def evaluate_method(
@@ -76,9 +42,22 @@ def evaluate_method(
     *,
     max_new_tokens: int = 48,
     batch_size: int = 256,
+    checker: AnswerChecker | None = None,
 ) -> dict[str, MethodScores]:
-    """Greedy replies of ``policy`` on every split; ``choose`` forces a mode per problem
-    (``None``: the model chooses)."""
+    """Greedy replies of ``policy`` on every split.
+
+    Args:
+        policy: the model.
+        splits: problems by split name.
+        choose: forces a mode per problem (``None``: the model chooses).
+        max_new_tokens: reply length cap.
+        batch_size: problems per generation batch.
+        checker: how answers are compared (default :class:`AnswerChecker`).
+
+    Returns:
+        Per split, the per-item scores.
+    """
+    check = checker or AnswerChecker()
     out: dict[str, MethodScores] = {}
     for split, problems in splits.items():
         force = list(choose(problems)) if choose is not None else None
@@ -86,9 +65,12 @@ def evaluate_method(
             problems, force=force, max_new_tokens=max_new_tokens, batch_size=batch_size
         )
         out[split] = MethodScores(
-            correct=[float(r.answer == p.answer) for r, p in zip(replies, problems, strict=True)],
+            correct=[
+                float(check(r.answer, p.answer)) for r, p in zip(replies, problems, strict=True)
+            ],
             think=[float(r.mode == "think") for r in replies],
             tokens=[r.tokens for r in replies],
             ops=[p.ops for p in problems],
+            reasoning=[r.reasoning_tokens for r in replies],
         )
     return out

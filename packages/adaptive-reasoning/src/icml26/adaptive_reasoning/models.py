@@ -19,9 +19,10 @@ import numpy as np
 
 from icml26.adaptive_reasoning.modes import MODE_TOKENS, direct_target, think_target
 from icml26.adaptive_reasoning.tasks import (
+    MAX_OPERAND,
+    MAX_VALUE,
     OOD_WORDING,
     TRAIN_WORDING,
-    make_split,
     mixture,
     think_trace,
 )
@@ -33,8 +34,16 @@ TINY = "tiny"
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """What model to build: ``name`` (``"tiny"`` or a spec for ``load_causal_lm``), the tiny
-    model's sizes, LoRA rank for a pretrained one, and the device."""
+    """What model to build.
+
+    Attributes:
+        name: ``"tiny"`` (trained from scratch) or a spec for
+            :func:`icml26.shared.llm.load_causal_lm` (``smollm2-135m-instruct-q4_1``, the
+            bundled Q4_1 GGUF dequantised; a folder; a ``.gguf``; a Hugging Face id).
+        hidden_size, num_layers, num_heads, vocab_size: the tiny model's sizes.
+        lora_rank: the adapters' rank on a pretrained model.
+        device: where the model lives.
+    """
 
     name: str = TINY
     hidden_size: int = 96
@@ -46,34 +55,61 @@ class ModelSpec:
 
 
 def _corpus(rng: np.random.Generator) -> list[str]:
-    """Text the tiny tokenizer is fitted on: training-wording problems with their targets,
-    and the held-out wording's vocabulary (so held-out words are tokens, not unseen bytes;
-    the model still never trains on them)."""
+    """Text the tiny tokenizer is fitted on: training-side problems with their targets, the
+    held-out wording's templates (so held-out words are tokens, not unseen bytes) and the
+    arithmetic facts. No evaluation problem: ``mixture`` draws training programs only."""
     texts = []
     for p in mixture(600, rng, verbose_if_simple=0.5, verbose_if_complex=0.5):
         target = think_target(think_trace(p), p.answer) if p.complex else direct_target(p.answer)
         texts += [p.text, target]
-    texts += [p.text for p in make_split("ood", 40, rng)]
     for w in (TRAIN_WORDING, OOD_WORDING):
         texts += [*w.fillers, *w.names, *w.objects]
-    texts += [f"{a}+{b}={a + b}," for a in range(21) for b in range(10)]
-    texts += [f"{a}-{b}={a - b}," for a in range(21) for b in range(10) if a >= b]
+        for template in (*w.add, *w.sub, *w.verbose_add, *w.verbose_sub, *w.questions):
+            texts.append(template.format(name=w.names[0], n=1, obj=w.objects[0]))
+    top, ops = MAX_VALUE + 1, MAX_OPERAND + 1
+    texts += [f"{a}+{b}={a + b}," for a in range(top) for b in range(ops)]
+    texts += [f"{a}-{b}={a - b}," for a in range(top) for b in range(ops) if a >= b]
     return texts
 
 
+_TOKENIZERS: dict[tuple[int, int], Any] = {}
+
+
+def _tiny_tokenizer(seed: int, vocab_size: int) -> Any:
+    """The tiny model's tokenizer for ``seed`` (trained once per process, then copied)."""
+    import copy
+
+    from icml26.shared.llm.tiny import train_tokenizer
+
+    key = (seed, vocab_size)
+    if key not in _TOKENIZERS:
+        corpus = _corpus(np.random.default_rng([seed, 7]))
+        _TOKENIZERS[key] = train_tokenizer(
+            corpus, vocab_size=vocab_size, special_tokens=MODE_TOKENS, split_digits=False
+        )
+    return copy.deepcopy(_TOKENIZERS[key])
+
+
 def build_model(spec: ModelSpec, *, seed: int = 0) -> tuple[Any, Any]:
-    """``(model, tokenizer)`` ready for stage 1 (on ``spec.device``)."""
+    """``(model, tokenizer)`` ready for stage 1 (on ``spec.device``).
+
+    Args:
+        spec: which model and its sizes.
+        seed: the tiny model's tokenizer corpus and initialisation (and new token rows).
+
+    Returns:
+        The model (with LoRA adapters for a pretrained one) and its tokenizer, which has the
+        three mode tokens as single ids.
+    """
     import torch
 
     if spec.name == TINY:
-        from icml26.shared.llm.tiny import TinyModelConfig, make_tiny_lm
+        from icml26.shared.llm.tiny import TinyModelConfig, make_tiny_model
 
-        rng = np.random.default_rng([seed, 7])
-        model, tok = make_tiny_lm(
-            _corpus(rng),
-            special_tokens=MODE_TOKENS,
-            vocab_size=spec.vocab_size,
-            config=TinyModelConfig(
+        tok = _tiny_tokenizer(seed, spec.vocab_size)
+        model = make_tiny_model(
+            tok,
+            TinyModelConfig(
                 hidden_size=spec.hidden_size,
                 intermediate_size=2 * spec.hidden_size,
                 num_layers=spec.num_layers,
@@ -82,9 +118,8 @@ def build_model(spec: ModelSpec, *, seed: int = 0) -> tuple[Any, Any]:
                 max_positions=512,
             ),
             seed=seed,
-            split_digits=False,
         )
-        return model.to(spec.device), tok  # type: ignore[arg-type]
+        return model.to(spec.device), tok
     from icml26.shared.llm import load_causal_lm
     from icml26.shared.llm.chat_templates import with_generation_markers
     from icml26.shared.llm.sft import add_lora

@@ -8,12 +8,13 @@ is measurable (its first token) and controllable (force it into the prompt):
 
 :func:`parse_reply` reads a decoded reply (special tokens kept) without ever raising: a reply
 that starts with neither token has mode ``None``, a think reply that never closes its
-``</think>`` or an answer that is not an integer has answer ``None`` (scored wrong).
+``</think>``, or an empty answer, has answer ``None`` (scored wrong). The answer is the text
+after the mode block up to the first line break, stripped; an
+:class:`~icml26.adaptive_reasoning.answers.AnswerChecker` compares it with the gold answer.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,7 +37,6 @@ NO_THINK = "<no_think>"
 MODE_TOKENS = (THINK, THINK_END, NO_THINK)
 
 Mode = Literal["think", "no_think"]
-_INT = re.compile(r"-?\d+")
 
 
 @dataclass(frozen=True)
@@ -45,34 +45,40 @@ class ParsedReply:
 
     Attributes:
         mode: ``"think"``, ``"no_think"``, or ``None`` (starts with neither token).
-        answer: the integer answer, or ``None`` (missing, unclosed reasoning, not a number).
+        answer: the answer text, or ``None`` (missing, unclosed reasoning).
         reasoning: the text between ``<think>`` and ``</think>`` (``""`` without it).
     """
 
     mode: Mode | None
-    answer: int | None
+    answer: str | None
     reasoning: str = ""
 
 
-def think_target(trace: str, answer: int) -> str:
+def think_target(trace: str, answer: int | str) -> str:
     """The SFT target of a complex problem."""
     return f"{THINK}{trace}{THINK_END}{answer}"
 
 
-def direct_target(answer: int) -> str:
+def direct_target(answer: int | str) -> str:
     """The SFT target of a simple problem."""
     return f"{NO_THINK}{answer}"
 
 
-def _first_int(text: str) -> int | None:
-    text = text.strip()
-    m = _INT.match(text)
-    return int(m.group()) if m else None
+def _answer(text: str) -> str | None:
+    lines = text.strip().splitlines()
+    first = lines[0].strip() if lines else ""
+    return first or None
 
 
 def parse_reply(text: str) -> ParsedReply:
-    """Mode and answer of a decoded reply (see the module docstring); never raises on
-    malformed text."""
+    """Mode and answer of a decoded reply (see the module docstring).
+
+    Args:
+        text: the reply decoded with its special tokens.
+
+    Returns:
+        The mode, the answer text and the reasoning; never raises on malformed text.
+    """
     if not isinstance(text, str):
         return ParsedReply(None, None)
     body = text.strip()
@@ -81,10 +87,10 @@ def parse_reply(text: str) -> ParsedReply:
         end = rest.find(THINK_END)
         if end < 0:
             return ParsedReply("think", None, rest)
-        return ParsedReply("think", _first_int(rest[end + len(THINK_END) :]), rest[:end])
+        return ParsedReply("think", _answer(rest[end + len(THINK_END) :]), rest[:end])
     if body.startswith(NO_THINK):
         after = body[len(NO_THINK) :]
         if THINK in after or THINK_END in after:
             return ParsedReply("no_think", None)
-        return ParsedReply("no_think", _first_int(after))
+        return ParsedReply("no_think", _answer(after))
     return ParsedReply(None, None)

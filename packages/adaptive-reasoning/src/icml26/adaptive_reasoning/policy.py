@@ -31,7 +31,7 @@ class Reply:
     ids: tuple[int, ...]
     text: str
     mode: Mode | None
-    answer: int | None
+    answer: str | None
     reasoning_tokens: int
 
     @property
@@ -47,7 +47,13 @@ def binary_entropy(p: float) -> float:
 
 
 class Policy:
-    """``model`` and ``tokenizer`` with the ids of the mode tokens.
+    """A causal LM as an adaptive reasoner: ``model`` and ``tokenizer`` with the ids of the
+    mode tokens (:meth:`generate`, :meth:`read`, :meth:`think_probability`).
+
+    Args:
+        model: a Hugging Face causal LM.
+        tokenizer: its tokenizer, with a chat template and the three mode tokens.
+        max_prompt_tokens: prompts are cut to their last this many tokens.
 
     Raises:
         ValueError: the tokenizer lacks a chat template or a mode token is not one id.
@@ -110,6 +116,10 @@ class Policy:
         return ids.to(self.device), att.to(self.device)
 
     # ---------------------------------------------------------------------------- sampling
+    def read(self, ids: Sequence[int]) -> Reply:
+        """A generated token sequence read back as a :class:`Reply` (cut after end-of-turn)."""
+        return self._reply(list(ids))
+
     def _reply(self, ids: list[int]) -> Reply:
         if self.eos_id in ids:
             ids = ids[: ids.index(self.eos_id) + 1]
@@ -136,10 +146,21 @@ class Policy:
         """Replies to ``problems``; greedy at ``temperature == 0``.
 
         Args:
+            problems: problems (or their texts).
             force: a mode per problem (or one for all): its token is placed as the first
                 reply token and the rest is generated after it; ``None`` lets the model choose
                 between the two mode tokens (its two-way distribution at the first reply
                 position: the likelier one when greedy, a draw when sampling).
+            max_new_tokens: reply tokens at most (the mode token included).
+            temperature: 0 for greedy decoding.
+            batch_size: problems per generation batch.
+            seed: seeds torch's generator first (``None``: as it is).
+
+        Returns:
+            One :class:`Reply` per problem.
+
+        Raises:
+            ValueError: a negative temperature, an unknown mode or a wrong number of them.
         """
         import torch
 

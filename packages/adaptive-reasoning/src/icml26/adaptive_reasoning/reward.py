@@ -1,61 +1,78 @@
-"""The stage-2 reward: correctness, a cost on reasoning tokens, a penalty for the wrong mode.
+"""The stage-2 reward: correctness and the cost of reasoning, nothing else.
 
-For a reply ``o`` to problem ``q`` with true complexity ``c(q)`` (think needed or not):
+For a reply ``o`` to a problem with gold answer ``y``:
 
-    r(o) = w_correct * 1[answer(o) = answer(q)]
-         - w_token   * (reasoning tokens of o)
-         - w_mode    * 1[mode(o) != mode*(q)],     mode*(q) = think if c(q) else no_think
+    r(o) = 1[check(answer(o), y)] - w_token * (reasoning tokens of o)
 
-A reply with no mode token counts as the wrong mode; an unparsable answer is wrong. The token
-cost makes no-think preferable whenever it is as accurate (simple problems); the mode penalty
-is the paper's push towards choosing the mode by the *true* complexity, not the wording.
-Each component is returned separately (logged per GRPO step).
+No complexity label, operation count or "right mode" enters: the mode choice is learnt from
+accuracy and cost alone, as AdaptThink and Thinkless learn it (a think reply pays for its
+reasoning; on a problem a direct answer gets right, no-think earns more). A reply with no
+answer is wrong; a no-think reply has no reasoning tokens.
+
+:func:`adaptive_reward` gives the two components in TRL's shape (``f(prompts, completions,
+completion_ids, answer, **columns)``): pass them with ``reward_weights=(1, w_token)`` to
+:func:`icml26.shared.llm.grpo.train_grpo`, which logs each (``rewards/correct/mean``,
+``rewards/reasoning_cost/mean``). :func:`reply_reward` is the same figure for one reply.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from icml26.adaptive_reasoning.policy import Reply
-from icml26.adaptive_reasoning.tasks import Problem
+from icml26.adaptive_reasoning.answers import AnswerChecker
+from icml26.adaptive_reasoning.policy import Policy, Reply
 
-__all__ = ["COMPONENTS", "RewardWeights", "reward_components", "total_reward"]
+__all__ = ["COMPONENTS", "adaptive_reward", "reply_reward"]
 
-COMPONENTS = ("correct", "token_cost", "mode_penalty")
-
-
-@dataclass(frozen=True)
-class RewardWeights:
-    """``w_correct``, ``w_token`` (per reasoning token), ``w_mode``; all >= 0."""
-
-    correct: float = 1.0
-    token: float = 0.004
-    mode: float = 0.5
-
-    def __post_init__(self) -> None:
-        for name in ("correct", "token", "mode"):
-            v = getattr(self, name)
-            if not (isinstance(v, int | float) and math.isfinite(v) and v >= 0):
-                raise ValueError(f"reward weight {name} must be a finite number >= 0, got {v!r}")
+COMPONENTS = ("correct", "reasoning_cost")
 
 
-def reward_components(
-    problems: Sequence[Problem], replies: Sequence[Reply], weights: RewardWeights
-) -> dict[str, list[float]]:
-    """The three signed components per reply (``correct >= 0``, the others ``<= 0``)."""
-    if len(problems) != len(replies):
-        raise ValueError(f"{len(replies)} replies for {len(problems)} problems")
-    out: dict[str, list[float]] = {c: [] for c in COMPONENTS}
-    for p, r in zip(problems, replies, strict=True):
-        wanted = "think" if p.complex else "no_think"
-        out["correct"].append(weights.correct * float(r.answer == p.answer))
-        out["token_cost"].append(-weights.token * r.reasoning_tokens)
-        out["mode_penalty"].append(-weights.mode * float(r.mode != wanted))
-    return out
+def reply_reward(
+    reply: Reply, gold: str | int, *, checker: AnswerChecker, token_cost: float
+) -> float:
+    """``1[correct] - token_cost * reasoning_tokens`` of one reply.
+
+    Args:
+        reply: the reply.
+        gold: the problem's answer.
+        checker: how answers are compared.
+        token_cost: the cost per reasoning token (``>= 0``).
+
+    Returns:
+        The reward.
+    """
+    return float(checker(reply.answer, gold)) - token_cost * reply.reasoning_tokens
 
 
-def total_reward(components: dict[str, list[float]]) -> list[float]:
-    """The sum of the components, per reply."""
-    return [sum(vals) for vals in zip(*(components[c] for c in COMPONENTS), strict=True)]
+def adaptive_reward(
+    policy: Policy, checker: AnswerChecker | None = None
+) -> Callable[..., dict[str, list[float]]]:
+    """The reward's components for a batch, in TRL's shape (reads the ``answer`` column).
+
+    Args:
+        policy: reads completion token ids back as replies (mode tokens kept; TRL's decoded
+            text drops special tokens, so the ids are read, not the text).
+        checker: how answers are compared (default: numeric within ``1e-6``, else exact).
+
+    Returns:
+        ``f(prompts, completions, completion_ids, answer, **kw) -> {"correct": [0/1...],
+        "reasoning_cost": [-tokens...]}``; wrap it with
+        :func:`icml26.shared.llm.grpo.reward_components` for TRL.
+    """
+    check = checker or AnswerChecker()
+
+    def compute(
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        completion_ids: Sequence[Sequence[int]],
+        answer: Sequence[str],
+        **_: Any,
+    ) -> dict[str, list[float]]:
+        replies = [policy.read(ids) for ids in completion_ids]
+        return {
+            "correct": [float(check(r.answer, a)) for r, a in zip(replies, answer, strict=True)],
+            "reasoning_cost": [-float(r.reasoning_tokens) for r in replies],
+        }
+
+    return compute

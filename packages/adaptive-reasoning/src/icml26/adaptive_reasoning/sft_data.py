@@ -20,7 +20,14 @@ import numpy as np
 from icml26.adaptive_reasoning.modes import direct_target, think_target
 from icml26.adaptive_reasoning.tasks import Problem, concise, mixture, think_trace, verbose
 
-__all__ = ["DataMix", "augmented_problems", "natural_problems", "to_conversations"]
+__all__ = [
+    "TARGETS",
+    "DataMix",
+    "augmented_problems",
+    "natural_problems",
+    "target",
+    "to_conversations",
+]
 
 
 @dataclass(frozen=True)
@@ -64,17 +71,49 @@ def augmented_problems(n: int, rng: np.random.Generator, mix: DataMix) -> list[P
     return [out[i] for i in order][:n]
 
 
-def target(problem: Problem) -> str:
-    """The reply stage 1 teaches: a think trace for complex problems, a direct answer for
-    simple ones."""
-    if problem.complex:
+#: Stage-1 target kinds: by the complexity label (the paper's), one mode for all (the
+#: one-mode baselines), or both modes for every problem (unlabelled data: the mode is then
+#: left to stage 2).
+TARGETS = ("adaptive", "think", "direct", "both")
+
+
+def target(problem: Problem, kind: str = "adaptive") -> str:
+    """The reply stage 1 teaches for ``kind`` ``"adaptive"`` (a think trace for complex
+    problems, a direct answer for simple ones), ``"think"`` or ``"direct"``.
+
+    Raises:
+        ValueError: an unknown kind, or ``"adaptive"`` on a problem with no complexity label.
+    """
+    if kind not in ("adaptive", "think", "direct"):
+        raise ValueError(f"unknown target kind {kind!r}; choose from {list(TARGETS)}")
+    if kind == "adaptive" and problem.complex is None:
+        raise ValueError(
+            f"problem {problem.text[:40]!r} has no complexity label: use targets='both' "
+            "(stage 1 teaches both modes, stage 2 learns the choice from reward)"
+        )
+    if kind == "think" or (kind == "adaptive" and problem.complex):
         return think_target(think_trace(problem), problem.answer)
     return direct_target(problem.answer)
 
 
-def to_conversations(problems: list[Problem]) -> list[list[dict[str, str]]]:
-    """Chat conversations for :func:`icml26.shared.llm.sft.sft` (loss on the reply)."""
+def to_conversations(
+    problems: list[Problem], targets: str = "adaptive"
+) -> list[list[dict[str, str]]]:
+    """Chat conversations for :func:`icml26.shared.llm.sft.sft` (loss on the reply).
+
+    Args:
+        problems: the problems.
+        targets: one of :data:`TARGETS` (``"both"`` gives two conversations a problem).
+
+    Returns:
+        One ``[user, assistant]`` conversation per problem (two with ``"both"``).
+
+    Raises:
+        ValueError: an unknown kind, or ``"adaptive"`` on an unlabelled problem.
+    """
+    kinds = ("think", "direct") if targets == "both" else (targets,)
     return [
-        [{"role": "user", "content": p.text}, {"role": "assistant", "content": target(p)}]
+        [{"role": "user", "content": p.text}, {"role": "assistant", "content": target(p, k)}]
         for p in problems
+        for k in kinds
     ]

@@ -15,13 +15,22 @@ are those of the program (a property test holds them to it). Splits: ``simple_co
 (held-out names, objects, verbs and filler sentences, simple and complex, concise and
 verbose). A user's own problems come from a JSONL file (:func:`load_problems`).
 
-Numbers stay small (start 2..9, operands 1..5, every intermediate value in 0..9) so that a
+Numbers stay small (start 2..29, operands 1..9, every intermediate value in 0..29) so that a
 tiny model trained from scratch can learn the one-step lookups a think trace is made of.
+
+**Train and evaluation programs are disjoint by construction**: a program is *held out*
+(:func:`is_heldout`) when a hash of its content falls in one quarter; training pools draw
+only the other programs, evaluation splits only held-out ones, so no evaluation program (and
+hence no evaluation text) occurs in training. Simple programs number about 470 (about 120
+held out), so simple accuracy cannot come from memorising evaluation items
+(:func:`program_counts` reports the counts).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,9 +45,11 @@ __all__ = [
     "ProblemError",
     "Wording",
     "concise",
+    "is_heldout",
     "load_problems",
     "make_split",
     "mixture",
+    "program_counts",
     "sample_program",
     "think_trace",
     "verbose",
@@ -48,8 +59,10 @@ __all__ = [
 TRAIN_SPLITS = ("simple_concise", "simple_verbose", "complex_concise", "complex_verbose")
 SPLITS = (*TRAIN_SPLITS, "ood")
 
-MAX_VALUE = 9
-MAX_OPERAND = 5
+MAX_VALUE = 29
+MAX_OPERAND = 9
+#: One program in this many (by a content hash) is held out for evaluation.
+HELDOUT_EVERY = 4
 Op = tuple[Literal["+", "-"], int]
 
 
@@ -119,31 +132,38 @@ class Problem:
 
     Attributes:
         text: the problem as the model reads it.
-        answer: the exact integer answer.
-        ops: the number of operations (true complexity).
-        complex: whether the right mode is *think* (``ops >= 3`` for generated problems; a
-            user's file states it).
+        answer: the exact answer: an integer for generated problems, a string (or number)
+            for a user's problems, compared by an
+            :class:`~icml26.adaptive_reasoning.answers.AnswerChecker`.
+        ops: the number of operations (true complexity; 0 when unknown).
+        complex: whether the right mode is *think* (``ops >= 3`` for generated problems;
+            ``None`` when unknown: a user's problems need no label, it is only reported).
         split: the split it belongs to (``""`` for training data).
         start, program: the program (empty for a user's problems, which need no trace).
         verbose: whether it is worded verbosely.
+        reasoning: a worked solution (a user's problem's think target; generated problems
+            derive theirs from the program).
     """
 
     text: str
-    answer: int
+    answer: int | str
     ops: int
-    complex: bool
+    complex: bool | None
     split: str = ""
     start: int | None = None
     program: tuple[Op, ...] = field(default=())
     verbose: bool = False
+    reasoning: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text.strip():
             raise ProblemError("a problem needs a non-empty text")
-        if isinstance(self.answer, bool) or not isinstance(self.answer, int):
-            raise ProblemError(f"problem {self.text[:40]!r}: the answer must be an integer")
-        if isinstance(self.ops, bool) or not isinstance(self.ops, int) or self.ops < 1:
-            raise ProblemError(f"problem {self.text[:40]!r}: ops must be a positive integer")
+        if isinstance(self.answer, bool) or not isinstance(self.answer, int | str):
+            raise ProblemError(f"problem {self.text[:40]!r}: the answer must be an int or a string")
+        if isinstance(self.answer, str) and not self.answer.strip():
+            raise ProblemError(f"problem {self.text[:40]!r}: the answer is empty")
+        if isinstance(self.ops, bool) or not isinstance(self.ops, int) or self.ops < 0:
+            raise ProblemError(f"problem {self.text[:40]!r}: ops must be an integer >= 0")
         if self.program:
             if len(self.program) != self.ops or self.start is None:
                 raise ProblemError("a program needs a start value and exactly `ops` operations")
@@ -168,11 +188,41 @@ def evaluate(start: int, program: Sequence[Op]) -> list[int]:
     return values
 
 
-def sample_program(k: int, rng: np.random.Generator) -> tuple[int, tuple[Op, ...]]:
-    """A start value and ``k`` operations whose running values stay in ``0..MAX_VALUE``."""
+def is_heldout(start: int, program: Sequence[Op]) -> bool:
+    """Whether a program belongs to the evaluation side (a hash of its content)."""
+    key = f"{start}" + "".join(f"{op}{n}" for op, n in program)
+    return zlib.crc32(key.encode()) % HELDOUT_EVERY == 0
+
+
+def program_counts() -> dict[str, int]:
+    """Distinct simple (one-operation) programs on each side of the split."""
+    heldout = train = 0
+    for start in range(2, MAX_VALUE + 1):
+        for n in range(1, MAX_OPERAND + 1):
+            for op in ("+", "-"):
+                if 0 <= (start + n if op == "+" else start - n) <= MAX_VALUE:
+                    if is_heldout(start, [(op, n)]):
+                        heldout += 1
+                    else:
+                        train += 1
+    return {"simple_train": train, "simple_heldout": heldout}
+
+
+def sample_program(
+    k: int, rng: np.random.Generator, *, heldout: bool | None = None
+) -> tuple[int, tuple[Op, ...]]:
+    """A start value and ``k`` operations whose running values stay in ``0..MAX_VALUE``;
+    ``heldout`` (``True``/``False``) restricts it to the evaluation or the training side."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    start = int(rng.integers(2, 10))
+    while True:
+        start, program = _draw_program(k, rng)
+        if heldout is None or is_heldout(start, program) == heldout:
+            return start, program
+
+
+def _draw_program(k: int, rng: np.random.Generator) -> tuple[int, tuple[Op, ...]]:
+    start = int(rng.integers(2, MAX_VALUE + 1))
     value, program = start, []
     for _ in range(k):
         choices: list[Op] = [("+", n) for n in range(1, MAX_OPERAND + 1) if value + n <= MAX_VALUE]
@@ -220,9 +270,15 @@ def render(
 
 
 def _problem(
-    start: int, program: tuple[Op, ...], *, wordy: bool, rng: np.random.Generator,
-    wording: Wording, split: str = "", complex_from: int = 3,
-) -> Problem:  # fmt: skip
+    start: int,
+    program: tuple[Op, ...],
+    *,
+    wordy: bool,
+    rng: np.random.Generator,
+    wording: Wording,
+    split: str = "",
+    complex_from: int = 3,
+) -> Problem:
     return Problem(
         text=render(start, program, wordy=wordy, rng=rng, wording=wording),
         answer=evaluate(start, program)[-1],
@@ -256,9 +312,12 @@ def concise(
 
 
 def think_trace(problem: Problem) -> str:
-    """The step-by-step reasoning generated from the program: ``"5+3=8,8-2=6,"``."""
+    """The step-by-step reasoning generated from the program: ``"5+3=8,8-2=6,"`` (a user's
+    problem: its ``reasoning``)."""
+    if problem.reasoning:
+        return problem.reasoning
     if not problem.program or problem.start is None:
-        raise ProblemError("a think trace needs the problem's program")
+        raise ProblemError("a think trace needs the problem's program or its reasoning")
     values = evaluate(problem.start, problem.program)
     return "".join(
         f"{a}{op}{n}={b},"
@@ -270,7 +329,19 @@ COMPLEX_OPS = (3, 4)
 
 
 def make_split(split: str, n: int, rng: np.random.Generator) -> list[Problem]:
-    """``n`` problems of one evaluation split (see the module docstring)."""
+    """``n`` problems of one evaluation split, every program held out from training.
+
+    Args:
+        split: one of :data:`SPLITS`.
+        n: how many problems.
+        rng: the random stream.
+
+    Returns:
+        The problems, ``split`` set on each.
+
+    Raises:
+        ProblemError: an unknown split.
+    """
     if split not in SPLITS:
         raise ProblemError(f"unknown split {split!r}; choose from {list(SPLITS)}")
     out = []
@@ -281,7 +352,7 @@ def make_split(split: str, n: int, rng: np.random.Generator) -> list[Problem]:
             kind, form = split.split("_")
             wordy, wording = form == "verbose", TRAIN_WORDING
         k = 1 if kind == "simple" else int(rng.choice(COMPLEX_OPS))
-        start, program = sample_program(k, rng)
+        start, program = sample_program(k, rng, heldout=True)
         out.append(_problem(start, program, wordy=wordy, rng=rng, wording=wording, split=split))
     return out
 
@@ -298,8 +369,11 @@ def mixture(
     with a probability that depends on the complexity. Real data has long prompts for hard
     problems (``verbose_if_complex > verbose_if_simple``): that correlation is the shortcut a
     reasoner trained without augmentation learns."""
-    for name, p in (("complex_share", complex_share), ("verbose_if_simple", verbose_if_simple),
-                    ("verbose_if_complex", verbose_if_complex)):  # fmt: skip
+    for name, p in (
+        ("complex_share", complex_share),
+        ("verbose_if_simple", verbose_if_simple),
+        ("verbose_if_complex", verbose_if_complex),
+    ):
         if not 0 <= p <= 1:
             raise ValueError(f"{name} must be in [0, 1], got {p}")
     out = []
@@ -307,20 +381,28 @@ def mixture(
         is_complex = bool(rng.random() < complex_share)
         k = int(rng.choice(COMPLEX_OPS)) if is_complex else 1
         wordy = bool(rng.random() < (verbose_if_complex if is_complex else verbose_if_simple))
-        start, program = sample_program(k, rng)
+        start, program = sample_program(k, rng, heldout=False)
         out.append(_problem(start, program, wordy=wordy, rng=rng, wording=TRAIN_WORDING))
     return out
 
 
+_GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.S)
+_SPLIT_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+
+
 def load_problems(path: str | Path) -> list[Problem]:
-    """Problems from a JSONL file, one object a line: ``{"text": str, "answer": int,
-    "complex": bool, "ops": int (optional, default 1 or 3 by "complex"), "split": str
-    (optional, one of SPLITS; default "simple_concise"/"complex_concise" by "complex")}``.
+    """Problems from a JSONL file, one object a line, GSM8K's shape or ours.
+
+    Fields: ``"question"`` or ``"text"`` (the problem); ``"answer"`` (a string or a number;
+    GSM8K's ``"worked solution #### 18"`` is split into the reasoning and the final answer
+    ``"18"``); optional ``"reasoning"`` (a worked solution, the think target), ``"complex"``
+    (a bool, only reported: no label reaches training after SFT), ``"ops"`` and ``"split"``
+    (letters, digits, ``_``; default ``"user"``).
 
     Raises:
         FileNotFoundError: no such file.
-        ProblemError: a line that is not JSON, lacks ``text``/``answer``/``complex``, has a
-            non-integer answer or an unknown split (the message names the line).
+        ProblemError: a line that is not a JSON object, lacks the question or the answer, has
+            an empty answer or a bad split name (the message names the line).
     """
     path = Path(path)
     if not path.is_file():
@@ -335,34 +417,36 @@ def load_problems(path: str | Path) -> list[Problem]:
             raise ProblemError(f"{path}:{i}: not JSON ({exc.msg})") from None
         if not isinstance(row, dict):
             raise ProblemError(f"{path}:{i}: expected a JSON object")
-        for key in ("text", "answer", "complex"):
-            if key not in row:
-                raise ProblemError(
-                    f"{path}:{i}: missing {key!r} (a problem needs text, answer, complex)"
-                )
-        answer = row["answer"]
-        if isinstance(answer, float) and answer.is_integer():
-            answer = int(answer)
-        if isinstance(answer, str) and answer.strip().lstrip("-").isdigit():
-            answer = int(answer)
-        if isinstance(answer, bool) or not isinstance(answer, int):
-            raise ProblemError(f"{path}:{i}: answer must be an integer, got {row['answer']!r}")
-        is_complex = bool(row["complex"])
-        split = row.get("split", "complex_concise" if is_complex else "simple_concise")
-        if split not in SPLITS:
-            raise ProblemError(f"{path}:{i}: unknown split {split!r}; choose from {list(SPLITS)}")
+        text = row.get("question", row.get("text"))
+        if text is None or "answer" not in row:
+            raise ProblemError(
+                f"{path}:{i}: a problem needs 'question' (or 'text') and 'answer', has {sorted(row)}"
+            )
+        answer, reasoning = row["answer"], str(row.get("reasoning", ""))
+        if isinstance(answer, bool) or not isinstance(answer, str | int | float):
+            raise ProblemError(f"{path}:{i}: answer must be a string or a number, got {answer!r}")
+        answer = str(answer)
+        final = _GSM8K_FINAL.search(answer)
+        if final:
+            reasoning = reasoning or answer[: final.start()].strip()
+            answer = final.group(1)
+        split = str(row.get("split", "user"))
+        if not _SPLIT_NAME.match(split):
+            raise ProblemError(f"{path}:{i}: split {split!r} must be letters, digits or '_'")
+        is_complex = row.get("complex")
         try:
             out.append(
                 Problem(
-                    text=str(row["text"]),
-                    answer=answer,
-                    ops=int(row.get("ops", 3 if is_complex else 1)),
-                    complex=is_complex,
+                    text=str(text),
+                    answer=answer.strip(),
+                    ops=int(row.get("ops", 0)),
+                    complex=None if is_complex is None else bool(is_complex),
                     split=split,
-                    verbose=split.endswith("verbose"),
+                    verbose=bool(row.get("verbose", False)),
+                    reasoning=reasoning,
                 )
             )
-        except ProblemError as exc:
+        except (ProblemError, ValueError) as exc:
             raise ProblemError(f"{path}:{i}: {exc}") from None
     if not out:
         raise ProblemError(f"{path}: no problems")

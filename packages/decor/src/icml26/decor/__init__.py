@@ -2,57 +2,53 @@
 
 The public API; see the README for a walk-through."""
 
-from icml26.decor.config import BenchConfig, DecorConfig
-from icml26.decor.data.factbook import build_factbook, load_countries, make_questions, resolve
-from icml26.decor.data.types import HOPS, Passage, Question
-from icml26.decor.data.user import DataFileError, load_corpus, load_questions
-from icml26.decor.episodes import (
-    Episode,
-    EpisodeSettings,
-    Turn,
-    run_closed_book,
-    run_monolithic,
-    run_single_query,
-    run_team,
-)
-from icml26.decor.policies import ROLES, RolePolicy, Sampling, make_lora_team, make_tiny_team
-from icml26.decor.retrieval import BM25Search, DenseSearch, EndpointSearch, SearchEndpointError
-from icml26.decor.rewards import hybrid_rewards, role_advantages
-from icml26.decor.scoring import exact_match, kept_precision_recall, normalize_answer, token_f1
+from __future__ import annotations
 
-__all__ = [
-    "HOPS",
-    "ROLES",
-    "BM25Search",
-    "BenchConfig",
-    "DataFileError",
-    "DecorConfig",
-    "DenseSearch",
-    "EndpointSearch",
-    "Episode",
-    "EpisodeSettings",
-    "Passage",
-    "Question",
-    "RolePolicy",
-    "Sampling",
-    "SearchEndpointError",
-    "Turn",
-    "build_factbook",
-    "exact_match",
-    "hybrid_rewards",
-    "kept_precision_recall",
-    "load_corpus",
-    "load_countries",
-    "load_questions",
-    "make_lora_team",
-    "make_questions",
-    "make_tiny_team",
-    "normalize_answer",
-    "resolve",
-    "role_advantages",
-    "run_closed_book",
-    "run_monolithic",
-    "run_single_query",
-    "run_team",
-    "token_f1",
-]
+from typing import TYPE_CHECKING
+
+from icml26.shared.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .config import DecorConfig as DecorConfig
+    from .data.factbook import build_factbook as build_factbook
+    from .data.user import load_corpus as load_corpus
+    from .data.user import load_questions as load_questions
+    from .episodes import EpisodeSettings as EpisodeSettings
+    from .episodes import run_team as run_team
+    from .joint import TrainSettings as TrainSettings
+    from .joint import train_decor as train_decor
+    from .joint import train_monolithic as train_monolithic
+    from .policies import ROLES as ROLES
+    from .policies import Sampling as Sampling
+    from .policies import load_team as load_team
+    from .policies import make_lora_team as make_lora_team
+    from .policies import make_tiny_team as make_tiny_team
+    from .policies import save_team as save_team
+    from .retrieval import BM25Search as BM25Search
+    from .retrieval import DenseSearch as DenseSearch
+    from .retrieval import EndpointSearch as EndpointSearch
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "DecorConfig": ".config",
+        "build_factbook": ".data.factbook",
+        "load_corpus": ".data.user",
+        "load_questions": ".data.user",
+        "EpisodeSettings": ".episodes",
+        "run_team": ".episodes",
+        "TrainSettings": ".joint",
+        "train_decor": ".joint",
+        "train_monolithic": ".joint",
+        "ROLES": ".policies",
+        "Sampling": ".policies",
+        "load_team": ".policies",
+        "make_lora_team": ".policies",
+        "make_tiny_team": ".policies",
+        "save_team": ".policies",
+        "BM25Search": ".retrieval",
+        "DenseSearch": ".retrieval",
+        "EndpointSearch": ".retrieval",
+    },
+    submodules=["data"],
+)

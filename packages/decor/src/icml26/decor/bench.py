@@ -26,17 +26,18 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
 
     from icml26.decor.config import DecorConfig
     from icml26.decor.episodes import EpisodeSettings, run_team
-    from icml26.decor.experiment import _Env, warm_start
-    from icml26.decor.marl import RLSettings, make_optimizers, marl_step
+    from icml26.decor.joint import TrainSettings, train_decor
     from icml26.decor.policies import ROLES, Sampling
     from icml26.decor.retrieval import BM25Search, DenseSearch
+    from icml26.decor.study import make_env, make_policies, warm_start
 
     torch.set_num_threads(config.threads)
     cfg = DecorConfig(
         seed=config.seed, sft_steps=config.sft_steps, max_test_questions=config.episodes
     )
-    env = _Env(cfg)
-    team, _ = warm_start(cfg, env)
+    env = make_env(cfg)
+    team = make_policies(cfg, env, config.seed)
+    warm_start(cfg, env, team, config.seed)
     roles = {r: team[r] for r in ROLES}
     settings = EpisodeSettings()
     questions = (env.test * (config.episodes // max(len(env.test), 1) + 1))[: config.episodes]
@@ -56,15 +57,10 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
         out[f"generated_tokens_per_episode.{role}"] = float(
             np.mean([sum(sum(t.mask) for t in e.turns.get(role, [])) for e in episodes])
         )
-    rl = RLSettings(steps=config.train_steps, questions_per_step=4, group_size=4)
-    opts = make_optimizers(roles, rl.lr)
-    rng = np.random.default_rng(config.seed)
-    steps = [
-        marl_step(roles, opts, env.train_search, env.train, settings, rl, rng)["seconds"]
-        for _ in range(config.train_steps)
-    ]
+    rl = TrainSettings(steps=config.train_steps, questions_per_step=4, group_size=4)
+    steps = [h["seconds"] for h in train_decor(roles, env.train_search, env.train, rl)]
     out["train_step_seconds"] = float(np.mean(steps))
-    passages = env.train_passages
+    passages = env.passages
     queries = [q.text for q in env.train[: config.queries]]
     sizes = [min(n, len(passages)) for n in config.corpus_sizes]
     for kind in ("bm25", "dense") if config.dense else ("bm25",):

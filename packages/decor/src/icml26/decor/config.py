@@ -30,25 +30,28 @@ def _positive(obj: object, *names: str) -> None:
 class DecorConfig:
     """Everything ``icml26 run decor`` does.
 
-    Environment: the factbook deep-search environment (``corpus`` = ""), split by start
-    country into train/test; or a user's ``corpus`` JSONL with ``questions`` (JSONL or a
-    Search-R1 file) as the *evaluation* set (training needs oracle traces, which only the
-    generated questions have, so the policies are trained on the factbook environment and
-    evaluated on the user's data). ``retriever``: ``bm25``, ``dense`` (MiniLM; ``dense_model``
-    ``bundled`` or a sentence-transformers folder) or ``endpoint`` (``search_endpoint``, a
+    Environment: the factbook deep-search environment, split by start country with every
+    evaluation chain kept out of training (``data_seed``: the same evaluation questions for
+    every training seed); a user's ``corpus`` JSONL with ``questions`` replaces the
+    *evaluation* set (the warm start needs the factbook's oracle traces). ``retriever``:
+    ``bm25``, ``dense`` (MiniLM; ``dense_model``) or ``endpoint`` (``search_endpoint``, a
     URL; only with a user corpus).
 
-    Tiny models (every method, the claims): one tiny Llama per role, SFT on oracle traces
-    (``sft_steps``), then ``rl_steps`` of joint MARL with intrinsic weight ``w`` (DECOR) and
-    ``w = 0`` (outcome only); the monolithic agent gets the same SFT and RL budget.
+    Policies: tiny Llamas (one per role and one monolithic agent), or with ``llm_model`` (a
+    spec for :func:`icml26.shared.llm.load_causal_lm`: ``smollm2-135m-instruct-q4_1``, a
+    folder, a Hugging Face id) one LoRA adapter each on that checkpoint. For each of ``seeds``
+    training seeds (``seed``, ``seed + 1``, ...): SFT on oracle traces (``sft_steps``), then
+    ``rl_steps`` of GRPO for every trained method from that warm start (DECOR with ``w``,
+    outcome-only ``w = 0``, monolithic with and without evidence shaping), the same questions
+    and episodes per step.
 
-    ``llm_model`` ("" skips): a model spec for :func:`icml26.shared.llm.load_causal_lm`
-    (``smollm2-135m-instruct-q4_1``, a folder, a Hugging Face id): DECOR only, one LoRA adapter
-    per role, ``llm_sft_steps`` then ``llm_rl_steps``; reported as ``*.decor_llm``, without
-    a claim.
+    Raises:
+        ValueError: a value out of range or options that do not go together.
     """
 
     seed: int = 0
+    seeds: int = 3
+    data_seed: int = 0
     device: str = "cpu"
     threads: int = 1
     # environment
@@ -62,6 +65,7 @@ class DecorConfig:
     max_test_questions: int = 120
     k: int = 3
     max_searches: int = 4
+    max_context: int = 640
     # tiny models
     vocab_size: int = 512
     hidden_size: int = 64
@@ -69,6 +73,7 @@ class DecorConfig:
     sft_steps: int = 300
     sft_lr: float = 1e-2
     sft_batch_size: int = 16
+    sft_engine: str = "loop"
     # RL
     rl_steps: int = 20
     questions_per_step: int = 4
@@ -76,31 +81,41 @@ class DecorConfig:
     w: float = 0.5
     rl_lr: float = 2e-4
     temperature: float = 1.0
-    # SmolLM2 / any checkpoint (DECOR only)
+    # a pretrained checkpoint ("" = tiny models): every policy one LoRA adapter on it
     llm_model: str = ""
     llm_lora_rank: int = 8
-    llm_sft_steps: int = 40
-    llm_sft_lr: float = 1e-3
-    llm_rl_steps: int = 10
-    llm_questions_per_step: int = 2
-    llm_group_size: int = 4
-    llm_test_questions: int = 30
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         check_torch_device(self.device, allowed=("cpu",))
         _positive_ints(
-            self, "threads", "max_test_questions", "k", "max_searches", "vocab_size",
-            "hidden_size", "num_layers", "sft_batch_size", "questions_per_step",
-            "llm_lora_rank", "llm_questions_per_step", "llm_test_questions",
-        )  # fmt: skip
+            self,
+            "threads",
+            "max_test_questions",
+            "k",
+            "max_searches",
+            "vocab_size",
+            "hidden_size",
+            "num_layers",
+            "sft_batch_size",
+            "questions_per_step",
+            "llm_lora_rank",
+            "seeds",
+            "max_context",
+        )
         _positive_ints(
-            self, "max_train_questions", "sft_steps", "rl_steps", "llm_sft_steps",
-            "llm_rl_steps", minimum=0,
-        )  # fmt: skip
-        _positive_ints(self, "group_size", "llm_group_size", minimum=2)
-        _positive(self, "sft_lr", "rl_lr", "temperature", "llm_sft_lr")
+            self,
+            "max_train_questions",
+            "sft_steps",
+            "rl_steps",
+            "data_seed",
+            minimum=0,
+        )
+        _positive_ints(self, "group_size", minimum=2)
+        _positive(self, "sft_lr", "rl_lr", "temperature")
+        if self.sft_engine not in ("loop", "trl"):
+            raise ValueError(f"sft_engine must be 'loop' or 'trl', got {self.sft_engine!r}")
         if not 0 < self.test_fraction < 1:
             raise ValueError(f"test_fraction must be in (0, 1), got {self.test_fraction}")
         if not 0 <= self.w <= 1:

@@ -1,12 +1,13 @@
 """Deep-search episodes, batched across questions, for DECOR and every baseline.
 
-Each episode records the tokens every role generated as :class:`Turn` records: the context
-it was generated from (``prompt``), what followed (``completion``) and a mask that is 1 on
-the policy's own tokens and 0 on tokens the environment wrote. Only the Planner and the
-monolithic agent have environment tokens inside their completions (the retrieved passages,
-shown as ``tool`` turns through :func:`icml26.shared.llm.rollouts.observation_ids`); the
-Filter and the Answerer read retrieved text in their prompts. Either way retrieved text is
-never a training target (:mod:`icml26.decor.marl` trains on ``mask == 1`` only).
+Each episode records the tokens every role generated as :class:`Turn` records (one per role
+and episode): the context it was generated from (``prompt``), what followed
+(``completion``) and a mask that is 1 on the policy's own tokens and 0 on tokens the
+environment wrote. The Planner, the Filter and the monolithic agent have environment tokens
+inside their completions (retrieved passages, shown as ``tool`` turns through
+:func:`icml26.shared.llm.rollouts.observation_ids`); the Answerer reads its memory in its
+prompt. Either way retrieved text is
+never a training target (:mod:`icml26.decor.joint` hands TRL the mask as ``env_mask``).
 
 * :func:`run_team`: DECOR (and training-free orchestration, with untrained roles): the
   Planner issues a query or stops; the retriever returns the top ``k``; the Filter keeps or
@@ -25,11 +26,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from icml26.decor.data.types import Question
+from icml26.decor.data.types import Passage, Question
 from icml26.decor.policies import RolePolicy, Sampling
 from icml26.decor.prompts import (
     answerer_messages,
     filter_messages,
+    filter_observation,
     format_passages,
     parse_filter,
     parse_monolithic,
@@ -76,6 +78,7 @@ class Episode:
     answer: str = ""
     context_tokens: int = 0
     turns: dict[str, list[Turn]] = field(default_factory=dict)
+    passages: dict[str, str] = field(default_factory=dict)  # every retrieved passage's text
 
     @property
     def search_calls(self) -> int:
@@ -150,13 +153,27 @@ def run_team(
     *,
     method: str = "decor",
 ) -> list[Episode]:
-    """DECOR's Planner -> search -> Filter loop, then the Answerer (module docstring)."""
+    """DECOR's Planner -> search -> Filter loop, then the Answerer (module docstring).
+
+    Args:
+        team: ``planner``, ``filter`` and ``answerer`` policies.
+        search: the retriever (:class:`~icml26.decor.retrieval.Search`).
+        questions: one episode per question, all played as one batch.
+        settings: budgets (passages per query, queries, tokens per turn, context).
+        sampling: greedy (evaluation) or sampled (training rollouts).
+        method: the label recorded in each episode.
+
+    Returns:
+        The episodes, in the order of ``questions``: queries, retrieved and kept passages,
+        answer, the answering context's size and each role's turns (with their masks).
+    """
     planner, filt, answerer = team["planner"], team["filter"], team["answerer"]
     episodes = [Episode(q, method, turns={"planner": [], "filter": []}) for q in questions]
     prompts = [planner.prompt_ids(question_messages(q.text)) for q in questions]
     context = [list(p) for p in prompts]
     completion: list[list[int]] = [[] for _ in questions]
     mask: list[list[int]] = [[] for _ in questions]
+    filters = [_FilterLog() for _ in questions]
     active = list(range(len(questions)))
     for turn in range(settings.max_searches + 1):
         if not active:
@@ -173,24 +190,15 @@ def run_team(
         if not searching:
             break
         results = search.search([q for _, q in searching], settings.k)
-        jobs = []
+        new: dict[int, list[str]] = {i: [] for i, _ in searching}
+        pending: dict[int, list[Passage]] = {}
         for (i, query), passages in zip(searching, results, strict=True):
             ep = episodes[i]
             ep.queries.append(query)
             ep.retrieved.append([p.pid for p in passages])
-            for p in passages:
-                if p.pid not in ep.memory:
-                    prompt = filt.prompt_ids(filter_messages(ep.question.text, query, p.text))
-                    jobs.append((i, p, prompt))
-        verdicts = filt.generate([j[2] for j in jobs], settings.filter_tokens, sampling)
-        new: dict[int, list[str]] = {i: [] for i, _ in searching}
-        for (i, p, prompt), seg in zip(jobs, verdicts, strict=True):
-            ep = episodes[i]
-            ep.turns["filter"].append(Turn(prompt, seg, [1] * len(seg)))
-            if parse_filter(filt.decode(seg)) and p.pid not in ep.memory:
-                ep.memory.append(p.pid)
-                ep.memory_text.append(p.text)
-                new[i].append(p.text)
+            ep.passages.update({p.pid: p.text for p in passages})
+            pending[i] = [p for p in passages if p.pid not in ep.memory]
+        _filter_round(filt, episodes, filters, pending, dict(searching), new, settings, sampling)
         active = []
         for i, _ in searching:
             obs = _observation(planner, format_passages(new[i]))
@@ -200,10 +208,74 @@ def run_team(
             mask[i] += [0] * len(obs)
             context[i] += obs
             active.append(i)
-    for ep, prompt, comp, m in zip(episodes, prompts, completion, mask, strict=True):
+    for ep, prompt, comp, m, f in zip(episodes, prompts, completion, mask, filters, strict=True):
         ep.turns["planner"].append(Turn(prompt, comp, m))
+        if f.prompt:
+            ep.turns["filter"].append(Turn(f.prompt, f.completion, f.mask))
     _answer(answerer, episodes, settings, sampling)
     return episodes
+
+
+@dataclass
+class _FilterLog:
+    """One episode's Filter conversation: the first passage in the prompt, each later one a
+    ``tool`` observation, each verdict the Filter's own tokens."""
+
+    prompt: list[int] = field(default_factory=list)
+    completion: list[int] = field(default_factory=list)
+    mask: list[int] = field(default_factory=list)
+    full: bool = False
+
+    @property
+    def context(self) -> list[int]:
+        return self.prompt + self.completion
+
+
+def _filter_round(
+    filt: RolePolicy,
+    episodes: Sequence[Episode],
+    logs: Sequence[_FilterLog],
+    pending: Mapping[int, list[Passage]],
+    queries: Mapping[int, str],
+    new: dict[int, list[str]],
+    settings: EpisodeSettings,
+    sampling: Sampling,
+) -> None:
+    """The Filter judges each retrieved passage in turn (one batched generation per position),
+    continuing its conversation of the episode. A passage that no longer fits in its context
+    is dropped unjudged."""
+    for j in range(max((len(v) for v in pending.values()), default=0)):
+        jobs: list[tuple[int, Passage, list[int]]] = []
+        for i, passages in pending.items():
+            if j >= len(passages) or logs[i].full:
+                continue
+            p, log = passages[j], logs[i]
+            if not log.prompt:
+                ids = filt.prompt_ids(
+                    filter_messages(episodes[i].question.text, queries[i], p.text)
+                )
+                extra: list[int] = []
+            else:
+                ids = log.context
+                extra = _observation(filt, filter_observation(queries[i], p.text))
+            if len(ids) + len(extra) + settings.filter_tokens > settings.max_context:
+                log.full = True
+                continue
+            if not log.prompt:
+                log.prompt = ids
+            else:
+                log.completion += extra
+                log.mask += [0] * len(extra)
+            jobs.append((i, p, log.context))
+        verdicts = filt.generate([c for _, _, c in jobs], settings.filter_tokens, sampling)
+        for (i, p, _), seg in zip(jobs, verdicts, strict=True):
+            ep, log = episodes[i], logs[i]
+            log.completion += seg
+            log.mask += [1] * len(seg)
+            if parse_filter(filt.decode(seg)) and p.pid not in ep.memory:
+                ep.memory.append(p.pid)
+                ep.memory_text.append(p.text)
+                new[i].append(p.text)
 
 
 def run_monolithic(
@@ -247,6 +319,7 @@ def run_monolithic(
             ep = episodes[i]
             ep.queries.append(query)
             ep.retrieved.append([p.pid for p in passages])
+            ep.passages.update({p.pid: p.text for p in passages})
             for p in passages:
                 if p.pid not in ep.memory:
                     ep.memory.append(p.pid)
@@ -278,6 +351,7 @@ def run_single_query(
     ):
         ep.queries.append(ep.question.text)
         ep.retrieved.append([p.pid for p in passages])
+        ep.passages.update({p.pid: p.text for p in passages})
         ep.memory = [p.pid for p in passages]
         ep.memory_text = [p.text for p in passages]
     _answer(answerer, episodes, settings, sampling)

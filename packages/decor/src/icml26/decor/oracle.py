@@ -23,6 +23,7 @@ from icml26.decor.prompts import (
     STOP,
     answerer_messages,
     filter_messages,
+    filter_observation,
     format_passages,
     question_messages,
 )
@@ -77,6 +78,7 @@ def oracle_traces(
         mono = question_messages(q.text)
         memory: list[str] = []
         distractors: list[str] = []
+        filt: list[dict[str, str]] = []
         for query, passages in zip(queries, hits, strict=True):
             kept = [p.text for p in passages if p.pid in gold and p.text not in memory]
             memory += kept
@@ -90,12 +92,15 @@ def oracle_traces(
                 {"role": "tool", "content": format_passages([p.text for p in passages])},
             ]
             for p in passages:
-                out.filter.append(
-                    [
-                        *filter_messages(q.text, query, p.text),
-                        {"role": "assistant", "content": KEEP if p.pid in gold else DROP},
-                    ]
+                if p.text in memory and p.pid in gold and p.text not in kept:
+                    continue  # kept on an earlier search: not shown again
+                filt += (
+                    filter_messages(q.text, query, p.text)
+                    if not filt
+                    else [{"role": "tool", "content": filter_observation(query, p.text)}]
                 )
+                filt.append({"role": "assistant", "content": KEEP if p.pid in gold else DROP})
+        out.filter.append(filt)
         planner.append({"role": "assistant", "content": STOP})
         mono.append({"role": "assistant", "content": ANSWER_PREFIX + q.answers[0]})
         out.planner.append(planner)

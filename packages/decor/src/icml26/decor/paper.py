@@ -8,10 +8,11 @@ from icml26.shared import Claim, Paper
 __all__ = ["BENCH_PROFILES", "PAPER", "PROFILES"]
 
 PROFILES = {
-    # Seconds: every stage and method on a few questions; the tests use it.
+    # Seconds: every stage and method on a few questions, two seeds; the tests use it.
     "smoke": DecorConfig(
+        seeds=2,
         max_train_questions=24,
-        max_test_questions=9,
+        max_test_questions=6,
         vocab_size=400,
         hidden_size=16,
         num_layers=1,
@@ -22,28 +23,36 @@ PROFILES = {
         group_size=2,
         max_searches=2,
     ),
-    # The claims at tiny scale within the CPU budget (see the README for the measured time).
+    # The tiny study, 3 seeds: a smoke-scale check of the whole comparison (the claims are
+    # decided by `llm`; see the README for the measured time).
     "quick": DecorConfig(
-        sft_steps=120,
-        sft_batch_size=16,
-        rl_steps=6,
+        sft_steps=100,
+        rl_steps=4,
         questions_per_step=4,
         group_size=4,
         max_test_questions=60,
     ),
-    # More SFT and RL on the tiny models, then DECOR with LoRA on SmolLM2-135M-Instruct.
+    # The tiny study, longer (about 30 min on one core).
     "full": DecorConfig(
-        sft_steps=800,
-        rl_steps=40,
+        sft_steps=400,
+        rl_steps=12,
         questions_per_step=4,
-        group_size=8,
-        max_test_questions=150,
+        group_size=4,
+        max_test_questions=90,
+    ),
+    # The claims: every policy a LoRA adapter on SmolLM2-135M-Instruct (the Q4_1 GGUF
+    # dequantised), 3 seeds, sized for 120 minutes on one CPU core (about 2 min per DECOR
+    # step of 8 episodes).
+    "llm": DecorConfig(
         llm_model="smollm2-135m-instruct-q4_1",
-        llm_sft_steps=30,
-        llm_rl_steps=2,  # measured: 6 steps were not done 11 min into LLM RL (full past 30 min)
-        llm_questions_per_step=2,
-        llm_group_size=4,
-        llm_test_questions=24,
+        max_context=1024,
+        sft_steps=30,
+        sft_lr=1e-3,
+        sft_batch_size=4,
+        rl_steps=3,
+        questions_per_step=2,
+        group_size=4,
+        max_test_questions=24,
     ),
 }
 
@@ -56,39 +65,49 @@ BENCH_PROFILES = {
 }
 
 _SIG = "significantly better EM across seven benchmarks (abstract; no table)"
-_FLOOR = "em.all.decor >= 0.1"
+
+
+def _beats(cid: str, baseline: str, statement: str, paper_value: str) -> Claim:
+    return Claim(
+        cid,
+        statement + " Paired EM gap over 3 seeds x the evaluation questions above two "
+        "standard errors.",
+        paper_value,
+        f"em_gap.decor.{baseline} > 2 * em_gap_se.decor.{baseline}",
+        # Decided by `llm`; not marked `profiles=("llm",)` because check_paper knows only
+        # smoke / quick / full as claim profiles: quick and full report the tiny study's.
+        placebo={"decor": baseline},
+    )
+
 
 CLAIMS = [
-    Claim(
-        "decor_beats_monolithic",
-        "DECOR (Planner, Filter, Answerer trained jointly with the hybrid reward) beats a "
-        "monolithic Search-R1-style agent trained the same way on exact match: paired EM "
-        "gap above two standard errors, with DECOR's EM at least 0.1.",
+    _beats(
+        "decor_beats_monolithic_shaped",
+        "monolithic_shaped",
+        "DECOR beats a monolithic agent trained the same way with the same evidence-based "
+        "reward shaping (so the gap isolates the decomposition).",
         _SIG,
-        f"em_gap.decor_vs_monolithic > 2 * em_gap_se.decor_vs_monolithic and {_FLOOR}",
     ),
-    Claim(
-        "decor_beats_orchestration",
-        "Learning the decomposition pays: DECOR beats training-free orchestration of the same "
-        "three roles (their SFT warm start, no RL) on EM by more than two paired standard errors.",
-        "outperforms training-free orchestration (qualitative)",
-        f"em_gap.decor_vs_orchestration > 2 * em_gap_se.decor_vs_orchestration and {_FLOOR}",
-    ),
-    Claim(
+    _beats(
         "hybrid_beats_outcome_only",
-        "The hybrid reward (intrinsic role signals blended with the team outcome) beats the "
-        "outcome-only reward on EM by more than two paired standard errors.",
+        "outcome_only",
+        "The hybrid reward (role signals blended with the team outcome) beats the "
+        "outcome-only reward for the same team.",
         "hybrid reward strategy (qualitative)",
-        f"em_gap.decor_vs_outcome_only > 2 * em_gap_se.decor_vs_outcome_only and {_FLOOR}",
     ),
-    Claim(
-        "lower_cognitive_load",
-        "DECOR's Answerer reads fewer tokens than the monolithic agent when it answers (at most "
-        "80% of them), without losing EM to it, with DECOR's EM at least 0.1 (an empty memory "
-        "is not a lighter load, only a useless one).",
-        "reduced cognitive overload (qualitative)",
-        "context_tokens.decor < 0.8 * context_tokens.monolithic "
-        f"and em.all.decor >= em.all.monolithic and {_FLOOR}",
+    _beats(
+        "decor_beats_monolithic",
+        "monolithic",
+        "DECOR beats a monolithic Search-R1-style agent trained with the same steps and "
+        "episodes on its answer reward.",
+        _SIG,
+    ),
+    _beats(
+        "decor_beats_orchestration",
+        "orchestration",
+        "Learning the decomposition pays: DECOR beats training-free orchestration of the same "
+        "three roles (their SFT warm start, no RL).",
+        "outperforms training-free orchestration (qualitative)",
     ),
 ]
 
@@ -99,6 +118,9 @@ BENCH_CLAIMS = [
         "from the smallest to the largest corpus; our engineering check).",
         "n/a (engineering)",
         "latency_ms.bm25.largest <= 4 * latency_ms.bm25.smallest",
+        kind="absolute",
+        floor="a linear scan grows with the corpus (8x from 200 to 1600 passages in `full`, 4x "
+        "in `quick`): at most 4x is not forced by construction",
     ),
 ]
 

@@ -18,11 +18,20 @@ padded, cut after the end-of-turn token).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-__all__ = ["ROLES", "RolePolicy", "Sampling", "make_lora_team", "make_tiny_team"]
+__all__ = [
+    "ROLES",
+    "RolePolicy",
+    "Sampling",
+    "load_team",
+    "make_lora_team",
+    "make_tiny_team",
+    "save_team",
+]
 
 #: DECOR's three roles.
 ROLES: tuple[str, ...] = ("planner", "filter", "answerer")
@@ -30,7 +39,13 @@ ROLES: tuple[str, ...] = ("planner", "filter", "answerer")
 
 @dataclass(frozen=True)
 class Sampling:
-    """How turns are generated: sampled (training rollouts) or greedy (evaluation)."""
+    """How turns are generated: sampled (training rollouts) or greedy (evaluation).
+
+    Attributes:
+        greedy: argmax decoding (``temperature`` and ``top_p`` unused).
+        temperature: sampling temperature.
+        top_p: nucleus sampling mass.
+    """
 
     greedy: bool = True
     temperature: float = 1.0
@@ -106,6 +121,17 @@ def make_tiny_team(
 ) -> dict[str, RolePolicy]:
     """One tiny Llama per role, all on one BPE tokenizer trained on ``texts``.
 
+    Args:
+        texts: what the tokenizer is trained on (passages and questions).
+        roles: one randomly initialised model per name (seeded ``seed + i``).
+        words: entity names made single tokens (see below).
+        vocab_size, hidden_size, num_layers, max_positions: the models' shape.
+        seed: initialisation seed.
+        device: where the models live.
+
+    Returns:
+        role -> :class:`RolePolicy` (separate models, one shared tokenizer).
+
     ``words`` (entity names: countries and capitals) become single (non-special) tokens, and
     the models tie their input and output embeddings: a 2-layer model then learns to copy an
     entity from a passage into a query or an answer within a few hundred SFT steps, including
@@ -139,7 +165,20 @@ def make_tiny_team(
 def make_lora_team(
     model: Any, tokenizer: Any, roles: Sequence[str], *, rank: int = 8
 ) -> dict[str, RolePolicy]:
-    """One LoRA adapter per role on ``model`` (a peft model holding all of them)."""
+    """One LoRA adapter per role on ``model`` (a peft model holding all of them).
+
+    Args:
+        model: a pretrained causal LM (e.g. from :func:`icml26.shared.llm.load_causal_lm`).
+        tokenizer: its tokenizer (shared by the roles).
+        roles: one adapter per name.
+        rank: LoRA rank (alpha = 2 * rank, all linear layers).
+
+    Returns:
+        role -> :class:`RolePolicy` over the same peft model (``adapter`` = the role).
+
+    Raises:
+        ValueError: no roles.
+    """
     from peft import LoraConfig, get_peft_model
 
     if not roles:
@@ -147,11 +186,83 @@ def make_lora_team(
 
     def config() -> Any:
         return LoraConfig(
-            r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules="all-linear",
+            r=rank,
+            lora_alpha=2 * rank,
+            lora_dropout=0.0,
+            target_modules="all-linear",
             task_type="CAUSAL_LM",
-        )  # fmt: skip
+        )
 
     peft_model = get_peft_model(model, config(), adapter_name=roles[0])
     for role in roles[1:]:
         peft_model.add_adapter(role, config())
     return {role: RolePolicy(role, peft_model, tokenizer, adapter=role) for role in roles}
+
+
+def save_team(team: Mapping[str, RolePolicy], folder: str | Path) -> Path:
+    """Write a team to ``folder``: per role its LoRA adapter (``folder/<role>``) or its whole
+    model, and the shared tokenizer (``folder/tokenizer``).
+
+    Args:
+        team: role -> policy (:func:`make_tiny_team` or :func:`make_lora_team`).
+        folder: created if missing.
+
+    Returns:
+        The folder.
+    """
+    from peft import get_peft_model_state_dict
+    from safetensors.torch import save_file
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    first = next(iter(team.values()))
+    first.tokenizer.save_pretrained(folder / "tokenizer")
+    for role, p in team.items():
+        if p.adapter is None:
+            p.model.save_pretrained(folder / role)
+            continue
+        (folder / role).mkdir(exist_ok=True)
+        p.model.peft_config[p.adapter].save_pretrained(folder / role)
+        state = get_peft_model_state_dict(p.model, adapter_name=p.adapter)
+        save_file(
+            {k: v.contiguous() for k, v in state.items()},
+            folder / role / "adapter_model.safetensors",
+        )
+    return folder
+
+
+def load_team(
+    folder: str | Path, roles: Sequence[str], base_model: Any = None
+) -> dict[str, RolePolicy]:
+    """Read a team written by :func:`save_team`.
+
+    Args:
+        folder: what :func:`save_team` wrote.
+        roles: the roles to read.
+        base_model: the checkpoint the adapters were trained on (a LoRA team), or ``None``
+            for a team of whole models.
+
+    Returns:
+        role -> policy, as saved.
+
+    Raises:
+        FileNotFoundError: a role with nothing saved under ``folder``.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = Path(folder)
+    for role in roles:
+        if not (folder / role).is_dir():
+            raise FileNotFoundError(f"no saved policy for role {role!r} in {folder}")
+    tokenizer = AutoTokenizer.from_pretrained(folder / "tokenizer")
+    if base_model is None:
+        return {
+            r: RolePolicy(r, AutoModelForCausalLM.from_pretrained(folder / r).eval(), tokenizer)
+            for r in roles
+        }
+    from peft import PeftModel
+
+    model = PeftModel.from_pretrained(base_model, folder / roles[0], adapter_name=roles[0])
+    for r in roles[1:]:
+        model.load_adapter(folder / r, adapter_name=r)
+    return {r: RolePolicy(r, model, tokenizer, adapter=r) for r in roles}

@@ -3,8 +3,9 @@ endpoints), and the parsers of their replies.
 
 * Planner: the question; each reply is a search query or ``stop``; each observation (a
   ``tool`` turn, masked out of the loss) is what the Filter newly kept.
-* Filter: the question, the current query and one retrieved passage; replies ``keep`` or
-  ``drop``.
+* Filter: one conversation per episode: the question, the current query and the first
+  retrieved passage, then each later passage (with its query) as a ``tool`` turn; it replies
+  ``keep`` or ``drop`` to each.
 * Answerer: the question and the memory (kept passages, or ``none``); replies the answer.
 * Monolithic agent (Search-R1 style): like the Planner, but each observation is every
   retrieved passage and its last reply is ``answer <text>``.
@@ -20,6 +21,7 @@ __all__ = [
     "STOP",
     "answerer_messages",
     "filter_messages",
+    "filter_observation",
     "format_passages",
     "parse_filter",
     "parse_monolithic",
@@ -45,6 +47,11 @@ def question_messages(question: str) -> list[dict[str, str]]:
 
 def filter_messages(question: str, query: str, passage: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": f"{question}\nsearch: {query}\npassage: {passage}"}]
+
+
+def filter_observation(query: str, passage: str) -> str:
+    """A later passage in the Filter's conversation of an episode (a ``tool`` turn)."""
+    return f"search: {query}\npassage: {passage}"
 
 
 def answerer_messages(question: str, memory: Sequence[str]) -> list[dict[str, str]]:

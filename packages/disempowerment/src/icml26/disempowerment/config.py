@@ -3,6 +3,7 @@ and their profiles (frozen dataclasses, validated in ``__post_init__``)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -65,6 +66,10 @@ class RunConfig:
         dp_epsilon: total user-level DP budget over the released tables and gates (None: no
             noise).
         dp_cap: conversations counted per user under DP (the sensitivity).
+        first_month, months: the public month window (``"YYYY-MM"`` and a length; ``""`` and
+            0: the log's own months, which DP does not allow for a user's log; the synthetic
+            log's window is the generator's, 2025-01 and 12 months). Conversations outside
+            the window are left out.
         bootstrap_draws, interval_level: the intervals.
         n_clusters: k-means clusters over conversations rated moderate or worse.
         coverage_repeats: fresh (log, calibration set) pairs on which interval coverage is
@@ -109,6 +114,8 @@ class RunConfig:
     k_anonymity: int = DEFAULT_K
     dp_epsilon: float | None = None
     dp_cap: int = 10
+    first_month: str = ""
+    months: int = 0
     bootstrap_draws: int = 2000
     interval_level: float = 0.95
     n_clusters: int = 8
@@ -191,6 +198,15 @@ class RunConfig:
             raise ValueError(f"k_anonymity must be at least 2, got {self.k_anonymity}")
         if self.dp_epsilon is not None and not self.dp_epsilon > 0:
             raise ValueError(f"dp_epsilon must be positive or none, got {self.dp_epsilon}")
+        if self.first_month and not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", self.first_month):
+            raise ValueError(f"first_month is written 'YYYY-MM', got {self.first_month!r}")
+        if bool(self.first_month) != (self.months > 0):
+            raise ValueError("first_month ('YYYY-MM') and months (> 0) are set together")
+        if self.dp_epsilon is not None and self.log_path and not self.first_month:
+            raise ValueError(
+                "dp_epsilon on a user's log needs a public month window: set first_month "
+                "('YYYY-MM') and months (reading it from the log would not be DP)"
+            )
         if self.dp_cap < 1:
             raise ValueError(f"dp_cap must be at least 1, got {self.dp_cap}")
         if self.bootstrap_draws < 100:

@@ -15,8 +15,7 @@ from icml26.disempowerment.conversations import (
     parse_conversation,
     read_jsonl,
 )
-from icml26.disempowerment.judge import parse_judgement
-from icml26.disempowerment.labels import Labels
+from icml26.disempowerment.labels import Labels, label_from_json
 from icml26.disempowerment.synthetic import (
     GeneratorSpec,
     PlantedPII,
@@ -49,6 +48,13 @@ class LabelledConversations:
     conversations: list[Conversation]
     labels: Labels
     weights: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.conversations)
+        if len(self.labels.severity) != n:
+            raise ValueError(f"{n} conversations but {len(self.labels.severity)} labels")
+        if self.weights is not None and np.shape(self.weights) != (n,):
+            raise ValueError(f"{n} conversations but weights of shape {np.shape(self.weights)}")
 
     def subset(self, rows: np.ndarray) -> LabelledConversations:
         return LabelledConversations(
@@ -96,12 +102,9 @@ def read_labelled_jsonl(path: str | Path) -> LabelledConversations:
             try:
                 obj = json.loads(line)
                 conv = parse_conversation(obj)
-                lab = obj.get("labels")
-                if not isinstance(lab, dict):
+                if "labels" not in obj:
                     raise ValueError("missing 'labels' object")
-                j = parse_judgement(json.dumps(lab))
-                if not j.ok:
-                    raise ValueError(f"labels {lab} do not follow the rubric schema")
+                label = label_from_json(obj["labels"])
                 weight = obj.get("weight", 1.0)
                 if (
                     isinstance(weight, bool)
@@ -112,16 +115,16 @@ def read_labelled_jsonl(path: str | Path) -> LabelledConversations:
             except (json.JSONDecodeError, ValueError) as exc:
                 raise ValueError(f"{path}: line {n}: {exc}") from None
             convs.append(conv)
-            labels.append(j)
+            labels.append(label)
             weights.append(float(weight))
     if not convs:
         raise ValueError(f"{path}: no labelled conversation")
     return LabelledConversations(
         convs,
         Labels(
-            np.array([j.severity for j in labels]),
-            np.array([j.amplifiers for j in labels]),
-            np.array([j.domain for j in labels]),
+            np.array([sev for sev, _, _ in labels]),
+            np.array([amp for _, amp, _ in labels]),
+            np.array([dom for _, _, dom in labels]),
         ),
         np.array(weights) if any(w != 1.0 for w in weights) else None,
     )

@@ -31,6 +31,7 @@ from icml26.disempowerment.pipeline import (
     load_data,
     make_judge,
     privacy_of,
+    privacy_totals,
     release_clusters,
 )
 from icml26.disempowerment.scrub import PLACEHOLDERS
@@ -112,6 +113,7 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, float]:
                 seed=seed_for(config.seed, "judge"),
             ),
         )
+    metrics |= privacy_totals(config, metrics)
     plot_figures(run_dir, metrics, analysed["monthly"])
     write_tables(run_dir, metrics)
     metrics["memory.peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -6,9 +6,55 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml26.disempowerment.taxonomy import AMPLIFIERS, DIMENSIONS, DOMAIN_LABELS, SEVERITIES
+from icml26.disempowerment.taxonomy import (
+    AMPLIFIERS,
+    DIMENSIONS,
+    DOMAIN_LABELS,
+    SEVERITIES,
+    domain_index,
+    severity_index,
+)
 
-__all__ = ["Labels", "macro_f1"]
+__all__ = ["Labels", "label_from_json", "macro_f1"]
+
+_LABEL_FIELDS = frozenset((*DIMENSIONS, "amplifiers", "domain"))
+
+
+def label_from_json(obj: object) -> tuple[tuple[int, ...], tuple[bool, ...], int]:
+    """One person's label, read strictly (a labelled set is truth: nothing is guessed).
+
+    Args:
+        obj: ``{"reality": ..., "value": ..., "action": ..., "amplifiers": [...],
+            "domain": ...}``: severities among :data:`SEVERITIES`, amplifiers a list of
+            distinct names among :data:`AMPLIFIERS`, a domain among :data:`DOMAIN_LABELS`.
+
+    Returns:
+        ``(severity indices, amplifier flags, domain index)``.
+
+    Raises:
+        ValueError: naming the field, for a missing or unknown field, a severity off the
+            scale (``"high"``), an unknown or repeated amplifier, or an unknown domain.
+    """
+    if not isinstance(obj, dict):
+        raise ValueError(f"labels must be an object, got {type(obj).__name__}")
+    missing, unknown = _LABEL_FIELDS - set(obj), set(obj) - _LABEL_FIELDS
+    if missing or unknown:
+        raise ValueError(
+            f"labels: missing fields {sorted(missing)}, unknown fields {sorted(unknown)}"
+        )
+    severity = tuple(severity_index(obj[d]) if isinstance(obj[d], str) else -1 for d in DIMENSIONS)
+    if -1 in severity:
+        raise ValueError(f"labels: severities must be names among {SEVERITIES}")
+    amps = obj["amplifiers"]
+    if not isinstance(amps, list) or not all(isinstance(a, str) for a in amps):
+        raise ValueError("labels: amplifiers must be a list of names")
+    if len(set(amps)) != len(amps) or not set(amps) <= set(AMPLIFIERS):
+        raise ValueError(
+            f"labels: amplifiers must be distinct names among {AMPLIFIERS}, got {amps}"
+        )
+    if not isinstance(obj["domain"], str):
+        raise ValueError("labels: domain must be a name")
+    return severity, tuple(a in amps for a in AMPLIFIERS), domain_index(obj["domain"])
 
 
 @dataclass

@@ -40,6 +40,7 @@ __all__ = [
     "classify",
     "log_inputs",
     "measure",
+    "month_number",
 ]
 
 
@@ -51,15 +52,54 @@ class PrivacySettings:
         k: minimum distinct users per released group.
         epsilon: total user-level DP budget (``None``: no noise, k-anonymity only).
         cap: conversations counted per user under DP (the sensitivity).
+        first_month: the month window's first month, ``"YYYY-MM"`` (``None``: the log's
+            first month, which DP does not allow: the window must be public).
+        months: the window's length in months (conversations outside it are left out);
+            set together with ``first_month``.
+
+    Raises:
+        ValueError: ``k < 2``, ``cap < 1``, a non-positive epsilon, a malformed or
+            half-given month window, or DP without a month window.
     """
 
     k: int = DEFAULT_K
     epsilon: float | None = None
     cap: int = 10
+    first_month: str | None = None
+    months: int | None = None
 
     def __post_init__(self) -> None:
         if self.k < 2 or self.cap < 1 or (self.epsilon is not None and not self.epsilon > 0):
             raise ValueError("need k >= 2, cap >= 1 and epsilon > 0 (or None)")
+        if (self.first_month is None) != (self.months is None):
+            raise ValueError("first_month and months are set together (the month window)")
+        if self.first_month is not None:
+            month_number(self.first_month)
+            if self.months is None or self.months < 1:
+                raise ValueError(f"months must be at least 1, got {self.months}")
+        elif self.epsilon is not None:
+            raise ValueError(
+                "under DP the month window must be public, not read from the log: set "
+                "first_month ('YYYY-MM') and months"
+            )
+
+
+def month_number(text: str) -> int:
+    """``"YYYY-MM"`` as a month count (``year * 12 + month - 1``).
+
+    Args:
+        text: a month, e.g. ``"2025-01"``.
+
+    Returns:
+        The month count.
+
+    Raises:
+        ValueError: not ``YYYY-MM`` with a month in 1..12.
+    """
+    parts = text.split("-")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts) or not 1 <= int(parts[1]) <= 12:
+        raise ValueError(f"a month is written 'YYYY-MM', got {text!r}")
+    return int(parts[0]) * 12 + int(parts[1]) - 1
 
 
 @dataclass(frozen=True)
@@ -125,15 +165,27 @@ def classify(
     return classifier.predict(texts), np.ones(len(texts), dtype=bool)
 
 
-def log_inputs(conversations: Sequence[Conversation], labels: Labels) -> AnalysisInputs:
-    """The analysis inputs of a classified log: users, ids, months (0 = the log's first),
-    feedback (1 up, 0 down, -1 none)."""
+def log_inputs(
+    conversations: Sequence[Conversation], labels: Labels, first_month: str | None = None
+) -> AnalysisInputs:
+    """The analysis inputs of a classified log: users, ids, months, feedback (1 up, 0 down,
+    -1 none).
+
+    Args:
+        conversations: the log.
+        labels: their predicted labels.
+        first_month: month 0 (``"YYYY-MM"``); ``None``: the log's first month.
+
+    Returns:
+        The :class:`AnalysisInputs` (months before ``first_month`` are negative).
+    """
     idx = np.array([c.timestamp.year * 12 + c.timestamp.month - 1 for c in conversations])
+    start = month_number(first_month) if first_month else (idx.min() if len(idx) else 0)
     return AnalysisInputs(
         pred=labels,
         user_ids=np.array([c.user_id for c in conversations]),
         conv_ids=[c.id for c in conversations],
-        month=idx - idx.min() if len(idx) else idx,
+        month=idx - start,
         feedback=np.array([-1 if c.feedback is None else int(c.feedback) for c in conversations]),
     )
 
@@ -188,7 +240,7 @@ def measure(
     kept = [log[i] for i in keep]
     predictions = predictions.subset(keep)
     result = analyse(
-        log_inputs(kept, predictions),
+        log_inputs(kept, predictions, privacy.first_month),
         calibration,
         k=privacy.k,
         epsilon=privacy.epsilon,
@@ -196,6 +248,7 @@ def measure(
         draws=intervals.draws,
         level=intervals.level,
         rng=rng_for(seed, "bootstrap"),
+        n_months=privacy.months,
     )
     dropped = {"audit": int((~a_ok).sum()), "log": int((~ok).sum())}
     return Measurement(

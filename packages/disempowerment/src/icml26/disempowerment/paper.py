@@ -86,9 +86,12 @@ CLAIMS = [
         "PII is removed before any model sees text: the scrubber removes at least 95% of the "
         "PII planted in the log (names in and out of its list, lower-case names, titles with "
         "surnames, e-mails, phones, addresses, postcodes, dates of birth, handles, profile "
-        "URLs, ids; 30% in formats and names held out of its development).",
+        "URLs, ids; 30% in formats and names held out of its development), both in the "
+        "generator's sentences and with the same strings in carrier sentences written after "
+        "the rules and never tuned on (pii.FRESH_FRAMES: the generator's wording partly "
+        "shaped the rules, so its recall alone overstates).",
         "privacy-preserving analysis (Clio: PII removed before facet extraction)",
-        "scrub.recall.all >= 0.95",
+        "scrub.recall.all >= 0.95 and scrub.fresh_recall.all >= 0.95",
         profiles=_VALIDATED,
         kind="absolute",
         floor="A scrubber that removes nothing scores 0; the package's previous rules scored "

@@ -28,10 +28,12 @@ import numpy as np
 __all__ = [
     "DEV_KINDS",
     "DISTRACTORS",
+    "FRESH_FRAMES",
     "HOLDOUT_KINDS",
     "PIIMaker",
     "PlantedPII",
     "ScrubScores",
+    "fresh_frame_texts",
     "scrub_scores",
 ]
 
@@ -222,7 +224,7 @@ class PIIMaker:
         user = self.pick(self.dev_first).lower() + self.digits(2)
         if ho:
             user = user + "+" + self.pick(("notes", "home", "x1"))
-            host = self.pick(("mail.example-univ.ac.uk", "post.test-co.de", "in.example.org"))
+            host = self.pick(("mail.univ.example", "post.company.test", "in.example.org"))
         else:
             host = self.pick(("example.com", "mail.test", "example.org"))
         return f"{user}@{host}", ("You can email me at {}.", "My address is {} if needed.", "({})")
@@ -339,6 +341,42 @@ class PIIMaker:
             f"{self.digits(4)} {self.digits(2)}"
         )
         return iban, ("Pay into {}.",)
+
+
+#: Carrier sentences written on 2026-12-04, after the scrubber's rules, by someone not
+#: editing them: the scrubber has never been adjusted to these (never do: they measure how
+#: the rules do on wording they were not written against; the test pins their hash).
+FRESH_FRAMES: tuple[str, ...] = (
+    "{} was there too.",
+    "Honestly, {} is the reason I'm asking.",
+    "We spoke to {} yesterday about it.",
+    "Anyway, {} helped a lot last week.",
+    "cc {}",
+    "For reference: {}",
+    "Not sure if it matters but {} came up again.",
+    "The form already has {} on it.",
+    "Last time {} sorted it out quickly.",
+    "Forwarding this from {}, no reply yet.",
+    "Someone mentioned {} at lunch.",
+    "Is {} the right one to put down?",
+)
+
+
+def fresh_frame_texts(planted: list[PlantedPII], seed: int) -> tuple[list[str], list[PlantedPII]]:
+    """Every planted string again, each in a sentence of its own from :data:`FRESH_FRAMES`.
+
+    Args:
+        planted: the planted items (their strings and kinds are reused).
+        seed: the frame choice's seed.
+
+    Returns:
+        ``(texts, items)``: one text per item, ``items[i].conversation == i``.
+    """
+    rng = np.random.default_rng(seed)
+    frames = rng.integers(len(FRESH_FRAMES), size=len(planted))
+    texts = [FRESH_FRAMES[f].format(p.text) for f, p in zip(frames, planted, strict=True)]
+    items = [PlantedPII(i, p.kind, p.holdout, p.text) for i, p in enumerate(planted)]
+    return texts, items
 
 
 @dataclass(frozen=True)

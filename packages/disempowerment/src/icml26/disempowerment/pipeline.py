@@ -39,6 +39,7 @@ from icml26.disempowerment.privacy import (
     release_manifest,
 )
 from icml26.disempowerment.scrub import PLACEHOLDERS, Scrubber
+from icml26.disempowerment.synthetic import GeneratorSpec
 from icml26.disempowerment.taxonomy import DOMAINS, SEVERITIES, VARIABLES
 from icml26.shared import RunDir, log, rng_for, seed_for
 
@@ -49,12 +50,14 @@ __all__ = [
     "audit_outputs",
     "calibrate",
     "classify_log",
+    "dp_analyses",
     "fit_models",
     "input_report",
     "labels_of",
     "load_data",
     "make_judge",
     "privacy_of",
+    "privacy_totals",
     "release_clusters",
 ]
 
@@ -89,12 +92,50 @@ class NullTrainer:
         )
 
 
+def dp_analyses(cfg: RunConfig) -> int:
+    """How many DP analyses of the log a run releases: the main one, plus the judge study's
+    two (the judge's and the baseline classifier's measures of the same log subset)."""
+    return 1 + 2 * (cfg.judge != "none")
+
+
 def privacy_of(cfg: RunConfig) -> tuple[PrivacySettings, IntervalSettings]:
-    """The release and interval settings of a config."""
+    """The release and interval settings of one DP analysis of a config's log.
+
+    ``dp_epsilon`` is the run's total over the log: each of the :func:`dp_analyses` analyses
+    gets an equal share (they compose sequentially). The month window is the config's, or
+    for the synthetic log the generator's.
+    """
+    first_month, months = cfg.first_month or None, cfg.months or None
+    if first_month is None and not cfg.log_path and cfg.dp_epsilon is not None:
+        spec = GeneratorSpec()
+        first_month, months = spec.start, spec.months
+    epsilon = None if cfg.dp_epsilon is None else cfg.dp_epsilon / dp_analyses(cfg)
     return (
-        PrivacySettings(cfg.k_anonymity, cfg.dp_epsilon, cfg.dp_cap),
+        PrivacySettings(cfg.k_anonymity, epsilon, cfg.dp_cap, first_month, months),
         IntervalSettings(cfg.bootstrap_draws, cfg.interval_level),
     )
+
+
+def privacy_totals(cfg: RunConfig, metrics: dict[str, float]) -> dict[str, float]:
+    """The run's DP figures over every analysis of the log.
+
+    Args:
+        cfg: the run's config.
+        metrics: the run's metrics so far (the main analysis's and the judge study's).
+
+    Returns:
+        ``privacy.dp_epsilon`` (the config's total), ``privacy.dp_epsilon_spent`` (the main
+        analysis's spend plus the judge study's two), ``privacy.dp_analyses``.
+    """
+    spent = sum(
+        metrics.get(f"{prefix}privacy.dp_epsilon_spent", 0.0)
+        for prefix in ("", "judge.", "judge_tfidf.")
+    )
+    return {
+        "privacy.dp_epsilon": float(cfg.dp_epsilon or 0.0),
+        "privacy.dp_epsilon_spent": float(spent),
+        "privacy.dp_analyses": float(dp_analyses(cfg)),
+    }
 
 
 def load_data(cfg: RunConfig) -> RunData:
@@ -224,7 +265,7 @@ def analyse_log(
     monthly series for the trend figure."""
     privacy, intervals = privacy_of(cfg)
     res = analyse(
-        log_inputs(data.log, labels),
+        log_inputs(data.log, labels, privacy.first_month),
         Calibration.from_json(calibration["calibration"]),
         k=privacy.k,
         epsilon=privacy.epsilon,
@@ -232,6 +273,7 @@ def analyse_log(
         draws=intervals.draws,
         level=intervals.level,
         rng=rng_for(seed_for(cfg.seed, "measure"), "bootstrap"),
+        n_months=privacy.months,
     )
     metrics = dict(res.metrics)
     if data.planted:

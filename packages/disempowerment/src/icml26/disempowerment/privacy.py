@@ -14,7 +14,11 @@ and a leak audit.
   that many of the groups) and a group is released when its *noisy* count reaches ``k``, so
   the suppression pattern, the smallest group size and the user count are post-processing of
   DP releases, not exact. The tables and the gates compose sequentially: the ledger records
-  the sum of their ``epsilon_t``. Every rate and interval is post-processing.
+  the sum of their ``epsilon_t``. Every rate and interval is post-processing. The month
+  window (first month, length) is public configuration, never read from the log. A run that
+  analyses the log more than once (the judge study measures a subset with the judge and with
+  the baseline classifier) gives each analysis an equal share of the run's budget, and
+  ``privacy.dp_epsilon_spent`` is their sum.
 * **Release manifest.** :func:`release_manifest` says, for every released metric, under
   which guarantee it is released (DP, k-anonymous only, labelled set only, synthetic
   validation only, run-time measurement, setting).
@@ -244,7 +248,8 @@ def pii_leak_audit(
 #: The guarantees a released metric can carry (see :func:`release_manifest`).
 GUARANTEES: dict[str, str] = {
     "dp": "user-level epsilon-DP (Laplace on capped counts and on the k-anonymity gates); "
-    "the labelled set enters without DP",
+    "the labelled set enters without DP; all analyses of the log together spend "
+    "privacy.dp_epsilon_spent",
     "k_anonymous": "computed from exact counts over groups of >= k distinct users; no DP "
     "(dp_epsilon unset)",
     "k_anonymous_not_dp": "groups of >= k distinct users (terms used by >= k users); "
@@ -253,6 +258,8 @@ GUARANTEES: dict[str, str] = {
     "which is assumed consented; not DP",
     "input_file": "exact counts about the input file's lines; not DP",
     "exact_aggregate": "an exact count or share over the whole log (which has >= k users); not DP",
+    "judge_subset": "exact figures of the judge's replies on its audit rows and its random "
+    "log subset (malformed and dropped shares); not DP",
     "synthetic": "synthetic validation only (planted truth, planted PII, fresh synthetic "
     "logs); absent on a user's log",
     "runtime": "run-time measurements (seconds, memory, throughput); not data-dependent "
@@ -263,13 +270,31 @@ GUARANTEES: dict[str, str] = {
 _MANIFEST_PREFIXES: tuple[tuple[str, str], ...] = (
     ("privacy.k", "setting"),
     ("privacy.dp_epsilon", "setting"),
+    ("privacy.dp_analyses", "setting"),
     ("privacy.dp_laplace_scale", "setting"),
     ("privacy.released_tables", "setting"),
     ("privacy.pii_leaks", "synthetic"),
     ("privacy.pii_strings_checked", "synthetic"),
     ("clusters.", "k_anonymous_not_dp"),
     ("classifier.", "labelled_set"),
-    ("judge.", "labelled_set"),
+    ("calibration.", "labelled_set"),
+    # the judge study: its rates (judge.rate.*, judge_tfidf.rate.*, ...) are analyses of the
+    # log like the main one (DP under DP, with their own share of the budget); the rest:
+    ("judge.privacy.", "setting"),
+    ("judge_tfidf.privacy.", "setting"),
+    ("judge.agreement.", "labelled_set"),
+    ("judge.kappa.", "labelled_set"),
+    ("judge.macro_f1", "labelled_set"),
+    ("judge.domain_accuracy", "labelled_set"),
+    ("judge.covered.", "synthetic"),
+    ("judge.malformed_rate", "judge_subset"),
+    ("judge.dropped", "judge_subset"),
+    ("judge.n_audit_positive", "labelled_set"),
+    ("judge.n_audit", "setting"),
+    ("judge.n_log", "setting"),
+    ("judge.tokens", "runtime"),
+    ("judge.seconds_per_item", "runtime"),
+    ("choice.", "labelled_set"),
     ("input.", "input_file"),
     ("throughput", "runtime"),
     ("memory.", "runtime"),
@@ -281,7 +306,6 @@ _MANIFEST_PREFIXES: tuple[tuple[str, str], ...] = (
     ("covered.", "synthetic"),
     ("coverage.", "synthetic"),
     ("null", "synthetic"),
-    ("judge_rate.", "synthetic"),
 )
 
 
@@ -293,10 +317,11 @@ def release_manifest(metrics: Iterable[str], *, dp: bool) -> dict[str, str]:
         dp: whether the run set ``dp_epsilon``.
 
     Returns:
-        ``{key: guarantee}`` with guarantees from :data:`GUARANTEES`: the analysis's figures
+        ``{key: guarantee}`` with guarantees from :data:`GUARANTEES`: the analyses' figures
         (rates, domain rates, trend, approval, amplifiers, the user and conversation counts,
-        the smallest group, the suppressions) are ``dp`` under DP and ``k_anonymous``
-        without; every other key by its prefix.
+        the smallest group, the suppressions; the judge study's ``judge.rate.*`` and
+        ``judge_tfidf.rate.*`` likewise) are ``dp`` under DP and ``k_anonymous`` without;
+        every other key by its prefix.
     """
     out = {}
     for key in metrics:

@@ -30,7 +30,7 @@ from icml26.disempowerment.datasets import (
 )
 from icml26.disempowerment.labels import Labels, macro_f1
 from icml26.disempowerment.measurement import IntervalSettings, PrivacySettings, measure
-from icml26.disempowerment.pii import PlantedPII, scrub_scores
+from icml26.disempowerment.pii import PlantedPII, fresh_frame_texts, scrub_scores
 from icml26.disempowerment.scrub import Scrubber
 from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log, null_spec
 from icml26.disempowerment.taxonomy import DIMENSIONS, SEVERITIES, VARIABLES
@@ -220,14 +220,18 @@ def scrub_study(
     """The scrubber on the first ``n`` conversations of a log with planted PII.
 
     Returns:
-        ``scrub.recall.<all|dev|holdout|kind.split>``, ``scrub.precision`` (replaced spans
-        that overlap planted PII, look-alike sentences included), ``scrub.n_items``,
-        ``scrub.n_spans``.
+        ``scrub.recall.<all|dev|holdout|kind.split>`` (in the generator's sentences),
+        ``scrub.fresh_recall.<all|dev|holdout|kind.split>`` (the same strings in :data:`FRESH_FRAMES`, wording
+        the rules were not written against), ``scrub.precision`` (replaced spans that overlap
+        planted PII, look-alike sentences included), ``scrub.n_items``, ``scrub.n_spans``.
     """
     n = min(n, len(conversations))
     texts = [c.text() for c in conversations[:n]]
-    scores = scrub_scores(Scrubber(), texts, [p for p in planted if p.conversation < n])
+    items = [p for p in planted if p.conversation < n]
+    scores = scrub_scores(Scrubber(), texts, items)
     out = {f"scrub.recall.{k}": v for k, v in scores.recall.items()}
+    fresh = scrub_scores(Scrubber(), *fresh_frame_texts(items, seed=0))
+    out |= {f"scrub.fresh_recall.{k}": v for k, v in fresh.recall.items()}
     out["scrub.precision"] = scores.precision
     out["scrub.n_items"] = float(scores.n_items)
     out["scrub.n_spans"] = float(scores.n_spans)
@@ -249,8 +253,8 @@ def judge_study(
 ) -> dict[str, float]:
     """The rubric judge as the measuring instrument on a random subset of the log.
 
-    The judge rates ``n_audit`` labelled conversations (the audit set, generator truth) and
-    ``n_log`` conversations of the log; its confusion matrices on the audit set correct its
+    The judge rates ``n_audit`` labelled conversations (the audit set, generator truth,
+    stratified on it: :func:`judge_rows`) and ``n_log`` conversations of the log; its confusion matrices on the audit set correct its
     shares on the log subset (:func:`measure`). The baseline classifier measures the same
     subset with the same audit set, for comparison.
 
@@ -262,10 +266,12 @@ def judge_study(
         repair; 0 by construction under constrained decoding), ``judge.malformed_rate_first``,
         ``judge.n_audit``, ``judge.n_log``, ``judge.tokens``, ``judge.seconds_per_item``.
     """
-    a_rows, l_rows = judge_rows(
-        len(audit.conversations), len(log_conversations), n_audit, n_log, seed=seed
+    a_rows, l_rows, stratum_weights = judge_rows(
+        audit.labels.any_severity > 0, len(log_conversations), n_audit, n_log, seed=seed
     )
     sub_audit = audit.subset(a_rows)
+    base_weights = np.ones(len(a_rows)) if sub_audit.weights is None else sub_audit.weights
+    sub_audit.weights = base_weights * stratum_weights
     sub_log = [log_conversations[i] for i in l_rows]
     start = time.perf_counter()
     res = measure(sub_log, judge, sub_audit, privacy=privacy, intervals=intervals, seed=seed)
@@ -287,23 +293,59 @@ def judge_study(
     out["judge.malformed_rate_first"] = judge.malformed_rate_first
     out["judge.dropped"] = float(sum(res.dropped.values()))
     out["judge.n_audit"], out["judge.n_log"] = float(len(a_rows)), float(len(l_rows))
+    out["judge.n_audit_positive"] = float(np.sum(sub_audit.labels.any_severity > 0))
     out["judge.tokens"] = float(judge.backend.usage.total_tokens)
     out["judge.seconds_per_item"] = seconds / n_items
     return out
 
 
-_JUDGE_KEYS = ("rate.", "observed.", "domain_rate.", "trend_slope.", "approval_association")
+_JUDGE_KEYS = (
+    "rate.",
+    "observed.",
+    "domain_rate.",
+    "trend_slope.",
+    "approval_association",
+    "privacy.dp_epsilon_spent",
+)
 
 
 def judge_rows(
-    n_audit_pool: int, n_log_pool: int, n_audit: int, n_log: int, *, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The rows :func:`judge_study` rates: ``n_audit`` of the audit set (its *test* split)
-    and ``n_log`` of the log, drawn from the study's own stream."""
+    positive: np.ndarray, n_log_pool: int, n_audit: int, n_log: int, *, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows :func:`judge_study` rates, drawn from the study's own stream.
+
+    The audit rows are stratified on the truth: half (or every one, when fewer) among the
+    audit conversations with any severity above none, the rest among the others, so that
+    the judge's errors on the rare positive classes rest on more than a handful of
+    conversations (a uniform draw from a 15%-positive set gave 8 positives in 180). Each row
+    carries its stratum's inverse inclusion probability, which keeps the confusion rows
+    estimates of the whole audit set's.
+
+    Args:
+        positive: per audit conversation, whether its true label has any severity above none.
+        n_log_pool: conversations in the log.
+        n_audit: audit rows to draw (at most the audit set's size).
+        n_log: log rows to draw (at most the log's size).
+        seed: the study's seed.
+
+    Returns:
+        ``(audit rows, log rows, audit row weights)``.
+    """
     rng = rng_for(seed, "judge_subsets")
-    a_rows = rng.choice(n_audit_pool, size=min(n_audit, n_audit_pool), replace=False)
+    positive = np.asarray(positive, dtype=bool)
+    pos, neg = np.flatnonzero(positive), np.flatnonzero(~positive)
+    n_audit = min(n_audit, len(positive))
+    n_pos = min(len(pos), n_audit // 2)
+    n_neg = min(len(neg), n_audit - n_pos)
+    n_pos = min(len(pos), n_audit - n_neg)
+    a_rows = np.concatenate(
+        [rng.choice(pos, size=n_pos, replace=False), rng.choice(neg, size=n_neg, replace=False)]
+    )
+    weights = np.concatenate(
+        [np.full(n_pos, len(pos) / max(n_pos, 1)), np.full(n_neg, len(neg) / max(n_neg, 1))]
+    )
     l_rows = rng.choice(n_log_pool, size=min(n_log, n_log_pool), replace=False)
-    return a_rows, l_rows
+    return a_rows, l_rows, weights
 
 
 def judge_choice_study(

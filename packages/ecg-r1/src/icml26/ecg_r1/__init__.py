@@ -2,50 +2,52 @@
 modality-decoupled signal + image language model with Interleaved Modality Dropout, and GRPO
 with ECG Diagnostic Evidence Rewards. A research reproduction, not a medical device.
 
-Light to import: the torch modules (:mod:`~icml26.ecg_r1.encoders`, :mod:`~icml26.ecg_r1.model`,
-:mod:`~icml26.ecg_r1.train`) are imported on their own.
+Importing this package imports neither torch nor any submodule: each name below is loaded on
+first use.
 """
 
-from icml26.ecg_r1.labels import (
-    LABELS,
-    LEADS,
-    THRESHOLDS,
-    TOLERANCES,
-    Features,
-    jaccard,
-    labels_from_features,
-)
-from icml26.ecg_r1.protocol import (
-    evidence_score,
-    free_text_answer,
-    hallucinations,
-    parse_interpretation,
-    protocol_answer,
-)
-from icml26.ecg_r1.records import RecordError, load_record, validate_record
-from icml26.ecg_r1.rewards import diagnosis_reward, ecg_rewards, evidence_reward, format_reward
-from icml26.ecg_r1.wavemodel import sample_params, simulate
+from __future__ import annotations
 
-__all__ = [
-    "LABELS",
-    "LEADS",
-    "THRESHOLDS",
-    "TOLERANCES",
-    "Features",
-    "RecordError",
-    "diagnosis_reward",
-    "ecg_rewards",
-    "evidence_reward",
-    "evidence_score",
-    "format_reward",
-    "free_text_answer",
-    "hallucinations",
-    "jaccard",
-    "labels_from_features",
-    "load_record",
-    "parse_interpretation",
-    "protocol_answer",
-    "sample_params",
-    "simulate",
-    "validate_record",
-]
+from typing import TYPE_CHECKING
+
+from icml26.shared.exports import lazy_exports
+
+if TYPE_CHECKING:  # what type checkers see; nothing is imported at run time
+    from . import baselines as baselines
+    from .config import RunConfig as RunConfig
+    from .delineate import measure_features as measure_features
+    from .labels import Features as Features
+    from .model import ECGR1ForCausalLM as ECGR1ForCausalLM
+    from .model import EncodedBank as EncodedBank
+    from .model import ModalityDropout as ModalityDropout
+    from .protocol import protocol_answer as protocol_answer
+    from .records import RecordError as RecordError
+    from .records import load_record as load_record
+    from .report import interpret_record as interpret_record
+    from .rewards import ecg_rewards as ecg_rewards
+    from .rewards import reward_functions as reward_functions
+    from .train import SFTSettings as SFTSettings
+    from .train import train_grpo as train_grpo
+    from .train import train_sft as train_sft
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "ECGR1ForCausalLM": ".model",
+        "EncodedBank": ".model",
+        "Features": ".labels",
+        "ModalityDropout": ".model",
+        "RecordError": ".records",
+        "RunConfig": ".config",
+        "SFTSettings": ".train",
+        "ecg_rewards": ".rewards",
+        "interpret_record": ".report",
+        "load_record": ".records",
+        "measure_features": ".delineate",
+        "protocol_answer": ".protocol",
+        "reward_functions": ".rewards",
+        "train_grpo": ".train",
+        "train_sft": ".train",
+    },
+    submodules=["baselines"],
+)

@@ -1,6 +1,6 @@
 """``icml26 bench ecg-r1``: records simulated and delineated per second (wave model vs
 neurokit2's ECGSYN), images drawn per second, tokens per interpretation, GRPO step time.
-CPU process time, one thread."""
+CPU process time."""
 
 from __future__ import annotations
 
@@ -10,7 +10,18 @@ from typing import Any
 import numpy as np
 
 from icml26.ecg_r1.config import BenchConfig
-from icml26.shared import RunDir, seed_everything
+from icml26.ecg_r1.data import to_model_signal
+from icml26.ecg_r1.delineate import measure_features
+from icml26.ecg_r1.encoders import ImageEncoder, SignalEncoder
+from icml26.ecg_r1.methods import PolicySettings, new_policy
+from icml26.ecg_r1.model import PROMPT, EncodedBank, ModalityDropout
+from icml26.ecg_r1.nk_validation import simulate_neurokit
+from icml26.ecg_r1.protocol import protocol_answer
+from icml26.ecg_r1.render import ImageRasteriser
+from icml26.ecg_r1.train import answer_ids, train_grpo
+from icml26.ecg_r1.wavemodel import sample_params, simulate
+from icml26.shared import RunDir, rng_for
+from icml26.shared.llm.grpo import GRPOSettings
 
 __all__ = ["bench"]
 
@@ -22,22 +33,17 @@ def _timed(fn: Any) -> tuple[Any, float]:
 
 
 def bench(cfg: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
-    import torch
+    """Simulation, rasterisation and delineation throughput, tokens per interpretation,
+    GRPO step time (the shared TRL path, tiny model).
 
-    from icml26.ecg_r1.data import to_model_signal
-    from icml26.ecg_r1.delineate import measure_features
-    from icml26.ecg_r1.encoders import ImageEncoder, SignalEncoder
-    from icml26.ecg_r1.model import ECGR1Model, EncodedBank, ModalityDropout
-    from icml26.ecg_r1.nk_validation import simulate_neurokit
-    from icml26.ecg_r1.protocol import protocol_answer
-    from icml26.ecg_r1.render import ImageRasteriser
-    from icml26.ecg_r1.train import train_grpo
-    from icml26.ecg_r1.wavemodel import sample_params, simulate
-    from icml26.shared.llm.grpo import GRPOSettings
-    from icml26.shared.llm.tiny import TinyModelConfig, make_tiny_lm
+    Args:
+        cfg: the bench config.
+        run_dir: the run folder.
 
-    torch.set_num_threads(1)
-    rng = seed_everything(cfg.seed)
+    Returns:
+        The flat bench metrics.
+    """
+    rng = rng_for(cfg.seed, "bench")
     simulate(sample_params(rng, 4), rng)  # warm-up
     corpus, t_sim = _timed(lambda: simulate(sample_params(rng, cfg.n_simulate), rng))
     _, t_nk = _timed(lambda: simulate_neurokit(75.0, 1.0, seed=cfg.seed))
@@ -46,21 +52,25 @@ def bench(cfg: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     n_del = min(cfg.n_delineate, cfg.n_simulate)
     _, t_del = _timed(lambda: [measure_features(x, corpus.fs) for x in corpus.signals[:n_del]])
     texts = [protocol_answer(f) for f in corpus.features]
-    special = ["<think>", "</think>", "<answer>", "</answer>", "<sig>", "<img>"]
-    lm, tok = make_tiny_lm(texts, special_tokens=special, vocab_size=600,
-                           config=TinyModelConfig(hidden_size=cfg.lm_hidden, intermediate_size=2 * cfg.lm_hidden, max_positions=384))  # fmt: skip
-    tokens = float(np.mean([len(tok(t)["input_ids"]) for t in texts]))
     n = min(32, cfg.n_simulate)
-    bank = EncodedBank.build(SignalEncoder().eval(), ImageEncoder().eval(), to_model_signal(corpus.signals[:n], corpus.fs),
-                             (images[:n] * 255).astype(np.uint8))  # fmt: skip
-    model = ECGR1Model(
-        lm, tok, sig_width=64, img_width=64, read_dim=bank.sig_read.shape[1], n_sig=8, n_img=8
+    sig = to_model_signal(corpus.signals[:n], corpus.fs)
+    bank = EncodedBank.build(
+        SignalEncoder().eval(), ImageEncoder().eval(), sig, (images[:n] * 255).astype(np.uint8)
     )
-    settings = GRPOSettings(steps=cfg.grpo_steps, prompts_per_step=cfg.grpo_prompts, num_generations=cfg.grpo_generations,
-                            max_completion_length=int(tokens) + 8, loss_type="dapo", dynamic_sampling=False)  # fmt: skip
+    policy = PolicySettings(hidden=cfg.lm_hidden)
+    model, tok = new_policy(policy, [PROMPT, *texts], bank, seed=cfg.seed)
+    tokens = float(np.mean([len(t) for t in answer_ids(model, tok, texts[:n])]))
+    settings = GRPOSettings(
+        steps=cfg.grpo_steps,
+        prompts_per_step=cfg.grpo_prompts,
+        num_generations=cfg.grpo_generations,
+        max_completion_length=int(tokens) + 8,
+        loss_type="dapo",
+        dynamic_sampling=False,
+    )
     _, t_grpo = _timed(
         lambda: train_grpo(
-            model, bank, corpus.features[:n], settings, dropout=ModalityDropout(), rng=rng
+            model, tok, bank, corpus.features[:n], settings, dropout=ModalityDropout(), rng=rng
         )
     )
     return {

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["BenchConfig", "ECGR1Config"]
+__all__ = ["BenchConfig", "RunConfig"]
 
 
 @dataclass(frozen=True)
-class ECGR1Config:
+class RunConfig:
     """One ``icml26 run ecg-r1``.
 
     Attributes:
@@ -22,15 +23,26 @@ class ECGR1Config:
             an HF id) trained with LoRA.
         lm_hidden, lm_layers, vocab_size: the tiny LM's sizes.
         sft_steps, sft_batch, sft_lr: supervised fine-tuning.
-        grpo_steps, grpo_prompts, grpo_generations, grpo_lr, grpo_max_tokens: GRPO.
+        grpo_steps, grpo_prompts, grpo_generations, grpo_lr: GRPO (the shared TRL path);
+            the generation cap is not a knob: 1.25x the 95th percentile of the SFT answers'
+            token lengths (reported as ``generation_cap.*`` beside ``answer_tokens_p95.*``).
+        grpo_beta: KL coefficient to the SFT model (TRL's ``beta``; 0 for a LoRA checkpoint,
+            whose adapter-free reference would lack the trained projectors).
         grpo_temperature: sampling temperature of the rollouts (the loss scores tokens
             under the same temperature).
+        max_new_tokens: 0 (default): the measured generation cap; > 0 caps it lower (the
+            smoke profile only: its answers are then truncated and say nothing).
+        seeds: seeds of ``sft_only`` and ``ecg_r1`` (the hallucination claim's SE is over
+            them); the other methods run on the first seed.
         p_drop, p_swap: interleaved modality dropout (0.5, 0.1 in the official code).
         reward_weights: diagnosis, evidence, format.
         records: a user's WFDB record (path without extension) or CSV file to interpret with
             the trained model after the run (optional; written to ``user_interpretations.json``).
         records_fs: the CSV sampling rate (WFDB records carry their own).
-        device: ``"auto"``, ``"cpu"`` or ``"cuda[:i]"``.
+        device: ``"cpu"`` or ``"cuda[:i]"``.
+        threads: CPU threads (the runner sets them). 1 by default: on the loaded 2-core
+            machine one seed's SFT + GRPO stage ran over 29 min with the default two threads
+            (killed unfinished) and 12 min with one.
         llm_model: "" (skip) or a causal-LM spec (``"smollm2-135m-instruct-q4_1"``, a folder, an HF
             id): after the tiny-model study, ECG-R1 alone is trained once more on this
             checkpoint with LoRA (``llm_sft_steps`` of SFT with modality dropout, then
@@ -39,7 +51,7 @@ class ECGR1Config:
             budget allows one method at this size on a CPU).
     """
 
-    n_train: int = 600
+    n_train: int = 300
     n_test: int = 40
     n_neurokit: int = 1
     enc_steps: int = 80
@@ -52,11 +64,13 @@ class ECGR1Config:
     sft_steps: int = 100
     sft_batch: int = 12
     sft_lr: float = 4e-3
-    grpo_steps: int = 6
-    grpo_prompts: int = 4
+    grpo_steps: int = 10
+    grpo_prompts: int = 8
     grpo_generations: int = 6
-    grpo_lr: float = 3e-4
-    grpo_max_tokens: int = 200
+    grpo_lr: float = 5e-5
+    grpo_beta: float = 0.04
+    seeds: int = 3
+    max_new_tokens: int = 0
     grpo_temperature: float = 0.7
     p_drop: float = 0.5
     p_swap: float = 0.1
@@ -64,6 +78,7 @@ class ECGR1Config:
     records: str = ""
     records_fs: float = 0.0
     device: str = "cpu"
+    threads: int = 1
     seed: int = 0
     llm_model: str = ""
     llm_sft_steps: int = 40
@@ -75,7 +90,21 @@ class ECGR1Config:
     llm_test: int = 24
 
     def __post_init__(self) -> None:
-        for name in ("n_train", "n_test", "enc_steps", "enc_batch", "sft_steps", "sft_batch", "grpo_prompts", "lm_hidden", "lm_layers", "grpo_max_tokens", "llm_sft_batch", "llm_grpo_prompts", "llm_test"):  # fmt: skip
+        for name in (
+            "n_train",
+            "n_test",
+            "enc_steps",
+            "enc_batch",
+            "sft_steps",
+            "sft_batch",
+            "grpo_prompts",
+            "lm_hidden",
+            "lm_layers",
+            "seeds",
+            "llm_sft_batch",
+            "llm_grpo_prompts",
+            "llm_test",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -83,8 +112,13 @@ class ECGR1Config:
             raise ValueError(
                 f"need n_train >= 16 and n_test >= 4, got {self.n_train}, {self.n_test}"
             )
-        if self.n_neurokit < 0 or self.grpo_steps < 0:
-            raise ValueError("n_neurokit and grpo_steps must be >= 0")
+        if (
+            self.n_neurokit < 0
+            or self.grpo_steps < 0
+            or self.grpo_beta < 0
+            or self.max_new_tokens < 0
+        ):
+            raise ValueError("n_neurokit, grpo_steps, grpo_beta and max_new_tokens must be >= 0")
         if self.llm_sft_steps < 0 or self.llm_grpo_steps < 0:
             raise ValueError("llm_sft_steps and llm_grpo_steps must be >= 0")
         if self.llm_grpo_generations < 2:
@@ -130,15 +164,28 @@ class ECGR1Config:
                     raise ValueError("records: a CSV file needs records_fs (its sampling rate, Hz)")
             else:
                 if not p.with_suffix(".hea").is_file():
-                    raise ValueError(f"records: no WFDB header {p.with_suffix('.hea')} (give the record path without extension, or a .csv)")  # fmt: skip
+                    raise ValueError(
+                        f"records: no WFDB header {p.with_suffix('.hea')} (give the record path without extension, or a .csv)"
+                    )
                 if self.records_fs:
                     raise ValueError(
                         "records_fs is used only with a CSV file (a WFDB header carries its own rate)"
                     )
         elif self.records_fs:
             raise ValueError("records_fs is used only with records=<file.csv>")
-        if not (self.device in ("auto", "cpu") or self.device.startswith("cuda")):
-            raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:i]', got {self.device!r}")
+        if not (self.device == "cpu" or self.device.startswith("cuda")):
+            raise ValueError(f"device must be 'cpu' or 'cuda[:i]', got {self.device!r}")
+
+    @property
+    def encoder(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`~icml26.ecg_r1.methods.train_encoders`."""
+        return {
+            "steps": self.enc_steps,
+            "batch_size": self.enc_batch,
+            "lr": self.enc_lr,
+            "seed": self.seed,
+            "device": self.device,
+        }
 
 
 @dataclass(frozen=True)

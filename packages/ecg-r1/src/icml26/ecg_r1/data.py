@@ -27,8 +27,17 @@ __all__ = [
 ]
 
 #: Regression targets per record: the features scaled to about unit range, axis as (cos, sin).
-_SCALE = {"hr": 100.0, "rr_cv": 0.2, "pr": 200.0, "qrs": 120.0, "qt": 400.0, "qtc": 460.0,
-          "st_max": 0.2, "st_min": 0.2, "qrs_amp": 1.0}  # fmt: skip
+_SCALE = {
+    "hr": 100.0,
+    "rr_cv": 0.2,
+    "pr": 200.0,
+    "qrs": 120.0,
+    "qt": 400.0,
+    "qtc": 460.0,
+    "st_max": 0.2,
+    "st_min": 0.2,
+    "qrs_amp": 1.0,
+}
 N_TARGETS = len(FEATURE_NAMES) + 1  # axis takes two
 
 
@@ -136,17 +145,25 @@ def to_model_signal(raw: np.ndarray, fs: float) -> np.ndarray:
 
 
 def make_dataset(
-    n: int, rng: np.random.Generator, *, fs: float = 200.0, abnormal: float = 1.0,
+    n: int,
+    rng: np.random.Generator,
+    *,
+    fs: float = 200.0,
+    abnormal: float = 1.0,
     rasteriser: ImageRasteriser | None = None,
-) -> ECGDataset:  # fmt: skip
+) -> ECGDataset:
     """``n`` simulated 10-s records with their images, true features and labels."""
     corpus = simulate(sample_params(rng, n, abnormal=abnormal), rng, fs=fs, duration=10.0)
     raster = rasteriser or ImageRasteriser(fs, 10.0)
     images = (raster(corpus.signals) * 255).clip(0, 255).astype(np.uint8)
     return ECGDataset(
-        to_model_signal(corpus.signals, fs), images, corpus.features, corpus.labels,
-        corpus.signals, fs,
-    )  # fmt: skip
+        to_model_signal(corpus.signals, fs),
+        images,
+        corpus.features,
+        corpus.labels,
+        corpus.signals,
+        fs,
+    )
 
 
 def dataset_from_features(features: list[Features]) -> list[frozenset[str]]:

@@ -60,8 +60,18 @@ def _median_ms(a: np.ndarray, b: np.ndarray, fs: float) -> float:
 
 
 def measure_features(signals: np.ndarray, fs: float) -> Features:
-    """:class:`Features` of one (12, T) record in mV sampled at ``fs`` Hz (see the module
-    docstring). Raises :class:`DelineationError` when fewer than 3 beats are found."""
+    """The features of one record (see the module docstring for how each is measured).
+
+    Args:
+        signals: (12, T) mV in the standard lead order.
+        fs: the sampling rate in Hz.
+
+    Returns:
+        :class:`Features` (HR, RR cv, P waves, PR, QRS, QT, QTc, axis, ST, voltage, V1).
+
+    Raises:
+        DelineationError: a flat record, or fewer than 3 beats found.
+    """
     nk = _nk()
     x = np.asarray(signals, dtype=float)
     with warnings.catch_warnings():

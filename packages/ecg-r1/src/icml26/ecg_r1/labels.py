@@ -44,8 +44,19 @@ __all__ = [
 
 #: The 12 standard leads, in the usual order.
 LEADS: tuple[str, ...] = (
-    "I", "II", "III", "aVR", "aVL", "aVF", "V1", "V2", "V3", "V4", "V5", "V6",
-)  # fmt: skip
+    "I",
+    "II",
+    "III",
+    "aVR",
+    "aVL",
+    "aVF",
+    "V1",
+    "V2",
+    "V3",
+    "V4",
+    "V5",
+    "V6",
+)
 
 LABELS: tuple[str, ...] = (
     "sinus_rhythm",

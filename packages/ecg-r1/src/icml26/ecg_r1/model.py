@@ -1,21 +1,24 @@
 """The modality-decoupled model: two frozen encoders, one projector each into the language
 model's embedding space, a causal language decoder; and Interleaved Modality Dropout.
 
+:class:`ECGR1ForCausalLM` is a Hugging Face ``LlamaForCausalLM`` (the tiny Llama and
+SmolLM2 are both Llamas) with the projectors as submodules, so TRL's ``GRPOTrainer``,
+``generate``, ``save_pretrained`` and ``from_pretrained`` work on it unchanged.
+
 A prompt holds one placeholder token per modality embedding (``<sig>`` x k, ``<img>`` x k,
-k = the encoder's tokens plus one read-out token made from its heads); the decoder's input
-embeddings at those positions are replaced by the projected encoder outputs (the LLaVA-style
-"prefix embeddings"). A missing modality is a prompt without its placeholders, so the same
-model reads signal + image, signal only or image only, in either order.
+k = the encoder's tokens plus, unless ``readout=False``, one read-out token made from the
+encoder's label and feature heads) and the record's index in the attached
+:class:`EncodedBank`, written with the digit tokens ``<r0>`` ... ``<r9>``. The forward pass
+replaces the placeholders' input embeddings by that record's projected encoder outputs (the
+LLaVA-style "prefix embeddings") and the digits' by zeros, so the index reaches no layer: two
+prompts that differ only in the index of the same encoded record give the same logits (a test
+holds this). A missing modality is a prompt without its placeholders, so the same model reads
+signal + image, signal only or image only, in either order. The placeholder and digit tokens
+are masked out of the logits: an answer never contains them.
 
 :class:`ModalityDropout` draws, per training example, which modalities the prompt carries:
 with probability ``p_drop`` (0.5 in the official code) one of the two, chosen uniformly, is
 dropped; when both are kept, their order is swapped with probability ``p_swap`` (0.1).
-
-Generation (:meth:`ECGR1Model.generate`) is a plain sampling loop on the decoder's key/value
-cache from ``inputs_embeds``, returning each sampled token's log-probability under the
-policy, which is what GRPO's rollouts need (TRL's ``GRPOTrainer`` feeds token ids only, so it
-cannot carry the ECG embeddings; a test holds these log-probabilities to the training
-forward pass).
 """
 
 from __future__ import annotations
@@ -26,11 +29,14 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 
 __all__ = [
     "CONDITIONS",
     "CONFIGS",
-    "ECGR1Model",
+    "RECORD_DIGITS",
+    "ECGR1ForCausalLM",
+    "ECGR1LMConfig",
     "EncodedBank",
     "ModalityDropout",
 ]
@@ -44,6 +50,10 @@ CONDITIONS: dict[str, str] = {
     "image_only": "image",
 }
 SIG, IMG = "<sig>", "<img>"
+#: The tokens that write a record's index in the bank (embedded as zeros).
+RECORD_DIGITS: tuple[str, ...] = tuple(f"<r{d}>" for d in range(10))
+#: Digits of the record index in a prompt (zero-padded, so every prompt has the same length).
+RECORD_WIDTH = 5
 PROMPT = "Interpret this 12-lead ECG step by step. "
 
 
@@ -85,7 +95,18 @@ class EncodedBank:
 
     @classmethod
     @torch.no_grad()
-    def build(cls, sig_enc: nn.Module, img_enc: nn.Module, signals: np.ndarray, images: np.ndarray, *, batch: int = 256, device: str = "cpu") -> EncodedBank:  # fmt: skip
+    def build(
+        cls,
+        sig_enc: nn.Module,
+        img_enc: nn.Module,
+        signals: np.ndarray,
+        images: np.ndarray,
+        *,
+        batch: int = 256,
+        device: str = "cpu",
+    ) -> EncodedBank:
+        """Encode ``signals`` (B, 12, 1000) and ``images`` (B, H, W) uint8 with the frozen
+        encoders, ``batch`` records at a time."""
         st, sr, it, ir = [], [], [], []
         for a in range(0, len(signals), batch):
             s = sig_enc(torch.as_tensor(signals[a : a + batch], device=device))
@@ -97,175 +118,296 @@ class EncodedBank:
         return cls(torch.cat(st), torch.cat(sr), torch.cat(it), torch.cat(ir))
 
 
+class ECGR1LMConfig(LlamaConfig):
+    """A Llama config plus the projector sizes and the special token ids.
+
+    Args:
+        sig_width, img_width: encoder token widths; read_dim: read-out width.
+        n_sig, n_img: encoder tokens per modality.
+        readout: add the read-out token (the frozen encoder's label and feature heads).
+        sig_id, img_id: placeholder token ids; digit_ids: ids of :data:`RECORD_DIGITS`.
+    """
+
+    model_type = "ecg_r1_llama"
+
+    def __init__(
+        self,
+        sig_width: int = 64,
+        img_width: int = 64,
+        read_dim: int = 1,
+        n_sig: int = 8,
+        n_img: int = 8,
+        readout: bool = True,
+        sig_id: int = 0,
+        img_id: int = 0,
+        digit_ids: list[int] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.sig_width, self.img_width, self.read_dim = sig_width, img_width, read_dim
+        self.n_sig, self.n_img, self.readout = n_sig, n_img, readout
+        self.sig_id, self.img_id = sig_id, img_id
+        self.digit_ids = list(digit_ids or [])
+        super().__init__(**kwargs)
+        # No remote code: the class is registered with the Auto classes below (TRL reads
+        # ``auto_map`` when it reloads the KL reference).
+        self.auto_map = getattr(self, "auto_map", None) or {}
+
+
 def _projector(d_in: int, d: int) -> nn.Module:
     return nn.Sequential(nn.Linear(d_in, d), nn.GELU(), nn.Linear(d, d))
 
 
-class ECGR1Model(nn.Module):
-    """Projectors + language decoder (the encoders stay outside, frozen: see
-    :class:`EncodedBank`).
+class ECGR1ForCausalLM(LlamaForCausalLM):
+    """The decoder with the modality projectors (the encoders stay outside, frozen: see
+    :class:`EncodedBank`; attach one with :meth:`use_bank`).
 
-    Args:
-        lm: a Hugging Face causal LM (the tiny Llama, or SmolLM2 with LoRA).
-        tokenizer: its tokenizer, with ``<sig>`` and ``<img>`` as special tokens.
-        sig_width, img_width: encoder token widths; ``read_dim``: read-out width.
-        n_sig, n_img: encoder tokens per modality (one read-out token is added to each).
+    Build one from a causal LM and its tokenizer with :meth:`from_lm`; save and reload it
+    with ``save_pretrained`` / ``AutoModelForCausalLM.from_pretrained`` (the bank is data, not
+    saved: attach it again).
     """
 
-    def __init__(self, lm: Any, tokenizer: Any, *, sig_width: int, img_width: int, read_dim: int, n_sig: int, n_img: int) -> None:  # fmt: skip
-        super().__init__()
-        self.lm, self.tokenizer = lm, tokenizer
-        d = lm.get_input_embeddings().weight.shape[1]
-        self.sig_proj, self.img_proj = _projector(sig_width, d), _projector(img_width, d)
-        self.sig_read, self.img_read = _projector(read_dim, d), _projector(read_dim, d)
-        self.n_sig, self.n_img = n_sig + 1, n_img + 1
-        ids = tokenizer.convert_tokens_to_ids([SIG, IMG])
-        if tokenizer.unk_token_id in ids:
-            raise ValueError("the tokenizer needs <sig> and <img> as special tokens")
-        self.sig_id, self.img_id = ids
-        self.eos_id = tokenizer.eos_token_id
-        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
-        self._prompts = {c: self._prompt_ids(c) for c in CONFIGS}
+    config_class = ECGR1LMConfig
+
+    def __init__(self, config: ECGR1LMConfig) -> None:
+        super().__init__(config)
+        d = config.hidden_size
+        self.sig_proj, self.img_proj = (
+            _projector(config.sig_width, d),
+            _projector(config.img_width, d),
+        )
+        self.sig_read, self.img_read = (
+            _projector(config.read_dim, d),
+            _projector(config.read_dim, d),
+        )
+        self.bank: EncodedBank | None = None
+        self.post_init()
+
+    @classmethod
+    def from_lm(
+        cls,
+        lm: Any,
+        tokenizer: Any,
+        *,
+        sig_width: int,
+        img_width: int,
+        read_dim: int,
+        n_sig: int,
+        n_img: int,
+        readout: bool = True,
+    ) -> ECGR1ForCausalLM:
+        """The model on ``lm``'s weights (a ``LlamaForCausalLM``) with fresh projectors.
+
+        Raises:
+            ValueError: ``lm`` is not a Llama, or the tokenizer lacks the placeholder or
+                digit tokens.
+        """
+        if not isinstance(lm, LlamaForCausalLM):
+            raise ValueError(f"ECG-R1 builds on a LlamaForCausalLM, got {type(lm).__name__}")
+        ids = tokenizer.convert_tokens_to_ids([SIG, IMG, *RECORD_DIGITS])
+        if tokenizer.unk_token_id in ids or None in ids:
+            raise ValueError(f"the tokenizer needs {SIG}, {IMG} and {RECORD_DIGITS} as tokens")
+        config = ECGR1LMConfig(
+            sig_width=sig_width,
+            img_width=img_width,
+            read_dim=read_dim,
+            n_sig=n_sig,
+            n_img=n_img,
+            readout=readout,
+            sig_id=ids[0],
+            img_id=ids[1],
+            digit_ids=ids[2:],
+            **{
+                k: v
+                for k, v in lm.config.to_dict().items()
+                if k not in ("model_type", "architectures")
+            },
+        )
+        config.architectures = [cls.__name__]
+        model = cls(config).to(lm.dtype)
+        missing, unexpected = model.load_state_dict(lm.state_dict(), strict=False)
+        if unexpected or any(not k.startswith(("sig_", "img_")) for k in missing):
+            raise ValueError(f"weights do not fit: missing {missing}, unexpected {unexpected}")
+        return model.to(lm.device)
 
     # ---------------------------------------------------------------------------- prompts
-    def user_text(self, config: str) -> str:
-        parts = {"signal": SIG * self.n_sig, "image": IMG * self.n_img}
-        return PROMPT + "".join(parts[m] for m in config.split("+"))
+    @property
+    def n_sig_tokens(self) -> int:
+        return self.config.n_sig + int(self.config.readout)
 
-    def _prompt_ids(self, config: str) -> list[int]:
-        out = self.tokenizer.apply_chat_template(
-            [{"role": "user", "content": self.user_text(config)}],
-            add_generation_prompt=True,
-            tokenize=True,
-            return_dict=True,
-        )
-        return list(out["input_ids"])
+    @property
+    def n_img_tokens(self) -> int:
+        return self.config.n_img + int(self.config.readout)
 
-    def prompt_ids(self, config: str) -> list[int]:
-        if config not in self._prompts:
-            raise ValueError(f"unknown prompt layout {config!r}; one of {CONFIGS}")
-        return self._prompts[config]
+    def user_text(self, layout: str, record: int) -> str:
+        """The user turn for ``record`` (its index in the bank) in ``layout``."""
+        if layout not in CONFIGS:
+            raise ValueError(f"unknown prompt layout {layout!r}; one of {CONFIGS}")
+        if not 0 <= record < 10**RECORD_WIDTH:
+            raise ValueError(f"record index must be in [0, {10**RECORD_WIDTH}), got {record}")
+        parts = {"signal": SIG * self.n_sig_tokens, "image": IMG * self.n_img_tokens}
+        digits = "".join(RECORD_DIGITS[int(d)] for d in f"{int(record):0{RECORD_WIDTH}d}")
+        return PROMPT + "".join(parts[m] for m in layout.split("+")) + digits
+
+    def use_bank(self, bank: EncodedBank) -> ECGR1ForCausalLM:
+        """Attach the encoded records that prompts index; returns ``self``."""
+        self.bank = bank
+        return self
 
     # ---------------------------------------------------------------------------- forward
-    @property
-    def device(self) -> torch.device:
-        return self.lm.get_input_embeddings().weight.device
+    def _records(self, ids: torch.Tensor) -> list[int]:
+        digits = torch.tensor(self.config.digit_ids, device=ids.device)
+        out = []
+        for row in ids:
+            d = row[torch.isin(row, digits)]
+            if len(d) == 0:
+                raise ValueError("a prompt with modality placeholders names no record (<r0>..<r9>)")
+            value = "".join(str(self.config.digit_ids.index(int(t))) for t in d)
+            out.append(int(value))
+        return out
 
-    def modality_embeddings(self, bank: EncodedBank, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
-        """(B, n_sig, d) and (B, n_img, d) projected embeddings of records ``idx``."""
-        dev = self.device
-        s = torch.cat([self.sig_proj(bank.sig_tokens[idx].to(dev)), self.sig_read(bank.sig_read[idx].to(dev))[:, None]], 1)  # fmt: skip
-        i = torch.cat([self.img_proj(bank.img_tokens[idx].to(dev)), self.img_read(bank.img_read[idx].to(dev))[:, None]], 1)  # fmt: skip
-        return s, i
+    def modality_embeddings(self, records: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, n_sig_tokens, d) and (B, n_img_tokens, d) projected embeddings of ``records``."""
+        if self.bank is None:
+            raise RuntimeError("no encoded records attached: call model.use_bank(bank) first")
+        n = len(self.bank)
+        if any(not 0 <= r < n for r in records):
+            raise ValueError(f"record indices {records} outside the attached bank of {n}")
+        idx, dev = torch.as_tensor(records), self.device
+        b = self.bank
+        s = [self.sig_proj(b.sig_tokens[idx].to(dev))]
+        i = [self.img_proj(b.img_tokens[idx].to(dev))]
+        if self.config.readout:
+            s.append(self.sig_read(b.sig_read[idx].to(dev))[:, None])
+            i.append(self.img_read(b.img_read[idx].to(dev))[:, None])
+        return torch.cat(s, 1), torch.cat(i, 1)
 
-    def embed(self, ids: torch.Tensor, sig: torch.Tensor, img: torch.Tensor) -> torch.Tensor:
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
         """Token embeddings of ``ids`` with the placeholders replaced, row by row, by that
-        row's modality embeddings (a row without a modality's placeholders skips it)."""
-        emb = self.lm.get_input_embeddings()(ids)
-        for tok_id, vecs, k in ((self.sig_id, sig, self.n_sig), (self.img_id, img, self.n_img)):
-            mask = ids == tok_id
-            rows = mask.any(1)
-            if not rows.any():
-                continue
+        row's record's modality embeddings and the record digits by zeros."""
+        emb = self.get_input_embeddings()(ids)
+        cfg = self.config
+        digits = torch.isin(ids, torch.tensor(cfg.digit_ids, device=ids.device))
+        holders = (ids == cfg.sig_id) | (ids == cfg.img_id)
+        if not holders.any():
+            return emb.masked_fill(digits.unsqueeze(-1), 0.0)
+        rows = holders.any(1)
+        sig, img = self.modality_embeddings(self._records(ids[rows]))
+        for tok_id, vecs, k in (
+            (cfg.sig_id, sig, self.n_sig_tokens),
+            (cfg.img_id, img, self.n_img_tokens),
+        ):
+            mask = ids[rows] == tok_id
+            has = mask.any(1)
             counts = mask.sum(1)
-            if not torch.all(counts[rows] == k):
+            if not torch.all(counts[has] == k):
                 raise ValueError(
-                    f"a prompt row has {counts[rows].tolist()} placeholders, expected {k}"
+                    f"a prompt row has {counts[has].tolist()} placeholders, expected {k}"
                 )
+            if not has.any():
+                continue
+            full = torch.zeros_like(ids, dtype=torch.bool)
+            full[rows] = mask
             emb = emb.masked_scatter(
-                mask.unsqueeze(-1), vecs[rows].to(emb.dtype).reshape(-1, emb.shape[-1])
+                full.unsqueeze(-1), vecs[has].to(emb.dtype).reshape(-1, emb.shape[-1])
             )
-        return emb
+        return emb.masked_fill(digits.unsqueeze(-1), 0.0)
 
-    def assemble(self, configs: list[str], completions: list[list[int]] | None = None) -> dict[str, torch.Tensor]:  # fmt: skip
-        """Left-padded ``prompt + completion`` rows: ids, attention mask, position ids, and a
-        mask of the completion tokens."""
-        comps = completions or [[] for _ in configs]
-        rows = [self.prompt_ids(c) + list(x) for c, x in zip(configs, comps, strict=True)]
-        width = max(len(r) for r in rows)
-        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        attn = torch.zeros((len(rows), width), dtype=torch.long)
-        comp = torch.zeros((len(rows), width), dtype=torch.bool)
-        for i, (r, x) in enumerate(zip(rows, comps, strict=True)):
-            ids[i, width - len(r) :] = torch.tensor(r)
-            attn[i, width - len(r) :] = 1
-            if x:
-                comp[i, width - len(x) :] = True
-        pos = (attn.cumsum(1) - 1).clamp(min=0)
-        dev = self.device
-        return {"ids": ids.to(dev), "attn": attn.to(dev), "pos": pos.to(dev), "comp": comp.to(dev)}
+    def forward(  # type: ignore[override]
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        past_key_values: Any = None,
+        inputs_embeds: torch.Tensor | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """``LlamaForCausalLM.forward`` on the embeddings of :meth:`embed`. Without a cache
+        and without ``position_ids``, positions count the attended tokens (left padding starts
+        at 0, as generation does); the placeholder and digit logits are masked out."""
+        cache = kwargs.get("cache", past_key_values)
+        fresh = cache is None or cache.get_seq_length() == 0
+        if past_key_values is not None:
+            kwargs["past_key_values"] = past_key_values
+        if input_ids is not None and inputs_embeds is None:
+            inputs_embeds = self.embed(input_ids)
+            own_positions = position_ids is None and attention_mask is not None and fresh
+            if own_positions and attention_mask.shape == input_ids.shape:
+                position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+        out = super().forward(
+            inputs_embeds=inputs_embeds,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            **kwargs,
+        )
+        banned = [self.config.sig_id, self.config.img_id, *self.config.digit_ids]
+        out.logits = out.logits.index_fill(-1, torch.tensor(banned, device=out.logits.device), -1e9)
+        return out
 
-    def token_logps(self, batch: dict[str, torch.Tensor], sig: torch.Tensor, img: torch.Tensor, *, temperature: float = 1.0) -> torch.Tensor:  # fmt: skip
-        """(B, L - 1) log-probability of each token given the ones before (index t scores
-        token t + 1), under the policy's logits divided by ``temperature`` (as sampled)."""
-        emb = self.embed(batch["ids"], sig, img)
-        logits = self.lm(
-            inputs_embeds=emb, attention_mask=batch["attn"], position_ids=batch["pos"]
-        ).logits
-        logp = torch.log_softmax(self._allowed(logits[:, :-1].float()) / temperature, dim=-1)
-        return logp.gather(-1, batch["ids"][:, 1:].unsqueeze(-1)).squeeze(-1)
-
-    def _allowed(self, logits: torch.Tensor) -> torch.Tensor:
-        """Logits with the placeholder tokens masked out: an answer never contains them."""
-        banned = torch.zeros(logits.shape[-1], dtype=torch.bool, device=logits.device)
-        banned[[self.sig_id, self.img_id]] = True
-        return logits.masked_fill(banned, -1e9)  # finite: masked-out targets times 0 stay 0
+    # --------------------------------------------------------------------------- helpers
+    def prompt_ids(self, tokenizer: Any, layout: str, record: int) -> list[int]:
+        """The chat-templated prompt ids (generation prompt added); the template is rendered
+        once per tokenizer and layout, the record digits substituted."""
+        key = (id(tokenizer), layout)
+        cache = self.__dict__.setdefault("_prompt_cache", {})
+        if key not in cache:
+            out = tokenizer.apply_chat_template(
+                [{"role": "user", "content": self.user_text(layout, 0)}],
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=True,
+            )
+            cache[key] = list(out["input_ids"])
+        self.user_text(layout, record)  # validates
+        ids = list(cache[key])
+        where = [i for i, t in enumerate(ids) if t in self.config.digit_ids]
+        for i, d in zip(where, f"{int(record):0{RECORD_WIDTH}d}", strict=True):
+            ids[i] = self.config.digit_ids[int(d)]
+        return ids
 
     @torch.no_grad()
-    def generate(
+    def interpret(
         self,
-        bank: EncodedBank,
-        idx: torch.Tensor,
-        configs: list[str],
+        tokenizer: Any,
+        records: list[int],
+        layouts: list[str],
         *,
         max_new_tokens: int,
-        greedy: bool = True,
-        temperature: float = 1.0,
-        generator: torch.Generator | None = None,
-    ) -> tuple[list[list[int]], list[list[float]]]:
-        """Completions (token ids up to and including end-of-turn) and each token's
-        log-probability under the (temperature-scaled) policy."""
-        import warnings
-
-        from transformers import DynamicCache
-
-        warnings.filterwarnings("ignore", message=".*past_key_values.*", category=FutureWarning)
-        batch = self.assemble(configs)
-        sig, img = self.modality_embeddings(bank, idx)
-        emb = self.embed(batch["ids"], sig, img)
-        attn, pos = batch["attn"], batch["pos"]
-        cache = DynamicCache()
-        out = self.lm(inputs_embeds=emb, attention_mask=attn, position_ids=pos, past_key_values=cache, use_cache=True)  # fmt: skip
-        n = len(configs)
-        done = torch.zeros(n, dtype=torch.bool, device=emb.device)
-        toks: list[torch.Tensor] = []
-        lps: list[torch.Tensor] = []
-        last_pos = pos[:, -1:]
-        for _ in range(max_new_tokens):
-            logp = torch.log_softmax(self._allowed(out.logits[:, -1].float()) / temperature, dim=-1)
-            if greedy:
-                tok = logp.argmax(-1)
-            else:
-                tok = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(1)
-            tok = torch.where(done, torch.full_like(tok, self.pad_id), tok)
-            toks.append(tok)
-            lps.append(logp.gather(-1, tok[:, None]).squeeze(1))
-            done = done | (tok == self.eos_id)
-            if bool(done.all()):
-                break
-            attn = torch.cat([attn, (~done).long()[:, None] | 1], dim=1)
-            last_pos = last_pos + 1
-            out = self.lm(input_ids=tok[:, None], attention_mask=attn, position_ids=last_pos, past_key_values=out.past_key_values, use_cache=True)  # fmt: skip
-        T = torch.stack(toks, 1).tolist()
-        L = torch.stack(lps, 1).tolist()
-        comps, logps = [], []
-        for row, lrow in zip(T, L, strict=True):
-            cut = row.index(self.eos_id) + 1 if self.eos_id in row else len(row)
-            comps.append(row[:cut])
-            logps.append(lrow[:cut])
-        return comps, logps
-
-    def decode(self, completion: list[int]) -> str:
-        return self.tokenizer.decode(
-            [t for t in completion if t != self.eos_id], skip_special_tokens=False
+        batch_size: int = 64,
+    ) -> list[str]:
+        """Greedy interpretations of ``records`` of the attached bank, one per layout,
+        decoded with the special tokens kept (``<think>``, labels)."""
+        texts: list[str] = []
+        pad = (
+            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         )
+        self.eval()
+        for a in range(0, len(records), batch_size):
+            rows = [
+                self.prompt_ids(tokenizer, c, r)
+                for r, c in zip(
+                    records[a : a + batch_size], layouts[a : a + batch_size], strict=True
+                )
+            ]
+            width = max(len(r) for r in rows)
+            ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=self.device)
+            attn = torch.tensor(
+                [[0] * (width - len(r)) + [1] * len(r) for r in rows], device=self.device
+            )
+            out = self.generate(
+                input_ids=ids,
+                attention_mask=attn,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                pad_token_id=pad,
+                eos_token_id=tokenizer.eos_token_id,
+            )
+            for row in out[:, width:].tolist():
+                cut = (
+                    row.index(tokenizer.eos_token_id) if tokenizer.eos_token_id in row else len(row)
+                )
+                texts.append(tokenizer.decode(row[:cut], skip_special_tokens=False))
+        return texts
+
+
+AutoConfig.register(ECGR1LMConfig.model_type, ECGR1LMConfig, exist_ok=True)
+AutoModelForCausalLM.register(ECGR1LMConfig, ECGR1ForCausalLM, exist_ok=True)

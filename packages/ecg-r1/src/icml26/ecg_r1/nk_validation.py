@@ -38,7 +38,9 @@ class NKRecord:
     qrs_ms: float
 
 
-def simulate_neurokit(hr: float, qrs_scale: float, *, fs: float = 200.0, duration: float = 10.0, seed: int = 0) -> NKRecord:  # fmt: skip
+def simulate_neurokit(
+    hr: float, qrs_scale: float, *, fs: float = 200.0, duration: float = 10.0, seed: int = 0
+) -> NKRecord:
     """One ECGSYN 12-lead record with heart rate ``hr`` and the Q/R/S widths scaled by
     ``qrs_scale`` (and the Q/S angles spread by it)."""
     with warnings.catch_warnings():
@@ -51,9 +53,16 @@ def simulate_neurokit(hr: float, qrs_scale: float, *, fs: float = 200.0, duratio
         # A whole number of seconds as an int: neurokit2 < 0.3 slices with duration * rate.
         secs: float = int(duration) if float(duration).is_integer() else duration
         df = nk.ecg_simulate(
-            duration=secs, sampling_rate=int(fs), method="multileads", heart_rate=hr,
-            heart_rate_std=0.5, noise=0.0, random_state=seed, ti=tuple(ti), bi=tuple(bi),
-        )  # fmt: skip
+            duration=secs,
+            sampling_rate=int(fs),
+            method="multileads",
+            heart_rate=hr,
+            heart_rate_std=0.5,
+            noise=0.0,
+            random_state=seed,
+            ti=tuple(ti),
+            bi=tuple(bi),
+        )
     sig = np.stack([df[lead].to_numpy() for lead in LEADS]).astype(float)
     # ECGSYN's own scaling by the heart rate (hrfact = sqrt(HR / 60)).
     hrfact = np.sqrt(hr / 60)
@@ -68,7 +77,11 @@ def validate_neurokit(n: int, rng: np.random.Generator) -> dict[str, list[float]
     """Signed errors (measured - nominal) of HR and QRS on ``n`` ECGSYN records."""
     out: dict[str, list[float]] = {"hr": [], "qrs": []}
     for _ in range(n):
-        rec = simulate_neurokit(float(rng.uniform(55, 110)), float(rng.uniform(0.8, 1.6)), seed=int(rng.integers(1 << 30)))  # fmt: skip
+        rec = simulate_neurokit(
+            float(rng.uniform(55, 110)),
+            float(rng.uniform(0.8, 1.6)),
+            seed=int(rng.integers(1 << 30)),
+        )
         f = measure_features(rec.signals, rec.fs)
         out["hr"].append(f.hr - rec.hr)
         out["qrs"].append(f.qrs - rec.qrs_ms)

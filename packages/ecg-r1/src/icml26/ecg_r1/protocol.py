@@ -74,7 +74,15 @@ def _answer(labels: Sequence[str] | frozenset[str]) -> str:
 
 
 def protocol_answer(f: Features) -> str:
-    """The protocol interpretation of features ``f`` (module docstring)."""
+    """The protocol interpretation of ``f`` (module docstring).
+
+    Args:
+        f: the features to cite (true, or measured by :func:`~delineate.measure_features`).
+
+    Returns:
+        ``<think>`` six numbered steps, each citing its features and thresholds ``</think>``
+        then ``<answer>`` the labels ``</answer>``.
+    """
     t = THRESHOLDS
     v = _fmt(f)
     labels = labels_from_features(f)

@@ -18,7 +18,9 @@ class RecordError(ValueError):
     """A record that cannot be interpreted: wrong leads, bad samples, unknown rate."""
 
 
-def validate_record(signals: np.ndarray, fs: float | None, leads: list[str] | None = None) -> tuple[np.ndarray, float]:  # fmt: skip
+def validate_record(
+    signals: np.ndarray, fs: float | None, leads: list[str] | None = None
+) -> tuple[np.ndarray, float]:
     """(12, T) float signals in the standard lead order and the sampling rate, or a
     :class:`RecordError` naming what is wrong."""
     x = np.asarray(signals, dtype=float)
@@ -28,7 +30,9 @@ def validate_record(signals: np.ndarray, fs: float | None, leads: list[str] | No
         names = [_ALIASES.get(str(n).strip().lower()) for n in leads]
         missing = [lead for lead in LEADS if lead not in names]
         if missing:
-            raise RecordError(f"the record has {len(leads)} leads ({', '.join(map(str, leads))}); missing {', '.join(missing)}")  # fmt: skip
+            raise RecordError(
+                f"the record has {len(leads)} leads ({', '.join(map(str, leads))}); missing {', '.join(missing)}"
+            )
         if x.shape[0] != len(leads) and x.shape[1] == len(leads):
             x = x.T
         x = x[[names.index(lead) for lead in LEADS]]
@@ -41,15 +45,29 @@ def validate_record(signals: np.ndarray, fs: float | None, leads: list[str] | No
     bad = ~np.isfinite(x)
     if bad.any():
         lead, i = np.argwhere(bad)[0]
-        raise RecordError(f"{int(bad.sum())} NaN or infinite samples (first in lead {LEADS[lead]} at sample {i})")  # fmt: skip
+        raise RecordError(
+            f"{int(bad.sum())} NaN or infinite samples (first in lead {LEADS[lead]} at sample {i})"
+        )
     if x.shape[1] < 3 * fs:
         raise RecordError(f"the record lasts {x.shape[1] / fs:.1f} s; at least 3 s are needed")
     return x, float(fs)
 
 
 def load_record(path: str | Path, fs: float | None = None) -> tuple[np.ndarray, float]:
-    """A WFDB record (path without extension; physical units, mV) or a CSV file (needs
-    ``fs``), validated by :func:`validate_record`."""
+    """A WFDB record or a CSV file, validated by :func:`validate_record`.
+
+    Args:
+        path: a WFDB record path without extension (physical units; uV converted to mV), or
+            a ``.csv`` file with one column per lead and a header row of lead names.
+        fs: the CSV's sampling rate in Hz (a WFDB header carries its own).
+
+    Returns:
+        ``(signals, fs)``: (12, T) float mV in the standard lead order, and the rate.
+
+    Raises:
+        RecordError: a missing file, missing leads, NaN samples, an unknown rate, or under
+            3 s of signal (the message names which).
+    """
     p = Path(path)
     if p.suffix.lower() == ".csv":
         if not p.is_file():

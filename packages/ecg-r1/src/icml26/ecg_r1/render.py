@@ -92,8 +92,12 @@ def _page(duration: float, dpi: float, *, fine_grid: bool) -> tuple[Figure, Any]
         ax.axhline(y, color="#e89a9a", lw=0.5 if fine_grid else 0.3, zorder=0)
     for r in range(4):
         b = _baseline(r, height)
-        ax.plot([0.5, 2.5, 2.5, 7.5, 7.5, 9.5], [b, b, b + MM_PER_MV, b + MM_PER_MV, b, b],
-                color="black", lw=0.8)  # fmt: skip
+        ax.plot(
+            [0.5, 2.5, 2.5, 7.5, 7.5, 9.5],
+            [b, b, b + MM_PER_MV, b + MM_PER_MV, b, b],
+            color="black",
+            lw=0.8,
+        )
         names = LAYOUT[r] if r < 3 else ("II",)
         for c, lead in enumerate(names):
             ax.text(_CAL_MM + c * MM_PER_S * duration / 4 + 1, b + 12, lead, fontsize=7)

@@ -1,87 +1,143 @@
 """Training of the multimodal model: supervised fine-tuning on protocol (or free-text)
 answers, then GRPO with the evidence rewards, both with interleaved modality dropout.
 
-Both loops are written on the shared post-training path rather than on TRL's trainers (whose
-input path carries token ids only, and whose import costs about 29 CPU seconds):
-
-* SFT encodes every conversation with :func:`icml26.shared.llm.sft.encode_chat` (the
-  tokenizer's chat template, loss on the assistant tokens only) and trains on the mean NLL of
-  those tokens, the prompt rebuilt per step with the dropout's layout;
-* GRPO samples ``G`` completions per prompt from :meth:`~model.ECGR1Model.generate`, scores
-  them with the reward components, takes the group-relative advantages
-  (:func:`~icml26.shared.llm.grpo.group_advantages`), drops zero-variance groups (dynamic
-  sampling, :func:`~icml26.shared.llm.grpo.zero_variance_groups`) and minimises
-  :func:`~icml26.shared.llm.grpo.reference_grpo_loss` (the token-level ``"dapo"`` form, clip
-  range ``[1 - epsilon, 1 + epsilon_high]``), with knobs validated by
-  :class:`~icml26.shared.llm.grpo.GRPOSettings`.
+* SFT (:func:`train_sft`) encodes every conversation with the shared
+  :func:`icml26.shared.llm.sft.encode_chat` (the tokenizer's chat template, loss on the
+  assistant tokens only) and trains on the mean NLL of those tokens, the prompt drawn per step
+  with the dropout's layout. A hand loop, because each row's prompt names its record in the
+  attached bank (TRL's ``SFTTrainer`` would work on the rows too; the loop keeps one batch
+  per step of ``batch_size`` records drawn by our generator).
+* GRPO (:func:`train_grpo`) is the shared path
+  :func:`icml26.shared.llm.grpo.train_grpo` (TRL's ``GRPOTrainer``): a dataset of prompts,
+  one row per (record, dropout layout) with the record's true features as a column, and the
+  reward functions of :func:`~icml26.ecg_r1.rewards.reward_functions`. The KL reference
+  (``beta > 0``) is the model as GRPO starts (after SFT): TRL reloads it through
+  ``AutoModelForCausalLM`` (the class is registered) and :class:`_BankTrainer` attaches the
+  bank to it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
 from icml26.ecg_r1.labels import Features
-from icml26.ecg_r1.model import ECGR1Model, EncodedBank, ModalityDropout
+from icml26.ecg_r1.model import ECGR1ForCausalLM, EncodedBank, ModalityDropout
 from icml26.ecg_r1.rewards import REWARD_NAMES, reward_functions
-from icml26.shared.llm.grpo import (
-    GRPOSettings,
-    group_advantages,
-    reference_grpo_loss,
-    zero_variance_groups,
-)
+from icml26.shared.llm.grpo import GRPOSettings, grpo_trainer_class
+from icml26.shared.llm.grpo import train_grpo as shared_train_grpo
 from icml26.shared.llm.sft import encode_chat
 
-__all__ = ["GRPOLog", "answer_ids", "grpo_step", "train_grpo", "train_sft"]
+__all__ = ["SFTSettings", "answer_ids", "grpo_dataset", "train_grpo", "train_sft"]
 
 
-def answer_ids(model: ECGR1Model, answers: Sequence[str]) -> list[list[int]]:
+@dataclass(frozen=True)
+class SFTSettings:
+    """Supervised fine-tuning: AdamW, one-cycle schedule, gradient clip 1."""
+
+    steps: int = 100
+    batch_size: int = 12
+    lr: float = 4e-3
+
+    def __post_init__(self) -> None:
+        if self.steps < 0 or self.batch_size < 1 or not self.lr > 0:
+            raise ValueError(f"need steps >= 0, batch_size >= 1, lr > 0; got {self}")
+
+
+def answer_ids(model: ECGR1ForCausalLM, tokenizer: Any, answers: Sequence[str]) -> list[list[int]]:
     """Assistant tokens (with the end-of-turn token) of each answer, by the shared
-    :func:`encode_chat` on ``[user prompt, answer]``; checks that the encoded conversation is
-    the model's prompt followed by those tokens (then, at most, untrained template text)."""
-    prompt = model.user_text("signal+image")
-    head = model.prompt_ids("signal+image")
+    :func:`encode_chat` on ``[user prompt, answer]``.
+
+    Raises:
+        ValueError: the chat template does not render the prompt followed by the answer.
+    """
+    prompt = model.user_text("signal+image", 0)
+    head = model.prompt_ids(tokenizer, "signal+image", 0)
     out = []
     for a in answers:
-        enc = encode_chat(model.tokenizer, [{"role": "user", "content": prompt}, {"role": "assistant", "content": a}], max_length=100_000)  # fmt: skip
+        conv = [{"role": "user", "content": prompt}, {"role": "assistant", "content": a}]
+        enc = encode_chat(tokenizer, conv, max_length=100_000)
         toks = [t for t, m in zip(enc.input_ids, enc.loss_mask, strict=True) if m]
         # Template text after the closing end-of-turn (SmolLM2's trailing newline) is not
         # trained on and not generated: only the prompt prefix and the answer must line up.
-        if enc.input_ids[: len(head)] != head or enc.input_ids[len(head) : len(head) + len(toks)] != toks:  # fmt: skip
+        got = enc.input_ids[: len(head) + len(toks)]
+        if got != head + toks:
             raise ValueError("the chat template does not render prompt + answer as a prefix")
         out.append(toks)
     return out
 
 
+def _padded(
+    rows: list[list[int]], pad: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(r) for r in rows)
+    ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=device)
+    attn = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=device)
+    return ids, attn
+
+
 def train_sft(
-    model: ECGR1Model,
+    model: ECGR1ForCausalLM,
+    tokenizer: Any,
     bank: EncodedBank,
-    answers: list[list[int]],
+    answers: Sequence[Sequence[int] | None],
+    settings: SFTSettings,
     *,
-    steps: int,
-    batch_size: int,
-    lr: float,
     dropout: ModalityDropout,
     rng: np.random.Generator,
 ) -> list[float]:
-    """SFT of projectors and decoder; per-step mean NLL of the answer tokens."""
+    """SFT of projectors and decoder (mean NLL of the answer tokens), the prompt's layout
+    drawn per example by ``dropout``.
+
+    Args:
+        model: the policy; tokenizer: its tokenizer.
+        bank: the encoded training records (attached to ``model``).
+        answers: per record of ``bank``, its target's assistant token ids (:func:`answer_ids`),
+            or ``None`` to skip the record.
+        settings: steps, batch size, learning rate.
+        dropout: the modality dropout; rng: draws records and layouts.
+
+    Returns:
+        The per-step losses.
+
+    Raises:
+        ValueError: answers and bank differ in length, or no record has a target.
+    """
+    if len(answers) != len(bank):
+        raise ValueError(f"{len(answers)} answers for a bank of {len(bank)} records")
+    usable = np.flatnonzero([a is not None for a in answers])
+    if not len(usable):
+        raise ValueError("no record has an SFT target")
+    model.use_bank(bank)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    opt = torch.optim.AdamW(params, lr=settings.lr, weight_decay=0.0)
     sched = torch.optim.lr_scheduler.OneCycleLR(
-        opt, max_lr=lr, total_steps=max(steps, 1), pct_start=0.1
+        opt,
+        max_lr=settings.lr,
+        total_steps=max(settings.steps, 10),
+        pct_start=0.1 if settings.steps >= 20 else 0.2,
     )
     model.train()
     losses = []
-    for _ in range(steps):
-        idx = rng.integers(0, len(answers), batch_size)
-        configs = dropout.sample(rng, batch_size)
-        batch = model.assemble(configs, [answers[i] for i in idx])
-        sig, img = model.modality_embeddings(bank, torch.as_tensor(idx))
-        lp = model.token_logps(batch, sig, img)
-        m = batch["comp"][:, 1:].float()
+    for _ in range(settings.steps):
+        idx = rng.choice(usable, settings.batch_size)
+        layouts = dropout.sample(rng, settings.batch_size)
+        prompts = [
+            model.prompt_ids(tokenizer, c, int(i)) for c, i in zip(layouts, idx, strict=True)
+        ]
+        rows = [p + list(answers[i]) for p, i in zip(prompts, idx, strict=True)]  # type: ignore[arg-type]
+        ids, attn = _padded(rows, pad, model.device)
+        target = torch.zeros_like(ids, dtype=torch.bool)
+        for r, i in enumerate(idx):
+            target[r, ids.shape[1] - len(answers[i]) :] = True  # type: ignore[arg-type]
+        logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1].float()
+        lp = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
+        m = target[:, 1:].float()
         loss = -(lp * m).sum() / m.sum()
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -93,95 +149,81 @@ def train_sft(
     return losses
 
 
-@dataclass
-class GRPOLog:
-    """Per-step means of the reward components, kept share of groups, loss."""
-
-    reward: list[float] = field(default_factory=list)
-    components: dict[str, list[float]] = field(
-        default_factory=lambda: {k: [] for k in REWARD_NAMES}
-    )
-    kept_frac: list[float] = field(default_factory=list)
-    loss: list[float] = field(default_factory=list)
-
-
-def grpo_step(
-    model: ECGR1Model,
-    opt: torch.optim.Optimizer,
-    bank: EncodedBank,
+def grpo_dataset(
+    model: ECGR1ForCausalLM,
     truths: Sequence[Features],
-    settings: GRPOSettings,
+    n_rows: int,
+    *,
     dropout: ModalityDropout,
     rng: np.random.Generator,
-    generator: torch.Generator,
-    weights: Sequence[float],
-) -> dict[str, float]:
-    """One GRPO step (module docstring); returns its log entry."""
-    P, G = settings.prompts_per_step, settings.num_generations
-    rec = rng.integers(0, len(truths), P)
-    configs = dropout.sample(rng, P)
-    idx = torch.as_tensor(np.repeat(rec, G))
-    cfg = [c for c in configs for _ in range(G)]
-    model.eval()
-    comps, _ = model.generate(bank, idx, cfg, max_new_tokens=settings.max_completion_length, greedy=False, temperature=settings.temperature, generator=generator)  # fmt: skip
-    texts = [model.decode(c) for c in comps]
-    feats = [truths[int(i)] for i in idx]
-    parts = {}
-    for fn in reward_functions():
-        parts[fn.__name__] = torch.tensor(fn(prompts=cfg, completions=texts, features=feats), dtype=torch.float32)  # fmt: skip
-    reward = sum(w * parts[k] for w, k in zip(weights, REWARD_NAMES, strict=True))
-    assert isinstance(reward, torch.Tensor)
-    adv = group_advantages(reward, G, scale=settings.scale_rewards)
-    keep = ~zero_variance_groups(reward, G) if settings.dynamic_sampling else torch.ones(len(reward), dtype=torch.bool)  # fmt: skip
-    entry = {"reward": float(reward.mean()), "kept_frac": float(keep.float().mean())}
-    entry.update({k: float(v.mean()) for k, v in parts.items()})
-    if not keep.any():
-        entry["loss"] = 0.0
-        return entry
-    model.train()
-    batch = model.assemble(cfg, comps)
-    sig, img = model.modality_embeddings(bank, idx)
-    lp = model.token_logps(batch, sig, img, temperature=settings.temperature)
-    mask = batch["comp"][:, 1:] & keep[:, None].to(lp.device)
-    loss = reference_grpo_loss(
-        lp, lp.detach(), adv.to(lp.device), mask,
-        epsilon_low=settings.epsilon, epsilon_high=settings.epsilon_high or settings.epsilon,
-        beta=0.0, loss_type=settings.loss_type,
-    )  # fmt: skip
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
-    opt.step()
-    model.eval()
-    entry["loss"] = float(loss.detach())
-    return entry
+) -> list[dict[str, Any]]:
+    """``n_rows`` GRPO prompts: a record drawn at random, a layout from ``dropout``, the
+    record's true features as the ``features`` column (a dict, as a ``datasets`` column
+    holds it)."""
+    recs = rng.integers(0, len(truths), n_rows)
+    layouts = dropout.sample(rng, n_rows)
+    return [
+        {
+            "prompt": [{"role": "user", "content": model.user_text(c, int(r))}],
+            "features": truths[int(r)].as_dict(),
+        }
+        for r, c in zip(recs, layouts, strict=True)
+    ]
+
+
+_BANK_TRAINER: list[type] = []
+
+
+def _bank_trainer() -> type:
+    """The shared GRPO trainer class, with the policy's bank attached to TRL's reference
+    model (which TRL reloads from the saved weights, without the bank)."""
+    if _BANK_TRAINER:
+        return _BANK_TRAINER[0]
+    base = grpo_trainer_class()
+
+    class _BankTrainer(base):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            if self.ref_model is not None:
+                policy = self.accelerator.unwrap_model(self.model)
+                self.accelerator.unwrap_model(self.ref_model).use_bank(policy.bank)
+
+    _BANK_TRAINER.append(_BankTrainer)
+    return _BankTrainer
 
 
 def train_grpo(
-    model: ECGR1Model,
+    model: ECGR1ForCausalLM,
+    tokenizer: Any,
     bank: EncodedBank,
     truths: Sequence[Features],
     settings: GRPOSettings,
     *,
     dropout: ModalityDropout,
     rng: np.random.Generator,
-    weights: Sequence[float] = (1.0, 1.0, 0.5),
-) -> GRPOLog:
-    """``settings.steps`` GRPO steps (``settings.num_iterations`` must be 1: one update per
-    batch, so ``pi_old`` is the sampling policy)."""
-    if settings.num_iterations != 1:
-        raise ValueError("this GRPO loop makes one update per generated batch (num_iterations=1)")
-    if len(weights) != len(REWARD_NAMES):
-        raise ValueError(f"need {len(REWARD_NAMES)} reward weights, got {len(weights)}")
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=settings.lr, weight_decay=0.0)
-    gen = torch.Generator(device=model.device).manual_seed(settings.seed)
-    log = GRPOLog()
-    for _ in range(settings.steps):
-        e = grpo_step(model, opt, bank, truths, settings, dropout, rng, gen, weights)
-        log.reward.append(e["reward"])
-        log.kept_frac.append(e["kept_frac"])
-        log.loss.append(e["loss"])
-        for k in REWARD_NAMES:
-            log.components[k].append(e[k])
-    return log
+) -> list[dict[str, float]]:
+    """GRPO with the evidence rewards through the shared TRL path.
+
+    Args:
+        model: the policy (after SFT); tokenizer: its tokenizer.
+        bank: the encoded training records; truths: their true features (the rewards'
+            ``features`` column).
+        settings: the shared :class:`~icml26.shared.llm.grpo.GRPOSettings` (``beta > 0``: KL
+            to ``model`` as it starts).
+        dropout: the modality dropout of the prompts; rng: draws records and layouts.
+
+    Returns:
+        TRL's per-step log (``reward``, ``rewards/<name>/mean``, ``kl``, ...).
+
+    Raises:
+        ValueError: reward weights that do not match the three reward components.
+    """
+    if settings.reward_weights is not None and len(settings.reward_weights) != len(REWARD_NAMES):
+        raise ValueError(f"need {len(REWARD_NAMES)} reward weights, got {settings.reward_weights}")
+    model.use_bank(bank)
+    rows = grpo_dataset(
+        model, truths, settings.steps * settings.prompts_per_step, dropout=dropout, rng=rng
+    )
+    return shared_train_grpo(
+        model, tokenizer, reward_functions(tokenizer), rows, settings, trainer_class=_bank_trainer()
+    )

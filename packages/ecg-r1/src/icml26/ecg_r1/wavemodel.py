@@ -145,10 +145,22 @@ def _waves(p: RecordParams, qt: np.ndarray) -> list[tuple[np.ndarray, np.ndarray
     # (positive terminal deflection in V1), LBBB a broad left-posterior activation.
     qrs = [
         (0.15 * w, 0.07 * w, vec(-0.25, 0.1, 0.45) * np.where(lbbb, 0.0, 1.0)[:, None]),
-        (0.45 * w, np.where(lbbb, 0.16, 0.11) * w, np.where(lbbb[:, None], vec(1.0, 0.3, -0.8), vec(1.0, 0.5, -0.45))),
-        (0.75 * w, 0.08 * w, np.where(lbbb[:, None], vec(0.8, 0.1, -0.6) * 0.45, vec(-0.35, -0.35, -0.45) * np.where(rbbb, 0.5, 1.0)[:, None])),
+        (
+            0.45 * w,
+            np.where(lbbb, 0.16, 0.11) * w,
+            np.where(lbbb[:, None], vec(1.0, 0.3, -0.8), vec(1.0, 0.5, -0.45)),
+        ),
+        (
+            0.75 * w,
+            0.08 * w,
+            np.where(
+                lbbb[:, None],
+                vec(0.8, 0.1, -0.6) * 0.45,
+                vec(-0.35, -0.35, -0.45) * np.where(rbbb, 0.5, 1.0)[:, None],
+            ),
+        ),
         (0.84 * w, 0.075 * w, vec(-0.45, 0.0, 0.9) * np.where(rbbb, 0.7, 0.0)[:, None]),
-    ]  # fmt: skip
+    ]
     # Rotate the QRS dipoles so the net frontal QRS area points at the target axis.
     net = sum(s[:, None] * v for _, s, v in qrs)
     rot = np.deg2rad(p.axis) - np.arctan2(net[:, 1], net[:, 0])

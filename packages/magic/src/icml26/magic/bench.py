@@ -11,14 +11,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
-
 from icml26.magic.coevolve import GameSettings, attacker_role, defender_role, train_roles
 from icml26.magic.config import BenchConfig
 from icml26.magic.game import SafetyGame, attacker_messages
 from icml26.magic.intents import builtin_catalogue
-from icml26.magic.policies import build_policies
-from icml26.shared import RunDir, seed_everything
+from icml26.magic.policies import build_policies, stream_seed
+from icml26.shared import RunDir, rng_for
 
 __all__ = ["bench"]
 
@@ -55,15 +53,23 @@ def _round(policies: Any, game: SafetyGame, intents: list[Any]) -> tuple[int, in
 
 
 def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
-    import torch
+    """Game rounds per second, tokens per round, GRPO step time per role, batched against
+    one-at-a-time replies (the runner sets threads and seeds).
 
+    Args:
+        config: the bench config.
+        run_dir: the run folder.
+
+    Returns:
+        The flat bench metrics.
+    """
     from icml26.magic.policies import replies
 
-    torch.set_num_threads(config.threads)
-    seed_everything(config.seed)
     game = SafetyGame(builtin_catalogue())
-    policies = build_policies(game, base_sft_steps=config.base_sft_steps, seed=config.seed)
-    rng = np.random.default_rng(config.seed)
+    policies = build_policies(
+        game, base_sft_steps=config.base_sft_steps, seed=stream_seed(config.seed, "model")
+    )
+    rng = rng_for(config.seed, "rounds")
     harmful = game.train_intents()
     tokens = {"attacker": 0, "defender": 0}
     t0 = time.perf_counter()
@@ -81,13 +87,18 @@ def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     settings = GameSettings(
         pairs_per_step=config.pairs_per_step,
         num_generations=config.num_generations,
-        seed=config.seed,
+        seed=stream_seed(config.seed, "grpo"),
     )
     for role in ("attacker", "defender"):
         make = attacker_role if role == "attacker" else defender_role
-        train_roles(policies, [make(policies, game, settings)], 1, seed=config.seed)  # warm-up
+        train_roles(
+            policies, [make(policies, game, settings)], 1, seed=stream_seed(config.seed, "prompts")
+        )  # warm-up
         tl = train_roles(
-            policies, [make(policies, game, settings)], config.grpo_steps, seed=config.seed
+            policies,
+            [make(policies, game, settings)],
+            config.grpo_steps,
+            seed=stream_seed(config.seed, "prompts"),
         )
         out[f"grpo_step_s.{role}"] = tl.seconds / config.grpo_steps
         out[f"grpo_step_cpu_s.{role}"] = tl.cpu_seconds / config.grpo_steps

@@ -14,8 +14,9 @@ Each method is a list of :class:`~icml26.shared.llm.roles.Role` objects on the s
 * ``static``: only the defender trains, on the pre-collected set
   (:meth:`~icml26.magic.game.SafetyGame.static_attack_set`), no game;
 * ``self_play``: one adapter plays both sides (Self-RedTeam-like, no asymmetric roles): its
-  batches mix attack tasks, rewarded by success against itself, and defence tasks on its own
-  rewrites;
+  batches mix attack tasks, rewarded by success against itself, and whole defence pairs on
+  its own rewrites (:func:`self_play_shares` sizes them so it sees as many defence prompts
+  as MAGIC's defender, half benign);
 * :func:`adaptive_attacker`: a fresh warm-start attacker trained against one frozen defender
   (the ``asr.adaptive.<defender>`` evaluation).
 
@@ -41,12 +42,23 @@ __all__ = [
     "TrainLog",
     "adaptive_attacker",
     "attacker_role",
+    "co_evolve",
     "defender_role",
     "make_schedule",
     "self_play_role",
+    "self_play_shares",
     "static_defender_role",
     "train_roles",
 ]
+
+
+def _at_least(obj: Any, name: str, low: int, why: str = "") -> None:
+    v = getattr(obj, name)
+    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+        raise ValueError(
+            f"{type(obj).__name__}.{name} must be an integer >= {low}{' ' + why if why else ''}, "
+            f"got {v!r}"
+        )
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,11 @@ class GameSettings:
         lr: learning rate of every adapter.
         attack_tokens, reply_tokens: completion lengths of the two roles.
         temperature: sampling temperature of rollouts (and of the opponent inside rewards).
+        seed: the seed of the GRPO runs.
+
+    Raises:
+        ValueError: a count below its minimum (``num_generations`` < 2, the others < 1) or a
+            learning rate or temperature that is not > 0; the message names the field.
     """
 
     pairs_per_step: int = 8
@@ -69,6 +86,17 @@ class GameSettings:
     reply_tokens: int = 12
     temperature: float = 1.0
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        _at_least(self, "pairs_per_step", 1)
+        _at_least(self, "num_generations", 2, "(GRPO needs a group to compare within)")
+        _at_least(self, "attack_tokens", 1)
+        _at_least(self, "reply_tokens", 1)
+        _at_least(self, "seed", 0)
+        for name in ("lr", "temperature"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not v > 0:
+                raise ValueError(f"GameSettings.{name} must be a number > 0, got {v!r}")
 
     def grpo(self, prompts: int, tokens: int, weights: tuple[float, ...]) -> Any:
         from icml26.shared.llm.grpo import GRPOSettings
@@ -226,27 +254,58 @@ def static_defender_role(game: SafetyGame, settings: GameSettings) -> Any:
     )
 
 
-def self_play_role(policies: Policies, game: SafetyGame, settings: GameSettings) -> Any:
-    """One adapter (``self``) plays both sides: each batch holds ``pairs_per_step`` attack
-    tasks (rewarded by its own compliance) and ``pairs_per_step`` defence prompts (its own
-    rewrites, half of them benign look-alikes)."""
+def self_play_role(
+    policies: Policies,
+    game: SafetyGame,
+    settings: GameSettings,
+    *,
+    attack_tasks: int | None = None,
+    defence_pairs: int | None = None,
+) -> Any:
+    """One adapter (``self``) plays both sides: each batch holds ``attack_tasks`` attack tasks
+    (rewarded by its own compliance) and ``defence_pairs`` whole defence pairs (its own
+    rewrite of a harmful intent and the same rewrite of the look-alike: half the defence
+    prompts benign).
+
+    Args:
+        policies: the model and its adapters (the ``self`` adapter plays).
+        game: the game.
+        settings: the shared GRPO knobs.
+        attack_tasks: attack tasks per batch (default ``ceil(pairs_per_step / 2)``).
+        defence_pairs: whole defence pairs per batch (default ``ceil(pairs_per_step / 2)``;
+            :func:`self_play_shares` sizes both so the run sees as many defence prompts as
+            MAGIC's defender).
+
+    Returns:
+        The GRPO role (batch ``attack_tasks + 2 * defence_pairs`` rows).
+
+    Raises:
+        ValueError: a negative count, or a batch with no row.
+    """
     from icml26.shared.llm.grpo import reward_components
     from icml26.shared.llm.roles import Role
 
+    half = -(-settings.pairs_per_step // 2)
+    n_att = half if attack_tasks is None else attack_tasks
+    n_pairs = half if defence_pairs is None else defence_pairs
+    if n_att < 0 or n_pairs < 0 or n_att + n_pairs == 0:
+        raise ValueError(
+            f"self-play needs attack_tasks, defence_pairs >= 0 and not both 0, got "
+            f"{n_att} and {n_pairs}"
+        )
     harmful = game.train_intents()
-    n_att = max(settings.pairs_per_step // 2, 1)
-    n_def = max(settings.pairs_per_step - n_att, 1)
 
     def prompts(rng: np.random.Generator) -> list[dict[str, Any]]:
         rows = [
             {"prompt": attacker_messages(it), "intent_id": it.id, "task": "attack"}
             for it in _pick(rng, harmful, n_att)
         ]
-        attacks = _sample_attacks(
-            policies, game, _pick(rng, harmful, (n_def + 1) // 2), "self", settings
-        )
-        defence = [{**r, "task": "defend"} for r in _defender_rows(game, attacks)]
-        return rows + defence[:n_def]
+        if n_pairs:
+            attacks = _sample_attacks(
+                policies, game, _pick(rng, harmful, n_pairs), "self", settings
+            )
+            rows += [{**r, "task": "defend"} for r in _defender_rows(game, attacks)]
+        return rows
 
     def play_reward(
         prompts: list[Any],
@@ -294,10 +353,41 @@ def self_play_role(policies: Policies, game: SafetyGame, settings: GameSettings)
         ),
         prompts,
         settings.grpo(
-            settings.pairs_per_step,
+            n_att + 2 * n_pairs,
             max(settings.attack_tokens, settings.reply_tokens),
             (1.0, -game.penalty, 1.0, 1.0),
         ),
+    )
+
+
+def self_play_shares(
+    pairs_per_step: int, defender_steps: int, attacker_steps: int
+) -> tuple[int, int]:
+    """Attack tasks and whole defence pairs per self-play batch, so that
+    ``defender_steps + attacker_steps`` self-play steps see at least as many defence prompts
+    (``2 * pairs_per_step * defender_steps``) and attack tasks (``pairs_per_step *
+    attacker_steps``) as MAGIC's two roles, as evenly as a fixed batch allows (exactly as
+    many when the two step counts are equal and ``pairs_per_step`` is even).
+
+    Args:
+        pairs_per_step: MAGIC's intents per step.
+        defender_steps, attacker_steps: MAGIC's steps of each role.
+
+    Returns:
+        ``(attack_tasks, defence_pairs)`` per batch.
+
+    Raises:
+        ValueError: a negative count, or no step at all.
+    """
+    steps = defender_steps + attacker_steps
+    if pairs_per_step < 1 or defender_steps < 0 or attacker_steps < 0 or steps == 0:
+        raise ValueError(
+            f"need pairs_per_step >= 1 and step counts >= 0, not both 0; got {pairs_per_step}, "
+            f"{defender_steps}, {attacker_steps}"
+        )
+    return (
+        -(-pairs_per_step * attacker_steps // steps),
+        -(-pairs_per_step * defender_steps // steps),
     )
 
 
@@ -326,7 +416,13 @@ def make_schedule(
 
 @dataclass
 class TrainLog:
-    """What one method's training did: per-step records, per-round probes, seconds."""
+    """What one method's training did.
+
+    Attributes:
+        steps: per-step records (``role``, ``step``, rewards, loss).
+        rounds: per-round probe results.
+        seconds, cpu_seconds: wall and CPU seconds of training.
+    """
 
     steps: list[dict[str, Any]] = field(default_factory=list)
     rounds: list[dict[str, Any]] = field(default_factory=list)
@@ -382,3 +478,59 @@ def adaptive_attacker(
     ``defender`` adapter as it stands."""
     policies.load("attacker", policies.sft_states["attacker"])
     return train_roles(policies, [attacker_role(policies, game, settings)], steps, seed=seed)
+
+
+def co_evolve(
+    policies: Policies,
+    game: SafetyGame,
+    steps: int,
+    *,
+    settings: GameSettings | None = None,
+    schedule: str = "metric",
+    switch_every: int = 8,
+    asr_high: float = 0.5,
+    asr_low: float = 0.15,
+    start: str = "defender",
+    seed: int = 0,
+    probe: Callable[[], dict[str, float]] | None = None,
+    on_step: Callable[[dict[str, Any]], None] | None = None,
+) -> TrainLog:
+    """MAGIC: ``steps`` schedule steps of alternating GRPO of the ``attacker`` and
+    ``defender`` adapters of ``policies`` (each role's reward plays the other's current
+    adapter).
+
+    Args:
+        policies: the model with its warm-started adapters (:func:`build_policies`).
+        game: the safety game (intents, operators, rewards).
+        steps: schedule steps (both roles together).
+        settings: GRPO knobs (:class:`GameSettings`; its defaults when ``None``).
+        schedule: ``"metric"`` (switch on the attack success rate) or ``"every"``.
+        switch_every: phase length (``"every"``) or its cap (``"metric"``).
+        asr_high, asr_low: the ``"metric"`` schedule's thresholds.
+        start: the role that trains first: ``"defender"`` (the official code) or
+            ``"attacker"``.
+        seed: the prompt draws' seed.
+        probe: called after every round; its numbers go into :attr:`TrainLog.rounds`.
+        on_step: called with each step's record.
+
+    Returns:
+        The :class:`TrainLog` (per-step records, rounds, seconds).
+
+    Raises:
+        ValueError: an unknown ``schedule`` or ``start``.
+    """
+    if start not in ("defender", "attacker"):
+        raise ValueError(f"start must be 'defender' or 'attacker', got {start!r}")
+    settings = settings or GameSettings(seed=seed)
+    roles = [attacker_role(policies, game, settings), defender_role(policies, game, settings)]
+    if start == "defender":
+        roles.reverse()
+    return train_roles(
+        policies,
+        roles,
+        steps,
+        schedule=make_schedule(schedule, every=switch_every, asr_high=asr_high, asr_low=asr_low),
+        seed=seed,
+        probe=probe,
+        on_step=on_step,
+    )

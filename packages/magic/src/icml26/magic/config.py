@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DEFENDERS", "EVALS", "BenchConfig", "MagicConfig"]
+__all__ = ["DEFENDERS", "EVALS", "BenchConfig", "RunConfig"]
 
 #: The defenders of the main job, in the order they are trained.
 DEFENDERS = ("magic", "base", "static", "self_play", "frozen_attacker")
@@ -21,7 +21,7 @@ def _positive(obj: object, names: tuple[str, ...], minimum: int = 1) -> None:
 
 
 @dataclass(frozen=True)
-class MagicConfig:
+class RunConfig:
     """The main job (``icml26 run magic``).
 
     Every defender is trained and evaluated on ``model`` (``"tiny"`` for the claims); with
@@ -29,6 +29,12 @@ class MagicConfig:
     with LoRA on that checkpoint and its figures are reported as ``large.*`` (no claim).
 
     Attributes:
+        seed: the first replicate's seed; replicate ``k`` uses ``seed + k`` and draws every
+            stream (model, prompts, evaluation sets, probes, samples) from it by name.
+        seeds: independent replicates (the claims read means and paired standard errors
+            over them: at least 2, 3 or more to decide a claim).
+        start: which role MAGIC trains first: ``"defender"`` (the official code's
+            ``start_agent=defender``) or ``"attacker"`` (the ablation).
         model: ``"tiny"`` (a random tiny Llama trained here) or a checkpoint spec.
         catalogue: a JSON intent catalogue (``""``: the built-in one).
         defenders: which defenders to train (``magic`` and ``base`` always).
@@ -46,6 +52,8 @@ class MagicConfig:
     """
 
     seed: int = 0
+    seeds: int = 3
+    start: str = "defender"
     model: str = "tiny"
     device: str = "cpu"
     catalogue: str = ""
@@ -91,6 +99,9 @@ class MagicConfig:
     large_eval_compositions: int = 2
 
     def __post_init__(self) -> None:
+        _positive(self, ("seeds",), minimum=2)
+        if self.start not in ("defender", "attacker"):
+            raise ValueError(f"start must be 'defender' or 'attacker', got {self.start!r}")
         _positive(
             self,
             (

@@ -37,7 +37,18 @@ class DefenceScore:
 def score_defender(
     policies: Policies, game: SafetyGame, eval_set: EvalSet, adapter: str, *, max_tokens: int
 ) -> DefenceScore:
-    """Greedy replies of ``adapter`` to every prompt of ``eval_set``, judged by the oracle."""
+    """Greedy replies of ``adapter`` to every prompt of ``eval_set``, judged by the oracle.
+
+    Args:
+        policies: the model and its adapters.
+        game: the game (its oracle judge).
+        eval_set: the harmful rewrites and the same rewrites of their look-alikes.
+        adapter: the defender's adapter name.
+        max_tokens: reply length.
+
+    Returns:
+        The :class:`DefenceScore` (attack success rate, benign compliance, counts).
+    """
     attacks = [*eval_set.harmful, *eval_set.benign]
     out = replies(policies, [a.conversation for a in attacks], adapter, max_tokens=max_tokens)
     verdicts = game.verdicts(attacks, out)
@@ -68,9 +79,9 @@ class AttackSample:
 
     @property
     def novel_strategy_rate(self) -> float:
-        """Share of successful attacks whose composition was never in the seed pool (0 when
-        there is no success)."""
-        return self.novel_successes / self.successes if self.successes else 0.0
+        """Share of successful attacks whose composition was never in the seed pool (NaN when
+        there is no success: the share is undefined, not zero)."""
+        return self.novel_successes / self.successes if self.successes else float("nan")
 
     @property
     def broken_rate(self) -> float:
@@ -91,18 +102,36 @@ def sample_attacks(
     seed: int = 0,
 ) -> AttackSample:
     """``samples_per_intent`` sampled rewrites of each intent by ``attacker``, answered
-    greedily by ``defender``; a broken rewrite counts as a failed attempt."""
+    greedily by ``defender``; a broken rewrite counts as a failed attempt.
+
+    Args:
+        policies: the model and its adapters.
+        game: the game.
+        intents: the harmful intents to rewrite.
+        attacker, defender: the adapter names.
+        samples_per_intent: attacks sampled per intent.
+        attack_tokens, reply_tokens: completion lengths.
+        temperature: the attacker's sampling temperature.
+        seed: torch's sampling seed for this draw (torch's global random state is left
+            as it was: the draw runs under :func:`torch.random.fork_rng`).
+
+    Returns:
+        The :class:`AttackSample` (successes, novel successes, compositions tried).
+    """
     import torch
 
-    torch.manual_seed(seed)
     rows = [it for it in intents for _ in range(samples_per_intent)]
-    texts = replies(
-        policies,
-        [attacker_messages(it) for it in rows],
-        attacker,
-        max_tokens=attack_tokens,
-        temperature=temperature,
-    )
+    # Sample under a forked RNG: the draw is fixed by ``seed`` without reseeding torch's
+    # global stream (a probe between training rounds must not reset the training stream).
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        texts = replies(
+            policies,
+            [attacker_messages(it) for it in rows],
+            attacker,
+            max_tokens=attack_tokens,
+            temperature=temperature,
+        )
     attacks = [game.read_attack(it, t) for it, t in zip(rows, texts, strict=True)]
     valid = [a for a in attacks if a is not None]
     answers = replies(policies, [a.conversation for a in valid], defender, max_tokens=reply_tokens)

@@ -23,7 +23,7 @@ present, so refuse" loses the game.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,6 +50,7 @@ __all__ = [
     "EvalSet",
     "SafetyGame",
     "attacker_messages",
+    "check_disjoint",
 ]
 
 #: The seed attack pool the attacker is warm-started on: every training operator alone and
@@ -98,7 +99,14 @@ class Attack:
 
 @dataclass(frozen=True)
 class EvalSet:
-    """A fixed evaluation set: harmful attacks and the same rewrites of their look-alikes."""
+    """A fixed evaluation set: harmful attacks and the same rewrites of their look-alikes.
+
+    Attributes:
+        name: the set's name (``seed_ops``, ``heldout_combos``, ``unseen_ops``, ``plain``).
+        harmful: the harmful rewrites.
+        benign: the same rewrites of each harmful intent's look-alike, in the same order.
+        compositions: the operator compositions the set uses.
+    """
 
     name: str
     harmful: tuple[Attack, ...]
@@ -118,6 +126,11 @@ class SafetyGame:
         max_prompt_chars: the defender's context in characters; a longer rewrite breaks the
             intent (its payload would be truncated).
         n_eval_intents: harmful evaluation intents (0: all of the held-out frames).
+
+    Raises:
+        ValueError: ``max_ops`` < 1, ``penalty`` < 0, ``n_eval_intents`` < 0,
+            ``max_prompt_chars`` < 1, or a seed-pool composition the attacker cannot write;
+            the message names the field.
     """
 
     catalogue: Catalogue
@@ -133,6 +146,12 @@ class SafetyGame:
             raise ValueError(f"max_ops must be >= 1, got {self.max_ops}")
         if self.penalty < 0:
             raise ValueError(f"penalty must be >= 0, got {self.penalty}")
+        if isinstance(self.n_eval_intents, bool) or not isinstance(self.n_eval_intents, int):
+            raise ValueError(f"n_eval_intents must be an integer, got {self.n_eval_intents!r}")
+        if self.n_eval_intents < 0:
+            raise ValueError(f"n_eval_intents must be >= 0 (0: all), got {self.n_eval_intents}")
+        if self.max_prompt_chars < 1:
+            raise ValueError(f"max_prompt_chars must be >= 1, got {self.max_prompt_chars}")
         for ops in self.seed_pool:
             parse_ops(format_ops(ops), TRAIN_OPERATORS, self.max_ops)
 
@@ -197,10 +216,15 @@ class SafetyGame:
 
     def static_attack_set(self) -> list[Attack]:
         """The pre-collected set of the no-game baseline: every seed-pool attack on every
-        harmful training intent, plus the plain benign requests (red-team sets are collected
-        on harmful requests; the benign data are ordinary requests)."""
+        harmful training intent **and the same rewrite of its benign look-alike** (the
+        look-alikes the evaluation uses, so the static defender is not forced to over-refuse
+        by never having seen a rewritten benign request), plus the plain requests of both."""
         attacks = [self.attack(it, ops) for it in self.train_intents() for ops in self.seed_pool]
-        return attacks + [self.attack(it, ()) for it in self.train_intents("benign")]
+        paired = [x for a in attacks for x in self.pair(a)]
+        plain = [
+            self.attack(it, ()) for lab in ("harmful", "benign") for it in self.train_intents(lab)
+        ]
+        return paired + plain
 
     # ------------------------------------------------------------------ evaluation
     def compositions(
@@ -281,3 +305,38 @@ class SafetyGame:
 
     def verdicts(self, attacks: Sequence[Attack], replies: Sequence[str]) -> list[Verdict]:
         return self.judge.score([a.intent for a in attacks], replies)
+
+
+def check_disjoint(game: SafetyGame, sets: Iterable[EvalSet]) -> None:
+    """Refuse evaluation sets that overlap the training data by content.
+
+    No evaluation request (an intent's description, which every rewrite carries) may be a
+    training request, and no evaluation prompt (the whole conversation) may be a training
+    prompt. The built-in catalogue holds out *phrasings* (frames f3, f4): an evaluation
+    request shares its object ("... build a working weapon at home") with training requests
+    of other frames, never its whole text.
+
+    Raises:
+        ValueError: naming the first overlapping request or prompt.
+    """
+    train_requests = {
+        it.description for lab in ("harmful", "benign") for it in game.train_intents(lab)
+    }
+    convs = [*game.attacker_sft_conversations(), *game.defender_sft_conversations()]
+    convs += [a.conversation for a in game.static_attack_set()]
+    train_prompts = {_prompt_text(c) for c in convs}
+    for s in sets:
+        for a in (*s.harmful, *s.benign):
+            if a.intent.description in train_requests:
+                raise ValueError(
+                    f"evaluation set {s.name!r}: request {a.intent.description!r} "
+                    "is also a training request"
+                )
+            if _prompt_text(a.conversation) in train_prompts:
+                raise ValueError(
+                    f"evaluation set {s.name!r}: prompt {a.conversation!r} is in the training data"
+                )
+
+
+def _prompt_text(conv: Conversation) -> str:
+    return "\n".join(m["content"] for m in conv if m["role"] != "assistant")

@@ -124,6 +124,9 @@ HELDOUT_FRAMES: tuple[str, ...] = ("f3", "f4")
 class Catalogue:
     """A validated set of intents, looked up by id or by description.
 
+    Args:
+        intents: the intents (each harmful one with its benign twin).
+
     Raises:
         IntentError: repeated ids or descriptions, a twin that does not exist or has the same
             label, or a harmful intent without a benign look-alike.
@@ -194,7 +197,11 @@ class Catalogue:
 
 
 def builtin_catalogue() -> Catalogue:
-    """``len(FRAMES) x len(CATEGORIES)`` harmful intents, each with its benign look-alike."""
+    """The built-in catalogue.
+
+    Returns:
+        ``len(FRAMES) x len(CATEGORIES)`` harmful intents, each with its benign look-alike.
+    """
     out = []
     for f, frame in enumerate(FRAMES):
         for category, bad, good in CATEGORIES:
@@ -228,6 +235,12 @@ def _intent_from(row: Mapping[str, Any], i: int) -> Intent:
 def load_catalogue(path: str | os.PathLike[str]) -> Catalogue:
     """A catalogue from a JSON file: a list of ``{"id", "label", "category", "description",
     "twin", "frame"}`` objects (``twin`` and ``frame`` optional for benign intents).
+
+    Args:
+        path: the JSON file.
+
+    Returns:
+        The validated :class:`Catalogue`.
 
     Raises:
         FileNotFoundError: no such file. IntentError: malformed entries (see :class:`Catalogue`).

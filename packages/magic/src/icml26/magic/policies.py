@@ -30,15 +30,29 @@ import numpy as np
 
 from icml26.magic.game import SafetyGame, attacker_messages
 from icml26.magic.operators import TRAIN_OPERATORS, Conversation, compose, format_ops
+from icml26.shared import rng_for, seed_for
 
-__all__ = ["ADAPTERS", "Policies", "build_policies", "replies", "use_adapter"]
+__all__ = ["ADAPTERS", "Policies", "build_policies", "replies", "stream_seed", "use_adapter"]
 
 ADAPTERS = ("attacker", "defender", "self")
 
 
+def stream_seed(seed: int, *stream: str) -> int:
+    """A 32-bit seed for one named stream (:func:`~icml26.shared.seed_for`'s low 32 bits:
+    NumPy's legacy seeding inside transformers' ``set_seed`` takes no more)."""
+    return seed_for(seed, *stream) & 0xFFFFFFFF
+
+
 @dataclass
 class Policies:
-    """The shared model, its tokenizer, and each adapter's warm-start weights."""
+    """The shared model, its tokenizer, and each adapter's warm-start weights.
+
+    Attributes:
+        model: the PeftModel with the ``attacker``, ``defender`` and ``self`` adapters.
+        tokenizer: its tokenizer.
+        sft_states: each adapter's warm-start weights (:meth:`reset` restores them).
+        sft_seconds: the warm start's wall seconds.
+    """
 
     model: Any
     tokenizer: Any
@@ -138,6 +152,21 @@ def build_policies(
 ) -> Policies:
     """The model with its three warm-started adapters (module docstring).
 
+    Args:
+        game: the game whose warm-start data the adapters learn.
+        model: ``"tiny"`` or a checkpoint (a local folder, an HF id, or
+            ``"smollm2-135m-instruct-q4_1"``, the bundled Q4_1 GGUF).
+        tiny_hidden, tiny_layers, vocab_size: the tiny model's size.
+        base_sft_steps: full SFT of the tiny model on both warm-start sets.
+        adapter_sft_steps: LoRA SFT of each adapter on its own data.
+        sft_lr: the warm starts' learning rate.
+        lora_rank: the adapters' rank.
+        device: ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
+        seed: the warm start's seed (its corpus, init, SFT and sampling streams).
+
+    Returns:
+        The :class:`Policies` (the adapters' warm-start weights in ``sft_states``).
+
     Raises:
         ValueError: a non-tiny model asked for a full-parameter warm start (it would be
             overwritten by LoRA), or negative step counts.
@@ -151,7 +180,7 @@ def build_policies(
     if base_sft_steps < 0 or adapter_sft_steps < 0:
         raise ValueError("SFT step counts must be >= 0")
     t0 = time.perf_counter()
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "corpus")
     base: Any
     tok: Any
     attack_data = game.attacker_sft_conversations()
@@ -171,7 +200,7 @@ def build_policies(
                 num_kv_heads=2 if heads % 2 == 0 else 1,
                 max_positions=512,
             ),
-            seed=seed,
+            seed=stream_seed(seed, "init"),
         )
         base.to(device)
         if base_sft_steps:
@@ -180,7 +209,7 @@ def build_policies(
                 tok,
                 attack_data + defend_data,
                 SFTSettings(steps=base_sft_steps, lr=sft_lr, batch_size=32, max_length=256),
-                seed=seed,
+                seed=stream_seed(seed, "sft"),
             )
     else:
         from icml26.shared.llm import load_causal_lm
@@ -220,11 +249,11 @@ def build_policies(
                 tok,
                 data[name],
                 SFTSettings(steps=adapter_sft_steps, lr=sft_lr, batch_size=8, max_length=256),
-                seed=seed,
+                seed=stream_seed(seed, "sft", name),
             )
     peft_model.set_adapter(ADAPTERS[0])
     peft_model.eval()
-    torch.manual_seed(seed)
+    torch.manual_seed(stream_seed(seed, "sampling"))
     policies = Policies(peft_model, tok, {}, time.perf_counter() - t0)
     policies.sft_states = {n: policies.state(n) for n in ADAPTERS}
     return policies

@@ -1,67 +1,58 @@
 """Iterative regret-minimization fine-tuning (RMFT) for decision-making.
 
-Environments with exact regret (:mod:`~icml26.rmft.envs`), classical baselines
-(:mod:`~icml26.rmft.baselines`), the numerical Transformer policy (:mod:`~icml26.rmft.model`)
-and its Iterative RMFT loop (:mod:`~icml26.rmft.rmft`), LLM policies
-(:mod:`~icml26.rmft.llm_policy`) with LoRA RMFT (:mod:`~icml26.rmft.llm_rmft`).
+Public API (torch is imported on first use of a name, never by ``icml26.rmft.paper``)::
 
-Names are imported lazily, so ``import icml26.rmft`` (and the CLI's ``icml26 list``) does not
-load torch.
+    from icml26.rmft import ArmTransformer, ModelConfig, RMFTSettings, numeric_rmft_iteration
+    model = ArmTransformer(ModelConfig())
+    stats = numeric_rmft_iteration(model, parse_env("bernoulli_k5_t50"), RMFTSettings(), rng)
+
+Environments with exact regret (``parse_env``, ``sample_instances``), classical baselines
+(the ``baselines`` module: UCB, Thompson sampling, greedy, EXP3, Hedge), the numerical
+Transformer and its RMFT loop, and LLM policies (``LLMPolicy``) with LoRA RMFT
+(``llm_rmft_iteration``) on the shared SFT path. See the README.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-_EXPORTS = {
-    "EnvSpec": "envs",
-    "Instances": "envs",
-    "parse_env": "envs",
-    "sample_instances": "envs",
-    "cumulative_regret": "envs",
-    "UCB": "baselines",
-    "ThompsonSampling": "baselines",
-    "Greedy": "baselines",
-    "EXP3": "baselines",
-    "Hedge": "baselines",
-    "RandomPolicy": "baselines",
-    "Oracle": "baselines",
-    "make_baseline": "baselines",
-    "Policy": "rollouts",
-    "Trajectories": "rollouts",
-    "rollout": "rollouts",
-    "select_lowest_regret": "selection",
-    "ArmTransformer": "model",
-    "ModelConfig": "model",
-    "TransformerPolicy": "model",
-    "sft": "train",
-    "sft_data": "train",
-    "sft_loss": "train",
-    "RMFTSettings": "rmft",
-    "numeric_rmft_iteration": "rmft",
-    "weak_pretraining": "rmft",
-    "LLMPolicy": "llm_policy",
-    "parse_action": "llm_policy",
-    "build_messages": "llm_policy",
-    "SCENARIOS": "llm_policy",
-    "LLMSettings": "llm_rmft",
-    "llm_rmft_iteration": "llm_rmft",
-    "write_openai_finetune_jsonl": "llm_rmft",
-    "as_conversations": "llm_model",
-    "make_tiny_policy_lm": "llm_model",
-    "RMFTConfig": "config",
-    "BenchConfig": "config",
-}
+from icml26.shared.exports import lazy_exports
 
-__all__ = sorted(_EXPORTS)
+if TYPE_CHECKING:
+    from .config import RunConfig as RunConfig
+    from .envs import parse_env as parse_env
+    from .envs import sample_instances as sample_instances
+    from .llm_policy import LLMPolicy as LLMPolicy
+    from .llm_policy import parse_action as parse_action
+    from .llm_rmft import LLMSettings as LLMSettings
+    from .llm_rmft import llm_rmft_iteration as llm_rmft_iteration
+    from .model import ArmTransformer as ArmTransformer
+    from .model import ModelConfig as ModelConfig
+    from .model import TransformerPolicy as TransformerPolicy
+    from .rmft import RMFTSettings as RMFTSettings
+    from .rmft import numeric_rmft_iteration as numeric_rmft_iteration
+    from .rmft import weak_pretraining as weak_pretraining
+    from .rollouts import rollout as rollout
+    from .selection import selection_regret as selection_regret
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"icml26.rmft.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'icml26.rmft' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "RunConfig": ".config",
+        "parse_env": ".envs",
+        "sample_instances": ".envs",
+        "LLMPolicy": ".llm_policy",
+        "parse_action": ".llm_policy",
+        "LLMSettings": ".llm_rmft",
+        "llm_rmft_iteration": ".llm_rmft",
+        "ArmTransformer": ".model",
+        "ModelConfig": ".model",
+        "TransformerPolicy": ".model",
+        "RMFTSettings": ".rmft",
+        "numeric_rmft_iteration": ".rmft",
+        "weak_pretraining": ".rmft",
+        "rollout": ".rollouts",
+        "selection_regret": ".selection",
+    },
+    submodules=["baselines"],
+)

@@ -17,6 +17,7 @@ import numpy as np
 from icml26.rmft.config import BenchConfig
 from icml26.rmft.envs import parse_env, sample_instances
 from icml26.rmft.rollouts import rollout
+from icml26.rmft.study import resolve_device
 from icml26.shared import RunDir, log, seed_everything
 
 __all__ = ["bench"]
@@ -34,7 +35,6 @@ def _best_rate(fn: Any, decisions: int, repeats: int) -> float:
 def bench(config: BenchConfig, run_dir: RunDir) -> dict[str, Any]:
     import torch
 
-    from icml26.rmft.experiment import resolve_device
     from icml26.rmft.model import ArmTransformer, ModelConfig, TransformerPolicy
 
     torch.set_num_threads(config.threads)

@@ -28,11 +28,12 @@ Regret (computed exactly, per step, so curves are cumulative sums):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+
+from icml26.rmft.config import ENV_NAME, KINDS
 
 __all__ = [
     "KINDS",
@@ -44,8 +45,7 @@ __all__ = [
 ]
 
 Kind = Literal["bernoulli", "gaussian", "nonstationary", "experts", "restaurants"]
-KINDS: tuple[str, ...] = ("bernoulli", "gaussian", "nonstationary", "experts", "restaurants")
-_NAME = re.compile(r"^(?P<kind>[a-z]+)_k(?P<k>\d+)_t(?P<t>\d+)$")
+_NAME = ENV_NAME
 GAUSSIAN_SIGMA = 0.5
 
 
@@ -88,6 +88,13 @@ class EnvSpec:
 
 def parse_env(name: str | EnvSpec) -> EnvSpec:
     """``"bernoulli_k5_t50"`` -> ``EnvSpec("bernoulli", 5, 50)``.
+
+    Args:
+        name: an environment name ``<kind>_k<K>_t<T>`` (see the module docstring), or an
+            :class:`EnvSpec` (returned as is).
+
+    Returns:
+        The :class:`EnvSpec`.
 
     Raises:
         ValueError: the name does not match ``<kind>_k<K>_t<T>`` or its values are invalid.
@@ -136,6 +143,11 @@ class Instances:
             self.spec, np.repeat(self.means, m, axis=0), np.repeat(self.rewards, m, axis=0)
         )
 
+    def worst_step_regret(self) -> np.ndarray:
+        """``(n, T)``: the regret of the worst arm at each step, ``max_k μ_{t,k} - min_k μ_{t,k}``
+        (what an unparsable LLM reply is charged when rollouts are selected)."""
+        return self.means.max(axis=2) - self.means.min(axis=2)
+
     def step_regret(self, actions: np.ndarray) -> np.ndarray:
         """Per-step regret ``(n, T)`` of ``actions`` ``(n, T)``; its cumulative sum along
         time is the regret curve (see the module docstring)."""
@@ -162,7 +174,19 @@ def cumulative_regret(instances: Instances, actions: np.ndarray) -> np.ndarray:
 
 
 def sample_instances(spec: EnvSpec | str, n: int, rng: np.random.Generator) -> Instances:
-    """Draw ``n`` instances with their reward tables (see the module docstring)."""
+    """Draw ``n`` instances with their reward tables (see the module docstring).
+
+    Args:
+        spec: the environment (a name or an :class:`EnvSpec`).
+        n: how many instances.
+        rng: draws the arm means and the rewards.
+
+    Returns:
+        :class:`Instances` with ``means`` and ``rewards`` of shape ``(n, T, K)``.
+
+    Raises:
+        ValueError: ``n < 1`` or a bad environment name.
+    """
     spec = parse_env(spec)
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")

@@ -18,7 +18,7 @@ import numpy as np
 
 __all__ = ["TINY_SPEC", "as_conversations", "make_tiny_policy_lm"]
 
-#: The model spec that :func:`icml26.rmft.experiment.run` turns into a tiny random model.
+#: The model spec that the run (:mod:`icml26.rmft.study`) turns into a tiny random model.
 TINY_SPEC = "tiny-random"
 
 

@@ -88,8 +88,8 @@ def build_messages(
     lines.append(f"Total reward so far: {sums.sum():g}.")
     lines.append(
         f"Which {opt} do you choose now? Give one short sentence of reasoning, then a last "
-        f"line 'Action: <{opt} number from 1 to {k}>'. For example:\n"
-        f"{opt.capitalize()} {k} has the fewest tries, so I will try it.\nAction: {k}"
+        f"line 'Action: <{opt} number from 1 to {k}>'. The format (the number is yours to "
+        f"choose):\n<one sentence of reasoning>\nAction: <number>"
     )
     return [
         {"role": "system", "content": scenario.system.format(k=k, t=horizon, option=opt)},
@@ -102,15 +102,53 @@ _ACTION = re.compile(
     re.IGNORECASE,
 )
 _MENTION = re.compile(r"(?:button|arm|restaurant|option)\s*(?:no\.?|#)?\s*(\d+)", re.IGNORECASE)
+_ORDINAL_WORDS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+}
+_ORDINAL = re.compile(
+    r"\b(?:(\d+)(?:st|nd|rd|th)|(" + "|".join(_ORDINAL_WORDS) + r"))\s+"
+    r"(?:button|arm|restaurant|option|one)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
+
+
+def _mentioned(text: str) -> set[int]:
+    """Option numbers named in ``text``: ``button 3``, ``#3``, ``the 3rd button``, ``third one``."""
+    named = {int(m) for m in _MENTION.findall(text)}
+    for digits, word in _ORDINAL.findall(text):
+        named.add(int(digits) if digits else _ORDINAL_WORDS[word.lower()])
+    return named
 
 
 def parse_action(text: str, n_arms: int) -> int | None:
     """The 0-based option a reply chose, or ``None`` when it is malformed.
 
+    Args:
+        text: the model's reply.
+        n_arms: the number of options (``>= 2``).
+
+    Returns:
+        The option index in ``0..n_arms-1``, or ``None``.
+
     Rules, in order: the last ``Action: <n>`` (also ``action = button 3``, ``**Action:** #3``);
-    otherwise a reply that is only a number; otherwise a reply whose every mention of an
-    option names the same number. A number outside ``1..n_arms`` is invalid, and so is a reply
-    that mentions several options without an ``Action:`` line (ambiguous).
+    otherwise a reply whose every mention of an option (``button 3``, ``the 3rd button``,
+    ``the third one``) names the same number; otherwise a reply that holds exactly one number
+    (``3``, ``I pick 2.``). A number outside ``1..n_arms`` is invalid, and so is a reply that
+    mentions several options, or holds several different numbers, without an ``Action:`` line
+    (ambiguous).
+
+    Raises:
+        ValueError: ``n_arms < 2``.
     """
     if not isinstance(text, str):
         return None
@@ -119,13 +157,18 @@ def parse_action(text: str, n_arms: int) -> int | None:
     found = _ACTION.findall(text)
     if found:
         choice = int(found[-1])
-    elif re.fullmatch(r"\s*\**\s*(\d+)\s*\.?\s*\**\s*", text):
-        choice = int(re.sub(r"\D", "", text))
-    else:
-        mentions = {int(m) for m in _MENTION.findall(text)}
+    elif mentions := _mentioned(text):
         if len(mentions) != 1:
             return None
         choice = mentions.pop()
+    else:
+        numbers = set(_NUMBER.findall(text))
+        if len(numbers) != 1:
+            return None
+        only = numbers.pop()
+        if "." in only:
+            return None
+        choice = int(only)
     return choice - 1 if 1 <= choice <= n_arms else None
 
 
@@ -138,6 +181,10 @@ class LLMPolicy:
         max_tokens: reply length cap (reasoning plus action).
         temperature: sampling temperature (``0``: greedy).
         name: the metric name (``llm_base``, ``llm_rmft_iter1``).
+
+    Raises:
+        ValueError: an unknown scenario or ``max_tokens < 1``; at ``reset``, an environment
+            that is not a Bernoulli bandit with bandit feedback.
 
     Attributes (after a rollout):
         invalid: ``(n, T)`` True where the reply was malformed.

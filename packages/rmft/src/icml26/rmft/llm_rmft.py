@@ -1,8 +1,10 @@
 """Iterative RMFT for LLM policies: roll out with the model's own reasoning, keep the lowest-
 regret episodes, LoRA-fine-tune on their transcripts (reasoning text included) with the shared
-assistant-only SFT (:func:`icml26.shared.llm.sft.sft`: the loss is on each reply and its
-end-of-turn token; steps whose reply was malformed are dropped before, as they carry no
-decision the model made)."""
+assistant-only SFT (:func:`icml26.shared.llm.sft.sft`, TRL's ``SFTTrainer`` by default: the
+loss is on each reply and its end-of-turn token). Rollouts are ranked by
+:func:`~icml26.rmft.selection.selection_regret`: a malformed reply costs the worst arm's regret
+(or ends the episode), so a random fallback that happened to pay is never selected; malformed
+steps are also dropped from the training set, as they carry no decision the model made."""
 
 from __future__ import annotations
 
@@ -13,15 +15,17 @@ from typing import Any
 
 import numpy as np
 
+from icml26.rmft.config import check_positive
 from icml26.rmft.envs import EnvSpec, sample_instances
 from icml26.rmft.llm_model import as_conversations
 from icml26.rmft.llm_policy import LLMPolicy, transcripts
 from icml26.rmft.rmft import IterationStats
 from icml26.rmft.rollouts import Trajectories, rollout
-from icml26.rmft.selection import SELECTIONS, select
+from icml26.rmft.selection import INVALID_RULES, SELECTIONS, select, selection_regret
 
 __all__ = [
     "LLMSettings",
+    "llm_iteration_stats",
     "llm_rmft_iteration",
     "select_llm_transcripts",
     "write_openai_finetune_jsonl",
@@ -30,7 +34,25 @@ __all__ = [
 
 @dataclass(frozen=True)
 class LLMSettings:
-    """One LLM RMFT iteration's knobs."""
+    """One LLM RMFT iteration's knobs.
+
+    Args:
+        n_instances: fresh instances rolled out per iteration.
+        rollouts_per_instance: rollouts per instance (the group selection ranks).
+        keep_per_instance: rollouts kept per instance.
+        steps: SFT optimiser steps.
+        lr: SFT learning rate (LoRA).
+        batch_size: SFT batch size.
+        temperature: rollout sampling temperature (> 0).
+        max_tokens: reply length cap.
+        selection: ``"lowest_regret"`` (RMFT) or ``"random"`` (the ablation).
+        invalid: how a malformed reply counts in selection
+            (:data:`~icml26.rmft.selection.INVALID_RULES`).
+        engine: the shared SFT engine, ``"trl"`` (``SFTTrainer``) or ``"loop"``.
+
+    Raises:
+        ValueError: a value out of range or an unknown rule.
+    """
 
     n_instances: int = 8
     rollouts_per_instance: int = 4
@@ -41,6 +63,8 @@ class LLMSettings:
     temperature: float = 0.7
     max_tokens: int = 48
     selection: str = "lowest_regret"
+    invalid: str = "worst"
+    engine: str = "trl"
 
     def __post_init__(self) -> None:
         if self.n_instances < 1 or self.rollouts_per_instance < 1 or self.steps < 0:
@@ -51,23 +75,38 @@ class LLMSettings:
             raise ValueError(
                 f"keep_per_instance must be in 1..{self.rollouts_per_instance}, got {self.keep_per_instance}"
             )
-        if self.temperature <= 0 or self.max_tokens < 1:
-            raise ValueError(f"temperature must be > 0 and max_tokens >= 1: {self}")
+        if self.invalid not in INVALID_RULES:
+            raise ValueError(f"invalid must be one of {INVALID_RULES}, got {self.invalid!r}")
+        if self.engine not in ("trl", "loop"):
+            raise ValueError(f"engine must be 'trl' or 'loop', got {self.engine!r}")
+        check_positive(self, "temperature", "lr", "max_tokens")
 
 
 def select_llm_transcripts(
-    trajs: Trajectories, settings: LLMSettings, rng: np.random.Generator | None = None
+    trajs: Trajectories, settings: LLMSettings, rng: np.random.Generator
 ) -> tuple[np.ndarray, list[tuple[list[dict[str, str]], str]]]:
-    """Indices of the kept episodes (``settings.selection``; ``rng`` draws the random one)
-    and their valid ``(messages, reply)`` steps."""
-    if rng is None and settings.selection == "random":
-        raise ValueError("random selection needs an rng")
+    """The kept episodes and their valid steps.
+
+    Args:
+        trajs: the rollouts, ``settings.rollouts_per_instance`` consecutive ones per instance.
+        settings: the selection rule, how many to keep and how invalid replies count.
+        rng: breaks ties and draws the random selection (required: no hidden fixed seed).
+
+    Returns:
+        ``(indices, pairs)``: the kept episodes' indices and their valid
+        ``(messages, reply)`` steps.
+
+    Raises:
+        TypeError: ``rng`` is not a ``numpy.random.Generator``.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     keep = select(
         settings.selection,
-        trajs.final_regret,
+        selection_regret(trajs, settings.invalid),
         settings.keep_per_instance,
         group_size=settings.rollouts_per_instance,
-        rng=rng if rng is not None else np.random.default_rng(0),
+        rng=rng,
     )
     kept = [[s for s in trajs.records[i] if s["valid"] and s["reply"].strip()] for i in keep]
     return keep, transcripts(kept)
@@ -82,9 +121,20 @@ def llm_rmft_iteration(
     scenario: str = "buttons",
 ) -> tuple[IterationStats, list[tuple[list[dict[str, str]], str]]]:
     """One iteration in place on ``backend.model`` (a peft LoRA model): rollouts, selection,
-    LoRA fine-tuning. Returns the stats and the transcripts trained on.
+    LoRA fine-tuning.
 
-    With no valid step among the kept episodes, nothing is trained (losses are NaN)."""
+    Args:
+        backend: a ``LocalChatModel`` whose model carries LoRA adapters.
+        spec: the training environment (a Bernoulli bandit).
+        settings: the iteration's knobs.
+        rng: the iteration's random stream (instances, sampling, selection, SFT order).
+        scenario: how the bandit is put into words (``"buttons"`` or ``"restaurants"``).
+
+    Returns:
+        ``(stats, pairs)``: the iteration's statistics (with the invalid-reply rates) and the
+        transcripts trained on. With no valid step among the kept episodes nothing is trained
+        (the losses are NaN).
+    """
     m = settings.rollouts_per_instance
     instances = sample_instances(spec, settings.n_instances, rng).repeat(m)
     policy = LLMPolicy(
@@ -104,26 +154,57 @@ def llm_rmft_iteration(
             backend.tokenizer,
             conversations,
             SFTSettings(
-                steps=settings.steps, lr=settings.lr, batch_size=settings.batch_size, engine="loop"
+                steps=settings.steps,
+                lr=settings.lr,
+                batch_size=settings.batch_size,
+                engine=settings.engine,
             ),
             rng=rng,
         )
         after = completion_nll(backend.model, backend.tokenizer, examples)
-    stats = IterationStats(
+    return llm_iteration_stats(trajs, keep, settings, before, after), pairs
+
+
+def llm_iteration_stats(
+    trajs: Trajectories, keep: np.ndarray, settings: LLMSettings, before: float, after: float
+) -> IterationStats:
+    """An LLM iteration's statistics: ``selected_regret`` is the penalised regret the
+    selection ranked, ``selected_played_regret`` what the kept rollouts played.
+
+    Args:
+        trajs: the iteration's rollouts.
+        keep: the kept episodes' indices.
+        settings: the iteration's knobs (``invalid`` decides the penalty).
+        before: NLL of the kept transcripts before fine-tuning.
+        after: NLL after fine-tuning.
+
+    Returns:
+        The :class:`~icml26.rmft.rmft.IterationStats`.
+    """
+    return IterationStats(
         rollout_regret=float(trajs.final_regret.mean()),
-        selected_regret=float(trajs.final_regret[keep].mean()),
+        selected_regret=float(selection_regret(trajs, settings.invalid)[keep].mean()),
+        selected_played_regret=float(trajs.final_regret[keep].mean()),
         loss_before=before,
         loss_after=after,
+        rollout_invalid=float(trajs.invalid.mean()),
+        selected_invalid=float(trajs.invalid[keep].mean()),
     )
-    return stats, pairs
 
 
 def write_openai_finetune_jsonl(
     pairs: list[tuple[list[dict[str, str]], str]], path: str | Path
 ) -> Path:
     """Selected transcripts in the chat fine-tuning JSONL format of OpenAI-compatible
-    providers (``{"messages": [..., {"role": "assistant", "content": reply}]}`` per line): the
-    route to RMFT for closed-weight models such as GPT-4o mini."""
+    providers: the route to RMFT for closed-weight models such as GPT-4o mini.
+
+    Args:
+        pairs: ``(messages, reply)`` decisions.
+        path: the file to write (atomically).
+
+    Returns:
+        ``path``; each line is ``{"messages": [..., {"role": "assistant", "content": reply}]}``.
+    """
     from icml26.shared import atomic_write_text
 
     lines = [

@@ -16,6 +16,7 @@ and any horizon ``T``: what the generalisation experiments need.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +37,20 @@ N_FEATURES = 4
 
 @dataclass(frozen=True)
 class ModelConfig:
+    """Size of an :class:`ArmTransformer`.
+
+    Args:
+        d_model: width of every token.
+        n_layers: number of blocks (attention over time per arm, then mixing across arms).
+        n_heads: attention heads (must divide ``d_model``).
+        ff_mult: feed-forward width as a multiple of ``d_model``.
+        dropout: dropout rate in ``[0, 1)``.
+
+    Raises:
+        ValueError: a size below 1, ``d_model`` not divisible by ``n_heads``, or a dropout
+            outside ``[0, 1)``.
+    """
+
     d_model: int = 32
     n_layers: int = 2
     n_heads: int = 4
@@ -97,7 +112,16 @@ class _Block(nn.Module):
 
 
 class ArmTransformer(nn.Module):
-    """Policy logits ``(B, L, K)`` from history tokens ``(B, L, K, N_FEATURES)``."""
+    """A numerical Transformer policy: logits ``(B, L, K)`` from history tokens
+    ``(B, L, K, N_FEATURES)``.
+
+    Causal attention over time within each arm, then permutation-invariant mixing across
+    arms: no arm index and no absolute position, so one set of weights plays any ``K`` and
+    ``T``. Roll it out with :class:`TransformerPolicy`.
+
+    Args:
+        cfg: its size (default :class:`ModelConfig()`).
+    """
 
     def __init__(self, cfg: ModelConfig | None = None) -> None:
         super().__init__()
@@ -167,8 +191,18 @@ def trajectory_features(
 
 
 class TransformerPolicy:
-    """Rolls out an :class:`ArmTransformer` (a :class:`~icml26.rmft.rollouts.Policy`):
-    samples ``a_t ~ softmax(logits_t / temperature)``; ``temperature == 0`` is greedy."""
+    """Rolls out an :class:`ArmTransformer` as a :class:`~icml26.rmft.rollouts.Policy`,
+    batched over episodes with a KV cache.
+
+    Args:
+        model: the network.
+        temperature: samples ``a_t ~ softmax(logits_t / temperature)``; ``0`` is greedy.
+        name: the policy's name in results.
+        device: where the model runs.
+
+    Raises:
+        ValueError: a negative, infinite or NaN temperature.
+    """
 
     def __init__(
         self,
@@ -178,8 +212,8 @@ class TransformerPolicy:
         name: str = "transformer",
         device: str | torch.device = "cpu",
     ) -> None:
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        if not 0 <= temperature < math.inf:  # NaN fails too (it would play arm 0 silently)
+            raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
         self.model, self.temperature, self.name = model, temperature, name
         self.device = torch.device(device)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml26.rmft.baselines import Greedy, RandomPolicy
+from icml26.rmft.config import check_positive
 from icml26.rmft.envs import EnvSpec, sample_instances
 from icml26.rmft.model import ArmTransformer, TransformerPolicy
 from icml26.rmft.rollouts import Trajectories, rollout
@@ -33,7 +34,22 @@ __all__ = ["IterationStats", "RMFTSettings", "numeric_rmft_iteration", "weak_pre
 
 @dataclass(frozen=True)
 class RMFTSettings:
-    """One RMFT iteration's knobs (see the module docstring)."""
+    """One RMFT iteration's knobs (see the module docstring).
+
+    Args:
+        n_instances: fresh instances rolled out per iteration.
+        rollouts_per_instance: rollouts of each instance (the group selection ranks).
+        keep_per_instance: lowest-regret rollouts kept per instance.
+        steps: fine-tuning steps on the kept rollouts.
+        lr: fine-tuning learning rate.
+        batch_size: fine-tuning batch size (trajectories).
+        temperature: rollout sampling temperature (finite, > 0).
+        selection: ``"lowest_regret"`` (RMFT) or ``"random"`` (the ablation).
+
+    Raises:
+        ValueError: a value out of range (NaN, non-positive ``temperature`` or ``lr``) or an
+            unknown selection rule.
+    """
 
     n_instances: int = 128
     rollouts_per_instance: int = 8
@@ -54,19 +70,34 @@ class RMFTSettings:
                 f"keep_per_instance must be in 1..rollouts_per_instance "
                 f"({self.rollouts_per_instance}), got {self.keep_per_instance}"
             )
-        if self.temperature <= 0:
-            raise ValueError(f"rollout temperature must be > 0 (sampling), got {self.temperature}")
+        check_positive(self, "temperature", "lr")
 
 
 @dataclass(frozen=True)
 class IterationStats:
-    """What one RMFT iteration saw: mean regret of all rollouts and of the kept ones, and
-    the NLL of the kept trajectories before and after fine-tuning."""
+    """What one RMFT iteration saw.
+
+    Attributes:
+        rollout_regret: mean played regret of all rollouts.
+        selected_regret: mean regret of the kept rollouts *as the selection ranked them*
+            (LLM policies: with invalid replies penalised,
+            :func:`~icml26.rmft.selection.selection_regret`; numeric: the played regret).
+        loss_before: NLL of the kept trajectories before fine-tuning.
+        loss_after: NLL of the kept trajectories after fine-tuning.
+        rollout_invalid: (LLM) share of invalid replies among all rollouts' steps.
+        selected_invalid: (LLM) share of invalid replies among the kept rollouts' steps.
+        selected_played_regret: mean regret the kept rollouts actually played (invalid
+            replies fall back to a random arm, so this can be lower than ``selected_regret``);
+            ``None`` means equal to ``selected_regret``.
+    """
 
     rollout_regret: float
     selected_regret: float
     loss_before: float
     loss_after: float
+    rollout_invalid: float = 0.0
+    selected_invalid: float = 0.0
+    selected_played_regret: float | None = None
 
 
 def weak_pretraining(
@@ -80,7 +111,24 @@ def weak_pretraining(
     batch_size: int,
     rng: np.random.Generator,
 ) -> list[float]:
-    """Behaviour-clone a mix of random and greedy trajectories: a weak base model."""
+    """Behaviour-clone a mix of random and greedy trajectories: a weak base model.
+
+    Args:
+        model: the network, trained in place.
+        spec: the environment the trajectories are played on.
+        n_trajectories: how many trajectories.
+        greedy_fraction: share played by the greedy algorithm (the rest uniformly random).
+        steps: optimiser steps.
+        lr: learning rate.
+        batch_size: trajectories per step.
+        rng: draws the instances, the play and the batches.
+
+    Returns:
+        The training loss of every step.
+
+    Raises:
+        ValueError: ``greedy_fraction`` outside ``[0, 1]``.
+    """
     if not 0 <= greedy_fraction <= 1:
         raise ValueError(f"greedy_fraction must be in [0, 1], got {greedy_fraction}")
     n_greedy = round(n_trajectories * greedy_fraction)
@@ -99,7 +147,19 @@ def numeric_rmft_iteration(
     *,
     device: str = "cpu",
 ) -> IterationStats:
-    """One RMFT iteration in place on ``model`` (steps 1-3 of the module docstring)."""
+    """One RMFT iteration in place on ``model`` (steps 1-3 of the module docstring).
+
+    Args:
+        model: the network, fine-tuned in place.
+        spec: the training environment.
+        settings: the iteration's knobs.
+        rng: draws the instances, the rollouts, the selection and the batches.
+        device: where the model runs.
+
+    Returns:
+        :class:`IterationStats`: the rollouts' and the kept rollouts' mean regret, the NLL of
+        the kept trajectories before and after fine-tuning.
+    """
     m = settings.rollouts_per_instance
     instances = sample_instances(spec, settings.n_instances, rng).repeat(m)
     policy = TransformerPolicy(model, temperature=settings.temperature, device=device)
@@ -116,4 +176,5 @@ def numeric_rmft_iteration(
         selected_regret=float(trajs.final_regret[keep].mean()),
         loss_before=before,
         loss_after=after,
+        selected_played_regret=float(trajs.final_regret[keep].mean()),
     )

@@ -86,6 +86,15 @@ class Trajectories:
 def rollout(policy: Policy, instances: Instances, rng: np.random.Generator) -> Trajectories:
     """Play ``policy`` on every instance for the whole horizon.
 
+    Args:
+        policy: a batched :class:`Policy` (reset for ``instances.n`` episodes).
+        instances: the instances and their reward tables.
+        rng: the policy's randomness (exploration, sampling, LLM seeds).
+
+    Returns:
+        :class:`Trajectories`: actions, rewards, the exact regret curves, invalid steps and
+        the policy's records.
+
     Raises:
         ValueError: the policy returned actions of the wrong shape or outside ``0..K-1``.
     """

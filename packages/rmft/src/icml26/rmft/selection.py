@@ -1,14 +1,63 @@
 """Trajectory selection: keep the lowest-regret rollouts (the regret signal of RMFT), or, for
-the random-selection ablation, as many rollouts chosen at random."""
+the random-selection ablation, as many rollouts chosen at random.
+
+An LLM reply that names no valid action plays a random arm, and that arm's regret would let
+a lucky fallback be selected. :func:`selection_regret` charges such a step the *worst* arm's
+regret (``invalid="worst"``), or ends the episode there (``invalid="end"``: that step and every
+later one are charged the worst arm), so only decisions the model made can earn a low regret.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-__all__ = ["SELECTIONS", "select", "select_lowest_regret", "select_random"]
+from icml26.rmft.config import INVALID_RULES
+
+if TYPE_CHECKING:
+    from icml26.rmft.rollouts import Trajectories
+
+__all__ = [
+    "INVALID_RULES",
+    "SELECTIONS",
+    "select",
+    "select_lowest_regret",
+    "select_random",
+    "selection_regret",
+]
 
 #: The selection rules: RMFT's, and the ablation that ignores the regret signal.
 SELECTIONS = ("lowest_regret", "random")
+
+
+def selection_regret(trajs: Trajectories, invalid: str = "worst") -> np.ndarray:
+    """``(n,)`` final regret used to select rollouts, with invalid steps penalised.
+
+    Args:
+        trajs: the rollouts (``trajs.invalid`` marks the unparsable replies).
+        invalid: ``"worst"``: an invalid step costs the worst arm's regret at that step;
+            ``"end"``: the episode ends at its first invalid step (it and every later step cost
+            the worst arm); ``"played"``: the regret of the random arm actually played (the
+            old rule, kept as an ablation: it rewards lucky fallbacks).
+
+    Returns:
+        The penalised final regret of each episode (equal to ``trajs.final_regret`` when no
+        step is invalid).
+
+    Raises:
+        ValueError: an unknown ``invalid`` rule.
+    """
+    if invalid not in INVALID_RULES:
+        raise ValueError(f"invalid must be one of {INVALID_RULES}, got {invalid!r}")
+    played = np.diff(trajs.regret, axis=1, prepend=0.0)
+    bad = np.asarray(trajs.invalid, dtype=bool)
+    if invalid == "played" or not bad.any():
+        return trajs.final_regret.copy()
+    if invalid == "end":
+        bad = np.cumsum(bad, axis=1) > 0
+    worst = trajs.instances.worst_step_regret()
+    return np.where(bad, worst, played).sum(axis=1)
 
 
 def select_lowest_regret(

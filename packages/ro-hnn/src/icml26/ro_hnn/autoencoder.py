@@ -10,9 +10,12 @@
   ``Ψ*(pᵀ dq) = z_pᵀ Dρ Dφ dz_q = z_pᵀ dz_q``, so ``Ψ*ω = ω_latent``: the decoder is symplectic
   by construction (``DΨᵀ J_{2n} DΨ = J_{2d}``) for every value of the weights on the manifold,
   and ``E ∘ Ψ = id``.
-  Layers: ``φ_l(x) = Φ_l σ(x) + b_l`` and ``ρ_l(y) = σ^{-1}(Ψ_lᵀ (y - b_l))`` with
-  ``Ψ_lᵀ Φ_l = I`` (the first layer has no ``σ``), ``σ`` a smooth bijection with a closed-form
-  inverse (:func:`smooth_leaky`).
+  Layers: ``φ_l(x) = Φ_l σ_l(x) + b_l`` and ``ρ_l(y) = σ_l^{-1}(Ψ_lᵀ (y - b_l))`` with
+  ``Ψ_lᵀ Φ_l = I``, widths non-decreasing from ``d`` to ``n`` (a deep, wide stack such as
+  ``d -> 32 -> 64 -> 128 -> n``, like the reduced-Lagrangian predecessor's), and ``σ_l`` one of
+  :data:`ACTIVATIONS` per layer: smooth bijections with closed-form inverses. The decoder's
+  image lies in ``range(Φ_L) + b_L``, so the last hidden width bounds the subspace it can
+  bend into: make it close to ``n`` where a linear reduction fails.
 * :class:`PSDAutoencoder`: proper symplectic decomposition, cotangent lift (linear, fixed).
 * :class:`MLPAutoencoder`: an unconstrained MLP autoencoder (the AE + neural ODE baseline).
 * :class:`IdentityAutoencoder`: no reduction (the full-order HNN baseline).
@@ -34,6 +37,7 @@ from icml26.ro_hnn.layers import MLP, Fixed
 from icml26.ro_hnn.manifolds import random_biorthogonal
 
 __all__ = [
+    "ACTIVATIONS",
     "BiorthogonalLayer",
     "IdentityAutoencoder",
     "MLPAutoencoder",
@@ -69,6 +73,36 @@ def smooth_leaky_inverse(y: jax.Array, c: float = 0.5) -> jax.Array:
     return (u - c * jnp.sqrt(u * u + 1.0 - c * c)) / (1.0 - c * c)
 
 
+def _asinh(x: jax.Array, c: float) -> jax.Array:
+    return x + c * (jnp.arcsinh(x) - x)
+
+
+def _asinh_inverse(y: jax.Array, c: float) -> jax.Array:
+    # y = (1 - c) x + c asinh(x) is strictly increasing; 8 Newton steps (quadratic) as a
+    # fori_loop: one small loop body to compile instead of eight unrolled copies.
+    def slope(x: jax.Array) -> jax.Array:
+        return (1.0 - c) + c / jnp.sqrt(1.0 + x * x)
+
+    def newton(_: int, x: jax.Array) -> jax.Array:
+        return x - ((1.0 - c) * x + c * jnp.arcsinh(x) - y) / slope(x)
+
+    # The start is y / σ'(y), not y itself: a loop whose initial carry is the very buffer its
+    # body also reads (y) is miscompiled by XLA:CPU (jaxlib 0.10.2) under
+    # `--xla_cpu_multi_thread_eigen=false` when y comes from a batched matmul (jit of vmap,
+    # traced weights): the encoder returned wrong latents and the decoder's symplecticity
+    # defect read 0.67 (tests/test_autoencoder.py::test_asinh_stack_compiled_like_the_evaluation).
+    return jax.lax.fori_loop(0, 8, newton, y / slope(y))
+
+
+#: Per-layer activations ``name -> (σ, σ^{-1})``: ``identity``; ``smooth_leaky`` (slopes
+#: ``1 ± c``, :func:`smooth_leaky`); ``asinh`` (``(1 - c) x + c asinh(x)``, inverted by Newton).
+ACTIVATIONS = {
+    "identity": (lambda x, c: x, lambda y, c: y),
+    "smooth_leaky": (lambda x, c: smooth_leaky(x, c), lambda y, c: smooth_leaky_inverse(y, c)),
+    "asinh": (_asinh, _asinh_inverse),
+}
+
+
 class BiorthogonalLayer(nnx.Module):
     """``φ(x) = Φ σ(x) + b`` (decoder) and ``ρ(y) = σ^{-1}(Ψᵀ (y - b))`` (encoder), ``Ψᵀ Φ = I``.
 
@@ -81,11 +115,17 @@ class BiorthogonalLayer(nnx.Module):
         d_in: int,
         d_out: int,
         *,
-        activation: bool,
+        activation: str | bool,
         c: float,
         rngs: nnx.Rngs,
         dtype: jnp.dtype = jnp.float64,
     ) -> None:
+        if isinstance(activation, bool):
+            activation = "smooth_leaky" if activation else "identity"
+        if activation not in ACTIVATIONS:
+            raise ValueError(
+                f"unknown activation {activation!r}; choose from {', '.join(ACTIVATIONS)}"
+            )
         phi, psi = random_biorthogonal(rngs.params(), d_out, d_in, dtype)
         self.phi = nnx.Param(phi)
         self.psi = nnx.Param(psi)
@@ -94,12 +134,10 @@ class BiorthogonalLayer(nnx.Module):
         self.c = c
 
     def decode(self, x: jax.Array) -> jax.Array:
-        h = smooth_leaky(x, self.c) if self.activation else x
-        return self.phi[...] @ h + self.b[...]
+        return self.phi[...] @ ACTIVATIONS[self.activation][0](x, self.c) + self.b[...]
 
     def encode(self, y: jax.Array) -> jax.Array:
-        h = self.psi[...].T @ (y - self.b[...])
-        return smooth_leaky_inverse(h, self.c) if self.activation else h
+        return ACTIVATIONS[self.activation][1](self.psi[...].T @ (y - self.b[...]), self.c)
 
 
 class SymplecticAutoencoder(nnx.Module):
@@ -108,8 +146,12 @@ class SymplecticAutoencoder(nnx.Module):
     Args:
         n: full configuration dimension.
         d: latent configuration dimension (latent phase space ``2d``).
-        hidden: widths of the hidden layers of ``φ`` (non-decreasing, between ``d`` and ``n``).
-        c: the activation's asymmetry (``0 <= c < 1``).
+        hidden: widths of the hidden layers of ``φ`` (non-decreasing, between ``d`` and ``n``;
+            widths above ``n`` are capped at ``n``).
+        c: the activations' shape parameter (``0 <= c < 1``).
+        activations: one name of :data:`ACTIVATIONS` per layer (``len(hidden) + 1``), applied
+            to the layer's input; default: ``identity`` on the first layer, ``smooth_leaky`` on
+            every other.
         rngs: Flax NNX random streams.
     """
 
@@ -120,10 +162,17 @@ class SymplecticAutoencoder(nnx.Module):
         *,
         hidden: Sequence[int] = (32,),
         c: float = 0.5,
+        activations: Sequence[str] = (),
         rngs: nnx.Rngs,
         dtype: jnp.dtype = jnp.float64,
     ) -> None:
         widths = [d, *[min(int(h), n) for h in hidden], n]
+        acts = list(activations) or ["identity"] + ["smooth_leaky"] * (len(widths) - 2)
+        if len(acts) != len(widths) - 1:
+            raise ValueError(
+                f"activations needs one name per layer ({len(widths) - 1} for widths {widths}), "
+                f"got {list(activations)}"
+            )
         if not 0 < d <= n:
             raise ValueError(f"latent dimension d={d} must satisfy 0 < d <= n={n}")
         if any(a > b for a, b in itertools.pairwise(widths)):
@@ -133,8 +182,8 @@ class SymplecticAutoencoder(nnx.Module):
         self.n, self.d = n, d
         self.layers = nnx.List(
             [
-                BiorthogonalLayer(a, b, activation=i > 0, c=c, rngs=rngs, dtype=dtype)
-                for i, (a, b) in enumerate(itertools.pairwise(widths))
+                BiorthogonalLayer(a, b, activation=act, c=c, rngs=rngs, dtype=dtype)
+                for act, (a, b) in zip(acts, itertools.pairwise(widths), strict=True)
             ]
         )
 
@@ -199,6 +248,18 @@ def psd_basis(q: np.ndarray, p: np.ndarray, d: int, q_ref: np.ndarray | None = N
 
     The left singular vectors of the snapshot matrix ``[q - q_ref, p]ᵀ`` (Peng & Mohseni 2016);
     ``A = diag(V, V)`` is then symplectic, ``Aᵀ J_{2n} A = J_{2d}``.
+
+    Args:
+        q: ``(S, n)`` configuration snapshots.
+        p: ``(S, n)`` momentum snapshots.
+        d: columns of the basis.
+        q_ref: the reference configuration subtracted from ``q``.
+
+    Returns:
+        ``(n, d)`` orthonormal basis.
+
+    Raises:
+        ValueError: shapes that do not match, or ``d`` outside ``[1, n]``.
     """
     q, p = np.asarray(q), np.asarray(p)
     if q.ndim != 2 or q.shape != p.shape:

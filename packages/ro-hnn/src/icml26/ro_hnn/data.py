@@ -19,8 +19,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Dataset",
+    "Reduction",
     "Trajectories",
     "dataset_from_trajectories",
+    "fit_reduction",
     "load_trajectories",
     "make_dataset",
     "save_trajectories",
@@ -29,7 +31,15 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Trajectories:
-    """Phase-space trajectories ``x`` (``(N, T+1, 2n)``, ``x = (q, p)``) at a uniform step ``dt``."""
+    """Phase-space trajectories ``x`` (``(N, T+1, 2n)``, ``x = (q, p)``) at a uniform step ``dt``.
+
+    Attributes:
+        x: the states, float64.
+        dt: the time step, > 0.
+
+    Raises:
+        ValueError: ``x`` not ``(N, T+1, 2n)``, not finite, or ``dt <= 0``.
+    """
 
     x: np.ndarray
     dt: float
@@ -67,7 +77,18 @@ class Trajectories:
 
 
 def load_trajectories(path: str | os.PathLike[str]) -> Trajectories:
-    """Read ``q``, ``p`` (``(N, T+1, n)`` or ``(T+1, n)``) and ``t`` (``(T+1,)``, uniform) from a ``.npz``."""
+    """Read ``q``, ``p`` (``(N, T+1, n)`` or ``(T+1, n)``) and ``t`` (``(T+1,)``, uniform) from a ``.npz``.
+
+    Args:
+        path: the ``.npz`` file.
+
+    Returns:
+        :class:`Trajectories`.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: missing arrays, shapes that do not match, a non-uniform ``t``, NaN.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"trajectory file {path} does not exist")
@@ -129,7 +150,19 @@ def make_dataset(
     seed: int,
     noise: float = 0.0,
 ) -> Dataset:
-    """Simulate ``system`` from fresh initial conditions: training to ``horizon``, test to ``10 × horizon``."""
+    """Simulate ``system`` from fresh initial conditions: training to ``horizon``, test to ``10 × horizon``.
+
+    Args:
+        system: the system.
+        n_train: training trajectories.
+        n_test: test trajectories (other initial conditions, drawn after the training ones).
+        horizon: training steps.
+        seed: the initial conditions' seed.
+        noise: relative Gaussian noise on the training states.
+
+    Returns:
+        The float64 dataset.
+    """
     from icml26.ro_hnn.systems import simulate
 
     rng = np.random.default_rng(seed)
@@ -169,3 +202,61 @@ def dataset_from_trajectories(
     train = traj.x[: count - held, : horizon + 1]
     test = traj.x[count - held :, : 10 * horizon + 1]
     return Dataset(name, Trajectories(train, traj.dt), Trajectories(test, traj.dt), horizon, damped)
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """What every reduced model starts from: a PSD basis and the typical coordinate sizes.
+
+    Attributes:
+        basis: ``(n, k)`` orthonormal cotangent-lift PSD basis, ``k`` wide enough for the
+            symplectic autoencoder's last layer (its first ``latent_dof`` columns are PSD's).
+        latent_scale: RMS of the PSD latent coordinates of the training states.
+        full_scale: RMS of the centred training states.
+        projection_error: PSD's relative projection error on the test states at
+            ``latent_dof`` (median over trajectories): how far a linear reduction gets.
+    """
+
+    basis: np.ndarray
+    latent_scale: float
+    full_scale: float
+    projection_error: float
+
+
+def fit_reduction(ds: Dataset, latent_dof: int, width: int | None = None) -> Reduction:
+    """Fit the PSD reduction of a dataset's training states (no test state is used to fit).
+
+    Args:
+        ds: the dataset.
+        latent_dof: the latent configuration dimension ``d``.
+        width: columns of the basis (default ``latent_dof``; give the autoencoder's widest
+            hidden layer to start its last layer at the leading PSD modes).
+
+    Returns:
+        :class:`Reduction`.
+
+    Raises:
+        ValueError: ``latent_dof`` outside ``[1, n]``.
+    """
+    from icml26.ro_hnn.autoencoder import psd_basis
+
+    if not 0 < latent_dof <= ds.n:
+        raise ValueError(f"latent_dof={latent_dof} must be in [1, n={ds.n}]")
+    snapshots = ds.train.x.reshape(-1, 2 * ds.n)
+    q, p = snapshots[:, : ds.n], snapshots[:, ds.n :]
+    k = min(ds.n, 2 * q.shape[0], max(latent_dof, width or latent_dof))
+    basis = psd_basis(q, p, k, ds.q_ref)
+    v = basis[:, :latent_dof]
+    z = np.concatenate([(q - ds.q_ref) @ v, p @ v], axis=1)
+    test = ds.test.x
+    tq, tp = test[..., : ds.n] - ds.q_ref, test[..., ds.n :]
+    recon = np.concatenate([tq @ v @ v.T + ds.q_ref, tp @ v @ v.T], axis=-1)
+    err = np.sqrt(
+        np.sum((recon - test) ** 2, axis=(1, 2)) / np.sum((test - ds.x_ref) ** 2, axis=(1, 2))
+    )
+    return Reduction(
+        basis,
+        float(np.sqrt(np.mean(z**2))) or 1.0,
+        float(np.sqrt(np.mean((snapshots - ds.x_ref) ** 2))) or 1.0,
+        float(np.median(err)),
+    )

@@ -66,6 +66,9 @@ class GeometricHNN(nnx.Module):
         hidden: hidden widths of the ``M^{-1}``, ``V`` and ``D`` networks.
         damped: learn an SPD damping ``D(q)`` (for dissipative systems).
         iterations: fixed-point iterations of the implicit Störmer-Verlet stages.
+        input_scale: the networks see ``z * input_scale``.
+        rngs: Flax NNX random streams.
+        dtype: parameter dtype (float64).
     """
 
     def __init__(

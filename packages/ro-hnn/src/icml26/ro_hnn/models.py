@@ -34,7 +34,15 @@ __all__ = ["MODELS", "Architecture", "ReducedModel", "build_model"]
 
 
 class ReducedModel(nnx.Module):
-    """An autoencoder plus latent dynamics advanced ``substeps`` times per observation step ``dt``."""
+    """An autoencoder plus latent dynamics advanced ``substeps`` times per observation step ``dt``.
+
+    Args:
+        kind: the model's name (one of :data:`MODELS`).
+        autoencoder: ``n``, ``d``, ``encode``, ``decode``.
+        dynamics: ``step(z, h)`` (and ``energy(z)`` for Hamiltonian models).
+        dt: the observation step.
+        substeps: latent steps per observation step.
+    """
 
     def __init__(
         self, kind: str, autoencoder: nnx.Module, dynamics: nnx.Module, *, dt: float, substeps: int
@@ -68,9 +76,18 @@ class ReducedModel(nnx.Module):
         return z
 
     def predict(self, x0: jax.Array, steps: int) -> tuple[jax.Array, jax.Array]:
-        """Roll out from one full state ``x0``: latent ``(steps+1, 2d)`` and decoded ``(steps+1, 2n)``."""
-        z = rollout(self.latent_step, self.encode(x0), steps)
-        return z, jax.vmap(self.decode)(z)
+        """Roll out from one full state ``x0`` (float64, under ``jax.enable_x64``).
+
+        Args:
+            x0: ``(2n,)`` full state.
+            steps: observation steps.
+
+        Returns:
+            Latent ``(steps+1, 2d)`` and decoded ``(steps+1, 2n)`` trajectories.
+        """
+        with jax.enable_x64(True):
+            z = rollout(self.latent_step, self.encode(jnp.asarray(x0, jnp.float64)), steps)
+            return z, jax.vmap(self.decode)(z)
 
 
 def build_model(
@@ -101,15 +118,54 @@ def build_model(
         latent_scale: typical size of the latent coordinates (networks see ``z / latent_scale``).
         full_scale: typical size of the full coordinates (for ``full_hnn``).
         seed: initialisation seed.
+
+    Returns:
+        The model, with float64 parameters (built under ``jax.enable_x64``, whatever the
+        caller's global setting).
+
+    Raises:
+        ValueError: an unknown kind, a latent size above ``n``, a missing or wrong basis.
+        TypeError: a parameter that is not float64.
     """
     if kind not in MODELS:
         raise ValueError(f"unknown model {kind!r}; models: {', '.join(MODELS)}")
+    with jax.enable_x64(True):
+        model = _build(kind, n, dt, damped, arch, basis, q_ref, latent_scale, full_scale, seed)
+    low = sorted(
+        {
+            str(p.dtype)
+            for p in jax.tree_util.tree_leaves(nnx.state(model))
+            if hasattr(p, "dtype")
+            and jnp.issubdtype(p.dtype, jnp.floating)
+            and p.dtype != jnp.float64
+        }
+    )
+    if low:
+        raise TypeError(
+            f"{kind}: parameters in {low}, not float64 (the model must not run in float32)"
+        )
+    return model
+
+
+def _build(
+    kind: str,
+    n: int,
+    dt: float,
+    damped: bool,
+    arch: Architecture,
+    basis: Any,
+    q_ref: Any,
+    latent_scale: float,
+    full_scale: float,
+    seed: int,
+) -> ReducedModel:
     d = arch.latent_dof
     if kind != "full_hnn" and d > n:
         raise ValueError(f"latent_dof={d} exceeds the system's {n} coordinates")
     rngs = nnx.Rngs(seed)
     q_ref = jnp.zeros(n) if q_ref is None else jnp.asarray(q_ref)
-    needs_basis = kind in ("psd_hnn", "ae_node") or (kind == "rohnn" and arch.init_from_psd)
+    symplectic = kind in ("rohnn", "rohnn_l2")  # rohnn_l2: the same model (trained differently)
+    needs_basis = kind in ("psd_hnn", "ae_node") or (symplectic and arch.init_from_psd)
     if needs_basis and (basis is None or basis.shape[0] != n or basis.shape[1] < d):
         raise ValueError(f"{kind} needs a PSD basis of shape ({n}, >= {d})")
     narrow = None if basis is None else jnp.asarray(basis)[:, :d]
@@ -119,9 +175,14 @@ def build_model(
     hidden: Sequence[int] = arch.hnn_hidden
     autoencoder: nnx.Module
     dynamics: nnx.Module
-    if kind == "rohnn":
+    if symplectic:
         autoencoder = SymplecticAutoencoder(
-            n, d, hidden=arch.ae_hidden, c=arch.activation_c, rngs=rngs
+            n,
+            d,
+            hidden=arch.ae_hidden,
+            c=arch.activation_c,
+            activations=arch.ae_activations,
+            rngs=rngs,
         )
         if arch.init_from_psd:
             assert basis is not None

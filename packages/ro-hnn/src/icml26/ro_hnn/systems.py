@@ -293,6 +293,17 @@ def make_system(name: str, size: int, **family: float) -> HamiltonianSystem:
 
     ``family`` sets the initial-condition family and constants of that system's dataclass
     (``amplitude`` for FPUT; ``damping``, ``tilt_max``, ``velocity_std`` for the cloth).
+
+    Args:
+        name: ``fput``, ``wave`` or ``cloth``.
+        size: masses, nodes, or nodes per side.
+        **family: fields of the system's dataclass.
+
+    Returns:
+        The system (a frozen dataclass: its ``hamiltonian`` can be a static jit argument).
+
+    Raises:
+        ValueError: an unknown name.
     """
     if name == "fput":
         return FPUTChain(n=size, **family)  # type: ignore[arg-type]
@@ -327,8 +338,17 @@ def simulate(
     *,
     substeps: int | None = None,
 ) -> jax.Array:
-    """Reference trajectories: ``x0 (B, 2n)`` -> ``(B, steps + 1, 2n)`` at spacing ``system.dt``."""
-    x0 = jnp.asarray(x0)
+    """Reference trajectories: ``x0 (B, 2n)`` -> ``(B, steps + 1, 2n)`` at spacing ``system.dt``.
+
+    Always float64 (under ``jax.enable_x64``, whatever the caller's global setting).
+    """
+    with jax.enable_x64(True):
+        return _simulate(system, jnp.asarray(x0, jnp.float64), steps, substeps)
+
+
+def _simulate(
+    system: HamiltonianSystem, x0: jax.Array, steps: int, substeps: int | None
+) -> jax.Array:
     if x0.ndim != 2 or x0.shape[1] != 2 * system.dof:
         raise ValueError(
             f"initial states must have shape (batch, {2 * system.dof}) for {system.name}, got {x0.shape}"

@@ -5,12 +5,24 @@ Loss on a batch of windows ``x_{0..K}`` (relative squared errors)::
     L = w_rec  |Ψ(E(x_k)) - x_k|² / s_x                  reconstruction
       + w_lat  |z_k - E(x_k)|² / s_z                     latent rollout, z_0 = E(x_0), z_{k+1} = step(z_k)
       + w_obs  |Ψ(z_k) - x_k|² / s_x                     observed rollout
+      + w_energy (H(Ψ(·)) - H(x_k))² / s_H                 energy of the decoded states
+
+The last term (optional: it needs the system's true Hamiltonian ``H``) sees what the L2 terms
+do not: a decoded state whose small high-frequency components cost much strain energy. It is
+applied to the reconstructions and to the decoded rollouts, with ``s_H`` the mean squared
+energy of the window (held constant in the gradient).
 
 with ``s_x`` the mean squared norm of the centred training states and ``s_z`` that of the
-encoded window (held constant in the gradient). Optimiser: gradient clipping + Adam with cosine
-decay (optax). For the biorthogonal layers the Euclidean gradient is first projected onto the
+encoded window (held constant in the gradient). Optimiser: any ``optax.GradientTransformation``
+(default: gradient clipping + Adam with warm-up and cosine decay, :func:`make_optimizer`). For the biorthogonal layers the Euclidean gradient is first projected onto the
 tangent space of the manifold, and after each update the pair is retracted onto it
 (:mod:`icml26.ro_hnn.manifolds`), so ``Ψᵀ Φ = I`` holds to floating point at every step.
+
+Before the joint loss, ``pretrain_steps`` steps fit the autoencoder alone on the
+reconstruction term (plus the energy term on reconstructions when ``w_energy > 0``) of single
+training states (:func:`reconstruction_loss`): no latent rollout, so a step costs a fraction of
+a joint one, and a nonlinear decoder gets the thousands of steps it needs to bend away from
+the linear subspace it starts from (:func:`pretrain_chunk`).
 
 Training runs ``chunk`` steps per compiled call (one ``lax.scan``, static shapes), so it
 compiles once per model and system; an orbax checkpoint is written every
@@ -21,7 +33,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -42,7 +54,10 @@ __all__ = [
     "Trainer",
     "joint_loss",
     "make_optimizer",
+    "make_pretrain_optimizer",
+    "pretrain_chunk",
     "project_gradients",
+    "reconstruction_loss",
     "retract",
     "sample_windows",
     "train_chunk",
@@ -51,6 +66,24 @@ __all__ = [
 
 @dataclass(frozen=True)
 class TrainSettings:
+    """Optimisation settings of :class:`Trainer`.
+
+    Attributes:
+        steps: optimiser steps.
+        batch: windows per step.
+        window: rollout length of a window.
+        lr: peak learning rate of the default optimiser.
+        w_rec, w_latent, w_obs, w_energy: loss weights (module doc); ``w_energy`` needs the
+            ``energy`` function of the trainer.
+        chunk: steps per compiled call.
+        checkpoint_every: steps between checkpoints.
+        clip: global-norm gradient clipping of the default optimiser.
+        pretrain_steps: reconstruction-only steps of the autoencoder before the joint loss
+            (0: none; models whose autoencoder has no trainable weights skip it).
+        pretrain_batch: states per pretraining step.
+        pretrain_lr: peak learning rate of the pretraining (Adam, warm-up, cosine decay).
+    """
+
     steps: int = 300
     batch: int = 16
     window: int = 6
@@ -58,9 +91,26 @@ class TrainSettings:
     w_rec: float = 1.0
     w_latent: float = 1.0
     w_obs: float = 1.0
+    w_energy: float = 0.0
     chunk: int = 50
     checkpoint_every: int = 200
     clip: float = 1.0
+    pretrain_steps: int = 0
+    pretrain_batch: int = 64
+    pretrain_lr: float = 1e-2
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch", "window", "chunk", "checkpoint_every", "pretrain_batch"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"TrainSettings.{name} must be >= 1, got {getattr(self, name)}")
+        if self.pretrain_steps < 0:
+            raise ValueError(
+                f"TrainSettings.pretrain_steps must be >= 0, got {self.pretrain_steps}"
+            )
+        if not (self.lr > 0 and self.pretrain_lr > 0 and self.clip > 0):
+            raise ValueError("TrainSettings.lr, pretrain_lr and clip must be > 0")
+        if min(self.w_rec, self.w_latent, self.w_obs, self.w_energy) < 0:
+            raise ValueError("TrainSettings loss weights must be >= 0")
 
 
 def _biorthogonal_pairs(model: nnx.Module) -> list[BiorthogonalLayer]:
@@ -91,11 +141,98 @@ def retract(graphdef: Any, params: Any, rest: Any) -> Any:
 
 
 def make_optimizer(settings: TrainSettings) -> optax.GradientTransformation:
-    """Gradient clipping + Adam with warm-up and cosine decay."""
+    """Gradient clipping + Adam with warm-up and cosine decay (the trainer's default).
+
+    Args:
+        settings: ``lr``, ``steps`` and ``clip`` are read.
+
+    Returns:
+        The optax transformation.
+    """
+    warmup = max(1, settings.steps // 20) if settings.steps > 1 else 0
     schedule = optax.warmup_cosine_decay_schedule(
-        0.0, settings.lr, max(1, settings.steps // 20), settings.steps, settings.lr * 0.05
+        0.0, settings.lr, warmup, max(settings.steps, warmup + 1), settings.lr * 0.05
     )
     return optax.chain(optax.clip_by_global_norm(settings.clip), optax.adam(schedule))
+
+
+def make_pretrain_optimizer(settings: TrainSettings) -> optax.GradientTransformation:
+    """Gradient clipping + Adam with warm-up and cosine decay to ``pretrain_lr / 20``."""
+    steps = max(1, settings.pretrain_steps)
+    warmup = max(1, steps // 20) if steps > 1 else 0
+    schedule = optax.warmup_cosine_decay_schedule(
+        0.0, settings.pretrain_lr, warmup, max(steps, warmup + 1), settings.pretrain_lr * 0.05
+    )
+    return optax.chain(optax.clip_by_global_norm(settings.clip), optax.adam(schedule))
+
+
+def reconstruction_loss(
+    graphdef: Any,
+    params: Any,
+    rest: Any,
+    states: jax.Array,
+    scale: jax.Array,
+    energy: Callable[[jax.Array], jax.Array] | None = None,
+    w_energy: jax.Array | float = 0.0,
+) -> jax.Array:
+    """``|Ψ(E(x)) - x|² / s_x`` (+ ``w_energy (H(Ψ(E(x))) - H(x))² / s_H``) on ``states (B, 2n)``.
+
+    Args:
+        graphdef, params, rest: an autoencoder split by ``nnx.split(ae, nnx.Param, ...)``.
+        states: ``(B, 2n)`` training states.
+        scale: ``s_x``.
+        energy: the true Hamiltonian of one state (the energy term is added when given).
+        w_energy: the energy term's weight.
+
+    Returns:
+        The scalar loss.
+    """
+    ae = nnx.merge(graphdef, params, rest)
+    rec = jax.vmap(lambda x: ae.decode(ae.encode(x)))(states)
+    loss = jnp.mean(jnp.sum((rec - states) ** 2, axis=-1)) / scale
+    if energy is not None:
+        h_true = jax.vmap(energy)(states)
+        s_h = jax.lax.stop_gradient(jnp.mean(h_true**2)) + 1e-12
+        loss = loss + w_energy * jnp.mean((jax.vmap(energy)(rec) - h_true) ** 2) / s_h
+    return loss
+
+
+@partial(jax.jit, static_argnames=("graphdef", "settings", "energy"))
+def pretrain_chunk(
+    graphdef: Any,
+    settings: TrainSettings,
+    params: Any,
+    rest: Any,
+    keys: jax.Array,
+    states: jax.Array,
+    scale: jax.Array,
+    energy: Callable[[jax.Array], jax.Array] | None = None,
+    w_energy: jax.Array | None = None,
+) -> tuple[Any, jax.Array]:
+    """``len(keys)`` Riemannian steps of :func:`reconstruction_loss` in one ``lax.scan``.
+
+    ``graphdef`` is the autoencoder's; its biorthogonal pairs are projected and retracted as in
+    :func:`train_chunk`. Compiled once per (autoencoder structure, settings, energy, shapes).
+
+    Returns:
+        ``(params, losses)``.
+    """
+    tx = make_pretrain_optimizer(settings)
+    weight = 0.0 if w_energy is None else w_energy
+
+    def one(carry: tuple[Any, Any], key: jax.Array) -> tuple[tuple[Any, Any], jax.Array]:
+        params, opt_state = carry
+        idx = jax.random.randint(key, (settings.pretrain_batch,), 0, states.shape[0])
+        loss, grads = jax.value_and_grad(reconstruction_loss, argnums=1)(
+            graphdef, params, rest, states[idx], scale, energy, weight
+        )
+        grads = project_gradients(graphdef, params, rest, grads)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        params = retract(graphdef, optax.apply_updates(params, updates), rest)
+        return (params, opt_state), loss
+
+    (params, _), losses = jax.lax.scan(one, (params, tx.init(params)), keys)
+    return params, losses
 
 
 def joint_loss(
@@ -105,8 +242,23 @@ def joint_loss(
     rest: Any,
     windows: jax.Array,
     scale: jax.Array,
+    energy: Callable[[jax.Array], jax.Array] | None = None,
+    w_energy: jax.Array | float | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
-    """The joint loss (module doc) on ``windows (B, K+1, 2n)``; returns ``(loss, parts)``."""
+    """The joint loss (module doc) on ``windows (B, K+1, 2n)``.
+
+    Args:
+        graphdef, params, rest: the model, split by ``nnx.split(model, nnx.Param, ...)``.
+        settings: the loss weights.
+        windows: ``(B, K+1, 2n)`` training windows.
+        scale: ``s_x``.
+        energy: the true Hamiltonian of one state (the energy term is computed when given).
+        w_energy: the energy term's weight (default ``settings.w_energy``; an array under jit,
+            so models trained with and without the term share one compilation).
+
+    Returns:
+        ``(loss, parts)`` with the unweighted terms by name.
+    """
     model = nnx.merge(graphdef, params, rest)
     k = windows.shape[1] - 1
     enc = jax.vmap(jax.vmap(model.encode))(windows)
@@ -125,6 +277,15 @@ def joint_loss(
         + settings.w_latent * parts["latent"]
         + settings.w_obs * parts["obs"]
     )
+    if energy is not None:
+        h = jax.vmap(jax.vmap(energy))
+        h_true = h(windows)
+        s_h = jax.lax.stop_gradient(jnp.mean(h_true**2)) + 1e-12
+        parts["energy"] = (
+            jnp.mean((h(rec) - h_true) ** 2) + jnp.mean((h(pred) - h_true) ** 2)
+        ) / s_h
+        weight = settings.w_energy if w_energy is None else w_energy
+        total = total + weight * parts["energy"]
     return total, parts
 
 
@@ -141,7 +302,7 @@ def sample_windows(key: jax.Array, data: jax.Array, batch: int, window: int) -> 
     return jax.vmap(cut)(idx, start)
 
 
-@partial(jax.jit, static_argnames=("graphdef", "settings"))
+@partial(jax.jit, static_argnames=("graphdef", "settings", "tx", "energy"))
 def train_chunk(
     graphdef: Any,
     settings: TrainSettings,
@@ -151,18 +312,27 @@ def train_chunk(
     keys: jax.Array,
     data: jax.Array,
     scale: jax.Array,
+    tx: optax.GradientTransformation | None = None,
+    energy: Callable[[jax.Array], jax.Array] | None = None,
+    w_energy: jax.Array | None = None,
 ) -> tuple[Any, Any, jax.Array]:
     """``len(keys)`` Riemannian optimiser steps in one compiled ``lax.scan``.
 
-    Compiled once per (model structure, settings, shapes): every seed reuses it.
+    Compiled once per (model structure, settings, optimiser, energy, shapes): every seed
+    reuses it. The Euclidean gradients of the biorthogonal pairs are projected onto the
+    manifold's tangent space before ``tx`` and the pairs retracted after it. ``tx=None`` is
+    :func:`make_optimizer` of ``settings``, built inside (so every seed shares one compilation;
+    a user's transformation is a static argument: reuse the same object to avoid recompiling).
     """
-    tx = make_optimizer(settings)
+    tx = make_optimizer(settings) if tx is None else tx
 
     def one(carry: tuple[Any, Any], key: jax.Array) -> tuple[tuple[Any, Any], jax.Array]:
         params, opt_state = carry
         windows = sample_windows(key, data, settings.batch, settings.window)
         grad_fn = jax.value_and_grad(joint_loss, argnums=2, has_aux=True)
-        (loss, _), grads = grad_fn(graphdef, settings, params, rest, windows, scale)
+        (loss, _), grads = grad_fn(
+            graphdef, settings, params, rest, windows, scale, energy, w_energy
+        )
         grads = project_gradients(graphdef, params, rest, grads)
         updates, opt_state = tx.update(grads, opt_state, params)
         params = retract(graphdef, optax.apply_updates(params, updates), rest)
@@ -173,7 +343,10 @@ def train_chunk(
 
 
 class Trainer:
-    """Train one :class:`ReducedModel` on trajectories ``x_train (N, T+1, 2n)``.
+    """Train one :class:`ReducedModel` on trajectories ``x_train (N, T+1, 2n)`` (float64).
+
+    Everything runs under ``jax.enable_x64(True)`` (context-local: the caller's JAX settings
+    are left alone), so the model's float64 parameters are never truncated to float32.
 
     Args:
         model: the model (its parameters are updated in place by :meth:`fit`).
@@ -181,6 +354,14 @@ class Trainer:
         x_ref: the reference state subtracted before measuring norms.
         settings: optimisation settings.
         seed: seeds the window sampling.
+        optimizer: any ``optax.GradientTransformation`` (default :func:`make_optimizer`);
+            Riemannian projection and retraction are applied around it.
+        energy: the system's Hamiltonian of one state (for ``settings.w_energy``); a function
+            that can be hashed (a module-level function or a frozen dataclass's method).
+
+    Raises:
+        ValueError: trajectories of the wrong shape or too short for a window, or
+            ``w_energy > 0`` without ``energy``.
     """
 
     def __init__(
@@ -191,6 +372,30 @@ class Trainer:
         settings: TrainSettings,
         *,
         seed: int = 0,
+        optimizer: optax.GradientTransformation | None = None,
+        energy: Callable[[jax.Array], jax.Array] | None = None,
+    ) -> None:
+        if settings.w_energy > 0 and energy is None:
+            raise ValueError(
+                "settings.w_energy > 0 needs the system's Hamiltonian: Trainer(..., energy=H)"
+            )
+        if optimizer is not None and not isinstance(optimizer, optax.GradientTransformation):
+            raise TypeError(
+                f"optimizer must be an optax.GradientTransformation, got {type(optimizer).__name__}"
+            )
+        self.optimizer = optimizer  # None: make_optimizer(settings), built inside the jit
+        self.tx = optimizer if optimizer is not None else make_optimizer(settings)
+        self.energy = energy
+        with jax.enable_x64(True):
+            self._setup(model, x_train, x_ref, settings, seed)
+
+    def _setup(
+        self,
+        model: ReducedModel,
+        x_train: np.ndarray,
+        x_ref: np.ndarray,
+        settings: TrainSettings,
+        seed: int,
     ) -> None:
         if x_train.ndim != 3 or x_train.shape[-1] != model.full_dim:
             raise ValueError(
@@ -209,13 +414,30 @@ class Trainer:
         self.graphdef: Any = parts[0]
         self.params: Any = parts[1]
         self.rest: Any = parts[2]
-        self.opt_state = make_optimizer(settings).init(self.params)
+        self.opt_state = self.tx.init(self.params)
         self.step = 0
         self.losses: list[float] = []
+        self.pretrain_losses: list[float] = []
 
     def loss(self, windows: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
-        """The joint loss of the current parameters on ``windows``."""
-        return joint_loss(self.graphdef, self.settings, self.params, self.rest, windows, self.scale)
+        """The joint loss of the current parameters on ``windows``.
+
+        Args:
+            windows: ``(B, K+1, 2n)``.
+
+        Returns:
+            ``(loss, parts)``.
+        """
+        with jax.enable_x64(True):
+            return joint_loss(
+                self.graphdef,
+                self.settings,
+                self.params,
+                self.rest,
+                jnp.asarray(windows),
+                self.scale,
+                self.energy,
+            )
 
     def fit(
         self,
@@ -223,13 +445,35 @@ class Trainer:
         checkpoint_dir: str | os.PathLike[str] | None = None,
         on_chunk: Callable[[int, float], None] | None = None,
     ) -> list[float]:
-        """Train to ``settings.steps`` (resuming from ``checkpoint_dir`` if it holds a checkpoint)."""
+        """Train to ``settings.steps``, resuming from ``checkpoint_dir`` if it holds a checkpoint.
+
+        Args:
+            checkpoint_dir: an orbax checkpoint folder (written every ``checkpoint_every``).
+            on_chunk: called with ``(step, last loss)`` after each compiled chunk.
+
+        Returns:
+            The loss of every step so far.
+
+        Raises:
+            FloatingPointError: a non-finite loss (the step is named).
+            ValueError: a checkpoint that does not match the model.
+        """
+        with jax.enable_x64(True):
+            return self._fit(checkpoint_dir, on_chunk)
+
+    def _fit(
+        self,
+        checkpoint_dir: str | os.PathLike[str] | None,
+        on_chunk: Callable[[int, float], None] | None,
+    ) -> list[float]:
         s = self.settings
         manager = _CheckpointManager(checkpoint_dir) if checkpoint_dir is not None else None
         if manager is not None:
             restored = manager.restore()
             if restored is not None:
                 self._load(restored)
+        if self.step == 0 and s.pretrain_steps > 0 and not self.pretrain_losses:
+            self._pretrain()
         last_saved = self.step
         while self.step < s.steps:
             n = min(s.chunk, s.steps - self.step)
@@ -239,13 +483,16 @@ class Trainer:
             )
             self.params, self.opt_state, losses = train_chunk(
                 self.graphdef,
-                s,
+                replace(s, w_energy=0.0),  # the weight is traced: one compile for any weight
                 self.params,
                 self.rest,
                 self.opt_state,
                 keys,
                 self.data,
                 self.scale,
+                self.optimizer,
+                self.energy,
+                jnp.asarray(s.w_energy),
             )
             losses = np.asarray(losses)
             if not np.all(np.isfinite(losses)):
@@ -262,6 +509,38 @@ class Trainer:
                 last_saved = self.step
         nnx.update(self.model, self.params)
         return self.losses
+
+    def _pretrain(self) -> None:
+        """``pretrain_steps`` reconstruction-only steps of the autoencoder (module doc)."""
+        s = self.settings
+        nnx.update(self.model, self.params)
+        parts: tuple[Any, ...] = nnx.split(self.model.autoencoder, nnx.Param, ...)
+        graphdef, params, rest = parts
+        if not jax.tree_util.tree_leaves(params):
+            return  # a fixed reduction (PSD, identity): nothing to fit
+        keys = jax.random.split(jax.random.fold_in(self.key, 2**31 - 1), s.pretrain_steps)
+        states = self.data.reshape(-1, self.data.shape[-1])
+        params, losses = pretrain_chunk(
+            graphdef,
+            replace(s, w_energy=0.0),  # the weight is traced, as in train_chunk
+            params,
+            rest,
+            keys,
+            states,
+            self.scale,
+            self.energy,
+            jnp.asarray(s.w_energy),
+        )
+        losses = np.asarray(losses)
+        if not np.all(np.isfinite(losses)):
+            first = int(np.argmin(np.isfinite(losses)))
+            raise FloatingPointError(
+                f"{self.model.kind}: non-finite pretraining loss at step {first}"
+            )
+        nnx.update(self.model.autoencoder, params)
+        self.params = nnx.split(self.model, nnx.Param, ...)[1]
+        self.opt_state = self.tx.init(self.params)
+        self.pretrain_losses = [float(v) for v in losses]
 
     def _state(self) -> dict[str, Any]:
         return {

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from minigrid.utils.baby_ai_bot import BabyAIBot
 
+from icml26.shared import rng_for
 from icml26.syvla.language import TextEncoder
 from icml26.syvla.levels import (
     ACTION_NAMES,
@@ -30,7 +31,15 @@ from icml26.syvla.levels import (
 )
 from icml26.syvla.vqa import ask, question_texts
 
-__all__ = ["Demos", "TextBank", "VQASet", "VecEnv", "collect_demos", "vqa_set"]
+__all__ = [
+    "Demos",
+    "TextBank",
+    "VQASet",
+    "VecEnv",
+    "collect_demos",
+    "random_states",
+    "vqa_set",
+]
 
 
 def all_instructions() -> list[str]:
@@ -45,23 +54,42 @@ def all_instructions() -> list[str]:
 
 
 class TextBank:
-    """Instruction and question embeddings, indexed by text."""
+    """Instruction and question embeddings, indexed by text; a text not seen yet is embedded
+    by the encoder on first use (any instruction works, not only the splits' templates).
+
+    Args:
+        encoder: the frozen sentence encoder.
+        texts: texts to embed now (default: every instruction and question of the splits).
+    """
 
     def __init__(self, encoder: TextEncoder, texts: list[str] | None = None) -> None:
-        texts = sorted(set(texts if texts is not None else all_instructions() + question_texts()))
-        self.texts = texts
-        self.index = {t: i for i, t in enumerate(texts)}
-        self.vectors = encoder.encode(texts)
+        self.encoder = encoder
+        self.texts: list[str] = []
+        self.index: dict[str, int] = {}
+        self.vectors = np.zeros((0, getattr(encoder, "dim", 0)), dtype=np.float32)
+        self.add(texts if texts is not None else all_instructions() + question_texts())
+
+    def add(self, texts: list[str]) -> None:
+        """Embed the ``texts`` not in the bank yet (an empty text is a ``ValueError``)."""
+        new = sorted({t for t in texts if t not in self.index})
+        if not new:
+            return
+        vecs = self.encoder.encode(new)
+        self.index.update({t: len(self.texts) + i for i, t in enumerate(new)})
+        self.texts += new
+        self.vectors = np.concatenate([self.vectors.reshape(-1, vecs.shape[1]), vecs])
 
     def ids(self, texts: list[str]) -> np.ndarray:
-        missing = [t for t in texts if t not in self.index]
-        if missing:
-            raise KeyError(f"texts not in the bank (embed them first): {missing[:3]}")
+        """Row indices of ``texts`` in :attr:`vectors` (embedding new ones first)."""
+        self.add(list(texts))
         return np.array([self.index[t] for t in texts], dtype=np.int64)
 
 
 class VecEnv:
     """``n`` rooms of ``split`` stepped in lockstep; each episode draws its level at random.
+
+    ``stream`` names the random stream of the episodes (``"rl"``, ``"eval"``, ``"vqa"``):
+    two streams never replay each other's episode seeds, whatever the seed.
 
     Attributes after :meth:`reset` / :meth:`step`: ``views`` (n, S, S, 3) uint8 and
     ``missions`` (list of n texts) describe the current observations.
@@ -74,6 +102,7 @@ class VecEnv:
         view_size: int,
         *,
         seed: int,
+        stream: str = "rl",
         levels: tuple[str, ...] = tuple(LEVELS),
     ) -> None:
         if n < 1:
@@ -83,7 +112,9 @@ class VecEnv:
                 raise ValueError(f"unknown level {level!r}; levels: {', '.join(LEVELS)}")
         self.split = split
         self.view_size = view_size
-        self.rng = np.random.default_rng(seed)
+        # episodes come from the seed's ``env/<stream>`` stream: RL, evaluation and the
+        # demonstrations (``demos``) never replay each other's rooms, whatever the seed
+        self.rng = rng_for(seed, "env", stream)
         self.levels = levels
         self.envs: dict[str, list[SyVLALevel]] = {
             level: [make_env(level, split) for _ in range(n)] for level in levels
@@ -144,6 +175,7 @@ class Demos:
     actions: np.ndarray  # (N,) int64
     episodes: int
     solved: int
+    starts: np.ndarray | None = None  # first step of every episode, when known
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -157,10 +189,27 @@ def collect_demos(
     seed: int,
     levels: tuple[str, ...] = tuple(LEVELS),
 ) -> Demos:
-    """Expert demonstrations from minigrid's ``BabyAIBot`` (only solved episodes are kept)."""
-    rng = np.random.default_rng(seed)
+    """Expert demonstrations from minigrid's ``BabyAIBot`` (only solved episodes are kept).
+
+    Episodes come from the seed's ``demos`` stream (never an RL or evaluation room);
+    ``Demos.starts`` indexes the first step of every kept episode.
+
+    Args:
+        n_episodes: episodes to play.
+        split: the split to play (see :data:`icml26.syvla.levels.SPLITS`).
+        view_size: side of the egocentric views.
+        seed: the run seed.
+        levels: the levels drawn from.
+
+    Returns:
+        :class:`Demos` (view, mission, action) of the solved episodes.
+
+    Raises:
+        RuntimeError: the bot chose an action outside the policy's four.
+    """
+    rng = rng_for(seed, "demos")
     envs = {level: make_env(level, split) for level in levels}
-    views, missions, actions = [], [], []
+    views, missions, actions, starts = [], [], [], []
     solved = 0
     for _ in range(n_episodes):
         env = envs[levels[rng.integers(len(levels))]]
@@ -180,6 +229,7 @@ def collect_demos(
             done = term or trunc
         if reward > 0:
             solved += 1
+            starts.append(len(actions))
             views += ep_views
             actions += ep_actions
             missions += [env.mission] * len(ep_actions)
@@ -189,6 +239,7 @@ def collect_demos(
         actions=np.array(actions, dtype=np.int64),
         episodes=n_episodes,
         solved=solved,
+        starts=np.array(starts, dtype=np.int64),
     )
 
 
@@ -209,14 +260,21 @@ def vqa_set(views: np.ndarray, *, seed: int) -> VQASet:
     return VQASet(views, [q.text for q in qs], np.array([q.answer_index for q in qs]))
 
 
-def random_states(n: int, split: str, view_size: int, *, seed: int) -> np.ndarray:
-    """Views from random-action play on ``split`` (states for held-out VQA questions)."""
-    assert split in SPLITS
-    env = VecEnv(min(n, 16), split, view_size, seed=seed)
-    env.reset()
-    rng = np.random.default_rng(seed + 1)
+def random_states(
+    n: int, split: str, view_size: int, *, seed: int, stream: str = "vqa"
+) -> np.ndarray:
+    """Views from random-action play on ``split`` (states for VQA questions), from the seed's
+    ``env/<stream>`` stream (``"vqa_train"`` and ``"vqa_eval"`` are separate streams)."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; splits: {', '.join(SPLITS)}")
+    env = VecEnv(min(n, 16), split, view_size, seed=seed, stream=stream)
+    rng = rng_for(seed, "actions", stream)
     out: list[np.ndarray] = []
+    # one view per room and reset, after 0-7 random steps: random play that stays in a room
+    # for its whole episode would give a few dozen rooms, and a VQA model that memorises them
     while len(out) < n:
+        env.reset()
+        for _ in range(int(rng.integers(0, 8))):
+            env.step(rng.integers(0, 3, size=env.n))
         out += list(env.views.copy())
-        env.step(rng.integers(0, 3, size=env.n))
     return np.stack(out[:n])

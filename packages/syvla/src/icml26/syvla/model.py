@@ -13,7 +13,10 @@
 *Intention Decoupling* (knowledge insulation): control-relevant features are read from the
 fused features by learned query tokens, and with ``decouple=True`` the action path sees
 ``h.detach()`` — the action / RL losses never update the VL backbone, which is trained only by
-the reasoning head's losses (VQA and discrete action tokens). ``decouple=False`` is the
+the reasoning head's VQA losses. The discrete action-token read-out of the forward
+(``PolicyOutput.reasoning``, trained by BC's action-token loss) is an action loss too: with
+``decouple=True`` it also reads ``h.detach()``, so behaviour cloning cannot move the
+pretrained backbone either (``model.reason`` for questions keeps the gradient). ``decouple=False`` is the
 ablation: the same network with gradients flowing from the action loss into the backbone.
 """
 
@@ -27,14 +30,51 @@ from torch import nn
 from icml26.syvla.levels import N_ACTIONS
 from icml26.syvla.vqa import ANSWERS
 
-__all__ = ["ModelConfig", "PolicyOutput", "SyVLA"]
+__all__ = ["ModelConfig", "PolicyOutput", "SyVLA", "check_codes"]
 
 N_OBJECT_CODES, N_COLOR_CODES, N_STATE_CODES = 11, 6, 3
+#: minigrid's three code channels and how many codes each holds
+CODE_CHANNELS = (("object", N_OBJECT_CODES), ("colour", N_COLOR_CODES), ("state", N_STATE_CODES))
+
+
+def check_codes(view: torch.Tensor) -> None:
+    """Raise if ``view`` (``(..., 3)`` integer codes) holds a code outside its channel's range.
+
+    Args:
+        view: minigrid ``(object, colour, state)`` codes in the last axis.
+
+    Raises:
+        ValueError: a non-integer view, or a code outside ``[0, 11)`` (object),
+            ``[0, 6)`` (colour) or ``[0, 3)`` (state), naming the channel.
+    """
+    if view.is_floating_point() or view.is_complex() or view.dtype == torch.bool:
+        raise ValueError(f"observation must hold integer minigrid codes, got {view.dtype}")
+    if view.numel() == 0:
+        return
+    flat = view.reshape(-1, view.shape[-1])
+    lo, hi = flat.min(0).values.tolist(), flat.max(0).values.tolist()
+    for c, (name, n) in enumerate(CODE_CHANNELS):
+        if lo[c] < 0 or hi[c] >= n:
+            raise ValueError(
+                f"observation channel {c} ({name}) must hold codes in [0, {n - 1}], "
+                f"got values in [{lo[c]}, {hi[c]}]"
+            )
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Sizes of the network (``view_size`` must be odd: the agent sits at its centre)."""
+    """Sizes of the network.
+
+    Attributes:
+        view_size: side of the egocentric view (odd: the agent sits at its centre).
+        text_dim: the sentence encoder's width (384 for MiniLM).
+        d_model: token width.
+        n_queries: intention query tokens.
+        hidden: width of the heads.
+
+    Raises:
+        ValueError: an even or too small ``view_size``, or a size below 1.
+    """
 
     view_size: int = 13
     text_dim: int = 384
@@ -53,8 +93,9 @@ class ModelConfig:
 class PolicyOutput:
     logits: torch.Tensor  # (B, n_actions)
     value: torch.Tensor  # (B,)
-    reasoning: torch.Tensor  # (B, n_answers): the reasoning head on the same forward
-    key: torch.Tensor  # (B, d): unit-norm pooled fused features (retrieval key)
+    reasoning: torch.Tensor  # (B, n_answers): the reasoning head on the control input (detached
+    # from the backbone when decoupled): the discrete action-token logits
+    key: torch.Tensor  # (B, (1 + T) * d): unit-norm flattened fused tokens (retrieval key)
 
 
 class FiLM(nn.Module):
@@ -115,6 +156,7 @@ class VLBackbone(nn.Module):
 
     def forward(self, view: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
         """``view``: (B, S, S, 3) integer codes; ``text``: (B, text_dim) -> (B, 1 + T, d)."""
+        check_codes(view)
         v = view.long()
         code = (v[..., 0] * N_COLOR_CODES + v[..., 1]) * N_STATE_CODES + v[..., 2]
         code = nn.functional.pad(code, (1, 1, 1, 1))  # padding cells: code 0 ("unseen")
@@ -150,7 +192,16 @@ class IntentionQueries(nn.Module):
 
 
 class SyVLA(nn.Module):
-    """The VLA model. ``decouple`` switches the gradient isolation of Intention Decoupling."""
+    """The VLA model. ``decouple`` switches the gradient isolation of Intention Decoupling.
+
+    Args:
+        cfg: the sizes (default :class:`ModelConfig`).
+        decouple: the action and value heads read the fused features through a
+            stop-gradient (``True``) or train the backbone too.
+
+    Call ``model(view, instruction_vector)`` for a :class:`PolicyOutput`, ``model.reason(view,
+    question_vector)`` for answer logits.
+    """
 
     def __init__(self, cfg: ModelConfig | None = None, *, decouple: bool = True) -> None:
         super().__init__()
@@ -190,10 +241,12 @@ class SyVLA(nn.Module):
         fused = self.backbone(view, instruction)
         control_in = fused.detach() if self.decouple else fused
         z = self.intention(control_in)
-        key = nn.functional.normalize(fused.detach().mean(1), dim=-1)
+        # the retrieval key: the whole fused token map (LayerNorm'ed tokens are centred, so
+        # cosine similarity tracks the scene layout, not a near-constant mean token)
+        key = nn.functional.normalize(fused.detach().flatten(1), dim=-1)
         return PolicyOutput(
             logits=self.action_head(z),
             value=self.value_head(z).squeeze(-1),
-            reasoning=self.reasoning_head(fused[:, 0]),
+            reasoning=self.reasoning_head(control_in[:, 0]),
             key=key,
         )

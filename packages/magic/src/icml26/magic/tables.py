@@ -1,0 +1,74 @@
+"""The README's results tables, generated from a run's ``results.json`` (``icml26 readme``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from icml26.magic.config import DEFENDERS
+
+__all__ = ["readme_tables"]
+
+_ASR = ("seed_ops", "heldout_combos", "unseen_ops", "adaptive", "plain")
+
+
+def _cell(m: Mapping[str, Any], key: str) -> str:
+    v, se = m.get(key), m.get(f"se.{key}")
+    if v is None or not math.isfinite(v):
+        return "n/a"
+    return f"{v:.3f}" if se is None else f"{v:.3f} ± {se:.3f}"
+
+
+def _count(v: float | None) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"{v:.0f}"
+
+
+def readme_tables(results: Mapping[str, Any]) -> str:
+    """Every defender's attack success and benign compliance, and both attackers' figures
+    (means ± standard errors over seeds).
+
+    Args:
+        results: a ``results.json`` of a ``magic`` run.
+
+    Returns:
+        Markdown tables (empty when the run is a bench).
+    """
+    m = results.get("metrics", {})
+    if results.get("kind", "run") != "run" or "seeds" not in m:
+        return ""
+    defenders = [d for d in DEFENDERS if f"asr.unseen_ops.{d}" in m]
+    lines = [
+        f"Means ± standard errors over {int(m['seeds'])} seeds (tiny model; replies judged by "
+        "the refusal-marker rule).",
+        "",
+        "| defender | "
+        + " | ".join(f"ASR {e}" for e in _ASR)
+        + " | benign all | defender steps | defence prompts |",
+        "|---" * (len(_ASR) + 4) + "|",
+    ]
+    for d in defenders:
+        cells = [_cell(m, f"asr.{e}.{d}") for e in _ASR]
+        cells += [
+            _cell(m, f"benign_compliance.all.{d}"),
+            f"{m.get(f'defender_steps.{d}', 0):.1f}",
+            _count(m.get(f"defence_prompts.{d}")),
+        ]
+        lines.append(f"| `{d}` | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "| attacker (vs MAGIC's defender) | novel strategy rate | attack success | broken intents |",
+        "|---|---|---|---|",
+    ]
+    for a in ("attacker", "attacker_sft"):
+        keys = (
+            f"novel_strategy_rate.{a}",
+            f"attack_success_vs_magic.{a}",
+            f"intent_broken_rate.{a}",
+        )
+        cells = [_cell(m, k) for k in keys]
+        defined = m.get(f"defined_seeds.novel_strategy_rate.{a}")
+        if defined is not None and defined < m["seeds"]:  # no success on some seeds
+            cells[0] += f" (defined on {int(defined)}/{int(m['seeds'])} seeds)"
+        lines.append(f"| `{a}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

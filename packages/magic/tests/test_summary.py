@@ -1,0 +1,108 @@
+"""Pooling replicates: means, standard errors and paired gaps against an independent
+computation, and the claims' placebos on hand-made pooled metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26.magic.paper import CLAIMS
+from icml26.magic.summary import pool_seeds
+from icml26.shared.claims import evaluate_rule
+
+DEF = ("magic", "base", "static", "self_play", "frozen_attacker")
+EV = ("seed_ops", "heldout_combos", "unseen_ops", "adaptive")
+
+
+def _seed(rng: np.random.Generator, shift: dict[str, float]) -> dict[str, float]:
+    m = {}
+    for d in DEF:
+        for e in EV:
+            m[f"asr.{e}.{d}"] = float(np.clip(0.6 + shift.get(d, 0) + 0.02 * rng.normal(), 0, 1))
+        m[f"benign_compliance.all.{d}"] = float(
+            np.clip(0.95 + shift.get("b_" + d, 0) + 0.01 * rng.normal(), 0, 1)
+        )
+    m["novel_strategy_rate.attacker"] = 0.4 + 0.02 * rng.normal()
+    m["novel_strategy_rate.attacker_sft"] = 0.1 + 0.02 * rng.normal()
+    return m
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.floats(0, 1), min_size=2, max_size=6),
+    st.lists(st.floats(0, 1), min_size=6, max_size=6),
+)
+def test_gap_is_the_paired_mean_and_se(a: list[float], b: list[float]) -> None:
+    b = b[: len(a)]
+    per = [{"asr.adaptive.magic": x, "asr.adaptive.base": y} for x, y in zip(a, b, strict=True)]
+    out = pool_seeds(per, ("magic", "base"))
+    d = np.subtract(a, b)
+    assert out["gap.asr.adaptive.magic.base"] == pytest.approx(d.mean(), abs=1e-12)
+    assert out["se.gap.asr.adaptive.magic.base"] == pytest.approx(
+        d.std(ddof=1) / np.sqrt(len(d)), abs=1e-12
+    )
+    assert out["asr.adaptive.magic"] == pytest.approx(np.mean(a), abs=1e-12)
+    assert out["gap.asr.adaptive.magic.magic"] == 0 == out["se.gap.asr.adaptive.magic.magic"]
+
+
+def test_bad_replicates() -> None:
+    with pytest.raises(ValueError, match="at least 2 replicates"):
+        pool_seeds([{"a": 1.0}], DEF)
+    with pytest.raises(ValueError, match="replicate 1 has keys"):
+        pool_seeds([{"a": 1.0}, {"b": 1.0}], DEF)
+
+
+def test_claims_hold_on_a_clear_effect_and_fail_under_their_placebos() -> None:
+    rng = np.random.default_rng(0)
+    shift = {"magic": -0.4, "static": -0.5, "b_static": -0.6}
+    pooled = pool_seeds([_seed(rng, shift) for _ in range(3)], DEF)
+    for c in CLAIMS:
+        holds, _, note = evaluate_rule(c.rule, pooled)
+        assert holds, (c.id, note)
+        assert c.under_placebo(pooled)[0] is False, c.id
+
+
+def test_claims_fail_without_an_effect() -> None:
+    rng = np.random.default_rng(1)
+    pooled = pool_seeds([_seed(rng, {}) for _ in range(3)], DEF)
+    pooled["novel_strategy_rate.attacker"] = pooled["novel_strategy_rate.attacker_sft"] = 0.1
+    pooled["gap.novel_strategy_rate.attacker.attacker_sft"] = 0.0
+    for c in CLAIMS:
+        assert evaluate_rule(c.rule, pooled)[0] is False, c.id
+
+
+def test_readme_tables_show_means_and_ses() -> None:
+    from icml26.magic.tables import readme_tables
+
+    rng = np.random.default_rng(2)
+    pooled = pool_seeds([_seed(rng, {"magic": -0.3}) for _ in range(3)], DEF)
+    text = readme_tables({"kind": "run", "metrics": pooled})
+    assert "over 3 seeds" in text
+    row = next(line for line in text.splitlines() if line.startswith("| `magic`"))
+    assert f"{pooled['asr.unseen_ops.magic']:.3f} ± {pooled['se.asr.unseen_ops.magic']:.3f}" in row
+    assert readme_tables({"kind": "bench", "metrics": {}}) == ""
+
+
+def test_no_success_on_a_seed_leaves_the_novelty_claim_undecided() -> None:
+    from icml26.magic.tables import readme_tables
+
+    rng = np.random.default_rng(3)
+    shift = {"magic": -0.4, "static": -0.5, "b_static": -0.6}
+    per = [_seed(rng, shift) for _ in range(3)]
+    per[1]["novel_strategy_rate.attacker_sft"] = None  # type: ignore[assignment]
+    pooled = pool_seeds(per, DEF)
+    assert np.isnan(pooled["novel_strategy_rate.attacker_sft"])
+    assert np.isnan(pooled["gap.novel_strategy_rate.attacker.attacker_sft"])
+    assert pooled["defined_seeds.novel_strategy_rate.attacker_sft"] == 2
+    assert pooled["defined_seeds.novel_strategy_rate.attacker"] == 3
+    novel = next(c for c in CLAIMS if c.id == "attacker_finds_novel_compositions")
+    holds, _, note = evaluate_rule(novel.rule, pooled)
+    assert holds is None, note  # undecided, not decided on a made-up 0
+    row = next(
+        line
+        for line in readme_tables({"kind": "run", "metrics": pooled}).splitlines()
+        if line.startswith("| `attacker_sft`")
+    )
+    assert "n/a (defined on 2/3 seeds)" in row

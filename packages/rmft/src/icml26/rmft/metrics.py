@@ -1,0 +1,220 @@
+"""From per-policy results to the metrics the claims read.
+
+Every comparison is paired (the same instances and reward tables) and at matched decoding:
+a sampled model against a sampled control, a greedy model against the greedy base. Keys:
+
+* ``regret.<env>.<policy>``, ``regret_se.<env>.<policy>``, ``regret_per_step.<env>.<policy>``;
+* ``regret_ratio.<env>.<control>.<method>`` (method's mean regret over the control's) and
+  ``improvement_z.<env>.<control>.<method>`` (paired z of the control's regret minus the
+  method's), for the pairs of :data:`PAIRS`, each control also against itself (ratio 1,
+  z 0: what a claim reads when its placebo puts the control in the method's place);
+* ``regret_ratio_by_axis.<axis>.<control>.<method>`` / ``improvement_z_by_axis...``: the
+  worst over the environments of a generalisation axis (:func:`generalisation_axis`);
+* ``invalid_action_rate.<policy>`` and ``invalid_rate_by_iteration.<i>`` (LLM replies that
+  name no valid action: evaluation of iteration ``i``, 0 = base, sampled, on ``llm_env``)
+  with ``invalid_drop_z.<i>`` (two-proportion z of the drop from the base; 0 for the base
+  itself), beside ``train.llm_iter<i>.rollout_invalid`` (the rollouts iteration ``i``
+  selected from).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from icml26.rmft.config import RunConfig
+from icml26.rmft.envs import EnvSpec, parse_env
+
+__all__ = [
+    "PAIRS",
+    "Z_MIN_INSTANCES",
+    "generalisation_axis",
+    "paired_z",
+    "proportion_drop_z",
+    "summary_metrics",
+]
+
+#: Fewest paired instances on which an improvement z is reported (below, it is NaN: the claim
+#: is undecided rather than decided on two or three instances).
+Z_MIN_INSTANCES = 10
+
+#: ``(control, method)`` name pairs (without the model prefix), at matched decoding:
+#: sampled RMFT against the sampled base and against the loop distilling random rollouts,
+#: greedy RMFT against the greedy base, and the random-selection loop against the base.
+PAIRS = (
+    ("base", "rmft"),
+    ("base_greedy", "rmft_greedy"),
+    ("random_select", "rmft"),
+    ("base", "random_select"),
+)
+
+
+def generalisation_axis(train: EnvSpec, env: EnvSpec) -> str:
+    """How ``env`` differs from the training environment, one thing at a time: ``train``
+    (same), ``horizon`` (only T), ``arms`` (only K), ``rewards`` (only the reward process);
+    ``other`` when more than one thing changes (no claim reads it)."""
+    changed = [
+        axis
+        for axis, differs in (
+            ("rewards", env.kind != train.kind),
+            ("arms", env.n_arms != train.n_arms),
+            ("horizon", env.horizon != train.horizon),
+        )
+        if differs
+    ]
+    if not changed:
+        return "train"
+    return changed[0] if len(changed) == 1 else "other"
+
+
+def paired_z(before: Any, after: Any) -> float:
+    """Paired z of the improvement ``before - after``: its mean over its standard error.
+
+    Args:
+        before: the control's per-instance regrets.
+        after: the method's, on the same instances.
+
+    Returns:
+        The z; ``0.0`` when every difference is exactly 0 (no improvement at all); NaN
+        (undecided) with fewer than :data:`Z_MIN_INSTANCES` pairs or a zero standard error
+        under a non-zero mean.
+    """
+    diff = np.asarray(before, dtype=float) - np.asarray(after, dtype=float)
+    if diff.size < Z_MIN_INSTANCES:
+        return float("nan")
+    if not diff.any():
+        return 0.0
+    se = float(diff.std(ddof=1) / math.sqrt(diff.size))
+    return float(diff.mean() / se) if se > 0 else float("nan")
+
+
+def _final_names(prefix: str, iterations: int) -> dict[str, str]:
+    """Short name -> policy name of one model's finals."""
+    return {
+        "base": f"{prefix}base",
+        "base_greedy": f"{prefix}base_greedy",
+        "rmft": f"{prefix}rmft_iter{iterations}",
+        "rmft_greedy": f"{prefix}rmft_greedy_final",
+        "random_select": f"{prefix}random_select_final",
+    }
+
+
+def _worst(vals: list[float], pick: Any) -> float:
+    """The worst over environments (``pick`` = max for ratios, min for z); NaN if any is."""
+    return float("nan") if any(math.isnan(v) for v in vals) else float(pick(vals))
+
+
+def _models(config: RunConfig) -> list[tuple[str, str, int, list[tuple[str, str]]]]:
+    """``(prefix, short prefix for keys, iterations, [(env, axis)])`` per trained model."""
+    out = []
+    if config.numeric:
+        train = parse_env(config.train_env)
+        envs = [(e, generalisation_axis(train, parse_env(e))) for e in config.eval_envs]
+        out.append(("", "", config.rmft_iterations, envs))
+        for tag, env in (
+            ("nonstationary", config.nonstationary_env),
+            ("experts", config.experts_env),
+        ):
+            if env:
+                out.append((f"{tag}_", f"{tag}_", config.rmft_iterations, [(env, tag)]))
+    if config.llm_enabled and not config.llm_endpoint:
+        envs = [(config.llm_env, "train")]
+        if config.llm_nl_env:
+            envs.append((config.llm_nl_env, "scenario"))
+        out.append(("llm_", "llm_", config.llm_iterations, envs))
+    return out
+
+
+def summary_metrics(
+    config: RunConfig, results: Mapping[str, Mapping[str, Any]], train: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The run's metrics (see the module docstring) from its results and training stats."""
+    metrics: dict[str, Any] = {"regret": {}, "regret_per_step": {}, "regret_se": {}}
+    for env, policies in results.items():
+        horizon = parse_env(env).horizon
+        for policy, s in policies.items():
+            metrics["regret"].setdefault(env, {})[policy] = s["regret"]
+            metrics["regret_per_step"].setdefault(env, {})[policy] = s["regret"] / horizon
+            metrics["regret_se"].setdefault(env, {})[policy] = s["se"]
+    ratio: dict[str, Any] = {}
+    z: dict[str, Any] = {}
+    by_axis: dict[str, dict[str, dict[str, list[tuple[float, float]]]]] = {}
+    for prefix, key, iterations, envs in _models(config):
+        names = _final_names(prefix, iterations)
+        for env, axis in envs:
+            pol = results.get(env, {})
+            pairs = {*PAIRS, *((c, c) for c, _ in PAIRS)}
+            for control, method in sorted(pairs):
+                if names[control] not in pol or names[method] not in pol:
+                    continue
+                b = np.asarray(pol[names[control]]["final"])
+                f = np.asarray(pol[names[method]]["final"])
+                r = float(f.mean() / max(b.mean(), 1e-9))
+                zz = paired_z(b, f)
+                c, m = key + control, key + method
+                ratio.setdefault(env, {}).setdefault(c, {})[m] = r
+                z.setdefault(env, {}).setdefault(c, {})[m] = zz
+                by_axis.setdefault(axis, {}).setdefault(c, {}).setdefault(m, []).append((r, zz))
+    metrics["regret_ratio"] = ratio
+    metrics["improvement_z"] = z
+    metrics["regret_ratio_by_axis"] = {
+        a: {c: {m: _worst([v[0] for v in vs], max) for m, vs in ms.items()} for c, ms in cs.items()}
+        for a, cs in by_axis.items()
+    }
+    metrics["improvement_z_by_axis"] = {
+        a: {c: {m: _worst([v[1] for v in vs], min) for m, vs in ms.items()} for c, ms in cs.items()}
+        for a, cs in by_axis.items()
+    }
+    metrics["eval_instances"] = {"numeric": float(config.eval_instances)}
+    if config.llm_enabled:
+        metrics["eval_instances"]["llm"] = float(config.llm_eval_instances)
+        metrics.update(_invalid_rates(config, results))
+    metrics["train"] = dict(train)
+    return metrics
+
+
+def _invalid_rates(config: RunConfig, results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Share of LLM replies naming no valid action, per LLM policy (mean over the LLM
+    environments it played) and per iteration on ``llm_env`` (0 = the base)."""
+    envs = [e for e in (config.llm_env, config.llm_nl_env) if e and e in results]
+    policies = sorted({p for e in envs for p in results[e] if p.startswith("llm_")})
+    rates = {
+        p: float(np.mean([results[e][p]["invalid"] for e in envs if p in results[e]]))
+        for p in policies
+    }
+    main = results.get(config.llm_env, {})
+    n = config.llm_eval_instances * parse_env(config.llm_env).horizon  # decisions per policy
+    by_iter: dict[str, float] = {}
+    drop_z: dict[str, float] = {}
+    for i in range(config.llm_iterations + 1):
+        name = "llm_base" if i == 0 else f"llm_rmft_iter{i}"
+        if name in main and "llm_base" in main:
+            by_iter[str(i)] = main[name]["invalid"]
+            drop_z[str(i)] = proportion_drop_z(main["llm_base"]["invalid"], by_iter[str(i)], n)
+    return {
+        "invalid_action_rate": rates,
+        "invalid_rate_by_iteration": by_iter,
+        "invalid_drop_z": drop_z,
+    }
+
+
+def proportion_drop_z(before: float, after: float, n: int) -> float:
+    """Two-proportion z (pooled) of a drop from rate ``before`` to ``after``, ``n`` trials
+    each; ``0.0`` when the rates are equal, NaN when the pooled rate is 0 or 1 otherwise.
+
+    Args:
+        before: the earlier rate.
+        after: the later rate.
+        n: trials behind each rate.
+
+    Returns:
+        ``(before - after) / sqrt(2 p (1 - p) / n)`` with ``p`` the pooled rate.
+    """
+    if before == after:
+        return 0.0
+    pooled = (before + after) / 2
+    var = 2 * pooled * (1 - pooled) / n
+    return float((before - after) / math.sqrt(var)) if var > 0 else float("nan")

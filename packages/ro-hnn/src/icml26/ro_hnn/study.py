@@ -1,0 +1,231 @@
+"""The comparison of the run: systems prepared once, one (system, model, seed) unit at a time.
+
+:func:`prepare_system` simulates a system's training trajectories (``horizon`` steps) and
+held-out test trajectories (``10 × horizon``) and fits the PSD reduction on the training
+snapshots (reporting PSD's own projection error on the test states first);
+:func:`train_unit` builds, trains and evaluates one model for one seed; :func:`summarise`
+turns the units into the metric tree (means over seeds, standard errors, spreads).
+
+Models: ``rohnn`` (symplectic autoencoder + geometric HNN, trained with the energy term when
+``w_energy > 0``), ``rohnn_l2`` (the same model trained without it: the ablation of the energy
+term), ``psd_hnn``, ``ae_node``, ``full_hnn`` (see :mod:`icml26.ro_hnn.models`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from icml26.ro_hnn.config import RunConfig
+from icml26.ro_hnn.data import (
+    Dataset,
+    Reduction,
+    dataset_from_trajectories,
+    fit_reduction,
+    load_trajectories,
+    make_dataset,
+)
+from icml26.ro_hnn.evaluate import evaluate_model
+from icml26.ro_hnn.models import build_model
+from icml26.ro_hnn.systems import HamiltonianSystem, make_system
+from icml26.ro_hnn.train import Trainer, TrainSettings
+from icml26.shared import log, seed_for
+
+__all__ = ["CURVES", "PreparedSystem", "prepare_system", "summarise", "train_unit"]
+
+#: Per-unit arrays kept for the figures (lists in the stage files).
+CURVES = ("error_curve", "energy_curve", "energy_reference", "latent_pred", "latent_true")
+
+
+@dataclass(frozen=True)
+class PreparedSystem:
+    """A system's data, the true system (``None`` for a user file) and its PSD reduction."""
+
+    ds: Dataset
+    system: HamiltonianSystem | None
+    reduction: Reduction
+
+    @property
+    def name(self) -> str:
+        """The system's name."""
+        return str(self.ds.name)
+
+
+def prepare_system(config: RunConfig, name: str) -> PreparedSystem:
+    """Simulate ``name`` (or load the user's ``data_file`` for ``name == "user"``) and reduce it.
+
+    Args:
+        config: the run's configuration.
+        name: a system name, or ``"user"``.
+
+    Returns:
+        :class:`PreparedSystem`.
+
+    Raises:
+        ValueError: a user file whose horizon is shorter than a training window.
+    """
+    if name == "user":
+        ds = dataset_from_trajectories(load_trajectories(config.data_file), n_test=config.n_test)
+        if ds.horizon < config.window:
+            raise ValueError(
+                f"{config.data_file}: horizon {ds.horizon} is shorter than window {config.window}"
+            )
+        system = None
+    else:
+        families: dict[str, dict[str, float]] = {
+            "fput": {"amplitude": config.fput_amplitude},
+            "wave": {"dt": config.wave_dt},
+            "cloth": {
+                "damping": config.cloth_damping,
+                "velocity_std": config.cloth_velocity,
+                "tilt_max": config.cloth_tilt_max,
+                "dt": config.cloth_dt,
+            },
+        }
+        sizes = {"fput": config.fput_n, "wave": config.wave_n, "cloth": config.cloth_n}
+        system = make_system(name, sizes[name], **families[name])
+        ds = make_dataset(
+            system,
+            n_train=config.n_train,
+            n_test=config.n_test,
+            horizon=config.horizon,
+            seed=_stream_seed(config.seed, "data"),
+            noise=config.noise,
+        )
+    arch = config.arch
+    reduction = fit_reduction(ds, arch.latent_dof, max(arch.ae_hidden, default=arch.latent_dof))
+    log(
+        f"{ds.name}: n={ds.n}, latent {2 * arch.latent_dof}, PSD projection error "
+        f"{reduction.projection_error:.3f}, train {ds.train.x.shape[0]}x{ds.horizon} steps"
+    )
+    return PreparedSystem(ds, system, reduction)
+
+
+def _stream_seed(seed: int, *stream: str | int) -> int:
+    """A 31-bit seed of one named stream (data, model initialisation, window sampling): the
+    streams never share a seed (``jax.random.key`` and ``nnx.Rngs`` take it in int32 too)."""
+    return seed_for(seed, *stream) % 2**31
+
+
+def train_unit(config: RunConfig, prepared: PreparedSystem, kind: str, k: int) -> dict[str, Any]:
+    """Train and evaluate one (system, model, seed index ``k``).
+
+    Args:
+        config: the run's configuration.
+        prepared: the system.
+        kind: the model (``rohnn_l2`` is ``rohnn`` trained without the energy term).
+        k: the seed's index.
+
+    Returns:
+        The unit's metrics (:func:`~icml26.ro_hnn.evaluate.evaluate_model`) with curves as
+        lists, ``train_seconds``, ``final_loss`` and ``loss_curve``.
+    """
+    ds, red, system = prepared.ds, prepared.reduction, prepared.system
+    model = build_model(
+        "rohnn" if kind == "rohnn_l2" else kind,
+        n=ds.n,
+        dt=ds.train.dt,
+        damped=ds.damped,
+        arch=config.arch,
+        basis=red.basis,
+        q_ref=ds.q_ref,
+        latent_scale=red.latent_scale,
+        full_scale=red.full_scale,
+        seed=_stream_seed(config.seed, "model", k),
+    )
+    energy = None if system is None else system.hamiltonian
+    w_energy = 0.0 if (kind == "rohnn_l2" or energy is None) else config.w_energy
+    settings = TrainSettings(
+        steps=config.steps,
+        batch=config.batch,
+        window=config.window,
+        lr=config.lr,
+        w_rec=config.w_rec,
+        w_latent=config.w_latent,
+        w_obs=config.w_obs,
+        w_energy=w_energy,
+        chunk=config.chunk,
+        checkpoint_every=config.checkpoint_every,
+        pretrain_steps=config.pretrain_steps,
+        pretrain_lr=config.pretrain_lr,
+        pretrain_batch=config.pretrain_batch,
+    )
+    batches = _stream_seed(config.seed, "batches", k)
+    trainer = Trainer(model, ds.train.x, ds.x_ref, settings, seed=batches, energy=energy)
+    losses = trainer.fit()
+    metrics = evaluate_model(
+        model, ds.test.x, ds.train.x, ds.x_ref, ds.horizon, energy=energy, damped=ds.damped
+    )
+    metrics.update(final_loss=losses[-1], loss_curve=losses)
+    log(
+        f"  {ds.name:6s} {kind:9s} seed {k}: h1 {metrics['h1']:.3g} h10 {metrics['h10']:.3g} "
+        f"projection {metrics['projection_error']:.3g} "
+        f"drift {metrics.get('energy_drift', float('nan')):.3g}"
+    )
+    return {
+        k2: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
+        for k2, v in metrics.items()
+    }
+
+
+def _mean_se_std(values: list[float]) -> tuple[float, float, float]:
+    arr = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        return float("inf"), float("inf"), float("inf")
+    se = float(arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else float("inf")
+    return float(arr.mean()), se, float(arr.std())
+
+
+def summarise(
+    config: RunConfig,
+    systems: list[PreparedSystem],
+    units: dict[str, dict[str, list[dict[str, Any]]]],
+) -> dict[str, Any]:
+    """The metric tree: means over seeds, ``seed_se.*`` (standard errors) and ``seed_std.*``.
+
+    Args:
+        config: the run's configuration.
+        systems: the prepared systems.
+        units: ``units[system][model]`` = one metrics dict per seed.
+
+    Returns:
+        Nested metrics: ``rollout_error.<system>.<model>.h<k>``, ``projection_error``,
+        ``energy_drift``, ``learned_energy_drift``, ``symplecticity_defect``,
+        ``generalisation_gap``, ``psd_projection_error.<system>``, and their ``seed_se`` /
+        ``seed_std`` where they vary over seeds.
+    """
+    m: dict[str, Any] = {}
+
+    def put(path: tuple[str, ...], values: list[float]) -> None:
+        mean, se, std = _mean_se_std(values)
+        for root, v in (("", mean), ("seed_se", se), ("seed_std", std)):
+            node = m.setdefault(root, {}) if root else m
+            for part in path[:-1]:
+                node = node.setdefault(part, {})
+            node[path[-1]] = v
+
+    for p in systems:
+        name = p.name
+        m.setdefault("latent_dim", {})[name] = 2 * config.arch.latent_dof
+        m.setdefault("full_dim", {})[name] = 2 * p.ds.n
+        m.setdefault("psd_projection_error", {})[name] = p.reduction.projection_error
+        for kind, us in units[name].items():
+            for h in ("h1", "h5", "h10"):
+                put(("rollout_error", name, kind, h), [u[h] for u in us])
+            for key in ("projection_error", "energy_drift", "learned_energy_drift"):
+                if key in us[0]:
+                    put((key, name, kind), [u[key] for u in us])
+            if "symplecticity_defect" in us[0]:
+                m.setdefault("symplecticity_defect", {}).setdefault(name, {})[kind] = float(
+                    max(u["symplecticity_defect"] for u in us)
+                )
+            put(
+                ("generalisation_gap", name, kind),
+                [u["h1"] / max(u["train_h1"], 1e-300) for u in us],
+            )
+            m.setdefault("rollout_seconds", {}).setdefault(name, {})[kind] = float(
+                np.mean([u["rollout_seconds"] for u in us])
+            )
+    return m

@@ -1,0 +1,171 @@
+"""float64 by a context-local switch (never a silent float32 model), evaluation compiled once
+per shape, and an optax transformation accepted by the trainer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from icml26.ro_hnn import evaluate as ev
+from icml26.ro_hnn.models import build_model
+from icml26.ro_hnn.train import Trainer, TrainSettings
+
+
+def test_float64_inside_a_float32_context(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
+    """The fast variant of the fresh-process test below: inside the caller's float32
+    (``jax.enable_x64(False)``), the model, its predictions and evaluation are float64, no
+    truncation warning is raised, the decoder is symplectic to round-off and the caller's setting
+    is untouched (the same shapes as ``test_evaluation_compiles_once_per_shape``: no new compile)."""
+    system, ds, basis = fput_data
+    kw = {"n": ds.n, "dt": system.dt, "damped": False, "arch": tiny, "basis": basis}
+    with warnings.catch_warnings(), jax.enable_x64(False):
+        warnings.simplefilter("error")  # any truncation warning fails the test
+        assert jnp.zeros(1).dtype == jnp.float32
+        model = build_model("rohnn", q_ref=ds.q_ref, seed=2, **kw)
+        out = ev.evaluate_model(
+            model, ds.test.x, ds.train.x, ds.x_ref, ds.horizon, energy=system.hamiltonian
+        )
+        z, x = model.predict(ds.test.x[0, 0], 3)
+        assert z.dtype == x.dtype == np.float64, (z.dtype, x.dtype)
+        assert out["symplecticity_defect"] < 1e-12, out["symplecticity_defect"]
+        assert jnp.zeros(1).dtype == jnp.float32  # the caller's setting is untouched
+
+
+@pytest.mark.slow
+def test_float64_without_the_global_switch() -> None:
+    """In a fresh process with JAX's default float32: data, model, training and evaluation are
+    float64, no float64 -> float32 truncation warning is raised, and the decoder is symplectic
+    to round-off (float32 gave a defect of ~5e-7)."""
+    code = textwrap.dedent(
+        """
+        import warnings
+        warnings.simplefilter("error")  # any truncation warning fails the run
+        import jax, numpy as np
+        assert not jax.config.jax_enable_x64
+        from icml26.ro_hnn.config import Architecture
+        from icml26.ro_hnn.data import fit_reduction, make_dataset
+        from icml26.ro_hnn.evaluate import evaluate_model
+        from icml26.ro_hnn.models import build_model
+        from icml26.ro_hnn.systems import FPUTChain
+        from icml26.ro_hnn.train import Trainer, TrainSettings
+        system = FPUTChain(n=6, modes=2)
+        ds = make_dataset(system, n_train=4, n_test=2, horizon=4, seed=0)
+        assert ds.train.x.dtype == np.float64
+        arch = Architecture(latent_dof=2, ae_hidden=(4,), hnn_hidden=(8,), iterations=1)
+        red = fit_reduction(ds, 2, 4)
+        model = build_model("rohnn", n=6, dt=system.dt, damped=False, arch=arch,
+                            basis=red.basis, q_ref=ds.q_ref, latent_scale=red.latent_scale)
+        Trainer(model, ds.train.x, ds.x_ref, TrainSettings(steps=2, chunk=2, batch=2, window=2,
+                w_energy=1.0), energy=system.hamiltonian).fit()
+        out = evaluate_model(model, ds.test.x, ds.train.x, ds.x_ref, 4, energy=system.hamiltonian)
+        z, x = model.predict(ds.test.x[0, 0], 3)
+        assert z.dtype == x.dtype == np.float64, (z.dtype, x.dtype)
+        assert out["symplecticity_defect"] < 1e-12, out["symplecticity_defect"]
+        assert not jax.config.jax_enable_x64  # the caller's setting is untouched
+        print("ok")
+        """
+    )
+    env = {"JAX_ENABLE_X64": "0", "ICML26_QUIET": "1", "PATH": "/usr/bin:/bin"}
+    cache = jax.config.jax_compilation_cache_dir  # the session's persistent cache (conftest)
+    if cache:
+        env |= {
+            "JAX_COMPILATION_CACHE_DIR": cache,
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5",
+        }
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.strip().endswith("ok")
+
+
+def test_float32_parameters_are_refused(fput_data, tiny, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from icml26.ro_hnn import models
+
+    system, ds, basis = fput_data
+    original = models._build
+
+    def low(*a, **k):  # type: ignore[no-untyped-def]
+        m = original(*a, **k)
+        layer = m.autoencoder.layers[0]
+        layer.b.set_value(layer.b.get_value().astype(np.float32))
+        return m
+
+    kw = {"n": ds.n, "dt": system.dt, "damped": False, "arch": tiny, "basis": basis}
+    monkeypatch.setattr(models, "_build", low)
+    with pytest.raises(TypeError, match="not float64"):
+        build_model("rohnn", q_ref=ds.q_ref, **kw)
+
+
+def _cache_sizes() -> dict[str, int]:
+    fns = {
+        "predict": ev.predict_batch,
+        "reconstruct": ev._reconstruct,
+        "defects": ev._defects,
+        "true_energy": ev._true_energy,
+        "learned_energy": ev._learned_energy,
+    }
+    return {k: f._cache_size() for k, f in fns.items()}
+
+
+def test_evaluation_compiles_once_per_shape(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
+    system, ds, basis = fput_data
+    kw = {
+        "n": ds.n,
+        "dt": system.dt,
+        "damped": False,
+        "arch": tiny,
+        "basis": basis,
+        "q_ref": ds.q_ref,
+    }
+    args = (ds.test.x, ds.train.x, ds.x_ref, ds.horizon)
+    first = build_model("rohnn", seed=0, **kw)
+    ev.evaluate_model(first, *args, energy=system.hamiltonian)
+    before = _cache_sizes()
+    second = build_model("rohnn", seed=1, **kw)  # another seed: same structure and shapes
+    ev.evaluate_model(second, *args, energy=system.hamiltonian)
+    ev.evaluate_model(second, *args, energy=system.hamiltonian)
+    assert _cache_sizes() == before
+
+
+def test_trainer_refuses_what_is_not_an_optax_transformation(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
+    """The fast variant of the test below (no training: its compile costs ~8 s; the README
+    example trains with ``optax.adamw`` in the default session)."""
+    system, ds, basis = fput_data
+    model = build_model(
+        "rohnn", n=ds.n, dt=system.dt, damped=False, arch=tiny, basis=basis, q_ref=ds.q_ref
+    )
+    settings = TrainSettings(steps=4, chunk=4, batch=2, window=2)
+    with pytest.raises(TypeError, match=r"optax\.GradientTransformation"):
+        Trainer(model, ds.train.x, ds.x_ref, settings, optimizer="adam")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="w_energy"):
+        Trainer(model, ds.train.x, ds.x_ref, TrainSettings(w_energy=1.0))
+
+
+@pytest.mark.slow
+def test_trainer_takes_an_optax_transformation(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
+    system, ds, basis = fput_data
+    model = build_model(
+        "rohnn", n=ds.n, dt=system.dt, damped=False, arch=tiny, basis=basis, q_ref=ds.q_ref
+    )
+    before = np.asarray(model.autoencoder.layers[-1].phi[...]).copy()
+    tx = optax.chain(optax.clip_by_global_norm(1.0), optax.sgd(1e-2, momentum=0.9))
+    settings = TrainSettings(steps=4, chunk=4, batch=2, window=2)
+    losses = Trainer(model, ds.train.x, ds.x_ref, settings, optimizer=tx).fit()
+    assert len(losses) == 4
+    assert np.all(np.isfinite(losses))
+    layer = model.autoencoder.layers[-1]
+    with jax.enable_x64(True):
+        phi, psi = np.asarray(layer.phi[...]), np.asarray(layer.psi[...])
+    assert not np.allclose(phi, before)  # trained
+    np.testing.assert_allclose(psi.T @ phi, np.eye(phi.shape[1]), atol=1e-12)  # on the manifold
+    with pytest.raises(TypeError, match=r"optax\.GradientTransformation"):
+        Trainer(model, ds.train.x, ds.x_ref, settings, optimizer="adam")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="w_energy"):
+        Trainer(model, ds.train.x, ds.x_ref, TrainSettings(w_energy=1.0))

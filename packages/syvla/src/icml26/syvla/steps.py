@@ -1,0 +1,231 @@
+"""The run's steps, each a call into a method module: the recipe :mod:`experiment` chains.
+
+Every trained model is kept as one stage file (weights and its training record), so a killed
+run resumes at the first unfinished stage. Seeds: model initialisation, demonstrations, RL
+environments, evaluation and VQA data each come from their own stream of the run's seed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from icml26.shared import PICKLE, Stages, seed_for
+from icml26.syvla.bc import BCConfig, train_bc
+from icml26.syvla.config import METHODS, SPLIT_NAMES, RunConfig
+from icml26.syvla.data import Demos, TextBank, VQASet, collect_demos
+from icml26.syvla.evaluate import evaluate_success, vqa_accuracy
+from icml26.syvla.language import TextEncoder, default_cache_dir
+from icml26.syvla.model import ModelConfig, SyVLA
+from icml26.syvla.ppo import RLConfig, train_rl
+from icml26.syvla.pretrain import VQAPretrainConfig, pretrain_vqa, vqa_splits
+
+__all__ = [
+    "behaviour_clone",
+    "evaluate_model",
+    "expert_demos",
+    "load_demos",
+    "make_model",
+    "pretrain_backbone",
+    "reinforce",
+    "text_bank",
+    "trained",
+    "vqa_data",
+]
+
+
+def text_bank(cfg: RunConfig) -> TextBank:
+    """Every instruction and question embedded once by the frozen encoder."""
+    cache = default_cache_dir() if cfg.cache_text else None
+    return TextBank(TextEncoder(cfg.text_model, cache_dir=cache, device=cfg.device))
+
+
+def load_demos(path: Path, view_size: int) -> Demos:
+    """Your demonstrations: an ``.npz`` with ``views`` (N, S, S, 3) uint8 minigrid codes,
+    ``missions`` (N texts) and ``actions`` (N ints in [0, 4))."""
+    with np.load(path, allow_pickle=False) as data:
+        missing = {"views", "missions", "actions"} - set(data.files)
+        if missing:
+            raise ValueError(f"{path} lacks the arrays {sorted(missing)}")
+        views, missions, actions = data["views"], data["missions"], data["actions"]
+    if views.ndim != 4 or views.shape[1:] != (view_size, view_size, 3):
+        raise ValueError(
+            f"views must have shape (N, {view_size}, {view_size}, 3), got {views.shape}"
+        )
+    if not len(views) == len(missions) == len(actions) or len(views) == 0:
+        raise ValueError("views, missions and actions must be non-empty and of one length")
+    if actions.min() < 0 or actions.max() >= 4:
+        raise ValueError("actions must be in [0, 4): left, right, forward, pickup")
+    return Demos(views.astype(np.uint8), [str(m) for m in missions], actions.astype(np.int64), 0, 0)
+
+
+def expert_demos(cfg: RunConfig, bank: TextBank) -> Demos:
+    """BabyAIBot demonstrations on ``train`` (the seed's ``demos`` stream), or your file."""
+    if cfg.demos_path is not None:
+        demos = load_demos(Path(cfg.demos_path), cfg.view_size)
+        bank.ids(demos.missions)  # every mission must be embeddable (a clear error otherwise)
+        return demos
+    return collect_demos(cfg.demo_episodes, "train", cfg.view_size, seed=cfg.seed)
+
+
+def vqa_data(cfg: RunConfig) -> tuple[np.ndarray, VQASet, VQASet]:
+    """VQA training views, validation and held-out questions (three streams)."""
+    return vqa_splits(cfg.vqa_train_states, cfg.vqa_val, cfg.vqa_eval, cfg.view_size, seed=cfg.seed)
+
+
+def make_model(cfg: RunConfig, seed: int, *, decouple: bool = True) -> SyVLA:
+    """A fresh network, initialised from the seed's ``model`` stream."""
+    torch.manual_seed(seed_for(seed, "model"))
+    mcfg = ModelConfig(
+        view_size=cfg.view_size, d_model=cfg.d_model, n_queries=cfg.n_queries, hidden=cfg.hidden
+    )
+    return SyVLA(mcfg, decouple=decouple).to(cfg.device)
+
+
+def trained(
+    stages: Stages, name: str, model: SyVLA, train: Callable[[SyVLA], dict[str, Any]]
+) -> dict[str, Any]:
+    """Train ``model`` in place once (stage ``name``: its weights and record), or reload it."""
+
+    def compute() -> dict[str, Any]:
+        info = train(model)
+        state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        return {"state": state, "info": info}
+
+    out = stages.once(name, compute, saver=PICKLE)
+    model.load_state_dict(out["state"])
+    return out["info"]
+
+
+def pretrain_backbone(
+    cfg: RunConfig,
+    stages: Stages,
+    bank: TextBank,
+    vqa: tuple[np.ndarray, VQASet, VQASet],
+    seed: int,
+) -> tuple[SyVLA, dict[str, Any]]:
+    """The VQA-pretrained backbone and reasoning head, with its held-out accuracy."""
+    model = make_model(cfg, seed)
+    settings = VQAPretrainConfig(max_steps=cfg.vqa_max_steps, lr=cfg.vqa_lr, target=cfg.vqa_target)
+
+    def train(m: SyVLA) -> dict[str, Any]:
+        res = pretrain_vqa(m, vqa[0], vqa[1], bank, settings, seed=seed)
+        return {
+            "steps": res.steps,
+            "reached": res.reached,
+            "curve": res.curve,
+            "best_step": res.best_step,
+            "best_val": res.best_val,
+        }
+
+    info = trained(stages, f"pretrain-seed{seed}", model, train)
+    info["heldout_accuracy"] = vqa_accuracy(model, vqa[2], bank)
+    return model, info
+
+
+def behaviour_clone(
+    cfg: RunConfig,
+    stages: Stages,
+    pretrained: SyVLA,
+    demos: Demos,
+    bank: TextBank,
+    seed: int,
+    *,
+    decouple: bool,
+    vqa_test: VQASet | None = None,
+) -> tuple[SyVLA, dict[str, Any]]:
+    """BC from the pretrained model, decoupled (action losses stop at the backbone) or joint;
+    with ``vqa_test`` its info holds the held-out VQA accuracy after BC (``vqa_accuracy``)."""
+    model = copy.deepcopy(pretrained)
+    model.decouple = decouple
+    settings = BCConfig(steps=cfg.bc_steps, batch=cfg.bc_batch, lr=cfg.bc_lr)
+
+    def train(m: SyVLA) -> dict[str, Any]:
+        losses = train_bc(m, demos, bank, settings, seed=seed)
+        return {"final_loss": float(np.mean(losses[-10:]))}
+
+    tag = "decoupled" if decouple else "joint"
+    info = trained(stages, f"bc-{tag}-seed{seed}", model, train)
+    if vqa_test is not None:
+        info["vqa_accuracy"] = vqa_accuracy(model, vqa_test, bank)
+    return model, info
+
+
+def reinforce(
+    cfg: RunConfig,
+    stages: Stages,
+    method: str,
+    start: SyVLA,
+    demos: Demos,
+    bank: TextBank,
+    seed: int,
+    log: Callable[..., None],
+) -> tuple[SyVLA, dict[str, Any]]:
+    """The RL stage of ``method`` from a copy of its BC model."""
+    spec = METHODS[method]
+    model = copy.deepcopy(start)
+    model.decouple = spec.decouple
+    rl = RLConfig(
+        updates=cfg.rl_updates,
+        n_envs=cfg.n_envs,
+        n_steps=cfg.n_steps,
+        epochs=cfg.ppo_epochs,
+        minibatch=cfg.minibatch,
+        lr=cfg.rl_lr,
+        clip=cfg.clip,
+        ent_coef=cfg.ent_coef,
+        guided=spec.guided,
+        guide_advantage=cfg.guide_advantage,
+        guide_quantile=cfg.guide_quantile,
+        guide_frac=cfg.guide_frac,
+        guide_floor_quantile=cfg.guide_floor_quantile,
+        vqa_cotrain=spec.vqa_cotrain,
+        vqa_steps=cfg.vqa_steps,
+    )
+
+    def on_update(u: int, ret: float, succ: float, stats: Any) -> None:
+        log(
+            u,
+            return_curve=ret,
+            success_curve=succ,
+            update_kl=stats.kl,
+            guides=stats.guides,
+            retrieved_fraction=stats.retrieved_fraction,
+            guide_floor=stats.guide_floor,
+            method=method,
+            seed=seed,
+        )
+
+    def train(m: SyVLA) -> dict[str, Any]:
+        res = train_rl(
+            m,
+            rl,
+            bank,
+            demo_views=demos.views,
+            demo_text_ids=bank.ids(demos.missions),
+            demo_actions=demos.actions,
+            seed=seed,
+            on_update=on_update,
+        )
+        return vars(res)
+
+    return model, trained(stages, f"rl-{method}-seed{seed}", model, train)
+
+
+def evaluate_model(
+    cfg: RunConfig, model: SyVLA, vqa_test: VQASet, bank: TextBank, seed: int
+) -> dict[str, float]:
+    """Success on every split (the seed's ``eval`` stream) and held-out VQA accuracy."""
+    out = {
+        f"success.{split}": evaluate_success(
+            model, bank, split, cfg.eval_episodes, seed=seed_for(seed, "eval", split)
+        )[0]
+        for split in SPLIT_NAMES
+    }
+    out["vqa_accuracy"] = vqa_accuracy(model, vqa_test, bank)
+    return out

@@ -1,0 +1,134 @@
+"""The run's metrics (means and standard errors over seeds) and the README's tables.
+
+``python -m icml26.syvla.tables runs/syvla/<run>/results.json`` prints the tables.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from icml26.shared.stats import mean_se
+from icml26.syvla.config import METHODS, SPLIT_NAMES, RunConfig
+from icml26.syvla.data import Demos
+
+__all__ = ["markdown_tables", "summarise"]
+
+OOD_SPLITS = tuple(s for s in SPLIT_NAMES if s.startswith("ood_"))
+
+
+def _put(metrics: dict[str, float], name: str, method: str, values: list[float]) -> None:
+    """``<name>.<method>`` (mean over seeds) and ``<name>_se.<method>`` (its SE; 0 for one
+    seed). A dotted ``name`` puts ``_se`` on its first part (``success_se.train.syvla``)."""
+    head, _, rest = name.partition(".")
+    if len(values) > 1:
+        est = mean_se(values)
+        mean, se = est.mean, est.se
+    else:
+        mean, se = float(values[0]), 0.0
+    metrics[f"{name}.{method}"] = float(mean)
+    metrics[".".join(p for p in (f"{head}_se", rest, method) if p)] = float(se)
+
+
+def summarise(
+    cfg: RunConfig,
+    evals: dict[str, list[dict[str, float]]],
+    rl: dict[str, list[dict[str, Any]]],
+    pretrain: list[dict[str, Any]],
+    bc: list[dict[bool, tuple[Any, dict[str, Any]]]],
+    demos: Demos,
+) -> dict[str, float]:
+    """The flat metrics of a run (every figure a claim or a table reads).
+
+    ``bc``: per BC start, ``{decouple: (model, info)}`` from
+    :func:`~icml26.syvla.steps.behaviour_clone`; ``vqa_after_bc.{decoupled,joint}`` is the
+    held-out VQA accuracy right after BC (before any RL).
+    """
+    m: dict[str, float] = {}
+    for method, runs in evals.items():
+        for split in SPLIT_NAMES:
+            _put(m, f"success.{split}", method, [r[f"success.{split}"] for r in runs])
+        ood = [float(np.mean([r[f"success.{s}"] for s in OOD_SPLITS])) for r in runs]
+        _put(m, "success_ood", method, ood)
+        _put(m, "vqa_accuracy", method, [r["vqa_accuracy"] for r in runs])
+    for method, infos in rl.items():
+        _put(m, "update_kl", method, [float(np.mean(i["kl"])) for i in infos])
+        _put(
+            m,
+            "update_kl_sd",
+            method,
+            [float(np.std(i["kl"], ddof=1)) if len(i["kl"]) > 1 else 0.0 for i in infos],
+        )
+        _put(
+            m,
+            "retrieved_fraction",
+            method,
+            [float(np.mean(i["retrieved_fraction"])) for i in infos],
+        )
+        _put(m, "final_return", method, [float(i["returns"][-1]) for i in infos])
+    m["vqa_pretrained"] = float(np.mean([p["heldout_accuracy"] for p in pretrain]))
+    m["vqa_pretrain_steps"] = float(np.mean([p["steps"] for p in pretrain]))
+    m["bc_final_loss"] = float(np.mean([b[True][1]["final_loss"] for b in bc]))
+    for decouple, tag in ((True, "decoupled"), (False, "joint")):
+        accs = [b[decouple][1]["vqa_accuracy"] for b in bc if "vqa_accuracy" in b[decouple][1]]
+        if accs:
+            _put(m, "vqa_after_bc", tag, accs)
+    m["demo_steps"] = float(len(demos))
+    m["demo_episodes"] = float(demos.solved)
+    m["rl_frames_per_seed"] = float(cfg.rl_updates * cfg.n_envs * cfg.n_steps)
+    return m
+
+
+def _cell(m: dict[str, float], key: str, se: str | None = None) -> str:
+    if key not in m:
+        return "-"
+    return f"{m[key]:.3f}" + (f" ± {m[se]:.3f}" if se is not None and se in m else "")
+
+
+def markdown_tables(results: dict[str, Any]) -> str:
+    """Success per split and method, VQA accuracy, update statistics and the budget
+    (``Paper.readme_tables``).
+
+    Args:
+        results: a run's ``results.json`` content.
+
+    Returns:
+        Markdown text.
+    """
+    m = results["metrics"]
+    methods = [k for k in METHODS if f"success.train.{k}" in m]
+    head = "| method | " + " | ".join(SPLIT_NAMES) + " | VQA acc. | update KL | retrieved |"
+    lines = [head, "|---" * (len(SPLIT_NAMES) + 4) + "|"]
+    for k in methods:
+        cells = [_cell(m, f"success.{s}.{k}", f"success_se.{s}.{k}") for s in SPLIT_NAMES]
+        cells += [
+            _cell(m, f"vqa_accuracy.{k}", f"vqa_accuracy_se.{k}"),
+            _cell(m, f"update_kl.{k}", f"update_kl_se.{k}"),
+            _cell(m, f"retrieved_fraction.{k}"),
+        ]
+        lines.append(f"| `{k}` | " + " | ".join(cells) + " |")
+    budget = (
+        f"Budget: {m.get('demo_episodes', 0):.0f} solved expert episodes "
+        f"({m.get('demo_steps', 0):.0f} steps), {m.get('rl_frames_per_seed', 0):.0f} RL frames "
+        f"per method and seed; VQA pretraining {m.get('vqa_pretrain_steps', 0):.0f} steps, "
+        f"held-out accuracy {m.get('vqa_pretrained', float('nan')):.3f}; after BC "
+        f"{m.get('vqa_after_bc.decoupled', float('nan')):.3f} decoupled, "
+        f"{m.get('vqa_after_bc.joint', float('nan')):.3f} joint."
+    )
+    return "\n".join(
+        [
+            "Success (± SE over seeds) per split, held-out VQA, mean update KL:",
+            "",
+            *lines,
+            "",
+            budget,
+        ]
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(markdown_tables(json.loads(Path(sys.argv[1]).read_text())))

@@ -1,0 +1,84 @@
+"""VQA pretraining: held-out views disjoint by content, early stop on validation, a bad call."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.syvla.data import TextBank, all_instructions
+from icml26.syvla.model import ModelConfig, SyVLA
+from icml26.syvla.pretrain import VQAPretrainConfig, pretrain_vqa, vqa_splits
+from icml26.syvla.vqa import question_texts
+
+
+class _Encoder:
+    dim = 384
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        rng = np.random.default_rng(len(texts))
+        return rng.normal(size=(len(texts), 384)).astype(np.float32)
+
+
+def test_training_views_never_equal_a_validation_or_test_view() -> None:
+    train, val, test = vqa_splits(300, 60, 60, 13, seed=0)
+    held = {v.tobytes() for v in np.concatenate([val.views, test.views])}
+    assert len(train) > 200  # few collisions to drop, and the rooms are varied
+    assert not any(v.tobytes() in held for v in train)
+    assert len({v.tobytes() for v in train}) > 150
+
+
+def test_pretraining_stops_at_the_validation_target_and_touches_only_the_vl_part() -> None:
+    torch.manual_seed(0)
+    bank = TextBank(_Encoder(), texts=all_instructions() + question_texts())  # type: ignore[arg-type]
+    train, val, _ = vqa_splits(64, 32, 8, 13, seed=1)
+    model = SyVLA(ModelConfig())
+    before = [p.clone() for p in model.control_parameters()]
+    res = pretrain_vqa(
+        model,
+        train,
+        val,
+        bank,
+        VQAPretrainConfig(max_steps=6, batch=8, target=1e-6, check_every=2),
+        seed=0,
+    )
+    assert res.reached
+    assert res.steps == 2
+    assert len(res.curve) == 1
+    assert all(torch.equal(a, b) for a, b in zip(before, model.control_parameters(), strict=True))
+    res = pretrain_vqa(
+        model,
+        train,
+        val,
+        bank,
+        VQAPretrainConfig(max_steps=3, batch=8, target=1.0, check_every=2),
+        seed=0,
+    )
+    assert res.steps == 3
+    assert [s for s, _ in res.curve] == [2, 3]
+    with pytest.raises(ValueError, match="no training views"):
+        pretrain_vqa(model, train[:0], val, bank, VQAPretrainConfig(), seed=0)
+    with pytest.raises(ValueError, match="target"):
+        VQAPretrainConfig(target=0)
+
+
+def test_pretraining_keeps_the_best_validation_checkpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch.manual_seed(0)
+    bank = TextBank(_Encoder(), texts=all_instructions() + question_texts())  # type: ignore[arg-type]
+    train, val, _ = vqa_splits(64, 32, 8, 13, seed=1)
+    model = SyVLA(ModelConfig())
+    accs = iter([0.4, 0.7, 0.5])  # the second check is the best
+    seen: list[dict[str, torch.Tensor]] = []
+
+    def fake_accuracy(m: SyVLA, *_: object) -> float:
+        seen.append({k: v.clone() for k, v in m.state_dict().items()})
+        return next(accs)
+
+    monkeypatch.setattr("icml26.syvla.pretrain.vqa_accuracy", fake_accuracy)
+    cfg = VQAPretrainConfig(max_steps=6, batch=8, target=1.0, check_every=2)
+    res = pretrain_vqa(model, train, val, bank, cfg, seed=0)
+    assert res.best_step == 4
+    assert res.best_val == 0.7
+    final = model.state_dict()
+    assert all(torch.equal(final[k], v) for k, v in seen[1].items())
+    assert not all(torch.equal(final[k], v) for k, v in seen[2].items())
