@@ -55,10 +55,13 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     )
     stages = Stages(run_dir)
     ppo = PPO(ppo_settings(config))
+    # the jit cache is per process: count only this run's entries beyond its first compile
+    # (0 when every unit was loaded from a finished run, or another run compiled these shapes)
+    cached_before = ppo.train_chunk._cache_size()
     units = stages.once("units", lambda: _units(config, run_dir, ppo))
     metrics = stages.once("metrics", lambda: summarise(units, config))
-    # 0 compiles when every unit was loaded from a finished run
-    metrics["recompiles_after_warmup"] = float(max(0, ppo.train_chunk._cache_size() - 1))
+    compiled = ppo.train_chunk._cache_size() - cached_before
+    metrics["recompiles_after_warmup"] = float(max(0, compiled - 1))
     stages.once("plots", lambda: plot_results(run_dir, units) or True)
     if config.craftax:
         metrics |= stages.once("craftax", lambda: craftax_stage(config, run_dir))
