@@ -18,6 +18,5 @@ __all__ = ["UNMIGRATED"]
 #: Paper slugs still exempt from the layering contract and the strict placebo check.
 UNMIGRATED: frozenset[str] = frozenset(
     {
-        "dicode",
     }
 )

@@ -1,91 +1,56 @@
 """DiCode (Dreaming in Code): curricula of validated environment programs for open-ended RL.
 
-Light to import: the world-program, sandbox, dreamer and curriculum modules need only NumPy;
-the JAX modules (``world``, ``ppo``, ``training``, ``craftax_target``) load on first use.
+::
+
+    from icml26.dicode import DiCodeCurriculum, MutationDreamer, compile_program, target_program
+
+    world = compile_program(source)  # a world program, validated in the sandbox
+    curriculum = DiCodeCurriculum(MutationDreamer(), [target_program()], n_slots=8, target_slots=2)
+    programs = curriculum.worlds(rng)  # one world per slot; observe(stats); end_round(profile, rng)
+
+The baselines' schedulers are in :mod:`icml26.dicode.baselines`, the JAX crafting world in
+:mod:`icml26.dicode.world`. Light to import: JAX loads on first use of a JAX name.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-import importlib
-from typing import Any
+from icml26.shared.exports import lazy_exports
 
-from icml26.dicode.baselines import ACCEL, PLR, DomainRandomisation, TargetOnly
-from icml26.dicode.config import BASELINES, METHODS, BenchConfig, RunConfig
-from icml26.dicode.curriculum import (
-    Archive,
-    ArchiveEntry,
-    DiCodeCurriculum,
-    SlotStats,
-    learnability,
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "RunConfig": ".config",
+        "DiCodeCurriculum": ".curriculum",
+        "SlotStats": ".curriculum",
+        "LLMDreamer": ".dreamer",
+        "MutationDreamer": ".dreamer",
+        "WorldProgram": ".program",
+        "compile_program": ".program",
+        "target_program": ".program",
+        "ProgramError": ".sandbox",
+        "PPO": ".ppo",
+        "PPOSettings": ".ppo",
+        "EnvSpec": ".ppo",
+        "train_unit": ".training",
+        "dreamer_study": ".study",
+    },
+    submodules=["baselines", "world"],
 )
-from icml26.dicode.dreamer import (
-    Dream,
-    DreamContext,
-    LLMDreamer,
-    MutationDreamer,
-    frontier_goals,
-    random_program,
-)
-from icml26.dicode.program import TARGET_SOURCE, WorldProgram, compile_program, target_program
-from icml26.dicode.sandbox import ProgramError
-from icml26.dicode.tech import ACHIEVEMENTS, ACTIONS, BLOCKS, DEEP_ACHIEVEMENTS, ITEMS, RESOURCES
 
-_LAZY = {
-    "WorldParams": "icml26.dicode.world",
-    "EnvState": "icml26.dicode.world",
-    "reset": "icml26.dicode.world",
-    "step": "icml26.dicode.world",
-    "step_auto_reset": "icml26.dicode.world",
-    "generate_map": "icml26.dicode.world",
-    "PPO": "icml26.dicode.ppo",
-    "PPOSettings": "icml26.dicode.ppo",
-    "EnvSpec": "icml26.dicode.ppo",
-    "CRAFTING_WORLD": "icml26.dicode.ppo",
-    "gae": "icml26.dicode.ppo",
-    "train_unit": "icml26.dicode.training",
-    "Evaluator": "icml26.dicode.training",
-    "make_scheduler": "icml26.dicode.training",
-    "make_dreamer": "icml26.dicode.training",
-    "craftax_env": "icml26.dicode.craftax_target",
-    "lower_to_craftax": "icml26.dicode.craftax_target",
-}
-
-__all__ = [
-    "ACCEL",
-    "ACHIEVEMENTS",
-    "ACTIONS",
-    "BASELINES",
-    "BLOCKS",
-    "DEEP_ACHIEVEMENTS",
-    "ITEMS",
-    "METHODS",
-    "PLR",
-    "RESOURCES",
-    "TARGET_SOURCE",
-    "Archive",
-    "ArchiveEntry",
-    "BenchConfig",
-    "DiCodeCurriculum",
-    "DomainRandomisation",
-    "Dream",
-    "DreamContext",
-    "LLMDreamer",
-    "MutationDreamer",
-    "ProgramError",
-    "RunConfig",
-    "SlotStats",
-    "TargetOnly",
-    "WorldProgram",
-    "compile_program",
-    "frontier_goals",
-    "learnability",
-    "random_program",
-    "target_program",
-    *_LAZY,
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'icml26.dicode' has no attribute {name!r}")
+if TYPE_CHECKING:
+    from icml26.dicode import baselines as baselines
+    from icml26.dicode import world as world
+    from icml26.dicode.config import RunConfig as RunConfig
+    from icml26.dicode.curriculum import DiCodeCurriculum as DiCodeCurriculum
+    from icml26.dicode.curriculum import SlotStats as SlotStats
+    from icml26.dicode.dreamer import LLMDreamer as LLMDreamer
+    from icml26.dicode.dreamer import MutationDreamer as MutationDreamer
+    from icml26.dicode.ppo import PPO as PPO
+    from icml26.dicode.ppo import EnvSpec as EnvSpec
+    from icml26.dicode.ppo import PPOSettings as PPOSettings
+    from icml26.dicode.program import WorldProgram as WorldProgram
+    from icml26.dicode.program import compile_program as compile_program
+    from icml26.dicode.program import target_program as target_program
+    from icml26.dicode.sandbox import ProgramError as ProgramError
+    from icml26.dicode.study import dreamer_study as dreamer_study
+    from icml26.dicode.training import train_unit as train_unit

@@ -12,7 +12,9 @@
   offline dreamer, so the comparison with ``dicode`` isolates learnability selection, the
   frontier and lineage rather than the edit operators.
 
-Curriculum baselines give ``target_slots`` slots to the target world as DiCode does, so every
+Every scheduler's ``worlds(rng, keep)`` leaves a slot whose ``keep`` flag is set on last round's
+world (its episodes have not all finished since the world was assigned), so a slot keeps its
+world for at least one full episode. Curriculum baselines give ``target_slots`` slots to the target world as DiCode does, so every
 method mixes in the same share of target episodes and only the rest differs.
 """
 
@@ -38,7 +40,9 @@ class TargetOnly:
         self.target = target
         self.n_slots = n_slots
 
-    def worlds(self, rng: np.random.Generator) -> list[WorldProgram]:
+    def worlds(
+        self, rng: np.random.Generator, keep: list[bool] | None = None
+    ) -> list[WorldProgram]:
         return [self.target] * self.n_slots
 
     def observe(self, stats: list[SlotStats]) -> None:
@@ -57,18 +61,25 @@ class DomainRandomisation(TargetOnly):
         super().__init__(target, n_slots)
         self.target_slots = target_slots
 
-    def worlds(self, rng: np.random.Generator) -> list[WorldProgram]:
-        fresh = [
-            compile_program(random_program(rng)) for _ in range(self.n_slots - self.target_slots)
-        ]
-        return [self.target] * self.target_slots + fresh
+        self._last: list[WorldProgram] = []
+
+    def worlds(
+        self, rng: np.random.Generator, keep: list[bool] | None = None
+    ) -> list[WorldProgram]:
+        out = [self.target] * self.target_slots
+        for i in range(self.target_slots, self.n_slots):
+            held = keep is not None and bool(keep[i]) and len(self._last) == self.n_slots
+            out.append(self._last[i] if held else compile_program(random_program(rng)))
+        self._last = out
+        return out
 
 
-@dataclass
+@dataclass(eq=False)
 class _Level:
     program: WorldProgram
     score: float
     last_seen: int
+    seen: bool = False  # scored once: added to the buffer then (an evicted level stays out)
 
 
 class PLR(TargetOnly):
@@ -102,7 +113,7 @@ class PLR(TargetOnly):
         self.staleness = staleness
         self.buffer: list[_Level] = []
         self.round = 0
-        self._slots: list[tuple[WorldProgram, int | None]] = []
+        self._slots: list[_Level | None] = []  # None: a target slot
         self.proposed = 0
         self.valid = 0
 
@@ -121,27 +132,30 @@ class PLR(TargetOnly):
         self.valid += 1
         return compile_program(random_program(rng))
 
-    def worlds(self, rng: np.random.Generator) -> list[WorldProgram]:
-        slots: list[tuple[WorldProgram, int | None]] = [(self.target, None)] * self.target_slots
+    def worlds(
+        self, rng: np.random.Generator, keep: list[bool] | None = None
+    ) -> list[WorldProgram]:
+        slots: list[_Level | None] = [None] * self.target_slots
         p = self._replay_distribution() if self.buffer else None
-        for _ in range(self.n_slots - self.target_slots):
-            if p is not None and rng.random() < self.replay_prob:
-                i = int(rng.choice(len(self.buffer), p=p))
-                slots.append((self.buffer[i].program, i))
+        for i in range(self.target_slots, self.n_slots):
+            if keep is not None and keep[i] and len(self._slots) == self.n_slots:
+                slots.append(self._slots[i])
+            elif p is not None and rng.random() < self.replay_prob:
+                slots.append(self.buffer[int(rng.choice(len(self.buffer), p=p))])
             else:
-                slots.append((self._new_level(rng), None))
+                slots.append(_Level(self._new_level(rng), 0.0, self.round))
         self._slots = slots
-        return [s[0] for s in slots]
+        return [self.target if lv is None else lv.program for lv in slots]
 
     def observe(self, stats: list[SlotStats]) -> None:
-        for (program, index), s in zip(self._slots, stats, strict=True):
-            if program is self.target and index is None:
+        for level, s in zip(self._slots, stats, strict=True):
+            if level is None:
                 continue
-            if index is not None:
-                self.buffer[index].score = s.positive_value_loss
-                self.buffer[index].last_seen = self.round
-            else:
-                self.buffer.append(_Level(program, s.positive_value_loss, self.round))
+            level.score = s.positive_value_loss
+            level.last_seen = self.round
+            if not level.seen:
+                level.seen = True
+                self.buffer.append(level)
         if len(self.buffer) > self.buffer_size:
             self.buffer.sort(key=lambda lv: -lv.score)
             del self.buffer[self.buffer_size :]

@@ -26,6 +26,7 @@ class RunConfig:
         n_envs, rollout, updates_per_chunk, epochs, minibatches, hidden, lr: PPO (one
             curriculum round = ``updates_per_chunk`` updates = ``n_envs * rollout *
             updates_per_chunk`` steps).
+        policy: ``"mlp"`` or ``"gru"`` (a recurrent policy: a GRU cell over the episode).
         envs_per_slot: environments per world slot (``n_envs / envs_per_slot`` worlds a round).
         target_mix: share of slots that play the target world (curriculum methods).
         children_per_round: programs dreamed per round (DiCode).
@@ -37,7 +38,8 @@ class RunConfig:
             ``smollm2-135m-instruct-q4_1`` or a folder; llm_endpoint / llm_endpoint_model: an
             OpenAI-compatible server instead (e.g. vLLM); llm_max_tokens: reply budget.
         craftax: also train ``ppo_target`` and ``dicode`` on the real Craftax-Classic (needs
-            ``icml26-dicode[craftax]``); craftax_steps: steps per method there.
+            ``icml26-dicode[craftax]``); craftax_steps: steps per method and seed there;
+            craftax_seeds: seeds per method there.
         checkpoint_every: rounds between orbax checkpoints (a killed run resumes).
         compilation_cache: JAX persistent compilation cache folder ("" = the user cache,
             "off" = disabled).
@@ -54,6 +56,7 @@ class RunConfig:
     minibatches: int = 2
     hidden: int = 64
     lr: float = 2e-3
+    policy: str = "mlp"
     envs_per_slot: int = 8
     target_mix: float = 0.25
     children_per_round: int = 4
@@ -68,6 +71,7 @@ class RunConfig:
     llm_max_tokens: int = 400
     craftax: bool = False
     craftax_steps: int = 262_144
+    craftax_seeds: int = 3
     checkpoint_every: int = 8
     compilation_cache: str = ""
 
@@ -109,6 +113,7 @@ class RunConfig:
             "checkpoint_every",
             "llm_max_tokens",
             "craftax_steps",
+            "craftax_seeds",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -137,6 +142,10 @@ class RunConfig:
                 f"total_steps ({self.total_steps}) is less than one round "
                 f"({self.steps_per_round} = n_envs * rollout * updates_per_chunk)"
             )
+        if self.policy not in ("mlp", "gru"):
+            raise ValueError(f"policy must be 'mlp' or 'gru', got {self.policy!r}")
+        if self.policy == "gru" and self.n_envs % self.minibatches:
+            raise ValueError("the GRU policy needs n_envs divisible by minibatches")
         if self.dreamer not in DREAMERS:
             raise ValueError(f"dreamer must be one of {', '.join(DREAMERS)}, got {self.dreamer!r}")
         llm_fields = ("llm_model", "llm_endpoint", "llm_endpoint_model")

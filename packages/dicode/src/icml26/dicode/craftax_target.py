@@ -27,6 +27,7 @@ import numpy as np
 from icml26.dicode.program import MAX_PLACEMENTS, WorldProgram, target_program
 from icml26.dicode.tech import ITEMS
 from icml26.shared import RunDir, log
+from icml26.shared.stats import mean_se
 
 __all__ = ["craftax_available", "craftax_bench", "craftax_env", "craftax_stage", "lower_to_craftax"]
 
@@ -179,6 +180,7 @@ def craftax_env(reset_ratio: int = 16) -> Any:
         obs, st, _, done, _ = env.step_env(key, s.inner, action, world["env_params"])
         new = st.achievements & ~s.inner.achievements
         reward = jnp.sum(world["rewards"] * new.astype(jnp.float32))
+        done = done | st.achievements[world["goal"]]  # the task solved ends the episode
         return obs, State(st, s.episode_return + reward), reward, done, {"unlocked": new}
 
     def step_auto_reset(key: jax.Array, s: State, action: jax.Array, world: dict[str, Any]) -> Any:
@@ -280,7 +282,8 @@ def craftax_bench(config: Any) -> dict[str, float]:
 
 
 def craftax_stage(config: Any, run_dir: RunDir) -> dict[str, Any]:
-    """``ppo_target`` and ``dicode`` (one seed each, ``craftax_steps`` steps) on Craftax-Classic.
+    """``ppo_target`` and ``dicode`` (``craftax_seeds`` seeds, ``craftax_steps`` steps each) on
+    Craftax-Classic; returns ``craftax.return.<method>`` (mean over seeds) with ``.se``.
 
     The curriculum is the same DiCode loop; its programs are lowered onto Craftax.
     """
@@ -303,31 +306,38 @@ def craftax_stage(config: Any, run_dir: RunDir) -> dict[str, Any]:
     folder = run_dir.path / "units"
     folder.mkdir(exist_ok=True)
     for method in ("ppo_target", "dicode"):
-        path = folder / f"craftax.{method}.s0.json"
-        if path.exists():
-            unit = json.loads(path.read_text())
-        else:
-            start = time.perf_counter()
-            unit = train_unit(
-                method,
-                cfg.seed,
-                cfg,
-                ppo,
-                evaluator,
-                dreamer,
-                checkpoint_dir=run_dir.checkpoints.folder / f"craftax-{method}-s0",
-            )
-            unit["wall_seconds"] = time.perf_counter() - start
-            atomic_write_json(path, unit)
-        log(
-            f"  craftax {method:12s}: return {np.mean(unit['returns']):.2f} ({unit['wall_seconds']:.0f}s)"
-        )
-        metrics[f"craftax.return.{method}"] = float(np.mean(unit["returns"]))
+        units = []
+        for k in range(config.craftax_seeds):
+            path = folder / f"craftax.{method}.s{k}.json"
+            if path.exists():
+                unit = json.loads(path.read_text())
+            else:
+                start = time.perf_counter()
+                unit = train_unit(
+                    method,
+                    cfg.seed + k,
+                    cfg,
+                    ppo,
+                    evaluator,
+                    dreamer,
+                    checkpoint_dir=run_dir.checkpoints.folder / f"craftax-{method}-s{k}",
+                )
+                unit["wall_seconds"] = time.perf_counter() - start
+                atomic_write_json(path, unit)
+            log(f"  craftax {method:12s} seed {k}: return {np.mean(unit['returns']):.2f}")
+            units.append(unit)
+        per_seed = [float(np.mean(u["returns"])) for u in units]
+        metrics[f"craftax.return.{method}"] = float(np.mean(per_seed))
+        if len(per_seed) > 1:
+            metrics[f"craftax.return.{method}.se"] = float(mean_se(per_seed).se)
         for a in ("collect_iron", "collect_diamond", "make_iron_pickaxe", "make_stone_pickaxe"):
-            metrics[f"craftax.achievement_success.{a}.{method}"] = unit["achievement_success"][a]
-        if unit["train_seconds"] > 0:
+            metrics[f"craftax.achievement_success.{a}.{method}"] = float(
+                np.mean([u["achievement_success"][a] for u in units])
+            )
+        seconds = sum(u["train_seconds"] for u in units)
+        if seconds > 0:
             metrics[f"craftax.steps_per_second.{method}"] = (
-                unit["train_steps"] / unit["train_seconds"]
+                sum(u["train_steps"] for u in units) / seconds
             )
     metrics["craftax.env_steps_per_method"] = float(cfg.rounds * cfg.steps_per_round)
     return metrics

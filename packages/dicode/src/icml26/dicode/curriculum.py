@@ -189,15 +189,54 @@ class DiCodeCurriculum:
         idx = rng.choice(len(candidates), size=k, replace=True, p=w / w.sum())
         return [candidates[i].id for i in idx]
 
-    def worlds(self, rng: np.random.Generator) -> list[WorldProgram]:
-        """The program of each slot for the next round."""
+    @property
+    def new_capacity(self) -> int:
+        """Slots a round gives to unevaluated children (at most; also the dreaming queue's cap)."""
         free = self.n_slots - self.target_slots
-        pending = sorted(self.archive.pending(), key=lambda e: -e.born)
-        pending = [e for e in pending if e.parent is not None]
-        new = [e.id for e in pending[: max(1, free // 2)]] if free else []
-        rest = free - len(new)
+        return max(1, free // 2) if free else 0
+
+    def queue(self) -> list[ArchiveEntry]:
+        """Dreamed children not yet evaluated and not in a slot, oldest first."""
+        playing = set(self._slots)
+        return sorted(
+            (e for e in self.archive.pending() if e.parent is not None and e.id not in playing),
+            key=lambda e: (e.born, e.id),
+        )
+
+    def worlds(
+        self, rng: np.random.Generator, keep: list[bool] | None = None
+    ) -> list[WorldProgram]:
+        """The program of each slot for the next round.
+
+        Args:
+            rng: the scheduler's random stream.
+            keep: per slot, whether it must keep last round's world (its episodes have not
+                all finished since the world was assigned); ``None``: no slot is held.
+
+        Returns:
+            One program per slot: the target in the first ``target_slots``; held slots keep
+            their world; the other slots go first to queued children (oldest first, so every
+            child is evaluated), then to archive worlds drawn by learnability.
+        """
+        if keep is not None and len(keep) != self.n_slots:
+            raise ValueError(f"keep has {len(keep)} entries for {self.n_slots} slots")
+        held = list(keep) if keep is not None and self._slots else [False] * self.n_slots
+        slots = [0] * self.target_slots + [-1] * (self.n_slots - self.target_slots)
+        for i in range(self.target_slots, self.n_slots):
+            if held[i]:
+                slots[i] = self._slots[i]
+        open_ = [i for i in range(self.target_slots, self.n_slots) if slots[i] < 0]
+        in_new = sum(
+            1
+            for i in range(self.target_slots, self.n_slots)
+            if slots[i] >= 0 and self.archive.entries[slots[i]].success_rate is None
+        )
+        queued = self.queue()[: max(0, self.new_capacity - in_new)] if open_ else []
+        new = [e.id for e in queued[: len(open_)]]
         pool = self.archive.evaluated() or self.archive.entries
-        slots = [0] * self.target_slots + new + self._pick(pool, rest, rng)
+        picks = new + self._pick(pool, len(open_) - len(new), rng)
+        for i, entry_id in zip(open_, picks, strict=True):
+            slots[i] = entry_id
         self._slots = slots
         return [self.archive.entries[i].program for i in slots]
 
@@ -235,7 +274,12 @@ class DiCodeCurriculum:
             w = np.asarray(
                 [self.archive.lineage_score(e, self.lineage_weight) + 1e-3 for e in candidates]
             )
-        k = self.children_per_round
+        # dream only what the next rounds can evaluate: the queue of unevaluated children
+        # never exceeds the slots a round gives them, so no child is left unmeasured
+        k = min(self.children_per_round, max(0, self.new_capacity - len(self.queue())))
+        if k == 0:
+            self._close_round()
+            return []
         parents = [candidates[i].id for i in rng.choice(len(candidates), size=k, p=w / w.sum())]
         dreams = self.dreamer.dream(self.context(profile, parents), k, rng)
         for parent, dream in zip(parents, dreams, strict=True):
@@ -247,20 +291,25 @@ class DiCodeCurriculum:
             self.archive.add(
                 dream.program, parent=parent, born=self.round + 1, operator=dream.operator
             )
+        self._close_round()
+        return dreams
+
+    def _close_round(self) -> None:
         lo, hi = self.frontier_bounds
         learn = [e.learnability or 0.0 for e in self.archive.evaluated()]
         self.history.append(
             {
                 "round": float(self.round),
                 "archive_size": float(len(self.archive)),
+                "evaluated": float(len(self.archive.evaluated())),
                 "frontier_size": float(len(self.archive.frontier(lo, hi))),
                 "mean_learnability": float(np.mean(learn)) if learn else 0.0,
                 "max_learnability": float(np.max(learn)) if learn else 0.0,
             }
         )
         self.round += 1
-        return dreams
 
     def frontier_fraction(self) -> float:
+        """Share of the *evaluated* archive on the frontier (unmeasured children do not count)."""
         lo, hi = self.frontier_bounds
-        return len(self.archive.frontier(lo, hi)) / max(1, len(self.archive))
+        return len(self.archive.frontier(lo, hi)) / max(1, len(self.archive.evaluated()))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from icml26.dicode.config import BASELINES, BenchConfig, RunConfig
-from icml26.dicode.tech import DEEP_ACHIEVEMENTS
 from icml26.shared import Claim, Paper
 
 __all__ = ["BENCH_PROFILES", "PAPER", "PROFILES"]
@@ -29,6 +28,16 @@ PROFILES = {
     "quick": RunConfig(),
     # the best 2 cores allow in ~30 min: 3x the budget, more seeds, plus Craftax-Classic
     "full": RunConfig(n_seeds=4, total_steps=1_179_648, final_eval_episodes=256, craftax=True),
+    # Craftax-Classic as the target over 3 seeds, sized to <= 60 min on an idle 2-core CPU
+    # (PPO there ~4.5k steps/s + ~5 min of compiles): 2 methods x 3 seeds x 786,432 steps;
+    # the paper trains 2B steps (this is 0.04% of it)
+    "craftax": RunConfig(
+        methods=("dicode", "ppo_target"),
+        total_steps=131_072,
+        craftax=True,
+        craftax_steps=786_432,
+        craftax_seeds=3,
+    ),
 }
 
 BENCH_PROFILES = {
@@ -49,8 +58,7 @@ BENCH_PROFILES = {
 }
 
 _BASE_RETURNS = ", ".join(f'm("return.{b}")' for b in BASELINES)  # `return` is a keyword
-_DEEP_DICODE = ", ".join(f"achievement_success.{a}.dicode" for a in DEEP_ACHIEVEMENTS)
-_DEEP_BASE = ", ".join(f"achievement_success.{a}.{b}" for a in DEEP_ACHIEVEMENTS for b in BASELINES)
+_BASE_LATE = ", ".join(f"late_success.{b}" for b in BASELINES)
 
 CLAIMS = [
     Claim(
@@ -61,13 +69,18 @@ CLAIMS = [
         "+17% mean return over the strongest baseline (Craftax, 2B steps)",
         f'm("return.dicode.lo") > max({_BASE_RETURNS})',
         profiles=("quick", "full"),
+        placebo={"dicode": "ppo_target"},
     ),
     Claim(
         "deep_achievements_only_dicode",
-        "DiCode reaches non-zero success on the deepest achievements (iron, iron tools, "
-        "diamond) where every baseline has none.",
-        "non-zero success on late-game tasks where prior methods fail",
-        f"max({_DEEP_DICODE}) > 0 and max({_DEEP_BASE}) == 0",
+        "The paper's late-game *combat* has no analogue in this world (no late-game enemies); "
+        "its deepest tier is what needs iron tools (make an iron pickaxe or sword, collect a "
+        "diamond). DiCode's late-tier success (per seed, its best late achievement) exceeds "
+        "every baseline's by more than two standard errors over seeds.",
+        "non-zero success on late-game combat tasks where prior methods fail",
+        f"late_success.dicode - 2 * late_success.dicode.se > max({_BASE_LATE})",
+        profiles=("quick", "full"),
+        placebo={"dicode": "ppo_target"},
     ),
     Claim(
         "learnability_selection_matters",
@@ -76,13 +89,19 @@ CLAIMS = [
         "qualitative (ablation of the curriculum's selection)",
         'm("return.dicode.lo") > m("return.dicode_random")',
         profiles=("quick", "full"),
+        placebo={"dicode": "dicode_random"},
     ),
     Claim(
         "curriculum_stays_learnable",
-        "The archive keeps a frontier of worlds that are neither solved nor hopeless (at least "
-        "10% of the archive).",
+        "Learnability selection keeps more of the evaluated archive on the frontier "
+        "(0.05 < p < 0.95 over finished episodes) than uniform selection from the same loop "
+        "(dicode_random), by more than two paired standard errors over seeds, and at least a "
+        "quarter of it.",
         "qualitative (sequences of experiences that remain learnable)",
-        "frontier_fraction >= 0.1",
+        "frontier_fraction.dicode - frontier_fraction.dicode_random "
+        "> 2 * frontier_gain_over_random.se and frontier_fraction.dicode >= 0.25",
+        profiles=("quick", "full"),
+        placebo={"dicode": "dicode_random"},
     ),
 ]
 
@@ -93,6 +112,8 @@ BENCH_CLAIMS = [
         "after warm-up compiles nothing.",
         "issue requirement (one recompile per world would eat the budget)",
         "recompiles_after_warmup == 0",
+        kind="absolute",
+        floor="a world lowered to a new pytree shape recompiles once per world (>= 1 here)",
     ),
     Claim(
         "millions_of_steps",
@@ -101,6 +122,8 @@ BENCH_CLAIMS = [
         "issue requirement",
         "env_steps_per_second.crafting_world > 100000",
         profiles=("quick", "full"),
+        kind="absolute",
+        floor="Craftax-Classic runs ~2.3k steps/s on this CPU; not forced by the bench",
     ),
 ]
 
@@ -110,7 +133,7 @@ PAPER = Paper(
     profiles=PROFILES,
     run="icml26.dicode.experiment:run",
     claims=CLAIMS,
-    bench="icml26.dicode.experiment:bench",
+    bench="icml26.dicode.bench:bench",
     bench_profiles=BENCH_PROFILES,
     bench_claims=BENCH_CLAIMS,
     framework="jax",

@@ -5,8 +5,10 @@ One compiled function, :meth:`PPO.train_chunk`, runs ``updates`` PPO iterations 
 argument, so new worlds never recompile). It returns per-environment episode statistics (the
 curriculum's success rates, returns, achievements) and PLR's positive-value-loss scores.
 
-The policy is a Flax NNX actor-critic MLP (separate actor and critic trunks, orthogonal
-initialisation) over the symbolic observation; :func:`gae` is the generalised advantage
+The policy is a Flax NNX actor-critic over the symbolic observation: an MLP (``policy="mlp"``,
+a shared first layer, orthogonal initialisation) or a recurrent GRU policy (``policy="gru"``:
+a GRU cell whose hidden state is reset where an episode ends, trained on whole per-env
+sequences, as PureJaxRL's recurrent PPO); :func:`gae` is the generalised advantage
 estimator ``Â_t = Σ_l (γλ)^l δ_{t+l}``, ``δ_t = r_t + γ V(s_{t+1})(1 - d_t) - V(s_t)``.
 """
 
@@ -26,7 +28,16 @@ from flax import nnx, struct
 from icml26.dicode import world as crafting
 from icml26.dicode.tech import ACHIEVEMENTS
 
-__all__ = ["CRAFTING_WORLD", "PPO", "ActorCritic", "EnvSpec", "PPOSettings", "Runner", "gae"]
+__all__ = [
+    "CRAFTING_WORLD",
+    "PPO",
+    "ActorCritic",
+    "EnvSpec",
+    "PPOSettings",
+    "RecurrentActorCritic",
+    "Runner",
+    "gae",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,6 +96,8 @@ class PPOSettings:
         hidden: width of both MLP trunks (two layers each).
         lr, gamma, gae_lambda, clip, ent_coef, vf_coef, max_grad_norm: the usual.
         updates_per_chunk: PPO updates per compiled call.
+        policy: ``"mlp"`` or ``"gru"`` (recurrent; minibatches are groups of whole env
+            sequences, so ``n_envs`` must be divisible by ``minibatches``).
     """
 
     n_envs: int = 64
@@ -100,6 +113,11 @@ class PPOSettings:
     vf_coef: float = 0.5
     max_grad_norm: float = 1.0
     updates_per_chunk: int = 4
+    policy: str = "mlp"
+
+    def __post_init__(self) -> None:
+        if self.policy not in ("mlp", "gru"):
+            raise ValueError(f"policy must be 'mlp' or 'gru', got {self.policy!r}")
 
     @property
     def steps_per_chunk(self) -> int:
@@ -121,6 +139,25 @@ class ActorCritic(nnx.Module):
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         h = jnp.tanh(self.trunk(obs))
         return self.pi(jnp.tanh(self.a(h))), self.v(jnp.tanh(self.c(h)))[..., 0]
+
+
+class RecurrentActorCritic(nnx.Module):
+    """``(h, obs) -> (h', logits, value)``: a tanh encoder layer, a GRU cell, then a tanh
+    layer per head. The hidden state is the agent's memory within an episode."""
+
+    def __init__(self, obs_size: int, n_actions: int, hidden: int, *, rngs: nnx.Rngs) -> None:
+        ortho = nnx.initializers.orthogonal
+        self.hidden = hidden
+        self.enc = nnx.Linear(obs_size, hidden, kernel_init=ortho(np.sqrt(2)), rngs=rngs)
+        self.gru = nnx.GRUCell(hidden, hidden, rngs=rngs)
+        self.a = nnx.Linear(hidden, hidden, kernel_init=ortho(np.sqrt(2)), rngs=rngs)
+        self.pi = nnx.Linear(hidden, n_actions, kernel_init=ortho(0.01), rngs=rngs)
+        self.c = nnx.Linear(hidden, hidden, kernel_init=ortho(np.sqrt(2)), rngs=rngs)
+        self.v = nnx.Linear(hidden, 1, kernel_init=ortho(1.0), rngs=rngs)
+
+    def __call__(self, h: jax.Array, obs: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        h, y = self.gru(h, jnp.tanh(self.enc(obs)))
+        return h, self.pi(jnp.tanh(self.a(y))), self.v(jnp.tanh(self.c(y)))[..., 0]
 
 
 def gae(
@@ -161,6 +198,7 @@ class Runner:
     obs: jax.Array
     key: jax.Array
     updates: jax.Array
+    carry: jax.Array  # (n_envs, hidden) GRU state; (n_envs, 1) zeros for the MLP
 
 
 class PPO:
@@ -175,10 +213,15 @@ class PPO:
     def __init__(self, settings: PPOSettings, env: EnvSpec = CRAFTING_WORLD) -> None:
         if settings.n_envs * settings.rollout % settings.minibatches:
             raise ValueError("n_envs * rollout must be divisible by minibatches")
+        if settings.policy == "gru" and settings.n_envs % settings.minibatches:
+            raise ValueError("the GRU policy needs n_envs divisible by minibatches")
         self.settings = settings
         self.env = env
-        model = ActorCritic(env.obs_size, env.n_actions, settings.hidden, rngs=nnx.Rngs(0))
+        self.recurrent = settings.policy == "gru"
+        self._net = RecurrentActorCritic if self.recurrent else ActorCritic
+        model = self._net(env.obs_size, env.n_actions, settings.hidden, rngs=nnx.Rngs(0))
         self.graphdef, _ = nnx.split(model)
+        self.carry_size = settings.hidden if self.recurrent else 1
         self.tx = optax.chain(
             optax.clip_by_global_norm(settings.max_grad_norm),
             optax.adam(settings.lr, eps=1e-5),
@@ -189,7 +232,7 @@ class PPO:
         """Fresh network (seeded by ``key``), optimiser and environments."""
         k_net, k_env, k_run = jax.random.split(key, 3)
         seed = int(jax.random.randint(k_net, (), 0, 2**31 - 1))
-        model = ActorCritic(
+        model = self._net(
             self.env.obs_size, self.env.n_actions, self.settings.hidden, rngs=nnx.Rngs(seed)
         )
         _, params = nnx.split(model)
@@ -203,18 +246,50 @@ class PPO:
             obs=obs,
             key=k_run,
             updates=jnp.int32(0),
+            carry=jnp.zeros((self.settings.n_envs, self.carry_size), jnp.float32),
         )
         # strong dtypes: a weakly typed leaf (Craftax builds states from Python scalars) would
         # make the second train_chunk call, fed the first call's strongly typed output, recompile
         return jax.tree_util.tree_map(lambda x: jnp.array(x, dtype=x.dtype), runner)
 
     def apply(self, params: Any, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """``(logits, value)`` of the MLP policy."""
         return nnx.merge(self.graphdef, params)(obs)
+
+    def act(
+        self, params: Any, carry: jax.Array, obs: jax.Array
+    ) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """``(carry', logits, value)`` for either policy (the MLP passes its carry through)."""
+        if self.recurrent:
+            return nnx.merge(self.graphdef, params)(carry, obs)
+        logits, value = self.apply(params, obs)
+        return carry, logits, value
+
+    def _sequence(
+        self, params: Any, carry: jax.Array, obs: jax.Array, starts: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """Logits and values over a ``(T, n, ...)`` sequence from ``carry``, the state zeroed
+        where ``starts[t]`` (an episode began at step ``t``)."""
+
+        def body(h: jax.Array, x: tuple[jax.Array, jax.Array]) -> Any:
+            o, st = x
+            h = jnp.where(st[:, None], 0.0, h)
+            h, logits, value = self.act(params, h, o)
+            return h, (logits, value)
+
+        _, (logits, value) = jax.lax.scan(body, carry, (obs, starts))
+        return logits, value
 
     # ---------------------------------------------------------------- training
     def _loss(self, params: Any, batch: dict[str, jax.Array]) -> tuple[jax.Array, Any]:
         s = self.settings
-        logits, value = self.apply(params, batch["obs"])
+        if self.recurrent:  # batch: (T, envs, ...) sequences with their starting carry
+            logits, value = self._sequence(params, batch["carry"], batch["obs"], batch["starts"])
+            batch = {k: v.reshape((-1, *v.shape[2:])) for k, v in batch.items() if k != "carry"}
+            logits = logits.reshape((-1, logits.shape[-1]))
+            value = value.reshape(-1)
+        else:
+            logits, value = self.apply(params, batch["obs"])
         logp_all = jax.nn.log_softmax(logits)
         logp = jnp.take_along_axis(logp_all, batch["action"][:, None], axis=-1)[:, 0]
         ratio = jnp.exp(logp - batch["logp"])
@@ -235,9 +310,9 @@ class PPO:
         n = s.n_envs
 
         def env_step(carry: tuple[Any, ...], _: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-            env_state, obs, key = carry
+            env_state, obs, h, start, key = carry
             key, k_act, k_env = jax.random.split(key, 3)
-            logits, value = self.apply(runner.params, obs)
+            h, logits, value = self.act(runner.params, h, obs)
             action = jax.random.categorical(k_act, logits)
             logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=-1)[:, 0]
             obs2, env_state, reward, done, info = self.env.step_batch(
@@ -245,6 +320,7 @@ class PPO:
             )
             tr = {
                 "obs": obs,
+                "starts": start,
                 "action": action,
                 "logp": logp,
                 "value": value,
@@ -254,33 +330,53 @@ class PPO:
                 "ep_ach": info["achievements"],
                 "ep_goal": info["goal_success"],
             }
-            return (env_state, obs2, key), tr
+            h = jnp.where(done[:, None], 0.0, h)  # a new episode starts with a blank memory
+            return (env_state, obs2, h, done, key), tr
 
-        (env_state, obs, key), traj = jax.lax.scan(
-            env_step, (runner.env_state, runner.obs, runner.key), None, length=s.rollout
+        h0 = runner.carry
+        no_start = jnp.zeros((n,), bool)  # runner.carry is already zeroed where episodes began
+        (env_state, obs, h_last, _, key), traj = jax.lax.scan(
+            env_step,
+            (runner.env_state, runner.obs, h0, no_start, runner.key),
+            None,
+            length=s.rollout,
         )
-        _, last_value = self.apply(runner.params, obs)
+        _, _, last_value = self.act(runner.params, h_last, obs)
         adv, target = gae(
             traj["reward"], traj["value"], traj["done"], last_value, s.gamma, s.gae_lambda
         )
-        flat = {
+        seqs = {
             "obs": traj["obs"],
+            "starts": traj["starts"],
             "action": traj["action"],
             "logp": traj["logp"],
             "value": traj["value"],
             "adv": adv,
             "target": target,
         }
-        flat = jax.tree_util.tree_map(lambda x: x.reshape((s.rollout * n, *x.shape[2:])), flat)
+        if self.recurrent:  # minibatches of whole env sequences: (mb, T, envs/mb, ...)
+            flat = {**seqs, "carry": h0[None]}
+        else:
+            flat = jax.tree_util.tree_map(lambda x: x.reshape((s.rollout * n, *x.shape[2:])), seqs)
         grad_fn = jax.value_and_grad(self._loss, has_aux=True)
 
         def epoch(carry: tuple[Any, Any, jax.Array], _: Any) -> Any:
             params, opt_state, key = carry
             key, k_perm = jax.random.split(key)
-            perm = jax.random.permutation(k_perm, s.rollout * n)
-            shuffled = jax.tree_util.tree_map(
-                lambda x: x[perm].reshape((s.minibatches, -1, *x.shape[1:])), flat
-            )
+            if self.recurrent:
+                perm = jax.random.permutation(k_perm, n)
+                shuffled = jax.tree_util.tree_map(
+                    lambda x: jnp.moveaxis(
+                        x[:, perm].reshape((x.shape[0], s.minibatches, -1, *x.shape[2:])), 1, 0
+                    ),
+                    flat,
+                )
+                shuffled["carry"] = shuffled["carry"][:, 0]
+            else:
+                perm = jax.random.permutation(k_perm, s.rollout * n)
+                shuffled = jax.tree_util.tree_map(
+                    lambda x: x[perm].reshape((s.minibatches, -1, *x.shape[1:])), flat
+                )
 
             def minibatch(c: tuple[Any, Any], batch: dict[str, jax.Array]) -> Any:
                 p, o = c
@@ -313,6 +409,7 @@ class PPO:
             obs=obs,
             key=key,
             updates=runner.updates + 1,
+            carry=h_last,
         )
         return runner, stats
 
@@ -336,7 +433,8 @@ class PPO:
             runner.env_state,
         )
         obs = jnp.where(reset_mask[:, None], obs_r, runner.obs)
-        runner = runner.replace(env_state=env_state, obs=obs, key=key)  # type: ignore[attr-defined]
+        carry = jnp.where(reset_mask[:, None], 0.0, runner.carry)
+        runner = runner.replace(env_state=env_state, obs=obs, key=key, carry=carry)  # type: ignore[attr-defined]
         runner, stats = jax.lax.scan(
             lambda r, _: self._update(r, worlds),
             runner,
@@ -360,9 +458,9 @@ class PPO:
         obs, state = jax.vmap(self.env.reset)(jax.random.split(k_reset, n), worlds)
 
         def body(carry: tuple[Any, ...], k: jax.Array) -> Any:
-            state, obs, alive = carry
+            state, obs, alive, h = carry
             k_act, k_env = jax.random.split(k)
-            logits, _ = self.apply(params, obs)
+            h, logits, _ = self.act(params, h, obs)
             action = jax.random.categorical(k_act, logits)
             obs2, state2, _, done, _ = jax.vmap(self.env.step)(
                 jax.random.split(k_env, n), state, action, worlds
@@ -372,10 +470,11 @@ class PPO:
                 state2,
                 state,
             )
-            return (state, obs2, alive & ~done), None
+            return (state, obs2, alive & ~done, h), None
 
-        (state, _, _), _ = jax.lax.scan(
-            body, (state, obs, jnp.ones((n,), bool)), jax.random.split(k_run, max_steps)
+        h0 = jnp.zeros((n, self.carry_size), jnp.float32)
+        (state, _, _, _), _ = jax.lax.scan(
+            body, (state, obs, jnp.ones((n,), bool), h0), jax.random.split(k_run, max_steps)
         )
         return {
             "return": jax.vmap(self.env.episode_return)(state),

@@ -154,7 +154,8 @@ def _mapping(name: str, value: Any, allowed: tuple[str, ...]) -> dict[str, Any]:
 class WorldProgram:
     """A validated world: normalised parameters and placements (hashable, comparable).
 
-    Use :func:`compile_program` to build one from source.
+    Use :func:`compile_program` to build one from source; ``params()`` lowers it to the JAX
+    world's :class:`~icml26.dicode.world.WorldParams`, ``source()`` renders it as canonical code.
     """
 
     map_size: int
@@ -248,6 +249,13 @@ def _defaults() -> dict[str, Any]:
 def compile_program(source: str, *, defaults: dict[str, Any] | None = None) -> WorldProgram:
     """Validate a world program and normalise it (see the module doc).
 
+    Args:
+        source: the program's text (a ``WORLD`` dict, optionally ``def build(world)``).
+        defaults: values for missing ``WORLD`` keys (default: the target world's).
+
+    Returns:
+        The validated :class:`WorldProgram`.
+
     Raises:
         ProgramError: with ``reason`` in ``size``, ``syntax``, ``forbidden``, ``limit``,
             ``runtime`` or ``invalid`` and a message naming the problem.
@@ -313,5 +321,10 @@ _TARGET_DEFAULTS = _defaults()
 
 
 def target_program() -> WorldProgram:
-    """The target world (:data:`TARGET_SOURCE`)."""
+    """The target world.
+
+    Returns:
+        :data:`TARGET_SOURCE` compiled: a 16x16 map, zombies, 400-step episodes, every
+        achievement worth 1, goal ``collect_diamond``.
+    """
     return compile_program(TARGET_SOURCE)

@@ -28,7 +28,13 @@ MAX_RANGE = 256
 
 
 class ProgramError(ValueError):
-    """A world program was rejected; ``reason`` is a short category for counting."""
+    """A world program was rejected.
+
+    Args:
+        reason: a short category for counting (``size``, ``syntax``, ``forbidden``, ``limit``,
+            ``runtime``, ``invalid``).
+        detail: what was wrong, for a person.
+    """
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")

@@ -19,6 +19,7 @@ __all__ = [
     "BLOCKS",
     "DEEP_ACHIEVEMENTS",
     "ITEMS",
+    "LATE_ACHIEVEMENTS",
     "RESOURCES",
     "achievement_index",
     "block_index",
@@ -123,6 +124,8 @@ ACHIEVEMENT_DEPTH = {
 #: The late-game achievements of the "non-zero success where baselines have none" claim:
 #: everything that needs a stone pickaxe first (fixed before any run).
 DEEP_ACHIEVEMENTS = ("collect_iron", "make_iron_pickaxe", "make_iron_sword", "collect_diamond")
+#: The late tier: what needs iron tools (this world has no late-game combat, the paper's claim).
+LATE_ACHIEVEMENTS = ("make_iron_pickaxe", "make_iron_sword", "collect_diamond")
 
 
 def _index(names: tuple[str, ...], kind: str, name: str) -> int:

@@ -33,6 +33,7 @@ __all__ = [
     "EVAL_STREAM",
     "Evaluator",
     "ParamsCache",
+    "hold_slots",
     "make_dreamer",
     "make_scheduler",
     "ppo_settings",
@@ -52,6 +53,7 @@ def ppo_settings(config: RunConfig) -> PPOSettings:
         hidden=config.hidden,
         lr=config.lr,
         updates_per_chunk=config.updates_per_chunk,
+        policy=config.policy,
     )
 
 
@@ -148,6 +150,26 @@ class Evaluator:
         return {"return": np.concatenate(returns), "achievements": np.concatenate(ach)}
 
 
+def hold_slots(since: np.ndarray, n_slots: int) -> list[bool]:
+    """Which slots must keep their world: some env of the slot has not yet finished an episode
+    since the world was assigned.
+
+    Args:
+        since: finished episodes per environment since its world was assigned (slot-major).
+        n_slots: number of slots (``since`` holds ``n_slots * envs_per_slot`` entries).
+
+    Returns:
+        One flag per slot.
+
+    Raises:
+        ValueError: if ``since`` does not split into ``n_slots`` equal slots.
+    """
+    since = np.asarray(since)
+    if since.size % n_slots:
+        raise ValueError(f"{since.size} environments do not split into {n_slots} slots")
+    return [bool(x) for x in since.reshape(n_slots, -1).min(1) < 1]
+
+
 def _profile(achievements: np.ndarray, names: tuple[str, ...] = ACHIEVEMENTS) -> dict[str, float]:
     rates = achievements.astype(float).mean(0)
     return {a: float(r) for a, r in zip(names, rates, strict=True)}
@@ -205,10 +227,22 @@ def train_unit(
 ) -> dict[str, Any]:
     """Train ``method`` with seed ``seed`` for ``config.total_steps`` steps and evaluate it.
 
-    Returns a JSON-ready dict: the return curve (``curve_steps``, ``curve_return``), the final
-    held-out ``returns`` and ``achievement_success``, ``train_seconds``/``train_steps`` (first
-    compiled call excluded), and for DiCode the archive (lineage, success rates, history) and
-    the dreamer's ``dreamed``/``valid`` counts.
+    Args:
+        method: one of :data:`~icml26.dicode.config.METHODS`.
+        seed: the unit's seed (PPO init, environments, scheduler).
+        config: the run's config (budget, slots, dreamer settings).
+        ppo: the learner (its compiled functions are shared across units).
+        evaluator: the held-out target evaluation.
+        dreamer: DiCode's dreamer (unused by the baselines).
+        checkpoint_dir: where to checkpoint and resume (``None``: no checkpoints).
+        on_round: ``f(round, steps, loss, target_return)`` after every round.
+
+    Returns:
+        A JSON-ready dict: the return curve (``curve_steps``, ``curve_return``), the final
+        held-out ``returns`` and ``achievement_success``, ``train_seconds``/``train_steps``
+        (first compiled call excluded), and for DiCode the archive (lineage, success rates,
+        history; ``archive_evaluated`` / ``archive_unevaluated``) and the dreamer's
+        ``dreamed``/``valid`` counts.
     """
     rng = np.random.default_rng([seed, sum(map(ord, method))])
     scheduler = make_scheduler(method, config, dreamer)
@@ -225,6 +259,9 @@ def train_unit(
     curve_return: list[float] = []
     profile: dict[str, float] = {}
     timing = {"seconds": 0.0, "steps": 0}
+    # finished episodes per env since its world was assigned: a slot keeps its world until
+    # every env of it has finished one full episode there
+    since = np.zeros(config.n_slots * eps)
     ckpt = _Checkpoint(checkpoint_dir) if checkpoint_dir is not None else None
     if ckpt is not None and (restored := ckpt.restore(runner)) is not None:
         start_round, runner, py = restored
@@ -233,6 +270,7 @@ def train_unit(
             scheduler.dreamer = dreamer
         curve_steps, curve_return, profile = py["curve_steps"], py["curve_return"], py["profile"]
         programs = py["programs"]
+        since = np.asarray(py.get("since", since), dtype=float)
     else:
         ev = evaluator(runner.params, jax.random.fold_in(eval_key, 0), config.eval_episodes)
         curve_steps.append(0)
@@ -241,10 +279,11 @@ def train_unit(
     previous = programs
     for r in range(start_round, config.rounds):
         if r > start_round or start_round > 0:
-            programs = scheduler.worlds(rng)
+            programs = scheduler.worlds(rng, keep=hold_slots(since, config.n_slots))
         changed = np.repeat(
             np.asarray([a != b for a, b in zip(programs, previous, strict=True)]), eps
         )
+        since[changed] = 0.0  # a changed world starts fresh episodes (reset in train_chunk)
         worlds = cache.batch(programs, eps)
         t0 = time.perf_counter()
         runner, stats = ppo.train_chunk(runner, worlds, jnp.asarray(changed))
@@ -258,6 +297,7 @@ def train_unit(
         def per_slot(x: np.ndarray) -> np.ndarray:
             return np.asarray(x).reshape(config.n_slots, eps).sum(1)
 
+        since += np.asarray(stats["episodes"], dtype=float)
         episodes = per_slot(stats["episodes"])
         successes = per_slot(stats["goal_successes"])
         pvl = np.asarray(stats["positive_value_loss"]).reshape(config.n_slots, eps).mean(1)
@@ -288,6 +328,7 @@ def train_unit(
                     "curve_return": curve_return,
                     "profile": profile,
                     "programs": programs,
+                    "since": since,
                 },
             )
     final = evaluator(
@@ -310,6 +351,8 @@ def train_unit(
         unit["valid"] = scheduler.valid
         unit["rejections"] = scheduler.rejections
         unit["archive_size"] = len(scheduler.archive)
+        unit["archive_evaluated"] = len(scheduler.archive.evaluated())
+        unit["archive_unevaluated"] = len(scheduler.archive.pending())
         unit["frontier_fraction"] = scheduler.frontier_fraction()
         unit["history"] = scheduler.history
         unit["archive"] = [

@@ -11,6 +11,8 @@ The dynamics follow Crafter / Craftax-Classic in miniature: a ``MAX_SIZE x MAX_S
 vitals (health, food, drink, energy), a day/night cycle, up to :data:`MAX_ZOMBIES` zombies that
 chase and hit the agent, and the tech tree of :mod:`icml26.dicode.tech`. The reward of a step is
 ``Σ_a rewards[a] · [a unlocked this step]``; every achievement unlocks at most once an episode.
+An episode ends on death, on timeout, or when the world's goal achievement is unlocked (the
+task solved), as in the official DiCode code, so success rates come from finished tasks.
 
 The observation is symbolic: a one-hot ``(2R+1) x (2R+1)`` local view of blocks plus a zombie
 channel, the inventory, the vitals, the facing direction, sleeping and daylight.
@@ -389,7 +391,8 @@ def step(
     achievements = state.achievements | new
     reward = jnp.sum(params.rewards * new.astype(jnp.float32))
     t = state.t + 1
-    done = (vit[0] <= 0) | (t >= params.episode_length)
+    # the episode ends on death, on timeout, or when the world's task (its goal) is solved
+    done = (vit[0] <= 0) | (t >= params.episode_length) | achievements[params.goal]
     state = EnvState(
         map=world_map,
         pos=pos,

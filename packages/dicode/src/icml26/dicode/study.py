@@ -1,0 +1,220 @@
+"""What a dreamer writes, measured: compile rate, rejection reasons, and the learnability of
+the worlds that compile for a given agent.
+
+:func:`dreamer_study` asks a dreamer (the offline :class:`~icml26.dicode.dreamer.MutationDreamer`
+or an :class:`~icml26.dicode.dreamer.LLMDreamer` on any ``icml26.shared.llm`` backend) for
+``n`` children of the target world, validates each in the sandbox, and plays every valid
+world ``episodes`` times with the agent's policy: its success rate ``p`` on the world's goal
+gives the learnability ``p (1 - p)`` and whether the world is on the frontier
+(``0.05 < p < 0.95``). ``python -m icml26.dicode.study`` trains a short PPO agent on the
+target, then studies the offline dreamer and, with ``--llm``, a language model beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from icml26.dicode.curriculum import learnability
+from icml26.dicode.dreamer import DreamContext, Dreamer, MutationDreamer, summarise_reasons
+from icml26.dicode.ppo import PPO, PPOSettings
+from icml26.dicode.program import WorldProgram, target_program
+from icml26.dicode.tech import ACHIEVEMENTS
+from icml26.dicode.training import Evaluator, ParamsCache
+
+__all__ = ["dreamer_study", "goal_success", "study_markdown"]
+
+
+def goal_success(
+    ppo: PPO, params: Any, programs: list[WorldProgram], key: jax.Array, episodes: int
+) -> np.ndarray:
+    """Success rate of the policy on each program's goal over ``episodes`` episodes each.
+
+    Args:
+        ppo: the learner (its ``evaluate`` plays one episode per world, stochastic policy).
+        params: the policy's parameters.
+        programs: the worlds.
+        key: evaluation key.
+        episodes: episodes per world.
+
+    Returns:
+        One success rate per program.
+
+    Raises:
+        ValueError: if ``programs`` is empty or ``episodes < 1``.
+    """
+    if not programs or episodes < 1:
+        raise ValueError("goal_success needs at least one program and one episode")
+    worlds = ParamsCache().batch(programs, episodes)
+    horizon = 100 * -(-max(p.episode_length for p in programs) // 100)  # few distinct compiles
+    out = ppo.evaluate(params, worlds, key, horizon)
+    ach = np.asarray(out["achievements"]).reshape(len(programs), episodes, -1)
+    goals = np.asarray([ACHIEVEMENTS.index(p.goal) for p in programs])
+    return ach[np.arange(len(programs)), :, goals].mean(1)
+
+
+def dreamer_study(
+    dreamer: Dreamer,
+    ppo: PPO,
+    params: Any,
+    profile: dict[str, float],
+    *,
+    n: int,
+    batch: int = 4,
+    episodes: int = 16,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Ask ``dreamer`` for ``n`` children of the target world and measure them.
+
+    Args:
+        dreamer: any dreamer.
+        ppo, params: the agent that plays the worlds.
+        profile: the agent's success rate per achievement on the target (shown to the dreamer).
+        n: programs asked for; batch: programs per ``dream`` call.
+        episodes: episodes per valid world.
+        seed: the dreaming and evaluation stream.
+
+    Returns:
+        JSON-ready: ``asked``, ``valid``, ``compile_rate``, ``rejections`` (by reason),
+        ``seconds_per_program``, and over the valid worlds ``success_rates``,
+        ``mean_learnability``, ``frontier_share``, ``goals``; ``samples``: up to 3 rejected
+        and 3 valid sources with the rejection detail.
+    """
+    rng = np.random.default_rng([seed, 44])
+    target = target_program()
+    p0 = profile.get(target.goal, 0.0)
+    context = DreamContext(
+        parents=[(target, p0, learnability(p0))],
+        profile=dict(profile),
+        archive=[(target, p0, learnability(p0))],
+    )
+    dreams = []
+    start = time.perf_counter()
+    while len(dreams) < n:
+        dreams += dreamer.dream(context, min(batch, n - len(dreams)), rng)
+    seconds = time.perf_counter() - start
+    valid = [d.program for d in dreams if d.program is not None]
+    out: dict[str, Any] = {
+        "dreamer": dreamer.name,
+        "asked": n,
+        "valid": len(valid),
+        "compile_rate": len(valid) / n,
+        "rejections": summarise_reasons(dreams),
+        "seconds_per_program": seconds / n,
+        "samples": [
+            {"valid": d.valid, "reason": d.reason, "detail": d.detail, "source": d.source[:1200]}
+            for d in [x for x in dreams if not x.valid][:3] + [x for x in dreams if x.valid][:3]
+        ],
+    }
+    if valid:
+        rates = goal_success(ppo, params, valid, jax.random.PRNGKey(seed + 7), episodes)
+        learn = learnability(np.clip(rates, 0.0, 1.0))
+        out |= {
+            "success_rates": rates.tolist(),
+            "mean_learnability": float(np.mean(learn)),
+            "frontier_share": float(np.mean((rates > 0.05) & (rates < 0.95))),
+            "goals": [p.goal for p in valid],
+        }
+    return out
+
+
+def study_markdown(results: dict[str, Any]) -> str:
+    """The study as a Markdown table (for RESULTS.md; never typed by hand).
+
+    Args:
+        results: what ``python -m icml26.dicode.study`` wrote.
+
+    Returns:
+        One row per dreamer: compile rate, rejections, learnability of what compiled.
+    """
+    lines = [
+        f"Agent: PPO on the target world, {results['train_steps']} steps; "
+        f"its target success: collect_wood {results['profile']['collect_wood']:.2f}, "
+        f"make_wood_pickaxe {results['profile']['make_wood_pickaxe']:.2f}, "
+        f"collect_iron {results['profile']['collect_iron']:.2f}.",
+        "",
+        "| dreamer | valid / asked | compile rate | rejections | s per program "
+        "| mean learnability of valid | frontier share of valid |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in ("offline_mutation", "llm"):
+        if name not in results:
+            continue
+        r = results[name]
+        label = f"`{name}`" + (f" ({r['model']})" if r.get("model") else "")
+        learn = f"{r['mean_learnability']:.3f}" if "mean_learnability" in r else "-"
+        share = f"{r['frontier_share']:.2f}" if "frontier_share" in r else "-"
+        rej = ", ".join(f"{k} {v}" for k, v in sorted(r["rejections"].items())) or "none"
+        lines.append(
+            f"| {label} | {r['valid']} / {r['asked']} | {r['compile_rate']:.2f} | {rej} "
+            f"| {r['seconds_per_program']:.1f} | {learn} | {share} |"
+        )
+    return "\n".join(lines)
+
+
+def _train_agent(rounds: int, seed: int) -> tuple[PPO, Any, dict[str, float]]:
+    """A short PPO agent on the target world and its achievement profile there."""
+    ppo = PPO(PPOSettings())
+    target = target_program()
+    worlds = ParamsCache().batch([target], ppo.settings.n_envs)
+    runner = ppo.init(jax.random.PRNGKey(seed), worlds)
+    mask = jax.numpy.zeros((ppo.settings.n_envs,), bool)
+    for _ in range(rounds):
+        runner, _ = ppo.train_chunk(runner, worlds, mask)
+    ev = Evaluator(ppo, 64)(runner.params, jax.random.PRNGKey(seed + 1), 64)
+    profile = dict(zip(ACHIEVEMENTS, np.asarray(ev["achievements"]).mean(0).tolist(), strict=True))
+    return ppo, runner.params, profile
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m icml26.dicode.study --llm smollm2-135m-instruct-q4_1 --n 12 --out x.json``"""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--llm", default="", help="local model spec for icml26.shared.llm")
+    ap.add_argument("--endpoint", default="", help="OpenAI-compatible base URL instead")
+    ap.add_argument("--endpoint-model", default="")
+    ap.add_argument("--n", type=int, default=12)
+    ap.add_argument("--max-tokens", type=int, default=320)
+    ap.add_argument("--train-rounds", type=int, default=8)
+    ap.add_argument("--episodes", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--report", action="store_true", help="print --out as Markdown and stop")
+    args = ap.parse_args(argv)
+    if args.report:
+        print(study_markdown(json.loads(args.out.read_text())))
+        return
+    ppo, params, profile = _train_agent(args.train_rounds, args.seed)
+    results = {"profile": profile, "train_steps": args.train_rounds * ppo.settings.steps_per_chunk}
+    results["offline_mutation"] = dreamer_study(
+        MutationDreamer(), ppo, params, profile, n=args.n, episodes=args.episodes, seed=args.seed
+    )
+    args.out.write_text(json.dumps(results, indent=1))
+    if args.llm or args.endpoint:
+        from icml26.dicode.dreamer import LLMDreamer
+
+        if args.endpoint:
+            from icml26.shared.llm import ChatClient
+
+            backend: Any = ChatClient(args.endpoint, args.endpoint_model)
+        else:
+            from icml26.shared.llm import LocalChatModel
+
+            backend = LocalChatModel.from_spec(args.llm, batch_size=4)
+        llm = LLMDreamer(backend, max_tokens=args.max_tokens)
+        results["llm"] = dreamer_study(
+            llm, ppo, params, profile, n=args.n, episodes=args.episodes, seed=args.seed
+        )
+        results["llm"]["model"] = args.llm or args.endpoint_model
+        results["llm"]["tokens"] = getattr(getattr(backend, "usage", None), "__dict__", {})
+    args.out.write_text(json.dumps(results, indent=1, default=str))
+    print(json.dumps({k: v for k, v in results.items() if k != "profile"}, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""The run's metric keys from the finished (method, seed) units: means over seeds with their
+standard errors, the curriculum's figures, the dreamers' compile rates."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from icml26.dicode.config import BASELINES, RunConfig
+from icml26.dicode.tech import ACHIEVEMENTS, DEEP_ACHIEVEMENTS, LATE_ACHIEVEMENTS
+from icml26.shared.stats import mean_se, paired_difference
+
+__all__ = ["interval", "summarise"]
+
+_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+def interval(values: list[float]) -> tuple[float, float | None, float | None]:
+    """Mean and a 95% Student-t interval over seeds.
+
+    Args:
+        values: one value per seed.
+
+    Returns:
+        ``(mean, lo, hi)``; ``lo`` and ``hi`` are ``None`` for a single seed.
+    """
+    arr = np.asarray(values, dtype=float)
+    mean = float(arr.mean())
+    if arr.size < 2:
+        return mean, None, None
+    half = _T95.get(arr.size - 1, 1.96) * float(arr.std(ddof=1)) / math.sqrt(arr.size)
+    return mean, mean - half, mean + half
+
+
+def _auc(unit: dict[str, Any]) -> float:
+    """Normalised area under the target-return curve: ``∫ R(s) ds / S``."""
+    steps = np.asarray(unit["curve_steps"], dtype=float)
+    ret = np.asarray(unit["curve_return"], dtype=float)
+    return float(np.trapezoid(ret, steps) / max(steps[-1], 1.0))
+
+
+def _se(values: list[float]) -> float:
+    return float(mean_se(values).se) if len(values) > 1 else float("nan")
+
+
+def summarise(units: dict[str, list[dict[str, Any]]], config: RunConfig) -> dict[str, Any]:
+    """The issue's metric keys from the units (means over seeds, ``.se`` their standard error).
+
+    Args:
+        units: per method, one unit dict per seed (:func:`~icml26.dicode.training.train_unit`).
+        config: the run's config (the step budget).
+
+    Returns:
+        The flat metric dict the claims read.
+    """
+    m: dict[str, Any] = {}
+    for method, us in units.items():
+        per_seed = [float(np.mean(u["returns"])) for u in us]
+        mean, lo, hi = interval(per_seed)
+        m[f"return.{method}"] = mean
+        if lo is not None:
+            m[f"return.{method}.lo"] = lo
+            m[f"return.{method}.hi"] = hi
+            m[f"return.{method}.se"] = _se(per_seed)
+        m[f"auc.{method}"] = float(np.mean([_auc(u) for u in us]))
+        for a in ACHIEVEMENTS:
+            m[f"achievement_success.{a}.{method}"] = float(
+                np.mean([u["achievement_success"][a] for u in us])
+            )
+        m[f"deep_success.{method}"] = max(
+            m[f"achievement_success.{a}.{method}"] for a in DEEP_ACHIEVEMENTS
+        )
+        # the late tier (iron tools, diamond): per seed the best late achievement's success
+        late = [max(u["achievement_success"][a] for a in LATE_ACHIEVEMENTS) for u in us]
+        m[f"late_success.{method}"] = float(np.mean(late))
+        if len(us) > 1:
+            m[f"late_success.{method}.se"] = _se(late)
+        if us and "frontier_fraction" in us[0]:
+            ff = [float(u["frontier_fraction"]) for u in us]
+            m[f"frontier_fraction.{method}"] = float(np.mean(ff))
+            if len(us) > 1:
+                m[f"frontier_fraction.{method}.se"] = _se(ff)
+    dicode = units.get("dicode", [])
+    if dicode:
+        m["archive_size"] = float(np.mean([u["archive_size"] for u in dicode]))
+        m["archive_evaluated"] = float(np.mean([u.get("archive_evaluated", 0) for u in dicode]))
+        m["frontier_fraction"] = m["frontier_fraction.dicode"]  # the issue's key: evaluated only
+    rand = units.get("dicode_random", [])
+    if len(dicode) > 1 and len(rand) == len(dicode):  # same seeds: paired
+        gap = paired_difference(
+            [u["frontier_fraction"] for u in dicode], [u["frontier_fraction"] for u in rand]
+        )
+        m["frontier_gain_over_random"] = float(gap.mean)
+        m["frontier_gain_over_random.se"] = float(gap.se)
+    dreamt: dict[str, list[int]] = {}
+    for method in ("dicode", "dicode_random"):
+        for u in units.get(method, []):
+            d = dreamt.setdefault(u["dreamer"], [0, 0])
+            d[0] += u["dreamed"]
+            d[1] += u["valid"]
+    for name, (n, v) in dreamt.items():
+        m[f"program_valid_rate.{name}"] = v / max(n, 1)
+    accel = units.get("accel", [])
+    if accel:
+        m["program_valid_rate.accel_edits"] = sum(u["valid"] for u in accel) / max(
+            1, sum(u["proposed"] for u in accel)
+        )
+    seconds = sum(u["train_seconds"] for us in units.values() for u in us)
+    steps = sum(u["train_steps"] for us in units.values() for u in us)
+    m["steps_per_second"] = steps / seconds if seconds > 0 else float("nan")
+    m["env_steps_per_method"] = float(config.rounds * config.steps_per_round)
+    base = [m[f"return.{b}"] for b in BASELINES if f"return.{b}" in m]
+    if base and "return.dicode" in m:
+        strongest = max(base)
+        m["return_gain_over_strongest_baseline"] = (m["return.dicode"] - strongest) / max(
+            abs(strongest), 1e-9
+        )
+    return m
