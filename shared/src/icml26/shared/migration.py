@@ -15,8 +15,6 @@ from __future__ import annotations
 
 __all__ = ["UNMIGRATED"]
 
-#: Paper slugs still exempt from the layering contract and the strict placebo check.
-UNMIGRATED: frozenset[str] = frozenset(
-    {
-    }
-)
+#: Paper slugs still exempt from the layering contract and the strict placebo check: none since
+#: 2026-12-04 (every paper issue migrated its packages); kept so a new package can start here.
+UNMIGRATED: frozenset[str] = frozenset()
