@@ -234,3 +234,41 @@ def test_save_and_load_a_lora_team(tmp_path, factbook) -> None:  # type: ignore[
         assert all(torch.equal(a[k], c[k]) for k in a)
     with pytest.raises(FileNotFoundError, match="no saved policy for role 'critic'"):
         load_team(tmp_path / "team", ["critic"])
+
+
+def test_rollout_seed_reaches_trl(monkeypatch: pytest.MonkeyPatch, factbook) -> None:  # type: ignore[no-untyped-def]
+    """TRL reseeds torch with its ``seed`` when the trainers are built: the step-0 episodes
+    follow ``rollout_seed`` (two methods with their own seeds sample differently, one seed
+    twice samples the same), not whatever torch was seeded with before."""
+    monkeypatch.setattr(joint._RoleTrainers, "update", lambda self, name, qs, payload: {})
+    team = make_tiny_team(
+        [p.text for p in factbook.passages],
+        ROLES,
+        words=[c.name for c in factbook.countries],
+        hidden_size=16,
+        num_layers=1,
+    )
+    qs = [q for q in factbook.questions if q.hops == "hop2"][:4]
+    real = joint.run_team
+
+    def step0(rollout_seed: int) -> list[list[str]]:
+        played: list[list[Episode]] = []
+        monkeypatch.setattr(
+            joint, "run_team", lambda *a, **k: played.append(real(*a, **k)) or played[-1]
+        )
+        torch.manual_seed(0)  # what the caller seeded before: TRL overrides it
+        settings = TrainSettings(
+            steps=1, questions_per_step=2, group_size=2, seed=7, rollout_seed=rollout_seed
+        )
+        train_decor(
+            team,
+            BM25Search(factbook.passages),
+            qs,
+            settings,
+            episode_settings=EpisodeSettings(max_searches=2),
+        )
+        return [[str(e.queries), str(e.memory), e.answer] for e in played[0]]
+
+    a, b, a_again = step0(1), step0(2), step0(1)
+    assert a == a_again
+    assert a != b

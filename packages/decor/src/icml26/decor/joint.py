@@ -58,6 +58,9 @@ class TrainSettings:
         temperature: sampling temperature of the rollouts (TRL scores with the same one).
         epsilon: clip range of the surrogate.
         seed: the question draw's seed.
+        rollout_seed: the sampling stream's seed (TRL's ``seed``, which reseeds torch when
+            the trainers are built, so the rollouts start from it); ``None``: ``seed``.
+            Give each method its own so two methods do not sample the same episodes.
 
     Raises:
         ValueError: a value out of range (named in the message).
@@ -71,6 +74,7 @@ class TrainSettings:
     temperature: float = 1.0
     epsilon: float = 0.2
     seed: int = 0
+    rollout_seed: int | None = None
 
     def __post_init__(self) -> None:
         if self.steps < 0 or self.questions_per_step < 1:
@@ -136,7 +140,7 @@ class _RoleTrainers:
             temperature=settings.temperature,
             epsilon=settings.epsilon,
             loss_type="dapo",
-            seed=settings.seed,
+            seed=settings.seed if settings.rollout_seed is None else settings.rollout_seed,
         )
         rows = [{"prompt": f"q{i}"} for i in range(settings.questions_per_step)]
         self.trainers: dict[str, Any] = {}

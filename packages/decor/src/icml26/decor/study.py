@@ -220,9 +220,6 @@ def warm_start(
 def _train(
     config: DecorConfig, env: Env, team: Mapping[str, RolePolicy], method: str, seed: int
 ) -> list[dict[str, float]]:
-    import torch
-
-    torch.manual_seed(seed_for(seed, "rollouts", method) % 2**63)
     settings = TrainSettings(
         steps=config.rl_steps,
         questions_per_step=config.questions_per_step,
@@ -231,6 +228,7 @@ def _train(
         lr=config.rl_lr,
         temperature=config.temperature,
         seed=seed_for(seed, "questions") % 2**31,  # the same draws for every method
+        rollout_seed=seed_for(seed, "rollouts", method) % 2**31,  # its own sampling stream
     )
     eps = episode_settings(config)
 
