@@ -19,6 +19,7 @@ from icml26.decor.rewards import (
     filter_advantages,
     filter_intrinsic,
     hybrid_rewards,
+    judged_advantages,
     monolithic_rewards,
     planner_intrinsic,
     role_advantages,
@@ -72,9 +73,27 @@ def test_filter_advantage_is_zero_where_no_evidence_was_retrieved() -> None:
     np.testing.assert_allclose(filter_advantages(np.array([0.7, np.nan]), 2), 0.0)
 
 
+def test_filter_step_size_does_not_depend_on_how_many_were_judged(factbook) -> None:  # type: ignore[no-untyped-def]
+    """[1, NaN, 0, NaN] gives the judged episodes the advantages [1, 0] alone gets (+-0.71),
+    not the +-1.22 that filling NaNs with the mean and scaling over all four would give; the
+    Filter's TRL trainer does not rescale them."""
+    alone = role_advantages(np.array([1.0, 0.0]), 2)
+    np.testing.assert_allclose(alone, [0.7070, -0.7070], atol=1e-3)
+    with_unjudged = filter_advantages(np.array([1.0, np.nan, 0.0, np.nan]), 4)
+    np.testing.assert_allclose(with_unjudged[[0, 2]], alone)
+    np.testing.assert_allclose(with_unjudged[[1, 3]], 0.0)
+    filled_then_scaled = role_advantages(filled_rewards(np.array([1.0, np.nan, 0.0, np.nan]), 4), 4)
+    assert abs(filled_then_scaled[0]) > 1.2  # what the old path gave
+    np.testing.assert_allclose(judged_advantages(np.array([0.3, np.nan]), 2), 0.0)
+    team = make_tiny_team(["a b"], ROLES, hidden_size=16, num_layers=1)
+    trainers = joint._RoleTrainers(team, TrainSettings(questions_per_step=1, group_size=2), 32)
+    assert trainers.trainers["filter"].args.scale_rewards == "none"
+    assert trainers.trainers["planner"].args.scale_rewards == "group"
+
+
 def test_unjudged_filter_turns_leave_the_loss(monkeypatch: pytest.MonkeyPatch, factbook) -> None:  # type: ignore[no-untyped-def]
     """Through train_decor: what the Filter's TRL trainer receives has env_mask 0 on every
-    token of an episode that retrieved no evidence, and reward = its group's judged mean."""
+    token of an episode that retrieved no evidence."""
     seen: dict[str, list] = {}
 
     class Capture:

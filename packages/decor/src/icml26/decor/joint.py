@@ -30,7 +30,7 @@ import gc
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,12 @@ from icml26.decor.data.types import Question
 from icml26.decor.episodes import Episode, EpisodeSettings, Turn, run_monolithic, run_team
 from icml26.decor.policies import ROLES, RolePolicy, Sampling
 from icml26.decor.retrieval import Search
-from icml26.decor.rewards import filled_rewards, hybrid_rewards, monolithic_rewards
+from icml26.decor.rewards import (
+    filled_rewards,
+    hybrid_rewards,
+    judged_advantages,
+    monolithic_rewards,
+)
 
 __all__ = ["TrainSettings", "train_decor", "train_monolithic"]
 
@@ -151,7 +156,7 @@ class _RoleTrainers:
                 policy.tokenizer,
                 [role_reward],
                 rows,
-                grpo,
+                replace(grpo, scale_rewards="none") if name == "filter" else grpo,
                 output_dir=Path(self._tmp.name) / name,
                 rollout_func=self._replay(name),
                 shuffle_dataset=False,
@@ -258,12 +263,14 @@ def train_decor(
         log = _reward_log(rewards)
         for role in ROLES:
             turns = [(e.turns.get(role) or [None])[0] for e in episodes]
-            r = filled_rewards(rewards[role], settings.group_size)
             if role == "filter":  # not trained where not judged: those tokens leave the loss
+                r = judged_advantages(rewards[role], settings.group_size)  # scale_rewards "none"
                 turns = [
                     t if np.isfinite(x) else _masked(t)
                     for t, x in zip(turns, rewards[role], strict=True)
                 ]
+            else:
+                r = filled_rewards(rewards[role], settings.group_size)
             eos = int(roles[role].tokenizer.eos_token_id)
             trl = trainers.update(role, drawn, _payload(turns, r, eos))
             log[f"loss_{role}"] = trl.get("loss", 0.0)
