@@ -291,3 +291,43 @@ def test_rollout_seed_reaches_trl(monkeypatch: pytest.MonkeyPatch, factbook) -> 
     a, b, a_again = step0(1), step0(2), step0(1)
     assert a == a_again
     assert a != b
+
+
+def _seed(scores: dict[str, list[float]]) -> dict:  # type: ignore[type-arg]
+    return {
+        "metrics": {m: {"em.all": float(np.mean(v))} for m, v in scores.items()},
+        "scores": {m: {"em": v} for m, v in scores.items()},
+    }
+
+
+def test_claims_use_a_t_margin_a_floor_and_a_real_self_gap() -> None:
+    from scipy.stats import t
+
+    from icml26.decor.paper import CLAIMS
+    from icml26.decor.study import combine, gap_margin
+
+    rng = np.random.default_rng(1)
+    base = [rng.integers(0, 2, 40).astype(float).tolist() for _ in range(3)]
+    better = [[1.0] * 30 + b[30:] for b in base]
+    low = [[0.0] * 40 for _ in range(3)]
+    high = [[1.0] * 40 for _ in range(3)]
+    claim = next(c for c in CLAIMS if c.id == "decor_beats_monolithic")
+
+    def metrics(single: list[list[float]]) -> dict[str, float]:
+        return combine(
+            [
+                _seed({"decor": d, "monolithic": b, "single_query": s})
+                for d, b, s in zip(better, base, single, strict=True)
+            ]
+        )
+
+    m = metrics(low)
+    assert m["em_gap_margin.decor.monolithic"] == pytest.approx(
+        t.ppf(0.975, 2) * m["em_gap_se.decor.monolithic"]
+    )
+    assert gap_margin(1.0, 3) == pytest.approx(4.3027, abs=1e-3)
+    assert m["em_gap.monolithic.monolithic"] == 0.0
+    assert m["em_gap_se.monolithic.monolithic"] > 0  # the baseline's seed noise, not 0
+    assert claim.evaluate(m)["holds"] is True
+    assert claim.under_placebo(m)[0] is False
+    assert claim.evaluate(metrics(high))["holds"] is False  # under the single-query floor
