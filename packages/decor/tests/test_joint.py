@@ -151,7 +151,11 @@ def test_answer_string_evidence_for_questions_without_gold() -> None:
 def test_monolithic_shaping_adds_the_evidence_signal() -> None:
     eps = [_episode("Rome", 2, [["a"], ["b"]], ["a", "b"]), _episode("Rome", 1, [["z"]], ["z"])]
     np.testing.assert_allclose(monolithic_rewards(eps, 0.5, shaped=False), [0.0, 0.0])
-    np.testing.assert_allclose(monolithic_rewards(eps, 0.5, shaped=True), [0.25, 0.0])
+    # the Planner's evidence term at the Planner's weight: w * r_P, as hybrid_rewards gives it
+    np.testing.assert_allclose(monolithic_rewards(eps, 0.5, shaped=True), [0.5, 0.0])
+    planner = hybrid_rewards(eps, 0.5)["planner"] - 0.5 * hybrid_rewards(eps, 0.5)["em"]
+    plain = monolithic_rewards(eps, 0.5, shaped=False)
+    np.testing.assert_allclose(monolithic_rewards(eps, 0.5, shaped=True) - plain, planner)
 
 
 def test_group_advantages_are_per_question() -> None:

@@ -19,8 +19,9 @@ For an episode with final answer ``a``, gold answers ``Y``, evidence ``G``, quer
 
 Each role's reward is ``R_role = w * r_role + (1 - w) * EM`` (``w = 0``: outcome only). The
 monolithic agent with the same evidence shaping (``monolithic_shaped``) gets
-``w * (r_P + F1) / 2 + (1 - w) * EM``: the Planner's and the Answerer's signals on its one
-policy (it has no Filter), so DECOR against it isolates the decomposition. The plain
+``w * r_P + w * F1 + (1 - w) * EM``: the Planner's evidence signal at the Planner's weight
+added to the plain agent's reward (it has no Filter). What still differs from DECOR: one
+policy (one adapter, one update per step) against three. The plain
 monolithic agent gets ``w * F1 + (1 - w) * EM`` (no evidence).
 """
 
@@ -159,7 +160,8 @@ def filter_advantages(rewards: np.ndarray, group_size: int) -> np.ndarray:
 
 def monolithic_rewards(episodes: Sequence[Episode], w: float, *, shaped: bool) -> np.ndarray:
     """The monolithic agent's reward (module docstring): ``w * F1 + (1 - w) * EM``, or with
-    ``shaped`` the evidence shaping ``w * (r_P + F1) / 2 + (1 - w) * EM``."""
+    ``shaped`` the Planner's evidence signal added at its weight,
+    ``w * r_P + w * F1 + (1 - w) * EM``."""
     if not 0.0 <= w <= 1.0:
         raise ValueError(f"the intrinsic weight w must be in [0, 1], got {w}")
     em, f1 = (
@@ -168,4 +170,4 @@ def monolithic_rewards(episodes: Sequence[Episode], w: float, *, shaped: bool) -
     if not shaped:
         return w * f1 + (1 - w) * em
     planner = np.array([planner_intrinsic(e) for e in episodes])
-    return w * (planner + f1) / 2 + (1 - w) * em
+    return w * planner + w * f1 + (1 - w) * em
