@@ -257,6 +257,8 @@ def test_save_and_load_a_lora_team(tmp_path, factbook) -> None:  # type: ignore[
         assert all(torch.equal(a[k], c[k]) for k in a)
     with pytest.raises(FileNotFoundError, match="no saved policy for role 'critic'"):
         load_team(tmp_path / "team", ["critic"])
+    with pytest.raises(ValueError, match="pass base_model"):  # not a download of 'None'
+        load_team(tmp_path / "team", ROLES)
 
 
 def test_rollout_seed_reaches_trl(monkeypatch: pytest.MonkeyPatch, factbook) -> None:  # type: ignore[no-untyped-def]
