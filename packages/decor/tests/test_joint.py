@@ -337,3 +337,22 @@ def test_claims_use_a_t_margin_a_floor_and_a_real_self_gap() -> None:
     assert claim.evaluate(m)["holds"] is True
     assert claim.under_placebo(m)[0] is False
     assert claim.evaluate(metrics(high))["holds"] is False  # under the single-query floor
+
+
+def test_samples_label_the_shaped_monolithic_agent(factbook) -> None:  # type: ignore[no-untyped-def]
+    from types import SimpleNamespace
+
+    from icml26.decor import study
+    from icml26.decor.config import DecorConfig
+
+    team = make_tiny_team(
+        [p.text for p in factbook.passages],
+        ["monolithic"],
+        words=[c.name for c in factbook.countries],
+        hidden_size=16,
+        num_layers=1,
+    )
+    env = SimpleNamespace(test_search=BM25Search(factbook.passages), test=factbook.questions[:2])
+    for method in ("monolithic", "monolithic_shaped"):
+        episodes = study._evaluate(DecorConfig(max_searches=1), env, team, method)  # type: ignore[arg-type]
+        assert [study._sample(e)["method"] for e in episodes] == [method, method]

@@ -334,7 +334,10 @@ def train_monolithic(
         t0 = time.perf_counter()
         drawn = _draw(questions, settings.questions_per_step, rng)
         batch = [q for q in drawn for _ in range(settings.group_size)]
-        episodes: list[Episode] = run_monolithic(agent, search, batch, eps_settings, sampling)
+        label = "monolithic_shaped" if shaped else "monolithic"
+        episodes: list[Episode] = run_monolithic(
+            agent, search, batch, eps_settings, sampling, method=label
+        )
         reward = monolithic_rewards(episodes, settings.w, shaped=shaped)
         turns = [e.turns["monolithic"][0] for e in episodes]
         trl = trainers.update("monolithic", drawn, _payload(turns, reward, eos))

@@ -272,7 +272,7 @@ def _evaluate(
     if method in ("decor", "outcome_only", "orchestration"):
         return run_team(team, env.test_search, env.test, eps, g, method=method)
     if method.startswith("monolithic"):
-        return run_monolithic(team["monolithic"], env.test_search, env.test, eps, g)
+        return run_monolithic(team["monolithic"], env.test_search, env.test, eps, g, method=method)
     if method == "closed_book":
         return run_closed_book(team["answerer"], env.test, eps, g)
     return run_single_query(team["answerer"], env.test_search, env.test, eps, g)
