@@ -14,9 +14,11 @@ the ``G`` episodes of a question, exactly as for a single policy.
 Every role trains on episodes generated before any role's update of that step (the team
 acts once, then each role updates on its own turns): on-policy for each role.
 
-The Filter is not trained on an episode that retrieved no evidence (its reward there is
-filled with its group's judged mean, so its advantage is exactly 0, and its tokens leave the
-loss through ``env_mask``). The monolithic baselines (:func:`train_monolithic`) go through
+The Filter is not trained on an episode that retrieved no evidence (its advantage there is
+exactly 0 and its tokens leave the loss through ``env_mask``); its advantages are scaled by
+the std of the judged episodes only and handed to a trainer with ``scale_rewards="none"``
+(:func:`icml26.decor.rewards.judged_advantages`), so its step size does not depend on how
+many episodes of the group were judged. The monolithic baselines (:func:`train_monolithic`) go through
 the same trainer with one role.
 
 Roles are separate models (tiny layout) or adapters of one peft model (LoRA layout); with
