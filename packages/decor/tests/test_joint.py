@@ -19,6 +19,7 @@ from icml26.decor.rewards import (
     filter_advantages,
     filter_intrinsic,
     hybrid_rewards,
+    judged_advantages,
     monolithic_rewards,
     planner_intrinsic,
     role_advantages,
@@ -72,9 +73,27 @@ def test_filter_advantage_is_zero_where_no_evidence_was_retrieved() -> None:
     np.testing.assert_allclose(filter_advantages(np.array([0.7, np.nan]), 2), 0.0)
 
 
+def test_filter_step_size_does_not_depend_on_how_many_were_judged(factbook) -> None:  # type: ignore[no-untyped-def]
+    """[1, NaN, 0, NaN] gives the judged episodes the advantages [1, 0] alone gets (+-0.71),
+    not the +-1.22 that filling NaNs with the mean and scaling over all four would give; the
+    Filter's TRL trainer does not rescale them."""
+    alone = role_advantages(np.array([1.0, 0.0]), 2)
+    np.testing.assert_allclose(alone, [0.7070, -0.7070], atol=1e-3)
+    with_unjudged = filter_advantages(np.array([1.0, np.nan, 0.0, np.nan]), 4)
+    np.testing.assert_allclose(with_unjudged[[0, 2]], alone)
+    np.testing.assert_allclose(with_unjudged[[1, 3]], 0.0)
+    filled_then_scaled = role_advantages(filled_rewards(np.array([1.0, np.nan, 0.0, np.nan]), 4), 4)
+    assert abs(filled_then_scaled[0]) > 1.2  # what the old path gave
+    np.testing.assert_allclose(judged_advantages(np.array([0.3, np.nan]), 2), 0.0)
+    team = make_tiny_team(["a b"], ROLES, hidden_size=16, num_layers=1)
+    trainers = joint._RoleTrainers(team, TrainSettings(questions_per_step=1, group_size=2), 32)
+    assert trainers.trainers["filter"].args.scale_rewards == "none"
+    assert trainers.trainers["planner"].args.scale_rewards == "group"
+
+
 def test_unjudged_filter_turns_leave_the_loss(monkeypatch: pytest.MonkeyPatch, factbook) -> None:  # type: ignore[no-untyped-def]
     """Through train_decor: what the Filter's TRL trainer receives has env_mask 0 on every
-    token of an episode that retrieved no evidence, and reward = its group's judged mean."""
+    token of an episode that retrieved no evidence."""
     seen: dict[str, list] = {}
 
     class Capture:
@@ -132,7 +151,11 @@ def test_answer_string_evidence_for_questions_without_gold() -> None:
 def test_monolithic_shaping_adds_the_evidence_signal() -> None:
     eps = [_episode("Rome", 2, [["a"], ["b"]], ["a", "b"]), _episode("Rome", 1, [["z"]], ["z"])]
     np.testing.assert_allclose(monolithic_rewards(eps, 0.5, shaped=False), [0.0, 0.0])
-    np.testing.assert_allclose(monolithic_rewards(eps, 0.5, shaped=True), [0.25, 0.0])
+    # the Planner's evidence term at the Planner's weight: w * r_P, as hybrid_rewards gives it
+    np.testing.assert_allclose(monolithic_rewards(eps, 0.5, shaped=True), [0.5, 0.0])
+    planner = hybrid_rewards(eps, 0.5)["planner"] - 0.5 * hybrid_rewards(eps, 0.5)["em"]
+    plain = monolithic_rewards(eps, 0.5, shaped=False)
+    np.testing.assert_allclose(monolithic_rewards(eps, 0.5, shaped=True) - plain, planner)
 
 
 def test_group_advantages_are_per_question() -> None:
@@ -234,3 +257,102 @@ def test_save_and_load_a_lora_team(tmp_path, factbook) -> None:  # type: ignore[
         assert all(torch.equal(a[k], c[k]) for k in a)
     with pytest.raises(FileNotFoundError, match="no saved policy for role 'critic'"):
         load_team(tmp_path / "team", ["critic"])
+    with pytest.raises(ValueError, match="pass base_model"):  # not a download of 'None'
+        load_team(tmp_path / "team", ROLES)
+
+
+def test_rollout_seed_reaches_trl(monkeypatch: pytest.MonkeyPatch, factbook) -> None:  # type: ignore[no-untyped-def]
+    """TRL reseeds torch with its ``seed`` when the trainers are built: the step-0 episodes
+    follow ``rollout_seed`` (two methods with their own seeds sample differently, one seed
+    twice samples the same), not whatever torch was seeded with before."""
+    monkeypatch.setattr(joint._RoleTrainers, "update", lambda self, name, qs, payload: {})
+    team = make_tiny_team(
+        [p.text for p in factbook.passages],
+        ROLES,
+        words=[c.name for c in factbook.countries],
+        hidden_size=16,
+        num_layers=1,
+    )
+    qs = [q for q in factbook.questions if q.hops == "hop2"][:4]
+    real = joint.run_team
+
+    def step0(rollout_seed: int) -> list[list[str]]:
+        played: list[list[Episode]] = []
+        monkeypatch.setattr(
+            joint, "run_team", lambda *a, **k: played.append(real(*a, **k)) or played[-1]
+        )
+        torch.manual_seed(0)  # what the caller seeded before: TRL overrides it
+        settings = TrainSettings(
+            steps=1, questions_per_step=2, group_size=2, seed=7, rollout_seed=rollout_seed
+        )
+        train_decor(
+            team,
+            BM25Search(factbook.passages),
+            qs,
+            settings,
+            episode_settings=EpisodeSettings(max_searches=2),
+        )
+        return [[str(e.queries), str(e.memory), e.answer] for e in played[0]]
+
+    a, b, a_again = step0(1), step0(2), step0(1)
+    assert a == a_again
+    assert a != b
+
+
+def _seed(scores: dict[str, list[float]]) -> dict:  # type: ignore[type-arg]
+    return {
+        "metrics": {m: {"em.all": float(np.mean(v))} for m, v in scores.items()},
+        "scores": {m: {"em": v} for m, v in scores.items()},
+    }
+
+
+def test_claims_use_a_t_margin_a_floor_and_a_real_self_gap() -> None:
+    from scipy.stats import t
+
+    from icml26.decor.paper import CLAIMS
+    from icml26.decor.study import combine, gap_margin
+
+    rng = np.random.default_rng(1)
+    base = [rng.integers(0, 2, 40).astype(float).tolist() for _ in range(3)]
+    better = [[1.0] * 30 + b[30:] for b in base]
+    low = [[0.0] * 40 for _ in range(3)]
+    high = [[1.0] * 40 for _ in range(3)]
+    claim = next(c for c in CLAIMS if c.id == "decor_beats_monolithic")
+
+    def metrics(single: list[list[float]]) -> dict[str, float]:
+        return combine(
+            [
+                _seed({"decor": d, "monolithic": b, "single_query": s})
+                for d, b, s in zip(better, base, single, strict=True)
+            ]
+        )
+
+    m = metrics(low)
+    assert m["em_gap_margin.decor.monolithic"] == pytest.approx(
+        t.ppf(0.975, 2) * m["em_gap_se.decor.monolithic"]
+    )
+    assert gap_margin(1.0, 3) == pytest.approx(4.3027, abs=1e-3)
+    assert m["em_gap.monolithic.monolithic"] == 0.0
+    assert m["em_gap_se.monolithic.monolithic"] > 0  # the baseline's seed noise, not 0
+    assert claim.evaluate(m)["holds"] is True
+    assert claim.under_placebo(m)[0] is False
+    assert claim.evaluate(metrics(high))["holds"] is False  # under the single-query floor
+
+
+def test_samples_label_the_shaped_monolithic_agent(factbook) -> None:  # type: ignore[no-untyped-def]
+    from types import SimpleNamespace
+
+    from icml26.decor import study
+    from icml26.decor.config import DecorConfig
+
+    team = make_tiny_team(
+        [p.text for p in factbook.passages],
+        ["monolithic"],
+        words=[c.name for c in factbook.countries],
+        hidden_size=16,
+        num_layers=1,
+    )
+    env = SimpleNamespace(test_search=BM25Search(factbook.passages), test=factbook.questions[:2])
+    for method in ("monolithic", "monolithic_shaped"):
+        episodes = study._evaluate(DecorConfig(max_searches=1), env, team, method)  # type: ignore[arg-type]
+        assert [study._sample(e)["method"] for e in episodes] == [method, method]

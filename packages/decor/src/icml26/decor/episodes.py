@@ -284,9 +284,12 @@ def run_monolithic(
     questions: Sequence[Question],
     settings: EpisodeSettings,
     sampling: Sampling,
+    *,
+    method: str = "monolithic",
 ) -> list[Episode]:
-    """One policy: ``query`` turns with every retrieved passage shown, then ``answer X``."""
-    episodes = [Episode(q, "monolithic", turns={"monolithic": []}) for q in questions]
+    """One policy: ``query`` turns with every retrieved passage shown, then ``answer X``
+    (``method``: the label recorded in each episode, e.g. ``"monolithic_shaped"``)."""
+    episodes = [Episode(q, method, turns={"monolithic": []}) for q in questions]
     prompts = [agent.prompt_ids(question_messages(q.text)) for q in questions]
     context = [list(p) for p in prompts]
     completion: list[list[int]] = [[] for _ in questions]

@@ -8,7 +8,8 @@ gaps over seeds x questions) and the plots.
 Metric keys: ``em.<hops>.<method>``, ``f1.<hops>.<method>`` (``hops`` in ``hop1, hop2, hop3,
 all``), ``filter_precision.<method>``, ``filter_recall.<method>``, ``context_tokens.<method>``
 (tokens the answering policy reads when it answers), ``search_calls.<method>``,
-``em_gap.<a>.<b>`` and ``em_gap_se.<a>.<b>`` (paired over seeds x questions), ``seeds``,
+``em_gap.<a>.<b>``, ``em_gap_se.<a>.<b>`` (paired over seeds x questions) and
+``em_gap_margin.<a>.<b>`` (``t(0.975, seeds - 1) * se``), ``seeds``,
 ``train_step_seconds.<method>`` and ``sft_final_loss.<policy>``
 (which weights ran: the run folder's ``env.json``).
 """

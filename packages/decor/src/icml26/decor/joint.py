@@ -14,9 +14,11 @@ the ``G`` episodes of a question, exactly as for a single policy.
 Every role trains on episodes generated before any role's update of that step (the team
 acts once, then each role updates on its own turns): on-policy for each role.
 
-The Filter is not trained on an episode that retrieved no evidence (its reward there is
-filled with its group's judged mean, so its advantage is exactly 0, and its tokens leave the
-loss through ``env_mask``). The monolithic baselines (:func:`train_monolithic`) go through
+The Filter is not trained on an episode that retrieved no evidence (its advantage there is
+exactly 0 and its tokens leave the loss through ``env_mask``); its advantages are scaled by
+the std of the judged episodes only and handed to a trainer with ``scale_rewards="none"``
+(:func:`icml26.decor.rewards.judged_advantages`), so its step size does not depend on how
+many episodes of the group were judged. The monolithic baselines (:func:`train_monolithic`) go through
 the same trainer with one role.
 
 Roles are separate models (tiny layout) or adapters of one peft model (LoRA layout); with
@@ -30,7 +32,7 @@ import gc
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,12 @@ from icml26.decor.data.types import Question
 from icml26.decor.episodes import Episode, EpisodeSettings, Turn, run_monolithic, run_team
 from icml26.decor.policies import ROLES, RolePolicy, Sampling
 from icml26.decor.retrieval import Search
-from icml26.decor.rewards import filled_rewards, hybrid_rewards, monolithic_rewards
+from icml26.decor.rewards import (
+    filled_rewards,
+    hybrid_rewards,
+    judged_advantages,
+    monolithic_rewards,
+)
 
 __all__ = ["TrainSettings", "train_decor", "train_monolithic"]
 
@@ -58,6 +65,9 @@ class TrainSettings:
         temperature: sampling temperature of the rollouts (TRL scores with the same one).
         epsilon: clip range of the surrogate.
         seed: the question draw's seed.
+        rollout_seed: the sampling stream's seed (TRL's ``seed``, which reseeds torch when
+            the trainers are built, so the rollouts start from it); ``None``: ``seed``.
+            Give each method its own so two methods do not sample the same episodes.
 
     Raises:
         ValueError: a value out of range (named in the message).
@@ -71,6 +81,7 @@ class TrainSettings:
     temperature: float = 1.0
     epsilon: float = 0.2
     seed: int = 0
+    rollout_seed: int | None = None
 
     def __post_init__(self) -> None:
         if self.steps < 0 or self.questions_per_step < 1:
@@ -136,7 +147,7 @@ class _RoleTrainers:
             temperature=settings.temperature,
             epsilon=settings.epsilon,
             loss_type="dapo",
-            seed=settings.seed,
+            seed=settings.seed if settings.rollout_seed is None else settings.rollout_seed,
         )
         rows = [{"prompt": f"q{i}"} for i in range(settings.questions_per_step)]
         self.trainers: dict[str, Any] = {}
@@ -147,7 +158,7 @@ class _RoleTrainers:
                 policy.tokenizer,
                 [role_reward],
                 rows,
-                grpo,
+                replace(grpo, scale_rewards="none") if name == "filter" else grpo,
                 output_dir=Path(self._tmp.name) / name,
                 rollout_func=self._replay(name),
                 shuffle_dataset=False,
@@ -254,12 +265,14 @@ def train_decor(
         log = _reward_log(rewards)
         for role in ROLES:
             turns = [(e.turns.get(role) or [None])[0] for e in episodes]
-            r = filled_rewards(rewards[role], settings.group_size)
             if role == "filter":  # not trained where not judged: those tokens leave the loss
+                r = judged_advantages(rewards[role], settings.group_size)  # scale_rewards "none"
                 turns = [
                     t if np.isfinite(x) else _masked(t)
                     for t, x in zip(turns, rewards[role], strict=True)
                 ]
+            else:
+                r = filled_rewards(rewards[role], settings.group_size)
             eos = int(roles[role].tokenizer.eos_token_id)
             trl = trainers.update(role, drawn, _payload(turns, r, eos))
             log[f"loss_{role}"] = trl.get("loss", 0.0)
@@ -323,7 +336,10 @@ def train_monolithic(
         t0 = time.perf_counter()
         drawn = _draw(questions, settings.questions_per_step, rng)
         batch = [q for q in drawn for _ in range(settings.group_size)]
-        episodes: list[Episode] = run_monolithic(agent, search, batch, eps_settings, sampling)
+        label = "monolithic_shaped" if shaped else "monolithic"
+        episodes: list[Episode] = run_monolithic(
+            agent, search, batch, eps_settings, sampling, method=label
+        )
         reward = monolithic_rewards(episodes, settings.w, shaped=shaped)
         turns = [e.turns["monolithic"][0] for e in episodes]
         trl = trainers.update("monolithic", drawn, _payload(turns, reward, eos))

@@ -70,10 +70,12 @@ _SIG = "significantly better EM across seven benchmarks (abstract; no table)"
 def _beats(cid: str, baseline: str, statement: str, paper_value: str) -> Claim:
     return Claim(
         cid,
-        statement + " Paired EM gap over 3 seeds x the evaluation questions above two "
-        "standard errors.",
+        statement + " Paired EM gap over 3 seeds x the evaluation questions above "
+        "t(0.975, seeds - 1) standard errors, and DECOR above the question as its only "
+        "query (`single_query`).",
         paper_value,
-        f"em_gap.decor.{baseline} > 2 * em_gap_se.decor.{baseline}",
+        f"em_gap.decor.{baseline} > em_gap_margin.decor.{baseline} "
+        "and em.all.decor > em.all.single_query",
         # Decided by `llm`; not marked `profiles=("llm",)` because check_paper knows only
         # smoke / quick / full as claim profiles: quick and full report the tiny study's.
         placebo={"decor": baseline},

@@ -247,6 +247,8 @@ def load_team(
 
     Raises:
         FileNotFoundError: a role with nothing saved under ``folder``.
+        ValueError: a LoRA team (``adapter_config.json`` saved) loaded without
+            ``base_model``.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -254,6 +256,12 @@ def load_team(
     for role in roles:
         if not (folder / role).is_dir():
             raise FileNotFoundError(f"no saved policy for role {role!r} in {folder}")
+    lora = [r for r in roles if (folder / r / "adapter_config.json").is_file()]
+    if lora and base_model is None:
+        raise ValueError(
+            f"{folder} holds LoRA adapters (roles {lora}), not whole models: pass base_model "
+            "(the checkpoint they were trained on) to load_team"
+        )
     tokenizer = AutoTokenizer.from_pretrained(folder / "tokenizer")
     if base_model is None:
         return {

@@ -12,19 +12,23 @@ For an episode with final answer ``a``, gold answers ``Y``, evidence ``G``, quer
 * Filter: the F1 of the precision and recall of the kept passages against the evidence that
   was retrieved, defined only when some evidence was retrieved. With none retrieved every
   decision is equally right: the Filter is **not trained on that episode** (its reward is
-  NaN, its turns leave the loss and its advantage is 0: :func:`filter_advantages`).
+  NaN, its turns leave the loss and its advantage is 0: :func:`filter_advantages`). Its
+  group advantage is scaled by the std of the judged episodes only
+  (:func:`judged_advantages`), so its step size does not depend on how many were judged.
 * Answerer: the token F1 of ``a`` against ``Y``.
 
 Each role's reward is ``R_role = w * r_role + (1 - w) * EM`` (``w = 0``: outcome only). The
 monolithic agent with the same evidence shaping (``monolithic_shaped``) gets
-``w * (r_P + F1) / 2 + (1 - w) * EM``: the Planner's and the Answerer's signals on its one
-policy (it has no Filter), so DECOR against it isolates the decomposition. The plain
+``w * r_P + w * F1 + (1 - w) * EM``: the Planner's evidence signal at the Planner's weight
+added to the plain agent's reward (it has no Filter). What still differs from DECOR: one
+policy (one adapter, one update per step) against three. The plain
 monolithic agent gets ``w * F1 + (1 - w) * EM`` (no evidence).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -38,6 +42,7 @@ __all__ = [
     "filter_advantages",
     "filter_intrinsic",
     "hybrid_rewards",
+    "judged_advantages",
     "monolithic_rewards",
     "planner_intrinsic",
     "role_advantages",
@@ -106,13 +111,17 @@ def hybrid_rewards(episodes: Sequence[Episode], w: float) -> dict[str, np.ndarra
     }
 
 
-def role_advantages(rewards: np.ndarray, group_size: int) -> np.ndarray:
-    """Group-normalised advantages (episodes laid out question by question)."""
+def role_advantages(
+    rewards: np.ndarray, group_size: int, *, scale: Literal["group", "none"] = "group"
+) -> np.ndarray:
+    """Group-normalised advantages (episodes laid out question by question), as TRL computes
+    them with ``scale_rewards=scale``."""
     import torch
 
     from icml26.shared.llm.grpo import group_advantages
 
-    return group_advantages(torch.tensor(rewards, dtype=torch.float64), group_size).numpy()
+    t = torch.tensor(rewards, dtype=torch.float64)
+    return group_advantages(t, group_size, scale=scale).numpy()
 
 
 def filled_rewards(rewards: np.ndarray, group_size: int) -> np.ndarray:
@@ -126,15 +135,33 @@ def filled_rewards(rewards: np.ndarray, group_size: int) -> np.ndarray:
     return grouped.reshape(-1)
 
 
+def judged_advantages(rewards: np.ndarray, group_size: int) -> np.ndarray:
+    """Group advantages over the judged episodes only: ``(r - mean) / (std + 1e-4)`` with the
+    mean and the (Bessel) std of the group's non-NaN rewards; 0 on NaN rewards and in a group
+    with fewer than two judged. What the Filter's trainer receives: it runs with
+    ``scale_rewards="none"``, and these already sum to 0 per group, so TRL's centring leaves
+    them unchanged (filling NaNs with the judged mean and letting TRL scale would divide by a
+    std that shrinks with every unjudged episode)."""
+    grouped = np.asarray(rewards, dtype=np.float64).reshape(-1, group_size)
+    out = np.zeros_like(grouped)
+    for row, adv in zip(grouped, out, strict=True):
+        judged = ~np.isnan(row)
+        if judged.sum() >= 2:
+            r = row[judged]
+            adv[judged] = (r - r.mean()) / (r.std(ddof=1) + 1e-4)
+    return out.reshape(-1)
+
+
 def filter_advantages(rewards: np.ndarray, group_size: int) -> np.ndarray:
-    """The Filter's group-relative advantages: 0 on episodes it is not judged on (NaN
-    reward), as TRL computes them from :func:`filled_rewards`."""
-    return role_advantages(filled_rewards(rewards, group_size), group_size)
+    """The Filter's group-relative advantages as TRL computes them: 0 on episodes it is not
+    judged on (NaN reward), scaled by the judged episodes' std (:func:`judged_advantages`)."""
+    return role_advantages(judged_advantages(rewards, group_size), group_size, scale="none")
 
 
 def monolithic_rewards(episodes: Sequence[Episode], w: float, *, shaped: bool) -> np.ndarray:
     """The monolithic agent's reward (module docstring): ``w * F1 + (1 - w) * EM``, or with
-    ``shaped`` the evidence shaping ``w * (r_P + F1) / 2 + (1 - w) * EM``."""
+    ``shaped`` the Planner's evidence signal added at its weight,
+    ``w * r_P + w * F1 + (1 - w) * EM``."""
     if not 0.0 <= w <= 1.0:
         raise ValueError(f"the intrinsic weight w must be in [0, 1], got {w}")
     em, f1 = (
@@ -143,4 +170,4 @@ def monolithic_rewards(episodes: Sequence[Episode], w: float, *, shaped: bool) -
     if not shaped:
         return w * f1 + (1 - w) * em
     planner = np.array([planner_intrinsic(e) for e in episodes])
-    return w * (planner + f1) / 2 + (1 - w) * em
+    return w * planner + w * f1 + (1 - w) * em

@@ -44,6 +44,7 @@ __all__ = [
     "Env",
     "combine",
     "episode_settings",
+    "gap_margin",
     "gap_se",
     "make_env",
     "make_policies",
@@ -220,9 +221,6 @@ def warm_start(
 def _train(
     config: DecorConfig, env: Env, team: Mapping[str, RolePolicy], method: str, seed: int
 ) -> list[dict[str, float]]:
-    import torch
-
-    torch.manual_seed(seed_for(seed, "rollouts", method) % 2**63)
     settings = TrainSettings(
         steps=config.rl_steps,
         questions_per_step=config.questions_per_step,
@@ -231,6 +229,7 @@ def _train(
         lr=config.rl_lr,
         temperature=config.temperature,
         seed=seed_for(seed, "questions") % 2**31,  # the same draws for every method
+        rollout_seed=seed_for(seed, "rollouts", method) % 2**31,  # its own sampling stream
     )
     eps = episode_settings(config)
 
@@ -273,7 +272,7 @@ def _evaluate(
     if method in ("decor", "outcome_only", "orchestration"):
         return run_team(team, env.test_search, env.test, eps, g, method=method)
     if method.startswith("monolithic"):
-        return run_monolithic(team["monolithic"], env.test_search, env.test, eps, g)
+        return run_monolithic(team["monolithic"], env.test_search, env.test, eps, g, method=method)
     if method == "closed_book":
         return run_closed_book(team["answerer"], env.test, eps, g)
     return run_single_query(team["answerer"], env.test_search, env.test, eps, g)
@@ -348,10 +347,21 @@ _PAIRS = (
 )
 
 
+def gap_margin(se: float, seeds: int) -> float:
+    """What a paired gap must exceed: ``t_{0.975, seeds - 1} * se`` (the t quantile over the
+    training seeds, not 2: with 3 seeds it is 4.30); NaN with fewer than 2 seeds."""
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, seeds - 1) * se) if seeds >= 2 else float("nan")
+
+
 def combine(seeds: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """The run's metrics from the seeds' results: ``<metric>.<hops>.<method>`` means over
-    seeds, ``em_gap.<a>.<b>`` / ``em_gap_se.<a>.<b>`` over seeds x questions (and the gap of
-    each baseline against itself, 0, which the claims' placebos read), ``seeds``."""
+    seeds, ``em_gap.<a>.<b>`` / ``em_gap_se.<a>.<b>`` over seeds x questions with
+    ``em_gap_margin.<a>.<b>`` (:func:`gap_margin`), ``seeds``; and each baseline against
+    itself (``em_gap.<b>.<b>``, which the claims' placebos read), paired seed ``i`` with
+    seed ``i + 1`` on the same questions: its mean is 0 by construction, its SE and margin
+    are the baseline's own seed-to-seed noise."""
     out: dict[str, float] = {"seeds": float(len(seeds))}
     for method in METHODS:
         rows = [s["metrics"][method] for s in seeds if method in s["metrics"]]
@@ -360,10 +370,13 @@ def combine(seeds: Sequence[Mapping[str, Any]]) -> dict[str, float]:
             out[f"{head}.{tail}.{method}" if tail else f"{head}.{method}"] = float(
                 np.mean([r[key] for r in rows])
             )
+    n = len(seeds)
     for a, b in _PAIRS:
         if all(a in s["scores"] and b in s["scores"] for s in seeds):
             ea = np.array([s["scores"][a]["em"] for s in seeds])
             eb = np.array([s["scores"][b]["em"] for s in seeds])
-            out[f"em_gap.{a}.{b}"], out[f"em_gap_se.{a}.{b}"] = gap_se(ea, eb)
-            out[f"em_gap.{b}.{b}"], out[f"em_gap_se.{b}.{b}"] = 0.0, 0.0
+            for x, y, key in ((ea, eb, f"{a}.{b}"), (eb, np.roll(eb, -1, axis=0), f"{b}.{b}")):
+                out[f"em_gap.{key}"], se = gap_se(x, y)
+                out[f"em_gap_se.{key}"] = se
+                out[f"em_gap_margin.{key}"] = gap_margin(se, n)
     return out
