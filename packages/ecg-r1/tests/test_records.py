@@ -126,3 +126,24 @@ def test_short_record_delineation_error_names_the_duration(record: np.ndarray) -
     out = record_features(*resample_10s(flat, 200.0))
     assert out["measured_features"] is None
     assert "3.5 s of real samples" in out["delineation_error"]
+
+
+def test_encoders_round_trip_through_the_model_folder(tmp_path: Path) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    from icml26.ecg_r1.encoders import ImageEncoder, SignalEncoder, load_encoders, save_encoders
+
+    torch.manual_seed(0)
+    se, ie = SignalEncoder(width=32, n_tokens=4).eval(), ImageEncoder(width=32, n_tokens=4).eval()
+    path = save_encoders(tmp_path, se, ie)
+    assert path.name == "encoders.safetensors"
+    assert any(k.startswith("signal.") for k in load_file(str(path)))  # a real safetensors file
+    se2, ie2 = load_encoders(tmp_path)
+    assert se2.width == 32 and ie2.n_tokens == 4 and not se2.training
+    x = torch.randn(2, 12, 1000)
+    torch.testing.assert_close(se2(x).readout, se(x).readout)
+    img = torch.rand(2, 96, 256)
+    torch.testing.assert_close(ie2(img).tokens, ie(img).tokens)
+    with pytest.raises(FileNotFoundError, match=r"no encoders\.safetensors"):
+        load_encoders(tmp_path / "empty")

@@ -32,6 +32,7 @@ from icml26.ecg_r1.methods import (
 )
 from icml26.ecg_r1.model import EncodedBank
 from icml26.ecg_r1.render import ImageRasteriser
+from icml26.ecg_r1.encoders import save_encoders
 from icml26.ecg_r1.report import interpret_record
 from icml26.ecg_r1.summary import delineation_metrics, summarise
 from icml26.ecg_r1.tables import write_tables
@@ -86,6 +87,7 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, Any]:
         )
         for k in range(cfg.seeds)
     ]
+    save_encoders(run_dir.path / "model_ecg_r1_seed0", se, ie)  # the folder interprets alone
     ablations = {
         s.name: stages.once(s.name, lambda s=s: run_llm_method(s, inputs, seed=cfg.seed))
         for s in ABLATIONS
@@ -97,7 +99,7 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     if cfg.records:
         model_dir, fs = run_dir.path / "model_ecg_r1_seed0", cfg.records_fs or None
         report = stages.once(
-            "user_record", lambda: interpret_record(model_dir, cfg.records, (se, ie), fs=fs)
+            "user_record", lambda: interpret_record(model_dir, cfg.records, fs=fs)
         )
         run_dir.write_json("user_interpretations.json", report)
     metrics = summarise(test, deline, seeds, ablations, llm, se, cfg)

@@ -3,7 +3,7 @@
 :func:`interpret_record` loads a WFDB record or a CSV file (:func:`~records.load_record`,
 which rejects wrong lead counts, unknown sampling rates and NaN samples with a
 :class:`~records.RecordError`), takes its first 10 s resampled to 200 Hz, draws it as an image, encodes both with the frozen encoders, and asks
-a saved :class:`~model.ECGR1ForCausalLM` (a ``save_pretrained`` folder) for its
+a saved :class:`~model.ECGR1ForCausalLM` (a ``save_pretrained`` folder, with its encoders in ``encoders.safetensors``) for its
 interpretation in each condition, beside the features our delineator measures. A record
 shorter than 10 s (at least 3 s) is padded with its last value for the model's fixed 10 s
 input, and the report says by how much (``padded_s``); the delineator measures the real
@@ -20,6 +20,7 @@ import torch
 
 from icml26.ecg_r1.data import to_model_signal
 from icml26.ecg_r1.delineate import DelineationError, measure_features
+from icml26.ecg_r1.encoders import load_encoders
 from icml26.ecg_r1.model import CONDITIONS, EncodedBank
 from icml26.ecg_r1.protocol import parse_interpretation
 from icml26.ecg_r1.records import load_record
@@ -74,7 +75,7 @@ def record_features(x200: np.ndarray, padded_s: float) -> dict[str, Any]:
 def interpret_record(
     model_dir: str | Path,
     record: str | Path,
-    encoders: tuple[torch.nn.Module, torch.nn.Module],
+    encoders: tuple[torch.nn.Module, torch.nn.Module] | None = None,
     *,
     fs: float | None = None,
     max_new_tokens: int = 256,
@@ -85,7 +86,9 @@ def interpret_record(
         model_dir: a folder written by ``save_pretrained`` (model and tokenizer).
         record: a WFDB record path without extension, or a ``.csv`` file (one column per
             lead, a header row with the lead names; needs ``fs``).
-        encoders: the frozen signal and image encoders the model was trained with.
+        encoders: the frozen signal and image encoders the model was trained with; ``None``
+            loads them from the folder's ``encoders.safetensors`` (written by
+            :func:`~icml26.ecg_r1.encoders.save_encoders`, as the study does).
         fs: the CSV's sampling rate in Hz (a WFDB header carries its own).
         max_new_tokens: the generation cap.
 
@@ -97,7 +100,7 @@ def interpret_record(
 
     Raises:
         RecordError: a bad record (the message names the problem).
-        FileNotFoundError: no model folder.
+        FileNotFoundError: no model folder, or (``encoders=None``) no encoders in it.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -107,7 +110,7 @@ def interpret_record(
     x, rate = load_record(record, fs)
     x200, padded_s = resample_10s(x, rate)
     image = (ImageRasteriser(_FS)(x200[None]) * 255).astype(np.uint8)
-    se, ie = encoders
+    se, ie = encoders if encoders is not None else load_encoders(folder)
     device = str(next(se.parameters()).device)
     bank = EncodedBank.build(se, ie, to_model_signal(x200[None], _FS), image, device=device)
     model = AutoModelForCausalLM.from_pretrained(folder).to(device).use_bank(bank)
