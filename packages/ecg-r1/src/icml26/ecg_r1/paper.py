@@ -78,10 +78,15 @@ CLAIMS = [
         "RL with diagnostic evidence rewards lowers the hallucination rate (statements that "
         "contradict the simulator's features; pooled over statements, records and seeds) against "
         "SFT only on the delineator's measured features (z > 2 by a paired record bootstrap of "
-        "the pooled difference; floor: diagnosis Jaccard >= 0.3 with both modalities).",
+        "the pooled difference, and the gap above 2 seed-level SEs of the per-seed gaps, so "
+        "neither record nor seed noise decides it; floor: diagnosis Jaccard >= 0.3 with both "
+        "modalities).",
         "ECG-R1's RL strengthens evidence-grounded interpretation (qualitative)",
         "hallucination_rate.ecg_r1 < hallucination_rate.sft_only and "
-        "z.hallucination_sft_only_minus_ecg_r1 > 2 and diagnosis_jaccard.both.ecg_r1 >= 0.3",
+        "z.hallucination_sft_only_minus_ecg_r1 > 2 and "
+        "hallucination_gap.sft_only_minus_ecg_r1 > "
+        "2 * hallucination_gap_seed_se.sft_only_minus_ecg_r1 and "
+        "diagnosis_jaccard.both.ecg_r1 >= 0.3",
         profiles=_QF,
         placebo={"ecg_r1": "sft_only"},
     ),
