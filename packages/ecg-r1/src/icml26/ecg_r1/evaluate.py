@@ -4,7 +4,7 @@
 * ``macro_f1.<cond>.<method>``: F1 per label, averaged over the labels present in the test
   set (scikit-learn);
 * ``evidence_accuracy.<method>``: mean evidence score (share of protocol steps whose cited
-  features agree with the measured ones), condition ``both``;
+  features agree with the simulator's true ones), condition ``both``;
 * ``hallucination_rate.<method>``: contradicting statements / statements, condition ``both``;
 * ``cross_modal_consistency.<method>``: mean Jaccard between the label sets the method gives
   from the signal alone and from the image alone;
