@@ -48,7 +48,11 @@ def test_truncation_rate_counts_unclosed_answers_per_method() -> None:
 
 def test_answers_not_truncated_reads_the_truncation_rate() -> None:
     claim = _claim("answers_not_truncated")
-    ok = {"truncation_rate.sft_only": 0.0, "truncation_rate.ecg_r1": 0.05, "format_rate.sft_only": 0.9}
+    ok = {
+        "truncation_rate.sft_only": 0.0,
+        "truncation_rate.ecg_r1": 0.05,
+        "format_rate.sft_only": 0.9,
+    }
     assert evaluate_rule(claim.rule, ok)[0] is True
     # every answer capped: fails whatever the cap is relative to the answers' length
     capped = ok | {"truncation_rate.ecg_r1": 1.0, "generation_cap.ecg_r1": 229.0}

@@ -98,9 +98,7 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, Any]:
         llm = stages.once("ecg_r1_llm", lambda: run_llm_method(ECG_R1, big, seed=cfg.seed))
     if cfg.records:
         model_dir, fs = run_dir.path / "model_ecg_r1_seed0", cfg.records_fs or None
-        report = stages.once(
-            "user_record", lambda: interpret_record(model_dir, cfg.records, fs=fs)
-        )
+        report = stages.once("user_record", lambda: interpret_record(model_dir, cfg.records, fs=fs))
         run_dir.write_json("user_interpretations.json", report)
     metrics = summarise(test, deline, seeds, ablations, llm, se, cfg)
     write_tables(run_dir, metrics)
