@@ -111,7 +111,8 @@ def test_short_record_is_delineated_on_its_real_samples_only(record: np.ndarray)
     assert x200.shape == (12, 2000)
     assert padded_s == pytest.approx(5.0)
     out = record_features(x200, padded_s)
-    assert out["padded_s"] == pytest.approx(5.0) and out["duration_s"] == pytest.approx(5.0)
+    assert out["padded_s"] == pytest.approx(5.0)
+    assert out["duration_s"] == pytest.approx(5.0)
     expected = measure_features(short.astype(np.float32), 200.0).as_dict()
     assert out["measured_features"] == pytest.approx(expected)
     full, none = resample_10s(record, 200.0)
@@ -140,7 +141,8 @@ def test_encoders_round_trip_through_the_model_folder(tmp_path: Path) -> None:
     assert path.name == "encoders.safetensors"
     assert any(k.startswith("signal.") for k in load_file(str(path)))  # a real safetensors file
     se2, ie2 = load_encoders(tmp_path)
-    assert se2.width == 32 and ie2.n_tokens == 4 and not se2.training
+    assert (se2.width, ie2.n_tokens) == (32, 4)
+    assert not se2.training
     x = torch.randn(2, 12, 1000)
     torch.testing.assert_close(se2(x).readout, se(x).readout)
     img = torch.rand(2, 96, 256)

@@ -21,6 +21,7 @@ from typing import Any
 
 from icml26.ecg_r1.config import RunConfig
 from icml26.ecg_r1.data import make_dataset
+from icml26.ecg_r1.encoders import save_encoders
 from icml26.ecg_r1.figures import write_figures
 from icml26.ecg_r1.methods import (
     MethodSpec,
@@ -32,7 +33,6 @@ from icml26.ecg_r1.methods import (
 )
 from icml26.ecg_r1.model import EncodedBank
 from icml26.ecg_r1.render import ImageRasteriser
-from icml26.ecg_r1.encoders import save_encoders
 from icml26.ecg_r1.report import interpret_record
 from icml26.ecg_r1.summary import delineation_metrics, summarise
 from icml26.ecg_r1.tables import write_tables
