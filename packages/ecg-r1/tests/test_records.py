@@ -100,3 +100,52 @@ def test_report_rejects_bad_records_before_loading_the_model(
         interpret_record(model, csv, encoders, fs=200.0)
     with pytest.raises(RecordError, match="sampling rate"):
         interpret_record(model, csv, encoders)
+
+
+def test_short_record_is_delineated_on_its_real_samples_only(record: np.ndarray) -> None:
+    from icml26.ecg_r1.delineate import measure_features
+    from icml26.ecg_r1.report import record_features, resample_10s
+
+    short = record[:, :1000]  # 5 s at 200 Hz
+    x200, padded_s = resample_10s(short, 200.0)
+    assert x200.shape == (12, 2000)
+    assert padded_s == pytest.approx(5.0)
+    out = record_features(x200, padded_s)
+    assert out["padded_s"] == pytest.approx(5.0)
+    assert out["duration_s"] == pytest.approx(5.0)
+    expected = measure_features(short.astype(np.float32), 200.0).as_dict()
+    assert out["measured_features"] == pytest.approx(expected)
+    full, none = resample_10s(record, 200.0)
+    assert none == 0.0
+    assert record_features(full, none)["padded_s"] == 0.0
+
+
+def test_short_record_delineation_error_names_the_duration(record: np.ndarray) -> None:
+    from icml26.ecg_r1.report import record_features, resample_10s
+
+    flat = np.zeros((12, 700))  # 3.5 s of a flat line
+    out = record_features(*resample_10s(flat, 200.0))
+    assert out["measured_features"] is None
+    assert "3.5 s of real samples" in out["delineation_error"]
+
+
+def test_encoders_round_trip_through_the_model_folder(tmp_path: Path) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    from icml26.ecg_r1.encoders import ImageEncoder, SignalEncoder, load_encoders, save_encoders
+
+    torch.manual_seed(0)
+    se, ie = SignalEncoder(width=32, n_tokens=4).eval(), ImageEncoder(width=32, n_tokens=4).eval()
+    path = save_encoders(tmp_path, se, ie)
+    assert path.name == "encoders.safetensors"
+    assert any(k.startswith("signal.") for k in load_file(str(path)))  # a real safetensors file
+    se2, ie2 = load_encoders(tmp_path)
+    assert (se2.width, ie2.n_tokens) == (32, 4)
+    assert not se2.training
+    x = torch.randn(2, 12, 1000)
+    torch.testing.assert_close(se2(x).readout, se(x).readout)
+    img = torch.rand(2, 96, 256)
+    torch.testing.assert_close(ie2(img).tokens, ie(img).tokens)
+    with pytest.raises(FileNotFoundError, match=r"no encoders\.safetensors"):
+        load_encoders(tmp_path / "empty")

@@ -16,6 +16,8 @@ if TYPE_CHECKING:  # what type checkers see; nothing is imported at run time
     from . import baselines as baselines
     from .config import RunConfig as RunConfig
     from .delineate import measure_features as measure_features
+    from .encoders import load_encoders as load_encoders
+    from .encoders import save_encoders as save_encoders
     from .labels import Features as Features
     from .model import ECGR1ForCausalLM as ECGR1ForCausalLM
     from .model import EncodedBank as EncodedBank
@@ -42,7 +44,9 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "SFTSettings": ".train",
         "ecg_rewards": ".rewards",
         "interpret_record": ".report",
+        "load_encoders": ".encoders",
         "load_record": ".records",
+        "save_encoders": ".encoders",
         "measure_features": ".delineate",
         "protocol_answer": ".protocol",
         "reward_functions": ".rewards",

@@ -14,7 +14,9 @@ projectors turn into language-model embeddings.
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -23,7 +25,18 @@ from torch import nn
 from icml26.ecg_r1.data import N_TARGETS
 from icml26.ecg_r1.labels import LABELS
 
-__all__ = ["EncoderOutput", "ImageEncoder", "SignalEncoder", "pretrain_encoder"]
+__all__ = [
+    "ENCODERS_FILE",
+    "EncoderOutput",
+    "ImageEncoder",
+    "SignalEncoder",
+    "load_encoders",
+    "pretrain_encoder",
+    "save_encoders",
+]
+
+#: The encoders' file in a model folder, beside ``save_pretrained``'s files.
+ENCODERS_FILE = "encoders.safetensors"
 
 
 @dataclass
@@ -139,3 +152,68 @@ def pretrain_encoder(
         losses.append(float(loss.detach()))
     encoder.eval()
     return losses
+
+
+def save_encoders(folder: str | Path, signal: SignalEncoder, image: ImageEncoder) -> Path:
+    """Write both encoders into a model folder as ``encoders.safetensors`` (state dicts as
+    ``signal.*`` / ``image.*``, their sizes in the file's metadata), beside the files
+    ``save_pretrained`` writes, so the folder alone interprets a record.
+
+    Args:
+        folder: the model folder (created if missing).
+        signal: the frozen signal encoder the model was trained with.
+        image: the frozen image encoder.
+
+    Returns:
+        The path of the file written.
+    """
+    from safetensors.torch import save_file
+
+    path = Path(folder) / ENCODERS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {f"signal.{k}": v for k, v in signal.state_dict().items()} | {
+        f"image.{k}": v for k, v in image.state_dict().items()
+    }
+    sizes = {
+        name: {"width": enc.width, "n_tokens": enc.n_tokens}
+        for name, enc in (("signal", signal), ("image", image))
+    }
+    tensors = {k: v.detach().cpu().contiguous().clone() for k, v in state.items()}
+    save_file(tensors, str(path), metadata={"sizes": json.dumps(sizes)})
+    return path
+
+
+def load_encoders(folder: str | Path, device: str = "cpu") -> tuple[SignalEncoder, ImageEncoder]:
+    """The encoders :func:`save_encoders` wrote into a model folder, frozen (eval mode, no
+    gradients).
+
+    Args:
+        folder: the model folder (or the ``encoders.safetensors`` file itself).
+        device: where to put them.
+
+    Returns:
+        ``(signal_encoder, image_encoder)``.
+
+    Raises:
+        FileNotFoundError: the folder has no ``encoders.safetensors``.
+    """
+    from safetensors import safe_open
+    from safetensors.torch import load_file
+
+    path = Path(folder)
+    path = path if path.suffix == ".safetensors" else path / ENCODERS_FILE
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no {ENCODERS_FILE} in {path.parent}: save the encoders with save_encoders(folder, "
+            "signal, image) beside save_pretrained, or pass encoders=(signal, image)"
+        )
+    with safe_open(str(path), framework="pt") as f:
+        sizes = json.loads((f.metadata() or {}).get("sizes", "{}"))
+    state = load_file(str(path))
+    se = SignalEncoder(**sizes.get("signal", {}))
+    ie = ImageEncoder(**sizes.get("image", {}))
+    se.load_state_dict({k[7:]: v for k, v in state.items() if k.startswith("signal.")})
+    ie.load_state_dict({k[6:]: v for k, v in state.items() if k.startswith("image.")})
+    for enc in (se, ie):
+        enc.to(device).eval().requires_grad_(False)
+    return se, ie

@@ -4,10 +4,15 @@
 * ``macro_f1.<cond>.<method>``: F1 per label, averaged over the labels present in the test
   set (scikit-learn);
 * ``evidence_accuracy.<method>``: mean evidence score (share of protocol steps whose cited
-  features agree with the measured ones), condition ``both``;
+  features agree with the simulator's true ones), condition ``both``;
 * ``hallucination_rate.<method>``: contradicting statements / statements, condition ``both``;
 * ``cross_modal_consistency.<method>``: mean Jaccard between the label sets the method gives
-  from the signal alone and from the image alone.
+  from the signal alone and from the image alone;
+* ``truncation_rate.<method>``: share of its outputs (all conditions) that do not stop right
+  after ``</answer>`` within the generation cap: cut at the cap (the usual case: the decoder
+  loops until it, with or without a ``</answer>`` on the way) or ended by EOS before closing.
+  The texts are cut at EOS, so the two are not told apart; either way the answer is
+  unfinished.
 
 :func:`paired_z` gives the paired z statistic over test records (mean difference / its
 standard error) that the claims use as their margin beyond noise.
@@ -34,6 +39,10 @@ class MethodScores:
         self.truths = list(truths)
         self.true_labels = [labels_from_features(f) for f in truths]
         self.parsed = {c: [parse_interpretation(x) for x in t] for c, t in self.texts.items()}
+        self.unfinished = {
+            c: np.array([float(not x.rstrip().endswith("</answer>")) for x in t])
+            for c, t in self.texts.items()
+        }
         self.jaccard = {
             c: np.array([jaccard(p.labels, y) for p, y in zip(ps, self.true_labels, strict=True)])
             for c, ps in self.parsed.items()
@@ -55,12 +64,6 @@ class MethodScores:
         else:
             self.consistency = None
 
-    @property
-    def halluc_per_record(self) -> np.ndarray:
-        return np.where(
-            self.halluc_total > 0, self.halluc_bad / np.maximum(self.halluc_total, 1), 0.0
-        )
-
     def macro_f1(self, cond: str) -> float:
         from sklearn.metrics import f1_score
 
@@ -80,6 +83,9 @@ class MethodScores:
         )
         out[f"format_rate.{method}"] = float(
             np.mean([float(p.well_formed) for p in (self.parsed.get("both") or [])] or [0.0])
+        )
+        out[f"truncation_rate.{method}"] = float(
+            np.mean(np.concatenate(list(self.unfinished.values())) if self.unfinished else [0.0])
         )
         if self.consistency is not None:
             out[f"cross_modal_consistency.{method}"] = float(self.consistency.mean())

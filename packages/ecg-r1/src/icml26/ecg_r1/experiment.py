@@ -21,6 +21,7 @@ from typing import Any
 
 from icml26.ecg_r1.config import RunConfig
 from icml26.ecg_r1.data import make_dataset
+from icml26.ecg_r1.encoders import save_encoders
 from icml26.ecg_r1.figures import write_figures
 from icml26.ecg_r1.methods import (
     MethodSpec,
@@ -86,6 +87,7 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, Any]:
         )
         for k in range(cfg.seeds)
     ]
+    save_encoders(run_dir.path / "model_ecg_r1_seed0", se, ie)  # the folder interprets alone
     ablations = {
         s.name: stages.once(s.name, lambda s=s: run_llm_method(s, inputs, seed=cfg.seed))
         for s in ABLATIONS
@@ -96,9 +98,7 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, Any]:
         llm = stages.once("ecg_r1_llm", lambda: run_llm_method(ECG_R1, big, seed=cfg.seed))
     if cfg.records:
         model_dir, fs = run_dir.path / "model_ecg_r1_seed0", cfg.records_fs or None
-        report = stages.once(
-            "user_record", lambda: interpret_record(model_dir, cfg.records, (se, ie), fs=fs)
-        )
+        report = stages.once("user_record", lambda: interpret_record(model_dir, cfg.records, fs=fs))
         run_dir.write_json("user_interpretations.json", report)
     metrics = summarise(test, deline, seeds, ablations, llm, se, cfg)
     write_tables(run_dir, metrics)

@@ -78,10 +78,15 @@ CLAIMS = [
         "RL with diagnostic evidence rewards lowers the hallucination rate (statements that "
         "contradict the simulator's features; pooled over statements, records and seeds) against "
         "SFT only on the delineator's measured features (z > 2 by a paired record bootstrap of "
-        "the pooled difference; floor: diagnosis Jaccard >= 0.3 with both modalities).",
+        "the pooled difference, and the gap above 2 seed-level SEs of the per-seed gaps, so "
+        "neither record nor seed noise decides it; floor: diagnosis Jaccard >= 0.3 with both "
+        "modalities).",
         "ECG-R1's RL strengthens evidence-grounded interpretation (qualitative)",
         "hallucination_rate.ecg_r1 < hallucination_rate.sft_only and "
-        "z.hallucination_sft_only_minus_ecg_r1 > 2 and diagnosis_jaccard.both.ecg_r1 >= 0.3",
+        "z.hallucination_sft_only_minus_ecg_r1 > 2 and "
+        "hallucination_gap.sft_only_minus_ecg_r1 > "
+        "2 * hallucination_gap_seed_se.sft_only_minus_ecg_r1 and "
+        "diagnosis_jaccard.both.ecg_r1 >= 0.3",
         profiles=_QF,
         placebo={"ecg_r1": "sft_only"},
     ),
@@ -127,14 +132,17 @@ CLAIMS += [
     Claim(
         "answers_not_truncated",
         "At the measured generation cap (1.25x the 95th percentile of the SFT answers' token "
-        "lengths, at least that percentile) SFT's answers are complete: format rate >= 0.5.",
+        "lengths) the answers are complete: at most 5% of SFT's and ECG-R1's outputs fail to "
+        "stop right after </answer> (truncation rate, all conditions), and format rate >= 0.5.",
         "n/a (a precondition of the format and Jaccard figures)",
-        "format_rate.sft_only >= 0.5 and generation_cap.ecg_r1 >= answer_tokens_p95.ecg_r1",
+        "truncation_rate.sft_only <= 0.05 and truncation_rate.ecg_r1 <= 0.05 and "
+        "format_rate.sft_only >= 0.5",
         profiles=_QF,
         kind="absolute",
         floor="An answer cut before its </answer> scores format 0: with the old 200-token cap "
         "the SmolLM2 stage scored format 0 and Jaccard 0 from truncation alone. An untrained "
-        "or half-trained decoder also scores near 0, so the rule is not forced by the cap.",
+        "or half-trained decoder loops until the cap (truncation rate near 1), so a cap above "
+        "the answers' length does not force the rule: the decoder must learn to stop.",
     ),
     Claim(
         "decoder_reads_the_classifier",

@@ -251,9 +251,10 @@ def evidence_score(parsed: Interpretation, truth: Features) -> float:
 
 
 def hallucinations(parsed: Interpretation, truth: Features) -> tuple[int, int]:
-    """(contradicting statements, statements): stated feature values outside tolerance of the
-    measured ones, and findings whose criterion the measured features do not meet (or names
-    outside the label set)."""
+    """(contradicting statements, statements): stated feature values outside tolerance of
+    ``truth`` (the simulator's true features in the study, not the delineator's
+    measurements), and findings whose criterion ``truth`` does not meet (or names outside the
+    label set)."""
     bad = total = 0
     for k in parsed.stated():
         total += 1

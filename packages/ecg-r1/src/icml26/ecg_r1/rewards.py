@@ -2,7 +2,8 @@
 
 * diagnosis: Jaccard of the predicted and the true label sets;
 * evidence: the share of the six protocol steps whose cited features agree with the
-  measured ones within tolerance (:func:`~protocol.evidence_score`);
+  record's true features (the simulator's, in the study; whatever ``features`` column the
+  caller gives, for real data) within tolerance (:func:`~protocol.evidence_score`);
 * format: 1 for ``<think>...</think><answer>labels</answer>`` with known labels only, 0.5
   when both blocks are there but something else is off, 0 otherwise.
 

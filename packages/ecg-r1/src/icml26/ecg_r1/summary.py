@@ -4,7 +4,9 @@ Per method (``<m>``: ``ecg_r1``, ``sft_only``, ``no_dropout``, ``free_text``, ``
 ``signal_cnn``, ``rules``; ``ecg_r1`` and ``sft_only`` averaged over the seeds, the
 hallucination rate pooled over them; the others on the first seed): ``diagnosis_jaccard.<cond>.<m>``, ``macro_f1.<cond>.<m>``,
 ``evidence_accuracy.<m>``, ``hallucination_rate.<m>`` (pooled: contradicting statements /
-statements), ``format_rate.<m>``, ``cross_modal_consistency.<m>``.
+statements), ``format_rate.<m>``, ``truncation_rate.<m>`` (outputs that do not stop
+right after ``</answer>`` within the cap; ``ecg_r1_llm`` too when the SmolLM2 stage ran),
+``cross_modal_consistency.<m>``.
 
 Hallucination, one statistic: ``hallucination_rate.<m>`` pooled; its seed spread
 ``hallucination_rate_se.<m>``; ``hallucination_gap.sft_only_minus_ecg_r1`` (pooled over seeds

@@ -16,6 +16,7 @@ _COLUMNS = (
     ("evidence", "evidence_accuracy.{}"),
     ("hallucination", "hallucination_rate.{}"),
     ("format", "format_rate.{}"),
+    ("truncated", "truncation_rate.{}"),
     ("consistency", "cross_modal_consistency.{}"),
 )
 
@@ -76,10 +77,15 @@ def readme_tables(results: dict[str, Any]) -> str:
         "| Jaccard lost without the read-out token | "
         + _fmt(m, "readout_ablation.jaccard_drop")
         + " |",
-        "| answer tokens p95 / generation cap: tiny LM; SmolLM2 | "
-        + _fmt(m, "answer_tokens_p95.ecg_r1", "generation_cap.ecg_r1")
+        "| answer tokens p95 / generation cap / truncation rate: tiny LM; SmolLM2 | "
+        + _fmt(m, "answer_tokens_p95.ecg_r1", "generation_cap.ecg_r1", "truncation_rate.ecg_r1")
         + "; "
-        + _fmt(m, "answer_tokens_p95.ecg_r1_llm", "generation_cap.ecg_r1_llm")
+        + _fmt(
+            m,
+            "answer_tokens_p95.ecg_r1_llm",
+            "generation_cap.ecg_r1_llm",
+            "truncation_rate.ecg_r1_llm",
+        )
         + " |",
     ]
     return tables_markdown(m) + "\n" + "\n".join(rows) + "\n"

@@ -1,0 +1,73 @@
+"""The claim rules on hand-made metrics: each decides on the figure it names."""
+
+from __future__ import annotations
+
+from icml26.ecg_r1.paper import PAPER
+from icml26.shared.claims import evaluate_rule
+
+
+def _claim(name: str):
+    return next(c for c in PAPER.claims if c.id == name)
+
+
+def _halluc(gap: float, seed_se: float) -> dict[str, float]:
+    return {
+        "hallucination_rate.ecg_r1": 0.3,
+        "hallucination_rate.sft_only": 0.3 + gap,
+        "hallucination_gap.sft_only_minus_ecg_r1": gap,
+        "hallucination_gap_seed_se.sft_only_minus_ecg_r1": seed_se,
+        "z.hallucination_sft_only_minus_ecg_r1": 5.0,  # record bootstrap: always "significant"
+        "diagnosis_jaccard.both.ecg_r1": 0.5,
+        "diagnosis_jaccard.both.sft_only": 0.5,
+    }
+
+
+def test_hallucination_claim_needs_the_gap_beyond_seed_noise() -> None:
+    claim = _claim("evidence_rewards_lower_hallucination")
+    assert evaluate_rule(claim.rule, _halluc(0.1, 0.03))[0] is True
+    # the record-bootstrap z alone does not decide: seeds disagree more than the gap
+    assert evaluate_rule(claim.rule, _halluc(0.1, 0.065))[0] is False
+    assert claim.under_placebo(_halluc(0.1, 0.03))[0] is False
+
+
+def test_truncation_rate_counts_unclosed_answers_per_method() -> None:
+    import numpy as np
+
+    from icml26.ecg_r1.evaluate import score_method
+    from icml26.ecg_r1.protocol import protocol_answer
+    from icml26.ecg_r1.wavemodel import sample_params, simulate
+
+    rng = np.random.default_rng(0)
+    feats = simulate(sample_params(rng, 4), rng).features
+    done = [protocol_answer(f) for f in feats]
+    capped = [t[: len(t) // 2] for t in done]  # cut mid-answer, as at the generation cap
+    both = done[:3] + capped[3:]
+    m = score_method({"both": both, "signal_only": done}, feats).metrics("m")
+    assert m["truncation_rate.m"] == 1 / 8
+
+
+def test_answers_not_truncated_reads_the_truncation_rate() -> None:
+    claim = _claim("answers_not_truncated")
+    ok = {
+        "truncation_rate.sft_only": 0.0,
+        "truncation_rate.ecg_r1": 0.05,
+        "format_rate.sft_only": 0.9,
+    }
+    assert evaluate_rule(claim.rule, ok)[0] is True
+    # every answer capped: fails whatever the cap is relative to the answers' length
+    capped = ok | {"truncation_rate.ecg_r1": 1.0, "generation_cap.ecg_r1": 229.0}
+    assert evaluate_rule(claim.rule, capped)[0] is False
+
+
+def test_an_answer_that_runs_on_after_its_close_counts_as_truncated() -> None:
+    import numpy as np
+
+    from icml26.ecg_r1.evaluate import score_method
+    from icml26.ecg_r1.protocol import protocol_answer
+    from icml26.ecg_r1.wavemodel import sample_params, simulate
+
+    rng = np.random.default_rng(1)
+    feats = simulate(sample_params(rng, 2), rng).features
+    done = [protocol_answer(f) for f in feats]
+    looping = [done[0], done[1] + "<answer>rbbb</answer><answer>rb"]  # runs on to the cap
+    assert score_method({"both": looping}, feats).metrics("m")["truncation_rate.m"] == 0.5
