@@ -169,3 +169,23 @@ def test_trainer_takes_an_optax_transformation(fput_data, tiny) -> None:  # type
         Trainer(model, ds.train.x, ds.x_ref, settings, optimizer="adam")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="w_energy"):
         Trainer(model, ds.train.x, ds.x_ref, TrainSettings(w_energy=1.0))
+
+
+def test_encode_decode_energy_are_float64_in_a_float32_context(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
+    """Called directly (outside ``predict``) with x64 off, ``encode``, ``decode`` and the learned
+    energy still return float64 with no truncation warning (review 42 #5: they returned float32)."""
+    system, ds, basis = fput_data
+    kw = {"n": ds.n, "dt": system.dt, "damped": False, "arch": tiny, "basis": basis}
+    model = build_model("rohnn", q_ref=ds.q_ref, seed=0, **kw)
+    x = np.asarray(ds.test.x[0, 0])
+    with warnings.catch_warnings(), jax.enable_x64(False):
+        warnings.simplefilter("error")
+        z = model.encode(x)
+        xh = model.decode(z)
+        e = model.dynamics.energy(z)
+        assert z.dtype == xh.dtype == e.dtype == jnp.float64, (z.dtype, xh.dtype, e.dtype)
+        assert jnp.zeros(1).dtype == jnp.float32  # the caller's setting is untouched
+    with jax.enable_x64(True):  # the same numbers as under the global switch
+        np.testing.assert_allclose(np.asarray(xh), np.asarray(model.decode(model.encode(x))))
+    with pytest.raises(ValueError, match="latent states of dimension"):
+        model.decode(np.zeros(model.latent_dim + 1))

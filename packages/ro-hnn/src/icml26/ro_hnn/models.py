@@ -62,12 +62,42 @@ class ReducedModel(nnx.Module):
         return 2 * int(self.autoencoder.d)
 
     def encode(self, x: jax.Array) -> jax.Array:
+        """The latent state of a full state (float64 under ``jax.enable_x64``, whatever the
+        caller's global setting: never a silent float32 result).
+
+        Args:
+            x: ``(2n,)`` full state.
+
+        Returns:
+            ``(2d,)`` latent state, float64.
+
+        Raises:
+            ValueError: a state whose last dimension is not ``2n``.
+        """
         if x.shape[-1] != self.full_dim:
             raise ValueError(f"expected states of dimension {self.full_dim}, got shape {x.shape}")
-        return self.autoencoder.encode(x)
+        with jax.enable_x64(True):
+            return self.autoencoder.encode(jnp.asarray(x, jnp.float64))
 
     def decode(self, z: jax.Array) -> jax.Array:
-        return self.autoencoder.decode(z)
+        """The full state of a latent state (float64 under ``jax.enable_x64``, like
+        :meth:`encode`).
+
+        Args:
+            z: ``(2d,)`` latent state.
+
+        Returns:
+            ``(2n,)`` full state, float64.
+
+        Raises:
+            ValueError: a latent state whose last dimension is not ``2d``.
+        """
+        if z.shape[-1] != self.latent_dim:
+            raise ValueError(
+                f"expected latent states of dimension {self.latent_dim}, got shape {z.shape}"
+            )
+        with jax.enable_x64(True):
+            return self.autoencoder.decode(jnp.asarray(z, jnp.float64))
 
     def latent_step(self, z: jax.Array) -> jax.Array:
         h = self.dt / self.substeps
