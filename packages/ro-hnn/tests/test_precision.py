@@ -189,3 +189,23 @@ def test_encode_decode_energy_are_float64_in_a_float32_context(fput_data, tiny) 
         np.testing.assert_allclose(np.asarray(xh), np.asarray(model.decode(model.encode(x))))
     with pytest.raises(ValueError, match="latent states of dimension"):
         model.decode(np.zeros(model.latent_dim + 1))
+
+
+def test_predict_refuses_a_batch_and_a_non_finite_state(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
+    """A batched ``(B, 2n)`` state (a JAX-internal ``dot_general`` TypeError before) and a NaN
+    state (a silent NaN rollout before) are refused with errors naming the problem (review 42 #7)."""
+    system, ds, basis = fput_data
+    kw = {"n": ds.n, "dt": system.dt, "damped": False, "arch": tiny, "basis": basis}
+    model = build_model("rohnn", q_ref=ds.q_ref, seed=0, **kw)
+    batch = np.asarray(ds.test.x[:, 0])
+    with pytest.raises(ValueError, match=r"one state of shape \(12,\), got shape \(2, 12\).*vmap"):
+        model.predict(batch, 3)
+    with pytest.raises(ValueError, match=r"shape \(12,\), got shape \(5,\)"):
+        model.predict(np.zeros(5), 3)
+    bad = batch[0].copy()
+    bad[3] = np.nan
+    with pytest.raises(ValueError, match="non-finite"):
+        model.predict(bad, 3)
+    bad[3] = np.inf
+    with pytest.raises(ValueError, match="non-finite"):
+        model.predict(bad, 3)

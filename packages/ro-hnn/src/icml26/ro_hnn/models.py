@@ -114,7 +114,23 @@ class ReducedModel(nnx.Module):
 
         Returns:
             Latent ``(steps+1, 2d)`` and decoded ``(steps+1, 2n)`` trajectories.
+
+        Raises:
+            ValueError: ``x0`` not of shape ``(2n,)`` (a batch ``(B, 2n)`` included: use
+                ``jax.vmap(lambda x: model.predict(x, steps))``), or not finite.
         """
+        shape = tuple(jnp.shape(x0))
+        if shape != (self.full_dim,):
+            raise ValueError(
+                f"predict takes one state of shape ({self.full_dim},), got shape {shape}"
+                + (
+                    "; for a batch use jax.vmap(lambda x: model.predict(x, steps))"
+                    if len(shape) > 1
+                    else ""
+                )
+            )
+        if not isinstance(x0, jax.core.Tracer) and not np.all(np.isfinite(np.asarray(x0))):
+            raise ValueError("predict got a non-finite initial state (NaN or inf entries)")
         with jax.enable_x64(True):
             z = rollout(self.latent_step, self.encode(jnp.asarray(x0, jnp.float64)), steps)
             return z, jax.vmap(self.decode)(z)
