@@ -46,3 +46,9 @@ def test_energy_term_claim_compares_with_its_ablation() -> None:
 
 def test_exact_symplecticity_is_a_test_not_a_claim() -> None:
     assert "symplectic_by_construction" not in {c.id for c in PAPER.claims}
+
+
+def test_learned_energy_conservation_is_a_test_not_a_claim() -> None:
+    """It held under the PSD + HNN placebo (review 42 #4): a property of the integrator, asserted
+    in ``test_cli.py`` (trained) and ``test_precision.py`` (untrained)."""
+    assert "learned_energy_bounded" not in {c.id for c in PAPER.claims}
