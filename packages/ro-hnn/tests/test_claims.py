@@ -86,3 +86,19 @@ def test_learned_energy_conservation_is_a_test_not_a_claim() -> None:
     """It held under the PSD + HNN placebo (review 42 #4): a property of the integrator, asserted
     in ``test_cli.py`` (trained) and ``test_precision.py`` (untrained)."""
     assert "learned_energy_bounded" not in {c.id for c in PAPER.claims}
+
+
+def test_energy_bounded_needs_a_useful_model() -> None:
+    """Review 42 #3: a collapsed, near-constant decoded state with matched energy drifts by
+    about 0; the rule also requires the h1 rollout error below 1 on both systems."""
+    claim = _claim("energy_bounded")
+    m = {
+        "rollout_error.fput.rohnn.h1": 0.04,
+        "rollout_error.wave.rohnn.h1": 0.3,
+        "energy_drift.fput.rohnn": 0.05,
+        "energy_drift.wave.rohnn": 0.08,
+    }
+    assert claim.evaluate(m)["holds"] is True
+    assert claim.evaluate({**m, "rollout_error.wave.rohnn.h1": 1.004})["holds"] is False
+    assert claim.evaluate({**m, "rollout_error.fput.rohnn.h1": 1.0})["holds"] is False
+    assert claim.evaluate({**m, "energy_drift.fput.rohnn": 0.104})["holds"] is False

@@ -68,14 +68,20 @@ CLAIMS = [
     ),
     Claim(
         "energy_bounded",
-        "RO-HNN predictions are physically consistent: the true energy of decoded rollouts "
-        "(10x the training horizon) stays within 10% of the initial energy on FPUT and the wave.",
+        "RO-HNN predictions are useful and physically consistent: better than predicting the "
+        "mean state one step ahead (rollout error at h1 below 1), and the true energy of decoded "
+        "rollouts (10x the training horizon) stays within 10% of the initial energy, on FPUT "
+        "and the wave.",
         "qualitative ('physically-consistent, stable' predictions); we test drift <= 10%",
+        "rollout_error.fput.rohnn.h1 < 1 and rollout_error.wave.rohnn.h1 < 1 and "
         "max(energy_drift.fput.rohnn, energy_drift.wave.rohnn) <= 0.1",
         kind="absolute",
         floor="a model that decodes to the mean training state drifts by |H(x_ref) - H(x0)| / "
-        "H(x0), of order 1; not forced: nothing in the model conserves the true energy of its "
-        "decoded states (at 200 steps RO-HNN drifted by 2.3 on FPUT)",
+        "H(x0), of order 1, but a near-constant decoded state whose true energy matches H(x0) "
+        "drifts by about 0, and the energy term (w_energy) pushes towards matching energies: "
+        "the h1 < 1 premise refuses such a collapsed model (error 1 = the mean state). Not "
+        "forced: the energy term sees 6-step windows only, and nothing in the model conserves "
+        "the true energy of decoded long rollouts (quick run at a17246d: drift 0.92 on FPUT)",
         profiles=("quick", "full"),
     ),
     Claim(
