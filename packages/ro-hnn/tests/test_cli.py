@@ -34,7 +34,9 @@ def test_smoke_run_writes_metrics_plots_and_claims(tmp_path: Path) -> None:
         assert f"energy_drift.fput.{model}" in m
         assert f"projection_error.fput.{model}" in m
         assert f"rollout_seconds.fput.{model}" in m
-        assert m[f"learned_energy_drift.fput.{model}"] is not None  # a learned Hamiltonian
+        # the learned Hamiltonian is conserved along latent rollouts (10x the training horizon)
+        # to 5% above its floor: a property of the symplectic integrator, a test not a claim
+        assert m[f"learned_energy_drift.fput.{model}"] <= 0.05
     assert 0 <= m["psd_projection_error.fput"] < 1
     assert m["latent_dim.fput"] == 4
     assert m["symplecticity_defect.fput.rohnn"] < 1e-10  # exact by construction, after training

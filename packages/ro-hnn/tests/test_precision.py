@@ -130,8 +130,11 @@ def test_evaluation_compiles_once_per_shape(fput_data, tiny) -> None:  # type: i
     before = _cache_sizes()
     second = build_model("rohnn", seed=1, **kw)  # another seed: same structure and shapes
     ev.evaluate_model(second, *args, energy=system.hamiltonian)
-    ev.evaluate_model(second, *args, energy=system.hamiltonian)
+    out = ev.evaluate_model(second, *args, energy=system.hamiltonian)
     assert _cache_sizes() == before
+    # an untrained learned H is conserved along its latent rollout too (the integrator's
+    # property, why ``learned_energy_bounded`` is a test and not a claim: review 42 #4)
+    assert out["learned_energy_drift"] <= 0.05, out["learned_energy_drift"]
 
 
 def test_trainer_refuses_what_is_not_an_optax_transformation(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
@@ -169,3 +172,43 @@ def test_trainer_takes_an_optax_transformation(fput_data, tiny) -> None:  # type
         Trainer(model, ds.train.x, ds.x_ref, settings, optimizer="adam")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="w_energy"):
         Trainer(model, ds.train.x, ds.x_ref, TrainSettings(w_energy=1.0))
+
+
+def test_encode_decode_energy_are_float64_in_a_float32_context(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
+    """Called directly (outside ``predict``) with x64 off, ``encode``, ``decode`` and the learned
+    energy still return float64 with no truncation warning (review 42 #5: they returned float32)."""
+    system, ds, basis = fput_data
+    kw = {"n": ds.n, "dt": system.dt, "damped": False, "arch": tiny, "basis": basis}
+    model = build_model("rohnn", q_ref=ds.q_ref, seed=0, **kw)
+    x = np.asarray(ds.test.x[0, 0])
+    with warnings.catch_warnings(), jax.enable_x64(False):
+        warnings.simplefilter("error")
+        z = model.encode(x)
+        xh = model.decode(z)
+        e = model.dynamics.energy(z)
+        assert z.dtype == xh.dtype == e.dtype == jnp.float64, (z.dtype, xh.dtype, e.dtype)
+        assert jnp.zeros(1).dtype == jnp.float32  # the caller's setting is untouched
+    with jax.enable_x64(True):  # the same numbers as under the global switch
+        np.testing.assert_allclose(np.asarray(xh), np.asarray(model.decode(model.encode(x))))
+    with pytest.raises(ValueError, match="latent states of dimension"):
+        model.decode(np.zeros(model.latent_dim + 1))
+
+
+def test_predict_refuses_a_batch_and_a_non_finite_state(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
+    """A batched ``(B, 2n)`` state (a JAX-internal ``dot_general`` TypeError before) and a NaN
+    state (a silent NaN rollout before) are refused with errors naming the problem (review 42 #7)."""
+    system, ds, basis = fput_data
+    kw = {"n": ds.n, "dt": system.dt, "damped": False, "arch": tiny, "basis": basis}
+    model = build_model("rohnn", q_ref=ds.q_ref, seed=0, **kw)
+    batch = np.asarray(ds.test.x[:, 0])
+    with pytest.raises(ValueError, match=r"one state of shape \(12,\), got shape \(2, 12\).*vmap"):
+        model.predict(batch, 3)
+    with pytest.raises(ValueError, match=r"shape \(12,\), got shape \(5,\)"):
+        model.predict(np.zeros(5), 3)
+    bad = batch[0].copy()
+    bad[3] = np.nan
+    with pytest.raises(ValueError, match="non-finite"):
+        model.predict(bad, 3)
+    bad[3] = np.inf
+    with pytest.raises(ValueError, match="non-finite"):
+        model.predict(bad, 3)

@@ -113,8 +113,18 @@ class GeometricHNN(nnx.Module):
         return 0.5 * p @ self.mass_inverse(q) @ p + self.potential(q)
 
     def energy(self, x: jax.Array) -> jax.Array:
-        q, p = split_state(x)
-        return self.hamiltonian(q, p)
+        """The learned Hamiltonian ``H(q, p)`` of a latent state ``x = (q, p)``, float64 under
+        ``jax.enable_x64`` whatever the caller's global setting (never a silent float32 value).
+
+        Args:
+            x: ``(2d,)`` latent state.
+
+        Returns:
+            The scalar learned energy, float64.
+        """
+        with jax.enable_x64(True):
+            q, p = split_state(jnp.asarray(x, jnp.float64))
+            return self.hamiltonian(q, p)
 
     def velocity(self, q: jax.Array, p: jax.Array) -> jax.Array:
         """``∂H/∂p = M^{-1}(q) p`` in closed form."""
@@ -162,8 +172,10 @@ class PlainHNN(nnx.Module):
         return self.net(jnp.concatenate([q, p]) * self.input_scale)[0]
 
     def energy(self, x: jax.Array) -> jax.Array:
-        q, p = split_state(x)
-        return self.hamiltonian(q, p)
+        """The learned ``H`` of a full state, float64 (as :meth:`GeometricHNN.energy`)."""
+        with jax.enable_x64(True):
+            q, p = split_state(jnp.asarray(x, jnp.float64))
+            return self.hamiltonian(q, p)
 
     def damping_operator(self, q: jax.Array) -> jax.Array:
         assert self.damping_raw is not None

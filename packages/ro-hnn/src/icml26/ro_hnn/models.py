@@ -62,12 +62,42 @@ class ReducedModel(nnx.Module):
         return 2 * int(self.autoencoder.d)
 
     def encode(self, x: jax.Array) -> jax.Array:
+        """The latent state of a full state (float64 under ``jax.enable_x64``, whatever the
+        caller's global setting: never a silent float32 result).
+
+        Args:
+            x: ``(2n,)`` full state.
+
+        Returns:
+            ``(2d,)`` latent state, float64.
+
+        Raises:
+            ValueError: a state whose last dimension is not ``2n``.
+        """
         if x.shape[-1] != self.full_dim:
             raise ValueError(f"expected states of dimension {self.full_dim}, got shape {x.shape}")
-        return self.autoencoder.encode(x)
+        with jax.enable_x64(True):
+            return self.autoencoder.encode(jnp.asarray(x, jnp.float64))
 
     def decode(self, z: jax.Array) -> jax.Array:
-        return self.autoencoder.decode(z)
+        """The full state of a latent state (float64 under ``jax.enable_x64``, like
+        :meth:`encode`).
+
+        Args:
+            z: ``(2d,)`` latent state.
+
+        Returns:
+            ``(2n,)`` full state, float64.
+
+        Raises:
+            ValueError: a latent state whose last dimension is not ``2d``.
+        """
+        if z.shape[-1] != self.latent_dim:
+            raise ValueError(
+                f"expected latent states of dimension {self.latent_dim}, got shape {z.shape}"
+            )
+        with jax.enable_x64(True):
+            return self.autoencoder.decode(jnp.asarray(z, jnp.float64))
 
     def latent_step(self, z: jax.Array) -> jax.Array:
         h = self.dt / self.substeps
@@ -84,7 +114,23 @@ class ReducedModel(nnx.Module):
 
         Returns:
             Latent ``(steps+1, 2d)`` and decoded ``(steps+1, 2n)`` trajectories.
+
+        Raises:
+            ValueError: ``x0`` not of shape ``(2n,)`` (a batch ``(B, 2n)`` included: use
+                ``jax.vmap(lambda x: model.predict(x, steps))``), or not finite.
         """
+        shape = tuple(jnp.shape(x0))
+        if shape != (self.full_dim,):
+            raise ValueError(
+                f"predict takes one state of shape ({self.full_dim},), got shape {shape}"
+                + (
+                    "; for a batch use jax.vmap(lambda x: model.predict(x, steps))"
+                    if len(shape) > 1
+                    else ""
+                )
+            )
+        if not isinstance(x0, jax.core.Tracer) and not np.all(np.isfinite(np.asarray(x0))):
+            raise ValueError("predict got a non-finite initial state (NaN or inf entries)")
         with jax.enable_x64(True):
             z = rollout(self.latent_step, self.encode(jnp.asarray(x0, jnp.float64)), steps)
             return z, jax.vmap(self.decode)(z)

@@ -2,11 +2,17 @@
 
 ``beats_psd`` is decided where a linear reduction fails: the wave equation's travelling pulses
 (the Kolmogorov barrier), at equal latent size, 3 seeds, with PSD's own projection error
-reported first (``psd_projection_error.wave``). The training trajectories cover one full period
-of the pulses (``wave_dt = 0.1``, 20 steps), so the test states (10 periods, held-out pulse
-centres and widths) lie on the solution manifold the models were trained on: the comparison
-is of representation and dynamics, not of extrapolation to reflections never seen. The decoder's symplecticity is exact by
-construction, so it is a test, not a claim.
+reported first (``psd_projection_error.wave``). The training trajectories cover one nominal
+period of the pulses (``wave_dt = 0.1``, 20 steps), but the test states are NOT on the trained
+manifold: at ``n = 32`` the pulses (widths 0.04-0.08, 1.3-2.6 grid cells) disperse under the
+finite-difference wave instead of recurring (25-55% from the start after one period, ~100% after
+ten), and the test states lie a median 0.14 (relative) from the nearest training snapshot in the
+first period and 0.66-0.69 later (review 42). ``decoder_beats_psd`` (projection error over all
+201 steps) and ``beats_psd`` (h10) are therefore decided mostly on extrapolated states.
+The decoder's symplecticity is exact by
+construction, and the learned Hamiltonian's conservation along latent rollouts is a property of
+the shared Störmer-Verlet integrator (it holds for PSD + HNN and for static latents alike), so
+both are tests (``tests/test_cli.py``, ``tests/test_precision.py``), not claims.
 """
 
 from __future__ import annotations
@@ -57,35 +63,29 @@ CLAIMS = [
         "energy_term_helps",
         "The loss term on the true energy of decoded states lowers the energy drift of RO-HNN's "
         "decoded long rollouts on FPUT (against the same model trained on the L2 terms only, "
-        "beyond two standard errors over 3 seeds).",
+        "same initialisation and batches per seed: the paired gain beyond two of its standard "
+        "errors over 3 seeds).",
         "not in the paper (our remedy for the drift the L2 loss cannot see)",
-        "energy_drift.fput.rohnn_l2 - energy_drift.fput.rohnn > "
-        "2 * (seed_se.energy_drift.fput.rohnn + seed_se.energy_drift.fput.rohnn_l2)",
+        "energy_drift_gain.fput.rohnn > 2 * seed_se.energy_drift_gain.fput.rohnn",
         placebo={"rohnn": "rohnn_l2"},
         profiles=("quick", "full"),
     ),
     Claim(
         "energy_bounded",
-        "RO-HNN predictions are physically consistent: the true energy of decoded rollouts "
-        "(10x the training horizon) stays within 10% of the initial energy on FPUT and the wave.",
+        "RO-HNN predictions are useful and physically consistent: better than predicting the "
+        "mean state one step ahead (rollout error at h1 below 1), and the true energy of decoded "
+        "rollouts (10x the training horizon) stays within 10% of the initial energy, on FPUT "
+        "and the wave.",
         "qualitative ('physically-consistent, stable' predictions); we test drift <= 10%",
+        "rollout_error.fput.rohnn.h1 < 1 and rollout_error.wave.rohnn.h1 < 1 and "
         "max(energy_drift.fput.rohnn, energy_drift.wave.rohnn) <= 0.1",
         kind="absolute",
         floor="a model that decodes to the mean training state drifts by |H(x_ref) - H(x0)| / "
-        "H(x0), of order 1; not forced: nothing in the model conserves the true energy of its "
-        "decoded states (at 200 steps RO-HNN drifted by 2.3 on FPUT)",
-        profiles=("quick", "full"),
-    ),
-    Claim(
-        "learned_energy_bounded",
-        "RO-HNN's learned Hamiltonian is conserved along its latent rollouts (10x the training "
-        "horizon) up to 5% of the learned energy above its floor, on the conservative systems.",
-        "qualitative ('physically-consistent, stable'): symplectic integration of a learned H",
-        "max(learned_energy_drift.fput.rohnn, learned_energy_drift.wave.rohnn) <= 0.05",
-        kind="absolute",
-        floor="not forced: the implicit Störmer-Verlet stages are solved by a few fixed-point "
-        "iterations, so the integrator is only approximately symplectic; a latent NODE has no "
-        "conserved quantity at all",
+        "H(x0), of order 1, but a near-constant decoded state whose true energy matches H(x0) "
+        "drifts by about 0, and the energy term (w_energy) pushes towards matching energies: "
+        "the h1 < 1 premise refuses such a collapsed model (error 1 = the mean state). Not "
+        "forced: the energy term sees 6-step windows only, and nothing in the model conserves "
+        "the true energy of decoded long rollouts (quick run at a17246d: drift 0.92 on FPUT)",
         profiles=("quick", "full"),
     ),
     Claim(

@@ -33,7 +33,14 @@ from icml26.ro_hnn.systems import HamiltonianSystem, make_system
 from icml26.ro_hnn.train import Trainer, TrainSettings
 from icml26.shared import log, seed_for
 
-__all__ = ["CURVES", "PreparedSystem", "prepare_system", "summarise", "train_unit"]
+__all__ = [
+    "CURVES",
+    "PreparedSystem",
+    "energy_drift_gains",
+    "prepare_system",
+    "summarise",
+    "train_unit",
+]
 
 #: Per-unit arrays kept for the figures (lists in the stage files).
 CURVES = ("error_curve", "energy_curve", "energy_reference", "latent_pred", "latent_true")
@@ -193,8 +200,10 @@ def summarise(
     Returns:
         Nested metrics: ``rollout_error.<system>.<model>.h<k>``, ``projection_error``,
         ``energy_drift``, ``learned_energy_drift``, ``symplecticity_defect``,
-        ``generalisation_gap``, ``psd_projection_error.<system>``, and their ``seed_se`` /
-        ``seed_std`` where they vary over seeds.
+        ``generalisation_gap``, ``psd_projection_error.<system>``,
+        ``energy_drift_gain.<system>.<model>`` (the paired gain over ``rohnn_l2``, see
+        :func:`energy_drift_gains`), and their ``seed_se`` / ``seed_std`` where they vary over
+        seeds.
     """
     m: dict[str, Any] = {}
 
@@ -228,4 +237,27 @@ def summarise(
             m.setdefault("rollout_seconds", {}).setdefault(name, {})[kind] = float(
                 np.mean([u["rollout_seconds"] for u in us])
             )
+        for kind, gains in energy_drift_gains(units[name]).items():
+            put(("energy_drift_gain", name, kind), gains)
     return m
+
+
+def energy_drift_gains(units: dict[str, list[dict[str, Any]]]) -> dict[str, list[float]]:
+    """Per seed, ``energy_drift`` of ``rohnn_l2`` minus that of each model (paired: seed ``k``
+    of every model shares its initialisation and batch streams, ``train_unit``).
+
+    Args:
+        units: ``units[model]`` = one metrics dict per seed, for one system.
+
+    Returns:
+        ``{model: [gain per seed]}`` (``rohnn_l2``'s own gains are 0), empty without
+        ``rohnn_l2`` or energy drifts.
+    """
+    ablation = units.get("rohnn_l2")
+    if not ablation or "energy_drift" not in ablation[0]:
+        return {}
+    return {
+        kind: [a["energy_drift"] - u["energy_drift"] for a, u in zip(ablation, us, strict=True)]
+        for kind, us in units.items()
+        if "energy_drift" in us[0] and len(us) == len(ablation)
+    }
