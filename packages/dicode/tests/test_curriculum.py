@@ -107,3 +107,25 @@ def test_baseline_schedulers() -> None:
         stale = np.asarray([plr.round - lv.last_seen for lv in plr.buffer])
         if np.all(stale == stale[0]):
             assert int(np.argmax(p)) == best
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ((float("nan"), 0.0, 0.0, 0.0), "episodes"),
+        ((4.0, float("inf"), 0.0, 0.0), "successes"),
+        ((4.0, 1.0, float("nan"), 0.0), "positive_value_loss"),
+        ((4.0, 1.0, 0.0, float("-inf")), "returns"),
+        ((-1.0, 0.0, 0.0, 0.0), "episodes"),
+        ((4.0, 5.0, 0.0, 0.0), "successes"),
+        ((4.0, -1.0, 0.0, 0.0), "successes"),
+    ],
+)
+def test_slot_stats_rejects_bad_values(args: tuple[float, ...], field: str) -> None:
+    with pytest.raises(ValueError, match=rf"SlotStats\.{field}"):
+        SlotStats(*args)
+
+
+def test_slot_stats_accepts_edges() -> None:
+    SlotStats(0.0, 0.0, 0.0, 0.0)
+    SlotStats(4.0, 4.0, 0.0, -3.0)

@@ -40,12 +40,30 @@ def learnability(p: Any) -> Any:
 
 @dataclass
 class SlotStats:
-    """What one slot's environments measured during a round."""
+    """What one slot's environments measured during a round.
+
+    Raises:
+        ValueError: if a field is not finite, ``episodes`` is negative, or ``successes``
+            lies outside ``[0, episodes]``.
+    """
 
     episodes: float
     successes: float
     positive_value_loss: float
     returns: float
+
+    def __post_init__(self) -> None:
+        for name in ("episodes", "successes", "positive_value_loss", "returns"):
+            value = getattr(self, name)
+            if not np.isfinite(value):
+                raise ValueError(f"SlotStats.{name} must be finite, got {value}")
+        if self.episodes < 0:
+            raise ValueError(f"SlotStats.episodes must be >= 0, got {self.episodes}")
+        if not 0 <= self.successes <= self.episodes:
+            raise ValueError(
+                f"SlotStats.successes must lie in [0, episodes={self.episodes}], "
+                f"got {self.successes}"
+            )
 
 
 @dataclass
@@ -77,9 +95,7 @@ class ArchiveEntry:
             return
         self.episodes = decay * self.episodes + stats.episodes
         self.successes = decay * self.successes + stats.successes
-        p = self.success_rate
-        assert p is not None
-        self.history.append((round_, p))
+        self.history.append((round_, self.successes / self.episodes))
 
 
 class Archive:
