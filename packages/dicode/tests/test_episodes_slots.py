@@ -143,3 +143,22 @@ def test_bench_counts_rejected_edits_and_never_substitutes_the_parent() -> None:
     with pytest.raises(RuntimeError, match="rejected"):
         compiled_edit(_Never(), target_program(), rng, failed, attempts=3)
     assert failed["forbidden"] == 3
+
+
+def test_dreamer_bench_times_real_dreaming() -> None:
+    from icml26.dicode.bench import time_dream_rounds
+
+    rng = np.random.default_rng(0)
+    cur = DiCodeCurriculum(
+        MutationDreamer(), [target_program()], n_slots=10, target_slots=2, children_per_round=4
+    )
+    seconds = time_dream_rounds(cur, rng, rounds=5)
+    assert seconds > 0
+    assert cur.dreamed == 20  # no timed call was a no-op
+    assert not cur.archive.pending()
+    # a queue cap that stops dreaming is an error, not a silently faster figure
+    capped = DiCodeCurriculum(
+        MutationDreamer(), [target_program()], n_slots=8, target_slots=2, children_per_round=4
+    )
+    with pytest.raises(RuntimeError, match="dreamed 3 children"):
+        time_dream_rounds(capped, rng, rounds=1)
