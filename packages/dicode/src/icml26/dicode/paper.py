@@ -24,7 +24,9 @@ PROFILES = {
         final_eval_episodes=8,
         checkpoint_every=1,
     ),
-    # <= 180 s on an idle 2-core machine: all six methods x 3 seeds at equal step budgets
+    # all six methods x 3 seeds at equal step budgets; sized to ~180 s on an idle 2-core
+    # machine, an estimate never measured idle (measured: 1794.9 s wall on the shared, loaded
+    # machine, 2026-12-04)
     "quick": RunConfig(),
     # the best 2 cores allow in ~30 min: 3x the budget, more seeds, plus Craftax-Classic
     "full": RunConfig(n_seeds=4, total_steps=1_179_648, final_eval_episodes=256, craftax=True),
