@@ -98,12 +98,14 @@ def test_every_dreamed_child_is_evaluated_and_frontier_counts_only_evaluated() -
 
 
 def test_dreaming_waits_while_children_are_queued() -> None:
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng(0)  # a stream whose 3 children are all new worlds
     cur = _curriculum()
     cur.worlds(rng)
     cur.observe([SlotStats(4.0, 2.0, 0.1, 1.0) for _ in range(8)])
     cur.end_round({}, rng)
-    assert len(cur.queue()) == cur.new_capacity  # 3 queued, not 4
+    assert cur.dreamed == cur.new_capacity  # 3 dreamed, not 4
+    assert cur.rejections == {}
+    assert len(cur.queue()) == cur.new_capacity
     # every non-target slot held: nothing new is played, so nothing new is dreamed
     cur.worlds(rng, keep=[False, False] + [True] * 6)
     cur.observe([SlotStats(0.0, 0.0, 0.1, 0.0) for _ in range(8)])
