@@ -107,3 +107,92 @@ def test_baseline_schedulers() -> None:
         stale = np.asarray([plr.round - lv.last_seen for lv in plr.buffer])
         if np.all(stale == stale[0]):
             assert int(np.argmax(p)) == best
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ((float("nan"), 0.0, 0.0, 0.0), "episodes"),
+        ((4.0, float("inf"), 0.0, 0.0), "successes"),
+        ((4.0, 1.0, float("nan"), 0.0), "positive_value_loss"),
+        ((4.0, 1.0, 0.0, float("-inf")), "returns"),
+        ((-1.0, 0.0, 0.0, 0.0), "episodes"),
+        ((4.0, 5.0, 0.0, 0.0), "successes"),
+        ((4.0, -1.0, 0.0, 0.0), "successes"),
+    ],
+)
+def test_slot_stats_rejects_bad_values(args: tuple[float, ...], field: str) -> None:
+    with pytest.raises(ValueError, match=rf"SlotStats\.{field}"):
+        SlotStats(*args)
+
+
+def test_slot_stats_accepts_edges() -> None:
+    SlotStats(0.0, 0.0, 0.0, 0.0)
+    SlotStats(4.0, 4.0, 0.0, -3.0)
+
+
+class _EditDreamer:
+    """A dreamer that applies one fixed edit to each parent (identity: a no-op mutation)."""
+
+    name = "edit"
+
+    def __init__(self, edit: object = None) -> None:
+        self.edit = edit
+
+    def dream(self, context: object, n: int, rng: np.random.Generator) -> list[object]:
+        from icml26.dicode.dreamer import Dream
+
+        out = []
+        for i in range(n):
+            parent = context.parents[i % len(context.parents)][0]  # type: ignore[attr-defined]
+            child = parent if self.edit is None else self.edit(parent)  # type: ignore[operator]
+            src = child.source()
+            out.append(Dream(src, compile_program(src), operator="edit"))
+        return out
+
+
+def _one_round(cur: DiCodeCurriculum) -> None:
+    rng = np.random.default_rng(0)
+    worlds = cur.worlds(rng)
+    cur.observe([SlotStats(4, 2, 0.1, 1.0) for _ in worlds])
+    cur.end_round({}, rng)
+
+
+def _halve_density(p: object) -> object:
+    import dataclasses
+
+    return dataclasses.replace(p, density=tuple(d / 2 for d in p.density))  # type: ignore[arg-type, attr-defined]
+
+
+def test_noop_child_is_rejected_as_duplicate() -> None:
+    cur = DiCodeCurriculum(_EditDreamer(), [target_program()], n_slots=6, target_slots=2)
+    _one_round(cur)
+    assert cur.dreamed == 2
+    assert cur.rejections == {"duplicate": 2}
+    assert cur.valid == 0
+    assert len(cur.archive) == 1
+    # a real edit of our world is kept
+    cur = DiCodeCurriculum(
+        _EditDreamer(_halve_density), [target_program()], n_slots=6, target_slots=2
+    )
+    _one_round(cur)
+    assert cur.rejections == {}
+    assert cur.valid == 2
+    assert len(cur.archive) == 3
+
+
+def test_duplicate_under_the_craftax_lowering() -> None:
+    craftax_target = pytest.importorskip("icml26.dicode.craftax_target")
+    if not craftax_target.craftax_available():
+        pytest.skip("craftax not installed")
+    # Craftax has no resource densities: halving them is a no-op there
+    cur = DiCodeCurriculum(
+        _EditDreamer(_halve_density),
+        [target_program()],
+        n_slots=6,
+        target_slots=2,
+        lower=craftax_target.lower_to_craftax,
+    )
+    _one_round(cur)
+    assert cur.rejections == {"duplicate": 2}
+    assert len(cur.archive) == 1

@@ -98,12 +98,14 @@ def test_every_dreamed_child_is_evaluated_and_frontier_counts_only_evaluated() -
 
 
 def test_dreaming_waits_while_children_are_queued() -> None:
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng(0)  # a stream whose 3 children are all new worlds
     cur = _curriculum()
     cur.worlds(rng)
     cur.observe([SlotStats(4.0, 2.0, 0.1, 1.0) for _ in range(8)])
     cur.end_round({}, rng)
-    assert len(cur.queue()) == cur.new_capacity  # 3 queued, not 4
+    assert cur.dreamed == cur.new_capacity  # 3 dreamed, not 4
+    assert cur.rejections == {}
+    assert len(cur.queue()) == cur.new_capacity
     # every non-target slot held: nothing new is played, so nothing new is dreamed
     cur.worlds(rng, keep=[False, False] + [True] * 6)
     cur.observe([SlotStats(0.0, 0.0, 0.1, 0.0) for _ in range(8)])
@@ -143,3 +145,22 @@ def test_bench_counts_rejected_edits_and_never_substitutes_the_parent() -> None:
     with pytest.raises(RuntimeError, match="rejected"):
         compiled_edit(_Never(), target_program(), rng, failed, attempts=3)
     assert failed["forbidden"] == 3
+
+
+def test_dreamer_bench_times_real_dreaming() -> None:
+    from icml26.dicode.bench import time_dream_rounds
+
+    rng = np.random.default_rng(0)
+    cur = DiCodeCurriculum(
+        MutationDreamer(), [target_program()], n_slots=10, target_slots=2, children_per_round=4
+    )
+    seconds = time_dream_rounds(cur, rng, rounds=5)
+    assert seconds > 0
+    assert cur.dreamed == 20  # no timed call was a no-op
+    assert not cur.archive.pending()
+    # a queue cap that stops dreaming is an error, not a silently faster figure
+    capped = DiCodeCurriculum(
+        MutationDreamer(), [target_program()], n_slots=8, target_slots=2, children_per_round=4
+    )
+    with pytest.raises(RuntimeError, match="dreamed 3 children"):
+        time_dream_rounds(capped, rng, rounds=1)

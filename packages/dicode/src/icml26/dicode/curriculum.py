@@ -18,15 +18,24 @@ the ``dicode_random`` ablation: the same loop with uniform choices from the arch
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
 import numpy as np
 
 from icml26.dicode.dreamer import Dream, DreamContext, Dreamer
 from icml26.dicode.program import WorldProgram
 
-__all__ = ["Archive", "ArchiveEntry", "DiCodeCurriculum", "SlotStats", "learnability"]
+__all__ = [
+    "Archive",
+    "ArchiveEntry",
+    "DiCodeCurriculum",
+    "SlotStats",
+    "learnability",
+    "same_world",
+]
 
 
 def learnability(p: Any) -> Any:
@@ -38,14 +47,48 @@ def learnability(p: Any) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
+def _our_lowering(program: WorldProgram) -> dict[str, Any]:
+    return program.arrays()
+
+
+def same_world(a: Any, b: Any) -> bool:
+    """Whether two lowered worlds (pytrees of arrays) are identical: same structure, equal leaves."""
+    leaves_a, tree_a = jax.tree_util.tree_flatten(a)
+    leaves_b, tree_b = jax.tree_util.tree_flatten(b)
+    if tree_a != tree_b:
+        return False
+    return all(
+        np.shape(x) == np.shape(y) and np.array_equal(np.asarray(x), np.asarray(y))
+        for x, y in zip(leaves_a, leaves_b, strict=True)
+    )
+
+
 @dataclass
 class SlotStats:
-    """What one slot's environments measured during a round."""
+    """What one slot's environments measured during a round.
+
+    Raises:
+        ValueError: if a field is not finite, ``episodes`` is negative, or ``successes``
+            lies outside ``[0, episodes]``.
+    """
 
     episodes: float
     successes: float
     positive_value_loss: float
     returns: float
+
+    def __post_init__(self) -> None:
+        for name in ("episodes", "successes", "positive_value_loss", "returns"):
+            value = getattr(self, name)
+            if not np.isfinite(value):
+                raise ValueError(f"SlotStats.{name} must be finite, got {value}")
+        if self.episodes < 0:
+            raise ValueError(f"SlotStats.episodes must be >= 0, got {self.episodes}")
+        if not 0 <= self.successes <= self.episodes:
+            raise ValueError(
+                f"SlotStats.successes must lie in [0, episodes={self.episodes}], "
+                f"got {self.successes}"
+            )
 
 
 @dataclass
@@ -77,9 +120,7 @@ class ArchiveEntry:
             return
         self.episodes = decay * self.episodes + stats.episodes
         self.successes = decay * self.successes + stats.successes
-        p = self.success_rate
-        assert p is not None
-        self.history.append((round_, p))
+        self.history.append((round_, self.successes / self.episodes))
 
 
 class Archive:
@@ -132,6 +173,12 @@ class DiCodeCurriculum:
         lineage_weight: weight of the children's learnability in a parent's score.
         decay: forgetting factor of the success-rate estimates per observation.
         frontier: ``(lo, hi)`` of the frontier.
+        lower: program -> the world the agent actually plays (a pytree of arrays). A child
+            whose lowered world equals its parent's is rejected as a ``"duplicate"`` (it
+            would spend a slot re-measuring its parent). Default: our crafting world's
+            arrays (:meth:`WorldProgram.arrays`); for Craftax pass
+            :func:`icml26.dicode.craftax_target.lower_to_craftax`, which drops what Craftax
+            cannot express (densities, map size, zombie damage).
     """
 
     def __init__(
@@ -146,6 +193,7 @@ class DiCodeCurriculum:
         lineage_weight: float = 0.5,
         decay: float = 0.5,
         frontier: tuple[float, float] = (0.05, 0.95),
+        lower: Callable[[WorldProgram], Any] | None = None,
     ) -> None:
         if selection not in ("learnability", "uniform"):
             raise ValueError(f"selection must be 'learnability' or 'uniform', got {selection!r}")
@@ -159,6 +207,7 @@ class DiCodeCurriculum:
         self.lineage_weight = lineage_weight
         self.decay = decay
         self.frontier_bounds = frontier
+        self.lower = lower if lower is not None else _our_lowering
         self.archive = Archive()
         for program in roots:
             self.archive.add(program, parent=None, born=0)
@@ -287,12 +336,22 @@ class DiCodeCurriculum:
             if dream.program is None:
                 self.rejections[dream.reason] = self.rejections.get(dream.reason, 0) + 1
                 continue
+            if self._duplicate(dream.program, parent):
+                self.rejections["duplicate"] = self.rejections.get("duplicate", 0) + 1
+                continue
             self.valid += 1
             self.archive.add(
                 dream.program, parent=parent, born=self.round + 1, operator=dream.operator
             )
         self._close_round()
         return dreams
+
+    def _duplicate(self, program: WorldProgram, parent: int) -> bool:
+        """Whether ``program`` lowers to exactly its parent's world."""
+        parent_program = self.archive.entries[parent].program
+        if program == parent_program:
+            return True
+        return same_world(self.lower(program), self.lower(parent_program))
 
     def _close_round(self) -> None:
         lo, hi = self.frontier_bounds

@@ -12,7 +12,7 @@ from icml26.dicode.config import BASELINES, RunConfig
 from icml26.dicode.tech import ACHIEVEMENTS, DEEP_ACHIEVEMENTS, LATE_ACHIEVEMENTS
 from icml26.shared.stats import mean_se, paired_difference
 
-__all__ = ["interval", "summarise"]
+__all__ = ["interval", "paired_return_gains", "summarise"]
 
 _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
@@ -43,6 +43,39 @@ def _auc(unit: dict[str, Any]) -> float:
 
 def _se(values: list[float]) -> float:
     return float(mean_se(values).se) if len(values) > 1 else float("nan")
+
+
+def paired_return_gains(units: dict[str, list[dict[str, Any]]]) -> dict[str, float]:
+    """Paired differences of the final return over seeds, every method against every baseline.
+
+    ``return_gain.<method>.over.<baseline>`` is the mean over seeds of (method - baseline)
+    on the same seed (the units share the seed and its evaluation maps), with ``.se`` its
+    standard error; a method against itself gains 0 with SE 0, so a key-part placebo that
+    swaps the method for a baseline reads an exact zero.
+
+    Args:
+        units: per method, one unit dict per seed.
+
+    Returns:
+        The gain keys for every pair with at least 2 common seeds.
+    """
+    per_seed = {
+        method: {int(u["seed"]): float(np.mean(u["returns"])) for u in us}
+        for method, us in units.items()
+    }
+    out: dict[str, float] = {}
+    for method, mine in per_seed.items():
+        for base in BASELINES:
+            theirs = per_seed.get(base)
+            if theirs is None:
+                continue
+            seeds = sorted(set(mine) & set(theirs))
+            if len(seeds) < 2:
+                continue
+            gap = paired_difference([mine[s] for s in seeds], [theirs[s] for s in seeds])
+            out[f"return_gain.{method}.over.{base}"] = float(gap.mean)
+            out[f"return_gain.{method}.over.{base}.se"] = float(gap.se)
+    return out
 
 
 def summarise(units: dict[str, list[dict[str, Any]]], config: RunConfig) -> dict[str, Any]:
@@ -94,6 +127,7 @@ def summarise(units: dict[str, list[dict[str, Any]]], config: RunConfig) -> dict
         )
         m["frontier_gain_over_random"] = float(gap.mean)
         m["frontier_gain_over_random.se"] = float(gap.se)
+    m.update(paired_return_gains(units))
     dreamt: dict[str, list[int]] = {}
     for method in ("dicode", "dicode_random"):
         for u in units.get(method, []):

@@ -75,7 +75,9 @@ def make_dreamer(config: RunConfig) -> Dreamer:
     return LLMDreamer(backend, max_tokens=config.llm_max_tokens)
 
 
-def make_scheduler(method: str, config: RunConfig, dreamer: Dreamer) -> Any:
+def make_scheduler(method: str, config: RunConfig, dreamer: Dreamer, lower: Any = None) -> Any:
+    """The scheduler of ``method``; ``lower`` (program -> played world) lets DiCode reject
+    children that lower to their parent's world (``None``: our crafting world)."""
     target = target_program()
     n, t = config.n_slots, config.target_slots
     if method == "ppo_target":
@@ -95,6 +97,7 @@ def make_scheduler(method: str, config: RunConfig, dreamer: Dreamer) -> Any:
             children_per_round=config.children_per_round,
             selection="learnability" if method == "dicode" else "uniform",
             lineage_weight=config.lineage_weight,
+            lower=lower,
         )
     raise ValueError(f"unknown method {method!r}")
 
@@ -245,7 +248,7 @@ def train_unit(
         ``dreamed``/``valid`` counts.
     """
     rng = np.random.default_rng([seed, sum(map(ord, method))])
-    scheduler = make_scheduler(method, config, dreamer)
+    scheduler = make_scheduler(method, config, dreamer, lower=evaluator.lower)
     cache = ParamsCache(evaluator.lower)
     names = ppo.env.achievement_names
     eps = config.envs_per_slot
@@ -268,6 +271,7 @@ def train_unit(
         scheduler, rng = py["scheduler"], py["rng"]
         if isinstance(scheduler, DiCodeCurriculum):
             scheduler.dreamer = dreamer
+            scheduler.lower = evaluator.lower
         curve_steps, curve_return, profile = py["curve_steps"], py["curve_return"], py["profile"]
         programs = py["programs"]
         since = np.asarray(py.get("since", since), dtype=float)
