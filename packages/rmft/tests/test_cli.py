@@ -65,6 +65,11 @@ def test_smoke_run_writes_metrics_plots_and_claims(smoke_run: Path) -> None:
     # the same comparison with the control in the method's place: ratio 1, z 0 (numeric)
     assert metrics["regret_ratio_by_axis.train.base.base"] == 1.0
     assert metrics["improvement_z_by_axis.train.base.base"] == 0.0
+    # power to see a 10% gain, per control: a probability, and one half at ratio 0.9 (the
+    # LLM's 2 instances: too few, so null and the LLM claims undecided)
+    assert 0 <= metrics["power_by_axis.train.base"] <= 1
+    assert metrics["min_detectable_ratio_by_axis.train.base"] < 1
+    assert metrics["power_by_axis.train.llm_base"] is None
     for i in ("0", "1"):  # the invalid-reply rate per iteration, beside the training rollouts'
         assert 0 <= metrics[f"invalid_rate_by_iteration.{i}"] <= 1
     assert 0 <= metrics["train.llm_iter1.rollout_invalid"] <= 1

@@ -11,7 +11,13 @@ import pytest
 
 from icml26.rmft import paper
 from icml26.rmft.envs import Instances, parse_env
-from icml26.rmft.metrics import Z_MIN_INSTANCES, generalisation_axis, paired_z
+from icml26.rmft.metrics import (
+    Z_MIN_INSTANCES,
+    generalisation_axis,
+    min_detectable_ratio,
+    paired_z,
+    power_for_gain,
+)
 from icml26.rmft.paper import PAPER
 from icml26.rmft.rollouts import Trajectories
 from icml26.rmft.selection import select, select_lowest_regret, select_random, selection_regret
@@ -111,6 +117,7 @@ def test_control_claims_can_fail_and_fail_under_their_placebo(
         f"improvement_z_by_axis.{key}": 3.0,
         f"regret_ratio_by_axis.{same}": 1.0,
         f"improvement_z_by_axis.{same}": 0.0,
+        f"power_by_axis.train.{control}": 0.9,  # read by the LLM claims only
     }
     assert claim.evaluate(ok)["holds"] is True
     assert claim.under_placebo(ok)[0] is False  # the control in the method's place
@@ -191,3 +198,68 @@ def test_invalid_drop_z_and_its_claim() -> None:
     assert claim.evaluate(ok)["holds"] is True
     assert claim.under_placebo(ok)[0] is False
     assert claim.evaluate({**ok, "invalid_drop_z.1": 1.5})["holds"] is False
+
+
+@pytest.mark.parametrize(
+    ("cid", "axis", "prefix"),
+    [
+        ("generalises_horizon", "horizon", ""),
+        ("generalises_arms", "arms", ""),
+        ("generalises_rewards", "rewards", ""),
+        ("nonstationary_rmft_improves", "nonstationary", "nonstationary_"),
+    ],
+)
+def test_generalisation_claims_need_the_greedy_pair_too(cid: str, axis: str, prefix: str) -> None:
+    claim = _claim(cid)
+    metrics = {}
+    for control, method in (("base", "rmft"), ("base_greedy", "rmft_greedy")):
+        c, m = prefix + control, prefix + method
+        metrics |= {
+            f"regret_ratio_by_axis.{axis}.{c}.{m}": 0.6,
+            f"improvement_z_by_axis.{axis}.{c}.{m}": 8.0,
+            f"regret_ratio_by_axis.{axis}.{c}.{c}": 1.0,
+            f"improvement_z_by_axis.{axis}.{c}.{c}": 0.0,
+        }
+    assert claim.evaluate(metrics)["holds"] is True
+    assert claim.under_placebo(metrics)[0] is False
+    greedy = f"{axis}.{prefix}base_greedy.{prefix}rmft_greedy"
+    # Sampled holds, greedy does not (the quick run's horizon figures): only sharpening.
+    sharpened = {
+        **metrics,
+        f"regret_ratio_by_axis.{greedy}": 1.178,
+        f"improvement_z_by_axis.{greedy}": -1.58,
+    }
+    assert claim.evaluate(sharpened)["holds"] is False
+    noisy = {**metrics, f"improvement_z_by_axis.{greedy}": 1.0}
+    assert claim.evaluate(noisy)["holds"] is False
+
+
+def test_llm_claims_are_undecided_when_underpowered() -> None:
+    claim = _claim("llm_rmft_improves")
+    key, same = "train.llm_base.llm_rmft", "train.llm_base.llm_base"
+    metrics = {
+        f"regret_ratio_by_axis.{key}": 0.95,
+        f"improvement_z_by_axis.{key}": 1.0,
+        f"regret_ratio_by_axis.{same}": 1.0,
+        f"improvement_z_by_axis.{same}": 0.0,
+        "power_by_axis.train.llm_base": 0.8,
+    }
+    assert claim.evaluate(metrics)["holds"] is False  # powered for a 10% gain: a real miss
+    weak = {**metrics, "power_by_axis.train.llm_base": 0.2}
+    entry = claim.evaluate(weak)
+    assert entry["holds"] is None
+    assert entry["measured"]["power_by_axis.train.llm_base"] == 0.2
+    assert claim.evaluate({**metrics, "power_by_axis.train.llm_base": 0.5})["holds"] is None
+
+
+def test_min_detectable_ratio_matches_the_z_formula() -> None:
+    rng = np.random.default_rng(0)
+    control = rng.normal(5.0, 0.9, size=40)
+    mdr = min_detectable_ratio(control)
+    # A method whose mean is mdr * the control's, at the control's SE, has z exactly 2.
+    se = control.std(ddof=1) / np.sqrt(control.size)
+    assert np.isclose((control.mean() - mdr * control.mean()) / se, 2.0)
+    assert np.isnan(min_detectable_ratio(control[:5]))  # too few instances for any z
+    # Power is one half exactly at the minimum detectable gain.
+    assert np.isclose(power_for_gain(control, 1.0 - mdr), 0.5)
+    assert power_for_gain(control, 0.5) > 0.5 > power_for_gain(control, 0.01)

@@ -10,6 +10,12 @@ a sampled model against a sampled control, a greedy model against the greedy bas
   z 0: what a claim reads when its placebo puts the control in the method's place);
 * ``regret_ratio_by_axis.<axis>.<control>.<method>`` / ``improvement_z_by_axis...``: the
   worst over the environments of a generalisation axis (:func:`generalisation_axis`);
+* ``min_detectable_ratio_by_axis.<axis>.<control>``: the regret ratio a paired z of 2
+  needs given the control's per-instance SD and the number of instances (worst over the
+  axis's environments; :func:`min_detectable_ratio`), with ``power_by_axis...`` (the
+  chance a true 10% gain reaches z > 2, :func:`power_for_gain`; worst over the axis): the
+  LLM claims are undecided, not failed, when that power is at most 0.5 (the minimum
+  detectable ratio is above 0.9);
 * ``invalid_action_rate.<policy>`` and ``invalid_rate_by_iteration.<i>`` (LLM replies that
   name no valid action: evaluation of iteration ``i``, 0 = base, sampled, on ``llm_env``)
   with ``invalid_drop_z.<i>`` (two-proportion z of the drop from the base; 0 for the base
@@ -91,6 +97,49 @@ def paired_z(before: Any, after: Any) -> float:
     return float(diff.mean() / se) if se > 0 else float("nan")
 
 
+def min_detectable_ratio(control: Any) -> float:
+    """The regret ratio (method over control) a paired z of 2 needs on this sample.
+
+    Uses the control's per-instance SD as the SD of the paired differences (no pairing gain
+    assumed) and its n: ``1 - 2 * sd / (sqrt(n) * mean)``.
+
+    Args:
+        control: the control's per-instance regrets.
+
+    Returns:
+        The ratio; NaN with fewer than :data:`Z_MIN_INSTANCES` instances or a non-positive
+        mean regret (no ratio to detect).
+    """
+    x = np.asarray(control, dtype=float)
+    if x.size < Z_MIN_INSTANCES or x.mean() <= 0:
+        return float("nan")
+    return float(1.0 - 2.0 * x.std(ddof=1) / (math.sqrt(x.size) * x.mean()))
+
+
+def power_for_gain(control: Any, gain: float = 0.1) -> float:
+    """The chance that a true relative regret drop of ``gain`` reaches paired z > 2.
+
+    Normal approximation with the control's per-instance SD as the SD of the differences:
+    ``Phi(gain * mean / (sd / sqrt(n)) - 2)``; above 0.5 exactly when
+    :func:`min_detectable_ratio` is below ``1 - gain``.
+
+    Args:
+        control: the control's per-instance regrets.
+        gain: the relative drop to detect.
+
+    Returns:
+        The power in [0, 1]; NaN where :func:`min_detectable_ratio` is.
+    """
+    x = np.asarray(control, dtype=float)
+    if x.size < Z_MIN_INSTANCES or x.mean() <= 0:
+        return float("nan")
+    sd = float(x.std(ddof=1))
+    if sd == 0:
+        return 1.0
+    z = gain * float(x.mean()) * math.sqrt(x.size) / sd - 2.0
+    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+
+
 def _final_names(prefix: str, iterations: int) -> dict[str, str]:
     """Short name -> policy name of one model's finals."""
     return {
@@ -142,6 +191,8 @@ def summary_metrics(
     ratio: dict[str, Any] = {}
     z: dict[str, Any] = {}
     by_axis: dict[str, dict[str, dict[str, list[tuple[float, float]]]]] = {}
+    mdr: dict[str, dict[str, list[float]]] = {}
+    power: dict[str, dict[str, list[float]]] = {}
     for prefix, key, iterations, envs in _models(config):
         names = _final_names(prefix, iterations)
         for env, axis in envs:
@@ -158,6 +209,9 @@ def summary_metrics(
                 ratio.setdefault(env, {}).setdefault(c, {})[m] = r
                 z.setdefault(env, {}).setdefault(c, {})[m] = zz
                 by_axis.setdefault(axis, {}).setdefault(c, {}).setdefault(m, []).append((r, zz))
+                if control == method:
+                    mdr.setdefault(axis, {}).setdefault(c, []).append(min_detectable_ratio(b))
+                    power.setdefault(axis, {}).setdefault(c, []).append(power_for_gain(b))
     metrics["regret_ratio"] = ratio
     metrics["improvement_z"] = z
     metrics["regret_ratio_by_axis"] = {
@@ -167,6 +221,12 @@ def summary_metrics(
     metrics["improvement_z_by_axis"] = {
         a: {c: {m: _worst([v[1] for v in vs], min) for m, vs in ms.items()} for c, ms in cs.items()}
         for a, cs in by_axis.items()
+    }
+    metrics["min_detectable_ratio_by_axis"] = {
+        a: {c: _worst(vs, max) for c, vs in cs.items()} for a, cs in mdr.items()
+    }
+    metrics["power_by_axis"] = {
+        a: {c: _worst(vs, min) for c, vs in cs.items()} for a, cs in power.items()
     }
     metrics["eval_instances"] = {"numeric": float(config.eval_instances)}
     if config.llm_enabled:
