@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from .joint import TrainSettings as TrainSettings
     from .joint import train_decor as train_decor
     from .joint import train_monolithic as train_monolithic
+    from .oracle import OracleTraces as OracleTraces
+    from .oracle import answer_traces as answer_traces
     from .policies import ROLES as ROLES
     from .policies import Sampling as Sampling
     from .policies import load_team as load_team
@@ -40,6 +42,8 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "TrainSettings": ".joint",
         "train_decor": ".joint",
         "train_monolithic": ".joint",
+        "OracleTraces": ".oracle",
+        "answer_traces": ".oracle",
         "ROLES": ".policies",
         "Sampling": ".policies",
         "load_team": ".policies",
