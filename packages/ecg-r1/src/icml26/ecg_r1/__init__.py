@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from icml26.shared.exports import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers see; nothing is imported at run time
-    from . import baselines as baselines
     from icml26.shared.llm.grpo import GRPOSettings as GRPOSettings
 
+    from . import baselines as baselines
     from .config import RunConfig as RunConfig
     from .data import make_dataset as make_dataset
     from .delineate import measure_features as measure_features
