@@ -37,6 +37,10 @@ def test_smoke_run_writes_the_contract_keys_and_plots(smoke_run: Path) -> None:
         assert m[f"generation_cap.{meth}"] == 24  # smoke lowers the measured cap
     assert m["hallucination_gap_se.sft_only_minus_ecg_r1"] >= 0
     assert "hallucination_rate_se.ecg_r1" in m
+    for k in range(2):  # no_dropout on every seed, paired with ecg_r1 by seed
+        assert (smoke_run / "stages" / f"no_dropout_seed{k}.json").is_file()
+    assert "gap_diff_seed_se.signal_only.no_dropout_minus_ecg_r1" in m
+    assert "consistency_diff_seed_se.ecg_r1_minus_no_dropout" in m
     assert (smoke_run / "model_ecg_r1_seed0" / "config.json").is_file()
     assert (smoke_run / "model_ecg_r1_seed0.pt").is_file()
     for f in ("hr", "qrs", "pr", "qt", "axis"):

@@ -13,12 +13,22 @@ from typing import TYPE_CHECKING
 from icml26.shared.exports import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers see; nothing is imported at run time
+    from icml26.shared.llm.grpo import GRPOSettings as GRPOSettings
+
     from . import baselines as baselines
     from .config import RunConfig as RunConfig
+    from .data import make_dataset as make_dataset
     from .delineate import measure_features as measure_features
+    from .encoders import ImageEncoder as ImageEncoder
+    from .encoders import SignalEncoder as SignalEncoder
     from .encoders import load_encoders as load_encoders
     from .encoders import save_encoders as save_encoders
+    from .labels import LEADS as LEADS
     from .labels import Features as Features
+    from .methods import PolicySettings as PolicySettings
+    from .methods import measured_targets as measured_targets
+    from .methods import new_policy as new_policy
+    from .methods import sft_targets as sft_targets
     from .model import ECGR1ForCausalLM as ECGR1ForCausalLM
     from .model import EncodedBank as EncodedBank
     from .model import ModalityDropout as ModalityDropout
@@ -38,6 +48,15 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "ECGR1ForCausalLM": ".model",
         "EncodedBank": ".model",
         "Features": ".labels",
+        "GRPOSettings": "icml26.shared.llm.grpo",
+        "ImageEncoder": ".encoders",
+        "LEADS": ".labels",
+        "PolicySettings": ".methods",
+        "SignalEncoder": ".encoders",
+        "make_dataset": ".data",
+        "measured_targets": ".methods",
+        "new_policy": ".methods",
+        "sft_targets": ".methods",
         "ModalityDropout": ".model",
         "RecordError": ".records",
         "RunConfig": ".config",

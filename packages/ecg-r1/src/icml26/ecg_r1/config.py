@@ -32,8 +32,8 @@ class RunConfig:
             under the same temperature).
         max_new_tokens: 0 (default): the measured generation cap; > 0 caps it lower (the
             smoke profile only: its answers are then truncated and say nothing).
-        seeds: seeds of ``sft_only`` and ``ecg_r1`` (the hallucination claim's SE is over
-            them); the other methods run on the first seed.
+        seeds: seeds of ``sft_only``, ``ecg_r1`` and ``no_dropout`` (the hallucination and
+            dropout claims' SEs are over them); the other methods run on the first seed.
         p_drop, p_swap: interleaved modality dropout (0.5, 0.1 in the official code).
         reward_weights: diagnosis, evidence, format.
         records: a user's WFDB record (path without extension) or CSV file to interpret with

@@ -152,7 +152,24 @@ def make_dataset(
     abnormal: float = 1.0,
     rasteriser: ImageRasteriser | None = None,
 ) -> ECGDataset:
-    """``n`` simulated 10-s records with their images, true features and labels."""
+    """``n`` simulated 10-s 12-lead records with their paper images, true features, labels.
+
+    A stand-in for your own records: a dipole simulator with a measurable truth.
+
+    Args:
+        n: number of records.
+        rng: the random stream (use :func:`icml26.shared.rng_for` for a separate one).
+        fs: sampling rate of ``raw`` in Hz (the model signal is resampled to 100 Hz).
+        abnormal: probability that a record draws abnormal features.
+        rasteriser: renders the paper images (a default one for ``fs`` if ``None``).
+
+    Returns:
+        An :class:`ECGDataset`: ``signals`` (n, 12, 1000) at 100 Hz, ``images`` uint8,
+        ``features`` (the simulator's truth), ``labels``, ``raw`` (n, 12, 10 * fs) mV, ``fs``.
+
+    Raises:
+        ValueError: if ``fs`` is not positive (from the simulator).
+    """
     corpus = simulate(sample_params(rng, n, abnormal=abnormal), rng, fs=fs, duration=10.0)
     raster = rasteriser or ImageRasteriser(fs, 10.0)
     images = (raster(corpus.signals) * 255).clip(0, 255).astype(np.uint8)

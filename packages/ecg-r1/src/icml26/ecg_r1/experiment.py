@@ -6,7 +6,9 @@
 4. ``encoders``: both encoders pretrained, then frozen (the ``signal_cnn`` baseline reads one);
 5. ``seed<k>``: per seed, ``sft_only`` (protocol SFT with dropout) and ``ecg_r1`` (the same
    model after GRPO with the evidence rewards);
-6. ``no_dropout``, ``free_text``, ``no_readout``: the ablations, on the first seed;
+6. ``no_dropout_seed<k>``: per seed, ECG-R1 without modality dropout (from the same initial
+   weights as ``seed<k>``: the dropout claims pair by seed); ``free_text``, ``no_readout``:
+   the other ablations, on the first seed;
 7. ``ecg_r1_llm``: ECG-R1 on a checkpoint (``llm_model``), when set; ``user_record``: the
    trained model on the user's record (``records``), when set.
 
@@ -41,8 +43,8 @@ from icml26.shared import JSON, PICKLE, TORCH, RunDir, Stages, log, rng_for
 __all__ = ["run"]
 
 ECG_R1 = MethodSpec("ecg_r1", grpo=True)
+NO_DROPOUT = MethodSpec("no_dropout", dropout=False, grpo=True)
 ABLATIONS = (
-    MethodSpec("no_dropout", dropout=False, grpo=True),
     MethodSpec("free_text", answers="free_text"),
     MethodSpec("no_readout", readout=False),
 )
@@ -87,6 +89,12 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, Any]:
         )
         for k in range(cfg.seeds)
     ]
+    no_dropout = [
+        stages.once(
+            f"no_dropout_seed{k}", lambda k=k: run_llm_method(NO_DROPOUT, inputs, seed=cfg.seed + k)
+        )
+        for k in range(cfg.seeds)
+    ]
     save_encoders(run_dir.path / "model_ecg_r1_seed0", se, ie)  # the folder interprets alone
     ablations = {
         s.name: stages.once(s.name, lambda s=s: run_llm_method(s, inputs, seed=cfg.seed))
@@ -100,7 +108,7 @@ def run(cfg: RunConfig, run_dir: RunDir) -> dict[str, Any]:
         model_dir, fs = run_dir.path / "model_ecg_r1_seed0", cfg.records_fs or None
         report = stages.once("user_record", lambda: interpret_record(model_dir, cfg.records, fs=fs))
         run_dir.write_json("user_interpretations.json", report)
-    metrics = summarise(test, deline, seeds, ablations, llm, se, cfg)
+    metrics = summarise(test, deline, seeds, no_dropout, ablations, llm, se, cfg)
     write_tables(run_dir, metrics)
     write_figures(run_dir, metrics, test, seeds[0]["texts"]["both"][0])
     return metrics

@@ -70,7 +70,16 @@ SPECIAL = [
 
 
 def measured_targets(raw: np.ndarray, fs: float) -> list[Features | None]:
-    """The delineator's features of each record (``None`` where it fails)."""
+    """The delineator's features of each record: the features SFT targets should cite.
+
+    Args:
+        raw: records, shape ``(n, 12, samples)`` in mV, leads in :data:`~labels.LEADS` order.
+        fs: their sampling rate in Hz.
+
+    Returns:
+        One :class:`~labels.Features` per record, ``None`` where the delineator fails
+        (:class:`~delineate.DelineationError`); such a record gets no SFT target.
+    """
     out: list[Features | None] = []
     for rec in raw:
         try:
@@ -110,8 +119,17 @@ def frozen_encoders(
 
 @dataclass(frozen=True)
 class PolicySettings:
-    """The language model: ``lm = "tiny"`` (a Llama from scratch of the given sizes) or a
-    causal-LM spec for :func:`icml26.shared.llm.load_causal_lm` trained with LoRA."""
+    """The language model of :func:`new_policy`.
+
+    Args:
+        lm: ``"tiny"`` (a Llama trained from scratch, of the sizes below) or a causal-LM spec
+            for :func:`icml26.shared.llm.load_causal_lm` (a hub name, a folder,
+            ``smollm2-135m-instruct-q4_1``), then trained with LoRA.
+        hidden: the tiny Llama's hidden size (intermediate size ``2 * hidden``).
+        layers: the tiny Llama's layers.
+        vocab_size: the tiny tokenizer's vocabulary, trained on the corpus.
+        lora_rank: the LoRA rank on a checkpoint (ignored for ``"tiny"``).
+    """
 
     lm: str = "tiny"
     hidden: int = 96
@@ -128,7 +146,19 @@ def new_policy(
     seed: int,
     readout: bool = True,
 ) -> tuple[Any, Any]:
-    """A fresh :class:`ECGR1ForCausalLM` (and its tokenizer) on the tiny LM or a checkpoint."""
+    """A fresh :class:`ECGR1ForCausalLM` and its tokenizer, sized to ``bank``'s encoders.
+
+    Args:
+        settings: the language model (:class:`PolicySettings`).
+        corpus: answer texts the tiny tokenizer is trained on (unused for a checkpoint).
+        bank: the encoded records (:class:`EncodedBank`); fixes the projector widths.
+        seed: seeds the initial weights.
+        readout: whether the encoders' read-out token of label probabilities is used.
+
+    Returns:
+        ``(model, tokenizer)``; on a checkpoint the model carries LoRA adapters and trains
+        the modality projectors in full.
+    """
     torch.manual_seed(seed)
     widths = {
         "sig_width": bank.sig_tokens.shape[-1],
@@ -175,9 +205,18 @@ def new_policy(
 def sft_targets(
     model: Any, tokenizer: Any, features: list[Features | None], write: Any = protocol_answer
 ) -> list[list[int] | None]:
-    """The SFT target (assistant token ids) of each record from its features (measured by
-    :func:`measured_targets`), written by ``write`` (the protocol by default); ``None`` stays
-    ``None`` (no target)."""
+    """The SFT target (assistant token ids) of each record, written from its features.
+
+    Args:
+        model: the policy of :func:`new_policy` (its chat format wraps the answer).
+        tokenizer: its tokenizer.
+        features: per record, the features the answer cites: measured ones
+            (:func:`measured_targets`) or annotated ones, ``None`` for no target.
+        write: features -> answer text (:func:`~protocol.protocol_answer` by default).
+
+    Returns:
+        Per record the answer's token ids, or ``None`` where ``features`` had ``None``.
+    """
     texts = [None if f is None else write(f) for f in features]
     ids = iter(answer_ids(model, tokenizer, [t for t in texts if t is not None]))
     return [None if t is None else next(ids) for t in texts]

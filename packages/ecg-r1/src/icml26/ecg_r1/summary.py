@@ -1,8 +1,8 @@
 """The run's metrics from its stages.
 
 Per method (``<m>``: ``ecg_r1``, ``sft_only``, ``no_dropout``, ``free_text``, ``no_readout``,
-``signal_cnn``, ``rules``; ``ecg_r1`` and ``sft_only`` averaged over the seeds, the
-hallucination rate pooled over them; the others on the first seed): ``diagnosis_jaccard.<cond>.<m>``, ``macro_f1.<cond>.<m>``,
+``signal_cnn``, ``rules``; ``ecg_r1``, ``sft_only`` and ``no_dropout`` averaged over the seeds,
+the hallucination rate pooled over them; the others on the first seed): ``diagnosis_jaccard.<cond>.<m>``, ``macro_f1.<cond>.<m>``,
 ``evidence_accuracy.<m>``, ``hallucination_rate.<m>`` (pooled: contradicting statements /
 statements), ``format_rate.<m>``, ``truncation_rate.<m>`` (outputs that do not stop
 right after ``</answer>`` within the cap; ``ecg_r1_llm`` too when the SmolLM2 stage ran),
@@ -14,7 +14,12 @@ and records) with ``hallucination_gap_se.sft_only_minus_ecg_r1`` (paired record 
 that pooled difference) and ``z.hallucination_sft_only_minus_ecg_r1``; the seed-level
 ``hallucination_gap_seed_se.sft_only_minus_ecg_r1`` (SE of the per-seed pooled gaps).
 
-The dropout and consistency z's pair the first seed's ``ecg_r1`` and ``no_dropout`` records.
+The dropout claims pair ``ecg_r1`` and ``no_dropout`` by seed (same initial weights), SE over
+seeds (:func:`seed_paired_dropout`): ``gap_diff.<single>.no_dropout_minus_ecg_r1`` (the
+both-minus-``<single>`` Jaccard gap without dropout minus with it), its
+``gap_diff_seed_se.<single>...`` and ``z.gap_<single>_no_dropout_minus_ecg_r1``;
+``consistency_diff.ecg_r1_minus_no_dropout``, ``consistency_diff_seed_se...`` and
+``z.consistency_ecg_r1_minus_no_dropout``. One seed gives SE and z ``nan``.
 ``readout_ablation.jaccard_drop``: ``sft_only`` (first seed) minus ``no_readout`` diagnosis
 Jaccard with both modalities. ``answer_tokens_p95.<m>`` and ``generation_cap.<m>``: the
 95th percentile of the SFT answers' token lengths and the generation cap used.
@@ -22,6 +27,7 @@ Jaccard with both modalities. ``answer_tokens_p95.<m>`` and ``generation_cap.<m>
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,9 +39,9 @@ from icml26.ecg_r1.evaluate import MethodScores, paired_z, pooled_hallucination_
 from icml26.ecg_r1.labels import FEATURE_NAMES
 from icml26.ecg_r1.nk_validation import validate_neurokit
 from icml26.shared import rng_for
-from icml26.shared.stats import mean_se
+from icml26.shared.stats import mean_se, paired_difference
 
-__all__ = ["delineation_metrics", "summarise"]
+__all__ = ["delineation_metrics", "seed_paired_dropout", "summarise"]
 
 
 def delineation_metrics(cfg: Any, test: ECGDataset) -> dict[str, Any]:
@@ -77,10 +83,67 @@ def _seed_mean(scores: list[MethodScores], name: str) -> dict[str, float]:
     return out
 
 
+def _seed_paired(
+    out: dict[str, float], name: str, z_key: str, a: list[float], b: list[float]
+) -> None:
+    """``a - b`` paired by seed: mean, seed SE and z (``nan`` for one seed; +-inf capped at
+    +-1e6 to keep results finite)."""
+    d = paired_difference(a, b)
+    diff, se_key = name.split(".", 1)
+    out[name] = d.mean
+    out[f"{diff}_seed_se.{se_key}"] = d.se
+    out[z_key] = float(np.clip(d.z, -1e6, 1e6)) if d.n > 1 else float("nan")
+
+
+def seed_paired_dropout(
+    r1: Sequence[Mapping[str, float]], nd: Sequence[Mapping[str, float]]
+) -> dict[str, float]:
+    """The dropout claims' figures, ``ecg_r1`` and ``no_dropout`` paired by seed.
+
+    Args:
+        r1: per seed, ``ecg_r1``'s metrics (:meth:`MethodScores.metrics` ``("ecg_r1")``):
+            ``diagnosis_jaccard.<cond>.ecg_r1`` and ``cross_modal_consistency.ecg_r1``.
+        nd: per seed (same order, same initial weights), ``no_dropout``'s.
+
+    Returns:
+        ``gap_diff.<single>.no_dropout_minus_ecg_r1``, ``gap_diff_seed_se.<single>...``,
+        ``z.gap_<single>_no_dropout_minus_ecg_r1`` for ``signal_only`` and ``image_only``;
+        ``consistency_diff.ecg_r1_minus_no_dropout``, its seed SE and
+        ``z.consistency_ecg_r1_minus_no_dropout`` (module docstring).
+
+    Raises:
+        ValueError: ``r1`` and ``nd`` hold different numbers of seeds, or none.
+    """
+    if len(r1) != len(nd) or not r1:
+        raise ValueError(f"need the same seeds for ecg_r1 and no_dropout, got {len(r1)}, {len(nd)}")
+    out: dict[str, float] = {}
+    for single in ("signal_only", "image_only"):
+
+        def gap(m: Mapping[str, float], name: str, single: str = single) -> float:
+            return m[f"diagnosis_jaccard.both.{name}"] - m[f"diagnosis_jaccard.{single}.{name}"]
+
+        _seed_paired(
+            out,
+            f"gap_diff.{single}.no_dropout_minus_ecg_r1",
+            f"z.gap_{single}_no_dropout_minus_ecg_r1",
+            [gap(m, "no_dropout") for m in nd],
+            [gap(m, "ecg_r1") for m in r1],
+        )
+    _seed_paired(
+        out,
+        "consistency_diff.ecg_r1_minus_no_dropout",
+        "z.consistency_ecg_r1_minus_no_dropout",
+        [m["cross_modal_consistency.ecg_r1"] for m in r1],
+        [m["cross_modal_consistency.no_dropout"] for m in nd],
+    )
+    return out
+
+
 def summarise(
     test: ECGDataset,
     deline: dict[str, Any],
     seeds: list[dict[str, Any]],
+    no_dropout: list[dict[str, Any]],
     ablations: dict[str, dict[str, Any]],
     llm: dict[str, Any] | None,
     signal_encoder: Any,
@@ -90,10 +153,11 @@ def summarise(
     feats = test.features
     r1 = [score_method(s["texts"], feats) for s in seeds]
     so = [score_method(s["texts_sft"], feats) for s in seeds]
+    nd = [score_method(s["texts"], feats) for s in no_dropout]
     abl = {name: score_method(a["texts"], feats) for name, a in ablations.items()}
     cnn = signal_cnn_interpretations(signal_encoder.cpu(), test.signals)
     metrics: dict[str, Any] = dict(deline["metrics"])
-    metrics |= _seed_mean(r1, "ecg_r1") | _seed_mean(so, "sft_only")
+    metrics |= _seed_mean(r1, "ecg_r1") | _seed_mean(so, "sft_only") | _seed_mean(nd, "no_dropout")
     for name, sc in abl.items():
         metrics |= sc.metrics(name)
     metrics |= score_method({"both": cnn, "signal_only": cnn}, feats).metrics("signal_cnn")
@@ -111,24 +175,19 @@ def summarise(
     metrics["hallucination_gap_seed_se.sft_only_minus_ecg_r1"] = (
         mean_se(per_seed).se if len(per_seed) > 1 else float("nan")
     )
-    nd = abl["no_dropout"]
-    for single in ("signal_only", "image_only"):
-        metrics[f"z.gap_{single}_no_dropout_minus_ecg_r1"] = paired_z(
-            nd.jaccard["both"] - nd.jaccard[single], r1[0].jaccard["both"] - r1[0].jaccard[single]
-        )
-    assert r1[0].consistency is not None
-    assert nd.consistency is not None
-    metrics["z.consistency_ecg_r1_minus_no_dropout"] = paired_z(r1[0].consistency, nd.consistency)
+    metrics |= seed_paired_dropout(
+        [s.metrics("ecg_r1") for s in r1], [s.metrics("no_dropout") for s in nd]
+    )
     metrics["z.evidence_sft_only_minus_free_text"] = paired_z(
         so[0].evidence, abl["free_text"].evidence
     )
     metrics["readout_ablation.jaccard_drop"] = float(
         so[0].jaccard["both"].mean() - abl["no_readout"].jaccard["both"].mean()
     )
-    for name, entry in [("ecg_r1", seeds[0]), *ablations.items()]:
+    for name, entry in [("ecg_r1", seeds[0]), ("no_dropout", no_dropout[0]), *ablations.items()]:
         metrics[f"answer_tokens_p95.{name}"] = entry["answer_tokens_p95"]
         metrics[f"generation_cap.{name}"] = float(entry["generation_cap"])
-    for name, entry in [("ecg_r1", seeds[0]), ("no_dropout", ablations["no_dropout"])]:
+    for name, entry in [("ecg_r1", seeds[0]), ("no_dropout", no_dropout[0])]:
         g = entry.get("grpo")
         if g:
             metrics[f"grpo_reward_first.{name}"] = float(np.mean(g["reward"][:2]))
