@@ -119,21 +119,40 @@ def eval_sets(
     return sets
 
 
+def _sample_eval_intents(
+    policies: Policies,
+    game: SafetyGame,
+    samples_per_intent: int,
+    attack_tokens: int,
+    reply_tokens: int,
+    seed: int,
+) -> Any:
+    """The loaded attacker against the loaded defender on the evaluation intents."""
+    return sample_attacks(
+        policies,
+        game,
+        game.eval_intents(),
+        attacker="attacker",
+        defender="defender",
+        samples_per_intent=samples_per_intent,
+        attack_tokens=attack_tokens,
+        reply_tokens=reply_tokens,
+        seed=seed,
+    )
+
+
 def _probe(
     policies: Policies, game: SafetyGame, probe_set: EvalSet, settings: GameSettings, seed: int
 ) -> Any:
     def probe() -> dict[str, float]:
         s = score_defender(policies, game, probe_set, "defender", max_tokens=settings.reply_tokens)
-        live = sample_attacks(
+        live = _sample_eval_intents(
             policies,
             game,
-            game.eval_intents(),
-            attacker="attacker",
-            defender="defender",
-            samples_per_intent=1,
-            attack_tokens=settings.attack_tokens,
-            reply_tokens=settings.reply_tokens,
-            seed=stream_seed(seed, "probe_sample"),
+            1,
+            settings.attack_tokens,
+            settings.reply_tokens,
+            stream_seed(seed, "probe_sample"),
         )
         return {
             "asr_curve": s.asr,
@@ -313,16 +332,13 @@ def adaptive_attacks(
             )
         else:
             policies.load("attacker", policies.sft_states["attacker"])
-        sample = sample_attacks(
+        sample = _sample_eval_intents(
             policies,
             game,
-            game.eval_intents(),
-            attacker="attacker",
-            defender="defender",
-            samples_per_intent=config.eval_samples,
-            attack_tokens=config.attack_tokens,
-            reply_tokens=config.reply_tokens,
-            seed=stream_seed(seed, "adaptive_sample"),
+            config.eval_samples,
+            config.attack_tokens,
+            config.reply_tokens,
+            stream_seed(seed, "adaptive_sample"),
         )
         out[f"asr.adaptive.{name}"] = sample.asr
     return out
@@ -346,16 +362,13 @@ def attacker_novelty(
         ("attacker_sft", policies.sft_states["attacker"]),
     ):
         policies.load("attacker", state)
-        s = sample_attacks(
+        s = _sample_eval_intents(
             policies,
             game,
-            game.eval_intents(),
-            attacker="attacker",
-            defender="defender",
-            samples_per_intent=config.eval_samples,
-            attack_tokens=config.attack_tokens,
-            reply_tokens=config.reply_tokens,
-            seed=stream_seed(seed, "novelty_sample"),
+            config.eval_samples,
+            config.attack_tokens,
+            config.reply_tokens,
+            stream_seed(seed, "novelty_sample"),
         )
         # No success leaves the rate undefined: stored as null (strict JSON), pooled as NaN,
         # so a claim that reads it is undecided rather than decided on a made-up 0.

@@ -217,13 +217,13 @@ def gradient_trajectory(
 
     Raises:
         ValueError: an unknown mode.
-        NotImplementedError: from a model whose outputs are not differentiable in its values
-            (e.g. Geneformer's rank encoding).
+        TypeError: a model whose outputs are not differentiable in its values (e.g.
+            Geneformer's rank encoding): Gradient Trajectory cannot be defined for it.
     """
     if mode not in ("jvp", "jacrev"):
         raise ValueError(f"mode must be 'jvp' or 'jacrev', got {mode!r}")
     if getattr(model, "differentiable", True) is False:
-        raise NotImplementedError(
+        raise TypeError(
             f"{type(model).__name__} is not differentiable in its input values: Gradient "
             "Trajectory needs a value encoder (use Virtual Value Perturbation)"
         )
