@@ -235,6 +235,63 @@ def test_geneformer_vvp_runs_and_gt_is_refused(tmp_path: Path) -> None:
     assert (out <= 0).all()  # log-probabilities
 
 
+@pytest.mark.parametrize(
+    ("reference", "levels"),
+    [(None, (-2.0, -0.5, 0.5, 2.0)), ((-1.0, -1.2, 0.5, 1.0, 0.8), (-2.0, -0.5, 2.0))],
+)
+def test_geneformer_vvp_moves_gene_i_across_m_positions(
+    tmp_path: Path, reference: tuple[float, ...] | None, levels: tuple[float, ...]
+) -> None:
+    """M levels give M rank encodings per (source, hidden group): gene i moves across the
+    reference cell's order (review45 #2: stable argsort on a shared baseline gave two)."""
+    pytest.importorskip("transformers")
+    adapter = GeneformerAdapter.from_pretrained(_geneformer_folder(tmp_path))
+    if reference is not None:
+        adapter.set_reference(dict(zip(GENES, reference, strict=True)))
+    seen: list[Tensor] = []
+    forward = adapter.model.forward
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        seen.append(kw["input_ids"].clone())
+        return forward(*args, **kw)
+
+    adapter.model.forward = spy  # type: ignore[method-assign]
+    m = len(levels)
+    virtual_value_perturbation(adapter, GENES, levels=levels, mask_groups=1)
+    rows = torch.cat(seen)  # [G sources * M levels, G]
+    assert rows.shape == (5 * m, 5)
+    source_token = torch.tensor([adapter.vocab[g] for g in GENES])
+    for i in range(5):
+        block = rows[i * m : (i + 1) * m]
+        positions = [int((row == source_token[i]).nonzero()) for row in block]
+        # higher value -> earlier rank; four levels -> four positions
+        assert positions == sorted(positions, reverse=True)
+        # with a reference cell whose values interleave the levels, M positions; without
+        # one, the column-order quantiles (+-1.28 for five genes) may tie two levels
+        assert len(set(positions)) == m if reference is not None else len(set(positions)) >= 3
+        # the other genes (all hidden) keep the reference cell's order
+        others = [[int(t) for t in row if t != adapter.mask_id] for row in block]
+        assert all(o == [int(source_token[i])] for o in others)
+    with pytest.raises(ValueError, match="names no gene"):
+        adapter.set_reference({"unknown": 1.0})
+
+
+def test_geneformer_reference_cell_orders_baseline_genes(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    adapter = GeneformerAdapter.from_pretrained(_geneformer_folder(tmp_path))
+    adapter.set_reference(dict(zip(GENES, (-1.0, 2.0, 0.5, 1.0, -2.0), strict=True)))
+    seen: list[Tensor] = []
+    forward = adapter.model.forward
+    adapter.model.forward = lambda *a, **kw: seen.append(kw["input_ids"]) or forward(*a, **kw)  # type: ignore[method-assign]
+    ids = torch.tensor([[adapter.vocab[g] for g in GENES]])
+    # g2 at 1.5 (not the baseline); the others at the baseline take their reference values
+    adapter.predict(
+        ids, torch.tensor([[0.0, 0.0, 1.5, 0.0, 0.0]]), torch.zeros(1, 5, dtype=torch.bool)
+    )
+    order = [adapter.vocab[g] for g in ("g1", "g2", "g3", "g0", "g4")]
+    assert seen[0][0].tolist() == order
+
+
 def test_geneformer_bad_folders(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"config\.json"):
         GeneformerAdapter.from_pretrained(tmp_path)

@@ -82,6 +82,7 @@ class RunConfig:
     n_cell_types: int = 10
     cells_per_type: int = 30
     pretrain_cells_per_type: int | None = None
+    intrinsic_noise: int = 1
     pretrain_noise: tuple[str, ...] = ("none",)
     train_noise: str = "none"
     test_noise: tuple[str, ...] = ("none", "DS4", "DS14")
@@ -162,10 +163,14 @@ class RunConfig:
             raise ValueError("n_test_datasets, n_pretrain_datasets and n_val_datasets must be >= 1")
         if self.select_every < 1:
             raise ValueError("select_every must be >= 1")
-        if self.n_cell_types < 1 or self.cells_per_type < 10:
-            raise ValueError("n_cell_types >= 1 and cells_per_type >= 10 required")
-        if self.pretrain_cells_per_type is not None and self.pretrain_cells_per_type < 2:
-            raise ValueError("pretrain_cells_per_type must be >= 2 (or None: cells_per_type)")
+        if self.n_cell_types < 1 or self.cells_per_type < 1:
+            raise ValueError("n_cell_types >= 1 and cells_per_type >= 1 required")
+        if self.n_cell_types * self.cells_per_type < 20:
+            raise ValueError("a dataset needs >= 20 cells (n_cell_types * cells_per_type)")
+        if self.pretrain_cells_per_type is not None and self.pretrain_cells_per_type < 1:
+            raise ValueError("pretrain_cells_per_type must be >= 1 (or None: cells_per_type)")
+        if self.intrinsic_noise not in (0, 1):
+            raise ValueError("intrinsic_noise must be 0 or 1 (SERGIO's noise_s)")
         if not 0.1 <= self.unseen_fraction <= 0.6:
             raise ValueError("unseen_fraction must lie in [0.1, 0.6]")
         if self.width % self.heads or self.layers < 1:
