@@ -121,6 +121,7 @@ class GeneformerAdapter(nn.Module):
             vals = torch.tensor([self.reference.get(t, 0.0) for t in flat], device=keys.device)
             keys = torch.where(known.view_as(keys), vals.view_as(keys), keys)
         return keys
+
     @property
     def vocab(self) -> Mapping[str, int]:
         """Gene id -> token id."""
