@@ -87,6 +87,17 @@ def test_profile_only_keys_are_asked_of_their_profile() -> None:
         check_paper(_paper(claim), _results(METRICS, "quick"))
 
 
+def test_a_claim_may_name_the_papers_own_extra_profile() -> None:
+    claim = Claim("llm_only", "-", "-", "err.llm < 1", profiles=("llm",), placebo={"q": "b"})
+    profiles = {p: _Cfg() for p in ("smoke", "quick", "full", "llm")}
+    with_llm = Paper(
+        slug="toy", title="toy", profiles=profiles, run=lambda c, r: {}, claims=(claim,)
+    )
+    check_paper(with_llm, _results(METRICS, "quick"))
+    with pytest.raises(ClaimCheckError, match=r"unknown profile\(s\) \['llm'\]"):
+        check_paper(_paper(claim), _results(METRICS, "quick"))
+
+
 def test_null_and_undecided_fail() -> None:
     paper = _paper(Claim("nan", "-", "-", "err.ours < 1"))
     with pytest.raises(ClaimCheckError, match="null"):
