@@ -131,8 +131,21 @@ def _claim_problems(
     if null:
         problems.append(f"{claim.id}: metric(s) {null} are null (NaN or infinite) in the run")
         return problems
+    if claim.decidable_when:
+        try:
+            guard = rule_keys(claim.decidable_when)
+        except RuleError as exc:
+            return [*problems, f"{claim.id}: decidable_when: {exc}"]
+        absent = sorted(k for k in guard.keys if k not in metrics)
+        if absent:
+            problems.append(
+                f"{claim.id}: the {profile} run produced no metric {', '.join(absent)} "
+                "named by decidable_when"
+            )
+            return problems
     entry = claim.evaluate(metrics, profile)
-    if entry["holds"] is None:
+    declared = claim.decidable_when and evaluate_rule(claim.decidable_when, metrics)[0] is False
+    if entry["holds"] is None and not declared:
         problems.append(f"{claim.id}: undecided on the {profile} run: {entry.get('note', '')}")
     return problems
 
