@@ -15,8 +15,8 @@ from icml26.velocity_deficit.gmm import random_gmm
 from icml26.velocity_deficit.model import VelocityMLP
 from icml26.velocity_deficit.samplers import integrate
 from icml26.velocity_deficit.ssc import (
-    MAX_FLAT_FEATURES,
     IDENTITY,
+    MAX_FLAT_FEATURES,
     DeficitSchedule,
     ScaleSchedule,
     SSCSettings,
