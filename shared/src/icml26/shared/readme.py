@@ -17,7 +17,6 @@ files are written atomically, and writing the same run twice gives the same file
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import re
@@ -29,7 +28,7 @@ from typing import Any
 from icml26.shared.atomic import atomic_write_text
 from icml26.shared.paper import Paper
 from icml26.shared.registry import find
-from icml26.shared.report import Table, format_measured, markdown_table
+from icml26.shared.report import Table, format_measured, markdown_table, run_date
 from icml26.shared.results import load_results
 
 __all__ = [
@@ -125,20 +124,6 @@ def _read_env(run_dir: Path) -> dict[str, Any]:
     return env if isinstance(env, dict) else {}
 
 
-def _run_date(env: Mapping[str, Any], results_path: Path) -> str:
-    """The UTC date the run started (``env.json`` ``time``), else when results.json was written."""
-    stamp = env.get("time")
-    if isinstance(stamp, str):
-        try:
-            when = _dt.datetime.fromisoformat(stamp)
-        except ValueError:
-            when = None
-        if when is not None:
-            return (when.astimezone(_dt.UTC) if when.tzinfo else when).date().isoformat()
-    mtime = results_path.stat().st_mtime
-    return _dt.datetime.fromtimestamp(mtime, _dt.UTC).date().isoformat()
-
-
 def summarize_run(
     run_dir: str | os.PathLike[str], slug: str, paper: Paper | None = None
 ) -> RunSummary:
@@ -178,7 +163,7 @@ def summarize_run(
         version=results["version"],
         profile=results["profile"],
         kind=str(results.get("kind", "run")),
-        date=_run_date(env, results_path),
+        date=run_date(env, results_path) or "?",
         commit=git.get("commit") or None,
         dirty=bool(git.get("dirty")),
         seconds=float(results["seconds"]),
