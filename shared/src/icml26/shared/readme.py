@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,14 @@ from typing import Any
 from icml26.shared.atomic import atomic_write_text
 from icml26.shared.paper import Paper
 from icml26.shared.registry import find
-from icml26.shared.report import Table, format_measured, markdown_table, run_date
+from icml26.shared.report import (
+    OUTCOMES,
+    Table,
+    format_measured,
+    markdown_table,
+    outcome_text,
+    run_date,
+)
 from icml26.shared.results import load_results
 
 __all__ = [
@@ -58,7 +65,7 @@ README_CLAIM_ROWS = 12
 
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _SECTION = re.compile(r"^<!-- run: (?P<key>\S+ \S+ \S+ \S+) -->$", re.MULTILINE)
-_OUTCOME = {True: "held", False: "failed", None: "undecided"}
+_OUTCOME = OUTCOMES
 
 
 class ReadmeError(ValueError):
@@ -173,10 +180,6 @@ def summarize_run(
     )
 
 
-def _outcome(claim: Mapping[str, Any]) -> str:
-    return _OUTCOME[claim["holds"]] + (f" ({claim['note']})" if claim.get("note") else "")
-
-
 def _summary_line(run: RunSummary) -> str:
     commit = f"commit `{run.commit[:12]}`" if run.commit else "commit unknown"
     if run.commit and run.dirty:
@@ -195,7 +198,7 @@ def _summary_line(run: RunSummary) -> str:
 
 def _claims_table(run: RunSummary, limit: int | None, more: str) -> str:
     rows = tuple(
-        (f"`{c['id']}`", str(c["paper_value"]), format_measured(c, limit, more), _outcome(c))
+        (f"`{c['id']}`", str(c["paper_value"]), format_measured(c, limit, more), outcome_text(c))
         for c in run.claims
     )
     table = Table(("claim", "paper", "ours", "outcome"), rows, ("",) * len(rows))

@@ -60,8 +60,10 @@ __all__ = [
     "collect_entries",
     "format_measured",
     "format_value",
+    "job_wall_seconds",
     "markdown_table",
     "outcome_text",
+    "read_json_object",
     "render_html",
     "render_markdown",
     "run_date",
@@ -169,7 +171,16 @@ class ReportEntry:
         return counts
 
 
-def _read_json_object(path: Path) -> dict[str, Any]:
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A JSON object from a file that may be missing or broken (``env.json``,
+    ``reproduce.json``: what they add to a report is optional).
+
+    Args:
+        path: the file.
+
+    Returns:
+        Its object, or ``{}`` when the file is missing, unreadable or not a JSON object.
+    """
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
         return obj if isinstance(obj, dict) else {}
@@ -202,7 +213,7 @@ def run_date(env: Mapping[str, Any], results_path: Path | None = None) -> str | 
 
 
 def _entry(folder: Path) -> ReportEntry:
-    env = _read_json_object(folder / "env.json")
+    env = read_json_object(folder / "env.json")
     git = env.get("git") if isinstance(env.get("git"), dict) else {}
     entry = ReportEntry(
         folder=folder,
@@ -284,7 +295,7 @@ def collect_entries(root: str | os.PathLike[str]) -> list[ReportEntry]:
     for folder in sorted(folders, key=lambda p: p.stat().st_mtime):
         entry = _entry(folder)
         newest[(entry.paper, entry.kind)] = entry
-    requested = _read_json_object(root / REPRODUCE_FILE).get("papers")
+    requested = read_json_object(root / REPRODUCE_FILE).get("papers")
     rank = {slug: i for i, slug in enumerate(requested if isinstance(requested, Mapping) else ())}
     return [newest[k] for k in sorted(newest, key=lambda k: (rank.get(k[0], len(rank)), k))]
 
@@ -596,6 +607,24 @@ def section_title(entry: ReportEntry) -> str:
     return f"{entry.paper} ({entry.kind}, profile {entry.profile})"
 
 
+def job_wall_seconds(entry: ReportEntry, timings: Mapping[str, Any] | None = None) -> float | None:
+    """A job's wall time: its ``results.json``'s, else (a ``run`` that failed) the one the
+    reproduce measured around its child process.
+
+    Args:
+        entry: the job.
+        timings: ``reproduce.json``'s ``papers`` (slug to ``{"seconds": ...}``), or None.
+
+    Returns:
+        Seconds, or None when neither records it.
+    """
+    if entry.seconds is not None:
+        return entry.seconds
+    measured = timings.get(entry.paper) if timings and entry.kind == "run" else None
+    seconds = measured.get("seconds") if isinstance(measured, Mapping) else None
+    return float(seconds) if isinstance(seconds, int | float) else None
+
+
 def summary_table(
     entries: Sequence[ReportEntry], timings: Mapping[str, Any] | None = None
 ) -> Table:
@@ -614,10 +643,7 @@ def summary_table(
     """
     rows: list[tuple[Inline, ...]] = []
     for e in entries:
-        wall = e.seconds
-        if wall is None and e.kind == "run" and timings:
-            measured = timings.get(e.paper, {})
-            wall = measured.get("seconds") if isinstance(measured, Mapping) else None
+        wall = job_wall_seconds(e, timings)
         counts = e.outcomes()
         rows.append(
             (
@@ -655,7 +681,7 @@ def _overview(entries: Sequence[ReportEntry], root: Path) -> str:
         f"{_seconds(sum(e.seconds or 0.0 for e in entries))} s of job wall time, "
         f"{_seconds(sum(e.cpu_seconds or 0.0 for e in entries))} s of CPU."
     )
-    how = _read_json_object(root / REPRODUCE_FILE)
+    how = read_json_object(root / REPRODUCE_FILE)
     if isinstance(how.get("seconds"), int | float):
         text += f" The reproduce took {_seconds(float(how['seconds']))} s ({how.get('mode', '?')})."
     stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
@@ -699,7 +725,7 @@ def build_document(entries: Sequence[ReportEntry], root: str | os.PathLike[str])
         The blocks, in the order both renderers write them.
     """
     root = Path(root)
-    timings = _read_json_object(root / REPRODUCE_FILE).get("papers")
+    timings = read_json_object(root / REPRODUCE_FILE).get("papers")
     blocks: list[Block] = [
         Heading(1, "icml26 reproduction report"),
         Heading(2, "Summary"),
