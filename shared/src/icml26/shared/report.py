@@ -815,7 +815,8 @@ def render_markdown(entries: Sequence[ReportEntry], root: str | os.PathLike[str]
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:14px;width:100%}
-td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}
+td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left;
+overflow-wrap:anywhere}
 th{background:#f3f3f3}table.by-paper td:first-child{white-space:nowrap}code{font-size:12px;color:#555}
 tr.yes td{background:#eaf6ed}tr.no td{background:#fbeaea}tr.undecided td{background:#fdf6e0}
 tr.failed td{background:#fbeaea;color:#b3261e}
