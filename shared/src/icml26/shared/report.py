@@ -490,7 +490,11 @@ class ClaimRow:
     note: str = ""
 
     def claim_cell(self) -> Inline:
-        """The claim column: the statement then the id in code; ``run failed: <error>``."""
+        """The claim column.
+
+        Returns:
+            The statement then the id in code; for a failed run ``run failed: <error>``.
+        """
         if self.claim_id is None:
             return (f"{RUN_FAILED}: ", self.statement)
         return (self.statement + " ", Code(self.claim_id))
@@ -510,7 +514,11 @@ class ClaimRow:
         return format_measured({"measured": self.measured}, limit, more)
 
     def outcome_cell(self) -> str:
-        """The outcome column: the outcome, then the note in parentheses."""
+        """The outcome column.
+
+        Returns:
+            The outcome, then the claim's note in parentheses when it has one.
+        """
         return self.outcome + (f" ({self.note})" if self.note else "")
 
     @property
