@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -264,6 +266,20 @@ def test_cli_check_compares_with_report_md(
     assert "disagrees with" in err
     assert "alpha beats: 'failed' in report.md, 'held' on the page" in err
     assert not out.exists()
+
+
+def test_the_command_in_its_own_process(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "claims.md"
+    command = [sys.executable, "-m", "icml26.shared.cli", "docs", str(run_dir), "--out", str(out)]
+    proc = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(out)
+    assert out.read_text() == claims_page(run_dir)
+    command[4] = str(tmp_path / "nope")
+    proc = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("icml26: error: ")
+    assert "nope is not a folder" in proc.stderr
 
 
 def test_cli_bad_folder_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
