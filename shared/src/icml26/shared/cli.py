@@ -174,7 +174,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_readme(args: argparse.Namespace) -> int:
     try:
-        readme, history = update_readme(args.slug, args.run_dir, args.readme)
+        readme, history = update_readme(
+            args.slug, args.run_dir, args.readme, redecide=args.redecide
+        )
     except ReadmeError as exc:
         raise UsageError(str(exc)) from exc
     print(readme)
@@ -287,6 +289,12 @@ def build_parser() -> argparse.ArgumentParser:
     readme.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     readme.add_argument(
         "--readme", type=Path, help="the README (default: packages/<slug>/README.md)"
+    )
+    readme.add_argument(
+        "--redecide",
+        action="store_true",
+        help="decide the claims again from the run's metrics with the installed rules "
+        "(after a rule changed) instead of copying the outcomes stored in results.json",
     )
     readme.set_defaults(func=cmd_readme)
 

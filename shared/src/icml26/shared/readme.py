@@ -87,6 +87,7 @@ class RunSummary:
     cpu_seconds: float | None
     claims: tuple[dict[str, Any], ...]
     tables: str = ""  # the paper's own Markdown tables (Paper.readme_tables), or ""
+    redecided: bool = False  # claims decided again from the metrics with the installed rules
 
     @property
     def key(self) -> str:
@@ -132,7 +133,11 @@ def _read_env(run_dir: Path) -> dict[str, Any]:
 
 
 def summarize_run(
-    run_dir: str | os.PathLike[str], slug: str, paper: Paper | None = None
+    run_dir: str | os.PathLike[str],
+    slug: str,
+    paper: Paper | None = None,
+    *,
+    redecide: bool = False,
 ) -> RunSummary:
     """Read ``run_dir``'s results and env; refuse a folder without results or another paper's.
 
@@ -140,6 +145,8 @@ def summarize_run(
         run_dir: the run folder.
         slug: the paper the README belongs to.
         paper: the installed paper, whose ``readme_tables`` (if any) render its own tables.
+        redecide: decide the claims again from the run's stored metrics with ``paper``'s
+            current claims (after a rule changed) instead of copying the stored outcomes.
 
     Returns:
         The run as the README and RESULTS.md describe it.
@@ -160,6 +167,13 @@ def summarize_run(
             f"{results_path} holds {results['paper']!r}'s results, not {slug!r}'s: "
             f"give a run folder of {slug} (or `icml26 readme {results['paper']} {run_dir}`)"
         )
+    claims = tuple(results["claims"])
+    if redecide:
+        if paper is None:
+            raise ReadmeError(f"{slug} is not installed here: its claims cannot be decided again")
+        profile = str(results["profile"])
+        kind = str(results.get("kind", "run"))
+        claims = tuple(c.evaluate(results["metrics"], profile) for c in paper.claims_for(kind))
     env = _read_env(run_dir)
     git = env.get("git")
     if not isinstance(git, dict):
@@ -175,8 +189,9 @@ def summarize_run(
         dirty=bool(git.get("dirty")),
         seconds=float(results["seconds"]),
         cpu_seconds=float(cpu) if cpu is not None else None,
-        claims=tuple(results["claims"]),
+        claims=claims,
         tables=paper.tables_markdown(results) if paper is not None else "",
+        redecided=redecide,
     )
 
 
@@ -190,9 +205,14 @@ def _summary_line(run: RunSummary) -> str:
     }
     tally = ", ".join(f"{n} {word}" for word, n in counts.items() if n) or "no claims"
     job = "" if run.kind == "run" else f" ({run.kind} job)"
+    again = (
+        " (decided again from the run's metrics with the current rules: `--redecide`)"
+        if run.redecided
+        else ""
+    )
     return (
         f"Profile `{run.profile}`{job}, {run.date}, {commit}, version {run.version}: "
-        f"{run.seconds:.1f} s wall{cpu}. Claims: {tally}."
+        f"{run.seconds:.1f} s wall{cpu}. Claims{again}: {tally}."
     )
 
 
@@ -315,6 +335,8 @@ def update_readme(
     slug: str,
     run_dir: str | os.PathLike[str],
     readme: str | os.PathLike[str] | None = None,
+    *,
+    redecide: bool = False,
 ) -> tuple[Path, Path]:
     """Rewrite ``readme``'s results block and ``RESULTS.md`` beside it from ``run_dir``.
 
@@ -322,6 +344,8 @@ def update_readme(
         slug: the paper whose README it is (``run_dir`` must hold that paper's results).
         run_dir: a run folder with ``results.json`` (and ``env.json``).
         readme: the README (default ``packages/<slug>/README.md`` under the current folder).
+        redecide: decide the claims again from the run's metrics with the installed
+            paper's current rules (said in the summary line) instead of the stored outcomes.
 
     Returns:
         The README's path and RESULTS.md's.
@@ -334,7 +358,7 @@ def update_readme(
     if not path.is_file():
         where = "" if readme is not None else " (run from the workspace root, or pass --readme)"
         raise ReadmeError(f"{path}: no such README{where}")
-    run = summarize_run(run_dir, slug, _installed_paper(slug))
+    run = summarize_run(run_dir, slug, _installed_paper(slug), redecide=redecide)
     text = path.read_text(encoding="utf-8")
     new_readme = readme_text(text, run, path)
     history = path.parent / HISTORY_FILE
