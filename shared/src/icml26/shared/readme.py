@@ -17,11 +17,10 @@ files are written atomically, and writing the same run twice gives the same file
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,14 @@ from typing import Any
 from icml26.shared.atomic import atomic_write_text
 from icml26.shared.paper import Paper
 from icml26.shared.registry import find
-from icml26.shared.report import Table, format_measured, markdown_table
+from icml26.shared.report import (
+    OUTCOMES,
+    Table,
+    format_measured,
+    markdown_table,
+    outcome_text,
+    run_date,
+)
 from icml26.shared.results import load_results
 
 __all__ = [
@@ -59,7 +65,7 @@ README_CLAIM_ROWS = 12
 
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _SECTION = re.compile(r"^<!-- run: (?P<key>\S+ \S+ \S+ \S+) -->$", re.MULTILINE)
-_OUTCOME = {True: "held", False: "failed", None: "undecided"}
+_OUTCOME = OUTCOMES
 
 
 class ReadmeError(ValueError):
@@ -126,20 +132,6 @@ def _read_env(run_dir: Path) -> dict[str, Any]:
     return env if isinstance(env, dict) else {}
 
 
-def _run_date(env: Mapping[str, Any], results_path: Path) -> str:
-    """The UTC date the run started (``env.json`` ``time``), else when results.json was written."""
-    stamp = env.get("time")
-    if isinstance(stamp, str):
-        try:
-            when = _dt.datetime.fromisoformat(stamp)
-        except ValueError:
-            when = None
-        if when is not None:
-            return (when.astimezone(_dt.UTC) if when.tzinfo else when).date().isoformat()
-    mtime = results_path.stat().st_mtime
-    return _dt.datetime.fromtimestamp(mtime, _dt.UTC).date().isoformat()
-
-
 def summarize_run(
     run_dir: str | os.PathLike[str],
     slug: str,
@@ -192,7 +184,7 @@ def summarize_run(
         version=results["version"],
         profile=results["profile"],
         kind=str(results.get("kind", "run")),
-        date=_run_date(env, results_path),
+        date=run_date(env, results_path) or "?",
         commit=git.get("commit") or None,
         dirty=bool(git.get("dirty")),
         seconds=float(results["seconds"]),
@@ -201,10 +193,6 @@ def summarize_run(
         tables=paper.tables_markdown(results) if paper is not None else "",
         redecided=redecide,
     )
-
-
-def _outcome(claim: Mapping[str, Any]) -> str:
-    return _OUTCOME[claim["holds"]] + (f" ({claim['note']})" if claim.get("note") else "")
 
 
 def _summary_line(run: RunSummary) -> str:
@@ -230,7 +218,7 @@ def _summary_line(run: RunSummary) -> str:
 
 def _claims_table(run: RunSummary, limit: int | None, more: str) -> str:
     rows = tuple(
-        (f"`{c['id']}`", str(c["paper_value"]), format_measured(c, limit, more), _outcome(c))
+        (f"`{c['id']}`", str(c["paper_value"]), format_measured(c, limit, more), outcome_text(c))
         for c in run.claims
     )
     table = Table(("claim", "paper", "ours", "outcome"), rows, ("",) * len(rows))
