@@ -259,3 +259,31 @@ def test_a_hand_written_history_is_kept_below_the_generated_sections(tmp_path: P
     assert once.index("## 2026-05-01") < once.index(LEGACY_MARK) < once.index("by hand on")
     assert history_text(once, run) == once
     assert history_text(None, run).count(LEGACY_MARK) == 0
+
+
+def test_redecide_uses_the_installed_rules_not_the_stored_outcomes(tmp_path: Path) -> None:
+    from dataclasses import dataclass
+
+    from icml26.shared import Paper
+
+    @dataclass(frozen=True)
+    class _Cfg:
+        seed: int = 0
+
+    stricter = Claim("big_score", "The score is at least 8.", ">= 8", "score >= 8")
+    paper = Paper(
+        slug="fake-paper",
+        title="t",
+        profiles={p: _Cfg() for p in ("smoke", "quick", "full")},
+        run=lambda c, r: {},
+        claims=(stricter,),
+    )
+    folder = _run_folder(tmp_path / "run")
+    stored = summarize_run(folder, "fake-paper", paper)
+    assert [c["holds"] for c in stored.claims] == [True, False, None, True]
+    again = summarize_run(folder, "fake-paper", paper, redecide=True)
+    assert [(c["id"], c["holds"]) for c in again.claims] == [("big_score", False)]
+    assert "--redecide" in readme_text(README, again)
+    assert "--redecide" not in readme_text(README, stored)
+    with pytest.raises(ReadmeError, match="not installed"):
+        summarize_run(folder, "fake-paper", None, redecide=True)

@@ -1,4 +1,5 @@
-"""The report: one document model, two renderers; claims across papers first; full-width figures."""
+"""The report: one document model, two renderers; the summary, then claims across papers;
+full-width figures loaded lazily from their files."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from icml26.shared.report import (
     Strong,
     Table,
     _html_table,
+    anchor,
     collect_entries,
     markdown_table,
     render_html,
@@ -114,55 +116,85 @@ def test_one_table_renders_to_both_formats() -> None:
     assert '<tr class="no"><td><b>&lt;x&gt;</b>\nz</td><td>no</td></tr>' in page
 
 
-def test_cross_paper_claims_come_first_then_summary_then_sections(root: Path) -> None:
+def test_summary_comes_first_then_claims_then_sections(root: Path) -> None:
     md = render_markdown(collect_entries(root), root)
     headings = re.findall(r"^#+ .*$", md, flags=re.MULTILINE)
     assert headings == [
         "# icml26 reproduction report",
-        "## Claims",
         "## Summary",
+        "## Claims",
         "## alpha (bench, profile quick)",
         "## alpha (run, profile quick)",
         "## beta (run, profile ?)",
     ]
-    claims = md.split("## Claims")[1].split("## Summary")[0]
+    claims = md.split("## Claims")[1].split("## alpha")[0]
     # Every claim of the run job, none of the bench's; the failed paper as one row.
     assert "| alpha | Ours beats the base \\| by a margin. `beats` | 0.1 vs 0.2 |" in claims
-    assert "err.ours = 0.1; err.base = 0.2 | yes |" in claims
+    assert "err.ours = 0.1; err.base = 0.2 | held |" in claims
     assert "`big`" in claims
-    assert "| no |" in claims
+    assert "| failed |" in claims
     assert "`fast`" not in claims
-    assert "| beta | run failed: ValueError: beta <broke> on purpose | - | - | failed |" in claims
+    assert (
+        "| beta | run failed: ValueError: beta <broke> on purpose | - | - | run failed |" in claims
+    )
     # Six values: the overview shows four and points to the section for the rest.
-    assert "many.k3 = 3; ... 2 more below | yes |" in claims
+    assert "many.k3 = 3; ... 2 more below | held |" in claims
     assert "many.k5 = 5" in md.split("## alpha (run")[1]
 
 
-def test_summary_has_wall_and_cpu_seconds(root: Path) -> None:
+def test_summary_has_one_row_per_job_with_outcomes_times_and_links(root: Path) -> None:
     atomic_write_json(root / "reproduce.json", {"seconds": 33.0, "mode": "2 papers at a time"})
     md = render_markdown(collect_entries(root), root)
-    summary = md.split("## Summary")[1].split("## alpha")[0]
-    assert "| paper | job | version | profile | claims held | wall s | CPU s | status |" in summary
-    assert "| alpha | run | 1.0 | quick | 2/3 | 12.5 | 20.2 | ok |" in summary
-    assert "| beta | run | ? | ? | - | - | - | FAILED |" in summary
+    summary = md.split("## Summary")[1].split("## Claims")[0]
+    assert (
+        "| paper | job | held | failed | undecided | wall s | CPU s | version | profile | status |"
+        in summary
+    )
+    assert (
+        "| [alpha](#alpha-run-profile-quick) | run | 2 | 1 | 0 | 12.5 | 20.2 | 1.0 | quick | ok |"
+        in summary
+    )
+    assert "| [alpha](#alpha-bench-profile-quick) | bench | 1 | 0 | 0 | 1.0 |" in summary
+    assert "| [beta](#beta-run-profile-) | run | - | - | - | - | - | ? | ? | FAILED |" in summary
+    assert "4 claims: 3 held, 1 failed, 0 undecided" in summary
     assert "13.5 s of job wall time, 21.2 s of CPU" in summary
     assert "The reproduce took 33.0 s (2 papers at a time)." in summary
     assert "Finished in 12.5 s wall, 20.2 s CPU. Folder: `alpha-run`." in md
 
 
-def test_html_is_self_contained_coloured_and_full_width(root: Path) -> None:
+def test_summary_links_reach_the_section_ids_of_the_html(root: Path) -> None:
+    _, html_path, _ = write_report(root)
+    page = html_path.read_text()
+    targets = re.findall(r'<a href="#([\w-]+)">(?:alpha|beta)</a>', page)
+    assert len(targets) == 3
+    for target in targets:
+        assert f'<h2 id="{target}">' in page
+
+
+def test_heading_anchor_follows_github_and_mkdocs() -> None:
+    assert anchor("alpha (run, profile quick)") == "alpha-run-profile-quick"
+    assert anchor("beta (run, profile ?)") == "beta-run-profile-"  # as GitHub: no strip
+    assert anchor("lean-slt") == "lean-slt"
+
+
+def test_html_loads_figures_lazily_from_their_files(root: Path) -> None:
     md_path, html_path, _ = write_report(root)
     page = html_path.read_text()
-    # The first table on the page is the cross-paper claims table.
-    first_table = page.split("<table", 2)[1]
-    assert "paper&#x27;s figure" in first_table
-    assert '<tr class="yes">' in first_table
-    assert '<tr class="no">' in first_table
-    assert '<tr class="failed">' in first_table
-    assert page.index("<h2>Claims</h2>") < page.index("<h2>Summary</h2>")
-    # Each plot once, inline, full column width, wrapped in a link that enlarges it.
-    assert page.count("data:image/png;base64,") == 2
-    assert "max-width:48%" not in page
+    # The first table on the page is the summary; the second the cross-paper claims table.
+    first_table, claims_table = page.split("<table", 3)[1:3]
+    assert "undecided</th>" in first_table
+    assert "paper&#x27;s figure" in claims_table
+    assert '<tr class="yes">' in claims_table
+    assert '<tr class="no">' in claims_table
+    assert '<tr class="failed">' in claims_table
+    assert page.index('<h2 id="summary">Summary</h2>') < page.index('<h2 id="claims">')
+    # Each plot once, linked (not inlined), lazily loaded, full column width, enlargeable.
+    assert "base64" not in page
+    assert page.count('loading="lazy"') == 2
+    for name in ("wide_pareto", "curve"):
+        src = f'src="alpha-run/plots/{name}.png" loading="lazy" decoding="async"'
+        assert src + ' width="1" height="1">' in page
+        assert (root / "alpha-run" / "plots" / f"{name}.png").is_file()
     assert re.search(r"figure\.plot img\{[^}]*width:100%", page)
     for n in (1, 2):
         assert f'<figure class="plot" id="fig{n}"><a href="#fig{n}"' in page
@@ -176,11 +208,43 @@ def test_html_is_self_contained_coloured_and_full_width(root: Path) -> None:
     )
 
 
+def test_figure_paths_are_url_quoted(tmp_path: Path) -> None:
+    root = tmp_path / "rep"
+    _run_folder(root, "gamma", {"x": 1.0}, [], plots=("a b#c",))
+    _, html_path, _ = write_report(root)
+    page = html_path.read_text()
+    assert 'src="gamma-run/plots/a%20b%23c.png"' in page
+    assert "(gamma-run/plots/a%20b%23c.png)" in (root / "report.md").read_text()
+
+
+def test_a_report_of_many_figures_stays_small(tmp_path: Path) -> None:
+    root = tmp_path / "rep"
+    big = PNG_1PX + b"\0" * 200_000  # a 200 kB figure
+    folder = _run_folder(root, "delta", {"x": 1.0}, [], plots=tuple(f"p{i}" for i in range(20)))
+    for plot in (folder / "plots").iterdir():
+        plot.write_bytes(big)
+    _, html_path, _ = write_report(root)
+    assert html_path.stat().st_size < 30_000  # 4 MB of figures, none of it in the page
+
+
+def test_unreadable_results_are_a_failed_entry_that_names_the_file(tmp_path: Path) -> None:
+    folder = tmp_path / "rep" / "bad"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text("{not json")
+    (entry,) = collect_entries(tmp_path / "rep")
+    assert not entry.ok
+    assert entry.unreadable
+    assert str(folder / "results.json") in entry.unreadable
+    assert "not valid JSON" in entry.unreadable
+
+
 def test_empty_folder_gives_an_empty_report(tmp_path: Path) -> None:
     md = render_markdown([], tmp_path)
     assert "No run jobs with claims." in md
     assert "0 jobs (0 finished, 0 failed)" in md
-    assert "<h1>icml26 reproduction report</h1>" in render_html([], tmp_path)
+    assert '<h1 id="icml26-reproduction-report">icml26 reproduction report</h1>' in render_html(
+        [], tmp_path
+    )
 
 
 def test_error_after_results_marks_them_stale(root: Path) -> None:

@@ -74,7 +74,7 @@ def _timeless(md: str) -> str:
     lines = []
     for line in md.splitlines():
         cells = re.split(r"(?<!\\)\|", line)
-        if len(cells) == 10 and cells[-2].strip() in ("ok", "FAILED"):  # a summary row
+        if len(cells) == 12 and cells[-2].strip() in ("ok", "FAILED"):  # a summary row
             cells[6:8] = [" <t> ", " <t> "]
         lines.append("|".join(cells))
     return "\n".join(lines)
@@ -91,10 +91,12 @@ def test_default_jobs_1_and_2_give_the_same_report(papers: list[str], tmp_path: 
     code_par, par = _reproduce(tmp_path / "par", papers, "--jobs", "2")
     assert code_seq == code_def == code_par == 1  # broken-paper fails, fake-paper still runs
     assert _timeless(par) == _timeless(seq) == _timeless(default)
-    assert "| fake-paper | run | 9.9.9 | smoke | 1/2 |" in par
+    assert "| [fake-paper](#fake-paper-run-profile-smoke) | run | 1 | 1 | 0 |" in par
     # A failed paper's wall time is the one the reproduce measured around its child.
     assert re.search(
-        r"\| broken-paper \| run \| 0\+local \| smoke \| - \| \d+\.\d \| - \| FAILED \|", par
+        r"\| \[broken-paper\]\(#broken-paper-run-profile-smoke\) \| run \| - \| - \| - \| "
+        r"\d+\.\d \| - \| 0\+local \| smoke \| FAILED \|",
+        par,
     )
     assert "broken on purpose" in par
     assert "The score is at least 5." in par
@@ -119,7 +121,9 @@ def test_default_jobs_1_and_2_give_the_same_report(papers: list[str], tmp_path: 
     (tmp_path / "par" / "report.md").unlink()
     assert main(["report", str(tmp_path / "par")]) == 1
     assert _timeless((tmp_path / "par" / "report.md").read_text()) == _timeless(par)
-    assert "data:image/png;base64," in (tmp_path / "par" / "report.html").read_text()
+    page = (tmp_path / "par" / "report.html").read_text()
+    assert 'loading="lazy"' in page
+    assert "base64" not in page
 
 
 # --------------------------------------------------------------------------- fake children

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from icml26.shared import Claim, Paper, build_results, rule_keys
+from icml26.shared.claims import RuleError
 from icml26.shared.testing import ClaimCheckError, check_paper
 
 
@@ -84,6 +85,17 @@ def test_profile_only_keys_are_asked_of_their_profile() -> None:
     claim = Claim("big", "-", "-", "err.quick_only < 1", profiles=("quick",), placebo={"q": "b"})
     check_paper(_paper(claim), _results(METRICS, "smoke"))
     with pytest.raises(ClaimCheckError, match=r"quick run produced no metric err\.quick_only"):
+        check_paper(_paper(claim), _results(METRICS, "quick"))
+
+
+def test_a_claim_may_name_the_papers_own_extra_profile() -> None:
+    claim = Claim("llm_only", "-", "-", "err.llm < 1", profiles=("llm",), placebo={"q": "b"})
+    profiles = {p: _Cfg() for p in ("smoke", "quick", "full", "llm")}
+    with_llm = Paper(
+        slug="toy", title="toy", profiles=profiles, run=lambda c, r: {}, claims=(claim,)
+    )
+    check_paper(with_llm, _results(METRICS, "quick"))
+    with pytest.raises(ClaimCheckError, match=r"unknown profile\(s\) \['llm'\]"):
         check_paper(_paper(claim), _results(METRICS, "quick"))
 
 
@@ -194,3 +206,26 @@ def test_device_fixtures_skip_without_a_gpu(pytester: pytest.Pytester) -> None:
     assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == 2
     if outcomes.get("skipped"):
         result.stdout.fnmatch_lines(["*SKIPPED*"])
+
+
+def test_decidable_when_makes_an_underpowered_run_undecided_not_failed() -> None:
+    claim = Claim(
+        "gain",
+        "-",
+        "-",
+        "err.ours < err.base",
+        placebo={"ours": "base"},
+        decidable_when="power > 0.5",
+    )
+    low = claim.evaluate({"err.ours": 0.1, "err.base": 0.2, "power": 0.3}, "quick")
+    assert low["holds"] is None
+    assert "power > 0.5 is false" in low["note"]
+    assert low["measured"]["power"] == 0.3
+    high = claim.evaluate({"err.ours": 0.3, "err.base": 0.2, "power": 0.9}, "quick")
+    assert high["holds"] is False
+    check_paper(_paper(claim), _results({**METRICS, "power": 0.3}, "quick"))
+    check_paper(_paper(claim), _results({**METRICS, "power": 0.9}, "quick"))
+    with pytest.raises(ClaimCheckError, match="no metric power named by decidable_when"):
+        check_paper(_paper(claim), _results(METRICS, "quick"))
+    with pytest.raises(RuleError):
+        Claim("bad", "-", "-", "a < 1", placebo={"a": "b"}, decidable_when="power >")

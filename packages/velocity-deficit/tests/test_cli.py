@@ -46,11 +46,26 @@ def test_smoke_run_writes_the_keys_the_claims_read(smoke_run: Path) -> None:
         "ssc_gamma0.gmm16.fit.mafm",
         "deficit_slope_vs_dim.fit.learned",
         "fm_excess_loss.gmm16.fit.baseline",
+        "velocity_ratio_exact_data.gmm16.t0p1",  # what SSC and MAFM are sized from
+        "sw_gain_ucb.gmm16.short.ssc.nfe50",
+        "sw_gain_vs_ref_ucb.digits.short.ssc.nfe50",
+        "fd_floor_se.gmm16",
+        "fd.gmm16.short.mafm_paper.nfe50",  # the paper's MAFM (rho = 1)
+        "mafm_paper_val.gmm16.short.l1",
     ):
         assert key in m, key
     assert "fd.gmm2.fit.mafm.nfe50" not in m  # MAFM only on `compare`
     assert "fd.gmm2.fit.ssc.nfe100" not in m  # the long budget is the baseline's only
     assert "velocity_ratio_exact.digits.t0p5" not in m  # beyond the empirical field's range
+    assert "velocity_ratio_exact_data.gmm16.t0p5" not in m  # SSC reads no oracle beyond t_max
+    # the training rows' field stands in for the mixture's closed form where it is used
+    for t in ("t0", "t0p1"):
+        data, oracle = (
+            m[f"velocity_ratio_exact_data.gmm16.{t}"],
+            m[f"velocity_ratio_exact.gmm16.{t}"],
+        )
+        assert data == pytest.approx(oracle, rel=0.03)
+    assert m["fd_floor_se.gmm16"] > 0
     assert m["fd_gain.gmm2.fit.baseline.nfe50"] == 0.0
     assert m["deficit_slope_vs_dim.fit.exact"] == 0.0
 
@@ -58,6 +73,7 @@ def test_smoke_run_writes_the_keys_the_claims_read(smoke_run: Path) -> None:
 def test_smoke_ssc_is_sized_from_the_paired_deficit(smoke_run: Path) -> None:
     """gamma(0) of a chosen deficit schedule is R_exact(0) / R_learned(0), seed by seed."""
     per_seed = json.loads((smoke_run / "per_seed.json").read_text())
+    m = load_results(smoke_run / "results.json")["metrics"]
     assert set(per_seed) == {
         f"{d}.{r}" for d in ("gmm2", "gmm16", "digits") for r in ("fit", "short")
     }
@@ -70,8 +86,9 @@ def test_smoke_ssc_is_sized_from_the_paired_deficit(smoke_run: Path) -> None:
             if s[f"ssc_identity.{name}.{regime}.baseline"] == 1.0:
                 assert g0 == 1.0
                 continue
-            ratio = s[f"learned_vs_exact.{name}.{regime}.baseline.t0"]
-            assert g0 == pytest.approx(1 / ratio, rel=1e-6)
+            # sized from the data's R_exact (never the mixture's closed-form field)
+            exact = m[f"velocity_ratio_exact_data.{name}.t0"]
+            assert g0 == pytest.approx(exact / s[f"velocity_ratio.{name}.{regime}.baseline.t0"])
             naive = s[f"ssc_naive_gamma0.{name}.{regime}.baseline"]
             assert naive == pytest.approx(1 / s[f"velocity_ratio.{name}.{regime}.baseline.t0"])
             checked += 1

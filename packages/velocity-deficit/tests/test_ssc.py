@@ -16,6 +16,7 @@ from icml26.velocity_deficit.model import VelocityMLP
 from icml26.velocity_deficit.samplers import integrate
 from icml26.velocity_deficit.ssc import (
     IDENTITY,
+    MAX_FLAT_FEATURES,
     DeficitSchedule,
     ScaleSchedule,
     SSCSettings,
@@ -194,3 +195,18 @@ def test_calibrate_on_images_and_bad_input() -> None:
         SSCSettings(betas=(-1.0,))
     with pytest.raises(ValueError, match="not a multiple"):
         SSCSettings(nfe=5, sampler="heun")
+
+
+def test_calibrate_casts_the_reference_to_the_model_and_refuses_huge_flat_rows() -> None:
+    """A float64 reference for a float32 model runs (cast to the model's dtype); rows of more
+    than MAX_FLAT_FEATURES values without ``features=`` raise a ValueError naming the fix,
+    before any covariance of flattened pixels is built."""
+    model = VelocityMLP(3, 8, 1)
+    ref = np.random.default_rng(0).normal(size=(60, 3))  # float64
+    s = SSCSettings(betas=(1.0,), nfe=4, n_samples=20, ratio_samples=20)
+    cal = calibrate(model, ref, s)
+    assert math.isfinite(cal.scores["identity"])
+    big = torch.zeros(4, 3, 64, 64)
+    assert big[0].numel() > MAX_FLAT_FEATURES
+    with pytest.raises(ValueError, match="pass features="):
+        calibrate(lambda x, t: -x, big, s)

@@ -55,6 +55,27 @@ def test_fd_gains_are_paired_relative_changes() -> None:
     assert out["fd_gain.d.r.baseline.nfe50"] == 0.0  # the placebo's figure, by definition
     assert out["fd_gain_vs_ref.d.r.ssc.nfe50"] == pytest.approx(0.1)
     assert out["fd_gain_vs_ref.d.r.baseline.nfe50"] == pytest.approx(-1.0)
+    assert not any(k.startswith("sw_gain") for k in out)  # no SW figures, no SW gains
+
+
+def test_sw_gains_beside_fd_at_the_selection_budget() -> None:
+    """SW gains are paired relative changes too, at the selection budget; a variant whose
+    samples collapse (FD better, SW worse) shows it in ``sw_gain`` < 0."""
+    m = {
+        "fd.d.r.baseline.nfe50": 2.0,
+        "fd.d.r.baseline.nfe250": 1.0,
+        "fd.d.r.ssc.nfe50": 1.0,
+        "sw.d.r.baseline.nfe50": 0.2,
+        "sw.d.r.baseline.nfe250": 0.1,
+        "sw.d.r.ssc.nfe50": 0.3,
+    }
+    out = fd_gains(m, "d", "r", (50,), 250, 50)
+    assert out["fd_gain.d.r.ssc.nfe50"] == pytest.approx(0.5)
+    assert out["sw_gain.d.r.ssc.nfe50"] == pytest.approx(-0.5)
+    assert out["sw_gain_vs_ref.d.r.ssc.nfe50"] == pytest.approx(-2.0)
+    assert out["sw_gain.d.r.baseline.nfe50"] == 0.0
+    merged = merge_seeds([out, out, {k: v + 0.01 for k, v in out.items()}])
+    assert "sw_gain_ucb.d.r.ssc.nfe50" in merged
 
 
 def test_deficit_slope_and_its_exact_placebo() -> None:

@@ -324,6 +324,11 @@ class Claim:
             tests (see the module docstring).
         floor: for an absolute claim, the figure a method with no effect reaches and why the
             threshold is not forced by construction.
+        decidable_when: an optional rule (same grammar) saying when a run can decide the
+            claim at all, e.g. ``"power_by_axis.train > 0.5"``: where it is false the claim is
+            reported undecided, with a note naming the condition and its figures, whatever
+            ``rule`` says (a run too small or too noisy to decide is not a failure).
+            ``check_paper`` accepts that undecided outcome; it still asks for the keys.
     """
 
     id: str
@@ -334,11 +339,14 @@ class Claim:
     kind: str = "comparative"
     placebo: Mapping[str, str] | str | None = None
     floor: str = ""
+    decidable_when: str = ""
 
     def __post_init__(self) -> None:
         if not self.id or not self.id.replace("_", "").replace("-", "").isalnum():
             raise ValueError(f"claim id must be a short identifier, got {self.id!r}")
         check_rule(self.rule)
+        if self.decidable_when:
+            check_rule(self.decidable_when)
         if isinstance(self.profiles, str) or not all(
             isinstance(p, str) and p for p in self.profiles
         ):
@@ -403,6 +411,12 @@ class Claim:
         holds, measured, note = evaluate_rule(self.rule, metrics)
         if profile is not None and not self.applies_to(profile) and holds is None:
             note = f"only the {', '.join(self.profiles)} profile(s) produce this claim's figures"
+        elif self.decidable_when:
+            decidable, guard_measured, guard_note = evaluate_rule(self.decidable_when, metrics)
+            measured = {**measured, **guard_measured}
+            if decidable is not True:
+                why = "is false" if decidable is False else f"cannot be evaluated ({guard_note})"
+                holds, note = None, f"not decidable on this run: {self.decidable_when} {why}"
         entry: dict[str, Any] = {
             "id": self.id,
             "statement": self.statement,
@@ -414,6 +428,8 @@ class Claim:
         if note:
             entry["note"] = note
         entry["kind"] = self.kind
+        if self.decidable_when:
+            entry["decidable_when"] = self.decidable_when
         if self.kind == "absolute":
             entry["floor"] = self.floor
         elif self.placebo is not None:

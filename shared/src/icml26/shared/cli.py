@@ -9,6 +9,7 @@
     icml26 reproduce [slugs ...] [--profile quick] [--out DIR] [--jobs N | --ray ADDRESS]
     icml26 report DIR
     icml26 readme <slug> RUN_DIR [--readme PATH]
+    icml26 docs RUN_DIR [--out docs/claims.md] [--check]
 
 Exit codes: 0 success, 1 a job or report failed, 2 bad usage (unknown paper, bad override).
 """
@@ -22,6 +23,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from icml26.shared.atomic import atomic_write_text
+from icml26.shared.claims_page import (
+    DEFAULT_OUT,
+    ClaimsPageError,
+    claims_page,
+    compare_with_report,
+)
 from icml26.shared.configs import OverrideError, config_fields
 from icml26.shared.paper import Paper
 from icml26.shared.progress import log
@@ -166,11 +174,39 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_readme(args: argparse.Namespace) -> int:
     try:
-        readme, history = update_readme(args.slug, args.run_dir, args.readme)
+        readme, history = update_readme(
+            args.slug, args.run_dir, args.readme, redecide=args.redecide
+        )
     except ReadmeError as exc:
         raise UsageError(str(exc)) from exc
     print(readme)
     print(history)
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    try:
+        page = claims_page(args.run_dir)
+        problems: list[str] = []
+        if args.check:
+            report = args.run_dir / "report.md"
+            if not report.is_file():
+                raise UsageError(
+                    f"--check: {report} is missing (run `icml26 report {args.run_dir}`)"
+                )
+            problems = compare_with_report(page, report.read_text(encoding="utf-8"))
+    except ClaimsPageError as exc:
+        raise UsageError(str(exc)) from exc
+    if problems:
+        print(
+            f"icml26: error: the claims page disagrees with {args.run_dir / 'report.md'} "
+            f"(rebuild it with `icml26 report {args.run_dir}`); nothing written:",
+            file=sys.stderr,
+        )
+        for line in problems:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    print(atomic_write_text(args.out, page))
     return 0
 
 
@@ -254,7 +290,33 @@ def build_parser() -> argparse.ArgumentParser:
     readme.add_argument(
         "--readme", type=Path, help="the README (default: packages/<slug>/README.md)"
     )
+    readme.add_argument(
+        "--redecide",
+        action="store_true",
+        help="decide the claims again from the run's metrics with the installed rules "
+        "(after a rule changed) instead of copying the outcomes stored in results.json",
+    )
     readme.set_defaults(func=cmd_readme)
+
+    docs = sub.add_parser(
+        "docs",
+        help="write the docs' claims page (every claim, the paper's figure, ours, the outcome, "
+        "per paper) from a reproduce run's results.json files",
+    )
+    docs.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the reproduce's --out folder")
+    docs.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"the page to write (default: {DEFAULT_OUT}, relative to the current folder)",
+    )
+    docs.add_argument(
+        "--check",
+        action="store_true",
+        help="first check that the page's claims match RUN_DIR/report.md's claims table; "
+        "write nothing and exit 1 if they differ",
+    )
+    docs.set_defaults(func=cmd_docs)
     return parser
 
 

@@ -17,11 +17,10 @@ files are written atomically, and writing the same run twice gives the same file
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,14 @@ from typing import Any
 from icml26.shared.atomic import atomic_write_text
 from icml26.shared.paper import Paper
 from icml26.shared.registry import find
-from icml26.shared.report import Table, format_measured, markdown_table
+from icml26.shared.report import (
+    OUTCOMES,
+    Table,
+    format_measured,
+    markdown_table,
+    outcome_text,
+    run_date,
+)
 from icml26.shared.results import load_results
 
 __all__ = [
@@ -59,7 +65,7 @@ README_CLAIM_ROWS = 12
 
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _SECTION = re.compile(r"^<!-- run: (?P<key>\S+ \S+ \S+ \S+) -->$", re.MULTILINE)
-_OUTCOME = {True: "held", False: "failed", None: "undecided"}
+_OUTCOME = OUTCOMES
 
 
 class ReadmeError(ValueError):
@@ -81,6 +87,7 @@ class RunSummary:
     cpu_seconds: float | None
     claims: tuple[dict[str, Any], ...]
     tables: str = ""  # the paper's own Markdown tables (Paper.readme_tables), or ""
+    redecided: bool = False  # claims decided again from the metrics with the installed rules
 
     @property
     def key(self) -> str:
@@ -125,22 +132,12 @@ def _read_env(run_dir: Path) -> dict[str, Any]:
     return env if isinstance(env, dict) else {}
 
 
-def _run_date(env: Mapping[str, Any], results_path: Path) -> str:
-    """The UTC date the run started (``env.json`` ``time``), else when results.json was written."""
-    stamp = env.get("time")
-    if isinstance(stamp, str):
-        try:
-            when = _dt.datetime.fromisoformat(stamp)
-        except ValueError:
-            when = None
-        if when is not None:
-            return (when.astimezone(_dt.UTC) if when.tzinfo else when).date().isoformat()
-    mtime = results_path.stat().st_mtime
-    return _dt.datetime.fromtimestamp(mtime, _dt.UTC).date().isoformat()
-
-
 def summarize_run(
-    run_dir: str | os.PathLike[str], slug: str, paper: Paper | None = None
+    run_dir: str | os.PathLike[str],
+    slug: str,
+    paper: Paper | None = None,
+    *,
+    redecide: bool = False,
 ) -> RunSummary:
     """Read ``run_dir``'s results and env; refuse a folder without results or another paper's.
 
@@ -148,6 +145,8 @@ def summarize_run(
         run_dir: the run folder.
         slug: the paper the README belongs to.
         paper: the installed paper, whose ``readme_tables`` (if any) render its own tables.
+        redecide: decide the claims again from the run's stored metrics with ``paper``'s
+            current claims (after a rule changed) instead of copying the stored outcomes.
 
     Returns:
         The run as the README and RESULTS.md describe it.
@@ -168,6 +167,13 @@ def summarize_run(
             f"{results_path} holds {results['paper']!r}'s results, not {slug!r}'s: "
             f"give a run folder of {slug} (or `icml26 readme {results['paper']} {run_dir}`)"
         )
+    claims = tuple(results["claims"])
+    if redecide:
+        if paper is None:
+            raise ReadmeError(f"{slug} is not installed here: its claims cannot be decided again")
+        profile = str(results["profile"])
+        kind = str(results.get("kind", "run"))
+        claims = tuple(c.evaluate(results["metrics"], profile) for c in paper.claims_for(kind))
     env = _read_env(run_dir)
     git = env.get("git")
     if not isinstance(git, dict):
@@ -178,18 +184,15 @@ def summarize_run(
         version=results["version"],
         profile=results["profile"],
         kind=str(results.get("kind", "run")),
-        date=_run_date(env, results_path),
+        date=run_date(env, results_path) or "?",
         commit=git.get("commit") or None,
         dirty=bool(git.get("dirty")),
         seconds=float(results["seconds"]),
         cpu_seconds=float(cpu) if cpu is not None else None,
-        claims=tuple(results["claims"]),
+        claims=claims,
         tables=paper.tables_markdown(results) if paper is not None else "",
+        redecided=redecide,
     )
-
-
-def _outcome(claim: Mapping[str, Any]) -> str:
-    return _OUTCOME[claim["holds"]] + (f" ({claim['note']})" if claim.get("note") else "")
 
 
 def _summary_line(run: RunSummary) -> str:
@@ -202,15 +205,20 @@ def _summary_line(run: RunSummary) -> str:
     }
     tally = ", ".join(f"{n} {word}" for word, n in counts.items() if n) or "no claims"
     job = "" if run.kind == "run" else f" ({run.kind} job)"
+    again = (
+        " (decided again from the run's metrics with the current rules: `--redecide`)"
+        if run.redecided
+        else ""
+    )
     return (
         f"Profile `{run.profile}`{job}, {run.date}, {commit}, version {run.version}: "
-        f"{run.seconds:.1f} s wall{cpu}. Claims: {tally}."
+        f"{run.seconds:.1f} s wall{cpu}. Claims{again}: {tally}."
     )
 
 
 def _claims_table(run: RunSummary, limit: int | None, more: str) -> str:
     rows = tuple(
-        (f"`{c['id']}`", str(c["paper_value"]), format_measured(c, limit, more), _outcome(c))
+        (f"`{c['id']}`", str(c["paper_value"]), format_measured(c, limit, more), outcome_text(c))
         for c in run.claims
     )
     table = Table(("claim", "paper", "ours", "outcome"), rows, ("",) * len(rows))
@@ -327,6 +335,8 @@ def update_readme(
     slug: str,
     run_dir: str | os.PathLike[str],
     readme: str | os.PathLike[str] | None = None,
+    *,
+    redecide: bool = False,
 ) -> tuple[Path, Path]:
     """Rewrite ``readme``'s results block and ``RESULTS.md`` beside it from ``run_dir``.
 
@@ -334,6 +344,8 @@ def update_readme(
         slug: the paper whose README it is (``run_dir`` must hold that paper's results).
         run_dir: a run folder with ``results.json`` (and ``env.json``).
         readme: the README (default ``packages/<slug>/README.md`` under the current folder).
+        redecide: decide the claims again from the run's metrics with the installed
+            paper's current rules (said in the summary line) instead of the stored outcomes.
 
     Returns:
         The README's path and RESULTS.md's.
@@ -346,7 +358,7 @@ def update_readme(
     if not path.is_file():
         where = "" if readme is not None else " (run from the workspace root, or pass --readme)"
         raise ReadmeError(f"{path}: no such README{where}")
-    run = summarize_run(run_dir, slug, _installed_paper(slug))
+    run = summarize_run(run_dir, slug, _installed_paper(slug), redecide=redecide)
     text = path.read_text(encoding="utf-8")
     new_readme = readme_text(text, run, path)
     history = path.parent / HISTORY_FILE

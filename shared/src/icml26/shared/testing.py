@@ -26,13 +26,13 @@ from __future__ import annotations
 import fnmatch
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from icml26.shared.claims import Claim, RuleError, evaluate_rule, rule_keys
 from icml26.shared.migration import UNMIGRATED
-from icml26.shared.paper import Paper
+from icml26.shared.paper import PROFILES, Paper
 from icml26.shared.results import load_results
 
 __all__ = ["ClaimCheckError", "PlaceboWarning", "check_claims", "check_paper", "placebo_problems"]
@@ -105,12 +105,14 @@ def placebo_problems(
     return []
 
 
-def _claim_problems(claim: Claim, metrics: Mapping[str, Any], profile: str) -> list[str]:
+def _claim_problems(
+    claim: Claim, metrics: Mapping[str, Any], profile: str, known_profiles: frozenset[str]
+) -> list[str]:
     try:
         names = rule_keys(claim.rule)
     except RuleError as exc:
         return [f"{claim.id}: {exc}"]
-    unknown = sorted(set(claim.profiles) - {profile} - {"smoke", "quick", "full"})
+    unknown = sorted(set(claim.profiles) - {profile} - known_profiles)
     problems = [f"{claim.id}: declares unknown profile(s) {unknown}"] if unknown else []
     if not claim.applies_to(profile):
         return problems  # keys produced only by other profiles: nothing more to ask of this run
@@ -129,14 +131,30 @@ def _claim_problems(claim: Claim, metrics: Mapping[str, Any], profile: str) -> l
     if null:
         problems.append(f"{claim.id}: metric(s) {null} are null (NaN or infinite) in the run")
         return problems
+    if claim.decidable_when:
+        try:
+            guard = rule_keys(claim.decidable_when)
+        except RuleError as exc:
+            return [*problems, f"{claim.id}: decidable_when: {exc}"]
+        absent = sorted(k for k in guard.keys if k not in metrics)
+        if absent:
+            problems.append(
+                f"{claim.id}: the {profile} run produced no metric {', '.join(absent)} "
+                "named by decidable_when"
+            )
+            return problems
     entry = claim.evaluate(metrics, profile)
-    if entry["holds"] is None:
+    declared = claim.decidable_when and evaluate_rule(claim.decidable_when, metrics)[0] is False
+    if entry["holds"] is None and not declared:
         problems.append(f"{claim.id}: undecided on the {profile} run: {entry.get('note', '')}")
     return problems
 
 
 def check_claims(
-    claims: list[Claim] | tuple[Claim, ...], metrics: Mapping[str, Any], profile: str
+    claims: list[Claim] | tuple[Claim, ...],
+    metrics: Mapping[str, Any],
+    profile: str,
+    known_profiles: Iterable[str] = PROFILES,
 ) -> list[str]:
     """The problems of ``claims`` against one run's flat ``metrics`` (empty when all fit).
 
@@ -144,11 +162,14 @@ def check_claims(
         claims: the claims.
         metrics: the run's flat metrics.
         profile: the run's profile.
+        known_profiles: the profile names a claim may declare (``check_paper`` passes the
+            paper's own, e.g. an ``llm`` profile beside smoke / quick / full).
 
     Returns:
         One line per problem with a rule's keys (placebos are :func:`placebo_problems`).
     """
-    return [p for claim in claims for p in _claim_problems(claim, metrics, profile)]
+    known = frozenset(known_profiles) | frozenset(PROFILES)
+    return [p for claim in claims for p in _claim_problems(claim, metrics, profile, known)]
 
 
 def check_paper(
@@ -186,7 +207,8 @@ def check_paper(
         raise ClaimCheckError(f"results are {results['paper']!r}'s, not {paper.slug!r}'s")
     claims = list(paper.claims_for(kind))
     metrics, profile = results["metrics"], str(results["profile"])
-    problems = check_claims(claims, metrics, profile)
+    known = set(paper.profiles) | set(paper.bench_profiles or {})
+    problems = check_claims(claims, metrics, profile, known)
     placebo = [p for c in claims for p in placebo_problems(c, metrics, profile, nulls)]
     if strict is None:
         strict = paper.slug not in UNMIGRATED

@@ -99,6 +99,24 @@ def _eigh_fixed_signs(S: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return lam, Q * torch.where(signs == 0, torch.ones_like(signs), signs)
 
 
+def _search_grid(
+    model: Any, alpha_grid: Any | None, noise_grid: Any | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The flattened (α, σ²) pairs a validation search tries: by default α on
+    ``10^-4 .. 10^4`` (33 points) and σ² on ``10^-1.5 .. 10^1.5`` times ``model.noise``
+    (25 points); a hyperparameter given to ``model``'s constructor stays fixed."""
+    a_grid = np.logspace(-4, 4, 33) if alpha_grid is None else np.asarray(alpha_grid, float)
+    s_grid = (
+        float(model.noise) * np.logspace(-1.5, 1.5, 25)
+        if noise_grid is None
+        else np.asarray(noise_grid, float)
+    )
+    a_grid = a_grid if model._given_alpha is None else np.array([model._given_alpha])
+    s_grid = s_grid if model._given_noise is None else np.array([model._given_noise])
+    A, S = (g.ravel() for g in np.meshgrid(a_grid, s_grid, indexing="ij"))
+    return A, S
+
+
 @dataclass
 class BayesLinReg:
     """Conjugate Bayesian linear regression with prior ``N(0, α⁻¹ K)``.
@@ -261,15 +279,7 @@ class BayesLinReg:
             The chosen ``(α, σ²)``, also stored on ``self``.
         """
         y = ys.double().reshape(-1).cpu().numpy()[:, None]
-        a_grid = np.logspace(-4, 4, 33) if alpha_grid is None else np.asarray(alpha_grid, float)
-        s_grid = (
-            float(self.noise) * np.logspace(-1.5, 1.5, 25)
-            if noise_grid is None
-            else np.asarray(noise_grid, float)
-        )
-        a_grid = a_grid if self._given_alpha is None else np.array([self._given_alpha])
-        s_grid = s_grid if self._given_noise is None else np.array([self._given_noise])
-        A, S = (g.ravel() for g in np.meshgrid(a_grid, s_grid, indexing="ij"))
+        A, S = _search_grid(self, alpha_grid, noise_grid)
         mean, var = self.grid_predict(Zs, A, S)
         total = var + S[None]
         nll = 0.5 * np.mean(np.log(2 * np.pi * total) + (y - mean) ** 2 / total, axis=0)
@@ -382,15 +392,7 @@ class LaplaceLinReg:
             The chosen ``(α, σ²)``, also stored on ``self``.
         """
         r = residual.double().reshape(-1).cpu().numpy()[:, None]
-        a_grid = np.logspace(-4, 4, 33) if alpha_grid is None else np.asarray(alpha_grid, float)
-        s_grid = (
-            float(self.noise) * np.logspace(-1.5, 1.5, 25)
-            if noise_grid is None
-            else np.asarray(noise_grid, float)
-        )
-        a_grid = a_grid if self._given_alpha is None else np.array([self._given_alpha])
-        s_grid = s_grid if self._given_noise is None else np.array([self._given_noise])
-        A, S = (g.ravel()[None] for g in np.meshgrid(a_grid, s_grid, indexing="ij"))
+        A, S = (g[None] for g in _search_grid(self, alpha_grid, noise_grid))
         Zs = Zs.double().to(self._Q.device)
         lam = self._lam_host[:, None]
         if self._function_space:

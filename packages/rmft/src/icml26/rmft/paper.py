@@ -111,13 +111,13 @@ def _better_both(axis: str, prefix: str = "") -> str:
     )
 
 
-def _powered(axis: str, control: str, method: str) -> str:
-    """:func:`_better` that is undecided (not failed) when the sample is too small to see a
-    10% gain: ``power_by_axis.<axis>.<control>`` (the chance that a true 10% lower regret
-    reaches paired z > 2, ``metrics.power_for_gain``) must exceed 0.5, i.e. the minimum
-    detectable ratio ``min_detectable_ratio_by_axis...`` is below 0.9; else ``log10`` of a
-    non-positive number makes the rule undecidable."""
-    return f"{_better(axis, control, method)} and log10(power_by_axis.{axis}.{control} - 0.5) < 1"
+def _powered(axis: str, control: str) -> str:
+    """When a run can decide a claim against ``control`` on ``axis``: the chance that a true
+    10% lower regret reaches paired z > 2 (``power_by_axis.<axis>.<control>``,
+    ``metrics.power_for_gain``) exceeds 0.5, i.e. the minimum detectable ratio
+    ``min_detectable_ratio_by_axis...`` is below 0.9. Below it the claim is undecided, not
+    failed (``Claim.decidable_when``)."""
+    return f"power_by_axis.{axis}.{control} > 0.5"
 
 
 CLAIMS = [
@@ -197,7 +197,8 @@ CLAIMS = [
         "reasoning kept): sampled regret drops from the sampled base LLM (ratio < 1, paired "
         f"z > 2 on >= {_Z_MIN} instances).",
         "improvement for open-weight LLMs (qualitative)",
-        _powered("train", "llm_base", "llm_rmft"),
+        _better("train", "llm_base", "llm_rmft"),
+        decidable_when=_powered("train", "llm_base"),
         placebo={"llm_rmft": "llm_base"},
         profiles=("full",),  # smoke's LLM figures rest on 2 instances: a run check only
     ),
@@ -205,7 +206,8 @@ CLAIMS = [
         "llm_rmft_greedy_beats_greedy_base",
         "At matched greedy decoding the RMFT LLM has lower regret than the greedy base LLM.",
         "(matched-decoding control added here)",
-        _powered("train", "llm_base_greedy", "llm_rmft_greedy"),
+        _better("train", "llm_base_greedy", "llm_rmft_greedy"),
+        decidable_when=_powered("train", "llm_base_greedy"),
         placebo={"llm_rmft_greedy": "llm_base_greedy"},
         profiles=("full",),
     ),
@@ -214,7 +216,8 @@ CLAIMS = [
         "For the LLM too the regret signal is what helps: distilling random transcripts ends "
         "with higher regret (both sampled).",
         "(ablation added here)",
-        _powered("train", "llm_random_select", "llm_rmft"),
+        _better("train", "llm_random_select", "llm_rmft"),
+        decidable_when=_powered("train", "llm_random_select"),
         placebo={"llm_rmft": "llm_random_select"},
         profiles=("full",),
     ),
@@ -235,7 +238,8 @@ CLAIMS = [
         "The LLM's RMFT gains carry over to a natural-language-described scenario "
         "(restaurants; both sampled).",
         "generalisation to natural-language-described DM scenarios (qualitative)",
-        _powered("scenario", "llm_base", "llm_rmft"),
+        _better("scenario", "llm_base", "llm_rmft"),
+        decidable_when=_powered("scenario", "llm_base"),
         placebo={"llm_rmft": "llm_base"},
         profiles=("full",),
     ),

@@ -19,7 +19,10 @@ from icml26.shared.exports import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "DeficitSchedule": ".ssc",
         "FeatureClassifier": ".metrics",
+        "IDENTITY": ".ssc",
+        "RatioProfile": ".diagnostics",
         "RunConfig": ".config",
         "SSCSettings": ".ssc",
         "ScaleSchedule": ".ssc",
@@ -39,12 +42,15 @@ __all__, __getattr__, __dir__ = lazy_exports(
 if TYPE_CHECKING:
     from icml26.velocity_deficit.config import RunConfig as RunConfig
     from icml26.velocity_deficit.data import load_dataset as load_dataset
+    from icml26.velocity_deficit.diagnostics import RatioProfile as RatioProfile
     from icml26.velocity_deficit.diagnostics import exact_ratio as exact_ratio
     from icml26.velocity_deficit.diagnostics import velocity_ratio as velocity_ratio
     from icml26.velocity_deficit.flow import mafm_loss as mafm_loss
     from icml26.velocity_deficit.metrics import FeatureClassifier as FeatureClassifier
     from icml26.velocity_deficit.model import VelocityMLP as VelocityMLP
     from icml26.velocity_deficit.samplers import integrate as integrate
+    from icml26.velocity_deficit.ssc import IDENTITY as IDENTITY
+    from icml26.velocity_deficit.ssc import DeficitSchedule as DeficitSchedule
     from icml26.velocity_deficit.ssc import ScaleSchedule as ScaleSchedule
     from icml26.velocity_deficit.ssc import SSCSettings as SSCSettings
     from icml26.velocity_deficit.ssc import calibrate as calibrate

@@ -1,10 +1,12 @@
 """The experiment's method steps: one dataset prepared, its models trained, one seed evaluated.
 
 Per dataset (:func:`prepare_dataset`): the FD feature classifier (trained on the training
-split only), the exact field's ``R_exact(t)`` (the mixture's exact field; for data without a
-density the closed form at ``t = 0`` and the training set's own field up to
-``empirical_t_max``), and the reference figures: the FD floor between two held-out splits the
-classifier never saw, and the mixture's log-likelihood of held-out rows.
+split only); ``R_exact(t)`` from what a user has, the data (the closed form at ``t = 0`` and
+the training set's own exact field up to ``empirical_t_max``), which sizes SSC and MAFM's
+target on every dataset; on the mixtures also the *oracle* profile from the mixture's closed-form
+field at every time (a diagnostic: ``learned_vs_exact``; it sizes nothing); and the reference
+figures: the FD floor between held-out splits the classifier never saw (mean and SE over
+resamples), and the mixture's log-likelihood of held-out rows.
 
 Per (regime, seed) (:func:`evaluate_seed`): each model's ``R(t)`` and ``R_learned / R_exact``,
 its FM loss against the exact field's, MAFM's ``lambda`` chosen on validation, SSC calibrated
@@ -16,12 +18,15 @@ Metric keys (``<d>`` dataset, ``<r>`` regime ``fit`` / ``short``, ``<v>`` varian
 ``ssc``, ``ssc_naive``, ``mafm``, ``mafm_ssc``; numbers written by
 :func:`icml26.shared.keys.number_part`, so ``t = 0.25`` is ``t0p25``):
 ``fd.<d>.<r>.<v>.nfe<k>``, ``integration_lag.*``, ``loglik.*`` and ``loglik_gap.*`` (mixtures),
-``sw.*`` (at ``select_nfe`` only), ``velocity_ratio.<d>.<r>.<m>.t<t>`` (``<m>`` a model: ``baseline`` or ``mafm``),
-``learned_vs_exact.<d>.<r>.<m>.t<t>`` and ``learned_vs_exact_mean.<d>.<r>.<m>``,
+``sw.*`` (at ``select_nfe`` and the baseline's ``reference_nfe``), ``velocity_ratio.<d>.<r>.<m>.t<t>`` (``<m>`` a model: ``baseline`` or ``mafm``),
+``learned_vs_exact.<d>.<r>.<m>.t<t>`` and ``learned_vs_exact_mean.<d>.<r>.<m>`` (against the
+oracle profile on mixtures),
 ``fm_loss.<d>.<r>.<m>``, ``fm_loss_test.*``, ``fm_excess_loss.*`` (mixtures),
 ``ssc_val.<d>.<r>.<m>.<schedule>``, ``ssc_gamma0.<d>.<r>.<m>``, ``ssc_identity.<d>.<r>.<m>``,
-``ssc_naive_gamma0.<d>.<r>.<m>``, ``mafm_val.<d>.<r>.l<lambda>``, ``mafm_lambda.<d>.<r>``;
-per dataset ``velocity_ratio_exact.<d>.t<t>``, ``fd_floor.<d>``, ``loglik_real.<d>``,
+``ssc_naive_gamma0.<d>.<r>.<m>``, ``mafm_val.<d>.<r>.l<lambda>``, ``mafm_lambda.<d>.<r>`` (and
+``mafm_paper_val`` / ``mafm_paper_lambda`` for the paper's ``rho = 1``);
+per dataset ``velocity_ratio_exact.<d>.t<t>`` (oracle on mixtures), ``velocity_ratio_exact_data.<d>.t<t>``
+(from the training rows: SSC's and MAFM's), ``fd_floor.<d>`` and ``fd_floor_se.<d>``, ``loglik_real.<d>``,
 ``classifier_accuracy.<d>``.
 """
 
@@ -66,13 +71,17 @@ __all__ = [
     "evaluate_seed",
     "fit_classifier",
     "load_model",
+    "mafm_family",
     "model_names",
     "prepare_dataset",
     "train_model",
 ]
 
 #: Sampler variants, in table order: model, and the schedule applied to it.
-VARIANTS = ("baseline", "ssc", "ssc_naive", "mafm", "mafm_ssc")
+VARIANTS = ("baseline", "ssc", "ssc_naive", "mafm", "mafm_ssc", "mafm_paper")
+
+#: Model-name prefix of each MAFM family (``<prefix>_l<lambda>``) and its target.
+MAFM_FAMILIES = {"mafm": "exact", "mafm_paper": "paper"}
 
 
 def ratio_seed(config: RunConfig, name: str) -> int:
@@ -113,10 +122,13 @@ class Prepared:
     Attributes:
         ds: the data (train / val / test).
         clf: the FD feature classifier.
-        exact: ``R_exact(t)`` where known.
+        exact: ``R_exact(t)`` from the data alone (closed form at ``t = 0``, the training
+            rows' field up to ``empirical_t_max``): what SSC and MAFM are sized from.
         n: samples per cell (``min(n_samples, n_val)``).
         metrics: the dataset's reference figures (floor, real log-likelihood, accuracy,
             ``velocity_ratio_exact``).
+        oracle: on mixtures, ``R_exact(t)`` of the closed-form field at every ratio time (a
+            diagnostic only: a user of a real model has no such field).
     """
 
     ds: Dataset
@@ -124,6 +136,7 @@ class Prepared:
     exact: RatioProfile
     n: int
     metrics: dict[str, float] = field(default_factory=dict)
+    oracle: RatioProfile | None = None
 
     @property
     def name(self) -> str:
@@ -132,7 +145,7 @@ class Prepared:
 
 
 def reference_figures(ds: Dataset, clf: FeatureClassifier, config: RunConfig) -> dict[str, Any]:
-    """The exact field's profile and the dataset's reference figures (a JSON stage).
+    """The exact field's profiles and the dataset's reference figures (a JSON stage).
 
     Args:
         ds: the dataset.
@@ -140,29 +153,71 @@ def reference_figures(ds: Dataset, clf: FeatureClassifier, config: RunConfig) ->
         config: the run's config.
 
     Returns:
-        ``{"times", "ratios", "metrics"}``: ``R_exact`` at ``times`` and the flat metrics.
+        ``{"times", "ratios", "oracle_times", "oracle_ratios", "metrics"}``: ``R_exact`` from
+        the data at ``times`` (what SSC and MAFM use), the mixture's closed-form profile
+        (empty lists without a density) and the flat metrics.
     """
     name = ds.name
-    gen = torch.Generator().manual_seed(ratio_seed(config, name))
     x_val = torch.as_tensor(ds.x_val)
-    if ds.gmm is not None:
-        times = config.ratio_times
-        exact = exact_ratio(
-            x_val, times, field=ds.gmm.optimal_velocity, n=config.ratio_samples, generator=gen
+    times = tuple(t for t in config.ratio_times if t <= config.empirical_t_max)
+    bank = ds.x_train[:10_000] if any(t > 0 for t in times) else None
+    gen = torch.Generator().manual_seed(ratio_seed(config, name))
+    exact = exact_ratio(x_val, times, bank=bank, n=config.ratio_samples, generator=gen)
+    oracle = None
+    if ds.gmm is not None:  # the same draws (a prefix of the times): a paired comparison
+        gen = torch.Generator().manual_seed(ratio_seed(config, name))
+        oracle = exact_ratio(
+            x_val,
+            config.ratio_times,
+            field=ds.gmm.optimal_velocity,
+            n=config.ratio_samples,
+            generator=gen,
         )
-    else:
-        times = tuple(t for t in config.ratio_times if t <= config.empirical_t_max)
-        bank = ds.x_train[:10_000] if any(t > 0 for t in times) else None
-        exact = exact_ratio(x_val, times, bank=bank, n=config.ratio_samples, generator=gen)
     n = min(config.n_samples, len(ds.x_val))
-    flat: dict[str, float] = {metric_key("fd_floor", name): clf.fd(ds.x_val[:n], ds.x_test)}
+    flat = fd_floor(clf, ds, n, seed_for(config.seed, "fd-floor", name) % 2**62)
     if not clf.identity and ds.y_test is not None:
         flat[metric_key("classifier_accuracy", name)] = clf.accuracy_on(ds.x_test, ds.y_test)
     if ds.gmm is not None:
         flat[metric_key("loglik_real", name)] = float(ds.gmm.log_prob(ds.x_test).mean())
     for t, r in zip(exact.times, exact.values, strict=True):
+        flat[metric_key("velocity_ratio_exact_data", name, t_part(t))] = r
+    shown = oracle or exact
+    for t, r in zip(shown.times, shown.values, strict=True):
         flat[metric_key("velocity_ratio_exact", name, t_part(t))] = r
-    return {"times": list(exact.times), "ratios": list(exact.values), "metrics": flat}
+    return {
+        "times": list(exact.times),
+        "ratios": list(exact.values),
+        "oracle_times": list(oracle.times) if oracle else [],
+        "oracle_ratios": list(oracle.values) if oracle else [],
+        "metrics": flat,
+    }
+
+
+def fd_floor(
+    clf: FeatureClassifier, ds: Dataset, n: int, seed: int, draws: int = 8
+) -> dict[str, float]:
+    """The FD of ``n`` held-out rows to the test split: what a perfect sampler scores.
+
+    Validation rows (unseen by the classifier) resampled with replacement ``draws`` times: the
+    floor's mean ``fd_floor.<d>`` and its spread over resamples ``fd_floor_se.<d>`` (the standard
+    deviation of one ``n``-row draw: how far a sample set's FD moves by chance alone).
+
+    Args:
+        clf: the FD classifier.
+        ds: the dataset.
+        n: rows per draw (the samples per cell).
+        seed: the resampling seed.
+        draws: resamples.
+
+    Returns:
+        ``{fd_floor.<d>, fd_floor_se.<d>}``.
+    """
+    rng = np.random.default_rng(seed)
+    values = [clf.fd(ds.x_val[rng.integers(0, len(ds.x_val), n)], ds.x_test) for _ in range(draws)]
+    return {
+        metric_key("fd_floor", ds.name): float(np.mean(values)),
+        metric_key("fd_floor_se", ds.name): float(np.std(values, ddof=1)),
+    }
 
 
 def prepare_dataset(
@@ -181,8 +236,11 @@ def prepare_dataset(
     """
     ds = load_data(spec, config)
     exact = RatioProfile(tuple(reference["times"]), tuple(reference["ratios"]))
+    oracle = None
+    if reference["oracle_times"]:
+        oracle = RatioProfile(tuple(reference["oracle_times"]), tuple(reference["oracle_ratios"]))
     n = min(config.n_samples, len(ds.x_val))
-    return Prepared(ds, clf, exact, n, dict(reference["metrics"]))
+    return Prepared(ds, clf, exact, n, dict(reference["metrics"]), oracle)
 
 
 def load_data(spec: str, config: RunConfig) -> Dataset:
@@ -201,17 +259,33 @@ def model_names(spec: str, config: RunConfig, regime: str) -> dict[str, float]:
         regime: ``fit`` or ``short``.
 
     Returns:
-        ``baseline`` (FM) and, on ``compare`` datasets in ``mafm_regimes``, ``mafm_l<lambda>``
-        per lambda.
+        ``baseline`` (FM) and, on ``compare`` datasets in ``mafm_regimes``, per lambda
+        ``mafm_l<lambda>`` (target ``R_exact`` from the data) and ``mafm_paper_l<lambda>``
+        (the paper's ``rho = 1``), as ``mafm_targets`` asks.
     """
     names = {"baseline": 0.0}
     if spec in config.compare and regime in config.mafm_regimes:
-        names |= {f"mafm_l{number_part(lam)}": lam for lam in config.mafm_lambdas}
+        for prefix, target in MAFM_FAMILIES.items():
+            if target in config.mafm_targets:
+                names |= {f"{prefix}_l{number_part(lam)}": lam for lam in config.mafm_lambdas}
     return names
 
 
+def mafm_family(method: str) -> str | None:
+    """The MAFM family (``mafm`` or ``mafm_paper``) of a model name; ``None`` for FM."""
+    head, sep, _ = method.rpartition("_l")
+    return head if sep and head in MAFM_FAMILIES else None
+
+
 def train_model(
-    prep: Prepared, regime: Regime, lam: float, config: RunConfig, seed: int, tag: str
+    prep: Prepared,
+    regime: Regime,
+    lam: float,
+    config: RunConfig,
+    seed: int,
+    tag: str,
+    *,
+    paper_target: bool = False,
 ) -> dict[str, torch.Tensor]:
     """Train one model (FM for ``lam == 0``, else MAFM) and return its EMA state.
 
@@ -225,13 +299,13 @@ def train_model(
         config: the run's config.
         seed: the training seed.
         tag: a name for log lines.
+        paper_target: MAFM with the paper's ``rho = 1`` instead of ``R_exact(t)`` from the
+            training rows.
 
     Returns:
         The EMA model's ``state_dict`` (CPU tensors).
     """
-    target = None
-    if config.mafm_target == "exact":
-        target = prep.exact
+    target = None if paper_target else prep.exact
     settings = TrainSettings(
         steps=regime.train_steps,
         batch_size=config.batch_size,
@@ -290,10 +364,11 @@ class _Sampler:
 
     def __init__(self, noise: torch.Tensor, config: RunConfig) -> None:
         self.noise, self.config = noise, config
-        self.cache: dict[tuple[int, str, int], np.ndarray] = {}
+        self.cache: dict[tuple[str, str, int], np.ndarray] = {}
 
-    def __call__(self, model: VelocityMLP, schedule: Schedule, nfe: int) -> np.ndarray:
-        key = (id(model), schedule.label(), nfe)
+    def __call__(self, name: str, model: VelocityMLP, schedule: Schedule, nfe: int) -> np.ndarray:
+        """Samples of model ``name`` (the cache key, with the schedule's label and ``nfe``)."""
+        key = (name, schedule.label(), nfe)
         if key not in self.cache:
             steps = steps_for_nfe(nfe, self.config.sampler)
             fn = corrected(model, schedule)
@@ -349,8 +424,9 @@ def _ratios(
         r = velocity_ratio(model, x_val, config.ratio_times, n=config.ratio_samples, generator=gen)
         for t in config.ratio_times:
             flat[metric_key("velocity_ratio", prep.name, regime, method, t_part(t))] = r[t]
-        rel = [r[t] / e for t, e in zip(prep.exact.times, prep.exact.values, strict=True)]
-        for t, q in zip(prep.exact.times, rel, strict=True):
+        exact = prep.oracle or prep.exact  # the diagnostic: the oracle where there is one
+        rel = [r[t] / e for t, e in zip(exact.times, exact.values, strict=True)]
+        for t, q in zip(exact.times, rel, strict=True):
             flat[metric_key("learned_vs_exact", prep.name, regime, method, t_part(t))] = q
         flat[metric_key("learned_vs_exact_mean", prep.name, regime, method)] = float(np.mean(rel))
     return flat
@@ -392,18 +468,21 @@ def _choose_mafm(
     regime: str,
     settings: SSCSettings,
     x_val: torch.Tensor,
+    family: str = "mafm",
 ) -> tuple[str, dict[str, float]]:
-    """MAFM's lambda with the lowest validation FD of the plain sampler (among lambda > 0)."""
+    """MAFM's lambda with the lowest validation FD of the plain sampler (among lambda > 0).
+
+    Keys ``<family>_val.<d>.<r>.l<lambda>`` and ``<family>_lambda.<d>.<r>``."""
     scores = {}
     for method, model in mafm.items():
         _, val = select_schedule(model, x_val, [IDENTITY], settings, features=prep.clf.features)
         scores[method] = val["identity"]
     best = min(mafm, key=scores.__getitem__)
     flat = {
-        metric_key("mafm_val", prep.name, regime, "l" + number_part(lambdas[m])): v
+        metric_key(f"{family}_val", prep.name, regime, "l" + number_part(lambdas[m])): v
         for m, v in scores.items()
     }
-    flat[metric_key("mafm_lambda", prep.name, regime)] = lambdas[best]
+    flat[metric_key(f"{family}_lambda", prep.name, regime)] = lambdas[best]
     return best, flat
 
 
@@ -467,41 +546,47 @@ def evaluate_seed(
         ratio_samples=config.ratio_samples,
         seed=seed_for(seed, "validation-noise", name) % 2**62,
         ratio_seed=ratio_seed(config, name),
+        min_gain=config.ssc_min_gain,
     )
     x_val = torch.as_tensor(prep.ds.x_val, device=config.device)
-    mafm = {m: models[m] for m in models if m != "baseline"}
     flat: dict[str, float] = {}
     chosen = {"baseline": models["baseline"]}
-    if mafm:
-        best, picked = _choose_mafm(prep, mafm, lambdas, regime, settings, x_val)
-        flat |= picked
-        chosen["mafm"] = mafm[best]
+    for family in MAFM_FAMILIES:
+        mafm = {m: models[m] for m in models if mafm_family(m) == family}
+        if mafm:
+            best, picked = _choose_mafm(prep, mafm, lambdas, regime, settings, x_val, family)
+            flat |= picked
+            chosen[family] = mafm[best]
     flat |= _ratios(prep, chosen, regime, config)
     flat |= _fit_check(prep, chosen, regime, config, seed)
-    cals, cal_flat = _calibrations(prep, chosen, regime, settings, x_val)
+    sized = {m: chosen[m] for m in ("baseline", "mafm") if m in chosen}
+    cals, cal_flat = _calibrations(prep, sized, regime, settings, x_val)
     flat |= cal_flat
     r0 = flat[metric_key("velocity_ratio", name, regime, "baseline", "t0")]
     naive = _naive(prep, chosen["baseline"], r0, settings, x_val)
     flat[metric_key("ssc_naive_gamma0", name, regime, "baseline")] = naive.gamma0
-    variants: dict[str, tuple[VelocityMLP, Schedule]] = {
-        "baseline": (chosen["baseline"], IDENTITY),
-        "ssc": (chosen["baseline"], cals["baseline"].schedule),
-        "ssc_naive": (chosen["baseline"], naive),
+    variants: dict[str, tuple[str, Schedule]] = {
+        "baseline": ("baseline", IDENTITY),
+        "ssc": ("baseline", cals["baseline"].schedule),
+        "ssc_naive": ("baseline", naive),
     }
     if "mafm" in chosen:
         variants |= {
-            "mafm": (chosen["mafm"], IDENTITY),
-            "mafm_ssc": (chosen["mafm"], cals["mafm"].schedule),
+            "mafm": ("mafm", IDENTITY),
+            "mafm_ssc": ("mafm", cals["mafm"].schedule),
         }
+    if "mafm_paper" in chosen:
+        variants["mafm_paper"] = ("mafm_paper", IDENTITY)
     gen = torch.Generator().manual_seed(seed_for(seed, "test-noise", name) % 2**62)
     noise = torch.randn(prep.n, prep.ds.dim, generator=gen).to(config.device)
     sample = _Sampler(noise, config)
     samples: dict[str, np.ndarray] = {}
-    for variant, (model, schedule) in variants.items():
+    for variant, (method, schedule) in variants.items():
         budgets = [*config.nfe, *([config.reference_nfe] if variant == "baseline" else [])]
         for k in dict.fromkeys(budgets):
-            x = sample(model, schedule, k)
-            for metric, value in score(x, prep, seed, sw=k == config.select_nfe).items():
+            x = sample(method, chosen[method], schedule, k)
+            sw = k in (config.select_nfe, config.reference_nfe)
+            for metric, value in score(x, prep, seed, sw=sw).items():
                 flat[metric_key(metric, name, regime, variant, f"nfe{k}")] = value
             if k == config.select_nfe:
                 samples[variant] = x

@@ -20,6 +20,7 @@ from icml26.velocity_deficit.evaluate import (
     fit_classifier,
     load_data,
     load_model,
+    mafm_family,
     model_names,
     prepare_dataset,
     reference_figures,
@@ -54,9 +55,12 @@ def _one_seed(
     models = {}
     for method, lam in lambdas.items():
         tag = f"{prep.name}-{regime}-{method}-s{seed}"
+        paper = mafm_family(method) == "mafm_paper"
         state = stages.once(
             f"train-{tag}",
-            lambda lam=lam, tag=tag: train_model(prep, size, lam, config, seed, tag),
+            lambda lam=lam, tag=tag, paper=paper: train_model(
+                prep, size, lam, config, seed, tag, paper_target=paper
+            ),
             saver=TORCH,
         )
         models[method] = load_model(state, prep.ds.dim, size, config.device)

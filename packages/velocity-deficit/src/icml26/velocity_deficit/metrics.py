@@ -109,7 +109,22 @@ class FeatureClassifier(nn.Module):
         x_val: np.ndarray | None = None,
         y_val: np.ndarray | None = None,
     ) -> FeatureClassifier:
-        """Train with cross-entropy (light input noise for robustness to imperfect samples)."""
+        """Train with cross-entropy (light input noise for robustness to imperfect samples).
+
+        Args:
+            x: training rows ``(n, dim)`` (the training split only: never the rows the FD
+                floor or the samples are scored against).
+            y: integer labels ``(n,)``; ``None`` (or identity features) leaves it untrained.
+            steps: Adam steps.
+            batch_size: rows per step.
+            lr: Adam's learning rate.
+            seed: seeds the batch and noise draws.
+            x_val: optional held-out rows for :attr:`accuracy`.
+            y_val: their labels.
+
+        Returns:
+            ``self``, trained and in eval mode.
+        """
         if self.identity or y is None:
             return self
         gen = torch.Generator().manual_seed(seed)  # CPU draws, moved: the same on every device

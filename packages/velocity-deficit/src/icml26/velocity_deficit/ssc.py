@@ -15,7 +15,9 @@ is already right by about 1.44 on unit-variance data and wrecks it. What a model
     gamma(t) = 1 + (q(t) - 1) (1 - t)^beta,      q(t) = R_exact(t) / R_learned(t),
 
 (``q`` read from the measured profile between its times and held beyond the last one; at
-``t = 0`` this is the issue's ``gamma(0) = R_exact(0) / R_learned(0)``), and :func:`calibrate`
+``t = 0`` this is the issue's ``gamma(0) = R_exact(0) / R_learned(0)``; ``beta = 0`` is the raw
+profile, which does *not* return to 1 at ``t = 1``: beyond the last measured time it is the
+constant gain ``q(t_max)``, one candidate among the tapers), and :func:`calibrate`
 picks the taper ``beta`` or *no correction at all* (:data:`IDENTITY`) by the Fréchet distance
 of samples to held-out data: a model that lacks nothing keeps its field.
 
@@ -43,6 +45,7 @@ from icml26.velocity_deficit.samplers import EVALS_PER_STEP, Method, integrate, 
 
 __all__ = [
     "IDENTITY",
+    "MAX_FLAT_FEATURES",
     "Calibration",
     "DeficitSchedule",
     "SSCSettings",
@@ -170,7 +173,8 @@ class DeficitSchedule:
 
     Attributes:
         gain: the profile ``q(t)`` of what the model lacks (``exact / learned``).
-        beta: the taper toward ``gamma(1) = 1`` (0: the raw profile, no taper).
+        beta: the taper toward ``gamma(1) = 1`` (0: the raw profile, no taper: ``gamma`` stays
+            ``q(t_max)`` to ``t = 1``).
 
     Raises:
         ValueError: ``beta`` negative or not finite.
@@ -315,6 +319,20 @@ class Calibration:
         return self.schedule.label() == "identity"
 
 
+#: Most values per row :func:`calibrate` scores by FD on the flattened data (without
+#: ``features=``): a 64 x 64 x 3 image is 12,288 (a 1.2 GB covariance); beyond, pass features.
+MAX_FLAT_FEATURES = 4096
+
+
+def _param_dtype(model: VelocityFn) -> torch.dtype | None:
+    """The floating dtype of an ``nn.Module``'s first parameter (``None`` for plain callables)."""
+    if isinstance(model, nn.Module):
+        for p in model.parameters():
+            if p.is_floating_point():
+                return p.dtype
+    return None
+
+
 def _flat_features(x: torch.Tensor) -> np.ndarray:
     return x.detach().flatten(1).cpu().double().numpy()
 
@@ -393,13 +411,24 @@ def calibrate(
         The :class:`Calibration`.
 
     Raises:
-        ValueError: ``reference`` is not a finite batch, or the model's output shape differs
-            from its input's.
+        ValueError: ``reference`` is not a finite batch, the model's output shape differs
+            from its input's, or the data has more than :data:`MAX_FLAT_FEATURES` values per row
+            and no ``features`` (the FD's covariance of flattened pixels would not fit in memory).
     """
     settings = settings or SSCSettings()
     ref = torch.as_tensor(reference)
-    if not ref.is_floating_point():
+    dtype = _param_dtype(model)
+    if dtype is not None:  # float64 data for a float32 model: the model's dtype
+        ref = ref.to(dtype)
+    elif not ref.is_floating_point():
         ref = ref.to(torch.float32)
+    per_row = math.prod(ref.shape[1:]) if ref.ndim >= 2 else 0
+    if features is None and per_row > MAX_FLAT_FEATURES:
+        raise ValueError(
+            f"reference rows hold {per_row} values: FD on flattened data needs a "
+            f"{per_row} x {per_row} covariance; pass features= (e.g. an Inception or "
+            f"classifier embedding) for data with more than {MAX_FLAT_FEATURES} values per row"
+        )
     if ref.ndim < 2 or len(ref) < 2:
         raise ValueError(f"reference must be a batch (N >= 2, ...), got shape {tuple(ref.shape)}")
     if not bool(torch.isfinite(ref).all()):

@@ -7,6 +7,12 @@ difference: computed per seed, then averaged, with its standard error over seeds
 
     fd_gain.<d>.<r>.<v>.nfe<k>        = (FD_baseline@k - FD_v@k) / FD_baseline@k     (> 0: better)
     fd_gain_vs_ref.<d>.<r>.<v>.nfe<k> = (FD_baseline@ref - FD_v@k) / FD_baseline@ref (ref: 250 NFE)
+    sw_gain[_vs_ref].<d>.<r>.<v>.nfe<k>  the same for the sliced Wasserstein distance (at the
+                                      selection budget only)
+
+FD compares two Gaussian fits and barely sees a sample set's spread (samples collapsed toward
+their modes move it by a few %); SW is a distance between the distributions themselves, so a
+claim of better samples reads both.
 
 and ``<prefix>_se`` (SE over seeds), ``<prefix>_lcb`` / ``_ucb`` for the gains: the two-sided
 95% Student-t interval over seeds, mean -/+ t(0.975, n - 1) SE (4.30 SE with 3 seeds: a
@@ -34,10 +40,11 @@ from icml26.shared.stats import MeanSE, mean_se
 __all__ = ["SPREAD", "deficit_slope", "fd_gains", "merge_seeds", "t_interval"]
 
 #: Prefixes that get a ``_se`` key; the gains also get ``_lcb`` / ``_ucb``.
-GAINS = ("fd_gain", "fd_gain_vs_ref")
+GAINS = ("fd_gain", "fd_gain_vs_ref", "sw_gain", "sw_gain_vs_ref")
 SPREAD = (
     *GAINS,
     "fd",
+    "sw",
     "loglik_gap",
     "learned_vs_exact",
     "learned_vs_exact_mean",
@@ -66,25 +73,36 @@ def fd_gains(
 
     Returns:
         ``fd_gain.*`` at every budget and ``fd_gain_vs_ref.*`` at ``select_nfe``, for every
-        variant present (the baseline included).
+        variant present (the baseline included); ``sw_gain.*`` / ``sw_gain_vs_ref.*`` at
+        ``select_nfe`` where the SW figures are present.
     """
 
-    def fd(variant: str, k: int) -> float:
-        return metrics[metric_key("fd", name, regime, variant, f"nfe{k}")]
+    def get(metric: str, variant: str, k: int) -> float:
+        return metrics.get(metric_key(metric, name, regime, variant, f"nfe{k}"), math.nan)
 
     def rel(base: float, value: float) -> float:
-        return (base - value) / base if base > 0 and math.isfinite(value) else math.nan
+        ok = base > 0 and math.isfinite(base) and math.isfinite(value)
+        return (base - value) / base if ok else math.nan
 
-    variants = sorted({k.split(".")[3] for k in metrics if k.startswith(f"fd.{name}.{regime}.")})
+    prefix = f"fd.{name}.{regime}."
+    variants = sorted({k[len(prefix) :].partition(".")[0] for k in metrics if k.startswith(prefix)})
     out: dict[str, float] = {}
     for v in variants:
         for k in nfe:
             out[metric_key("fd_gain", name, regime, v, f"nfe{k}")] = rel(
-                fd("baseline", k), fd(v, k)
+                get("fd", "baseline", k), get("fd", v, k)
             )
-        out[metric_key("fd_gain_vs_ref", name, regime, v, f"nfe{select_nfe}")] = rel(
-            fd("baseline", ref_nfe), fd(v, select_nfe)
+        at = f"nfe{select_nfe}"
+        out[metric_key("fd_gain_vs_ref", name, regime, v, at)] = rel(
+            get("fd", "baseline", ref_nfe), get("fd", v, select_nfe)
         )
+        if metric_key("sw", name, regime, v, at) in metrics:
+            out[metric_key("sw_gain", name, regime, v, at)] = rel(
+                get("sw", "baseline", select_nfe), get("sw", v, select_nfe)
+            )
+            out[metric_key("sw_gain_vs_ref", name, regime, v, at)] = rel(
+                get("sw", "baseline", ref_nfe), get("sw", v, select_nfe)
+            )
     return out
 
 

@@ -82,10 +82,10 @@ def _gain_table(m: Mapping[str, Any], nfe: list[int], k: int, ref: int) -> list[
     ]
     for n in _datasets(m):
         for r in _regimes(m, n):
-            for v in ("ssc", "ssc_naive", "mafm", "mafm_ssc"):
+            for v in ("ssc", "ssc_naive", "mafm", "mafm_ssc", "mafm_paper"):
                 if metric_key("fd_gain", n, r, v, f"nfe{k}") not in m:
                     continue
-                model = "mafm" if v.startswith("mafm") else "baseline"
+                model = "baseline" if v.startswith("ssc") else v.removesuffix("_ssc")
                 if v == "ssc_naive":
                     g0, ident = m.get(metric_key("ssc_naive_gamma0", n, r, "baseline")), None
                 elif v in ("ssc", "mafm_ssc"):
@@ -104,26 +104,25 @@ def _gain_table(m: Mapping[str, Any], nfe: list[int], k: int, ref: int) -> list[
 
 def _mafm_table(m: Mapping[str, Any]) -> list[str]:
     out = [
-        "| data | regime | validation FD by lambda | lambda chosen (seed mean) |",
-        "|---|---|---|---|",
+        "| data | regime | target | validation FD by lambda | lambda chosen (seed mean) |",
+        "|---|---|---|---|---|",
     ]
     for n in _datasets(m):
         for r in _regimes(m, n):
-            sweep = {
-                k.rsplit(".", 1)[1]: v for k, v in m.items() if k.startswith(f"mafm_val.{n}.{r}.")
-            }
-            if sweep:
-                cells = ", ".join(f"{lab}: {_f(v)}" for lab, v in sorted(sweep.items()))
-                out.append(
-                    f"| {n} | {r} | {cells} | {_f(m.get(metric_key('mafm_lambda', n, r)))} |"
-                )
+            for family, target in (("mafm", "R_exact (data)"), ("mafm_paper", "1 (paper)")):
+                head = f"{family}_val.{n}.{r}."
+                sweep = {k[len(head) :]: v for k, v in m.items() if k.startswith(head)}
+                if sweep:
+                    cells = ", ".join(f"{lab}: {_f(v)}" for lab, v in sorted(sweep.items()))
+                    lam = _f(m.get(metric_key(f"{family}_lambda", n, r)))
+                    out.append(f"| {n} | {r} | {target} | {cells} | {lam} |")
     return out
 
 
 def _nll_table(m: Mapping[str, Any], k: int) -> list[str]:
     out = [
-        "| data | regime | real test rows | baseline | ssc | ssc_naive | mafm |",
-        "|---|---|---|---|---|---|---|",
+        "| data | regime | real test rows | baseline | ssc | ssc_naive | mafm | mafm_paper |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for n in _datasets(m):
         if metric_key("loglik_real", n) not in m:
@@ -131,7 +130,7 @@ def _nll_table(m: Mapping[str, Any], k: int) -> list[str]:
         for r in _regimes(m, n):
             cells = [
                 _f(m.get(metric_key("loglik", n, r, v, f"nfe{k}")), 4)
-                for v in ("baseline", "ssc", "ssc_naive", "mafm")
+                for v in ("baseline", "ssc", "ssc_naive", "mafm", "mafm_paper")
             ]
             out.append(
                 f"| {n} | {r} | {_f(m[metric_key('loglik_real', n)], 4)} | "
@@ -145,8 +144,8 @@ def _compact(m: Mapping[str, Any], k: int, ref: int) -> list[str]:
     """Regimes and gains at the selection budget in one table (the README's)."""
     out = [
         f"| data | regime | learned / exact at t=0 | FD @{k} (floor) | loglik @{k} (real rows) |"
-        f" SSC | SSC `1/R(0)` | MAFM | MAFM+SSC | SSC @{k} vs plain @{ref} |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f" SSC (FD / SW) | SSC `1/R(0)` | MAFM | MAFM `rho=1` | MAFM+SSC | SSC @{k} vs plain @{ref} |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for n in _datasets(m):
         for r in _regimes(m, n):
@@ -155,12 +154,14 @@ def _compact(m: Mapping[str, Any], k: int, ref: int) -> list[str]:
             ll += f" ({_f(real, 4)})" if real is not None else ""
             gains = [
                 _pct(m, metric_key("fd_gain", n, r, v, f"nfe{k}"))
-                for v in ("ssc", "ssc_naive", "mafm", "mafm_ssc")
+                for v in ("ssc", "ssc_naive", "mafm", "mafm_paper", "mafm_ssc")
             ]
+            gains[0] += " / " + _pct(m, metric_key("sw_gain", n, r, "ssc", f"nfe{k}"))
             out.append(
                 f"| {n} | {r} | {_f(m.get(metric_key('learned_vs_exact', n, r, 'baseline', 't0')))} "
                 f"| {_f(m.get(metric_key('fd', n, r, 'baseline', f'nfe{k}')))} "
-                f"({_f(m.get(metric_key('fd_floor', n)))}) | {ll} | "
+                f"({_f(m.get(metric_key('fd_floor', n)))} ± {_f(m.get(metric_key('fd_floor_se', n)))})"
+                f" | {ll} | "
                 + " | ".join(gains)
                 + f" | {_pct(m, metric_key('fd_gain_vs_ref', n, r, 'ssc', f'nfe{k}'))} |"
             )
