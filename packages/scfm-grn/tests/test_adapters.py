@@ -24,7 +24,10 @@ class TransformerModel(nn.Module):
     ``forward(src, values, src_key_padding_mask, batch_labels=None, CLS=False, CCE=False,
     MVC=False, ECS=False, do_sample=False) -> {"mlm_output": [B, L], "cell_emb": [B, d]}``.
     Its "model" is linear and known: ``mlm_output[b, l] = sum_k W[src_k, src_l] v_k`` over the
-    unmasked (``v != -1``), non-padding, non-``<cls>`` positions."""
+    unmasked (``v != -1``), non-padding, non-``<cls>`` positions. Its attention block is a
+    ``nn.MultiheadAttention`` (weights ``in_proj_*``, as with ``use_fast_transformer=False``);
+    with ``explicit_zero_prob`` it also returns ``mlm_zero_probs``; it records the
+    ``batch_labels`` it was given."""
 
     def __init__(
         self,
@@ -57,6 +60,10 @@ class TransformerModel(nn.Module):
         super().__init__()
         self.w = nn.Parameter(torch.randn(ntoken, ntoken) / 4)
         self.cls = nn.Parameter(torch.zeros(d_model))
+        self.self_attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
+        self.explicit_zero_prob, self.use_batch_labels = explicit_zero_prob, use_batch_labels
+        self.options = {"pre_norm": pre_norm, "domain_spec_batchnorm": domain_spec_batchnorm}
+        self.seen_batch_labels: Tensor | None = None
 
     def forward(
         self,
@@ -75,10 +82,20 @@ class TransformerModel(nn.Module):
         shown[:, 0] = 0.0  # the <cls> position carries no gene
         w = self.w[src.unsqueeze(-1), src.unsqueeze(-2)]  # [B, L(k), L(l)]
         out = torch.einsum("bk,bkl->bl", shown, w)
-        return {"mlm_output": out, "cell_emb": self.cls.expand(src.shape[0], -1)}
+        if self.use_batch_labels and batch_labels is None:
+            raise ValueError("a model trained with batch labels needs batch_labels")
+        self.seen_batch_labels = batch_labels
+        result = {"mlm_output": out, "cell_emb": self.cls.expand(src.shape[0], -1)}
+        if self.explicit_zero_prob:
+            result["mlm_zero_probs"] = torch.full_like(out, 0.25)
+        return result
 
 
-def _scgpt_folder(tmp_path: Path, style: str = "continuous") -> Path:
+def _scgpt_folder(
+    tmp_path: Path, style: str = "continuous", flash: bool = True, **extra: Any
+) -> Path:
+    """A checkpoint folder as scGPT publishes one; ``flash``: attention weights saved under
+    flash attention's ``Wqkv`` names (the published checkpoints' layout)."""
     folder = tmp_path / "scgpt_human"
     folder.mkdir()
     vocab = {"<pad>": 0, "<cls>": 1, "<eoc>": 2, **{g: 3 + i for i, g in enumerate(GENES)}}
@@ -94,10 +111,14 @@ def _scgpt_folder(tmp_path: Path, style: str = "continuous") -> Path:
         "dropout": 0.2,
         "input_emb_style": style,
         "MVC": True,
+        **extra,
     }
     torch.manual_seed(0)
     model = TransformerModel(len(vocab), 8, 2, 8, 1)
-    torch.save(model.state_dict(), folder / "best_model.pt")
+    state = model.state_dict()
+    if flash:
+        state = {k.replace("in_proj_", "Wqkv."): v for k, v in state.items()}
+    torch.save(state, folder / "best_model.pt")
     (folder / "args.json").write_text(json.dumps(args))
     (folder / "vocab.json").write_text(json.dumps(vocab))
     return folder
@@ -132,10 +153,70 @@ def test_scgpt_masks_with_mask_value_and_prepends_cls(tmp_path: Path) -> None:
     out = adapter.predict(ids, torch.zeros(1, 5), mask)
     assert out.shape == (1, 5)
     assert seen["src"][0, 0] == 1  # <cls>
-    assert seen["values"][0, 0] == -2  # pad_value at <cls>
+    assert seen["values"][0, 0] == 0  # scGPT's tokenize_batch gives <cls> the value 0
     assert seen["values"][0, 2] == -1
     assert seen["values"][0, 5] == -1
     assert not seen["pad"].any()
+
+
+def test_scgpt_published_checkpoint_layout_loads(tmp_path: Path) -> None:
+    """Flash attention's ``Wqkv.*`` weights land in PyTorch attention's ``in_proj_*``; the
+    args.json options reach the constructor; batch labels and zero probabilities are used."""
+    folder = _scgpt_folder(
+        tmp_path, explicit_zero_prob=True, use_batch_labels=True, num_batch_labels=3, DSBN=True
+    )
+    saved = torch.load(folder / "best_model.pt", weights_only=True)
+    assert "self_attn.Wqkv.weight" in saved
+    adapter = ScGPTAdapter.from_checkpoint(folder, model_class=TransformerModel, batch_label=2)
+    model = adapter.model
+    torch.testing.assert_close(model.self_attn.in_proj_weight, saved["self_attn.Wqkv.weight"])
+    assert model.explicit_zero_prob
+    assert model.use_batch_labels
+    assert model.options["domain_spec_batchnorm"]
+    ids = torch.tensor([[adapter.vocab[g] for g in GENES]])
+    mask = torch.tensor([[False, True, False, False, True]])
+    values = torch.randn(1, 5)
+    out = adapter.predict(ids, values, mask)
+    assert model.seen_batch_labels is not None
+    assert model.seen_batch_labels.tolist() == [2]
+    plain = ScGPTAdapter(model, adapter.vocab, batch_label=2)
+    model.explicit_zero_prob = False
+    torch.testing.assert_close(out, 0.75 * plain.predict(ids, values, mask))
+    # a torch-named checkpoint (flash=False) loads the same way
+    (tmp_path / "b").mkdir()
+    other = ScGPTAdapter.from_checkpoint(
+        _scgpt_folder(tmp_path / "b", flash=False), model_class=TransformerModel
+    )
+    torch.testing.assert_close(other.model.self_attn.in_proj_weight, model.self_attn.in_proj_weight)
+
+
+def test_scgpt_per_cell_binning_is_scgpts(tmp_path: Path) -> None:
+    """``binning="per_cell"``: visible values binned by the cell's own quantiles (as
+    :func:`bin_expression` bins an expressed cell), hidden genes at mask_value, no gradient."""
+    adapter = ScGPTAdapter.from_checkpoint(
+        _scgpt_folder(tmp_path), model_class=TransformerModel, binning="per_cell"
+    )
+    seen: dict[str, Tensor] = {}
+    forward = adapter.model.forward
+
+    def spy(src: Tensor, values: Tensor, src_key_padding_mask: Tensor, **kw: Any) -> Any:
+        seen["values"] = values
+        return forward(src, values, src_key_padding_mask, **kw)
+
+    adapter.model.forward = spy  # type: ignore[method-assign]
+    ids = torch.tensor([[adapter.vocab[g] for g in GENES]])
+    values = torch.tensor([[-1.0, 0.3, 2.0, 0.5, -0.2]])
+    mask = torch.tensor([[False, False, False, False, True]])
+    adapter.predict(ids, values, mask)
+    shown = seen["values"][0, 1:]
+    expected = bin_expression(np.array([[0.0, 1.3, 3.0, 1.5]]) + 1.0, n_bins=51)[0]
+    np.testing.assert_allclose(shown[:4].numpy(), expected)
+    assert shown[4] == -1
+    assert shown[0] < shown[1] < shown[3] < shown[2]  # the cell's order
+    with pytest.raises(TypeError, match="not differentiable"):
+        gradient_trajectory(adapter, GENES, levels=(0.0,))
+    with pytest.raises(ValueError, match="binning"):
+        ScGPTAdapter(adapter.model, adapter.vocab, binning="log")
 
 
 def test_scgpt_category_encoder_refuses_gradients(tmp_path: Path) -> None:
@@ -233,6 +314,63 @@ def test_geneformer_vvp_runs_and_gt_is_refused(tmp_path: Path) -> None:
     )
     assert out.shape == (1, 5)
     assert (out <= 0).all()  # log-probabilities
+
+
+@pytest.mark.parametrize(
+    ("reference", "levels"),
+    [(None, (-2.0, -0.5, 0.5, 2.0)), ((-1.0, -1.2, 0.5, 1.0, 0.8), (-2.0, -0.5, 2.0))],
+)
+def test_geneformer_vvp_moves_gene_i_across_m_positions(
+    tmp_path: Path, reference: tuple[float, ...] | None, levels: tuple[float, ...]
+) -> None:
+    """M levels give M rank encodings per (source, hidden group): gene i moves across the
+    reference cell's order (review45 #2: stable argsort on a shared baseline gave two)."""
+    pytest.importorskip("transformers")
+    adapter = GeneformerAdapter.from_pretrained(_geneformer_folder(tmp_path))
+    if reference is not None:
+        adapter.set_reference(dict(zip(GENES, reference, strict=True)))
+    seen: list[Tensor] = []
+    forward = adapter.model.forward
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        seen.append(kw["input_ids"].clone())
+        return forward(*args, **kw)
+
+    adapter.model.forward = spy  # type: ignore[method-assign]
+    m = len(levels)
+    virtual_value_perturbation(adapter, GENES, levels=levels, mask_groups=1)
+    rows = torch.cat(seen)  # [G sources * M levels, G]
+    assert rows.shape == (5 * m, 5)
+    source_token = torch.tensor([adapter.vocab[g] for g in GENES])
+    for i in range(5):
+        block = rows[i * m : (i + 1) * m]
+        positions = [int((row == source_token[i]).nonzero()) for row in block]
+        # higher value -> earlier rank; four levels -> four positions
+        assert positions == sorted(positions, reverse=True)
+        # with a reference cell whose values interleave the levels, M positions; without
+        # one, the column-order quantiles (+-1.28 for five genes) may tie two levels
+        assert len(set(positions)) == m if reference is not None else len(set(positions)) >= 3
+        # the other genes (all hidden) keep the reference cell's order
+        others = [[int(t) for t in row if t != adapter.mask_id] for row in block]
+        assert all(o == [int(source_token[i])] for o in others)
+    with pytest.raises(ValueError, match="names no gene"):
+        adapter.set_reference({"unknown": 1.0})
+
+
+def test_geneformer_reference_cell_orders_baseline_genes(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    adapter = GeneformerAdapter.from_pretrained(_geneformer_folder(tmp_path))
+    adapter.set_reference(dict(zip(GENES, (-1.0, 2.0, 0.5, 1.0, -2.0), strict=True)))
+    seen: list[Tensor] = []
+    forward = adapter.model.forward
+    adapter.model.forward = lambda *a, **kw: seen.append(kw["input_ids"]) or forward(*a, **kw)  # type: ignore[method-assign]
+    ids = torch.tensor([[adapter.vocab[g] for g in GENES]])
+    # g2 at 1.5 (not the baseline); the others at the baseline take their reference values
+    adapter.predict(
+        ids, torch.tensor([[0.0, 0.0, 1.5, 0.0, 0.0]]), torch.zeros(1, 5, dtype=torch.bool)
+    )
+    order = [adapter.vocab[g] for g in ("g1", "g2", "g3", "g0", "g4")]
+    assert seen[0][0].tolist() == order
 
 
 def test_geneformer_bad_folders(tmp_path: Path) -> None:

@@ -79,7 +79,9 @@ def test_smoke_run_writes_the_contract_keys(
         ("user_beeline=/nonexistent", "is not a folder"),
         ("n_top_genes=50", "apply to user data"),
         ("n_val_datasets=0", "n_val_datasets must be >= 1"),
-        ("pretrain_cells_per_type=1", "pretrain_cells_per_type must be >= 2"),
+        ("pretrain_cells_per_type=0", "pretrain_cells_per_type must be >= 1"),
+        ("intrinsic_noise=2", "intrinsic_noise must be 0 or 1"),
+        ("n_cell_types=10", "a dataset needs >= 20 cells"),
     ],
 )
 def test_bad_config_is_refused(

@@ -34,6 +34,22 @@ def test_simulation_is_deterministic_cached_and_follows_signs(tmp_path: Path) ->
     assert np.allclose(noisy, np.round(noisy))  # counts
 
 
+def test_without_intrinsic_noise_a_cell_is_its_states_steady_state() -> None:
+    """noise_s = 0: cells of one master-regulator state are equal, and a target is a fixed
+    monotone function of its single regulator across states (what carries between datasets)."""
+    x = simulate(
+        CHAIN, SimulationSpec(n_cell_types=30, cells_per_type=2, noise_s=0, seed=4), cache=False
+    )
+    pairs = x.reshape(30, 2, 4)
+    np.testing.assert_allclose(pairs[:, 0], pairs[:, 1])
+    m, up, down = pairs[:, 0, 0], pairs[:, 0, 1], pairs[:, 0, 2]
+    order = np.argsort(m)
+    assert (np.diff(up[order]) >= -1e-9).all()
+    assert (np.diff(down[order]) <= 1e-9).all()
+    with pytest.raises(ValueError, match="noise_s"):
+        SimulationSpec(noise_s=-1)
+
+
 def test_bad_simulation_spec() -> None:
     with pytest.raises(ValueError, match="noise must be one of"):
         SimulationSpec(noise="DS99")

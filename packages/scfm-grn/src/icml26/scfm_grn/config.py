@@ -11,6 +11,7 @@ from pathlib import Path
 __all__ = [
     "BASELINES",
     "BENCH_PROFILES",
+    "CONTROLS",
     "METHODS",
     "NOISES",
     "OURS",
@@ -34,7 +35,10 @@ BASELINES = (
     "zero_out",
     "embedding",
 )
-METHODS = (*OURS, *BASELINES, NULL_METHOD)
+#: Controls read from our features without a translator: ``vvp_abs`` ranks a pair by the
+#: mean |VVP response| over the M values (does the translator add or lose signal?).
+CONTROLS = ("vvp_abs",)
+METHODS = (*OURS, *BASELINES, *CONTROLS, NULL_METHOD)
 NOISES = ("none", "DS1", "DS2", "DS3", "DS4", "DS5", "DS6", "DS7", "DS8", "DS13", "DS14")
 
 
@@ -54,6 +58,15 @@ class RunConfig:
     ``unseen_dataset``; ``user_tfs`` (one gene per line) restricts its candidate edges to
     TF -> gene and ``n_top_genes`` to its most variable genes (TFs kept).
     ``scfm_checkpoint`` loads a saved scFM (``save_scfm``) instead of pretraining.
+
+    Cells: SERGIO draws every master regulator's production rate per "cell type"; with
+    ``n_cell_types`` = 300 and ``cells_per_type`` = 1 (the default) each cell is its own
+    master-regulator state, and with ``intrinsic_noise`` = 0 (SERGIO's ``noise_s``) its
+    expression is the network's steady state for that state, plus the preset's technical
+    noise. With SERGIO's ``noise_s`` = 1 and 10 cell types (before issue 45), two
+    simulations of one network and one profile agreed on little (cell-type means correlated
+    0.65, gene-gene correlations 0.13): co-expression did not carry from dataset to dataset,
+    and no scFM could learn it (held-out masked variance explained 0.036, RESULTS.md).
 
     The scFM's checkpoint is chosen on ``n_val_datasets`` validation datasets (drawn like the
     test datasets from their own seed stream, never pretrained on, never scored): every
@@ -79,10 +92,11 @@ class RunConfig:
     test_genes: int = 60
     n_test_datasets: int = 3
     n_val_datasets: int = 3
-    n_cell_types: int = 10
-    cells_per_type: int = 30
+    n_cell_types: int = 300
+    cells_per_type: int = 1
     pretrain_cells_per_type: int | None = None
-    pretrain_noise: tuple[str, ...] = ("none",)
+    intrinsic_noise: int = 0
+    pretrain_noise: tuple[str, ...] = ("none", "DS4", "DS14")
     train_noise: str = "none"
     test_noise: tuple[str, ...] = ("none", "DS4", "DS14")
     use_pbmc: bool = True
@@ -162,10 +176,14 @@ class RunConfig:
             raise ValueError("n_test_datasets, n_pretrain_datasets and n_val_datasets must be >= 1")
         if self.select_every < 1:
             raise ValueError("select_every must be >= 1")
-        if self.n_cell_types < 1 or self.cells_per_type < 10:
-            raise ValueError("n_cell_types >= 1 and cells_per_type >= 10 required")
-        if self.pretrain_cells_per_type is not None and self.pretrain_cells_per_type < 2:
-            raise ValueError("pretrain_cells_per_type must be >= 2 (or None: cells_per_type)")
+        if self.n_cell_types < 1 or self.cells_per_type < 1:
+            raise ValueError("n_cell_types >= 1 and cells_per_type >= 1 required")
+        if self.n_cell_types * self.cells_per_type < 20:
+            raise ValueError("a dataset needs >= 20 cells (n_cell_types * cells_per_type)")
+        if self.pretrain_cells_per_type is not None and self.pretrain_cells_per_type < 1:
+            raise ValueError("pretrain_cells_per_type must be >= 1 (or None: cells_per_type)")
+        if self.intrinsic_noise not in (0, 1):
+            raise ValueError("intrinsic_noise must be 0 or 1 (SERGIO's noise_s)")
         if not 0.1 <= self.unseen_fraction <= 0.6:
             raise ValueError("unseen_fraction must lie in [0.1, 0.6]")
         if self.width % self.heads or self.layers < 1:
@@ -236,8 +254,8 @@ SMOKE = RunConfig(
     test_genes=20,
     n_test_datasets=1,
     n_val_datasets=1,
-    n_cell_types=3,
-    cells_per_type=20,
+    n_cell_types=40,
+    pretrain_noise=("none",),
     use_pbmc=False,
     width=16,
     layers=1,
@@ -258,9 +276,9 @@ QUICK = RunConfig()
 FULL = RunConfig(
     universe_genes=800,
     n_pretrain_datasets=60,
-    pretrain_noise=("none", "none", "DS4"),
+    pretrain_noise=("none", "DS4", "DS14", "DS1", "DS2", "DS13"),
     n_test_datasets=6,
-    cells_per_type=60,
+    n_cell_types=600,
     width=96,
     layers=3,
     pretrain_steps=12000,

@@ -68,6 +68,7 @@ def simulated_dataset(
         n_cell_types=cfg.n_cell_types,
         cells_per_type=cells_per_type or cfg.cells_per_type,
         noise=noise,
+        noise_s=cfg.intrinsic_noise,
         seed=seed,
     )
     raw = simulate(network, spec)

@@ -164,7 +164,8 @@ def method_scores(
     rng: np.random.Generator,
 ) -> dict[str, NDArray[np.float64]]:
     """Every method's scores on ``pairs``: ours through the translators, the baselines raw,
-    and ``random`` (a random ranking: the placebo).
+    ``vvp_abs`` (the mean |VVP response| of a pair, no translator: an untrained readout of
+    the same features) and ``random`` (a random ranking: the placebo).
 
     Args:
         feats: the dataset's features.
@@ -183,6 +184,7 @@ def method_scores(
     out = {"vvp": p_vvp, "gt": p_gt, "ensemble": 0.5 * (p_vvp + p_gt)}
     for name in BASELINES:
         out[name] = np.asarray(feats.scores[name], dtype=np.float64)[pairs[:, 0], pairs[:, 1]]
+    out["vvp_abs"] = np.abs(pair_features(feats.vvp, pairs, feats.sources)).mean(-1)
     out[NULL_METHOD] = rng.random(len(pairs))
     return out
 

@@ -22,9 +22,11 @@ from icml26.scfm_grn.model import ScFM, ScFMConfig, load_scfm
 
 __all__ = [
     "GaussianConditional",
+    "KnnReference",
     "PretrainConfig",
     "Selection",
     "corpus_linear_reference",
+    "knn_reference_score",
     "masked_loss",
     "masked_variance_explained",
     "pooled_covariance",
@@ -328,6 +330,56 @@ class GaussianConditional:
         return out
 
 
+class KnnReference:
+    """scikit-learn's ``KNNImputer`` as a masked-value predictor: hidden values are the mean of
+    the ``k`` donor cells nearest on the visible genes. Donors are another set of cells of the
+    same dataset (an in-dataset reference, like :class:`GaussianConditional` on its own
+    covariance; out of an scFM's reach).
+
+    Args:
+        donors: the donor cells (their ``values``).
+        k: neighbours.
+    """
+
+    training = False
+
+    def __init__(self, donors: ExpressionData, k: int = 10) -> None:
+        from sklearn.impute import KNNImputer
+
+        self.vocab = {g: i for i, g in enumerate(donors.genes)}
+        self.donors = donors.values.astype(np.float64)
+        self.imputer = KNNImputer(n_neighbors=k).fit(self.donors)
+
+    def eval(self) -> KnnReference:
+        return self
+
+    def token_ids(self, genes: Sequence[str]) -> Tensor:
+        return torch.tensor([self.vocab[g] for g in genes], dtype=torch.long)
+
+    def predict(self, gene_ids: Tensor, values: Tensor, mask: Tensor) -> Tensor:
+        out = torch.zeros_like(values)
+        n = len(self.vocab)
+        for b in range(gene_ids.shape[0]):
+            row = np.full((1, n), np.nan)
+            idx, shown = gene_ids[b].numpy(), ~mask[b].numpy()
+            row[0, idx[shown]] = values[b, shown].double().numpy()
+            out[b] = torch.from_numpy(self.imputer.transform(row)[0, idx]).to(out.dtype)
+        return out
+
+
+def knn_reference_score(data: ExpressionData, seed: int = 0, k: int = 10) -> float:
+    """Masked variance explained by :class:`KnnReference` on half of ``data``'s cells, the
+    other half the donors.
+
+    Returns:
+        The figure (as :func:`masked_variance_explained`).
+    """
+    perm = np.random.default_rng(seed).permutation(data.n_cells)
+    half = data.n_cells // 2
+    donors, scored = data.cell_subset(perm[:half]), data.cell_subset(perm[half:])
+    return masked_variance_explained(KnnReference(donors, k), [scored], seed=seed)
+
+
 def pooled_covariance(datasets: Sequence[ExpressionData], genes: Sequence[str]) -> np.ndarray:
     """Each gene pair's mean product of values over the cells of every dataset measuring both
     (0 for pairs never measured together; 1 on the diagonal): what a linear model can carry
@@ -383,6 +435,7 @@ def pretrain_summary(
     seed: int,
     trace: dict[str, Any],
     corpus: Sequence[ExpressionData] = (),
+    also: Sequence[ExpressionData] = (),
 ) -> dict[str, Any]:
     """The scFM's pretraining figures: losses, the validation curve and the chosen step, masked
     variance explained (half of each cell's genes hidden) pooled over ``held_out`` and per
@@ -399,6 +452,8 @@ def pretrain_summary(
         seed: the masks' draws.
         trace: ``losses``, and ``curve`` / ``best_step`` from :class:`Selection` if any.
         corpus: the pretraining datasets (no corpus reference without them or validation).
+        also: datasets reported one by one but kept out of the pooled figure (krumsiek11's
+            scored cells: its other cells were pretrained on).
 
     Returns:
         ``pretrain.*`` metrics (and ``losses`` / ``val_curve`` lists for the plots).
@@ -412,18 +467,22 @@ def pretrain_summary(
         out["pretrain.best_step"] = int(trace["best_step"])
     ve = partial(masked_variance_explained, seed=seed)
     out["pretrain.variance_explained"] = ve(model, held_out)
-    for data in (train, *held_out, *validation):
+    for data in (train, *held_out, *also, *validation):
         out[f"pretrain.variance_explained.{data.name}"] = ve(model, [data])
     if validation:
         out["pretrain.variance_explained_validation"] = ve(model, validation)
-    for data in held_out:
+    for data in (*held_out, *also):
         ref = GaussianConditional(data.genes, np.cov(data.values.T))
         out[f"pretrain.variance_explained_in_dataset_linear.{data.name}"] = ve(ref, [data])
+        out[f"pretrain.variance_explained_in_dataset_knn.{data.name}"] = knn_reference_score(
+            data, seed
+        )
     if corpus and validation:
-        genes = list(dict.fromkeys(g for d in (*corpus, *held_out, *validation) for g in d.genes))
+        scored = (*held_out, *also)
+        genes = list(dict.fromkeys(g for d in (*corpus, *scored, *validation) for g in d.genes))
         prior, ridge = corpus_linear_reference(corpus, genes, validation, seed=seed)
         out["pretrain.corpus_linear_ridge"] = ridge
         out["pretrain.variance_explained_corpus_linear"] = ve(prior, held_out)
-        for data in held_out:
+        for data in scored:
             out[f"pretrain.variance_explained_corpus_linear.{data.name}"] = ve(prior, [data])
     return out

@@ -46,8 +46,10 @@ class SimulationSpec:
     def __post_init__(self) -> None:
         if self.noise not in NOISE_PRESETS:
             raise ValueError(f"noise must be one of {', '.join(NOISE_PRESETS)}, got {self.noise!r}")
-        if self.n_cell_types < 1 or self.cells_per_type < 2:
-            raise ValueError("need n_cell_types >= 1 and cells_per_type >= 2")
+        if self.n_cell_types < 1 or self.cells_per_type < 1:
+            raise ValueError("need n_cell_types >= 1 and cells_per_type >= 1")
+        if self.noise_s < 0:
+            raise ValueError("noise_s must be >= 0")
         if self.hill < 1 or self.decay <= 0 or self.dt <= 0:
             raise ValueError("hill must be >= 1, decay and dt > 0")
 

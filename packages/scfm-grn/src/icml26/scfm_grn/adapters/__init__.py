@@ -18,6 +18,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "GeneformerAdapter": ".geneformer",
         "ScGPTAdapter": ".scgpt",
         "bin_expression": ".scgpt",
+        "flash_to_torch_names": ".scgpt",
         "z_to_bin": ".scgpt",
     },
     distribution="icml26-scfm-grn",
@@ -28,4 +29,5 @@ if TYPE_CHECKING:
     from icml26.scfm_grn.adapters.geneformer import GeneformerAdapter as GeneformerAdapter
     from icml26.scfm_grn.adapters.scgpt import ScGPTAdapter as ScGPTAdapter
     from icml26.scfm_grn.adapters.scgpt import bin_expression as bin_expression
+    from icml26.scfm_grn.adapters.scgpt import flash_to_torch_names as flash_to_torch_names
     from icml26.scfm_grn.adapters.scgpt import z_to_bin as z_to_bin

@@ -12,10 +12,16 @@ What the adapter relies on, as Geneformer publishes it:
 
 A cell carries no values, only an order, so the adapter reads a gene's "expression" as the
 model's log-probability of that gene's token at the gene's position, with hidden genes shown
-as ``<mask>``: ordering the visible genes by their (normalised) value and placing a hidden
-gene at the rank of the virtual baseline value (0) makes Virtual Value Perturbation a change
-of gene ``i``'s rank, which moves the model's belief about gene ``j``. That output is not
-differentiable in the values (the encoding is an order), so Gradient Trajectory refuses it.
+as ``<mask>``. Genes are ordered by their (normalised) value, highest first; a gene whose
+value equals the virtual baseline (``baseline``, 0), and every hidden gene, takes its value
+in a **reference cell** instead (:meth:`GeneformerAdapter.set_reference`: a real cell's
+normalised values; without one, baseline genes are spread over standard-normal quantiles in
+column order). Virtual Value Perturbation (gene ``i`` at ``M`` values, the others at the
+baseline) then starts from the reference cell's rank encoding and moves gene ``i`` across
+``M`` positions of it: ``M`` distinct encodings, not just "first" and "last". Unlike
+Geneformer's own tokeniser, the probe keeps genes the reference cell does not express (a
+gene must be in the sequence for its readout). The output is not differentiable in the
+values (the encoding is an order), so Gradient Trajectory refuses it.
 
 Geneformer is not on PyPI and cannot join this workspace; with it (or any folder in its
 layout) ``GeneformerAdapter.from_pretrained(folder)`` loads through ``transformers``. The
@@ -32,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from numpy.typing import NDArray
+from scipy.stats import norm
 from torch import Tensor, nn
 
 __all__ = ["GeneformerAdapter"]
@@ -55,6 +62,7 @@ class GeneformerAdapter(nn.Module):
         token_dictionary: gene id -> token id, with ``<pad>`` and ``<mask>``.
         gene_medians: gene id -> median non-zero expression (for :meth:`rank_encode`).
         model_input_size: the longest rank encoding.
+        baseline: the virtual baseline value: a gene at it takes its reference-cell value.
 
     Raises:
         ValueError: a token dictionary without ``<pad>`` or ``<mask>``.
@@ -69,6 +77,7 @@ class GeneformerAdapter(nn.Module):
         gene_medians: Mapping[str, float] | None = None,
         *,
         model_input_size: int = 2048,
+        baseline: float = 0.0,
     ) -> None:
         super().__init__()
         missing = [t for t in ("<pad>", "<mask>") if t not in token_dictionary]
@@ -79,6 +88,39 @@ class GeneformerAdapter(nn.Module):
         self.medians = dict(gene_medians or {})
         self.model_input_size = int(model_input_size)
         self.pad_id, self.mask_id = self.tokens["<pad>"], self.tokens["<mask>"]
+        self.baseline = float(baseline)
+        self.reference: dict[int, float] = {}
+
+    def set_reference(self, values: Mapping[str, float]) -> None:
+        """The reference cell whose rank encoding baseline and hidden genes keep.
+
+        Args:
+            values: gene id -> the cell's normalised value (e.g. one row of
+                :attr:`~icml26.scfm_grn.data.ExpressionData.values`); genes outside the token
+                dictionary are ignored.
+
+        Raises:
+            ValueError: no gene of ``values`` has a token, or a value is not finite.
+        """
+        ref = {self.tokens[g]: float(v) for g, v in values.items() if g in self.tokens}
+        if not ref:
+            raise ValueError("the reference cell names no gene of the token dictionary")
+        if not np.isfinite(list(ref.values())).all():
+            raise ValueError("the reference cell's values must be finite")
+        self.reference = ref
+
+    def _reference_keys(self, gene_ids: Tensor) -> Tensor:
+        """``[B, G]`` sort keys of baseline / hidden genes: the reference cell's values, or
+        standard-normal quantiles in column order (also for genes the reference lacks)."""
+        g = gene_ids.shape[1]
+        spread = torch.from_numpy(norm.ppf((g - np.arange(g) - 0.5) / g).astype(np.float32))
+        keys = spread.to(gene_ids.device).expand(gene_ids.shape).clone()
+        if self.reference:
+            flat = gene_ids.reshape(-1).tolist()
+            known = torch.tensor([t in self.reference for t in flat], device=gene_ids.device)
+            vals = torch.tensor([self.reference.get(t, 0.0) for t in flat], device=keys.device)
+            keys = torch.where(known.view_as(keys), vals.view_as(keys), keys)
+        return keys
 
     @property
     def vocab(self) -> Mapping[str, int]:
@@ -146,8 +188,8 @@ class GeneformerAdapter(nn.Module):
 
         Args:
             gene_ids: token ids ``[B, G]``.
-            values: normalised values ``[B, G]`` (only their order is used; a hidden gene
-                sits at the rank of value 0).
+            values: normalised values ``[B, G]`` (only their order is used; a gene at the
+                baseline, or hidden, sits at its reference-cell rank).
             mask: True where the gene is hidden (shown as ``<mask>``).
 
         Returns:
@@ -155,7 +197,8 @@ class GeneformerAdapter(nn.Module):
         """
         if gene_ids.shape[1] > self.model_input_size:
             raise ValueError(f"{gene_ids.shape[1]} genes exceed model_input_size")
-        key = torch.where(mask, torch.zeros_like(values), values)
+        at_reference = mask | (values == self.baseline)
+        key = torch.where(at_reference, self._reference_keys(gene_ids).to(values), values)
         order = torch.argsort(-key, dim=1, stable=True)  # rank position -> gene column
         ranked = gene_ids.gather(1, order)
         shown = torch.where(mask.gather(1, order), torch.full_like(ranked, self.mask_id), ranked)

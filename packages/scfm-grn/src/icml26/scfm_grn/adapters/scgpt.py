@@ -12,13 +12,26 @@ What the adapter relies on, as scGPT publishes it:
   ``<pad>`` and ``<cls>``);
 * value binning (:func:`bin_expression`): per cell, the non-zero values are digitised into
   ``n_bins - 1`` quantile bins (1..n_bins-1), zeros stay 0; a masked value is ``mask_value``
-  (-1) and a ``<cls>`` token (value ``pad_value``) leads every cell.
+  (-1) and a ``<cls>`` token (value 0, as scGPT's ``tokenize_batch`` inserts it) leads every
+  cell;
+* published checkpoints were trained with flash attention: their attention weights are named
+  ``Wqkv.*``, which the PyTorch attention of ``use_fast_transformer=False`` calls
+  ``in_proj_*`` (scGPT's ``load_pretrained`` renames them; so does :meth:`from_checkpoint`);
+* ``args.json`` options passed to the constructor when present: ``explicit_zero_prob``,
+  ``use_batch_labels`` (+ ``num_batch_labels``; every probe cell gets ``batch_label``),
+  ``DSBN`` / ``domain_spec_batchnorm``, ``pre_norm``, ``n_layers_cls``; ``model_kwargs=``
+  overrides any. With ``explicit_zero_prob`` the prediction is scGPT's expected value
+  ``mlm_output * (1 - mlm_zero_probs)``.
 
-Our probes set values in normalised (z-score) units; :func:`z_to_bin` maps them onto scGPT's
-bin scale monotonically and differentiably (``(n_bins - 1) * Phi(z)``, clipped to [1, n_bins
-- 1]; a quantile-binned non-zero value is uniform on its bins, as ``Phi(z)`` of a z-score
-is), so Gradient Trajectory works with scGPT's continuous value encoder; the ``category``
-encoder has no gradient in the value, so use VVP there. Outputs stay in bin units.
+Our probes set values in normalised (z-score) units. ``binning="phi"`` (default) maps them
+onto scGPT's bin scale monotonically and differentiably with :func:`z_to_bin` (``(n_bins - 1)
+* Phi(z)``, clipped to [1, n_bins - 1]: a quantile-binned non-zero value is uniform on its
+bins, as ``Phi(z)`` of a z-score is; bin 0, scGPT's "not expressed", is never produced), so
+Gradient Trajectory works with scGPT's continuous value encoder. ``binning="per_cell"`` bins
+each probe cell's visible values as scGPT bins a cell (quantiles of that cell, all values
+counted as expressed): scGPT's own input, but an order only, so no gradient (VVP, and VVP on
+a virtual cell whose other genes share one baseline sees only "above" or "below" them). The
+``category`` encoder has no gradient in the value either. Outputs stay in bin units.
 
 ``scgpt`` itself cannot join this workspace (it pins ``datasets<3``): with it installed in your
 own environment, ``ScGPTAdapter.from_checkpoint(folder)`` imports its ``TransformerModel``;
@@ -41,9 +54,33 @@ import torch
 from numpy.typing import NDArray
 from torch import Tensor, nn
 
-__all__ = ["ScGPTAdapter", "bin_expression", "z_to_bin"]
+__all__ = ["ScGPTAdapter", "bin_expression", "flash_to_torch_names", "z_to_bin"]
 
 REQUIRED_ARGS = ("embsize", "nheads", "d_hid", "nlayers")
+#: ``args.json`` key -> ``TransformerModel`` argument, passed when the key is present.
+OPTIONAL_ARGS = {
+    "explicit_zero_prob": "explicit_zero_prob",
+    "use_batch_labels": "use_batch_labels",
+    "num_batch_labels": "num_batch_labels",
+    "DSBN": "domain_spec_batchnorm",
+    "domain_spec_batchnorm": "domain_spec_batchnorm",
+    "pre_norm": "pre_norm",
+    "n_layers_cls": "nlayers_cls",
+    "cell_emb_style": "cell_emb_style",
+}
+
+
+def flash_to_torch_names(state: Mapping[str, Tensor]) -> dict[str, Tensor]:
+    """A published (flash-attention) scGPT ``state_dict`` renamed for PyTorch attention.
+
+    Args:
+        state: ``best_model.pt``'s tensors.
+
+    Returns:
+        The same tensors, ``Wqkv.`` -> ``in_proj_`` in every key (as scGPT's
+        ``load_pretrained`` does when ``use_fast_transformer`` is off).
+    """
+    return {k.replace("Wqkv.", "in_proj_"): v for k, v in state.items()}
 
 
 def bin_expression(
@@ -110,12 +147,18 @@ class ScGPTAdapter(nn.Module):
             ``<cls>``.
         n_bins: the checkpoint's ``n_bins``.
         mask_value: the value of a masked gene (``args.json`` ``mask_value``, -1).
-        pad_token, pad_value: ``args.json``'s; ``<cls>`` leads each cell with ``pad_value``.
-        append_cls: prepend ``<cls>`` (scGPT's pretraining does).
+        pad_token, pad_value: ``args.json``'s.
+        append_cls: prepend ``<cls>`` (scGPT's pretraining does) with value ``cls_value``.
+        cls_value: the value at ``<cls>`` (0, scGPT's ``tokenize_batch``).
+        binning: ``"phi"`` (differentiable, :func:`z_to_bin`) or ``"per_cell"`` (scGPT's
+            per-cell quantile bins of the visible values; VVP only).
+        batch_label: the batch label every probe cell carries when the model was trained
+            with ``use_batch_labels`` (None: no ``batch_labels`` passed).
 
     Raises:
         ValueError: the model's forward lacks ``src``, ``values`` or
-            ``src_key_padding_mask``, or the vocabulary lacks ``pad_token``.
+            ``src_key_padding_mask``, the vocabulary lacks ``pad_token``, or an unknown
+            ``binning``.
     """
 
     def __init__(
@@ -128,6 +171,9 @@ class ScGPTAdapter(nn.Module):
         pad_token: str = "<pad>",
         pad_value: float = -2.0,
         append_cls: bool = True,
+        cls_value: float = 0.0,
+        binning: str = "phi",
+        batch_label: int | None = None,
     ) -> None:
         super().__init__()
         params = inspect.signature(model.forward).parameters
@@ -138,13 +184,16 @@ class ScGPTAdapter(nn.Module):
             raise ValueError(f"an scGPT model's forward takes {wanted}, got {tuple(params)}")
         if pad_token not in vocab:
             raise ValueError(f"the vocabulary has no pad token {pad_token!r}")
+        if binning not in ("phi", "per_cell"):
+            raise ValueError(f"binning must be 'phi' or 'per_cell', got {binning!r}")
         self.model, self.n_bins = model, int(n_bins)
         self.genes_vocab = dict(vocab)
         self.mask_value, self.pad_value = float(mask_value), float(pad_value)
         self.cls_id = vocab.get("<cls>") if append_cls else None
         self.pad_id = int(vocab[pad_token])
-        #: False for the ``category`` value encoder (no gradient in the value: VVP only).
-        self.differentiable = True
+        self.cls_value, self.binning, self.batch_label = float(cls_value), binning, batch_label
+        #: False for the ``category`` value encoder or per-cell binning (VVP only).
+        self.differentiable = binning == "phi"
 
     @property
     def vocab(self) -> Mapping[str, int]:
@@ -159,6 +208,9 @@ class ScGPTAdapter(nn.Module):
         model_class: type[nn.Module] | None = None,
         device: str = "cpu",
         strict: bool = True,
+        model_kwargs: Mapping[str, Any] | None = None,
+        binning: str = "phi",
+        batch_label: int | None = 0,
     ) -> ScGPTAdapter:
         """Load scGPT's ``best_model.pt`` + ``args.json`` + ``vocab.json``.
 
@@ -166,7 +218,11 @@ class ScGPTAdapter(nn.Module):
             folder: the checkpoint folder.
             model_class: the ``TransformerModel`` class (default: ``scgpt.model``'s).
             device: where to put it.
-            strict: ``load_state_dict``'s strictness.
+            strict: ``load_state_dict``'s strictness (after the ``Wqkv`` renaming).
+            model_kwargs: constructor arguments overriding those read from ``args.json``
+                (e.g. ``explicit_zero_prob=True`` when the training script set it in code).
+            binning: see :class:`ScGPTAdapter`.
+            batch_label: the label probe cells carry when the model uses batch labels.
 
         Returns:
             The adapter around the model in eval mode.
@@ -202,9 +258,12 @@ class ScGPTAdapter(nn.Module):
             "do_mvc": args.get("MVC", False),
             "use_fast_transformer": False,
         }
+        kwargs |= {arg: args[key] for key, arg in OPTIONAL_ARGS.items() if key in args}
+        kwargs |= dict(model_kwargs or {})
         accepted = inspect.signature(model_class.__init__).parameters
         model = model_class(**{k: v for k, v in kwargs.items() if k in accepted})
-        model.load_state_dict(torch.load(weights, map_location="cpu"), strict=strict)
+        state = torch.load(weights, map_location="cpu", weights_only=True)
+        model.load_state_dict(flash_to_torch_names(state), strict=strict)
         adapter = cls(
             model.to(device).eval(),
             vocab,
@@ -212,9 +271,24 @@ class ScGPTAdapter(nn.Module):
             mask_value=args.get("mask_value", -1),
             pad_token=args.get("pad_token", "<pad>"),
             pad_value=args.get("pad_value", -2),
+            binning=binning,
+            batch_label=batch_label if kwargs.get("use_batch_labels") else None,
         )
-        adapter.differentiable = style != "category"
+        adapter.differentiable = adapter.differentiable and style != "category"
         return adapter
+
+    def _bins(self, values: Tensor, mask: Tensor) -> Tensor:
+        """Probe values on scGPT's bin scale (hidden genes at ``mask_value``)."""
+        if self.binning == "phi":
+            binned = z_to_bin(values, self.n_bins)
+        else:
+            v = values.detach().cpu().double().numpy()
+            hidden = mask.cpu().numpy()
+            shown = np.where(hidden, np.nan, v)
+            low = np.nanmin(np.where(hidden.all(1, keepdims=True), 0.0, shown), axis=1)
+            shifted = np.where(hidden, 0.0, v - low[:, None] + 1.0)  # all visible "expressed"
+            binned = torch.from_numpy(bin_expression(shifted, self.n_bins)).to(values)
+        return torch.where(mask, torch.full_like(values, self.mask_value), binned)
 
     def predict(self, gene_ids: Tensor, values: Tensor, mask: Tensor) -> Tensor:
         """scGPT's ``mlm_output`` for each gene, ``[B, G]`` (bin units).
@@ -227,16 +301,19 @@ class ScGPTAdapter(nn.Module):
         Returns:
             ``[B, G]``.
         """
-        binned = torch.where(
-            mask, torch.full_like(values, self.mask_value), z_to_bin(values, self.n_bins)
-        )
+        binned = self._bins(values, mask)
         src, vals = gene_ids, binned
         if self.cls_id is not None:
             lead = torch.full_like(gene_ids[:, :1], self.cls_id)
             src = torch.cat([lead, gene_ids], 1)
-            vals = torch.cat([torch.full_like(values[:, :1], self.pad_value), binned], 1)
-        out = self.model(src, vals, src == self.pad_id)
+            vals = torch.cat([torch.full_like(values[:, :1], self.cls_value), binned], 1)
+        extra = {}
+        if self.batch_label is not None:
+            extra["batch_labels"] = torch.full_like(gene_ids[:, 0], int(self.batch_label))
+        out = self.model(src, vals, src == self.pad_id, **extra)
         pred = out["mlm_output"] if isinstance(out, Mapping) else out
+        if isinstance(out, Mapping) and "mlm_zero_probs" in out:
+            pred = pred * (1 - out["mlm_zero_probs"])
         return pred[:, 1:] if self.cls_id is not None else pred
 
     def forward(self, gene_ids: Tensor, values: Tensor, mask: Tensor) -> Tensor:
