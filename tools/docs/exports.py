@@ -90,7 +90,9 @@ def search_paths() -> list[str]:
 
 
 def _literal_strings(node: ast.expr) -> list[str]:
-    return [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return [
+        n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
 
 
 def _assigned(tree: ast.Module, name: str) -> ast.expr | None:
@@ -99,9 +101,12 @@ def _assigned(tree: ast.Module, name: str) -> ast.expr | None:
             isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
             return node.value
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            if node.target.id == name:
-                return node.value
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == name
+        ):
+            return node.value
     return None
 
 
@@ -127,7 +132,12 @@ def declared_exports(member: Member) -> tuple[dict[str, str | None], list[str]]:
                 for k, v in zip(mapping.keys, mapping.values, strict=True)
                 if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
             }
-            subs = [s for kw in node.keywords if kw.arg == "submodules" for s in _literal_strings(kw.value)]
+            subs = [
+                s
+                for kw in node.keywords
+                if kw.arg == "submodules"
+                for s in _literal_strings(kw.value)
+            ]
             return names, subs
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
@@ -217,7 +227,9 @@ def problems(obj: griffe.Object) -> list[str]:
         if not sections:
             return ["no docstring"]
         found = []
-        missing = [p for p in _params(obj) if p not in _named(sections, "parameters", "other parameters")]
+        missing = [
+            p for p in _params(obj) if p not in _named(sections, "parameters", "other parameters")
+        ]
         if missing:
             found.append("Args missing " + ", ".join(missing))
         returns = str(obj.returns) if obj.returns is not None else ""
@@ -250,8 +262,13 @@ def main() -> int:
             total += 1
             if export.problems:
                 bad += 1
-                print(f"{member.module}.{export.name} ({export.path}, {export.kind}): " + "; ".join(export.problems))
-    print(f"{bad} of {total} exported names lack an Args/Returns docstring (rule: tools/docs/exports.py)")
+                print(
+                    f"{member.module}.{export.name} ({export.path}, {export.kind}): "
+                    + "; ".join(export.problems)
+                )
+    print(
+        f"{bad} of {total} exported names lack an Args/Returns docstring (rule: tools/docs/exports.py)"
+    )
     return 1 if bad else 0
 
 

@@ -58,7 +58,12 @@ __all__ = [
 ]
 
 
-REJECT, DEFER, ACCEPT = 0, 1, 2
+REJECT = 0
+"""Region code of a score at or below ``tau_r``: the answer is rejected (``Step.region``)."""
+DEFER = 1
+"""Region code of a score between the thresholds: the strong verifier decides."""
+ACCEPT = 2
+"""Region code of a score above ``tau_a``: the answer is accepted."""
 
 
 class Step(NamedTuple):
