@@ -186,7 +186,8 @@ class OnlineWeakStrong:
         alpha: target incorrect-acceptance rate ``P(accept | H = 0)``, in (0, 1).
         beta: target incorrect-rejection rate ``P(reject | H = 1)``, in (0, 1).
         step_size: ``eta`` (default :data:`DEFAULT_STEP_SIZE`).
-        tau_a, tau_r: initial thresholds.
+        tau_a: the initial accept threshold.
+        tau_r: the initial reject threshold.
         explore: ``p_0``; explore_min: ``p_min`` (both in (0, 1]).
         use_verdict: let exploration queries override the region's verdict.
         seed: seed or generator for the exploration coins.
