@@ -15,12 +15,17 @@ The docstring rule (Google style, parsed by griffe's Google parser) for every ex
 * **class**: a docstring (the class's or its ``__init__``'s); every constructor parameter
   (griffe's view of ``__init__``, which includes dataclass fields and an ``__init__`` inherited
   from a class of the workspace) named in the class docstring's ``Args`` or ``Attributes``
-  section or in the ``__init__`` docstring's ``Args``. A class whose constructor comes from a
+  section or in the ``__init__`` docstring's ``Args``; a dataclass field may instead have its
+  own docstring or comment, or be named (as a word) in the class docstring's text: configs
+  describe their fields in prose groups ("width, epochs, lr: classifier training"). A class whose constructor comes from a
   library (an ``Exception``, a ``torch.nn.Module`` without its own ``__init__``) needs only
   its docstring.
 * **module** (a public submodule such as ``baselines``): a module docstring.
 * **attribute** (a constant such as ``icml26.shared.JSON``): a docstring (the string literal
-  right below the assignment).
+  right below the assignment) or a comment (``#:`` above it, or on its line).
+
+Comments count because the griffe extension ``tools/docs/griffe_comments.py`` (loaded here and
+by mkdocstrings) makes an attribute's comment its docstring, so the site shows them.
 
 ``python tools/docs/exports.py`` prints every exported name that breaks the rule and exits 1
 when there is one (``nox -s docs`` runs it before the build).
@@ -36,6 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import griffe
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from griffe_comments import CommentDocstrings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -162,6 +171,7 @@ def _absolute(package: str, module: str) -> str:
 def loader() -> griffe.GriffeLoader:
     """A static griffe loader over every member's sources, Google docstrings."""
     return griffe.GriffeLoader(
+        extensions=griffe.load_extensions(CommentDocstrings),
         search_paths=search_paths(),
         docstring_parser=griffe.Parser.google,
         allow_inspection=False,
@@ -220,36 +230,13 @@ def _params(obj: griffe.Function | griffe.Class) -> list[str]:
     return [p.name for p in obj.parameters if p.name not in _SKIP_PARAMS]
 
 
-def field_comment(attr: griffe.Object) -> str | None:
-    """The ``#`` comment that documents a dataclass field: on the field's own line (after the
-    value) or the comment lines directly above it (``#:`` or plain). None without one."""
-    try:
-        lines = attr.lines_collection[attr.filepath]
-    except (KeyError, TypeError):
-        return None
-    if not lines or attr.lineno is None:
-        return None
-    line = lines[attr.lineno - 1]
-    code, hash_, comment = line.partition("  #")
-    if hash_ and comment.strip() and code.strip():
-        return comment.strip().removeprefix(":").strip()
-    above = []
-    i = attr.lineno - 2
-    while i >= 0 and lines[i].strip().startswith("#"):
-        above.insert(0, lines[i].strip().lstrip("#").removeprefix(":").strip())
-        i -= 1
-    return " ".join(above).strip() or None
-
-
 def _field_documented(cls: griffe.Class, name: str) -> bool:
-    """A dataclass field is documented by its own docstring, its comment, or its name (as a
-    word) in the class docstring's text (configs describe fields in prose groups)."""
+    """A dataclass field is documented by its own docstring (or comment: the griffe extension
+    ``griffe_comments`` makes a comment the docstring), or by its name (as a word) in the
+    class docstring's text (configs describe fields in prose groups)."""
     attr = cls.all_members.get(name)
-    if attr is not None and not attr.is_alias:
-        if attr.docstring and attr.docstring.value.strip():
-            return True
-        if field_comment(attr):
-            return True
+    if attr is not None and not attr.is_alias and attr.docstring and attr.docstring.value.strip():
+        return True
     text = cls.docstring.value if cls.docstring else ""
     return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) is not None
 

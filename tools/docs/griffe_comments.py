@@ -1,0 +1,57 @@
+"""griffe extension: the ``#`` comment of an attribute is its docstring when it has none.
+
+Our configs and constants are documented by comments (``#: Colour-blind-safe palette ...``
+above a constant, ``lr: float = 1e-3  # Adam's step size`` on a dataclass field). This
+extension gives such an attribute its comment as the docstring, so the API pages show it and
+the docstring check (``tools/docs/exports.py``, which loads with it) counts it. A trailing
+comment on the attribute's line wins; otherwise the comment lines directly above it (``#:``
+or plain ``#``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import griffe
+
+
+def comment_of(attr: griffe.Object) -> str | None:
+    """The comment that documents ``attr``, or None.
+
+    Args:
+        attr: an attribute loaded by griffe from source.
+
+    Returns:
+        The comment's text without ``#`` / ``#:``; None when the attribute has none.
+    """
+    try:
+        lines = attr.lines_collection[attr.filepath]  # type: ignore[index]
+    except (KeyError, TypeError):
+        return None
+    if not lines or attr.lineno is None:
+        return None
+    code, hash_, comment = lines[attr.lineno - 1].partition("  #")
+    if hash_ and code.strip() and comment.strip():
+        return comment.strip().removeprefix(":").strip()
+    above: list[str] = []
+    i = attr.lineno - 2
+    while i >= 0 and lines[i].strip().startswith("#"):
+        above.insert(0, lines[i].strip().lstrip("#").removeprefix(":").strip())
+        i -= 1
+    return " ".join(above).strip() or None
+
+
+class CommentDocstrings(griffe.Extension):
+    """Attributes without a docstring get their comment (see the module docstring)."""
+
+    def on_attribute_instance(self, *, attr: griffe.Attribute, **kwargs: Any) -> None:
+        """Set the docstring of ``attr`` from its comment when it has none.
+
+        Args:
+            attr: the attribute griffe just created.
+            **kwargs: the other hook arguments (unused).
+        """
+        if attr.docstring is None or not attr.docstring.value.strip():
+            text = comment_of(attr)
+            if text:
+                attr.docstring = griffe.Docstring(text, parent=attr, lineno=attr.lineno)
