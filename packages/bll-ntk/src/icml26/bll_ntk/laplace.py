@@ -145,14 +145,12 @@ class LinearisedLaplace(Posterior):
     ``P``- or ``N``-sized factorisation.
 
     Args:
-        model: as for :class:`BLL`.
-        last_layer: as for :class:`BLL`.
-        likelihood: as for :class:`BLL`.
-        alpha: fixed prior precision (else it maximises the Laplace evidence).
-        noise: fixed noise variance (likewise).
-        predictive: as for :class:`BLL`.
-        batch_size: as for :class:`BLL`.
+        *args: the positional arguments of :class:`LastLayerLaplace` (``model``,
+            ``last_layer``, ``likelihood``, ...).
         chunk: examples per Jacobian call.
+        **kwargs: the keywords of :class:`LastLayerLaplace` (``alpha``, ``noise``,
+            ``predictive``, ``batch_size``; (α, σ²) maximise the Laplace evidence unless
+            given).
 
     Raises:
         ValueError: as :class:`BLL`.
