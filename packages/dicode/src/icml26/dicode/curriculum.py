@@ -67,6 +67,12 @@ def same_world(a: Any, b: Any) -> bool:
 class SlotStats:
     """What one slot's environments measured during a round.
 
+    Attributes:
+        episodes: episodes finished.
+        successes: episodes that reached the world's goal.
+        positive_value_loss: the mean positive advantage over the round's steps (PLR's score).
+        returns: the summed returns of the finished episodes.
+
     Raises:
         ValueError: if a field is not finite, ``episodes`` is negative, or ``successes``
             lies outside ``[0, episodes]``.
