@@ -4,8 +4,8 @@ Our configs and constants are documented by comments (``#: Colour-blind-safe pal
 above a constant, ``lr: float = 1e-3  # Adam's step size`` on a dataclass field). This
 extension gives such an attribute its comment as the docstring, so the API pages show it and
 the docstring check (``tools/docs/exports.py``, which loads with it) counts it. A trailing
-comment on the attribute's line wins; otherwise the comment lines directly above it (``#:``
-or plain ``#``).
+comment on the attribute's line wins; otherwise the ``#:`` lines directly above it (a plain
+``#`` line above is usually a section header, so it does not count).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import griffe
 
 
 def comment_of(attr: griffe.Object) -> str | None:
-    """The comment that documents ``attr``, or None.
+    """The comment that documents ``attr`` (trailing, or ``#:`` lines above), or None.
 
     Args:
         attr: an attribute loaded by griffe from source.
@@ -33,10 +33,12 @@ def comment_of(attr: griffe.Object) -> str | None:
     code, hash_, comment = lines[attr.lineno - 1].partition("  #")
     if hash_ and code.strip() and comment.strip():
         return comment.strip().removeprefix(":").strip()
+    # Only ``#:`` lines above count: a plain comment above a field is often a section header
+    # ("# data") that describes a group, not this field.
     above: list[str] = []
     i = attr.lineno - 2
-    while i >= 0 and lines[i].strip().startswith("#"):
-        above.insert(0, lines[i].strip().lstrip("#").removeprefix(":").strip())
+    while i >= 0 and lines[i].strip().startswith("#:"):
+        above.insert(0, lines[i].strip().removeprefix("#:").strip())
         i -= 1
     return " ".join(above).strip() or None
 

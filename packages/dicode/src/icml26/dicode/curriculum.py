@@ -173,7 +173,8 @@ class DiCodeCurriculum:
         dreamer: writes children (:class:`~icml26.dicode.dreamer.MutationDreamer` offline,
             :class:`~icml26.dicode.dreamer.LLMDreamer` with a foundation model).
         roots: the archive's first programs (the target world first).
-        n_slots: world slots per round; target_slots: how many of them play the target.
+        n_slots: world slots per round.
+        target_slots: how many of them play the target.
         children_per_round: programs dreamed per round.
         selection: ``"learnability"`` (DiCode) or ``"uniform"`` (the ``dicode_random`` ablation).
         lineage_weight: weight of the children's learnability in a parent's score.

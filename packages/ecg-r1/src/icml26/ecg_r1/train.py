@@ -94,12 +94,14 @@ def train_sft(
     drawn per example by ``dropout``.
 
     Args:
-        model: the policy; tokenizer: its tokenizer.
+        model: the policy.
+        tokenizer: its tokenizer.
         bank: the encoded training records (attached to ``model``).
         answers: per record of ``bank``, its target's assistant token ids (:func:`answer_ids`),
             or ``None`` to skip the record.
         settings: steps, batch size, learning rate.
-        dropout: the modality dropout; rng: draws records and layouts.
+        dropout: the modality dropout.
+        rng: draws records and layouts.
 
     Returns:
         The per-step losses.
@@ -205,12 +207,15 @@ def train_grpo(
     """GRPO with the evidence rewards through the shared TRL path.
 
     Args:
-        model: the policy (after SFT); tokenizer: its tokenizer.
-        bank: the encoded training records; truths: their true features (the rewards'
+        model: the policy (after SFT).
+        tokenizer: its tokenizer.
+        bank: the encoded training records.
+        truths: their true features (the rewards'
             ``features`` column).
         settings: the shared :class:`~icml26.shared.llm.grpo.GRPOSettings` (``beta > 0``: KL
             to ``model`` as it starts).
-        dropout: the modality dropout of the prompts; rng: draws records and layouts.
+        dropout: the modality dropout of the prompts.
+        rng: draws records and layouts.
 
     Returns:
         TRL's per-step log (``reward``, ``rewards/<name>/mean``, ``kl``, ...).

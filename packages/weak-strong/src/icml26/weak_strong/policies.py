@@ -188,7 +188,8 @@ class OnlineWeakStrong:
         step_size: ``eta`` (default :data:`DEFAULT_STEP_SIZE`).
         tau_a: the initial accept threshold.
         tau_r: the initial reject threshold.
-        explore: ``p_0``; explore_min: ``p_min`` (both in (0, 1]).
+        explore: ``p_0``.
+        explore_min: ``p_min`` (both in (0, 1]).
         use_verdict: let exploration queries override the region's verdict.
         seed: seed or generator for the exploration coins.
 
