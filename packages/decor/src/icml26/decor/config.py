@@ -47,8 +47,7 @@ class DecorConfig:
 
     Attributes:
         device: the torch device (``cpu``, ``cuda``).
-        threads: CPU threads of the job, set by the runner before it starts (``0``: from
-            ``ICML26_THREADS``, else the frameworks' defaults).
+        threads: CPU threads of the job, set by the runner before it starts.
         test_fraction: share of the factbook's start countries held out for evaluation.
         max_train_questions: training questions at most, drawn at random (0: all).
         max_test_questions: evaluation questions at most, spread evenly over the list (ordered

@@ -37,7 +37,13 @@ __all__ = ["SFTSettings", "answer_ids", "grpo_dataset", "train_grpo", "train_sft
 
 @dataclass(frozen=True)
 class SFTSettings:
-    """Supervised fine-tuning: AdamW, one-cycle schedule, gradient clip 1."""
+    """Supervised fine-tuning: AdamW, one-cycle schedule, gradient clip 1.
+
+    Attributes:
+        steps: optimiser steps.
+        batch_size: records per step.
+        lr: AdamW's peak learning rate.
+    """
 
     steps: int = 100
     batch_size: int = 12

@@ -112,8 +112,7 @@ class RunConfig:
     Attributes:
         seed: the run's seed; separate random streams are drawn from it.
         device: the torch device (``cpu``, ``cuda``).
-        threads: CPU threads of the job, set by the runner before it starts (``0``: from
-            ``ICML26_THREADS``, else the frameworks' defaults).
+        threads: CPU threads of the job, set by the runner before it starts.
         baselines: the classical bandit algorithms evaluated beside the Transformer.
         d_model: the numerical Transformer's width.
         n_layers: its layers.

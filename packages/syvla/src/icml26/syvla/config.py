@@ -52,8 +52,7 @@ class RunConfig:
 
     Attributes:
         device: the torch device (``cpu``, ``cuda``).
-        threads: CPU threads of the job, set by the runner before it starts (``0``: from
-            ``ICML26_THREADS``, else the frameworks' defaults).
+        threads: CPU threads of the job, set by the runner before it starts.
         methods: the variants trained and evaluated (names of ``METHODS``).
         cache_text: cache the frozen encoder's sentence embeddings on disk.
         d_model: token width of the backbone.
