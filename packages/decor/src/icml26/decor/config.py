@@ -66,6 +66,7 @@ class DecorConfig:
         rl_lr: GRPO's learning rate.
         temperature: sampling temperature of the RL episodes.
         llm_lora_rank: rank of each role's LoRA adapter on ``llm_model``.
+        vocab_size: the tiny models' vocabulary size.
 
     Raises:
         ValueError: a value out of range or options that do not go together.

@@ -77,6 +77,13 @@ class RunConfig:
         guide_frac: at most this fraction of a rollout is retrieved.
         vqa_steps: reasoning-head VQA steps on the visited states after each PPO update.
         vqa_eval: held-out VQA questions of the evaluation.
+        view_size: side of the egocentric view (odd: the agent sits at its centre).
+        vqa_train_states: states whose questions train the backbone's VQA pretraining.
+        demo_episodes: expert (BabyAI bot) demonstration episodes.
+        rl_updates: PPO rollout-and-update rounds.
+        guide_floor_quantile: the guidance gate's absolute floor: this quantile of cross-
+            instruction nearest-neighbour similarities in the buffer, calibrated each update.
+        eval_episodes: evaluation episodes per split.
     """
 
     seed: int = 0
