@@ -396,8 +396,9 @@ SITE_DIR = ROOT / "build" / "site"
 def docs(session: nox.Session) -> None:
     """The documentation site, strictly: every exported name documented (Args/Returns, the
     rule in ``tools/docs/exports.py``), ``mkdocs build --strict`` into ``build/site``
-    (git-ignored; a broken link, reference or missing page fails), then the built site in
-    headless Chromium (``tools/docs/test_site.py``: pages render with no console error, search
+    (git-ignored; a broken link, reference or missing page fails), then the tests of
+    ``tools/docs``: the docstring rule on a small package (``test_exports.py``) and the built
+    site in headless Chromium (``test_site.py``: pages render with no console error, search
     finds a function; skips where no browser is installed; screenshot in
     ``build/docs-artefacts``). Only the ``docs`` group is installed: the API pages come from
     the sources by static analysis (griffe), no paper package is imported."""
@@ -413,7 +414,7 @@ def docs(session: nox.Session) -> None:
         "no:cacheprovider",
         "-rs",
         "-s",
-        "tools/docs/test_site.py",
+        "tools/docs",
         env={"ICML26_SITE_DIR": str(SITE_DIR)},
     )
 
