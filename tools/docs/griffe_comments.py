@@ -10,6 +10,7 @@ comment on the attribute's line wins; otherwise the ``#:`` lines directly above 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import griffe
@@ -57,3 +58,26 @@ class CommentDocstrings(griffe.Extension):
             text = comment_of(attr)
             if text:
                 attr.docstring = griffe.Docstring(text, parent=attr, lineno=attr.lineno)
+
+
+_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|data|attr|exc|obj|const):`(~?)([^`]+)`")
+
+
+def _role_to_code(match: re.Match[str]) -> str:
+    tilde, target = match.groups()
+    return f"``{target.rsplit('.', 1)[-1] if tilde else target}``"
+
+
+class RstRoles(griffe.Extension):
+    """Sphinx roles in docstrings (``:func:`~icml26.x.f```) become code spans (``f``): the
+    Markdown renderer would print the role's name as text."""
+
+    def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
+        """Rewrite the roles of ``obj``'s docstring.
+
+        Args:
+            obj: any object griffe just created.
+            **kwargs: the other hook arguments (unused).
+        """
+        if obj.docstring is not None and ":`" in obj.docstring.value:
+            obj.docstring.value = _ROLE.sub(_role_to_code, obj.docstring.value)
