@@ -34,6 +34,10 @@ when no CUDA device is present; and ``lint`` (default), in a venv with the whole
 * ``shared/tests/test_public_names.py`` with every member installed: each paper's ``__all__``
   after importing all its submodules (``tests-shared`` runs the source-only version).
 
+And ``docs`` (default): every exported name's docstring checked (``tools/docs/exports.py``),
+the site built with ``mkdocs build --strict`` into ``build/site``, then opened in headless
+Chromium (``tools/docs/test_site.py``; skips where no browser is installed).
+
 ``uv run nox -s lint`` takes about 4 s of wall clock with its venv in place (reused) and about
 5 s from an empty ``.nox/lint`` (uv cache warm), on the shared 2-core dev machine (measured).
 
@@ -381,6 +385,38 @@ def gpu(session: nox.Session) -> None:
             str(out / member.slug),
             *overrides,
         )
+
+
+# --- docs: the documentation site ------------------------------------------------------------
+
+SITE_DIR = ROOT / "build" / "site"
+
+
+@nox.session(tags=["docs"])
+def docs(session: nox.Session) -> None:
+    """The documentation site, strictly: every exported name documented (Args/Returns, the
+    rule in ``tools/docs/exports.py``), ``mkdocs build --strict`` into ``build/site``
+    (git-ignored; a broken link, reference or missing page fails), then the tests of
+    ``tools/docs``: the docstring rule on a small package (``test_exports.py``) and the built
+    site in headless Chromium (``test_site.py``: pages render with no console error, search
+    finds a function; skips where no browser is installed; screenshot in
+    ``build/docs-artefacts``). Only the ``docs`` group is installed: the API pages come from
+    the sources by static analysis (griffe), no paper package is imported."""
+    _sync(session, "--only-group", "docs")
+    session.run("python", "tools/docs/exports.py")
+    session.run(
+        "mkdocs", "build", "--strict", "--site-dir", str(SITE_DIR), env={"NO_MKDOCS_2_WARNING": "1"}
+    )
+    session.run(
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-rs",
+        "-s",
+        "tools/docs",
+        env={"ICML26_SITE_DIR": str(SITE_DIR)},
+    )
 
 
 # --- lint: import layering (import-linter) and dependency hygiene (deptry) ---------------------

@@ -30,6 +30,12 @@ def atomic_path(target: str | os.PathLike[str], *, suffix: str = "") -> Iterator
     Args:
         target: the final path.
         suffix: suffix for the temporary file (some writers infer the format from it).
+
+    Yields:
+        The temporary path, in ``target``'s folder (created if missing).
+
+    Raises:
+        FileNotFoundError: the block finished without creating the temporary file.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -54,7 +60,15 @@ def atomic_path(target: str | os.PathLike[str], *, suffix: str = "") -> Iterator
 
 
 def atomic_write_bytes(target: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``target`` atomically (fsync before the rename) and return the path."""
+    """Write ``data`` to ``target`` atomically (fsync before the rename).
+
+    Args:
+        target: the file to write (its folder is created if missing).
+        data: the bytes.
+
+    Returns:
+        ``target`` as a ``Path``.
+    """
     with atomic_path(target) as tmp, open(tmp, "wb") as fh:
         fh.write(data)
         fh.flush()
@@ -63,7 +77,15 @@ def atomic_write_bytes(target: str | os.PathLike[str], data: bytes) -> Path:
 
 
 def atomic_write_text(target: str | os.PathLike[str], text: str) -> Path:
-    """Write UTF-8 ``text`` to ``target`` atomically and return the path."""
+    """Write UTF-8 ``text`` to ``target`` atomically.
+
+    Args:
+        target: the file to write (its folder is created if missing).
+        text: the text, encoded as UTF-8.
+
+    Returns:
+        ``target`` as a ``Path``.
+    """
     return atomic_write_bytes(target, text.encode("utf-8"))
 
 
@@ -72,6 +94,18 @@ def atomic_write_json(target: str | os.PathLike[str], obj: Any, *, indent: int =
 
     Serialisation happens before anything touches the disk, so an object that cannot be
     encoded raises without leaving a file behind.
+
+    Args:
+        target: the file to write (its folder is created if missing).
+        obj: a JSON-serialisable value.
+        indent: spaces per indentation level.
+
+    Returns:
+        ``target`` as a ``Path``.
+
+    Raises:
+        ValueError: ``obj`` holds NaN or an infinity.
+        TypeError: ``obj`` holds a value JSON cannot encode.
     """
     text = json.dumps(obj, indent=indent, allow_nan=False, sort_keys=False) + "\n"
     return atomic_write_text(target, text)

@@ -216,6 +216,15 @@ def rule_keys(rule: str) -> RuleKeys:
 
     Unlike :func:`evaluate_rule`, this sees the keys of every branch (``a or b`` names both),
     so a misspelt key can be found without metrics that happen to reach it.
+
+    Args:
+        rule: an expression over metric keys.
+
+    Returns:
+        The metric keys and the aggregate patterns (``mean("acc.*")``) the rule names.
+
+    Raises:
+        RuleError: the rule is outside the grammar.
     """
     tree = _parse(rule)
     check_rule(rule)
@@ -251,6 +260,10 @@ def evaluate_rule(
     rule: str, metrics: Mapping[str, Any]
 ) -> tuple[bool | None, dict[str, float | None], str]:
     """Evaluate ``rule`` on ``metrics``.
+
+    Args:
+        rule: an expression over metric keys (the grammar of :class:`Claim`).
+        metrics: flat metrics (dotted keys).
 
     Returns:
         ``(holds, measured, note)``: ``holds`` is ``None`` when undecidable; ``measured`` maps

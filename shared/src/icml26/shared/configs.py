@@ -45,7 +45,18 @@ def _to_jsonable(value: Any) -> Any:
 
 
 def config_to_dict(config: Any) -> dict[str, Any]:
-    """A JSON-ready dict of a dataclass config (nested dataclasses become nested dicts)."""
+    """A JSON-ready dict of a dataclass config (nested dataclasses become nested dicts).
+
+    Args:
+        config: a dataclass instance.
+
+    Returns:
+        Field name -> value, with nested dataclasses as dicts and paths and tuples made
+        JSON-ready.
+
+    Raises:
+        TypeError: ``config`` is not a dataclass instance.
+    """
     if not dataclasses.is_dataclass(config) or isinstance(config, type):
         raise TypeError(f"a config must be a dataclass instance, got {type(config).__name__}")
     result = _to_jsonable(config)
@@ -189,6 +200,19 @@ def apply_overrides(config: Any, overrides: Sequence[str]) -> Any:
     Every value is parsed first (a later override of the same field wins); the config is then
     rebuilt once, so ``__post_init__`` checks that relate several fields see all overrides
     together, whatever their order on the command line.
+
+    Args:
+        config: a dataclass instance (frozen configs are rebuilt, never mutated).
+        overrides: ``"field=value"`` or ``"nested.field=value"`` strings; each value is parsed
+            for the field's annotated type.
+
+    Returns:
+        A new config with the overrides applied (``config`` itself when there are none).
+
+    Raises:
+        TypeError: ``config`` is not a dataclass instance.
+        OverrideError: an override without ``=``, an unknown field, a value that does not
+            parse for its field, or a rebuilt config that its ``__post_init__`` refuses.
     """
     if not dataclasses.is_dataclass(config) or isinstance(config, type):
         raise TypeError("overrides apply to a dataclass instance")

@@ -37,6 +37,8 @@ from icml26.shared.claims import Claim
 __all__ = ["PROFILES", "Paper"]
 
 PROFILES = ("smoke", "quick", "full")
+"""The profiles every paper defines: ``smoke`` (seconds, tests), ``quick`` (minutes, used by
+``icml26 reproduce``), ``full`` (the longer run)."""
 _SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 JobFn = Callable[[Any, Any], Mapping[str, Any]]

@@ -68,6 +68,18 @@ def figure(
 
     ``axes`` is a single Axes for a 1x1 grid, else an array (as ``plt.subplots``; pass
     ``squeeze=False`` for a 2-D array always). Nothing is written if the block raises.
+
+    Args:
+        path: where the figure is saved (format from the suffix, PNG by default).
+        nrows: rows of axes.
+        ncols: columns of axes.
+        width: figure width in inches (default ``3.6 * ncols + 0.6``).
+        height: figure height in inches (default ``2.8 * nrows + 0.4``).
+        title: the figure's title, if any.
+        **subplots_kw: passed to ``Figure.subplots`` (``sharex``, ``squeeze``, ...).
+
+    Yields:
+        ``(fig, axes)``.
     """
     import matplotlib as mpl
     from matplotlib.figure import Figure
@@ -85,7 +97,15 @@ def figure(
 
 
 def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
-    """Save ``fig`` to ``path`` (format from its suffix, PNG by default) atomically."""
+    """Save ``fig`` to ``path`` (format from its suffix, PNG by default) atomically.
+
+    Args:
+        fig: a matplotlib figure.
+        path: the file (its folder is created if missing).
+
+    Returns:
+        ``path`` as a ``Path``.
+    """
     path = Path(path)
     if not path.suffix:
         path = path.with_suffix(".png")

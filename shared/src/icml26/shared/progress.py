@@ -46,7 +46,11 @@ def progress(
 
 
 def log(message: str) -> None:
-    """Print one timestamped line to stderr (kept under CI: logs are how CI is read)."""
+    """Print one timestamped line to stderr (kept under CI: logs are how CI is read).
+
+    Args:
+        message: the line's text.
+    """
     if os.environ.get("ICML26_QUIET") == "1":
         return
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)

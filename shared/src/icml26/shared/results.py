@@ -61,8 +61,18 @@ def _as_number(key: str, value: Any) -> float | int | None:
 def flatten_metrics(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, float | int | None]:
     """Flatten nested mappings into dotted keys and coerce values to JSON numbers.
 
-    ``{"a": {"b": 1.0}}`` becomes ``{"a.b": 1.0}``; NaN and infinities become ``None``. A
-    non-numeric value or an empty or dotted-colliding key raises :class:`ResultsError`.
+    ``{"a": {"b": 1.0}}`` becomes ``{"a.b": 1.0}``; NaN and infinities become ``None``.
+
+    Args:
+        metrics: nested mappings of numbers.
+        prefix: the dotted key the mapping sits under (``""`` at the top level).
+
+    Returns:
+        Dotted key -> number (or ``None`` for NaN and infinities).
+
+    Raises:
+        ResultsError: a non-numeric value, an empty key or one starting or ending with a dot,
+            or a key given twice (``{"a.b": 1, "a": {"b": 2}}``).
     """
     flat: dict[str, float | int | None] = {}
     for raw_key, value in metrics.items():
@@ -103,6 +113,24 @@ def build_results(
 
     ``cpu_seconds`` (optional) is the process CPU time, all threads: on a shared machine it
     tells how long the run would take unloaded better than the wall-clock ``seconds``.
+
+    Args:
+        paper: the paper's slug.
+        version: the package version that ran.
+        profile: the profile's name.
+        config: the resolved config, as a JSON-ready dict.
+        metrics: the job's metrics (nested mappings are flattened to dotted keys).
+        claims: the claims to decide on the metrics.
+        seconds: wall-clock seconds of the job.
+        kind: ``"run"`` or ``"bench"``.
+        cpu_seconds: process CPU seconds of the job, if measured.
+
+    Returns:
+        The results object (what ``results.json`` holds), validated.
+
+    Raises:
+        ResultsError: the metrics do not flatten (see :func:`flatten_metrics`) or the object
+            breaks the schema.
     """
     flat = flatten_metrics(metrics)
     results = {
@@ -122,7 +150,14 @@ def build_results(
 
 
 def validate_results(obj: Any) -> None:
-    """Raise :class:`ResultsError` naming the first problem if ``obj`` breaks the schema."""
+    """Check ``obj`` against the ``results.json`` schema.
+
+    Args:
+        obj: a parsed results object.
+
+    Raises:
+        ResultsError: naming the first problem (a missing or mistyped field, a bad claim).
+    """
     if not isinstance(obj, dict):
         raise ResultsError(f"results must be a JSON object, got {type(obj).__name__}")
     missing = [k for k in RESULT_KEYS if k not in obj]
@@ -160,7 +195,18 @@ def validate_results(obj: Any) -> None:
 
 
 def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate a ``results.json``; errors name the file and the problem."""
+    """Read and validate a ``results.json``.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The results object.
+
+    Raises:
+        ResultsError: no such file, invalid JSON or a schema violation (naming the file and
+            the problem).
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")

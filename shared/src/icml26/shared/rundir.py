@@ -101,6 +101,13 @@ class Checkpoints:
     to CPU, ...); ``latest()`` returns the newest ``(step, state)``. Frameworks with their own
     format use ``path(step, suffix)`` together with :func:`icml26.shared.atomic.atomic_path`
     (``torch.save``) or their own atomic writer (orbax).
+
+    Args:
+        folder: the checkpoint folder (created on the first save).
+        keep: how many of the newest pickled checkpoints :meth:`save` keeps (at least 1).
+
+    Raises:
+        ValueError: ``keep < 1``.
     """
 
     _PATTERN = re.compile(r"^step_(\d{9})(\.[\w.]+)$")
@@ -143,7 +150,14 @@ class Checkpoints:
 
 
 class RunDir:
-    """A run folder (see the module docstring). Create with :meth:`new` or ``RunDir(path)``."""
+    """A run folder (see the module docstring). Create with :meth:`new` or ``RunDir(path)``.
+
+    Args:
+        path: the folder (created by :meth:`prepare`; an existing one is resumed).
+
+    Raises:
+        NotADirectoryError: ``path`` exists and is not a folder.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)

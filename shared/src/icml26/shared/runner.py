@@ -131,6 +131,25 @@ def run_job(
     ``results.json`` until the new one replaces it atomically: the folder's config is the same
     (a different one is refused), so an interrupted rerun never leaves the folder without
     results.
+
+    Args:
+        paper: the paper.
+        version: its installed version (recorded in ``env.json`` and ``results.json``).
+        kind: ``"run"`` (the main job) or ``"bench"``.
+        profile: the profile whose config is the starting point.
+        overrides: ``"field=value"`` overrides of that config.
+        out: the run folder (resumed when it holds the same config); default a new folder
+            under ``runs_root``.
+        runs_root: where new run folders go (``<runs_root>/<slug>/<stamp>-<kind>-<profile>``).
+
+    Returns:
+        The run folder, holding ``results.json``.
+
+    Raises:
+        InputError: the paper's input check refused the config's input files.
+        OverrideError: a bad override.
+        ConfigMismatchError: ``out`` holds a run with a different config.
+        TypeError: the job returned no metrics.
     """
     config = resolve_config(paper, kind, profile, overrides)
     try:

@@ -163,10 +163,16 @@ def _load_pickle(path: Path) -> Any:
 
 
 JSON = Saver("json", ".json", _save_json, _load_json)
+"""The default saver: a JSON value (strict: no NaN or infinity), ``.json``."""
 NUMPY = Saver("numpy", ".npz", _save_numpy, _load_numpy)
+"""An array or a dict of arrays (string keys), ``.npz``, read back without pickle."""
 TORCH = Saver("torch", ".pt", _save_torch, _load_torch)
+"""A dict of tensors through safetensors when it is installed, anything else through
+``torch.save``; read back on the CPU (``weights_only``)."""
 ORBAX = Saver("orbax", "", _save_orbax, _load_orbax)
+"""A JAX pytree as an orbax checkpoint folder."""
 PICKLE = Saver("pickle", ".pkl", _save_pickle, _load_pickle)
+"""Any picklable value (the last resort: a pickle runs code when read)."""
 
 
 class Stages:

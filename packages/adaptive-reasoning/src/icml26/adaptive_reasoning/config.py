@@ -57,6 +57,46 @@ class AdaptiveConfig:
     ``large_model`` (``""`` skips) additionally trains ``ours`` only on a pretrained model
     with LoRA (``large_*`` sizes, first seed), reported without a claim.
 
+    Attributes:
+        seed: the first seed; seed ``k`` of ``seeds`` is ``seed + k`` (separate streams are
+            drawn from it).
+        seeds: independent training seeds.
+        device: the torch device (``cpu``, ``cuda``).
+        threads: CPU threads of the job, set by the runner before it starts.
+        model: ``"tiny"`` or a checkpoint spec on which every method is trained with LoRA.
+        hidden_size: the tiny model's hidden width.
+        num_layers: its layers.
+        vocab_size: its vocabulary size.
+        lora_rank: rank of the LoRA adapters (checkpoint models).
+        train_problems: generated training problems per seed.
+        complex_share: probability that a training problem is complex.
+        verbose_if_simple: probability that a simple training problem is worded verbosely.
+        verbose_if_complex: probability that a complex one is (larger: the shortcut real data
+            offers).
+        eval_per_split: held-out problems evaluated per split.
+        sft_steps: stage-1 (SFT) steps.
+        sft_lr: its learning rate.
+        sft_batch: its batch size.
+        sft_engine: the shared SFT engine: ``loop`` or ``trl``.
+        grpo_steps: stage-2 (GRPO) steps.
+        grpo_prompts: prompts per GRPO step.
+        grpo_generations: completions per prompt (the group).
+        grpo_lr: GRPO's learning rate.
+        grpo_temperature: sampling temperature of the GRPO rollouts.
+        guard: ``"balanced"`` (half of each group per mode) or ``"none"``.
+        token_cost: the reward's cost per reasoning token (reward = correct - cost x tokens).
+        max_new_tokens: new tokens per reply at most.
+        large_model: a pretrained checkpoint on which ``ours`` alone is also trained (``""``
+            skips it).
+        large_sft_steps: its SFT steps.
+        large_sft_batch: its SFT batch size.
+        large_sft_lr: its SFT learning rate.
+        large_grpo_steps: its GRPO steps.
+        large_grpo_prompts: its prompts per GRPO step.
+        large_grpo_generations: its completions per prompt.
+        large_grpo_lr: its GRPO learning rate.
+        large_eval_per_split: its held-out problems per split.
+
     Raises:
         ValueError: a value out of range, an unknown guard or SFT engine, or a ``large_*``
             size set without ``large_model``.

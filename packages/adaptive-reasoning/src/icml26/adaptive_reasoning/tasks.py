@@ -401,6 +401,12 @@ def load_problems(path: str | Path) -> list[Problem]:
     worked solution, the think target), ``"complex"`` (a JSON bool, only reported: no label reaches training after SFT), ``"ops"`` and ``"split"``
     (letters, digits, ``_``; default ``"user"``).
 
+    Args:
+        path: the JSONL file.
+
+    Returns:
+        One :class:`Problem` per line, in file order.
+
     Raises:
         FileNotFoundError: no such file.
         ProblemError: a line that is not a JSON object, lacks the question or the answer, has

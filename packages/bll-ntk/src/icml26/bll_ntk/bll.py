@@ -316,8 +316,12 @@ class NTKBLL(BLL):
         hyperparameters: ``"own"`` (default) chooses this model's own (α, σ²) (on validation
             data when given, else by its evidence); ``"bll"`` reuses the standard BLL's, the
             setting of the variance guarantee (every predictive variance >= BLL's).
-        alpha, noise: fixed hyperparameters.
-        predictive, refit, structure, batch_size: as for :class:`BLL`.
+        alpha: fixed prior precision (else chosen as ``hyperparameters`` says).
+        noise: fixed regression noise variance (likewise).
+        predictive: as for :class:`BLL`.
+        refit: as for :class:`BLL`.
+        structure: as for :class:`BLL`.
+        batch_size: as for :class:`BLL`.
         output_subsample: with ``structure="kron"``, the number of outputs whose Jacobians
             estimate the shared projection block (``None`` = all).
         seed: seed of the subsamples.

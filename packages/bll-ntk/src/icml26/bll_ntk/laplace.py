@@ -48,8 +48,13 @@ class LastLayerLaplace(Posterior):
     """Laplace approximation of the last layer around the trained head (mean = the network).
 
     Args:
-        model, last_layer, likelihood, alpha, noise, predictive, batch_size: as for
-            :class:`BLL`; (α, σ²) maximise the Laplace evidence unless given.
+        model: as for :class:`BLL`.
+        last_layer: as for :class:`BLL`.
+        likelihood: as for :class:`BLL`.
+        alpha: fixed prior precision (else it maximises the Laplace evidence).
+        noise: fixed noise variance (likewise).
+        predictive: as for :class:`BLL`.
+        batch_size: as for :class:`BLL`.
 
     Raises:
         ValueError: as :class:`BLL`.
@@ -140,9 +145,12 @@ class LinearisedLaplace(Posterior):
     ``P``- or ``N``-sized factorisation.
 
     Args:
-        model, last_layer, likelihood, alpha, noise, predictive, batch_size: as for
-            :class:`BLL`; (α, σ²) maximise the Laplace evidence unless given.
+        *args: the positional arguments of :class:`LastLayerLaplace` (``model``,
+            ``last_layer``, ``likelihood``, ...).
         chunk: examples per Jacobian call.
+        **kwargs: the keywords of :class:`LastLayerLaplace` (``alpha``, ``noise``,
+            ``predictive``, ``batch_size``; (α, σ²) maximise the Laplace evidence unless
+            given).
 
     Raises:
         ValueError: as :class:`BLL`.

@@ -65,7 +65,19 @@ def train_regressor(
     mask: torch.Tensor | None = None,
     seed: int = 0,
 ) -> nn.Module:
-    """Least squares on ``y (N, C)``; with ``mask`` only observed entries count (bandits)."""
+    """Least squares on ``y (N, C)``; with ``mask`` only observed entries count (bandits).
+
+    Args:
+        model: the network, trained in place.
+        x: inputs ``(N, ...)``.
+        y: targets ``(N, C)``.
+        spec: steps, learning rate, weight decay and batch size.
+        mask: ``(N, C)``, 1 where an entry of ``y`` is observed (``None``: all are).
+        seed: seeds the minibatch order.
+
+    Returns:
+        ``model``, trained.
+    """
     if y.ndim == 1:
         y = y[:, None]
     if x.shape[0] != y.shape[0]:
@@ -86,7 +98,18 @@ def train_regressor(
 def train_classifier(
     model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainSpec, *, seed: int = 0
 ) -> nn.Module:
-    """Cross-entropy on integer labels ``y (N,)``."""
+    """Cross-entropy on integer labels ``y (N,)``.
+
+    Args:
+        model: the network (logits out), trained in place.
+        x: inputs ``(N, ...)``.
+        y: integer labels ``(N,)``.
+        spec: steps, learning rate, weight decay and batch size.
+        seed: seeds the minibatch order.
+
+    Returns:
+        ``model``, trained.
+    """
     if x.shape[0] != y.shape[0]:
         raise ValueError(f"{x.shape[0]} inputs but {y.shape[0]} labels")
     gen = torch.Generator().manual_seed(seed)

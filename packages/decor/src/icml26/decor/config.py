@@ -45,6 +45,29 @@ class DecorConfig:
     outcome-only ``w = 0``, monolithic with and without evidence shaping), the same questions
     and episodes per step.
 
+    Attributes:
+        device: the torch device (``cpu``, ``cuda``).
+        threads: CPU threads of the job, set by the runner before it starts.
+        test_fraction: share of the factbook's start countries held out for evaluation.
+        max_train_questions: training questions at most, drawn at random (0: all).
+        max_test_questions: evaluation questions at most, spread evenly over the list (ordered
+            by hops).
+        k: passages per query.
+        max_searches: queries per episode at most.
+        max_context: tokens a policy may read (an episode whose next observation would not fit
+            ends there).
+        hidden_size: the tiny models' hidden width.
+        num_layers: their layers.
+        sft_lr: the warm start's learning rate.
+        sft_batch_size: the warm start's batch size.
+        sft_engine: the shared SFT engine: ``loop`` or ``trl``.
+        questions_per_step: questions per GRPO step.
+        group_size: episodes per question (GRPO's group).
+        rl_lr: GRPO's learning rate.
+        temperature: sampling temperature of the RL episodes.
+        llm_lora_rank: rank of each role's LoRA adapter on ``llm_model``.
+        vocab_size: the tiny models' vocabulary size.
+
     Raises:
         ValueError: a value out of range or options that do not go together.
     """

@@ -312,7 +312,11 @@ def train_monolithic(
 
     Args:
         agent: the monolithic policy (searches and answers).
-        search, questions, settings, episode_settings, on_step: as :func:`train_decor`.
+        search: as for :func:`train_decor`.
+        questions: as for :func:`train_decor`.
+        settings: as for :func:`train_decor`.
+        episode_settings: as for :func:`train_decor`.
+        on_step: as for :func:`train_decor`.
         shaped: add the evidence shaping DECOR's roles get
             (:func:`icml26.decor.rewards.monolithic_rewards`).
 

@@ -125,7 +125,10 @@ def make_tiny_team(
         texts: what the tokenizer is trained on (passages and questions).
         roles: one randomly initialised model per name (seeded ``seed + i``).
         words: entity names made single tokens (see below).
-        vocab_size, hidden_size, num_layers, max_positions: the models' shape.
+        vocab_size: the models' vocabulary size.
+        hidden_size: their hidden width.
+        num_layers: their number of layers.
+        max_positions: their longest sequence (positions).
         seed: initialisation seed.
         device: where the models live.
 

@@ -67,6 +67,12 @@ def same_world(a: Any, b: Any) -> bool:
 class SlotStats:
     """What one slot's environments measured during a round.
 
+    Attributes:
+        episodes: episodes finished.
+        successes: episodes that reached the world's goal.
+        positive_value_loss: the mean positive advantage over the round's steps (PLR's score).
+        returns: the summed returns of the finished episodes.
+
     Raises:
         ValueError: if a field is not finite, ``episodes`` is negative, or ``successes``
             lies outside ``[0, episodes]``.
@@ -167,7 +173,8 @@ class DiCodeCurriculum:
         dreamer: writes children (:class:`~icml26.dicode.dreamer.MutationDreamer` offline,
             :class:`~icml26.dicode.dreamer.LLMDreamer` with a foundation model).
         roots: the archive's first programs (the target world first).
-        n_slots: world slots per round; target_slots: how many of them play the target.
+        n_slots: world slots per round.
+        target_slots: how many of them play the target.
         children_per_round: programs dreamed per round.
         selection: ``"learnability"`` (DiCode) or ``"uniform"`` (the ``dicode_random`` ablation).
         lineage_weight: weight of the children's learnability in a parent's score.

@@ -329,7 +329,8 @@ class LLMDreamer:
 
     Args:
         backend: ``ChatClient(base_url, model)`` or ``LocalChatModel(model, tokenizer)``.
-        max_tokens: reply budget per program; temperature: sampling temperature.
+        max_tokens: reply budget per program.
+        temperature: sampling temperature.
         archive_shown: how many archive programs the prompt lists.
     """
 

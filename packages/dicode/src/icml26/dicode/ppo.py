@@ -51,6 +51,12 @@ class EnvSpec:
     ``goal_success``; ``episode_return(state)`` and ``achievements(state)`` read a state;
     ``batch_step_auto_reset(key, states, actions, worlds)`` optionally replaces the vmapped
     ``step_auto_reset``.
+
+    Attributes:
+        name: the family's name.
+        obs_size: length of a flat observation.
+        n_actions: number of discrete actions.
+        achievement_names: the achievements, in the order ``achievements(state)`` reports them.
     """
 
     name: str

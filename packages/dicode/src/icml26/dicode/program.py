@@ -156,6 +156,19 @@ class WorldProgram:
 
     Use :func:`compile_program` to build one from source; ``params()`` lowers it to the JAX
     world's :class:`~icml26.dicode.world.WorldParams`, ``source()`` renders it as canonical code.
+
+    Attributes:
+        map_size: side of the square map, in cells.
+        density: resource densities, in ``RESOURCES`` order.
+        start_inventory: the agent's starting items, in ``ITEMS`` order.
+        zombie_spawn: probability that a zombie spawns per step.
+        zombie_damage: health a zombie's hit costs.
+        day_length: steps per day-night cycle.
+        episode_length: steps per episode at most.
+        rewards: reward per achievement, in ``ACHIEVEMENTS`` order.
+        goal: the achievement that ends an episode as a success.
+        placements: ``(thing, row, column)`` placed on the map before the start.
+        text: the program's source as written (not compared).
     """
 
     map_size: int

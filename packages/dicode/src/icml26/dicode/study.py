@@ -74,9 +74,11 @@ def dreamer_study(
 
     Args:
         dreamer: any dreamer.
-        ppo, params: the agent that plays the worlds.
+        ppo: the PPO agent that plays the worlds.
+        params: its trained parameters.
         profile: the agent's success rate per achievement on the target (shown to the dreamer).
-        n: programs asked for; batch: programs per ``dream`` call.
+        n: programs asked for.
+        batch: programs per ``dream`` call.
         episodes: episodes per valid world.
         seed: the dreaming and evaluation stream.
 

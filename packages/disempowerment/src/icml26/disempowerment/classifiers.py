@@ -97,6 +97,8 @@ class TfidfClassifier:
         n_features: hashing dimension (no vocabulary is stored: nothing of the training
             text can be read back from the model).
         c: inverse L2 regularisation of the heads.
+        seed: the heads' seed.
+        name: the method's name in metrics and tables.
     """
 
     n_features: int = 2**17
@@ -224,6 +226,7 @@ class StagedClassifier:
             above which a conversation goes to the second stage.
         c: inverse L2 regularisation of the second stage's heads.
         seed: the heads' seed.
+        name: the method's name in metrics and tables.
     """
 
     screen: TfidfClassifier

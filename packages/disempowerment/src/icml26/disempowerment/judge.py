@@ -426,6 +426,7 @@ class LLMJudge:
             decoding (Zhao et al., 2021): at each choice of the answer (each severity, the
             domain, ...) subtract the log-probabilities the model gives it for content-free
             conversations (:data:`CONTENT_FREE`), measured once.
+        name: the method's name in metrics and tables.
 
     Attributes:
         n_judged: conversations rated so far.

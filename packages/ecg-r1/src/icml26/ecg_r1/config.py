@@ -49,6 +49,10 @@ class RunConfig:
             ``llm_grpo_steps`` of GRPO with the evidence rewards) and scored on the first
             ``llm_test`` test records; reported as ``*.ecg_r1_llm``, without a claim (the
             budget allows one method at this size on a CPU).
+        llm_sft_batch: the checkpoint's SFT batch size.
+        llm_sft_lr: its SFT learning rate.
+        llm_grpo_prompts: its prompts per GRPO step.
+        llm_grpo_generations: its completions per prompt.
     """
 
     n_train: int = 300

@@ -65,7 +65,12 @@ class _Heads(nn.Module):
 
 class SignalEncoder(nn.Module):
     """(B, 12, 1000) mV at 100 Hz -> :class:`EncoderOutput`: four strided 1-D conv blocks,
-    then ``n_tokens`` average-pooled positions; heads on the mean- and max-pooled map."""
+    then ``n_tokens`` average-pooled positions; heads on the mean- and max-pooled map.
+
+    Args:
+        width: channels of the conv blocks and of each token.
+        n_tokens: pooled positions, the tokens per record.
+    """
 
     def __init__(self, width: int = 64, n_tokens: int = 8) -> None:
         super().__init__()
@@ -92,7 +97,12 @@ class SignalEncoder(nn.Module):
 class ImageEncoder(nn.Module):
     """(B, H, W) paper image in [0, 1] -> :class:`EncoderOutput`: a 4 x 4 patch embedding (one
     patch is 4 mm of paper: 160 ms, 0.4 mV), three strided 2-D conv blocks, ``n_tokens``
-    pooled positions (2 rows x n_tokens/2 columns of the page), the same heads."""
+    pooled positions (2 rows x n_tokens/2 columns of the page), the same heads.
+
+    Args:
+        width: channels of the conv blocks and of each token.
+        n_tokens: pooled positions, the tokens per record.
+    """
 
     def __init__(self, width: int = 64, n_tokens: int = 8) -> None:
         super().__init__()

@@ -83,7 +83,14 @@ class ModalityDropout:
 
 @dataclass
 class EncodedBank:
-    """Frozen encoder outputs of a dataset (computed once): tokens and read-outs per modality."""
+    """Frozen encoder outputs of a dataset (computed once): tokens and read-outs per modality.
+
+    Attributes:
+        sig_tokens: the signal encoder's tokens, ``(N, n_tokens, width)``.
+        sig_read: its read-out per record (label probabilities, then features).
+        img_tokens: the image encoder's tokens, ``(N, n_tokens, width)``.
+        img_read: its read-out per record.
+    """
 
     sig_tokens: torch.Tensor
     sig_read: torch.Tensor
@@ -164,6 +171,9 @@ class ECGR1ForCausalLM(LlamaForCausalLM):
     Build one from a causal LM and its tokenizer with :meth:`from_lm`; save and reload it
     with ``save_pretrained`` / ``AutoModelForCausalLM.from_pretrained`` (the bank is data, not
     saved: attach it again).
+
+    Args:
+        config: the decoder's configuration with the projectors' sizes.
     """
 
     config_class = ECGR1LMConfig

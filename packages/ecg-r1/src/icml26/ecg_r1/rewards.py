@@ -76,6 +76,7 @@ def ecg_rewards(
         completions: strings or chat messages (``[{"role": "assistant", "content": ...}]``).
         features: each completion's true features: :class:`Features` or the dict a
             ``datasets`` column holds (``Features.as_dict()``).
+        **_: TRL's other reward keywords (ignored).
 
     Returns:
         ``{"diagnosis": [...], "evidence": [...], "format": [...]}``.

@@ -37,7 +37,13 @@ __all__ = ["SFTSettings", "answer_ids", "grpo_dataset", "train_grpo", "train_sft
 
 @dataclass(frozen=True)
 class SFTSettings:
-    """Supervised fine-tuning: AdamW, one-cycle schedule, gradient clip 1."""
+    """Supervised fine-tuning: AdamW, one-cycle schedule, gradient clip 1.
+
+    Attributes:
+        steps: optimiser steps.
+        batch_size: records per step.
+        lr: AdamW's peak learning rate.
+    """
 
     steps: int = 100
     batch_size: int = 12
@@ -94,12 +100,14 @@ def train_sft(
     drawn per example by ``dropout``.
 
     Args:
-        model: the policy; tokenizer: its tokenizer.
+        model: the policy.
+        tokenizer: its tokenizer.
         bank: the encoded training records (attached to ``model``).
         answers: per record of ``bank``, its target's assistant token ids (:func:`answer_ids`),
             or ``None`` to skip the record.
         settings: steps, batch size, learning rate.
-        dropout: the modality dropout; rng: draws records and layouts.
+        dropout: the modality dropout.
+        rng: draws records and layouts.
 
     Returns:
         The per-step losses.
@@ -205,12 +213,15 @@ def train_grpo(
     """GRPO with the evidence rewards through the shared TRL path.
 
     Args:
-        model: the policy (after SFT); tokenizer: its tokenizer.
-        bank: the encoded training records; truths: their true features (the rewards'
+        model: the policy (after SFT).
+        tokenizer: its tokenizer.
+        bank: the encoded training records.
+        truths: their true features (the rewards'
             ``features`` column).
         settings: the shared :class:`~icml26.shared.llm.grpo.GRPOSettings` (``beta > 0``: KL
             to ``model`` as it starts).
-        dropout: the modality dropout of the prompts; rng: draws records and layouts.
+        dropout: the modality dropout of the prompts.
+        rng: draws records and layouts.
 
     Returns:
         TRL's per-step log (``reward``, ``rewards/<name>/mean``, ``kl``, ...).

@@ -1065,8 +1065,19 @@ class MasterWeightAdamW(_AdamWMixin):
     ``master`` (4 bytes per weight).
 
     Args:
-        params, lr, betas, eps, weight_decay, fmt, group_size, rounding, seed, check_finite,
-            quantize_all, model, foreach: as :class:`ECOAdamW`.
+        params: as for :class:`ECOAdamW`.
+        lr: as for :class:`ECOAdamW`.
+        betas: as for :class:`ECOAdamW`.
+        eps: as for :class:`ECOAdamW`.
+        weight_decay: as for :class:`ECOAdamW`.
+        fmt: as for :class:`ECOAdamW`.
+        group_size: as for :class:`ECOAdamW`.
+        rounding: as for :class:`ECOAdamW`.
+        seed: as for :class:`ECOAdamW`.
+        check_finite: as for :class:`ECOAdamW`.
+        quantize_all: as for :class:`ECOAdamW`.
+        model: as for :class:`ECOAdamW`.
+        foreach: as for :class:`ECOAdamW`.
 
     Raises:
         TypeError, ValueError: as :class:`ECOAdamW`.
@@ -1111,10 +1122,20 @@ class ECOSGD(_SGDMixin):
 
     Args:
         params: as :class:`ECOAdamW`.
-        lr, momentum, dampening, weight_decay: as ``torch.optim.SGD`` (no Nesterov);
-            ``momentum`` must be > 0 with ``error_feedback=True``.
-        fmt, group_size, rounding, error_feedback, seed, check_finite, injection_scale,
-            quantize_all, model: as :class:`ECOAdamW`.
+        lr: as for ``torch.optim.SGD``.
+        momentum: as for ``torch.optim.SGD`` (no Nesterov); must be > 0 with
+            ``error_feedback=True``.
+        dampening: as for ``torch.optim.SGD``.
+        weight_decay: as for ``torch.optim.SGD``.
+        fmt: as for :class:`ECOAdamW`.
+        group_size: as for :class:`ECOAdamW`.
+        rounding: as for :class:`ECOAdamW`.
+        error_feedback: as for :class:`ECOAdamW`.
+        seed: as for :class:`ECOAdamW`.
+        check_finite: as for :class:`ECOAdamW`.
+        injection_scale: as for :class:`ECOAdamW`.
+        quantize_all: as for :class:`ECOAdamW`.
+        model: as for :class:`ECOAdamW`.
 
     Raises:
         TypeError, ValueError: as :class:`ECOAdamW`.
@@ -1166,8 +1187,18 @@ class MasterWeightSGD(_SGDMixin):
     """SGD with momentum on an FP32 master copy with quantized stored weights (baseline).
 
     Args:
-        params, lr, momentum, dampening, weight_decay, fmt, group_size, rounding, seed,
-            check_finite, quantize_all, model: as :class:`ECOSGD`.
+        params: as for :class:`ECOSGD`.
+        lr: as for :class:`ECOSGD`.
+        momentum: as for :class:`ECOSGD`.
+        dampening: as for :class:`ECOSGD`.
+        weight_decay: as for :class:`ECOSGD`.
+        fmt: as for :class:`ECOSGD`.
+        group_size: as for :class:`ECOSGD`.
+        rounding: as for :class:`ECOSGD`.
+        seed: as for :class:`ECOSGD`.
+        check_finite: as for :class:`ECOSGD`.
+        quantize_all: as for :class:`ECOSGD`.
+        model: as for :class:`ECOSGD`.
 
     Raises:
         TypeError, ValueError: as :class:`ECOAdamW`.

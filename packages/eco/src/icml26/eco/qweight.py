@@ -56,6 +56,14 @@ class QuantizedWeight(torch.Tensor):
             dimension (one in all for a per-tensor scale).
         fmt: the format (kind, group size, rounding of in-place writes' re-quantization is
             always round-to-nearest).
+
+    Args:
+        codes: the ``codes`` attribute.
+        scale: the ``scale`` attribute.
+        fmt: the ``fmt`` attribute.
+        shape: the dense tensor's shape.
+        dtype: the dense tensor's dtype (what it computes as).
+        requires_grad: whether autograd tracks it.
     """
 
     codes: torch.Tensor

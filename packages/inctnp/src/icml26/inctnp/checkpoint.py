@@ -13,7 +13,15 @@ __all__ = ["load_model", "save_model"]
 
 
 def save_model(model: NeuralProcess, path: str | os.PathLike[str]) -> Path:
-    """Write ``model`` to ``path`` (``.safetensors``) atomically."""
+    """Write ``model`` to ``path`` (``.safetensors``) atomically.
+
+    Args:
+        model: the model; its config goes into the file's metadata.
+        path: the file.
+
+    Returns:
+        ``path`` as a ``Path``.
+    """
     from safetensors.torch import save_file
 
     path = Path(path)
@@ -26,7 +34,19 @@ def save_model(model: NeuralProcess, path: str | os.PathLike[str]) -> Path:
 
 
 def load_model(path: str | os.PathLike[str], device: str = "cpu") -> NeuralProcess:
-    """Rebuild a model saved by :func:`save_model`."""
+    """Rebuild a model saved by :func:`save_model`.
+
+    Args:
+        path: the ``.safetensors`` file.
+        device: where the model's weights go.
+
+    Returns:
+        The model, in eval mode.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: the file holds no icml26-inctnp model config.
+    """
     from safetensors import safe_open
     from safetensors.torch import load_file
 

@@ -235,6 +235,14 @@ def exchangeability_kl(om: OrderedMarginals, n_samples: int, g: torch.Generator)
     averaged over orders and tasks. 0 when the predictives do not depend on the order; an
     exact GP's value is not 0 here, because a teacher-forced conditional depends on which
     observed points preceded it (the reference to read a model's figure against).
+
+    Args:
+        om: the model's one-step-ahead Gaussian predictives under K orders of the same tasks.
+        n_samples: Monte-Carlo draws per order.
+        g: the generator of the draws.
+
+    Returns:
+        The KL estimate in nats per task.
     """
     k_orders = om.mean.shape[0]
     if k_orders < 2 or n_samples < 1:

@@ -76,6 +76,16 @@ def gp_predict(
 
     p(y_t | x_t, D_c) = N(k_tc (K_cc + s^2 I)^-1 y_c, k_tt - k_tc (K_cc + s^2 I)^-1 k_ct + s^2),
     computed in float64 with a Cholesky factor. An empty context gives the prior.
+
+    Args:
+        kernel: the GP's kernel.
+        noise_std: the observation noise's standard deviation ``s``.
+        xc: context inputs ``[..., C, dim_x]``.
+        yc: context outputs ``[..., C, 1]``.
+        xt: target inputs ``[..., T, dim_x]``.
+
+    Returns:
+        ``(mean, std)``, each ``[..., T, 1]``.
     """
     dtype = xc.dtype
     xc, yc, xt = xc.double(), yc.double(), xt.double()

@@ -461,8 +461,10 @@ class NeuralProcess(nn.Module):
         per target.
 
         Args:
-            xc, yc: the context.
-            xt, yt: targets and their values, in the order of the factorisation.
+            xc: the context inputs.
+            yc: the context outputs.
+            xt: the targets, in the order of the factorisation.
+            yt: the targets' values.
 
         Returns:
             ``[B]`` log-likelihoods.

@@ -506,7 +506,10 @@ def co_evolve(
         settings: GRPO knobs (:class:`GameSettings`; its defaults when ``None``).
         schedule: ``"metric"`` (switch on the attack success rate) or ``"every"``.
         switch_every: phase length (``"every"``) or its cap (``"metric"``).
-        asr_high, asr_low: the ``"metric"`` schedule's thresholds.
+        asr_high: the ``"metric"`` schedule's switch for the attacker: it trains until its
+            batch attack success rate exceeds this.
+        asr_low: the defender's switch: it trains until the batch ASR on its attacks falls
+            below this.
         start: the role that trains first: ``"defender"`` (the official code) or
             ``"attacker"``.
         seed: the prompt draws' seed.

@@ -49,6 +49,32 @@ class RunConfig:
         eval_intents: harmful evaluation intents (each with its look-alike; 0: all).
         eval_samples: sampled attacks per evaluation intent (adaptive, novelty).
         probe_compositions: compositions of the per-round probe set.
+        device: the torch device (``cpu``, ``cuda``).
+        threads: CPU threads of the job, set by the runner before it starts.
+        tiny_hidden: the tiny model's hidden width.
+        tiny_layers: its layers.
+        vocab_size: its vocabulary size.
+        sft_lr: learning rate of the warm starts.
+        lora_rank: rank of the attacker's and the defenders' LoRA adapters.
+        max_ops: operators per attack at most during training (held-out combinations are
+            longer).
+        penalty: the attacker's loss for a rewrite that breaks the intent.
+        pairs_per_step: intents per GRPO step (the defender gets each attack and its benign
+            look-alike).
+        num_generations: GRPO completions per prompt (the group).
+        lr: GRPO's learning rate.
+        attack_tokens: completion length (tokens) of an attack.
+        reply_tokens: completion length (tokens) of a defender's reply.
+        temperature: sampling temperature of the GRPO rollouts.
+        large_model: a checkpoint spec on which MAGIC alone is also trained with LoRA (``""``
+            skips it).
+        large_steps: co-evolution steps of that run.
+        large_sft_steps: its warm-start steps.
+        large_lr: its GRPO learning rate.
+        large_sft_lr: its warm-start learning rate.
+        large_pairs_per_step: its intents per GRPO step.
+        large_reply_tokens: its replies' completion length (tokens).
+        large_eval_compositions: its compositions per evaluation set.
     """
 
     seed: int = 0

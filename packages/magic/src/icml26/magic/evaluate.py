@@ -108,9 +108,11 @@ def sample_attacks(
         policies: the model and its adapters.
         game: the game.
         intents: the harmful intents to rewrite.
-        attacker, defender: the adapter names.
+        attacker: the attacker's adapter name.
+        defender: the defender's adapter name.
         samples_per_intent: attacks sampled per intent.
-        attack_tokens, reply_tokens: completion lengths.
+        attack_tokens: completion length (tokens) of an attack.
+        reply_tokens: completion length (tokens) of a reply.
         temperature: the attacker's sampling temperature.
         seed: torch's sampling seed for this draw (torch's global random state is left
             as it was: the draw runs under :func:`torch.random.fork_rng`).

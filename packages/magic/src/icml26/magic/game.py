@@ -126,6 +126,7 @@ class SafetyGame:
         max_prompt_chars: the defender's context in characters; a longer rewrite breaks the
             intent (its payload would be truncated).
         n_eval_intents: harmful evaluation intents (0: all of the held-out frames).
+        seed_pool: the compositions the attacker is warm-started on (:data:`SEED_POOL`).
 
     Raises:
         ValueError: ``max_ops`` < 1, ``penalty`` < 0, ``n_eval_intents`` < 0,

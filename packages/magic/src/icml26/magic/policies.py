@@ -156,7 +156,9 @@ def build_policies(
         game: the game whose warm-start data the adapters learn.
         model: ``"tiny"`` or a checkpoint (a local folder, an HF id, or
             ``"smollm2-135m-instruct-q4_1"``, the bundled Q4_1 GGUF).
-        tiny_hidden, tiny_layers, vocab_size: the tiny model's size.
+        tiny_hidden: the tiny model's hidden width.
+        tiny_layers: its number of layers.
+        vocab_size: its vocabulary size.
         base_sft_steps: full SFT of the tiny model on both warm-start sets.
         adapter_sft_steps: LoRA SFT of each adapter on its own data.
         sft_lr: the warm starts' learning rate.

@@ -110,6 +110,16 @@ class RunConfig:
         forms, k, latent_size, hidden, logstd_lo, logstd_hi, weight_floor: the mixture;
         fit_steps, fit_batch, fit_samples, fit_lr, tau_start, tau_end, entropy_weight,
         diversity_weight: its fitting (:class:`~icml26.nppr.fit.FitConfig`).
+
+    Other fields:
+        device: the torch device (``cpu``, ``cuda``).
+        threads: CPU threads of the job, set by the runner before it starts.
+        sweep_inputs: test inputs of the budget sweep (the first ones of the test split).
+        level: confidence level of every interval.
+        sweep_mc_samples: Monte-Carlo draws per input in the budget sweep.
+        sweep_fit_steps: the mixture's fitting steps in the budget sweep.
+        halfwidth: the target half-width of ``inputs_needed.*`` (inputs to reach it at
+            ``level``).
     """
 
     seed: int = 0
@@ -258,7 +268,24 @@ class RunConfig:
 @dataclass(frozen=True)
 class BenchConfig:
     """``icml26 bench nppr``: cost (wall time, forward passes) of NPPR vs PR and PGD to a CI
-    half-width, and how NPPR's cost grows with K and with the number of inputs."""
+    half-width, and how NPPR's cost grows with K and with the number of inputs.
+
+    Attributes:
+        seed: the run's seed; separate random streams are drawn from it.
+        device: the torch device (``cpu``, ``cuda``).
+        threads: CPU threads of the job, set by the runner before it starts.
+        eps: the L-inf budget.
+        halfwidth: the confidence-interval half-width whose cost is measured (95%).
+        epochs: training epochs of the ``cnn_std`` classifier.
+        width: its width.
+        n_pilot: test inputs of the pilot estimates.
+        mc_samples: draws per input.
+        pgd_steps: PGD steps.
+        fit_steps: the mixture's fitting steps.
+        ks: mixture sizes K whose fitting step is timed.
+        k_steps: fitting steps timed per K.
+        input_counts: input counts whose evaluation is timed (the log-log slope).
+    """
 
     seed: int = 0
     device: str = "cpu"

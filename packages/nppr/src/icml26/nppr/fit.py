@@ -84,8 +84,14 @@ class FitConfig:
 
 @dataclass
 class FitResult:
-    """What :func:`fit_nppr` returns: the fitted mixture (also fitted in place), the main
-    loss per step, the classifier forward passes spent and the wall time."""
+    """What :func:`fit_nppr` returns.
+
+    Attributes:
+        gmm: the fitted mixture (also fitted in place).
+        losses: the main loss per step.
+        forward_passes: classifier forward passes spent.
+        seconds: wall time of the fit.
+    """
 
     gmm: PerturbationGMM
     losses: list[float]

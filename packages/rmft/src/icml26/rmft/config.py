@@ -109,6 +109,40 @@ class RunConfig:
     ``llm_engine`` the shared SFT engine (``trl`` or ``loop``); ``llm_random_control=False``
     skips the LLM's random-selection loop (its claim is then undecided).
 
+    Attributes:
+        seed: the run's seed; separate random streams are drawn from it.
+        device: the torch device (``cpu``, ``cuda``).
+        threads: CPU threads of the job, set by the runner before it starts.
+        baselines: the classical bandit algorithms evaluated beside the Transformer.
+        d_model: the numerical Transformer's width.
+        n_layers: its layers.
+        n_heads: its attention heads.
+        pretrain_trajectories: trajectories of the weak pretraining on ``train_env``.
+        greedy_fraction: share of them played by the greedy algorithm (the rest uniformly
+            random).
+        pretrain_steps: optimiser steps of the pretraining.
+        pretrain_lr: its learning rate.
+        batch_size: trajectories per optimiser step (pretraining and fine-tuning).
+        rollout_instances: fresh instances rolled out per RMFT iteration.
+        rollouts_per_instance: self-rollouts per instance (the selection ranks them by regret).
+        keep_per_instance: lowest-regret rollouts kept per instance for fine-tuning.
+        finetune_steps: optimiser steps of each iteration's fine-tuning.
+        finetune_lr: its learning rate.
+        rollout_temperature: sampling temperature of the rollouts.
+        llm_env: the LLM's numeric-prompt bandit environment.
+        llm_nl_env: the LLM's natural-language environment (``""`` skips it).
+        llm_iterations: RMFT iterations of the LLM.
+        llm_eval_instances: evaluation instances per LLM environment.
+        llm_rollout_instances: fresh instances rolled out per LLM iteration.
+        llm_rollouts_per_instance: LLM rollouts per instance.
+        llm_keep_per_instance: LLM rollouts kept per instance.
+        llm_steps: SFT optimiser steps per LLM iteration.
+        llm_lr: the LLM SFT's learning rate (LoRA).
+        llm_batch_size: the LLM SFT's batch size.
+        llm_temperature: sampling temperature of the LLM's rollouts.
+        llm_max_tokens: the LLM's reply length cap (tokens).
+        lora_rank: rank of the LLM's LoRA adapters.
+
     Raises:
         ValueError: a field out of range, an environment name of the wrong kind, an unknown
             baseline, selection rule or engine, or a model spec that cannot be resolved.

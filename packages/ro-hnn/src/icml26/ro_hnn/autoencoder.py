@@ -153,6 +153,7 @@ class SymplecticAutoencoder(nnx.Module):
             to the layer's input; default: ``identity`` on the first layer, ``smooth_leaky`` on
             every other.
         rngs: Flax NNX random streams.
+        dtype: the parameters' dtype (default float64).
     """
 
     def __init__(

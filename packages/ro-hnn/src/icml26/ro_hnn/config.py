@@ -111,6 +111,9 @@ class RunConfig:
         chunk: optimiser steps per compiled call; checkpoint_every: steps between checkpoints.
         data_file: a user ``.npz`` (``q``, ``p``, ``t``) run as the extra system ``user``.
         arch: model sizes.
+        w_rec: weight of the reconstruction term.
+        w_latent: weight of the latent-rollout term.
+        w_obs: weight of the observed-rollout term.
     """
 
     seed: int = 0

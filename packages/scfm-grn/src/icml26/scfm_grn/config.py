@@ -77,6 +77,41 @@ class RunConfig:
     AUPRC are drawn ``replicates`` times (separate seed streams; the scFM and its features are
     computed once); every figure is the mean over replicates with its SE, and each metric's
     chance level is computed from ``null_permutations`` random rankings of the same pairs.
+
+    Attributes:
+        device: the torch device (``cpu``, ``cuda``).
+        threads: CPU threads of the job, set by the runner before it starts.
+        pretrain_genes: genes of each pretraining dataset's random sub-network.
+        n_cell_types: cell types of each simulated dataset.
+        pretrain_noise: SERGIO technical-noise presets of the pretraining datasets
+            (``NOISE_PRESETS``: ``none``, ``DS1`` ... ``DS14``).
+        train_noise: the training dataset's noise preset.
+        test_noise: the test datasets' noise presets (each test dataset under each).
+        use_pbmc: pretrain on pbmc68k_reduced's cells too.
+        unseen_fraction: share of the training dataset's genes held out of training entirely
+            (the unseen-genes split).
+        width: the scFM's token width.
+        layers: its transformer blocks.
+        heads: its attention heads.
+        pretrain_steps: pretraining steps.
+        batch_size: cells per pretraining batch.
+        max_genes: genes per cell at most in a pretraining sequence.
+        lr: the pretraining's learning rate.
+        mask_low: smallest masked share of a cell's tokens (drawn uniformly per cell).
+        mask_high: largest masked share.
+        vvp_values: ``M``: values of the source gene in Virtual Value Perturbation.
+        gt_levels: ``T``: baseline levels of Gradient Trajectory.
+        mask_groups: ``K``: groups the other genes are split into, one masked per read.
+        gt_mode: ``"jvp"`` (forward mode) or ``"jacrev"`` (reverse mode) derivatives.
+        translator_hidden: the translator MLP's hidden width.
+        translator_steps: the translator's training steps.
+        genie3_trees: trees of the GENIE3 baseline.
+        grnboost2_estimators: boosting rounds of the GRNBoost2 baseline.
+        baseline_cells: cells read by the attention and embedding baselines.
+        zero_out_cells: cells read by the zero-out perturbation baseline.
+        user_layer: read ``adata.layers[user_layer]`` of ``user_h5ad`` instead of ``adata.X``.
+        user_normalise: ``"counts"`` or ``"continuous"``: how ``user_h5ad``'s values are
+            normalised.
     """
 
     seed: int = 0
@@ -219,7 +254,24 @@ class RunConfig:
 @dataclass(frozen=True)
 class BenchConfig:
     """``icml26 bench scfm-grn``: feature-extraction seconds per gene pair for VVP, GT (jvp
-    and jacrev) and GENIE3 as the gene count grows; fitted exponents; peak memory."""
+    and jacrev) and GENIE3 as the gene count grows; fitted exponents; peak memory.
+
+    Attributes:
+        seed: the run's seed; separate random streams are drawn from it.
+        device: the torch device (``cpu``, ``cuda``).
+        threads: CPU threads of the bench (at least 1).
+        gene_counts: the gene counts timed (at least two, each >= 4).
+        n_cells: cells of each simulated dataset.
+        width: the scFM's token width.
+        layers: its transformer blocks.
+        heads: its attention heads.
+        genie3_trees: trees of the timed GENIE3.
+        jacrev_max_genes: largest gene count timed for GT in reverse mode (``jacrev``).
+        repeats: timings per size (the best is kept).
+        memory_genes: genes of the peak-memory dataset (sparse counts).
+        memory_top_genes: most variable genes selected from it (TFs kept).
+        memory_tfs: TFs used as regulators in the memory measurement.
+    """
 
     seed: int = 0
     device: str = "cpu"

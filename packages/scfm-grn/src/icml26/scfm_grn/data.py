@@ -170,7 +170,17 @@ def load_h5ad(
     normalise: str = "counts",
     name: str | None = None,
 ) -> ExpressionData:
-    """A user's ``.h5ad`` file (see :func:`from_anndata` for the arguments).
+    """A user's ``.h5ad`` file.
+
+    Args:
+        path: the ``.h5ad`` file.
+        edges: a TSV ``source<TAB>target[<TAB>sign]`` over ``var_names`` (the truth).
+        layer: read ``adata.layers[layer]`` instead of ``adata.X`` (e.g. raw ``counts``).
+        normalise: ``"counts"`` or ``"continuous"`` (see :func:`normalise_values`).
+        name: the dataset's name (default: the file's stem).
+
+    Returns:
+        :class:`ExpressionData`, as :func:`from_anndata` builds it.
 
     Raises:
         FileNotFoundError: no such file.

@@ -126,7 +126,8 @@ def epr(labels: ArrayLike, scores: ArrayLike, *, convention: str = "ours") -> fl
     """Early precision ratio: precision@k (k = #edges) over the edge density.
 
     Args:
-        labels, scores: as :func:`auprc`.
+        labels: as for :func:`auprc`.
+        scores: as for :func:`auprc`.
         convention: ``"ours"`` (ties at the k-th score resolved by the expected precision of a
             random tie-break, so an all-constant scorer gets exactly 1) or ``"beeline"``
             (every pair scoring at least ``max(k-th score, smallest non-zero score)``).
@@ -195,7 +196,8 @@ def score_all(labels: ArrayLike, scores: ArrayLike, *, seed: int = 0) -> dict[st
     """Every figure of :data:`METRICS` on one ranking.
 
     Args:
-        labels, scores: as :func:`auprc`.
+        labels: as for :func:`auprc`.
+        scores: as for :func:`auprc`.
         seed: the balanced AUPRC's negative draws.
 
     Returns:

@@ -47,6 +47,12 @@ class CellModel(Protocol):
 class ScFMConfig:
     """The scFM's size: token width, transformer blocks, heads, MLP expansion.
 
+    Attributes:
+        width: token width (divisible by ``heads``).
+        layers: transformer blocks (at least 1).
+        heads: attention heads.
+        mlp_ratio: the blocks' MLP width over ``width``.
+
     Raises:
         ValueError: a width not divisible by the heads, or no layer.
     """

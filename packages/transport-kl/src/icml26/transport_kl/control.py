@@ -345,7 +345,9 @@ def closed_loop_costs(
     ``tr(Q Y)`` and ``tr(K^T R K Y)``.
 
     Args:
-        a, b, k: dynamics, input matrix and gain.
+        a: the dynamics matrix ``A``.
+        b: the input matrix ``B``.
+        k: the feedback gain ``K`` (``u = -K x``).
         noise_cov: ``Sigma_w``.
         q_eval: the state weight of the evaluation.
         r_eval: the control weight of the evaluation.
@@ -416,8 +418,11 @@ def solve_discounted_riccati(
     """:func:`riccati` in float64 with input checks and the residual (NumPy out).
 
     Args:
-        a, b, q, r: the problem (``R`` SPD; ``inf`` entries, e.g. KL's penalty with a noise
-            singular on ``range(B)``, give a solution that is not ``ok``).
+        a: the dynamics matrix ``A``.
+        b: the input matrix ``B``.
+        q: the state weight ``Q``.
+        r: the control weight ``R``, SPD (``inf`` entries here or in ``q``, e.g. KL's penalty
+            with a noise singular on ``range(B)``, give a solution that is not ``ok``).
         gamma: the discount in ``(0, 1]``.
         iterations: doubling steps.
 

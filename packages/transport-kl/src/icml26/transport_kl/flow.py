@@ -150,8 +150,10 @@ def flow_divergence(
     reference ``N2`` and ends at ``N1``; ``A``, ``b`` are the potential of that flow.
 
     Args:
-        mean1, cov1: the compared law ``N1`` (the flow's end).
-        mean2, cov2: the reference ``N2`` (the flow's start).
+        mean1: mean of the compared law ``N1`` (the flow's end).
+        cov1: covariance of ``N1``.
+        mean2: mean of the reference ``N2`` (the flow's start).
+        cov2: covariance of ``N2``.
         geometry: ``"wasserstein"`` or ``"kalman_wasserstein"``.
         lam: the Kalman-Wasserstein regulariser.
         steps: RK4 steps.
@@ -227,8 +229,10 @@ def fisher_rao_divergence(
     """``int_0^1 t Var_{rho_t}(f) dt`` along ``rho_t ∝ N2^{1-t} N1^t``; equals ``KL(N1 || N2)``.
 
     Args:
-        mean1, cov1: the compared law ``N1`` (the flow's end).
-        mean2, cov2: the reference ``N2`` (the flow's start).
+        mean1: mean of the compared law ``N1`` (the flow's end).
+        cov1: covariance of ``N1``.
+        mean2: mean of the reference ``N2`` (the flow's start).
+        cov2: covariance of ``N2``.
         nodes: Gauss-Legendre nodes in ``t``.
 
     Returns:

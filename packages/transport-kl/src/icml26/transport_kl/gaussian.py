@@ -209,8 +209,10 @@ def kl(mean1: Any, cov1: Any, mean2: Any, cov2: Any, *, validate: bool = True) -
     """Classical ``KL(N1 || N2) = E_N1[log N1 - log N2]``; ``inf`` if either cov is singular.
 
     Args:
-        mean1, cov1: the compared law ``N1`` (``(..., d)``, ``(..., d, d)``).
-        mean2, cov2: the reference ``N2``.
+        mean1: mean of the compared law ``N1``, ``(..., d)``.
+        cov1: covariance of ``N1``, ``(..., d, d)``.
+        mean2: mean of the reference ``N2``.
+        cov2: covariance of ``N2``.
         validate: check shapes, symmetry and PSD-ness first.
 
     Returns:
@@ -230,8 +232,10 @@ def wkl(mean1: Any, cov1: Any, mean2: Any, cov2: Any, *, validate: bool = True) 
     ``range(cov1)`` is not inside ``range(cov2)`` (no linear flow inflates a degenerate law).
 
     Args:
-        mean1, cov1: the compared law ``N1`` (the flow's end).
-        mean2, cov2: the reference ``N2`` (the flow's start).
+        mean1: mean of the compared law ``N1`` (the flow's end).
+        cov1: covariance of ``N1``.
+        mean2: mean of the reference ``N2`` (the flow's start).
+        cov2: covariance of ``N2``.
         validate: check shapes, symmetry and PSD-ness first.
 
     Returns:
@@ -270,8 +274,10 @@ def kwkl(
     ``cov2``) and for commuting covariances when ``lam > 0``.
 
     Args:
-        mean1, cov1: the compared law ``N1``.
-        mean2, cov2: the reference ``N2``.
+        mean1: mean of the compared law ``N1``.
+        cov1: covariance of ``N1``.
+        mean2: mean of the reference ``N2``.
+        cov2: covariance of ``N2``.
         lam: the regulariser ``lam >= 0``.
         validate: check the inputs first.
 
@@ -310,7 +316,10 @@ def w2(
     """Bures-Wasserstein distance ``W2(N1, N2)`` (symmetric).
 
     Args:
-        mean1, cov1, mean2, cov2: the two laws.
+        mean1: mean of the first law.
+        cov1: covariance of the first law.
+        mean2: mean of the second law.
+        cov2: covariance of the second law.
         squared: return ``W2^2``.
         validate: check the inputs first.
 

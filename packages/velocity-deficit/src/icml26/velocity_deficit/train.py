@@ -35,6 +35,13 @@ class TrainSettings:
         mafm_target: MAFM's target ratio ``rho(t)`` (``None``: the paper's ``rho = 1``; the
             exact field's ``R_exact`` profile: :func:`icml26.velocity_deficit.diagnostics.exact_ratio`).
         checkpoint_every: steps between checkpoints (with ``checkpoints``).
+        steps: optimiser steps.
+        batch_size: pairs per step.
+        lr: Adam's peak learning rate (cosine decay).
+        ema_decay: decay of the weights' exponential moving average (training returns the
+            EMA model).
+        width: the velocity MLP's width.
+        depth: its residual blocks.
 
     Raises:
         ValueError: a setting out of range.

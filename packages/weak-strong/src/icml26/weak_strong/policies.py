@@ -58,7 +58,12 @@ __all__ = [
 ]
 
 
-REJECT, DEFER, ACCEPT = 0, 1, 2
+REJECT = 0
+"""Region code of a score at or below ``tau_r``: the answer is rejected (``Step.region``)."""
+DEFER = 1
+"""Region code of a score between the thresholds: the strong verifier decides."""
+ACCEPT = 2
+"""Region code of a score above ``tau_a``: the answer is accepted."""
 
 
 class Step(NamedTuple):
@@ -181,8 +186,10 @@ class OnlineWeakStrong:
         alpha: target incorrect-acceptance rate ``P(accept | H = 0)``, in (0, 1).
         beta: target incorrect-rejection rate ``P(reject | H = 1)``, in (0, 1).
         step_size: ``eta`` (default :data:`DEFAULT_STEP_SIZE`).
-        tau_a, tau_r: initial thresholds.
-        explore: ``p_0``; explore_min: ``p_min`` (both in (0, 1]).
+        tau_a: the initial accept threshold.
+        tau_r: the initial reject threshold.
+        explore: ``p_0``.
+        explore_min: ``p_min`` (both in (0, 1]).
         use_verdict: let exploration queries override the region's verdict.
         seed: seed or generator for the exploration coins.
 

@@ -219,12 +219,11 @@ class PlackettLuceOracle(LatentScoreOracle):
         scores: one latent score per item (larger is better).
         k: the window (most items per call), at least 2.
         temperature: ``T`` of the utilities ``score / T`` (>= 0; 0 is a perfect oracle).
-        passage_tokens: tokens of each item's passage (default 100 each), for the token
-            accounting of a listwise prompt (:class:`PromptTokens`).
-        query_tokens: tokens of the query.
-        token_model: the prompt's token model (default :class:`PromptTokens`: the prompt as
-            built, 4 characters per token).
-        seed: seeds the noise.
+        **kw: the keywords of :class:`LatentScoreOracle`: ``passage_tokens`` (tokens of each
+            item's passage, default 100 each, for the token accounting of a listwise prompt,
+            :class:`PromptTokens`), ``query_tokens`` (tokens of the query), ``token_model``
+            (the prompt's token model, default :class:`PromptTokens`: the prompt as built, 4
+            characters per token) and ``seed`` (seeds the noise).
 
     Raises:
         ValueError: a negative temperature, scores that are not a finite vector, fewer than
