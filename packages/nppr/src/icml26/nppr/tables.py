@@ -43,12 +43,22 @@ FAMILIES = {
     "nppr_xy": "nppr.xy",
     "nppr_best": "nppr.best",
     "neff_best": "neff.best",
+    "neff_excess_best": "neff_excess.best",
     "spread_best": "spread.best",
+    "spread_within_best": "spread_within.best",
+    "saturation_best": "saturation.best",
+    "nppr_nofloor": "nppr.nofloor",
+    "neff_nofloor": "neff.nofloor",
+    "spread_nofloor": "spread.nofloor",
+    "spread_within_nofloor": "spread_within.nofloor",
+    "saturation_nofloor": "saturation.nofloor",
     "nppr_over_pr": "nppr_over_pr",
 }
 #: Families whose clean-correct twin (``cc.<key>``) is summarised too.
 _CC = ("ar_min", "pr_min", "pr_tuned", "uap_best", "nppr_best", "ar_pgd", "pr_min_ours")
 _AT_GAIN = ("nppr_best", "pr_min", "pr_tuned", "ar_min", "uap_best", "clean_acc")
+#: Families also summarised on AR's subset (``<key>.sub`` -> ``mean.<family>.<tag>.sub``).
+_SUB = ("ar_min", "uap_best", "nppr_best")
 
 
 def _se(values: Sequence[float]) -> float:
@@ -71,13 +81,14 @@ def replicate_summary(
     out: dict[str, float] = {"replicates": float(len(replicates))}
     for tag in tags:
         for family, prefix in FAMILIES.items():
-            for conv, key in (("", f"{prefix}.{tag}"), ("cc_", f"cc.{prefix}.{tag}")):
-                if conv and family not in _CC:
-                    continue
+            variants = [("", f"{prefix}.{tag}", "")]
+            variants += [("cc_", f"cc.{prefix}.{tag}", "")] if family in _CC else []
+            variants += [("", f"{prefix}.{tag}.sub", ".sub")] if family in _SUB else []
+            for conv, key, sub in variants:
                 values = [r[key] for r in replicates if key in r]
                 if len(values) == len(replicates) and values:
-                    out[f"{conv}mean.{family}.{tag}"] = float(sum(values) / len(values))
-                    out[f"{conv}se.{family}.{tag}"] = _se(values)
+                    out[f"{conv}mean.{family}.{tag}{sub}"] = float(sum(values) / len(values))
+                    out[f"{conv}se.{family}.{tag}{sub}"] = _se(values)
     for tag in tags:
         arch, _, training = tag.rpartition("_")
         if training != "at" or f"{arch}_std" not in tags:
@@ -90,6 +101,30 @@ def replicate_summary(
                 gap = paired_difference(at, std)
                 out[f"mean.at_gain.{family}.{arch}"] = gap.mean
                 out[f"se.at_gain.{family}.{arch}"] = gap.se if len(at) > 1 else math.nan
+        out.update(_gain_over_uap(replicates, arch, tag))
+    return out
+
+
+def _gain_over_uap(
+    replicates: Sequence[Mapping[str, float]], arch: str, tag_at: str
+) -> dict[str, float]:
+    """``mean.at_gain_over_uap.<family>.<arch>``: the gain of adversarial training in
+    ``family`` minus its gain in the best universal perturbation, paired within each replicate
+    (one difference per replicate, its mean and SE)."""
+    out: dict[str, float] = {}
+    tag_std = f"{arch}_std"
+
+    def gain(r: Mapping[str, float], family: str) -> float:
+        prefix = FAMILIES[family]
+        return r[f"{prefix}.{tag_at}"] - r[f"{prefix}.{tag_std}"]
+
+    for family in _AT_GAIN:
+        keys = [f"{FAMILIES[f]}.{t}" for f in (family, "uap_best") for t in (tag_at, tag_std)]
+        if not all(k in r for r in replicates for k in keys):
+            continue
+        diffs = [gain(r, family) - gain(r, "uap_best") for r in replicates]
+        out[f"mean.at_gain_over_uap.{family}.{arch}"] = float(sum(diffs) / len(diffs))
+        out[f"se.at_gain_over_uap.{family}.{arch}"] = _se(diffs)
     return out
 
 
@@ -124,7 +159,13 @@ _ROWS = (
     ("NPPR, conditioned on x and y", "nppr_xy"),
     ("NPPR, best form (chosen on selection inputs)", "nppr_best"),
     ("effective components exp H(π), best form", "neff_best"),
+    ("  the same minus the weight floor's minimum", "neff_excess_best"),
     ("spread of draws / eps, best form", "spread_best"),
+    ("  within one component", "spread_within_best"),
+    ("coordinates at ±eps (≥ 0.95 eps), best form", "saturation_best"),
+    ("NPPR, best form refitted without the floor", "nppr_nofloor"),
+    ("  its effective components", "neff_nofloor"),
+    ("  its spread / eps, within one component", "spread_within_nofloor"),
 )
 
 
