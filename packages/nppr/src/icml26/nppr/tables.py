@@ -18,7 +18,7 @@ from typing import Any
 from icml26.shared.keys import parse_number_part
 from icml26.shared.stats import mean_se, paired_difference
 
-__all__ = ["FAMILIES", "readme_tables", "replicate_summary"]
+__all__ = ["FAMILIES", "readme_tables", "replicate_summary", "sweep_table"]
 
 #: Figures summarised over replicates: family name -> key prefix.
 FAMILIES = {
@@ -138,34 +138,41 @@ def _fmt(metrics: Mapping[str, Any], key: str, se_key: str | None = None) -> str
     return f"{value:.3f}"
 
 
-_ROWS = (
-    ("clean accuracy", "clean_acc"),
-    ("AR, PGD", "ar_pgd"),
-    ("AR, `apgd_square` ensemble (subset)", "ar_apgd_square"),
-    ("AR, robust to both (subset)", "ar_min"),
-    ("PR, uniform U[-eps, eps] (ours)", "pr_uniform"),
-    ("PR, Gaussian σ = eps, clipped (ours)", "pr_gaussian"),
-    ("PR, Laplace b = eps, clipped (ours)", "pr_laplace"),
-    ("PR, U(-1, 1) clipped (official)", "pr_uniform_official"),
-    ("PR, randn clipped (official)", "pr_gaussian_official"),
-    ("PR, lowest of the five", "pr_min"),
-    ("PR, tuned fixed noise", "pr_tuned"),
-    ("universal adversarial perturbation", "uap_universal"),
-    ("per-class adversarial perturbation", "uap_per_class"),
-    ("best universal / per-class perturbation", "uap_best"),
-    ("NPPR, input-independent (`none`)", "nppr_none"),
-    ("NPPR, conditioned on x", "nppr_x"),
-    ("NPPR, conditioned on y", "nppr_y"),
-    ("NPPR, conditioned on x and y", "nppr_xy"),
-    ("NPPR, best form (chosen on selection inputs)", "nppr_best"),
-    ("effective components exp H(π), best form", "neff_best"),
-    ("  the same minus the weight floor's minimum", "neff_excess_best"),
-    ("spread of draws / eps, best form", "spread_best"),
-    ("  within one component", "spread_within_best"),
-    ("coordinates at ±eps (≥ 0.95 eps), best form", "saturation_best"),
-    ("NPPR, best form refitted without the floor", "nppr_nofloor"),
-    ("  its effective components", "neff_nofloor"),
-    ("  its spread / eps, within one component", "spread_within_nofloor"),
+#: README rows: a label and the families shown in it (one: mean ± SE with its clean-correct
+#: twin; several: their means joined by " / "), and ``.sub`` for AR's subset.
+_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("clean accuracy", ("clean_acc",), ""),
+    ("AR, PGD", ("ar_pgd",), ""),
+    ("AR, `apgd_square` ensemble (subset)", ("ar_apgd_square",), ""),
+    ("AR, robust to both (subset)", ("ar_min",), ""),
+    ("PR, ours: uniform / Gaussian / Laplace", ("pr_uniform", "pr_gaussian", "pr_laplace"), ""),
+    (
+        "PR, official: U(-1, 1) / randn, clipped",
+        ("pr_uniform_official", "pr_gaussian_official"),
+        "",
+    ),
+    ("PR, lowest of the five", ("pr_min",), ""),
+    ("PR, tuned fixed noise", ("pr_tuned",), ""),
+    ("universal / per-class perturbation", ("uap_universal", "uap_per_class"), ""),
+    ("best universal / per-class perturbation", ("uap_best",), ""),
+    ("NPPR: `none` / `x` / `y` / `xy` forms", ("nppr_none", "nppr_x", "nppr_y", "nppr_xy"), ""),
+    ("NPPR, best form (chosen on selection inputs)", ("nppr_best",), ""),
+    ("on AR's subset: AR / NPPR best / best point", ("ar_min", "nppr_best", "uap_best"), ".sub"),
+    (
+        "effective components exp H(π) / over the floor's minimum",
+        ("neff_best", "neff_excess_best"),
+        "",
+    ),
+    (
+        "spread / eps: draws / one component / share at ±eps",
+        ("spread_best", "spread_within_best", "saturation_best"),
+        "",
+    ),
+    (
+        "no floor: NPPR / exp H(π) / spread in one component",
+        ("nppr_nofloor", "neff_nofloor", "spread_within_nofloor"),
+        "",
+    ),
 )
 
 
@@ -173,9 +180,20 @@ def _models(metrics: Mapping[str, Any]) -> list[str]:
     return sorted({k.split(".")[2] for k in metrics if k.startswith("mean.nppr_best.")})
 
 
+def _cell(m: Mapping[str, Any], families: tuple[str, ...], tag: str, sub: str) -> str:
+    if len(families) > 1:
+        values = [_fmt(m, f"mean.{f}.{tag}{sub}") for f in families]
+        return "-" if all(v == "-" for v in values) else " / ".join(values)
+    fam = families[0]
+    cell = _fmt(m, f"mean.{fam}.{tag}{sub}", f"se.{fam}.{tag}{sub}")
+    cc = m.get(f"cc_mean.{fam}.{tag}")
+    return f"{cell} (cc {cc:.3f})" if isinstance(cc, float) and cell != "-" and not sub else cell
+
+
 def readme_tables(results: Mapping[str, Any]) -> str:
-    """The README's tables from a results object: every figure as mean ± SE over replicates
-    per model (both averaging conventions for the headline families), and the budget sweep.
+    """The README's table from a results object: every figure as mean ± SE over replicates
+    per model (with the clean-correct convention for the headline families; rows of several
+    figures give their means). The budget sweep is :func:`sweep_table` (RESULTS.md, plots).
 
     Args:
         results: a results object (``results.json``) of ``icml26 run nppr``.
@@ -188,23 +206,32 @@ def readme_tables(results: Mapping[str, Any]) -> str:
     if not models:
         return ""
     n = int(m.get("replicates", 0))
-    head = "| figure | " + " | ".join(f"`{t}`" for t in models) + " |"
     lines = [
-        f"Mean ± SE over {n} replicates (classifier, fitting inputs and draws re-drawn), over all "
-        "test inputs; `cc`: over the clean-correct ones only (the official code's convention):",
+        f"Mean ± SE over {n} replicates (classifier, its images, fitting, selection and test "
+        "images and draws re-drawn), over all test inputs; `cc`: over the clean-correct ones "
+        "only (the official code's convention):",
         "",
-        head,
+        "| figure | " + " | ".join(f"`{t}`" for t in models) + " |",
         "|---|" + "---|" * len(models),
     ]
-    for label, fam in _ROWS:
-        cells = []
-        for t in models:
-            cell = _fmt(m, f"mean.{fam}.{t}", f"se.{fam}.{t}")
-            cc = m.get(f"cc_mean.{fam}.{t}")
-            cells.append(f"{cell} (cc {cc:.3f})" if isinstance(cc, float) and cell != "-" else cell)
+    for label, families, sub in _ROWS:
+        cells = [_cell(m, families, t, sub) for t in models]
         if any(c != "-" for c in cells):
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    return "\n".join([*lines, "", *_sweep_table(m, models)])
+    return "\n".join(lines)
+
+
+def sweep_table(results: Mapping[str, Any]) -> str:
+    """The budget sweep (first replicate) as Markdown, for a report or a notebook.
+
+    Args:
+        results: a results object of ``icml26 run nppr``.
+
+    Returns:
+        Markdown (empty without a sweep).
+    """
+    m = results.get("metrics", results)
+    return "\n".join(_sweep_table(m, _models(m)))
 
 
 def _sweep_table(m: Mapping[str, Any], models: Sequence[str]) -> list[str]:
