@@ -11,6 +11,7 @@ parts joined by ``_`` (``nppr.best`` -> ``nppr_best``), so a claim's placebo swa
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -59,6 +60,8 @@ _CC = ("ar_min", "pr_min", "pr_tuned", "uap_best", "nppr_best", "ar_pgd", "pr_mi
 _AT_GAIN = ("nppr_best", "pr_min", "pr_tuned", "ar_min", "uap_best", "clean_acc")
 #: Families also summarised on AR's subset (``<key>.sub`` -> ``mean.<family>.<tag>.sub``).
 _SUB = ("ar_min", "uap_best", "nppr_best")
+#: Families compared in pairs within each replicate (``mean.gap.<a>.<b>.<tag>``: a - b).
+_GAP = ("ar_min", "pr_min", "pr_tuned", "uap_best", "nppr_best")
 
 
 def _se(values: Sequence[float]) -> float:
@@ -90,6 +93,8 @@ def replicate_summary(
                     out[f"{conv}mean.{family}.{tag}{sub}"] = float(sum(values) / len(values))
                     out[f"{conv}se.{family}.{tag}{sub}"] = _se(values)
     for tag in tags:
+        out.update(_gaps(replicates, tag))
+    for tag in tags:
         arch, _, training = tag.rpartition("_")
         if training != "at" or f"{arch}_std" not in tags:
             continue
@@ -102,6 +107,24 @@ def replicate_summary(
                 out[f"mean.at_gain.{family}.{arch}"] = gap.mean
                 out[f"se.at_gain.{family}.{arch}"] = gap.se if len(at) > 1 else math.nan
         out.update(_gain_over_uap(replicates, arch, tag))
+    return out
+
+
+def _gaps(replicates: Sequence[Mapping[str, float]], tag: str) -> dict[str, float]:
+    """``mean.gap.<a>.<b>.<tag>`` (and ``.sub`` on AR's subset): ``a - b`` within each
+    replicate (same classifier, same images), its mean and SE over replicates; every ordered
+    pair of :data:`_GAP`, so a placebo that swaps a family finds its counterpart."""
+    out: dict[str, float] = {}
+    for a, b in itertools.product(_GAP, _GAP):
+        for sub in ("", ".sub"):
+            if sub and (a not in _SUB or b not in _SUB):
+                continue
+            ka, kb = f"{FAMILIES[a]}.{tag}{sub}", f"{FAMILIES[b]}.{tag}{sub}"
+            if not all(ka in r and kb in r for r in replicates):
+                continue
+            diffs = [r[ka] - r[kb] for r in replicates]
+            out[f"mean.gap.{a}.{b}.{tag}{sub}"] = float(sum(diffs) / len(diffs))
+            out[f"se.gap.{a}.{b}.{tag}{sub}"] = _se(diffs)
     return out
 
 
