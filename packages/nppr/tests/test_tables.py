@@ -41,6 +41,16 @@ def test_means_standard_errors_and_paired_gains() -> None:
     assert s["mean.at_gain_over_uap.uap_best.cnn"] == pytest.approx(0.0)
 
 
+def test_gaps_are_paired_within_replicates() -> None:
+    reps = _replicates()
+    s = replicate_summary(reps, ["cnn_std", "cnn_at"])
+    d = np.array([r["pr.min.cnn_std"] - r["nppr.best.cnn_std"] for r in reps])
+    assert s["mean.gap.pr_min.nppr_best.cnn_std"] == pytest.approx(d.mean())
+    assert s["se.gap.pr_min.nppr_best.cnn_std"] == pytest.approx(d.std(ddof=1) / 2)
+    assert s["mean.gap.nppr_best.nppr_best.cnn_at"] == 0.0  # what a placebo swap reads
+    assert s["se.gap.nppr_best.nppr_best.cnn_at"] == 0.0
+
+
 def test_subset_figures_are_summarised_under_their_own_keys() -> None:
     reps = _replicates()
     for i, r in enumerate(reps):

@@ -180,6 +180,7 @@ _ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("best universal / per-class perturbation", ("uap_best",), ""),
     ("NPPR: `none` / `x` / `y` / `xy` forms", ("nppr_none", "nppr_x", "nppr_y", "nppr_xy"), ""),
     ("NPPR, best form (chosen on selection inputs)", ("nppr_best",), ""),
+    ("best point minus NPPR, paired within replicates", ("gap.uap_best.nppr_best",), ""),
     ("on AR's subset: AR / NPPR best / best point", ("ar_min", "nppr_best", "uap_best"), ".sub"),
     (
         "effective components exp H(π) / over the floor's minimum",
