@@ -84,7 +84,7 @@ def effective_components(weights: torch.Tensor) -> float:
     Returns:
         The mean over the batch of ``exp(-Σ_k π_k log π_k)``.
     """
-    p = weights.clamp_min(1e-12)
+    p = weights.detach().clamp_min(1e-12)
     return float(torch.exp(-(p * p.log()).sum(-1)).mean())
 
 
