@@ -12,7 +12,7 @@ import pytest
 
 from icml26.nppr.config import eps_tag
 from icml26.nppr.paper import PAPER
-from icml26.nppr.tables import readme_tables
+from icml26.nppr.tables import readme_tables, sweep_table
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
 from icml26.shared.testing import check_paper
@@ -66,8 +66,9 @@ def test_smoke_run_claims_and_placebos(smoke_run: Path) -> None:
     check_paper(PAPER, smoke_run)  # strict: nppr is migrated
     table = readme_tables(load_results(smoke_run / "results.json"))
     assert "`cnn_std`" in table
-    assert "eps 0.05" in table
-    assert "randn clipped (official)" in table
+    assert "eps 0.05" in sweep_table(load_results(smoke_run / "results.json"))
+    assert "official: U(-1, 1) / randn, clipped" in table
+    assert "no floor: NPPR" in table
     for plot in ("metrics_vs_eps", "perturbation_samples", "mixture_weights"):
         assert (smoke_run / "plots" / f"{plot}.png").is_file()
 

@@ -98,6 +98,25 @@ def test_image_folder_uses_its_train_and_test_folders(tmp_path: Path) -> None:
     assert load_dataset("imagefolder", path=tmp_path, image_size=4).input_shape == (3, 4, 4)
 
 
+def test_tiny_imagenet_layout(tmp_path: Path) -> None:
+    """train/<wnid>/images/*.JPEG and val/images/* labelled by val/val_annotations.txt."""
+    for c, value in (("n01", 10), ("n02", 20)):
+        for i in range(2):
+            _image(tmp_path / "train" / c / "images" / f"{c}_{i}.png", value)
+    notes = []
+    for i, (c, value) in enumerate((("n02", 220), ("n01", 210), ("n02", 220))):
+        _image(tmp_path / "val" / "images" / f"val_{i}.png", value)
+        notes.append(f"val_{i}.png\t{c}\t0\t0\t5\t5")
+    (tmp_path / "val" / "val_annotations.txt").write_text("\n".join(notes) + "\n")
+    d = load_image_folder(tmp_path)
+    assert d.y_train.tolist() == [0, 0, 1, 1]
+    assert d.y_test.tolist() == [1, 0, 1]
+    assert d.x_test[1].max().item() == pytest.approx(210 / 255)
+    (tmp_path / "val" / "val_annotations.txt").write_text("val_0.png\tn99\n")
+    with pytest.raises(ValueError, match=r"val_annotations\.txt:1"):
+        load_image_folder(tmp_path)
+
+
 def test_image_folder_bad_layouts(tmp_path: Path) -> None:
     _image(tmp_path / "train" / "cat" / "0.png", 1)
     with pytest.raises(ValueError, match="train/<class>/ and test/<class>/"):

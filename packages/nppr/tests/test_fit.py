@@ -139,7 +139,7 @@ def test_any_mixture_rate_is_at_least_exact_robustness(seed: int, form: str, eps
 
 def test_mixture_shape_tells_a_point_from_a_spread(fitted) -> None:  # type: ignore[no-untyped-def]
     x, y = fitted["x"], fitted["y"]
-    gmm = PerturbationGMM((1, 6, 6), 2, EPS, k=3, latent_size=6, hidden=8)
+    gmm = PerturbationGMM((1, 6, 6), 2, EPS, k=3, latent_size=6, hidden=8, weight_floor=0.0)
     with torch.no_grad():  # one component, a tiny spread, a huge mean: a point at the corners
         gmm.pi_head.bias.copy_(torch.tensor([50.0, 0.0, 0.0]))
         gmm.logstd_head.bias.fill_(-30.0)
@@ -147,10 +147,34 @@ def test_mixture_shape_tells_a_point_from_a_spread(fitted) -> None:  # type: ign
     point = mixture_shape(gmm, (x, y))
     assert point["effective_components"] == pytest.approx(1.0, abs=1e-3)
     assert point["spread"] < 1e-3
+    assert point["spread_within"] < 1e-3
     assert point["saturation"] == pytest.approx(1.0)
     wide = mixture_shape(PerturbationGMM((1, 6, 6), 2, EPS, k=3, latent_size=6), (x, y))
     assert wide["effective_components"] > 2.9
     assert wide["spread"] > 0.2
+    assert wide["spread_within"] > 0.2
+
+
+def test_points_at_different_corners_spread_only_between_components(fitted) -> None:  # type: ignore[no-untyped-def]
+    """K narrow components at +eps, -eps, ... with equal weights: draws differ (switching),
+    but each component is a point (within-component spread 0); the floor's minimum is hit
+    exactly by a floored mixture that puts all its free mass on one component."""
+    x, y = fitted["x"], fitted["y"]
+    gmm = PerturbationGMM((1, 6, 6), 2, EPS, k=2, latent_size=6, hidden=8, weight_floor=0.0)
+    with torch.no_grad():
+        gmm.logstd_head.bias.fill_(-30.0)
+        gmm.mu_head.weight.zero_()
+        gmm.mu_head.bias.copy_(torch.cat([torch.full((36,), 10.0), torch.full((36,), -10.0)]))
+    s = mixture_shape(gmm, (x, y), draws=64)
+    assert s["effective_components"] == pytest.approx(2.0, abs=1e-3)
+    assert s["spread"] > 0.8  # +-eps half the time: std close to eps
+    assert s["spread_within"] < 1e-3
+    floored = PerturbationGMM((1, 6, 6), 2, EPS, k=4, latent_size=6, hidden=8, weight_floor=0.5)
+    with torch.no_grad():
+        floored.pi_head.bias.copy_(torch.tensor([60.0, 0.0, 0.0, 0.0]))
+    f = mixture_shape(floored, (x, y))
+    assert f["effective_components"] == pytest.approx(2.9257, abs=1e-3)  # the review's figure
+    assert f["neff_excess"] == pytest.approx(0.0, abs=1e-3)
 
 
 def test_margin_loss_closed_form() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -12,6 +13,7 @@ from icml26.nppr.gmm import (
     MixtureParams,
     PerturbationGMM,
     effective_components,
+    floor_minimum_components,
     gumbel_softmax_weights,
 )
 
@@ -195,6 +197,32 @@ def test_weight_floor_keeps_every_component(floor: float, k: int, push: float) -
     top = 1 - (k - 1) * floor / k  # the most lopsided floored mixture
     lopsided = torch.tensor([[top] + [floor / k] * (k - 1)])
     assert effective_components(w) >= effective_components(lopsided) - 1e-4
+
+
+@pytest.mark.parametrize(("k", "floor"), [(1, 0.5), (2, 0.0), (4, 0.5), (8, 0.9)])
+def test_floor_minimum_is_the_entropy_of_the_most_collapsed_weights(k: int, floor: float) -> None:
+    """Against NumPy: weights (floor/K + 1 - floor, floor/K, ...) and exp of their entropy; a
+    floored mixture pushed onto one component reaches it."""
+    w = np.full(k, floor / k)
+    w[0] += 1 - floor
+    w = w[w > 0]
+    expected = float(np.exp(-(w * np.log(w)).sum()))
+    assert floor_minimum_components(k, floor) == pytest.approx(expected)
+    gmm = PerturbationGMM((1, 4, 4), 3, 0.1, k=k, latent_size=2, hidden=8, weight_floor=floor)
+    with torch.no_grad():
+        gmm.pi_head.bias.zero_()
+        gmm.pi_head.bias[0] = 80.0
+    weights = gmm(torch.rand(5, 1, 4, 4), torch.zeros(5, dtype=torch.long)).weights
+    assert effective_components(weights) == pytest.approx(expected, abs=1e-4)
+    with pytest.raises(ValueError, match="weight_floor"):
+        floor_minimum_components(k, 1.0)
+
+
+def test_default_floor_is_the_runs() -> None:
+    from icml26.nppr.config import QUICK
+
+    gmm = PerturbationGMM((1, 4, 4), 3, 0.1, latent_size=2, hidden=8)
+    assert gmm.weight_floor == QUICK.weight_floor == 0.5
 
 
 def test_effective_components_closed_forms() -> None:

@@ -7,10 +7,16 @@ perturbation; NPPR in each form with its mixture's shape (effective components, 
 is reported averaged over all test inputs (``<metric>.<family>.<model>``) and over the
 clean-correct ones, the official code's convention (``cc.<metric>.<family>.<model>``).
 
-Who sees which inputs (:func:`make_splits`): the classifier trains on the train split; the
-mixture and the universal perturbation are fitted on ``n_fit`` training inputs; the tuned
-noise, the best NPPR form and the best universal perturbation are chosen on ``n_select``
-other training inputs; everything is reported on the first ``n_eval`` test inputs.
+Who sees which inputs (:func:`make_splits`, redrawn in every replicate): the classifier
+trains on ``n_train`` images of the train split; the mixture and the universal perturbation
+are fitted on ``n_fit`` *other* train-split images; the tuned noise, the best NPPR form and
+the best universal perturbation are chosen on ``n_select`` more (disjoint from both); every
+figure is reported on ``n_eval`` test images drawn from the test split. AR by the ensemble
+runs on the first ``aa_inputs`` of them; ``<key>.sub`` keys give NPPR and the universal
+perturbation on that same subset, so AR is compared on the same inputs.
+
+The weight-floor ablation (``*.nofloor.*``): the best form refitted with ``weight_floor=0``
+(same initialisation and draws), to see whether the mixture collapses without the floor.
 """
 
 from __future__ import annotations
@@ -77,9 +83,12 @@ class Splits:
 
 
 def make_splits(data: ImageData, cfg: RunConfig, replicate: int) -> Splits:
-    """The replicate's training, fitting and selection inputs (from the train split, drawn
-    from the ``inputs`` seed stream) and the evaluation inputs (the first ``n_eval`` of the
-    test split, the same for every replicate).
+    """The replicate's inputs (see the module docstring): classifier training, fitting and
+    selection images, disjoint, from the train split (``inputs`` seed stream), and the
+    evaluation images from the test split (``eval_inputs`` stream).
+
+    The fitting and selection sets take at most a quarter and a tenth of the train split; the
+    classifier gets at most what is left.
 
     Args:
         data: the dataset with its train and test splits.
@@ -88,20 +97,45 @@ def make_splits(data: ImageData, cfg: RunConfig, replicate: int) -> Splits:
 
     Returns:
         :class:`Splits`.
+
+    Raises:
+        ValueError: a train split too small to leave the classifier 100 images.
     """
+    n = len(data.y_train)
+    n_fit, n_sel = min(cfg.n_fit, n // 4), min(cfg.n_select, n // 10)
+    n_tr = min(cfg.n_train, n - n_fit - n_sel)
+    if n_tr < 100 or n_fit < 1 or n_sel < 1:
+        raise ValueError(
+            f"{data.name}: a train split of {n} images leaves {n_tr} for the classifier after "
+            f"{n_fit} fitting and {n_sel} selection images (need >= 100)"
+        )
     g = torch.Generator().manual_seed(seed_for(cfg.seed, "inputs", replicate))
-    perm = torch.randperm(len(data.y_train), generator=g)[: cfg.n_train]
-    xtr, ytr = data.x_train[perm], data.y_train[perm]
-    n_fit = min(cfg.n_fit, len(ytr) // 2)
-    fit, sel = slice(0, n_fit), slice(n_fit, n_fit + cfg.n_select)
-    xe, ye = data.x_test[: cfg.n_eval], data.y_test[: cfg.n_eval]
+    perm = torch.randperm(n, generator=g)
+    tr, fit, sel = perm[:n_tr], perm[n_tr : n_tr + n_fit], perm[n_tr + n_fit : n_tr + n_fit + n_sel]
+    ge = torch.Generator().manual_seed(seed_for(cfg.seed, "eval_inputs", replicate))
+    ev = torch.randperm(len(data.y_test), generator=ge)[: cfg.n_eval]
+    x, y = data.x_train, data.y_train
     return Splits(
-        xtr, ytr, xtr[fit], ytr[fit], xtr[sel], ytr[sel], xe, ye, data.n_classes, data.input_shape
+        x[tr],
+        y[tr],
+        x[fit],
+        y[fit],
+        x[sel],
+        y[sel],
+        data.x_test[ev],
+        data.y_test[ev],
+        data.n_classes,
+        data.input_shape,
     )
 
 
 def build_gmm(
-    cfg: RunConfig, splits: Splits, form: str, eps: float, model: nn.Module | None = None
+    cfg: RunConfig,
+    splits: Splits,
+    form: str,
+    eps: float,
+    model: nn.Module | None = None,
+    weight_floor: float | None = None,
 ) -> PerturbationGMM:
     """The mixture of ``form``; the x-conditioned forms also see the frozen classifier's
     log-probabilities (the official code conditions on a frozen backbone's features).
@@ -112,6 +146,7 @@ def build_gmm(
         form: ``none``, ``x``, ``y`` or ``xy``.
         eps: the budget.
         model: the classifier (needed by the ``x`` / ``xy`` forms' features).
+        weight_floor: overrides the config's (the ablation's 0).
 
     Returns:
         An unfitted :class:`~icml26.nppr.gmm.PerturbationGMM`.
@@ -129,7 +164,7 @@ def build_gmm(
         logstd_bounds=(cfg.logstd_lo, cfg.logstd_hi),
         feature_dim=splits.n_classes if use_features else 0,
         feature_extractor=(lambda x: frozen(x).log_softmax(-1)) if use_features else None,  # type: ignore[misc]
-        weight_floor=cfg.weight_floor,
+        weight_floor=cfg.weight_floor if weight_floor is None else weight_floor,
     )
 
 
@@ -203,20 +238,30 @@ def load_gmm(
     return gmm.to(cfg.device).eval()
 
 
-def _put(out: dict[str, float], key: str, est: Estimate, clean: np.ndarray, hw: float) -> None:
-    """``key`` (all inputs, with cost and inputs needed) and ``cc.key`` (clean-correct)."""
+def _put(
+    out: dict[str, float],
+    key: str,
+    est: Estimate,
+    clean: np.ndarray,
+    hw: float,
+    n_sub: int | None = None,
+) -> None:
+    """``key`` (all inputs, with cost and inputs needed) and ``cc.key`` (clean-correct);
+    with ``n_sub``, ``key.sub``: the mean over the first ``n_sub`` inputs (AR's subset)."""
     out.update(est.as_metrics(key))
+    if n_sub is not None:
+        out[f"{key}.sub"] = float(est.rates[:n_sub].mean())
     out[f"forward_passes.{key}"] = float(est.forward_passes)
     out[f"seconds.{key}"] = est.seconds
     out[f"inputs_needed.{key}"] = float(inputs_for_halfwidth(est, hw))
-    if clean.any():
+    if clean[: est.n_inputs].any():
         out.update(est.on(clean[: est.n_inputs]).as_metrics(f"cc.{key}"))
 
 
 def _alias(out: dict[str, float], key: str, source: str) -> None:
     """``key`` (and its ``.lo``/``.hi`` and clean-correct twins) as a copy of ``source``."""
     for prefix in ("", "cc."):
-        for suffix in ("", ".lo", ".hi"):
+        for suffix in ("", ".lo", ".hi", ".sub"):
             if f"{prefix}{source}{suffix}" in out:
                 out[f"{prefix}{key}{suffix}"] = out[f"{prefix}{source}{suffix}"]
 
@@ -257,7 +302,7 @@ def _attacks(
     )
     _put(out, f"ar.apgd_square.{tag}", ens, clean, hw)
     both = estimate_from_rates(pgd.rates[:n_aa] * ens.rates, 1, level=cfg.level)
-    _put(out, f"ar.min.{tag}", both, clean, hw)
+    _put(out, f"ar.min.{tag}", both, clean, hw, n_aa)
     out[f"n_inputs.ar_apgd_square.{tag}"] = float(n_aa)
     return out
 
@@ -337,7 +382,7 @@ def _universal(
         if gmm_dir is not None:
             _save_tensors({"delta": uap.delta}, gmm_dir / f"{tag}.uap_{kind}.safetensors")
         est = estimate_uap(model, ev, uap, level=cfg.level)
-        _put(out, f"uap.{kind}.{tag}", est, clean, cfg.halfwidth)
+        _put(out, f"uap.{kind}.{tag}", est, clean, cfg.halfwidth, min(cfg.aa_inputs, len(ev[1])))
         out[f"seconds.fit.uap.{kind}.{tag}"] = cost["seconds"]
         sel = kept_rates(model, (splits.x_select, splits.y_select), uap.sampler, 1, cfg.eps)
         select[kind] = float(sel.mean())
@@ -345,6 +390,58 @@ def _universal(
     _alias(out, f"uap.best.{tag}", f"uap.{best}.{tag}")
     out[f"uap.best_kind.{tag}"] = float(UAP_KINDS.index(best))
     return out
+
+
+_SHAPE = {
+    "neff": "effective_components",
+    "neff_excess": "neff_excess",
+    "spread": "spread",
+    "spread_within": "spread_within",
+    "saturation": "saturation",
+}
+
+
+def _fit_form(
+    cfg: RunConfig,
+    model: nn.Module,
+    splits: Splits,
+    ev: tuple[torch.Tensor, torch.Tensor],
+    clean: np.ndarray,
+    names: tuple[str, str, str],
+    seed: int,
+    weight_floor: float | None = None,
+) -> tuple[dict[str, float], PerturbationGMM]:
+    """Fit and measure one form: ``nppr.<part>.<tag>`` (all inputs, ``cc.``, ``.sub``), its
+    shape (``neff``, ``neff_excess``, ``spread``, ``spread_within``, ``saturation``) and cost,
+    where ``names`` is ``(form, part, tag)`` (``part``: the form, or ``nofloor``)."""
+    form, part, tag = names
+    out: dict[str, float] = {}
+    torch.manual_seed(seed_for(seed, "gmm_init", form))
+    gmm = build_gmm(cfg, splits, form, cfg.eps, model, weight_floor)
+    res = fit_nppr(
+        model,
+        (splits.x_fit, splits.y_fit),
+        gmm,
+        fit_config(cfg, cfg.fit_steps),
+        seed=seed_for(seed, "gmm_fit", form),
+    )
+    key = f"nppr.{part}.{tag}"
+    est = estimate_nppr(
+        model, ev, gmm, cfg.mc_samples, level=cfg.level, seed=seed_for(seed, "draws", form)
+    )
+    _put(out, key, est, clean, cfg.halfwidth, min(cfg.aa_inputs, len(ev[1])))
+    shape = mixture_shape(gmm, ev, seed=seed_for(seed, "shape", form))
+    for name, field in _SHAPE.items():
+        out[f"{name}.{part}.{tag}"] = shape[field]
+    out[f"forward_passes.fit.{key}"] = float(res.forward_passes)
+    out[f"seconds.fit.{key}"] = res.seconds
+    out[f"fit_loss.{key}"] = float(np.mean(res.losses[-10:]))
+    log(
+        f"{tag} NPPR[{part}] = {est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}], "
+        f"{shape['effective_components']:.2f} components ({shape['neff_excess']:+.2f} over the "
+        f"floor's minimum), spread {shape['spread']:.2f}, within {shape['spread_within']:.2f}"
+    )
+    return out, gmm
 
 
 def _nppr(
@@ -358,46 +455,25 @@ def _nppr(
     gmm_dir: Path | None,
 ) -> dict[str, float]:
     """NPPR in each form, its mixture's shape and cost; ``nppr.best``: the form lowest on the
-    selection inputs."""
+    selection inputs; ``nppr.nofloor``: the best form refitted without the weight floor."""
     out: dict[str, float] = {}
     select: dict[str, float] = {}
     for form in cfg.forms:
-        torch.manual_seed(seed_for(seed, "gmm_init", form))
-        gmm = build_gmm(cfg, splits, form, cfg.eps, model)
-        res = fit_nppr(
-            model,
-            (splits.x_fit, splits.y_fit),
-            gmm,
-            fit_config(cfg, cfg.fit_steps),
-            seed=seed_for(seed, "gmm_fit", form),
-        )
+        figures, gmm = _fit_form(cfg, model, splits, ev, clean, (form, form, tag), seed)
+        out.update(figures)
         if gmm_dir is not None:
             _save_tensors(gmm.state_dict(), _gmm_path(gmm_dir, tag, form, cfg.eps))
-        key = f"nppr.{form}.{tag}"
-        est = estimate_nppr(
-            model, ev, gmm, cfg.mc_samples, level=cfg.level, seed=seed_for(seed, "draws", form)
-        )
-        _put(out, key, est, clean, cfg.halfwidth)
-        shape = mixture_shape(gmm, ev, seed=seed_for(seed, "shape", form))
-        out[f"neff.{form}.{tag}"] = shape["effective_components"]
-        out[f"spread.{form}.{tag}"] = shape["spread"]
-        out[f"saturation.{form}.{tag}"] = shape["saturation"]
-        out[f"forward_passes.fit.{key}"] = float(res.forward_passes)
-        out[f"seconds.fit.{key}"] = res.seconds
-        out[f"fit_loss.{key}"] = float(np.mean(res.losses[-10:]))
         sel = kept_rates(
             model, (splits.x_select, splits.y_select), gmm.sampler, 16, cfg.eps, seed=seed
         )
         select[form] = float(sel.mean())
-        log(
-            f"{tag} NPPR[{form}] = {est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}], "
-            f"{shape['effective_components']:.2f} components, spread {shape['spread']:.2f}"
-        )
     best = min(select, key=lambda f: select[f])
     _alias(out, f"nppr.best.{tag}", f"nppr.{best}.{tag}")
-    for part in ("neff", "spread", "saturation"):
+    for part in _SHAPE:
         out[f"{part}.best.{tag}"] = out[f"{part}.{best}.{tag}"]
     out[f"nppr.best_form.{tag}"] = float(FORMS.index(best))
+    figures, _ = _fit_form(cfg, model, splits, ev, clean, (best, "nofloor", tag), seed, 0.0)
+    out.update(figures)
     return out
 
 

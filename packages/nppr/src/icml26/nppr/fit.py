@@ -23,10 +23,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from icml26.nppr.gmm import PerturbationGMM, effective_components
+from icml26.nppr.gmm import PerturbationGMM, effective_components, floor_minimum_components
 from icml26.nppr.montecarlo import (
     Data,
     estimate_pr_with,
+    frozen_parameters,
     is_tensor_pair,
     iter_batches,
     model_device,
@@ -179,7 +180,6 @@ def fit_nppr(
     """
     device = model_device(model)
     gmm.to(device).train()
-    frozen = [p.requires_grad for p in model.parameters()]
     if is_tensor_pair(data):
         x, y = data  # type: ignore[misc]
         perm = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))
@@ -191,9 +191,7 @@ def fit_nppr(
     losses: list[float] = []
     t0 = time.perf_counter()
     passes = 0
-    try:
-        for p in model.parameters():
-            p.requires_grad_(False)
+    with frozen_parameters(model):
         for step in range(cfg.steps):
             tau = cfg.tau_start * (cfg.tau_end / cfg.tau_start) ** (step / max(1, cfg.steps - 1))
             xb, yb = next(batches)
@@ -217,9 +215,6 @@ def fit_nppr(
             losses.append(float(main.detach()))
             if log is not None and (step % max(1, cfg.steps // 10) == 0 or step == cfg.steps - 1):
                 log(step=step, **{f"nppr_fit_loss.{tag}": losses[-1], f"nppr_fit_tau.{tag}": tau})
-    finally:
-        for p, flag in zip(model.parameters(), frozen, strict=True):
-            p.requires_grad_(flag)
     gmm.eval()
     return FitResult(gmm, losses, passes, time.perf_counter() - t0)
 
@@ -262,25 +257,43 @@ def mixture_shape(
     Args:
         gmm: the fitted mixture.
         data: inputs (a loader or ``(x, y)``).
-        draws: perturbations drawn per input for the spread.
+        draws: perturbations drawn per input (and per component) for the spreads.
         seed: seeds the draws.
         batch_size: for a pair of tensors.
 
     Returns:
         ``effective_components``: ``exp H(π)`` averaged over inputs (1 = one component);
+        ``neff_excess``: that minus :func:`~icml26.nppr.gmm.floor_minimum_components`, the
+        least the weight floor allows (0: collapsed as far as the floor lets it);
         ``spread``: the per-coordinate standard deviation of δ across draws for a fixed input,
-        over eps, averaged (0 for a point perturbation such as a universal adversarial one);
-        ``saturation``: the fraction of coordinates of a draw at ``|δ| >= 0.95 eps``.
+        over eps, averaged (0 for a point perturbation such as a universal adversarial one;
+        it includes switching between components); ``spread_within``: the same across draws
+        of *one* component, averaged over components with weights π (0 when every component
+        is a point, however many there are); ``saturation``: the fraction of coordinates of a
+        draw at ``|δ| >= 0.95 eps``.
     """
     gmm.eval()
     device = next(gmm.parameters()).device
     g = torch.Generator(device=device).manual_seed(seed)
-    neff, spread, sat, n = 0.0, 0.0, 0.0, 0
+    neff, spread, within, sat, n = 0.0, 0.0, 0.0, 0.0, 0
     for x, y in iter_batches(data, batch_size):
         x, y = x.to(device), y.to(device)
-        neff += effective_components(gmm(x, y).weights) * len(y)
+        p = gmm(x, y)
+        w = p.weights
+        neff += effective_components(w) * len(y)
         d = gmm.sampler(x, y, draws, g)  # [draws, B, ...]
         spread += float(d.std(0).mean()) / gmm.eps * len(y)
         sat += float((d.abs() >= 0.95 * gmm.eps).float().mean()) * len(y)
+        for k in range(gmm.k):
+            xi = torch.randn((draws, *p.mu[:, k].shape), generator=g, device=device)
+            dk = gmm.decode(p.mu[:, k] + p.log_std[:, k].exp() * xi)  # [draws, B, ...]
+            within += float((w[:, k] * dk.std(0).flatten(1).mean(1)).sum()) / gmm.eps
         n += len(y)
-    return {"effective_components": neff / n, "spread": spread / n, "saturation": sat / n}
+    floor = floor_minimum_components(gmm.k, gmm.weight_floor)
+    return {
+        "effective_components": neff / n,
+        "neff_excess": neff / n - floor,
+        "spread": spread / n,
+        "spread_within": within / n,
+        "saturation": sat / n,
+    }

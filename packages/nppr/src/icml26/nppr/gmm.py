@@ -51,6 +51,7 @@ __all__ = [
     "PerturbationGMM",
     "decode_latent",
     "effective_components",
+    "floor_minimum_components",
     "gumbel_softmax_weights",
 ]
 
@@ -83,8 +84,32 @@ def effective_components(weights: torch.Tensor) -> float:
     Returns:
         The mean over the batch of ``exp(-Σ_k π_k log π_k)``.
     """
-    p = weights.clamp_min(1e-12)
+    p = weights.detach().clamp_min(1e-12)
     return float(torch.exp(-(p * p.log()).sum(-1)).mean())
+
+
+def floor_minimum_components(k: int, weight_floor: float) -> float:
+    """The fewest effective components a floored mixture can have: ``exp H(π)`` of the weights
+    ``(φ/K + 1 - φ, φ/K, ..., φ/K)`` (all the free mass on one component).
+
+    A fitted mixture at this value has collapsed as far as the floor lets it: its
+    ``effective_components`` above this minimum is what the fit chose, not what the floor forced.
+
+    Args:
+        k: the number of components.
+        weight_floor: ``φ`` in ``[0, 1)``.
+
+    Returns:
+        1 for ``φ = 0`` or ``k = 1``; 2.93 for ``k = 4, φ = 0.5``.
+
+    Raises:
+        ValueError: ``k < 1`` or ``φ`` outside ``[0, 1)``.
+    """
+    if k < 1 or not 0.0 <= weight_floor < 1.0:
+        raise ValueError(f"need k >= 1 and weight_floor in [0, 1), got {k}, {weight_floor}")
+    w = torch.full((1, k), weight_floor / k, dtype=torch.float64)
+    w[0, 0] += 1.0 - weight_floor
+    return effective_components(w)
 
 
 def decode_latent(u: torch.Tensor, input_shape: tuple[int, ...], eps: float) -> torch.Tensor:
@@ -137,7 +162,9 @@ class PerturbationGMM(nn.Module):
         feature_extractor: frozen ``fn(x) -> [B, feature_dim]`` for the ``x``/``xy`` forms,
             e.g. ``lambda x: model(x).log_softmax(-1)`` (not saved, not trained).
         weight_floor: ``φ`` in ``[0, 1)``: each component keeps at least ``φ/K`` of the
-            weight (0: no floor).
+            weight (0: no floor; default 0.5, as ``icml26 run nppr``). The floor keeps the
+            *weights* spread, not the fit: :func:`floor_minimum_components` is the least
+            ``exp H(π)`` it allows, and a fit at that minimum has collapsed as far as it can.
 
     Raises:
         ValueError: an unknown form, non-positive sizes, bad bounds, a floor outside [0, 1).
@@ -156,7 +183,7 @@ class PerturbationGMM(nn.Module):
         logstd_bounds: tuple[float, float] = (-2.0, 1.0),
         feature_dim: int = 0,
         feature_extractor: Callable[[torch.Tensor], torch.Tensor] | None = None,
-        weight_floor: float = 0.0,
+        weight_floor: float = 0.5,
     ) -> None:
         super().__init__()
         if form not in FORMS:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ __all__ = [
     "PerturbationSampler",
     "clip_to_ball",
     "estimate_pr_with",
+    "frozen_parameters",
     "is_tensor_pair",
     "iter_batches",
     "kept_rates",
@@ -91,6 +93,28 @@ def iter_batches(data: Data, batch_size: int = 256) -> Iterator[tuple[torch.Tens
         if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
             raise TypeError("each batch must hold tensors x and y")
         yield x, y
+
+
+@contextmanager
+def frozen_parameters(model: nn.Module) -> Iterator[nn.Module]:
+    """Turn off gradients of every parameter of ``model`` for the block, then give each
+    parameter its own ``requires_grad`` back (a layer the user froze stays frozen), also when
+    the block raises.
+
+    Args:
+        model: the classifier fitted against.
+
+    Yields:
+        ``model``.
+    """
+    flags = [p.requires_grad for p in model.parameters()]
+    try:
+        for p in model.parameters():
+            p.requires_grad_(False)
+        yield model
+    finally:
+        for p, flag in zip(model.parameters(), flags, strict=True):
+            p.requires_grad_(flag)
 
 
 def model_device(model: nn.Module, fallback: torch.device | None = None) -> torch.device:

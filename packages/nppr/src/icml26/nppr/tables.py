@@ -11,6 +11,7 @@ parts joined by ``_`` (``nppr.best`` -> ``nppr_best``), so a claim's placebo swa
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from icml26.shared.keys import parse_number_part
 from icml26.shared.stats import mean_se, paired_difference
 
-__all__ = ["FAMILIES", "readme_tables", "replicate_summary"]
+__all__ = ["FAMILIES", "readme_tables", "replicate_summary", "sweep_table"]
 
 #: Figures summarised over replicates: family name -> key prefix.
 FAMILIES = {
@@ -43,12 +44,24 @@ FAMILIES = {
     "nppr_xy": "nppr.xy",
     "nppr_best": "nppr.best",
     "neff_best": "neff.best",
+    "neff_excess_best": "neff_excess.best",
     "spread_best": "spread.best",
+    "spread_within_best": "spread_within.best",
+    "saturation_best": "saturation.best",
+    "nppr_nofloor": "nppr.nofloor",
+    "neff_nofloor": "neff.nofloor",
+    "spread_nofloor": "spread.nofloor",
+    "spread_within_nofloor": "spread_within.nofloor",
+    "saturation_nofloor": "saturation.nofloor",
     "nppr_over_pr": "nppr_over_pr",
 }
 #: Families whose clean-correct twin (``cc.<key>``) is summarised too.
 _CC = ("ar_min", "pr_min", "pr_tuned", "uap_best", "nppr_best", "ar_pgd", "pr_min_ours")
 _AT_GAIN = ("nppr_best", "pr_min", "pr_tuned", "ar_min", "uap_best", "clean_acc")
+#: Families also summarised on AR's subset (``<key>.sub`` -> ``mean.<family>.<tag>.sub``).
+_SUB = ("ar_min", "uap_best", "nppr_best")
+#: Families compared in pairs within each replicate (``mean.gap.<a>.<b>.<tag>``: a - b).
+_GAP = ("ar_min", "pr_min", "pr_tuned", "uap_best", "nppr_best")
 
 
 def _se(values: Sequence[float]) -> float:
@@ -71,13 +84,16 @@ def replicate_summary(
     out: dict[str, float] = {"replicates": float(len(replicates))}
     for tag in tags:
         for family, prefix in FAMILIES.items():
-            for conv, key in (("", f"{prefix}.{tag}"), ("cc_", f"cc.{prefix}.{tag}")):
-                if conv and family not in _CC:
-                    continue
+            variants = [("", f"{prefix}.{tag}", "")]
+            variants += [("cc_", f"cc.{prefix}.{tag}", "")] if family in _CC else []
+            variants += [("", f"{prefix}.{tag}.sub", ".sub")] if family in _SUB else []
+            for conv, key, sub in variants:
                 values = [r[key] for r in replicates if key in r]
                 if len(values) == len(replicates) and values:
-                    out[f"{conv}mean.{family}.{tag}"] = float(sum(values) / len(values))
-                    out[f"{conv}se.{family}.{tag}"] = _se(values)
+                    out[f"{conv}mean.{family}.{tag}{sub}"] = float(sum(values) / len(values))
+                    out[f"{conv}se.{family}.{tag}{sub}"] = _se(values)
+    for tag in tags:
+        out.update(_gaps(replicates, tag))
     for tag in tags:
         arch, _, training = tag.rpartition("_")
         if training != "at" or f"{arch}_std" not in tags:
@@ -90,6 +106,48 @@ def replicate_summary(
                 gap = paired_difference(at, std)
                 out[f"mean.at_gain.{family}.{arch}"] = gap.mean
                 out[f"se.at_gain.{family}.{arch}"] = gap.se if len(at) > 1 else math.nan
+        out.update(_gain_over_uap(replicates, arch, tag))
+    return out
+
+
+def _gaps(replicates: Sequence[Mapping[str, float]], tag: str) -> dict[str, float]:
+    """``mean.gap.<a>.<b>.<tag>`` (and ``.sub`` on AR's subset): ``a - b`` within each
+    replicate (same classifier, same images), its mean and SE over replicates; every ordered
+    pair of :data:`_GAP`, so a placebo that swaps a family finds its counterpart."""
+    out: dict[str, float] = {}
+    for a, b in itertools.product(_GAP, _GAP):
+        for sub in ("", ".sub"):
+            if sub and (a not in _SUB or b not in _SUB):
+                continue
+            ka, kb = f"{FAMILIES[a]}.{tag}{sub}", f"{FAMILIES[b]}.{tag}{sub}"
+            if not all(ka in r and kb in r for r in replicates):
+                continue
+            diffs = [r[ka] - r[kb] for r in replicates]
+            out[f"mean.gap.{a}.{b}.{tag}{sub}"] = float(sum(diffs) / len(diffs))
+            out[f"se.gap.{a}.{b}.{tag}{sub}"] = _se(diffs)
+    return out
+
+
+def _gain_over_uap(
+    replicates: Sequence[Mapping[str, float]], arch: str, tag_at: str
+) -> dict[str, float]:
+    """``mean.at_gain_over_uap.<family>.<arch>``: the gain of adversarial training in
+    ``family`` minus its gain in the best universal perturbation, paired within each replicate
+    (one difference per replicate, its mean and SE)."""
+    out: dict[str, float] = {}
+    tag_std = f"{arch}_std"
+
+    def gain(r: Mapping[str, float], family: str) -> float:
+        prefix = FAMILIES[family]
+        return r[f"{prefix}.{tag_at}"] - r[f"{prefix}.{tag_std}"]
+
+    for family in _AT_GAIN:
+        keys = [f"{FAMILIES[f]}.{t}" for f in (family, "uap_best") for t in (tag_at, tag_std)]
+        if not all(k in r for r in replicates for k in keys):
+            continue
+        diffs = [gain(r, family) - gain(r, "uap_best") for r in replicates]
+        out[f"mean.at_gain_over_uap.{family}.{arch}"] = float(sum(diffs) / len(diffs))
+        out[f"se.at_gain_over_uap.{family}.{arch}"] = _se(diffs)
     return out
 
 
@@ -103,28 +161,42 @@ def _fmt(metrics: Mapping[str, Any], key: str, se_key: str | None = None) -> str
     return f"{value:.3f}"
 
 
-_ROWS = (
-    ("clean accuracy", "clean_acc"),
-    ("AR, PGD", "ar_pgd"),
-    ("AR, `apgd_square` ensemble (subset)", "ar_apgd_square"),
-    ("AR, robust to both (subset)", "ar_min"),
-    ("PR, uniform U[-eps, eps] (ours)", "pr_uniform"),
-    ("PR, Gaussian σ = eps, clipped (ours)", "pr_gaussian"),
-    ("PR, Laplace b = eps, clipped (ours)", "pr_laplace"),
-    ("PR, U(-1, 1) clipped (official)", "pr_uniform_official"),
-    ("PR, randn clipped (official)", "pr_gaussian_official"),
-    ("PR, lowest of the five", "pr_min"),
-    ("PR, tuned fixed noise", "pr_tuned"),
-    ("universal adversarial perturbation", "uap_universal"),
-    ("per-class adversarial perturbation", "uap_per_class"),
-    ("best universal / per-class perturbation", "uap_best"),
-    ("NPPR, input-independent (`none`)", "nppr_none"),
-    ("NPPR, conditioned on x", "nppr_x"),
-    ("NPPR, conditioned on y", "nppr_y"),
-    ("NPPR, conditioned on x and y", "nppr_xy"),
-    ("NPPR, best form (chosen on selection inputs)", "nppr_best"),
-    ("effective components exp H(π), best form", "neff_best"),
-    ("spread of draws / eps, best form", "spread_best"),
+#: README rows: a label and the families shown in it (one: mean ± SE with its clean-correct
+#: twin; several: their means joined by " / "), and ``.sub`` for AR's subset.
+_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("clean accuracy", ("clean_acc",), ""),
+    ("AR, PGD", ("ar_pgd",), ""),
+    ("AR, `apgd_square` ensemble (subset)", ("ar_apgd_square",), ""),
+    ("AR, robust to both (subset)", ("ar_min",), ""),
+    ("PR, ours: uniform / Gaussian / Laplace", ("pr_uniform", "pr_gaussian", "pr_laplace"), ""),
+    (
+        "PR, official: U(-1, 1) / randn, clipped",
+        ("pr_uniform_official", "pr_gaussian_official"),
+        "",
+    ),
+    ("PR, lowest of the five", ("pr_min",), ""),
+    ("PR, tuned fixed noise", ("pr_tuned",), ""),
+    ("universal / per-class perturbation", ("uap_universal", "uap_per_class"), ""),
+    ("best universal / per-class perturbation", ("uap_best",), ""),
+    ("NPPR: `none` / `x` / `y` / `xy` forms", ("nppr_none", "nppr_x", "nppr_y", "nppr_xy"), ""),
+    ("NPPR, best form (chosen on selection inputs)", ("nppr_best",), ""),
+    ("best point minus NPPR, paired within replicates", ("gap.uap_best.nppr_best",), ""),
+    ("on AR's subset: AR / NPPR best / best point", ("ar_min", "nppr_best", "uap_best"), ".sub"),
+    (
+        "effective components exp H(π) / over the floor's minimum",
+        ("neff_best", "neff_excess_best"),
+        "",
+    ),
+    (
+        "spread / eps: draws / one component / share at ±eps",
+        ("spread_best", "spread_within_best", "saturation_best"),
+        "",
+    ),
+    (
+        "no floor: NPPR / exp H(π) / spread in one component",
+        ("nppr_nofloor", "neff_nofloor", "spread_within_nofloor"),
+        "",
+    ),
 )
 
 
@@ -132,9 +204,20 @@ def _models(metrics: Mapping[str, Any]) -> list[str]:
     return sorted({k.split(".")[2] for k in metrics if k.startswith("mean.nppr_best.")})
 
 
+def _cell(m: Mapping[str, Any], families: tuple[str, ...], tag: str, sub: str) -> str:
+    if len(families) > 1:
+        values = [_fmt(m, f"mean.{f}.{tag}{sub}") for f in families]
+        return "-" if all(v == "-" for v in values) else " / ".join(values)
+    fam = families[0]
+    cell = _fmt(m, f"mean.{fam}.{tag}{sub}", f"se.{fam}.{tag}{sub}")
+    cc = m.get(f"cc_mean.{fam}.{tag}")
+    return f"{cell} (cc {cc:.3f})" if isinstance(cc, float) and cell != "-" and not sub else cell
+
+
 def readme_tables(results: Mapping[str, Any]) -> str:
-    """The README's tables from a results object: every figure as mean ± SE over replicates
-    per model (both averaging conventions for the headline families), and the budget sweep.
+    """The README's table from a results object: every figure as mean ± SE over replicates
+    per model (with the clean-correct convention for the headline families; rows of several
+    figures give their means). The budget sweep is :func:`sweep_table` (RESULTS.md, plots).
 
     Args:
         results: a results object (``results.json``) of ``icml26 run nppr``.
@@ -147,23 +230,32 @@ def readme_tables(results: Mapping[str, Any]) -> str:
     if not models:
         return ""
     n = int(m.get("replicates", 0))
-    head = "| figure | " + " | ".join(f"`{t}`" for t in models) + " |"
     lines = [
-        f"Mean ± SE over {n} replicates (classifier, fitting inputs and draws re-drawn), over all "
-        "test inputs; `cc`: over the clean-correct ones only (the official code's convention):",
+        f"Mean ± SE over {n} replicates (classifier, its images, fitting, selection and test "
+        "images and draws re-drawn), over all test inputs; `cc`: over the clean-correct ones "
+        "only (the official code's convention):",
         "",
-        head,
+        "| figure | " + " | ".join(f"`{t}`" for t in models) + " |",
         "|---|" + "---|" * len(models),
     ]
-    for label, fam in _ROWS:
-        cells = []
-        for t in models:
-            cell = _fmt(m, f"mean.{fam}.{t}", f"se.{fam}.{t}")
-            cc = m.get(f"cc_mean.{fam}.{t}")
-            cells.append(f"{cell} (cc {cc:.3f})" if isinstance(cc, float) and cell != "-" else cell)
+    for label, families, sub in _ROWS:
+        cells = [_cell(m, families, t, sub) for t in models]
         if any(c != "-" for c in cells):
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    return "\n".join([*lines, "", *_sweep_table(m, models)])
+    return "\n".join(lines)
+
+
+def sweep_table(results: Mapping[str, Any]) -> str:
+    """The budget sweep (first replicate) as Markdown, for a report or a notebook.
+
+    Args:
+        results: a results object of ``icml26 run nppr``.
+
+    Returns:
+        Markdown (empty without a sweep).
+    """
+    m = results.get("metrics", results)
+    return "\n".join(_sweep_table(m, _models(m)))
 
 
 def _sweep_table(m: Mapping[str, Any], models: Sequence[str]) -> list[str]:

@@ -253,6 +253,93 @@ def apgd_square_parts(apgd_iters: int, n_targets: int, square_queries: int) -> s
     )
 
 
+class _Ensemble:
+    """The ensemble's state: adversarial inputs so far and which inputs are still robust;
+    each stage attacks only the still-robust inputs."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        clf: Any,
+        x: torch.Tensor,
+        y: torch.Tensor,
+        robust: np.ndarray,
+        eps: float,
+        apgd_iters: int,
+        batch_size: int,
+    ) -> None:
+        self.model, self.clf, self.x, self.y, self.robust = model, clf, x, y, robust
+        self.xn, self.yn = x.cpu().numpy(), y.cpu().numpy()
+        self.x_adv = self.xn.copy()
+        self.eps, self.apgd_iters, self.batch_size = eps, apgd_iters, batch_size
+
+    def _update(self, idx: np.ndarray, found: np.ndarray) -> None:
+        self.x_adv[idx] = found
+        self.robust[idx] = _robust_after(self.model, found, self.y[idx], self.x[idx], self.eps)
+
+    def apgd(self, loss: str, targets: np.ndarray | None) -> None:
+        """APGD with ``loss``, untargeted (``targets`` None) or at one target per input."""
+        from art.attacks.evasion import AutoProjectedGradientDescent
+
+        idx = np.flatnonzero(self.robust)
+        if not idx.size:
+            return
+        attack = AutoProjectedGradientDescent(
+            self.clf,
+            norm=np.inf,
+            eps=self.eps,
+            eps_step=2 * self.eps,
+            max_iter=self.apgd_iters,
+            targeted=targets is not None,
+            nb_random_init=1,
+            batch_size=self.batch_size,
+            loss_type=loss,
+            verbose=False,
+        )
+        labels = self.yn[idx] if targets is None else targets[idx]
+        self._update(idx, attack.generate(x=self.xn[idx], y=labels))
+
+    def square(
+        self, counter: nn.Module, n_classes: int, clip: tuple[float, float], queries: int
+    ) -> None:
+        """Square on the still-robust inputs (signals laid out as a padded square image)."""
+        from art.attacks.evasion import SquareAttack
+
+        idx = np.flatnonzero(self.robust)
+        if not idx.size:
+            return
+        shape = tuple(self.x.shape[1:])
+        image = square_image_shape(shape)
+        clf = (
+            self.clf
+            if image == shape
+            else art_classifier(_FromSquare(counter, shape), image, n_classes, clip)
+        )
+        attack = SquareAttack(
+            clf,
+            norm=np.inf,
+            eps=self.eps,
+            max_iter=queries,
+            p_init=0.8,
+            nb_restarts=1,
+            batch_size=self.batch_size,
+            verbose=False,
+        )
+        found = attack.generate(x=_to_square(self.xn[idx], image), y=self.yn[idx])
+        flat = found.reshape(idx.size, -1)[:, : math.prod(shape)]
+        self._update(idx, flat.reshape(idx.size, *shape))
+
+
+def _top_wrong_classes(model: nn.Module, x: torch.Tensor, y: torch.Tensor, n: int) -> np.ndarray:
+    """The ``n`` highest-scoring wrong classes of each input by its clean logits, ``[N, n]``."""
+    with torch.no_grad():
+        logits = torch.cat(
+            [model(x[i : i + 1024].to(model_device(model))).cpu() for i in range(0, len(x), 1024)]
+        )
+    logits[torch.arange(len(y)), y.cpu()] = -float("inf")
+    return logits.argsort(-1, descending=True)[:, :n].numpy()
+
+
 def apgd_square_ar(
     model: nn.Module,
     data: Data,
@@ -283,78 +370,21 @@ def apgd_square_ar(
     Returns:
         An :class:`~icml26.nppr.stats.Estimate` (0/1 robust per input).
     """
-    from art.attacks.evasion import AutoProjectedGradientDescent, SquareAttack
-
     x, y = _stack(data)
     n_classes = check_eval_inputs(model, x, y, eps, clip)
     counter = _CountingModel(model).eval()
     clf = art_classifier(counter, tuple(x.shape[1:]), n_classes, clip)
     np.random.seed(seed % 2**32)  # noqa: NPY002 - ART's random starts use NumPy's global generator
-    xn, yn = x.cpu().numpy(), y.cpu().numpy()
     t0 = time.perf_counter()
     robust = (_predict(model, x) == y.cpu()).numpy()
-    x_adv = xn.copy()
-
-    def apgd(loss: str, targeted: bool) -> Any:
-        return AutoProjectedGradientDescent(
-            clf,
-            norm=np.inf,
-            eps=eps,
-            eps_step=2 * eps,
-            max_iter=apgd_iters,
-            targeted=targeted,
-            nb_random_init=1,
-            batch_size=batch_size,
-            loss_type=loss,
-            verbose=False,
-        )
-
-    # 1) APGD-CE, untargeted, on the clean-correct inputs.
-    idx = np.flatnonzero(robust)
-    if idx.size:
-        x_adv[idx] = apgd("cross_entropy", False).generate(x=xn[idx], y=yn[idx])
-        robust[idx] = _robust_after(model, x_adv[idx], y[idx], x[idx], eps)
-    # 2) APGD-DLR targeted at the top wrong classes (by clean logits), still-robust inputs only.
-    if n_targets > 0 and n_classes >= 4:
-        with torch.no_grad():
-            logits = torch.cat(
-                [
-                    model(x[i : i + 1024].to(model_device(model))).cpu()
-                    for i in range(0, len(x), 1024)
-                ]
-            )
-        logits[torch.arange(len(y)), y.cpu()] = -float("inf")
-        targets = logits.argsort(-1, descending=True)[:, : min(n_targets, n_classes - 1)].numpy()
-        attack_t = apgd("difference_logits_ratio", True)
+    run = _Ensemble(model, clf, x, y, robust, eps, apgd_iters, batch_size)
+    run.apgd("cross_entropy", None)  # 1) APGD-CE, untargeted, on the clean-correct inputs
+    if n_targets > 0 and n_classes >= 4:  # 2) APGD-DLR at the top wrong classes (clean logits)
+        targets = _top_wrong_classes(model, x, y, min(n_targets, n_classes - 1))
         for t in range(targets.shape[1]):
-            idx = np.flatnonzero(robust)
-            if not idx.size:
-                break
-            x_adv[idx] = attack_t.generate(x=xn[idx], y=targets[idx, t])
-            robust[idx] = _robust_after(model, x_adv[idx], y[idx], x[idx], eps)
-    # 3) Square (score-based, no gradients) on what is left.
-    idx = np.flatnonzero(robust)
-    shape = tuple(x.shape[1:])
-    image = square_image_shape(shape)
-    if idx.size and square_queries > 0:
-        square_clf = (
-            clf
-            if image == shape
-            else art_classifier(_FromSquare(counter, shape), image, n_classes, clip)
-        )
-        square = SquareAttack(
-            square_clf,
-            norm=np.inf,
-            eps=eps,
-            max_iter=square_queries,
-            p_init=0.8,
-            nb_restarts=1,
-            batch_size=batch_size,
-            verbose=False,
-        )
-        found = square.generate(x=_to_square(xn[idx], image), y=yn[idx])
-        x_adv[idx] = found.reshape(idx.size, -1)[:, : math.prod(shape)].reshape(idx.size, *shape)
-        robust[idx] = _robust_after(model, x_adv[idx], y[idx], x[idx], eps)
+            run.apgd("difference_logits_ratio", targets[:, t])
+    if square_queries > 0:  # 3) Square (score-based, no gradients) on what is left
+        run.square(counter, n_classes, clip, square_queries)
     return estimate_from_rates(
         robust.astype(np.float64),
         1,

@@ -32,6 +32,7 @@ from icml26.nppr.gmm import decode_latent
 from icml26.nppr.montecarlo import (
     Data,
     estimate_pr_with,
+    frozen_parameters,
     is_tensor_pair,
     iter_batches,
     model_device,
@@ -150,11 +151,8 @@ class UniversalPerturbation(nn.Module):
             data = (x[perm], y[perm])
         opt = torch.optim.Adam(self.parameters(), lr=cfg.lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.steps)
-        frozen = [p.requires_grad for p in model.parameters()]
         t0, passes, step, loss = time.perf_counter(), 0, 0, torch.zeros(())
-        try:
-            for p in model.parameters():
-                p.requires_grad_(False)
+        with frozen_parameters(model):
             while step < cfg.steps:
                 seen = 0
                 for xb, yb in iter_batches(data, cfg.batch_size):
@@ -180,9 +178,6 @@ class UniversalPerturbation(nn.Module):
                     raise ValueError(
                         "the classifier gets none of the fitting inputs right: nothing to perturb"
                     )
-        finally:
-            for p, flag in zip(model.parameters(), frozen, strict=True):
-                p.requires_grad_(flag)
         return {
             "forward_passes": float(passes),
             "seconds": time.perf_counter() - t0,

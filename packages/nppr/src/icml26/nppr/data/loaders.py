@@ -233,25 +233,47 @@ def load_cifar(path: str | os.PathLike[str], classes: int = 10) -> ImageData:
     return from_splits(f"cifar{classes}", xtr, ytr, xte, yte)
 
 
+def _class_files(root: Path, classes: Sequence[str]) -> list[tuple[Path, int]]:
+    """``(file, label)`` of ``root/<class>/*`` (or ``root/<class>/images/*``, Tiny ImageNet's
+    train layout), or of ``root/images/*`` labelled by ``root/val_annotations.txt`` (Tiny
+    ImageNet's validation layout: ``file<TAB>wnid<TAB>...`` per line)."""
+    notes = root / "val_annotations.txt"
+    if (root / "images").is_dir() and notes.is_file():
+        index = {name: i for i, name in enumerate(classes)}
+        out = []
+        for n, line in enumerate(notes.read_text().splitlines(), 1):
+            parts = line.split("\t")
+            if not line.strip():
+                continue
+            if len(parts) < 2 or parts[1] not in index:
+                raise ValueError(f"{notes}:{n}: expected 'file<TAB>class', class among train/'s")
+            out.append((root / "images" / parts[0], index[parts[1]]))
+        return out
+    out = []
+    for label, name in enumerate(classes):
+        folder = root / name
+        if (folder / "images").is_dir():
+            folder = folder / "images"
+        if folder.is_dir():
+            out += [
+                (f, label) for f in sorted(folder.iterdir()) if f.suffix.lower() in _IMAGE_SUFFIXES
+            ]
+    return out
+
+
 def _read_image_dir(
     root: Path, classes: Sequence[str], size: int | None
 ) -> tuple[np.ndarray, np.ndarray]:
     from PIL import Image
 
     xs, ys = [], []
-    for label, name in enumerate(classes):
-        folder = root / name
-        if not folder.is_dir():
-            continue
-        for f in sorted(folder.iterdir()):
-            if f.suffix.lower() not in _IMAGE_SUFFIXES:
-                continue
-            with Image.open(f) as im:
-                im = im.convert("RGB")
-                if size is not None:
-                    im = im.resize((size, size), Image.Resampling.BILINEAR)
-                xs.append(np.asarray(im, dtype=np.float32).transpose(2, 0, 1) / 255.0)
-            ys.append(label)
+    for f, label in _class_files(root, classes):
+        with Image.open(f) as im:
+            im = im.convert("RGB")
+            if size is not None:
+                im = im.resize((size, size), Image.Resampling.BILINEAR)
+            xs.append(np.asarray(im, dtype=np.float32).transpose(2, 0, 1) / 255.0)
+        ys.append(label)
     if not xs:
         raise ValueError(f"{root} holds no images in class folders {list(classes)[:5]}...")
     shapes = {x.shape for x in xs}
@@ -261,7 +283,9 @@ def _read_image_dir(
 
 
 def load_image_folder(path: str | os.PathLike[str], image_size: int | None = None) -> ImageData:
-    """``root/train/<class>/*`` for training and ``root/test/<class>/*`` (or ``val``) for test.
+    """``root/train/<class>/*`` for training and ``root/test/<class>/*`` (or ``val``) for test;
+    also Tiny ImageNet as distributed (``train/<wnid>/images/*``, ``val/images/*`` with
+    ``val/val_annotations.txt``).
 
     Args:
         path: the root folder.
@@ -284,8 +308,9 @@ def load_image_folder(path: str | os.PathLike[str], image_size: int | None = Non
             "standard split is used, never a re-split of the test images"
         )
     classes = sorted(p.name for p in train.iterdir() if p.is_dir())
+    annotated = (test / "val_annotations.txt").is_file() and (test / "images").is_dir()
     unknown = sorted({p.name for p in test.iterdir() if p.is_dir()} - set(classes))
-    if unknown:
+    if unknown and not annotated:
         raise ValueError(f"{test} has classes that train/ lacks: {unknown}")
     xtr, ytr = _read_image_dir(train, classes, image_size)
     xte, yte = _read_image_dir(test, classes, image_size)
