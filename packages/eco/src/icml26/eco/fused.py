@@ -1,18 +1,28 @@
-"""An opt-in fused ECO step for FP8 round-to-nearest weights: two ``torch.compile`` kernels
-per parameter (``ECOAdamW(..., fused=True)``).
+"""An opt-in compiled ECO step for FP8 round-to-nearest weights: one ``torch.compile`` call
+per bucket (``ECOAdamW(..., fused=True)``).
 
 The batched eager step (:mod:`icml26.eco.foreach`) makes about fifteen elementwise passes per
-weight, each a separate kernel (decoding the e4m3 bytes, the update, the scale, the float8
-cast, decoding the new bytes, the error, the injection), against AdamW's eight: on the CPU
-that is about twice AdamW's step time whatever the batching. Compiled, the passes before the
-scale (moments, decode, update) fuse into one loop and those after it (scale, cast, decode,
-error, injection) into another, which brings the step to about AdamW's time.
+weight, each a separate kernel (the moments, the denominator, decoding the e4m3 bytes, the
+update, the scale, the float8 cast, decoding the new bytes, the error, the injection), against
+the seven of ``torch.optim.AdamW``: on the CPU that is about twice AdamW's step time whatever
+the batching. Compiled, the whole bucket (every parameter with the same format, dtype, device
+and step count) is one graph with static shapes: per weight, inductor fuses the passes before
+the scale (moments, denominator, decode, update, the maximum) into one loop and those after it
+(cast, decode, error, injection, the stores) into another, with one Python call for the
+bucket.
 
-The arithmetic is the reference's, but the compiler orders and fuses the float operations
-its own way, so the result agrees with the reference to float32 rounding, not to the bit: a
-value sitting on a rounding boundary may land on the neighbouring e4m3 code. The first step
-compiles (tens of seconds on a CPU; inductor caches the kernels on disk for later runs), and
-a C++ compiler (CPU) or Triton (CUDA) must be installed.
+The graph spells out the reference's operations in the reference's order (``lerp`` with its
+small-weight formula, ``(value · t1) / t2`` for ``addcdiv``, ``(value · t1) · t2`` for
+``addcmul``, decoding by torch's own float8 cast, whose values are the e4m3 table's), and the
+C++ code inductor emits keeps IEEE float semantics (no contraction into fused multiply-adds),
+so on the CPU the step is meant to give the reference's bits; the tests compare the two over
+several steps. Only the lerp of the first moment is left to the eager ``torch._foreach_lerp_``:
+ATen's vectorised lerp is a fused multiply-add, which inductor's C++ backend does not emit.
+
+The first step of a bucket compiles (tens of seconds on a CPU; inductor caches the kernels on
+disk for later runs); a C++ compiler (CPU) or Triton (CUDA) must be installed. A bucket of new
+shapes compiles again (dynamo's recompile limit then falls back to running the same graph
+eagerly).
 """
 
 from __future__ import annotations
@@ -23,7 +33,7 @@ from typing import Any
 import torch
 
 from icml26.eco.foreach import AdamWSettings, QuantizedBucket
-from icml26.eco.quantize import FP8_MAX, QuantFormat, fp8_table
+from icml26.eco.quantize import FP8_MAX, QuantFormat
 
 __all__ = ["adamw_fp8_fused_step", "supports"]
 
@@ -49,50 +59,59 @@ def supports(fmt: QuantFormat, bucket: QuantizedBucket) -> bool:
     )
 
 
-def _update(
-    g: torch.Tensor,
-    m: torch.Tensor,
-    v: torch.Tensor,
-    codes: torch.Tensor,
-    table: torch.Tensor,
-    scale: torch.Tensor,
-    k: dict[str, torch.Tensor],
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Moments in place; returns ``w̃`` (flat) and the denominators."""
-    m.copy_(torch.lerp(m, g, k["one_minus_b1"]))
-    v.copy_(v * k["b2"] + g * g * k["one_minus_b2"])
-    denom = torch.sqrt(v) + k["eps_r"]
-    w = (table[codes.to(torch.int32)].view(scale.shape[0], -1) * scale).view(-1)
-    return w * k["decay"] + k["step_size"] * m / denom, denom
+def _fma(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """``a · b + c`` as the fused multiply-add of ATen's vectorised ``addcmul`` on the CPU:
+    the float64 product of two float32 numbers is exact; the float64 sum is then rounded to
+    float32 (a second rounding that differs from a single one only when the float64 sum lands
+    exactly on a float32 midpoint it did not start on, about once in 2^29)."""
+    return (a.double() * b.double() + c.double()).float()
 
 
-def _requantize(
-    w: torch.Tensor,
-    denom: torch.Tensor,
-    m: torch.Tensor,
-    codes: torch.Tensor,
-    scale: torch.Tensor,
-    inject: torch.Tensor,
+def _bucket(
+    roots: list[torch.Tensor],
+    exp_avg: list[torch.Tensor],
+    codes: list[torch.Tensor],
+    scales: list[torch.Tensor],
+    k: torch.Tensor,
+    decay: bool,
+    inject: bool,
 ) -> None:
-    """Codes of ``w̃`` on ``scale`` (in place); ``m += inject · denom · (w̃ - q(w̃))``."""
-    groups = w.view(scale.shape[0], -1)
-    c8 = (groups / scale).to(torch.float8_e4m3fn)
-    deq = (c8.to(torch.float32) * scale).view(-1)
-    m.copy_(m + inject * denom * (w - deq))
-    codes.copy_(c8.view(torch.uint8).view(-1))
+    """Update, re-quantize and inject for every weight of a bucket, in place (``roots``: the
+    eager ``√v`` of the updated second moments; ``exp_avg``: the updated first moments;
+    ``k``: float32 ``[ε√(1-β2^t), 1-ηλ, step size, injection value]``)."""
+    for r, m_, c, s in zip(roots, exp_avg, codes, scales, strict=True):
+        n = s.numel()
+        m = m_.view(-1)
+        denom = r.view(-1) + k[0]  # adamw_denominators
+        w = (c.view(torch.float8_e4m3fn).to(torch.float32).view(n, -1) * s.view(n, 1)).view(-1)
+        if decay:
+            w = w * k[1]
+        w = w + k[2] * m / denom  # w.addcdiv_(m, denom, value=step size): (k·m)/d
+        groups = w.view(n, -1)
+        if n == 1:
+            lo, hi = (t.reshape(1, 1) for t in torch.aminmax(groups))
+        else:
+            lo, hi = torch.aminmax(groups, dim=1, keepdim=True)
+        amax = torch.maximum(hi, lo.neg())
+        new = torch.where(amax > 0, amax / torch.full_like(amax, FP8_MAX), torch.ones_like(amax))
+        c8 = (groups / new).to(torch.float8_e4m3fn)
+        if inject:  # m.addcmul_(denom, w̃ - q(w̃), value=k): fma(k·d, e, m)
+            deq = (c8.to(torch.float32) * new).view(-1)
+            m.copy_(_fma(k[3] * denom, w - deq, m))
+        c.copy_(c8.view(torch.uint8).view(-1))
+        s.copy_(new.view(-1))
 
 
-def _kernel(name: str) -> Callable[..., Any]:
-    kernel = _KERNELS.get(name)
+def _kernel() -> Callable[..., Any]:
+    kernel = _KERNELS.get("bucket")
     if kernel is None:
-        fn = {"update": _update, "requantize": _requantize}[name]
-        kernel = _KERNELS[name] = torch.compile(fn, dynamic=True, fullgraph=True)
+        kernel = _KERNELS["bucket"] = torch.compile(_bucket, dynamic=False, fullgraph=True)
     return kernel
 
 
 def adamw_fp8_fused_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings) -> None:
     """The AdamW step of :func:`~icml26.eco.foreach.adamw_quantized_step` for FP8
-    round-to-nearest weights, through two compiled kernels per parameter.
+    round-to-nearest weights, through one compiled call per bucket.
 
     Args:
         b: the bucket (written in place).
@@ -105,37 +124,13 @@ def adamw_fp8_fused_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings)
     if not supports(fmt, b):
         raise ValueError("the fused step takes FP8 round-to-nearest quantized parameters only")
     device = b.grads[0].device
-
-    def scalar(x: float) -> torch.Tensor:
-        return torch.tensor(x, dtype=torch.float32, device=device)
-
-    k = {
-        "one_minus_b1": scalar(1.0 - s.beta1),
-        "b2": scalar(s.beta2),
-        "one_minus_b2": scalar(1.0 - s.beta2),
-        "eps_r": scalar(s.eps * s.root_bc2),
-        "decay": scalar(1.0 - s.lr * s.weight_decay),
-        "step_size": scalar(s.step_size),
-    }
-    inject = scalar(s.inject_value)
-    table = fp8_table(device)
-    for i in range(len(b.shapes)):
-        scale = b.scales[i].view(-1, 1)
-        w, denom = _kernel("update")(
-            b.grads[i].reshape(-1),
-            b.exp_avg[i].view(-1),
-            b.exp_avg_sq[i].view(-1),
-            b.codes[i],
-            table,
-            scale,
-            k,
-        )
-        groups = w.view(scale.shape[0], -1)
-        if fmt.group_size is None:
-            lo, hi = (t.reshape(1, 1) for t in torch.aminmax(groups))
-        else:
-            lo, hi = torch.aminmax(groups, dim=1, keepdim=True)
-        new = torch.maximum(hi, lo.neg())
-        new = torch.where(new > 0, new / FP8_MAX, torch.ones_like(new))
-        _kernel("requantize")(w, denom, b.exp_avg[i].view(-1), b.codes[i], new, inject)
-        b.scales[i].copy_(new.view(-1))
+    k = torch.tensor(
+        [s.eps * s.root_bc2, 1.0 - s.lr * s.weight_decay, s.step_size, s.inject_value],
+        dtype=torch.float32,
+        device=device,
+    )
+    torch._foreach_lerp_(b.exp_avg, b.grads, 1.0 - s.beta1)
+    torch._foreach_mul_(b.exp_avg_sq, s.beta2)
+    torch._foreach_addcmul_(b.exp_avg_sq, b.grads, b.grads, value=1.0 - s.beta2)
+    roots = torch._foreach_sqrt(b.exp_avg_sq)
+    _kernel()(roots, b.exp_avg, b.codes, b.scales, k, bool(s.weight_decay), bool(s.inject))
