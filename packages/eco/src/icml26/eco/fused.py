@@ -5,32 +5,35 @@ The batched eager step (:mod:`icml26.eco.foreach`) makes about fifteen elementwi
 weight, each a separate kernel (the moments, the denominator, decoding the e4m3 bytes, the
 update, the scale, the float8 cast, decoding the new bytes, the error, the injection), against
 the seven of ``torch.optim.AdamW``: on the CPU that is about twice AdamW's step time whatever
-the batching. Compiled, the whole bucket (every parameter with the same format, dtype, device
-and step count) is one graph with static shapes: per weight, inductor fuses the passes before
-the scale (moments, denominator, decode, update, the maximum) into one loop and those after it
-(cast, decode, error, injection, the stores) into another, with one Python call for the
-bucket.
+the batching. Here the moments and ``√v`` run as AdamW's do (``torch._foreach_*``, four
+passes); the rest of the bucket (every parameter with the same format, dtype, device and step
+count) is one compiled graph with static shapes, in which inductor fuses, per weight, the
+denominator, decode, update and maximum into one loop and the scale, float8 cast, decode and
+error into another; the injection is one ``torch._foreach_addcmul_``.
 
-The graph spells out the reference's operations in the reference's order (``lerp`` with its
-small-weight formula, ``(value · t1) / t2`` for ``addcdiv``, ``(value · t1) · t2`` for
-``addcmul``, decoding by torch's own float8 cast, whose values are the e4m3 table's), and the
-C++ code inductor emits keeps IEEE float semantics (no contraction into fused multiply-adds),
-so on the CPU the step is meant to give the reference's bits; the tests compare the two over
-several steps. Only the lerp of the first moment is left to the eager ``torch._foreach_lerp_``:
-ATen's vectorised lerp is a fused multiply-add, which inductor's C++ backend does not emit.
+The step gives the reference's bits on the CPU (tested over several steps): the graph spells
+out the reference's operations in its order (``(value · t1) / t2`` for ``addcdiv``, decoding
+by torch's own float8 cast, whose values are the e4m3 table's), inductor's C++ keeps IEEE
+float semantics (no contraction into fused multiply-adds), and what it could not reproduce
+stays eager: ATen's vectorised ``lerp`` and ``addcmul`` are fused multiply-adds, and ATen's
+``sqrt`` on the CPU is not the correctly rounded one that compiled code computes.
 
 The first step of a bucket compiles (tens of seconds on a CPU; inductor caches the kernels on
-disk for later runs); a C++ compiler (CPU) or Triton (CUDA) must be installed. A bucket of new
-shapes compiles again (dynamo's recompile limit then falls back to running the same graph
-eagerly).
+disk for later runs); a C++ compiler (CPU) or Triton (CUDA) must be installed, else the same
+graph runs eagerly (a warning). A bucket of new shapes compiles again. The errors are
+temporaries of the bucket's size (4 bytes per weight during the step, as the ``√v`` that
+AdamW's ``foreach`` step allocates).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch._dynamo.exc import BackendCompilerFailed
+from torch._inductor.exc import InductorError
 
 from icml26.eco.foreach import AdamWSettings, QuantizedBucket
 from icml26.eco.quantize import FP8_MAX, QuantFormat
@@ -59,14 +62,6 @@ def supports(fmt: QuantFormat, bucket: QuantizedBucket) -> bool:
     )
 
 
-def _fma(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-    """``a · b + c`` as the fused multiply-add of ATen's vectorised ``addcmul`` on the CPU:
-    the float64 product of two float32 numbers is exact; the float64 sum is then rounded to
-    float32 (a second rounding that differs from a single one only when the float64 sum lands
-    exactly on a float32 midpoint it did not start on, about once in 2^29)."""
-    return (a.double() * b.double() + c.double()).float()
-
-
 def _bucket(
     roots: list[torch.Tensor],
     exp_avg: list[torch.Tensor],
@@ -75,14 +70,17 @@ def _bucket(
     k: torch.Tensor,
     decay: bool,
     inject: bool,
-) -> None:
-    """Update, re-quantize and inject for every weight of a bucket, in place (``roots``: the
-    eager ``√v`` of the updated second moments; ``exp_avg``: the updated first moments;
-    ``k``: float32 ``[ε√(1-β2^t), 1-ηλ, step size, injection value]``)."""
-    for r, m_, c, s in zip(roots, exp_avg, codes, scales, strict=True):
+) -> list[torch.Tensor]:
+    """Update and re-quantize every weight of a bucket, in place (``roots``: the eager ``√v``
+    of the updated second moments; ``exp_avg``: the updated first moments; ``k``: float32
+    ``[ε√(1-β2^t), 1-ηλ, step size, injection value]``). With ``inject``, each root is
+    overwritten by ``k · (√v + ε√(1-β2^t))`` and the errors ``w̃ - q(w̃)`` are returned, for
+    the eager ``addcmul`` of the injection."""
+    errors = []
+    for r_, m_, c, s in zip(roots, exp_avg, codes, scales, strict=True):
         n = s.numel()
-        m = m_.view(-1)
-        denom = r.view(-1) + k[0]  # adamw_denominators
+        r, m = r_.view(-1), m_.view(-1)
+        denom = r + k[0]  # adamw_denominators
         w = (c.view(torch.float8_e4m3fn).to(torch.float32).view(n, -1) * s.view(n, 1)).view(-1)
         if decay:
             w = w * k[1]
@@ -95,11 +93,12 @@ def _bucket(
         amax = torch.maximum(hi, lo.neg())
         new = torch.where(amax > 0, amax / torch.full_like(amax, FP8_MAX), torch.ones_like(amax))
         c8 = (groups / new).to(torch.float8_e4m3fn)
-        if inject:  # m.addcmul_(denom, w̃ - q(w̃), value=k): fma(k·d, e, m)
-            deq = (c8.to(torch.float32) * new).view(-1)
-            m.copy_(_fma(k[3] * denom, w - deq, m))
+        if inject:
+            errors.append((w - (c8.to(torch.float32) * new).view(-1)).view(m_.shape))
+            r.copy_(k[3] * denom)
         c.copy_(c8.view(torch.uint8).view(-1))
         s.copy_(new.view(-1))
+    return errors
 
 
 def _kernel() -> Callable[..., Any]:
@@ -107,6 +106,23 @@ def _kernel() -> Callable[..., Any]:
     if kernel is None:
         kernel = _KERNELS["bucket"] = torch.compile(_bucket, dynamic=False, fullgraph=True)
     return kernel
+
+
+def _run_bucket(*args: Any) -> list[torch.Tensor]:
+    """The compiled bucket step; where compiling fails (no C++ compiler, no Triton), the same
+    graph runs eagerly from then on (the same bits, at the eager step's speed), with a
+    warning. Compiling fails before the graph runs, so no state has changed then."""
+    try:
+        return _kernel()(*args)
+    except (BackendCompilerFailed, InductorError) as err:
+        warnings.warn(
+            f"fused=True could not compile its kernel ({type(err).__name__}: "
+            f"{str(err).splitlines()[0] if str(err) else ''}); running the same step eagerly",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        _KERNELS["bucket"] = _bucket
+        return _bucket(*args)
 
 
 def adamw_fp8_fused_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings) -> None:
@@ -133,4 +149,8 @@ def adamw_fp8_fused_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings)
     torch._foreach_mul_(b.exp_avg_sq, s.beta2)
     torch._foreach_addcmul_(b.exp_avg_sq, b.grads, b.grads, value=1.0 - s.beta2)
     roots = torch._foreach_sqrt(b.exp_avg_sq)
-    _kernel()(roots, b.exp_avg, b.codes, b.scales, k, bool(s.weight_decay), bool(s.inject))
+    errors = _run_bucket(
+        roots, b.exp_avg, b.codes, b.scales, k, bool(s.weight_decay), bool(s.inject)
+    )
+    if errors:  # m.addcmul_(denom, e, value=k) of the reference: fma(k·denom, e, m)
+        torch._foreach_addcmul_(b.exp_avg, roots, errors)
