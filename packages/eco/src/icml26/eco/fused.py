@@ -32,8 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch._dynamo.exc import BackendCompilerFailed
-from torch._inductor.exc import InductorError
+from torch._dynamo.exc import BackendCompilerFailed, FailOnRecompileLimitHit
 
 from icml26.eco.foreach import AdamWSettings, QuantizedBucket
 from icml26.eco.quantize import FP8_MAX, QuantFormat
@@ -108,13 +107,22 @@ def _kernel() -> Callable[..., Any]:
     return kernel
 
 
+#: distinct buckets (shapes, weight decay on or off, injection on or off) compiled before the
+#: rest run eagerly: a model has a few (one per parameter group and step count)
+RECOMPILE_LIMIT = 64
+
+
 def _run_bucket(*args: Any) -> list[torch.Tensor]:
-    """The compiled bucket step; where compiling fails (no C++ compiler, no Triton), the same
+    """The compiled bucket step. Where compiling fails (no C++ compiler, no Triton) the same
     graph runs eagerly from then on (the same bits, at the eager step's speed), with a
-    warning. Compiling fails before the graph runs, so no state has changed then."""
+    warning; past :data:`RECOMPILE_LIMIT` distinct buckets, a new one runs eagerly. Both
+    failures happen before the graph runs, so no state has changed then."""
     try:
-        return _kernel()(*args)
-    except (BackendCompilerFailed, InductorError) as err:
+        with torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
+            return _kernel()(*args)
+    except FailOnRecompileLimitHit:
+        return _bucket(*args)
+    except BackendCompilerFailed as err:  # InductorError (a C++ compile error) included
         warnings.warn(
             f"fused=True could not compile its kernel ({type(err).__name__}: "
             f"{str(err).splitlines()[0] if str(err) else ''}); running the same step eagerly",
