@@ -69,13 +69,10 @@ def _bucket(
     k: torch.Tensor,
     decay: bool,
     inject: bool,
-) -> list[torch.Tensor]:
-    """Update and re-quantize every weight of a bucket, in place (``roots``: the eager ``√v``
-    of the updated second moments; ``exp_avg``: the updated first moments; ``k``: float32
-    ``[ε√(1-β2^t), 1-ηλ, step size, injection value]``). With ``inject``, each root is
-    overwritten by ``k · (√v + ε√(1-β2^t))`` and the errors ``w̃ - q(w̃)`` are returned, for
-    the eager ``addcmul`` of the injection."""
-    errors = []
+) -> None:
+    """Update, re-quantize and inject for every weight of a bucket, in place (``roots``: the
+    eager ``√v`` of the updated second moments; ``exp_avg``: the updated first moments;
+    ``k``: float32 ``[ε√(1-β2^t), 1-ηλ, step size, injection value]``)."""
     for r_, m_, c, s in zip(roots, exp_avg, codes, scales, strict=True):
         n = s.numel()
         r, m = r_.view(-1), m_.view(-1)
@@ -92,12 +89,10 @@ def _bucket(
         amax = torch.maximum(hi, lo.neg())
         new = torch.where(amax > 0, amax / torch.full_like(amax, FP8_MAX), torch.ones_like(amax))
         c8 = (groups / new).to(torch.float8_e4m3fn)
-        if inject:
-            errors.append((w - (c8.to(torch.float32) * new).view(-1)).view(m_.shape))
-            r.copy_(k[3] * denom)
+        if inject:  # m.addcmul_(denom, w̃ - q(w̃), value=k), without ATen's FMA
+            m.copy_(m + k[3] * denom * (w - (c8.to(torch.float32) * new).view(-1)))
         c.copy_(c8.view(torch.uint8).view(-1))
         s.copy_(new.view(-1))
-    return errors
 
 
 def _kernel() -> Callable[..., Any]:
@@ -112,16 +107,16 @@ def _kernel() -> Callable[..., Any]:
 RECOMPILE_LIMIT = 64
 
 
-def _run_bucket(*args: Any) -> list[torch.Tensor]:
+def _run_bucket(*args: Any) -> None:
     """The compiled bucket step. Where compiling fails (no C++ compiler, no Triton) the same
     graph runs eagerly from then on (the same bits, at the eager step's speed), with a
     warning; past :data:`RECOMPILE_LIMIT` distinct buckets, a new one runs eagerly. Both
     failures happen before the graph runs, so no state has changed then."""
     try:
         with torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
-            return _kernel()(*args)
+            _kernel()(*args)
     except FailOnRecompileLimitHit:
-        return _bucket(*args)
+        _bucket(*args)
     except BackendCompilerFailed as err:  # InductorError (a C++ compile error) included
         warnings.warn(
             f"fused=True could not compile its kernel ({type(err).__name__}: "
@@ -130,7 +125,7 @@ def _run_bucket(*args: Any) -> list[torch.Tensor]:
             stacklevel=4,
         )
         _KERNELS["bucket"] = _bucket
-        return _bucket(*args)
+        _bucket(*args)
 
 
 def adamw_fp8_fused_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings) -> None:
@@ -157,8 +152,4 @@ def adamw_fp8_fused_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings)
     torch._foreach_mul_(b.exp_avg_sq, s.beta2)
     torch._foreach_addcmul_(b.exp_avg_sq, b.grads, b.grads, value=1.0 - s.beta2)
     roots = torch._foreach_sqrt(b.exp_avg_sq)
-    errors = _run_bucket(
-        roots, b.exp_avg, b.codes, b.scales, k, bool(s.weight_decay), bool(s.inject)
-    )
-    if errors:  # m.addcmul_(denom, e, value=k) of the reference: fma(k·denom, e, m)
-        torch._foreach_addcmul_(b.exp_avg, roots, errors)
+    _run_bucket(roots, b.exp_avg, b.codes, b.scales, k, bool(s.weight_decay), bool(s.inject))
