@@ -6,23 +6,27 @@ weight, each a separate kernel (the moments, the denominator, decoding the e4m3 
 update, the scale, the float8 cast, decoding the new bytes, the error, the injection), against
 the seven of ``torch.optim.AdamW``: on the CPU that is about twice AdamW's step time whatever
 the batching. Here the moments and ``√v`` run as AdamW's do (``torch._foreach_*``, four
-passes); the rest of the bucket (every parameter with the same format, dtype, device and step
-count) is one compiled graph with static shapes, in which inductor fuses, per weight, the
-denominator, decode, update and maximum into one loop and the scale, float8 cast, decode and
-error into another; the injection is one ``torch._foreach_addcmul_``.
+passes) and the rest of the bucket (every parameter with the same format, dtype, device and
+step count) is one compiled graph with static shapes, in which inductor fuses, per weight,
+the denominator, decode, update and maximum into one loop and the scale, float8 cast, decode,
+error and injection into another.
 
-The step gives the reference's bits on the CPU (tested over several steps): the graph spells
-out the reference's operations in its order (``(value · t1) / t2`` for ``addcdiv``, decoding
-by torch's own float8 cast, whose values are the e4m3 table's), inductor's C++ keeps IEEE
-float semantics (no contraction into fused multiply-adds), and what it could not reproduce
-stays eager: ATen's vectorised ``lerp`` and ``addcmul`` are fused multiply-adds, and ATen's
-``sqrt`` on the CPU is not the correctly rounded one that compiled code computes.
+Equality with the reference (tested): the moments, ``√v``, the update, the codes and the
+scales are computed as the reference computes them (the graph spells out its operations in
+its order, ``(value · t1) / t2`` for ``addcdiv``, decoding by torch's own float8 cast, and
+inductor's C++ keeps IEEE float semantics), but the injection ``m += k · d ⊙ e`` is a
+multiply and an add where ATen's vectorised ``addcmul`` is a fused multiply-add (which
+inductor's C++ backend does not emit): the first moment differs from the reference's by an
+ulp in some elements, so trajectories agree to float32 rounding, not to the bit. (A variant
+with the injection left to the eager ``addcmul`` gave the reference's bits but needed the
+errors as a bucket-sized temporary and measured 2.13x AdamW in the quick bench; see
+RESULTS.md.) Eager ``lerp``, ``addcmul`` and ``sqrt`` stay eager for the same reason: ATen's
+are fused multiply-adds, and its CPU ``sqrt`` is not the correctly rounded one that compiled
+code computes.
 
 The first step of a bucket compiles (tens of seconds on a CPU; inductor caches the kernels on
 disk for later runs); a C++ compiler (CPU) or Triton (CUDA) must be installed, else the same
-graph runs eagerly (a warning). A bucket of new shapes compiles again. The errors are
-temporaries of the bucket's size (4 bytes per weight during the step, as the ``√v`` that
-AdamW's ``foreach`` step allocates).
+graph runs eagerly (a warning). A bucket of new shapes compiles again.
 """
 
 from __future__ import annotations
@@ -62,25 +66,27 @@ def supports(fmt: QuantFormat, bucket: QuantizedBucket) -> bool:
 
 
 def _bucket(
-    roots: list[torch.Tensor],
+    grads: list[torch.Tensor],
     exp_avg: list[torch.Tensor],
+    exp_avg_sq: list[torch.Tensor],
     codes: list[torch.Tensor],
     scales: list[torch.Tensor],
     k: torch.Tensor,
     decay: bool,
     inject: bool,
 ) -> None:
-    """Update, re-quantize and inject for every weight of a bucket, in place (``roots``: the
-    eager ``√v`` of the updated second moments; ``exp_avg``: the updated first moments;
-    ``k``: float32 ``[ε√(1-β2^t), 1-ηλ, step size, injection value]``)."""
-    for r_, m_, c, s in zip(roots, exp_avg, codes, scales, strict=True):
+    """The step of every weight of a bucket, in place (``k``: float32 ``[1-β1, β2, 1-β2,
+    ε√(1-β2^t), 1-ηλ, step size, injection value]``)."""
+    for g_, m_, v_, c, s in zip(grads, exp_avg, exp_avg_sq, codes, scales, strict=True):
         n = s.numel()
-        r, m = r_.view(-1), m_.view(-1)
-        denom = r + k[0]  # adamw_denominators
+        g, m, v = g_.reshape(-1), m_.view(-1), v_.view(-1)
+        m_new = m + k[0] * (g - m)  # m.lerp_(g, 1-β1) (ATen: an FMA)
+        v_new = v * k[1] + k[2] * g * g  # v.mul_(β2).addcmul_(g, g, value=1-β2) (ATen: an FMA)
+        denom = torch.sqrt(v_new) + k[3]  # adamw_denominators (ATen's sqrt: not correctly rounded)
         w = (c.view(torch.float8_e4m3fn).to(torch.float32).view(n, -1) * s.view(n, 1)).view(-1)
         if decay:
-            w = w * k[1]
-        w = w + k[2] * m / denom  # w.addcdiv_(m, denom, value=step size): (k·m)/d
+            w = w * k[4]
+        w = w + k[5] * m_new / denom  # w.addcdiv_(m, denom, value=step size): (k·m)/d
         groups = w.view(n, -1)
         if n == 1:
             lo, hi = (t.reshape(1, 1) for t in torch.aminmax(groups))
@@ -89,8 +95,10 @@ def _bucket(
         amax = torch.maximum(hi, lo.neg())
         new = torch.where(amax > 0, amax / torch.full_like(amax, FP8_MAX), torch.ones_like(amax))
         c8 = (groups / new).to(torch.float8_e4m3fn)
-        if inject:  # m.addcmul_(denom, w̃ - q(w̃), value=k), without ATen's FMA
-            m.copy_(m + k[3] * denom * (w - (c8.to(torch.float32) * new).view(-1)))
+        if inject:  # m.addcmul_(denom, w̃ - q(w̃), value=k) (ATen: an FMA)
+            m_new = m_new + k[6] * denom * (w - (c8.to(torch.float32) * new).view(-1))
+        m.copy_(m_new)
+        v.copy_(v_new)
         c.copy_(c8.view(torch.uint8).view(-1))
         s.copy_(new.view(-1))
 
@@ -144,12 +152,18 @@ def adamw_fp8_fused_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings)
         raise ValueError("the fused step takes FP8 round-to-nearest quantized parameters only")
     device = b.grads[0].device
     k = torch.tensor(
-        [s.eps * s.root_bc2, 1.0 - s.lr * s.weight_decay, s.step_size, s.inject_value],
+        [
+            1.0 - s.beta1,
+            s.beta2,
+            1.0 - s.beta2,
+            s.eps * s.root_bc2,
+            1.0 - s.lr * s.weight_decay,
+            s.step_size,
+            s.inject_value,
+        ],
         dtype=torch.float32,
         device=device,
     )
-    torch._foreach_lerp_(b.exp_avg, b.grads, 1.0 - s.beta1)
-    torch._foreach_mul_(b.exp_avg_sq, s.beta2)
-    torch._foreach_addcmul_(b.exp_avg_sq, b.grads, b.grads, value=1.0 - s.beta2)
-    roots = torch._foreach_sqrt(b.exp_avg_sq)
-    _run_bucket(roots, b.exp_avg, b.codes, b.scales, k, bool(s.weight_decay), bool(s.inject))
+    _run_bucket(
+        b.grads, b.exp_avg, b.exp_avg_sq, b.codes, b.scales, k, bool(s.weight_decay), bool(s.inject)
+    )
