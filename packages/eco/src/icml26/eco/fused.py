@@ -5,24 +5,22 @@ The batched eager step (:mod:`icml26.eco.foreach`) makes about fifteen elementwi
 weight, each a separate kernel (the moments, the denominator, decoding the e4m3 bytes, the
 update, the scale, the float8 cast, decoding the new bytes, the error, the injection), against
 the seven of ``torch.optim.AdamW``: on the CPU that is about twice AdamW's step time whatever
-the batching. Here the moments and ``√v`` run as AdamW's do (``torch._foreach_*``, four
-passes) and the rest of the bucket (every parameter with the same format, dtype, device and
-step count) is one compiled graph with static shapes, in which inductor fuses, per weight,
-the denominator, decode, update and maximum into one loop and the scale, float8 cast, decode,
-error and injection into another.
+the batching. Here the whole bucket (every parameter with the same format, dtype, device and
+step count) is one compiled graph with static shapes: per weight, inductor fuses the moments,
+denominator, decode, update and maximum into one loop and the scale, float8 cast, decode,
+error and injection into another, and the bucket costs one Python call.
 
-Equality with the reference (tested): the moments, ``√v``, the update, the codes and the
-scales are computed as the reference computes them (the graph spells out its operations in
-its order, ``(value · t1) / t2`` for ``addcdiv``, decoding by torch's own float8 cast, and
-inductor's C++ keeps IEEE float semantics), but the injection ``m += k · d ⊙ e`` is a
-multiply and an add where ATen's vectorised ``addcmul`` is a fused multiply-add (which
-inductor's C++ backend does not emit): the first moment differs from the reference's by an
-ulp in some elements, so trajectories agree to float32 rounding, not to the bit. (A variant
-with the injection left to the eager ``addcmul`` gave the reference's bits but needed the
-errors as a bucket-sized temporary and measured 2.13x AdamW in the quick bench; see
-RESULTS.md.) Eager ``lerp``, ``addcmul`` and ``sqrt`` stay eager for the same reason: ATen's
-are fused multiply-adds, and its CPU ``sqrt`` is not the correctly rounded one that compiled
-code computes.
+Equality with the reference (tested): the graph spells out the reference's operations in its
+order (``lerp``'s small-weight formula, ``(value · t1) / t2`` for ``addcdiv``, decoding by
+torch's own float8 cast, whose values are the e4m3 table's), and inductor's C++ keeps IEEE
+float semantics; but ATen's vectorised ``lerp`` and ``addcmul`` are fused multiply-adds, which
+inductor's C++ backend does not emit, and ATen's CPU ``sqrt`` is not correctly rounded where
+compiled code's is. So moments differ from the reference's by an ulp in some elements, a
+weight on a rounding boundary can take the neighbouring code, and trajectories agree to float32
+rounding, not to the bit. Two bit-exact variants were measured and dropped (quick bench,
+RESULTS.md): the moments, ``√v`` and the injection left eager (2.13x AdamW's step: the errors
+are a bucket-sized temporary), and the moments and ``√v`` eager with the injection compiled
+(1.50x; also not bit-exact).
 
 The first step of a bucket compiles (tens of seconds on a CPU; inductor caches the kernels on
 disk for later runs); a C++ compiler (CPU) or Triton (CUDA) must be installed, else the same
