@@ -13,6 +13,7 @@ from icml26.eco.foreach import AdamWSettings
 from icml26.eco.models import LMConfig, TinyLM
 from icml26.eco.optim import QuantizedOptimizer
 from icml26.eco.quantize import QuantFormat
+from icml26.eco.qweight import QuantizedWeight
 
 CASES = [
     ("eco", "fp8", None, "rtn"),
@@ -129,18 +130,21 @@ def _assert_same_run(
 
 def _assert_fused_agrees(kind: str, group: int | None) -> None:
     """The fused step against the reference over eight steps (weight decay, a decaying rate):
-    the same loss curve to 1e-5, >= 99% of every weight's stored values equal, moments equal
-    to float32 rounding where the codes agree (ATen's lerp and addcmul are FMAs, the graph's
+    the same loss curve to 1e-5, >= 99% of every weight's codes equal, scales equal to 1e-5,
+    second moments to 1e-4 (a flipped code moves its gradients) (ATen's lerp and addcmul are FMAs, the graph's
     are a multiply and an add; ATen's CPU sqrt is not correctly rounded)."""
     (la, ma, oa), (lb, mb, ob) = (
         _run(kind, "fp8", group, "rtn", foreach=f, whole=True, fused=f) for f in (True, False)
     )
     assert la == pytest.approx(lb, rel=1e-5)
     for p, q in zip(ma.parameters(), mb.parameters(), strict=True):
-        same = oa.dequantized(p) == ob.dequantized(q)
-        assert same.float().mean().item() >= 0.99
+        if isinstance(p, QuantizedWeight):  # codes (a scale may differ by an ulp)
+            assert (p.codes == q.codes).float().mean().item() >= 0.99
+            torch.testing.assert_close(p.scale, q.scale, rtol=1e-5, atol=0.0)
+        else:
+            torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-7)
         torch.testing.assert_close(
-            oa.state[p]["exp_avg_sq"], ob.state[q]["exp_avg_sq"], rtol=1e-5, atol=1e-12
+            oa.state[p]["exp_avg_sq"], ob.state[q]["exp_avg_sq"], rtol=1e-4, atol=1e-10
         )
     first = next(iter(ma.parameters()))
     assert (
