@@ -177,8 +177,8 @@ def bench_table(results: dict[str, Any], rows: Sequence[str] | None = None) -> s
     if m.get("fused_first_step_wall_s") is not None:
         lines += [
             "",
-            "`eco_fp8_rtn_fused` (`fused=True`: one compiled call per bucket, the reference's "
-            "bits) compiled in its first warm-up step, "
+            "`eco_fp8_rtn_fused` (`fused=True`, `icml26.eco.fused`) compiled in its first "
+            "warm-up step, "
             f"{_num(m.get('fused_first_step_wall_s'), '.1f')} s wall (or loaded inductor's "
             "disk cache); its ratios are timed after the warm-up.",
         ]
