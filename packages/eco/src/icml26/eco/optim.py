@@ -54,7 +54,8 @@ The AdamW step runs batched (``foreach=True``, default: :mod:`icml26.eco.foreach
 group's parameters with the same format, dtype, device and step count, and falls back to the
 per-parameter reference step (``foreach=False``) for the ablation switches; both give the
 same bits on the CPU. ``fused=True`` runs FP8 round-to-nearest weights through one compiled
-call per bucket instead (:mod:`icml26.eco.fused`: the same bits on the CPU, tested). Stochastic rounding draws from a generator seeded by ``(seed, parameter
+call per bucket instead (:mod:`icml26.eco.fused`: equal to the reference to float32 rounding,
+not to the bit; tested). Stochastic rounding draws from a generator seeded by ``(seed, parameter
 index, step)``, so data-parallel replicas round identically and a resumed run repeats the same
 bits.
 """
@@ -1010,7 +1011,7 @@ class ECOAdamW(_AdamWMixin):
             quantized parameters are then replaced as when passing the model.
         foreach: the batched step (default) or the per-parameter reference (``False``).
         fused: FP8 round-to-nearest quantized parameters step through one compiled call per
-            bucket (:mod:`icml26.eco.fused`: the reference's bits on the CPU, tested; the first
+            bucket (:mod:`icml26.eco.fused`: equal to the reference to float32 rounding; the first
             step compiles, tens of seconds; without a C++ compiler it runs eagerly, warned).
 
     Raises:
