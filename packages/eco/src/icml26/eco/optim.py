@@ -53,8 +53,9 @@ Three update rules share the storage (paper: Nikdan et al., ICML 2026, "ECO"):
 The AdamW step runs batched (``foreach=True``, default: :mod:`icml26.eco.foreach`) over each
 group's parameters with the same format, dtype, device and step count, and falls back to the
 per-parameter reference step (``foreach=False``) for the ablation switches; both give the
-same bits on the CPU. ``fused=True`` runs FP8 round-to-nearest weights through two compiled
-kernels instead (:mod:`icml26.eco.fused`: equal to the reference up to float rounding). Stochastic rounding draws from a generator seeded by ``(seed, parameter
+same bits on the CPU. ``fused=True`` runs FP8 round-to-nearest weights through one compiled
+call per bucket instead (:mod:`icml26.eco.fused`: equal to the reference to float32 rounding,
+not to the bit; tested). Stochastic rounding draws from a generator seeded by ``(seed, parameter
 index, step)``, so data-parallel replicas round identically and a resumed run repeats the same
 bits.
 """
@@ -1009,9 +1010,9 @@ class ECOAdamW(_AdamWMixin):
         model: the model owning ``params`` when ``params`` are groups you built yourself: its
             quantized parameters are then replaced as when passing the model.
         foreach: the batched step (default) or the per-parameter reference (``False``).
-        fused: FP8 round-to-nearest quantized parameters step through two compiled kernels
-            (:mod:`icml26.eco.fused`: about AdamW's step time; equal to the reference up to
-            float rounding, not to the bit; the first step compiles).
+        fused: FP8 round-to-nearest quantized parameters step through one compiled call per
+            bucket (:mod:`icml26.eco.fused`: equal to the reference to float32 rounding; the first
+            step compiles, tens of seconds; without a C++ compiler it runs eagerly, warned).
 
     Raises:
         TypeError: a parameter dtype other than float32/bfloat16/float16, or a tensor lr.

@@ -174,6 +174,14 @@ def bench_table(results: dict[str, Any], rows: Sequence[str] | None = None) -> s
             f"{_num(m.get(f'train_step_ratio.{n}'), '.2f')} | "
             f"{_num(m.get(f'static_bytes_per_param.{n}'), '.2f')} |"
         )
+    if m.get("fused_first_step_wall_s") is not None:
+        lines += [
+            "",
+            "`eco_fp8_rtn_fused` (`fused=True`, `icml26.eco.fused`) compiled in its first "
+            "warm-up step, "
+            f"{_num(m.get('fused_first_step_wall_s'), '.1f')} s wall (or loaded inductor's "
+            "disk cache); its ratios are timed after the warm-up.",
+        ]
     return "\n".join(lines)
 
 
