@@ -104,14 +104,18 @@ def test_shards_resume_and_do_not_depend_on_the_problem_count(tmp_path: Path) ->
     kw = {"k": 3, "temperature": 0.7, "max_tokens": 8, "seed": 4, "shard_problems": 4}
     backend = _Counting()
     full, _ = wmath.sample_answers_sharded(backend, problems, shard_dir=tmp_path, **kw)  # type: ignore[arg-type]
-    assert backend.calls == 3 and len(full) == 10 and all(len(r) == 3 for r in full)
+    assert backend.calls == 3
+    assert len(full) == 10
+    assert all(len(r) == 3 for r in full)
     again = _Counting()
     resumed, _ = wmath.sample_answers_sharded(again, problems, shard_dir=tmp_path, **kw)  # type: ignore[arg-type]
-    assert again.calls == 0 and resumed == full  # every shard read back
+    assert again.calls == 0
+    assert resumed == full
     # A shorter run reuses the complete shards (its first problems are the same problems).
     short = _Counting()
     head, _ = wmath.sample_answers_sharded(short, problems[:8], shard_dir=tmp_path, **kw)  # type: ignore[arg-type]
-    assert short.calls == 0 and head == full[:8]
+    assert short.calls == 0
+    assert head == full[:8]
     shard = json.loads((tmp_path / "shard-000004.json").read_text())
     assert shard["questions"] == [p.question for p in problems[4:8]]
     assert wmath.make_problems(8, seed=0) == problems[:8]  # the generator is prefix-stable
