@@ -217,6 +217,20 @@ def _backend(model: str, batch_size: int, dtype: str | None = None) -> Any:
     return PrefixCachedChat(local.model, local.tokenizer, batch_size=batch_size)
 
 
+class _LazyBackend:
+    """:func:`_backend`, loaded at the first ``complete`` call (shards already on disk need
+    no model)."""
+
+    def __init__(self, model: str, batch_size: int, dtype: str | None) -> None:
+        self.args = (model, batch_size, dtype)
+        self.backend: Any = None
+
+    def complete(self, conversations: Any, **kwargs: Any) -> Any:
+        if self.backend is None:
+            self.backend = _backend(*self.args)
+        return self.backend.complete(conversations, **kwargs)
+
+
 def _versions() -> dict[str, str]:
     """Versions of the libraries that shape the samples (absent ones are left out)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -267,12 +281,16 @@ def cached_samples(
     if path.is_file():
         return load_samples(path)
     log(f"sampling {k} answers for {len(problems)} problems with {model} (cached after)")
-    backend = _backend(model, batch_size, dtype)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     seeding: dict[str, Any]
     if endpoint:
         replies = sample_answers(
-            backend, problems, k=k, temperature=temperature, max_tokens=max_tokens, seed=seed
+            _backend(model, batch_size, dtype),
+            problems,
+            k=k,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
         )
         spent = {"wall": time.perf_counter() - wall0, "cpu": time.process_time() - cpu0}
         seeding = {"sample_seeds": sample_seeds(seed, k)}
@@ -287,7 +305,7 @@ def cached_samples(
             f"{dtype}|shards of {shard_problems}",
         )
         replies, spent = sample_answers_sharded(
-            backend,
+            _LazyBackend(model, batch_size, dtype),  # loaded only if a shard is missing
             problems,
             k=k,
             temperature=temperature,
