@@ -45,6 +45,8 @@ def _at_target(
                     out[f"excess_{side}_se.{t}"] = se
                 out[f"strong_freq.{t}"] = f
                 out[f"strong_freq_se.{t}"] = 0.005
+            out[f"slack_accept.{stream}.{a}"] = 0.01
+            out[f"slack_reject.{stream}.{a}"] = 0.01
     return out
 
 
@@ -136,6 +138,22 @@ def test_online_at_target_math_does_not_gate_on_the_stream_length() -> None:
     assert "needed_correct" not in claim.rule
     assert "n_correct" not in claim.rule
     assert claim.evaluate(_at_target(MATH_TOL / 2, streams=("math",)))["holds"] is True
+
+
+def test_online_at_target_math_tolerance_is_the_larger_of_tol_and_the_slack() -> None:
+    """At a slack under the tolerance the tolerance decides; at a larger slack the slack does
+    (on each side), and a miss beyond the slack still fails."""
+    claim = _claim("online_at_target_math")
+    small = _at_target(MATH_TOL + 0.01, se=0.001, streams=("math",))
+    assert claim.evaluate(small)["holds"] is False
+    wide = dict(small)
+    for a in ALPHAS:
+        wide[f"slack_accept.math.{a}"] = wide[f"slack_reject.math.{a}"] = MATH_TOL + 0.02
+    assert claim.evaluate(wide)["holds"] is True
+    beyond = _at_target(MATH_TOL + 0.05, se=0.001, streams=("math",))
+    beyond.update({k: v for k, v in wide.items() if k.startswith("slack_")})
+    assert claim.evaluate(beyond)["holds"] is False
+    assert claim.evaluate({**wide, "excess_reject.math.online.a0p1": -0.05})["holds"] is False
 
 
 @pytest.fixture(scope="module")

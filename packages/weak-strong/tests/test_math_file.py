@@ -24,10 +24,16 @@ def test_shipped_stream_loads_and_matches_its_provenance() -> None:
     expected = wmath.make_problems(n, seed=prov["seed"])
     got = [(p["question"], p["answer"], p["kind"]) for p in content["problems"]]
     assert got == [(p.question, p.answer, p.kind) for p in expected]
-    assert prov["sample_seeds"] == wmath.sample_seeds(prov["seed"], k)
-    # The chat and instruction the file was sampled with (the shipped file predates the
-    # worked examples and the 64-token answer format: see the README's Limits).
-    assert prov["chat"][-1]["content"] == f"{prov['instruction']}\n\nProblem: <question>"
+    # One sampling seed per shard of problems (the local prefix-cached sampler).
+    starts = range(0, n, prov["shard_problems"])
+    assert prov["shard_seeds"] == [wmath.shard_seed(prov["seed"], s) for s in starts]
+    # The chat the file was sampled with is the package's: worked examples, the answer format.
+    assert prov["chat"] == wmath.conversation("<question>")
+    assert prov["instruction"] == wmath.INSTRUCTION
+    assert prov["max_tokens"] >= 64
+    # No demonstration is an evaluation item (by content).
+    demo_questions = {q for q, _ in wmath.DEMONSTRATIONS}
+    assert not demo_questions & {p["question"] for p in content["problems"]}
     assert prov["model"] in ("smollm2-135m-instruct", "smollm2-135m-instruct-q4_1")
     assert prov["date"]
     assert prov["command"].startswith("python -m icml26.weak_strong.tasks.math")
@@ -39,6 +45,7 @@ def test_shipped_stream_loads_and_matches_its_provenance() -> None:
     assert 0.02 < stream.labels.mean() < 0.98
     answers = [a for p in content["problems"] for a in p["answers"]]
     assert stream.meta["unparsed_share"] == sum(a is None for a in answers) / len(answers)
+    assert stream.meta["unparsed_share"] < 0.1  # the answer format is followed
     assert set(np.unique(stream.scores * k).round(9)) <= set(range(k + 1))
     # Small enough for a wheel.
     assert DATA.stat().st_size < 1_000_000

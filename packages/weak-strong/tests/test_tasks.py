@@ -141,10 +141,28 @@ def test_each_self_consistency_sample_gets_its_own_seed() -> None:
     assert not set(wmath.sample_seeds(1, 5)) & set(wmath.sample_seeds(0, 5))
 
 
+class RowParityBackend:
+    """Answers the even rows of a call right, the odd rows off by one."""
+
+    def __init__(self, problems) -> None:
+        self.problems = problems
+        self.calls = 0
+
+    def complete(self, conversations, **kwargs):
+        self.calls += 1
+        out = []
+        for i, conv in enumerate(conversations):
+            q = conv[-1]["content"].split("Problem: ")[1]
+            p = next(p for p in self.problems if p.question == q)
+            out.append(_Reply(str(p.answer + i % 2)))
+        return out
+
+
 def test_cached_samples_and_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local model samples in shards (one call per shard of problems, each problem's k
+    samples together); the record is cached and read back without a call."""
     problems = wmath.make_problems(5, seed=0)
-    fake = FakeBackend()
-    fake.problems = problems
+    fake = RowParityBackend(problems)
     monkeypatch.setattr(wmath, "_backend", lambda model, batch_size, dtype=None: fake)
     kw = {
         "model": "fake",
@@ -153,15 +171,32 @@ def test_cached_samples_and_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         "max_tokens": 8,
         "seed": 0,
         "cache": tmp_path,
+        "shard_problems": 2,
     }
     record = wmath.cached_samples(problems, **kw)
     again = wmath.cached_samples(problems, **kw)
-    assert fake.calls == 4  # one call per sample (each with its own seed), none on the rerun
+    assert fake.calls == 3  # shards of 2, 2 and 1 problems; none on the rerun
     assert again == record
+    assert record["shard_seeds"] == [wmath.shard_seed(0, s) for s in (0, 2, 4)]
     stream = wmath.stream_from_samples(record)
     assert len(stream) == 20
     np.testing.assert_array_equal(stream.labels, np.tile([True, False], 10))
     np.testing.assert_allclose(stream.scores, 0.5)
+
+
+def test_cached_samples_from_an_endpoint_use_one_seed_per_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    problems = wmath.make_problems(5, seed=0)
+    fake = FakeBackend()
+    fake.problems = problems
+    monkeypatch.setattr(wmath, "_backend", lambda model, batch_size, dtype=None: fake)
+    kw = {"k": 4, "temperature": 0.7, "max_tokens": 8, "seed": 0, "cache": tmp_path}
+    record = wmath.cached_samples(problems, model="http://localhost:1/v1|m", **kw)
+    assert fake.calls == 4  # one call per sample, each with its own seed
+    assert record["sample_seeds"] == wmath.sample_seeds(0, 4)
+    stream = wmath.stream_from_samples(record)
+    np.testing.assert_array_equal(stream.labels, np.tile([True, False], 10))
 
 
 def test_shipped_fixture_loads() -> None:

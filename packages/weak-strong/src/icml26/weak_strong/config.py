@@ -110,7 +110,7 @@ class RunConfig:
     math_source: str = "shipped"
     math_model: str = DEFAULT_MATH_MODEL
     math_problems: int = 40
-    math_samples: int = 8
+    math_samples: int = 10
     math_temperature: float = 0.7
     math_max_tokens: int = 64
     math_cache: str = ""

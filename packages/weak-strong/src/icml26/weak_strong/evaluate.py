@@ -159,6 +159,29 @@ def _curves(trace: Trace) -> dict[str, list[float | None]]:
     return out
 
 
+def score_histogram(name: str, stream: Stream, k: int) -> dict[str, float]:
+    """The agreement-score histogram of a self-consistency stream: ``score_count.<name>.k<i>``
+    (answers whose ``i`` of ``k`` samples agree) and ``score_accuracy.<name>.k<i>`` (their
+    share correct; absent for an empty bin).
+
+    Args:
+        name: the stream's name in the keys.
+        stream: a stream whose scores are multiples of ``1 / k``.
+        k: samples per problem.
+
+    Returns:
+        The metrics.
+    """
+    level = np.round(stream.scores * k).astype(int)
+    out: dict[str, float] = {}
+    for i in range(k + 1):
+        hit = level == i
+        out[f"score_count.{name}.k{i}"] = float(hit.sum())
+        if hit.any():
+            out[f"score_accuracy.{name}.k{i}"] = float(stream.labels[hit].mean())
+    return out
+
+
 class _Sums:
     """Per-repeat values of every metric, reduced to means, SEs and smallest margins."""
 
@@ -224,6 +247,8 @@ def evaluate_stream(name: str, cfg: RunConfig) -> dict[str, Any]:
             sums.describe(name, stream.scores, stream.labels)
             if "unparsed_share" in stream.meta:
                 sums.described[f"unparsed_share.{name}"] = float(stream.meta["unparsed_share"])
+            if stream.meta.get("k"):
+                sums.described.update(score_histogram(name, stream, int(stream.meta["k"])))
             plot["reliability"] = (stream.scores[:20000].tolist(), stream.labels[:20000].tolist())
         for i, alpha in enumerate(cfg.alphas):
             for j, pname in enumerate(cfg.policies):

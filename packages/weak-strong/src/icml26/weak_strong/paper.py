@@ -18,7 +18,11 @@ __all__ = ["BENCH_PROFILES", "CLAIMS", "COST_MARGIN", "MATH_TOL", "PAPER", "PROF
 _QUICK = RunConfig()
 
 
-#: Tolerance of ``online_at_target_math`` (both sides of the target, beyond 2 SE).
+#: Least tolerance of ``online_at_target_math`` (both sides of the target, beyond 2 SE); the
+#: claim's tolerance on each side is the larger of this and the guarantee's slack at the
+#: stream's length (``slack_accept`` = ``C_a / #wrong``, ``slack_reject`` = ``C_r / #correct``,
+#: reported by the length study), so a short real stream is not asked for more than the
+#: guarantee gives.
 MATH_TOL = 0.02
 
 #: A controlling policy must save at least this much on the score-blind policy's strong
@@ -26,17 +30,21 @@ MATH_TOL = 0.02
 COST_MARGIN = 0.05
 
 
-def _at_target(stream: str, tol: float) -> str:
-    """At every target: both online error rates within ``tol`` of the target on either side,
-    beyond noise (the mean's distance minus 2 SE over repeats), and strong calls at least
-    :data:`COST_MARGIN` below the score-blind policy's ``1 - 2 alpha`` (mean + 2 SE), so
-    neither always-strong nor a score-blind coin passes."""
+def _at_target(stream: str, tol: float, *, slack: bool = False) -> str:
+    """At every target: both online error rates within ``tol`` of the target on either side
+    (with ``slack``: within ``max(tol, slack_<side>.<stream>.a<alpha>)``, the guarantee's
+    slack at the stream's length), beyond noise (the mean's distance minus 2 SE over
+    repeats), and strong calls at least :data:`COST_MARGIN` below the score-blind policy's
+    ``1 - 2 alpha`` (mean + 2 SE), so neither always-strong nor a score-blind coin passes."""
     terms = []
     for alpha in _QUICK.alphas:
         t = f"{stream}.online.a{number_part(alpha)}"
         for side in ("accept", "reject"):
             x, se = f"excess_{side}.{t}", f"excess_{side}_se.{t}"
-            terms.append(f"{x} - 2 * {se} <= {tol:g} and {x} + 2 * {se} >= -{tol:g}")
+            bound = f"{tol:g}"
+            if slack:
+                bound = f"max({tol:g}, slack_{side}.{stream}.a{number_part(alpha)})"
+            terms.append(f"{x} - 2 * {se} <= {bound} and {x} + 2 * {se} >= -{bound}")
         terms.append(f"strong_freq.{t} + 2 * strong_freq_se.{t} <= {1 - 2 * alpha - COST_MARGIN:g}")
     return " and ".join(terms)
 
@@ -113,13 +121,14 @@ CLAIMS = [
         "online_at_target_math",
         f"On the real math stream at its full length (each answer once, mean over the "
         f"repeats' random orders), the online algorithm (step size {DEFAULT_STEP_SIZE:g}) "
-        f"ends with both error rates within {MATH_TOL:g} of the targets at every target (beyond "
-        "2 SE over repeats), with at least 5 points fewer strong calls than a score-blind "
-        "policy, as on the synthetic streams. (The correct answers the guarantee's slack "
-        "needs at this tolerance are a reported figure, needed_correct.math, not part of "
-        "the claim.)",
+        f"ends with both error rates within max({MATH_TOL:g}, the guarantee's slack at the "
+        "stream's length) of the targets at every target (beyond 2 SE over repeats), with "
+        "at least 5 points fewer strong calls than a score-blind policy, as on the synthetic "
+        "streams. The slack (slack_reject.math = C_r / #correct, slack_accept.math = C_a / "
+        f"#wrong; martingale term left out) is reported, with the correct answers a "
+        f"{MATH_TOL:g} tolerance would need (needed_correct.math).",
         "the online algorithm controls both errors on any stream (long-run guarantee)",
-        _at_target("math", MATH_TOL),
+        _at_target("math", MATH_TOL, slack=True),
         placebo=_BLIND,
     ),
     Claim(

@@ -85,6 +85,23 @@ def _math_lines(m: Mapping[str, Any], alphas: list[float]) -> list[str]:
         f", unparseable share {_num(m, 'unparsed_share.math')}, "
         f"{m.get('n_correct.math', 0):.0f} correct / {m.get('n_wrong.math', 0):.0f} wrong."
     ]
+    levels = sorted(
+        int(key.rsplit(".k", 1)[1]) for key in m if key.startswith("score_count.math.k")
+    )
+    if levels:
+        cells = [
+            f"{i}/{levels[-1]}: {m[f'score_count.math.k{i}']:.0f}"
+            + (
+                f" ({m[f'score_accuracy.math.k{i}']:.2f})"
+                if f"score_accuracy.math.k{i}" in m
+                else ""
+            )
+            for i in levels
+        ]
+        out.append(
+            "Weak score (samples agreeing with the answer): answers (share correct) per level, "
+            "`score_count.math.k<i>` (`score_accuracy.math.k<i>`): " + "; ".join(cells) + "."
+        )
     need = [
         f"{a:g}: {m[f'needed_correct.math.{akey(a)}']:.0f} correct, slack "
         f"{_num(m, f'slack_reject.math.{akey(a)}')}"
@@ -94,7 +111,8 @@ def _math_lines(m: Mapping[str, Any], alphas: list[float]) -> list[str]:
     if need:
         out.append(
             "Correct answers the guarantee's slack `C_r / #correct` needs to be within the "
-            "tolerance (`needed_correct.math.a<alpha>`; slack at this length): "
+            "0.02 tolerance (`needed_correct.math.a<alpha>`; slack at this length, "
+            "`slack_reject.math.a<alpha>`, is the claim's tolerance where larger): "
             + "; ".join(need)
             + "."
         )

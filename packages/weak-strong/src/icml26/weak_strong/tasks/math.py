@@ -60,7 +60,9 @@ __all__ = [
     "make_problems",
     "math_stream",
     "sample_answers",
+    "sample_answers_sharded",
     "sample_seeds",
+    "shard_seed",
     "stream_from_samples",
 ]
 
@@ -126,8 +128,72 @@ def sample_answers(
     return [[texts[i] for texts in per_sample] for i in range(len(problems))]
 
 
+def shard_seed(seed: int, start: int) -> int:
+    """The sampling seed of the shard whose first problem is number ``start``."""
+    return int(np.random.SeedSequence([seed, start]).generate_state(1, dtype=np.uint32)[0])
+
+
+def sample_answers_sharded(
+    backend: Any,
+    problems: Sequence[Problem],
+    *,
+    k: int,
+    temperature: float,
+    max_tokens: int,
+    seed: int,
+    shard_dir: str | os.PathLike[str],
+    shard_problems: int = 32,
+) -> tuple[list[list[str]], dict[str, float]]:
+    """``k`` sampled replies per problem, in shards of ``shard_problems`` problems written
+    atomically to ``shard_dir`` (a killed run resumes at the first missing shard).
+
+    Each shard sends its problems' ``k`` conversations (problem-major) in one ``complete``
+    call seeded by :func:`shard_seed` ``(seed, first problem)``, so a shard's replies do not
+    depend on how many problems the run asked for. Returns the replies and the summed
+    sampling wall and CPU seconds of the shards."""
+    if k < 1 or shard_problems < 1:
+        raise ValueError(f"k and shard_problems must be at least 1, got {k}, {shard_problems}")
+    folder = Path(shard_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    out: list[list[str]] = []
+    spent = {"wall": 0.0, "cpu": 0.0}
+    for start in range(0, len(problems), shard_problems):
+        chunk = problems[start : start + shard_problems]
+        questions = [p.question for p in chunk]
+        path = folder / f"shard-{start:06d}.json"
+        if path.is_file():
+            done = json.loads(path.read_text(encoding="utf-8"))
+            if done.get("questions") == questions:
+                out.extend(done["replies"])
+                spent["wall"] += done["seconds"]
+                spent["cpu"] += done["cpu_seconds"]
+                continue
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        texts = [
+            r.text
+            for r in backend.complete(
+                [conversation(q) for q in questions for _ in range(k)],
+                max_tokens=max_tokens,
+                temperature=temperature,
+                seed=shard_seed(seed, start),
+            )
+        ]
+        replies = [texts[i * k : (i + 1) * k] for i in range(len(chunk))]
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        atomic_write_json(
+            path,
+            {"questions": questions, "replies": replies, "seconds": wall, "cpu_seconds": cpu},
+        )
+        spent["wall"] += wall
+        spent["cpu"] += cpu
+        out.extend(replies)
+        log(f"shard {start // shard_problems + 1}: {start + len(chunk)}/{len(problems)} problems")
+    return out, spent
+
+
 def _backend(model: str, batch_size: int, dtype: str | None = None) -> Any:
-    """A chat backend for ``model``: ``"url|name"`` for an endpoint, else a local model spec."""
+    """A chat backend for ``model``: ``"url|name"`` for an endpoint, else a local model spec
+    behind :class:`~icml26.weak_strong.tasks.sampler.PrefixCachedChat` (one thread)."""
     try:
         from icml26.shared.llm import ChatClient, LocalChatModel
     except ImportError as exc:  # pragma: no cover - depends on the install
@@ -141,13 +207,28 @@ def _backend(model: str, batch_size: int, dtype: str | None = None) -> Any:
         return ChatClient(url, model=name)
     import torch
 
-    # The cores this process may run on (one under /work/tools/lane-style pinning), at most 2.
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    torch.set_num_threads(max(1, min(2, cores or 1)))
+    from icml26.weak_strong.tasks.sampler import PrefixCachedChat
+
+    torch.set_num_threads(int(os.environ.get("ICML26_THREADS", "1")))
     kwargs: dict[str, Any] = {"batch_size": batch_size}
     if dtype is not None:
         kwargs["dtype"] = dtype
-    return LocalChatModel.from_spec(model, **kwargs)
+    local = LocalChatModel.from_spec(model, **kwargs)
+    return PrefixCachedChat(local.model, local.tokenizer, batch_size=batch_size)
+
+
+class _LazyBackend:
+    """:func:`_backend`, loaded at the first ``complete`` call (shards already on disk need
+    no model)."""
+
+    def __init__(self, model: str, batch_size: int, dtype: str | None) -> None:
+        self.args = (model, batch_size, dtype)
+        self.backend: Any = None
+
+    def complete(self, conversations: Any, **kwargs: Any) -> Any:
+        if self.backend is None:
+            self.backend = _backend(*self.args)
+        return self.backend.complete(conversations, **kwargs)
 
 
 def _versions() -> dict[str, str]:
@@ -172,19 +253,26 @@ def cached_samples(
     cache: str | os.PathLike[str] | None = None,
     batch_size: int = 16,
     dtype: str | None = None,
+    shard_problems: int = 32,
 ) -> dict[str, Any]:
     """Sampled replies for ``problems``, read from or written to the on-disk cache.
 
     The cache file is ``<cache>/weak-strong/math-<key>.json`` with ``key`` a hash of model,
     prompts and sampling settings (and ``dtype`` when given: ``"bfloat16"`` samples about
     twice as fast as the float32 default on a CPU with AVX-512 BF16); ``cache`` defaults to
-    :func:`icml26.shared.llm.cache_dir` (``$ICML26_CACHE_DIR`` or ``~/.cache/icml26``). The
-    record notes how long sampling took (wall and process CPU seconds), the date, the batch
-    size and the library versions: the samples are reproducible for the same versions,
-    dtype and batch size (batch composition sets the padding).
+    :func:`icml26.shared.llm.cache_dir` (``$ICML26_CACHE_DIR`` or ``~/.cache/icml26``). A
+    local model samples through :class:`~icml26.weak_strong.tasks.sampler.PrefixCachedChat`
+    in resumable shards (:func:`sample_answers_sharded`, under
+    ``<cache>/weak-strong/shards-<key>/``, keyed without the problem count so a longer or
+    shorter run reuses them); an endpoint samples with one seed per sample
+    (:func:`sample_answers`). The record notes how long sampling took (wall and process CPU
+    seconds), the date, the batch size and the library versions.
     """
     prompts = [p.question for p in problems]
+    endpoint = model.startswith(("http://", "https://"))
     key = _cache_key(model, prompts, k, temperature, max_tokens, seed, dtype)
+    if not endpoint:
+        key = _cache_key(model, prompts, k, temperature, max_tokens, seed, f"{dtype}|sharded")
     if cache is None:
         from icml26.shared.llm import cache_dir  # light: no framework import
 
@@ -193,22 +281,57 @@ def cached_samples(
     if path.is_file():
         return load_samples(path)
     log(f"sampling {k} answers for {len(problems)} problems with {model} (cached after)")
-    backend = _backend(model, batch_size, dtype)
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    replies = sample_answers(
-        backend, problems, k=k, temperature=temperature, max_tokens=max_tokens, seed=seed
-    )
+    seeding: dict[str, Any]
+    if endpoint:
+        replies = sample_answers(
+            _backend(model, batch_size, dtype),
+            problems,
+            k=k,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+        )
+        spent = {"wall": time.perf_counter() - wall0, "cpu": time.process_time() - cpu0}
+        seeding = {"sample_seeds": sample_seeds(seed, k)}
+    else:
+        shard_key = _cache_key(
+            model,
+            [INSTRUCTION, *map(str, DEMONSTRATIONS)],
+            k,
+            temperature,
+            max_tokens,
+            seed,
+            f"{dtype}|shards of {shard_problems}",
+        )
+        replies, spent = sample_answers_sharded(
+            _LazyBackend(model, batch_size, dtype),  # loaded only if a shard is missing
+            problems,
+            k=k,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            shard_dir=path.parent / f"shards-{shard_key}",
+            shard_problems=shard_problems,
+        )
+        starts = range(0, len(problems), shard_problems)
+        seeding = {
+            "shard_problems": shard_problems,
+            "shard_seeds": [shard_seed(seed, s) for s in starts],
+            "sampler": "PrefixCachedChat (shared prompt prefix, rows end at end of turn or "
+            "once 'answer is N.' is written)",
+        }
     record = {
         "model": model,
         "k": k,
         "temperature": temperature,
         "max_tokens": max_tokens,
         "seed": seed,
-        "sample_seeds": sample_seeds(seed, k),
+        **seeding,
         "dtype": dtype or "default",
         "batch_size": batch_size,
-        "sampling_seconds": round(time.perf_counter() - wall0, 1),
-        "sampling_cpu_seconds": round(time.process_time() - cpu0, 1),
+        "sampling_seconds": round(spent["wall"], 1),
+        "sampling_cpu_seconds": round(spent["cpu"], 1),
         "date": datetime.date.today().isoformat(),
         "versions": _versions(),
         "problems": [
@@ -362,6 +485,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--cache", default=None)
     ap.add_argument("--dtype", default=None, help="model dtype, e.g. bfloat16 (default: float32)")
     ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--shard-problems", type=int, default=32, help="problems per resumable shard")
     ap.add_argument("--fixture", default=None, help="write the first --fixture-problems here")
     ap.add_argument("--fixture-problems", type=int, default=16)
     ap.add_argument(
@@ -380,6 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cache=args.cache,
         batch_size=args.batch_size,
         dtype=args.dtype,
+        shard_problems=args.shard_problems,
     )
     stream = stream_from_samples(record)
     counts = np.bincount(

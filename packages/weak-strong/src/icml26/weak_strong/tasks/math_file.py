@@ -99,7 +99,11 @@ def stream_file_content(record: dict[str, Any], *, command: str) -> dict[str, An
         "temperature": record["temperature"],
         "max_tokens": record["max_tokens"],
         "batch_size": record.get("batch_size"),
-        "sample_seeds": record["sample_seeds"],
+        **{
+            key: record[key]
+            for key in ("sample_seeds", "shard_problems", "shard_seeds", "sampler")
+            if key in record
+        },
         "problem_generator": f"icml26.weak_strong.tasks.math.make_problems({len(problems)}, "
         f"seed={int(record['seed'])})",
         "instruction": INSTRUCTION,
@@ -171,6 +175,8 @@ def _regeneration_command(record: dict[str, Any]) -> str:
         "--batch-size",
         str(record.get("batch_size", 16)),
     ]
+    if "shard_problems" in record:
+        args += ["--shard-problems", str(record["shard_problems"])]
     if record.get("dtype") not in (None, "default"):
         args += ["--dtype", str(record["dtype"])]
     args += ["--stream-out", f"src/icml26/weak_strong/data/{STREAM_FILE}"]
