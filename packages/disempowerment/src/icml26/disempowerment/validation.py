@@ -287,7 +287,9 @@ def judge_study(
             out[f"judge.covered.{key}"] = float(
                 res.metrics[f"rate.{key}.lo"] <= truth <= res.metrics[f"rate.{key}.hi"]
             )
-    out.update(judge_agreement(sub_audit.labels.subset(res.audit_rows), res.audit_predictions))
+    out.update(
+        judge_agreement(sub_audit.labels.subset(res.audit_rows), res.audit_predictions, seed=seed)
+    )
     n_items = len(a_rows) + len(l_rows)
     out["judge.malformed_rate"] = judge.malformed_rate
     out["judge.malformed_rate_first"] = judge.malformed_rate_first
@@ -397,17 +399,35 @@ def judge_choice_study(
     return out
 
 
-def judge_agreement(truth: Labels, pred: Labels) -> dict[str, float]:
+def judge_agreement(
+    truth: Labels, pred: Labels, *, n_resamples: int = 1000, seed: int = 0
+) -> dict[str, float]:
     """Unweighted agreement of the judge with the audit labels (the audit subset is enriched
     with cue conversations, so these are not population figures): ``judge.agreement.<dim>``,
-    ``judge.kappa.<dim>`` (Cohen's), ``judge.macro_f1``, ``judge.domain_accuracy``."""
+    ``judge.kappa.<dim>`` (Cohen's) with its 95% percentile-bootstrap interval over the audit
+    rows (``.lo``/``.hi``; resamples where kappa is undefined are skipped),
+    ``judge.macro_f1``, ``judge.domain_accuracy``."""
     out: dict[str, float] = {}
+    rng = rng_for(seed, "judge_kappa_bootstrap")
+    n = len(truth.severity)
+    draws = rng.integers(0, n, size=(n_resamples, n)) if n else np.zeros((0, 0), dtype=int)
     for k, dim in enumerate(DIMENSIONS):
         t, p = truth.severity[:, k], pred.severity[:, k]
         out[f"judge.agreement.{dim}"] = float(np.mean(t == p))
         out[f"judge.kappa.{dim}"] = float(cohen_kappa_score(t, p, labels=[0, 1, 2, 3]))
+        boot = np.array([_kappa(t[r], p[r]) for r in draws])
+        boot = boot[np.isfinite(boot)]
+        lo, hi = np.quantile(boot, [0.025, 0.975]) if len(boot) else (np.nan, np.nan)
+        out[f"judge.kappa.{dim}.lo"], out[f"judge.kappa.{dim}.hi"] = float(lo), float(hi)
     out["judge.macro_f1"] = float(
         np.mean([macro_f1(truth.severity[:, k], pred.severity[:, k], 4) for k in range(3)])
     )
     out["judge.domain_accuracy"] = float(np.mean(truth.domain == pred.domain))
     return out
+
+
+def _kappa(t: np.ndarray, p: np.ndarray) -> float:
+    """Cohen's kappa over the four severities; NaN where it is undefined (chance agreement 1)."""
+    m = np.bincount(np.asarray(t) * 4 + np.asarray(p), minlength=16).reshape(4, 4) / max(len(t), 1)
+    p_o, p_e = float(np.trace(m)), float(m.sum(1) @ m.sum(0))
+    return (p_o - p_e) / (1 - p_e) if p_e < 1 and len(t) else float("nan")
