@@ -101,7 +101,8 @@ def null_study(
     Returns:
         ``null.<world>.<key>``: the first seed's values of every key the claims read (the
         metrics ``check_paper(..., nulls=...)`` takes); ``null.<world>.holds.<claim>``: the
-        share of seeds on which a claim holds; ``null_fpr.<claim>``: that share on the
+        share of seeds on which a claim holds (only for claims a null run decides: not the
+        coverage or scrubber claims, whose figures it does not make); ``null_fpr.<claim>``: that share on the
         claim's own null world; ``null.n_seeds``.
     """
     keys = sorted({k for c in claims for k in rule_keys(c.rule).keys})
@@ -117,10 +118,13 @@ def null_study(
         mine = [m for (w, _), m in zip(jobs, runs, strict=True) if w == world]
         out.update({f"null.{world}.{k}": float(mine[0][k]) for k in keys if k in mine[0]})
         for c in claims:
-            held = np.mean([bool(evaluate_rule(c.rule, m)[0]) for m in mine])
-            out[f"null.{world}.holds.{c.id}"] = float(held)
+            decided = [evaluate_rule(c.rule, m)[0] for m in mine]
+            if any(d is None for d in decided):
+                continue  # a claim whose figures a null run does not make is not reported
+            held = float(np.mean(decided))
+            out[f"null.{world}.holds.{c.id}"] = held
             if c.placebo == world:
-                out[f"null_fpr.{c.id}"] = float(held)
+                out[f"null_fpr.{c.id}"] = held
     return out
 
 
