@@ -29,7 +29,12 @@ from icml26.disempowerment.datasets import (
     synthetic_labelled,
 )
 from icml26.disempowerment.labels import Labels, macro_f1
-from icml26.disempowerment.measurement import IntervalSettings, PrivacySettings, measure
+from icml26.disempowerment.measurement import (
+    IntervalSettings,
+    PrivacySettings,
+    classify,
+    measure,
+)
 from icml26.disempowerment.pii import PlantedPII, fresh_frame_texts, scrub_scores
 from icml26.disempowerment.scrub import Scrubber
 from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log, null_spec
@@ -268,7 +273,10 @@ def judge_study(
         agreement with the audit labels (``judge.agreement.<dim>``, ``judge.kappa.<dim>``,
         ``judge.macro_f1``, ``judge.domain_accuracy``), ``judge.malformed_rate`` (after
         repair; 0 by construction under constrained decoding), ``judge.malformed_rate_first``,
-        ``judge.n_audit``, ``judge.n_log``, ``judge.tokens``, ``judge.seconds_per_item``.
+        ``judge.n_audit``, ``judge.n_log``, ``judge.tokens``, ``judge.seconds_per_item``,
+        ``judge.identified`` (0 when the judge predicted one class only on the audit rows
+        for some variable or amplifier: its rates are then refused and not released, its
+        agreement still is; the audit rows are rated a second time for it).
     """
     a_rows, l_rows, stratum_weights = judge_rows(
         audit.labels.any_severity > 0, len(log_conversations), n_audit, n_log, seed=seed
@@ -277,27 +285,38 @@ def judge_study(
     base_weights = np.ones(len(a_rows)) if sub_audit.weights is None else sub_audit.weights
     sub_audit.weights = base_weights * stratum_weights
     sub_log = [log_conversations[i] for i in l_rows]
-    start = time.perf_counter()
-    res = measure(sub_log, judge, sub_audit, privacy=privacy, intervals=intervals, seed=seed)
-    seconds = time.perf_counter() - start
     base = measure(sub_log, baseline, sub_audit, privacy=privacy, intervals=intervals, seed=seed)
-    out = {f"judge.{k}": v for k, v in res.metrics.items() if k.startswith(_JUDGE_KEYS)}
-    out.update(
-        {f"judge_tfidf.{k}": v for k, v in base.metrics.items() if k.startswith(_JUDGE_KEYS)}
-    )
-    for key in _RATES:
-        if f"rate.{key}.lo" in res.metrics:
-            truth = planted[f"rate.{key}"]
-            out[f"judge.covered.{key}"] = float(
-                res.metrics[f"rate.{key}.lo"] <= truth <= res.metrics[f"rate.{key}.hi"]
+    out = {f"judge_tfidf.{k}": v for k, v in base.metrics.items() if k.startswith(_JUDGE_KEYS)}
+    start = time.perf_counter()
+    try:
+        res = measure(sub_log, judge, sub_audit, privacy=privacy, intervals=intervals, seed=seed)
+    except ValueError as exc:  # an uninformative judge: no rates, its agreement still reported
+        if "carry no information" not in str(exc):
+            raise
+        log(f"the judge's rates are not identified, none released: {exc}")
+        a_pred, a_ok = classify(judge, sub_audit.conversations, Scrubber())
+        rows = np.flatnonzero(a_ok)
+        out["judge.identified"] = 0.0
+        out.update(judge_agreement(sub_audit.labels.subset(rows), a_pred.subset(rows), seed=seed))
+    else:
+        out["judge.identified"] = 1.0
+        out.update({f"judge.{k}": v for k, v in res.metrics.items() if k.startswith(_JUDGE_KEYS)})
+        for key in _RATES:
+            if f"rate.{key}.lo" in res.metrics:
+                truth = planted[f"rate.{key}"]
+                out[f"judge.covered.{key}"] = float(
+                    res.metrics[f"rate.{key}.lo"] <= truth <= res.metrics[f"rate.{key}.hi"]
+                )
+        out.update(
+            judge_agreement(
+                sub_audit.labels.subset(res.audit_rows), res.audit_predictions, seed=seed
             )
-    out.update(
-        judge_agreement(sub_audit.labels.subset(res.audit_rows), res.audit_predictions, seed=seed)
-    )
+        )
+        out["judge.dropped"] = float(sum(res.dropped.values()))
+    seconds = time.perf_counter() - start
     n_items = len(a_rows) + len(l_rows)
     out["judge.malformed_rate"] = judge.malformed_rate
     out["judge.malformed_rate_first"] = judge.malformed_rate_first
-    out["judge.dropped"] = float(sum(res.dropped.values()))
     out["judge.n_audit"], out["judge.n_log"] = float(len(a_rows)), float(len(l_rows))
     out["judge.n_audit_positive"] = float(np.sum(sub_audit.labels.any_severity > 0))
     out["judge.tokens"] = float(judge.backend.usage.total_tokens)
