@@ -46,6 +46,8 @@ def test_smoke_run_through_the_cli(smoke_run: Path) -> None:
         if claim["id"] in ("intervals_cover",):
             assert claim["placebo_holds"] is False
     assert all(m[f"null.{w}.holds.severe_rare_measured"] in (0.0, 1.0) for w in NULL_WORLDS)
+    # a null run makes no coverage or scrubber figures: those claims get no (vacuous) rate
+    assert not any(k.startswith("null.") and k.endswith(".holds.scrubber_recall") for k in m)
     assert {
         f"null_fpr.{c}"
         for c in (

@@ -242,6 +242,7 @@ def test_endpoint_judge_against_the_local_server(openai_server: Any) -> None:
     assert len(server.requests) == 3
     schema = server.requests[0]["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["domain"]["enum"] == list(DOMAIN_LABELS)
+    assert "uniqueItems" not in json.dumps(schema)  # OpenAI strict mode refuses it
     assert server.requests[0]["temperature"] == 0.0
     assert judge.backend.usage.total_tokens == 70 + 50 + 80
 

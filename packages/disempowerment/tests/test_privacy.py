@@ -328,3 +328,37 @@ def test_judge_study_under_dp_spends_its_share_and_every_key_is_labelled() -> No
     assert manifest["judge.malformed_rate"] == "judge_subset"
     assert manifest["judge.privacy.dp_epsilon_spent"] == "setting"
     assert manifest["judge.covered.reality.severe"] == "synthetic"
+
+
+class _ConstantClassifier:
+    """Predicts 'none' everywhere (an uninformative judge, as SmolLM2-135M was on an
+    amplifier in the llm profile)."""
+
+    def predict(self, texts):
+        n = len(texts)
+        return Labels(np.zeros((n, 3), int), np.zeros((n, 4), bool), np.zeros(n, int))
+
+
+def test_judge_study_with_an_uninformative_judge_reports_agreement_and_no_rates() -> None:
+    train = synthetic_labelled(600, seed=1, share=0.3)
+    clf = fit_classifier("tfidf", [c.text() for c in train.conversations], train.labels)
+    log = generate_log(1500, seed=2)
+    audit = synthetic_labelled(400, seed=3, share=0.15)
+    out = judge_study(
+        _FakeJudge(_ConstantClassifier()),
+        clf,
+        log.conversations,
+        audit,
+        log.planted,
+        n_audit=100,
+        n_log=500,
+        privacy=PrivacySettings(k=5),
+        intervals=IntervalSettings(draws=100),
+        seed=0,
+    )
+    assert out["judge.identified"] == 0.0
+    assert out["judge.kappa.reality"] == pytest.approx(0.0)
+    assert not any(k.startswith("judge.rate.") for k in out)  # refused, not made up
+    assert any(k.startswith("judge_tfidf.rate.") for k in out)  # the baseline still measures
+    manifest = release_manifest(out, dp=False)
+    assert manifest["judge.identified"] == "labelled_set"

@@ -14,6 +14,7 @@ from icml26.disempowerment.pii import (
     DEV_KINDS,
     FRESH_FRAMES,
     HOLDOUT_KINDS,
+    VALIDATION_FRAMES,
     PIIMaker,
     PlantedPII,
     fresh_frame_texts,
@@ -72,6 +73,34 @@ def test_recall_on_the_planted_corpus_is_at_least_095(planted_log) -> None:
 )
 def test_examples_written_apart_from_the_generator(text: str, secret: str) -> None:
     assert secret not in Scrubber()(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # rules added on the validation frames (docs/scrub_choice.py); no cue word here
+        ("the number on the envelope was 02139, not sure", "02139"),
+        ("yesterday lipika phoned again", "lipika"),
+        ("stacie shepherd is on the committee", "stacie shepherd"),
+    ],
+)
+def test_cue_free_zip_and_lower_case_names(text: str, secret: str) -> None:
+    assert secret not in Scrubber()(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my colour scheme got criticised at the check-in with my neighbours",
+        "it cost $12000 last year and 15000.5 units, about 25000% more",
+    ],
+)
+def test_british_spellings_compounds_and_amounts_are_kept(text: str) -> None:
+    assert Scrubber()(text) == text
+
+
+def test_validation_and_evaluation_frames_never_mix() -> None:
+    assert not set(VALIDATION_FRAMES) & set(FRESH_FRAMES)
 
 
 @pytest.mark.parametrize(

@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.metrics import cohen_kappa_score
 
 from icml26.disempowerment.classifiers import fit_classifier
 from icml26.disempowerment.datasets import synthetic_labelled
+from icml26.disempowerment.labels import Labels
 from icml26.disempowerment.measurement import IntervalSettings, PrivacySettings, measure
 from icml26.disempowerment.paper import CLAIMS
 from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log
 from icml26.disempowerment.validation import (
     NullSettings,
+    _kappa,
     coverage_study,
+    judge_agreement,
     judge_rows,
     null_study,
 )
@@ -56,6 +60,28 @@ def test_null_worlds_make_every_finding_false() -> None:
         }
         holds, _, _ = evaluate_rule(c.rule, keys)
         assert holds is False
+
+
+@pytest.mark.slow
+def test_false_positive_rate_of_every_finding_over_20_null_seeds() -> None:
+    # 20 seeds of each null world at a fifth of quick's log (about 3 CPU-s per run): each
+    # finding may hold on at most 2 of its null world's 20 seeds (the claim's 0.10).
+    # Measured 2026-12-04 at 2e3ce00: 0.05 / 0 / 0 / 0 (severe_rare_measured, domains, trend,
+    # approval); 844 s wall at load ~15, about 130 CPU-s.
+    settings = NullSettings(
+        n_log=20_000,
+        n_train=1500,
+        n_calibration=5000,
+        positive_share=0.3,
+        calibration_positive_share=0.15,
+        privacy=PrivacySettings(k=25),
+        intervals=IntervalSettings(draws=400),
+    )
+    out = null_study(FINDINGS, _train, settings, seeds=20, seed=5, workers=2)
+    rates = {c.id: out[f"null_fpr.{c.id}"] for c in FINDINGS}
+    print("null false-positive rates over 20 seeds:", rates)
+    assert out["null.n_seeds"] == 20
+    assert all(r <= 0.10 for r in rates.values()), rates
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +145,26 @@ def test_judge_rows_stratify_the_audit_set_and_weight_back() -> None:
     assert few[a_rows].sum() == 10
     assert len(a_rows) == 180
     assert w.sum() == pytest.approx(1000)
+
+
+def test_judge_agreement_kappa_interval() -> None:
+    rng = np.random.default_rng(0)
+    sev = rng.integers(0, 4, size=(200, 3))
+    truth = Labels(sev, np.zeros((200, 4), bool), rng.integers(0, 6, 200))
+    perfect = judge_agreement(truth, truth)
+    assert perfect["judge.kappa.reality"] == pytest.approx(1.0)
+    assert perfect["judge.kappa.reality.lo"] == pytest.approx(1.0)
+    noise = Labels(rng.integers(0, 4, size=(200, 3)), truth.amplifiers, truth.domain)
+    out = judge_agreement(truth, noise)
+    for dim in ("reality", "value", "action"):
+        lo, k, hi = (out[f"judge.kappa.{dim}{s}"] for s in (".lo", "", ".hi"))
+        assert lo <= k <= hi
+        assert lo < 0 < hi  # a random judge: the interval holds chance (kappa 0)
+
+
+def test_bootstrap_kappa_matches_sklearn() -> None:
+    rng = np.random.default_rng(1)
+    t, p = rng.integers(0, 4, 50), rng.integers(0, 4, 50)
+    p[:30] = t[:30]
+    assert _kappa(t, p) == pytest.approx(cohen_kappa_score(t, p, labels=[0, 1, 2, 3]))
+    assert np.isnan(_kappa(np.zeros(5, int), np.zeros(5, int)))

@@ -76,8 +76,8 @@ ANSWER_SCHEMA: dict[str, Any] = {
         **{d: {"type": "string", "enum": list(SEVERITIES)} for d in DIMENSIONS},
         "amplifiers": {
             "type": "array",
+            # no "uniqueItems": OpenAI's strict mode refuses it; the parser refuses repeats
             "items": {"type": "string", "enum": list(AMPLIFIERS)},
-            "uniqueItems": True,
         },
         "domain": {"type": "string", "enum": list(DOMAIN_LABELS)},
     },

@@ -30,6 +30,7 @@ __all__ = [
     "DISTRACTORS",
     "FRESH_FRAMES",
     "HOLDOUT_KINDS",
+    "VALIDATION_FRAMES",
     "PIIMaker",
     "PlantedPII",
     "ScrubScores",
@@ -343,6 +344,24 @@ class PIIMaker:
         return iban, ("Pay into {}.",)
 
 
+#: Carrier sentences for developing the scrubber's rules without the PII's usual cue words
+#: (written 2026-12-04, apart from :data:`FRESH_FRAMES` and never mixed with them):
+#: ``docs/scrub_choice.py`` measures rule changes on these, on a log of another seed.
+VALIDATION_FRAMES: tuple[str, ...] = (
+    "I keep thinking about {} lately.",
+    "Put {} on the list, please.",
+    "{} - that's the one I meant.",
+    "Do you remember {}?",
+    "Thanks to {} we got it done.",
+    "It was {} who suggested it.",
+    "Quick question about {}.",
+    "Add {} to the notes.",
+    "The letter came back with {} written on it.",
+    "Between you and me, {} is the problem.",
+    "See also {}",
+    "Without {} none of this would have happened.",
+)
+
 #: Carrier sentences written on 2026-12-04, after the scrubber's rules, by someone not
 #: editing them: the scrubber has never been adjusted to these (never do: they measure how
 #: the rules do on wording they were not written against; the test pins their hash).
@@ -362,19 +381,23 @@ FRESH_FRAMES: tuple[str, ...] = (
 )
 
 
-def fresh_frame_texts(planted: list[PlantedPII], seed: int) -> tuple[list[str], list[PlantedPII]]:
-    """Every planted string again, each in a sentence of its own from :data:`FRESH_FRAMES`.
+def fresh_frame_texts(
+    planted: list[PlantedPII], seed: int, frames: tuple[str, ...] = FRESH_FRAMES
+) -> tuple[list[str], list[PlantedPII]]:
+    """Every planted string again, each in a sentence of its own from ``frames``.
 
     Args:
         planted: the planted items (their strings and kinds are reused).
         seed: the frame choice's seed.
+        frames: carrier sentences with one ``{}`` each (:data:`FRESH_FRAMES` to measure,
+            :data:`VALIDATION_FRAMES` to develop rules on).
 
     Returns:
         ``(texts, items)``: one text per item, ``items[i].conversation == i``.
     """
     rng = np.random.default_rng(seed)
-    frames = rng.integers(len(FRESH_FRAMES), size=len(planted))
-    texts = [FRESH_FRAMES[f].format(p.text) for f, p in zip(frames, planted, strict=True)]
+    picks = rng.integers(len(frames), size=len(planted))
+    texts = [frames[f].format(p.text) for f, p in zip(picks, planted, strict=True)]
     items = [PlantedPII(i, p.kind, p.holdout, p.text) for i, p in enumerate(planted)]
     return texts, items
 

@@ -287,6 +287,7 @@ _MANIFEST_PREFIXES: tuple[tuple[str, str], ...] = (
     ("judge.macro_f1", "labelled_set"),
     ("judge.domain_accuracy", "labelled_set"),
     ("judge.covered.", "synthetic"),
+    ("judge.identified", "labelled_set"),
     ("judge.malformed_rate", "judge_subset"),
     ("judge.dropped", "judge_subset"),
     ("judge.n_audit_positive", "labelled_set"),

@@ -12,14 +12,21 @@ order, each on what the earlier ones left (a found span is masked, so spans neve
    ``3 March 1987``, ``March 3, 1987``); a month with a year alone is kept;
 6. ``[ADDRESS]``: street addresses (a number, up to three words, a street type);
 7. ``[POSTCODE]``: UK and Canadian postcodes, US ZIP codes after ``zip``/``postcode`` or a
-   state code;
+   state code, and any five-digit number standing alone (not money, a decimal or a
+   percentage: a bare ZIP code; other five-digit counts are removed too);
 8. ``[ID]``: prefixed ids (``ACCT-12345678``); 9. ``[PHONE]``: digit runs of at least 7
    digits with separators (phones, account and national ids);
 10. ``[NAME]``: a title and a name (``Dr. Okafor``, ``dr okafor``); capitalised words after a
     context phrase (``my name is``, ``my friend``, ``signed,``) or lower-case words there that
     are not English words; runs of two or more capitalised words that are not sentence
-    openers; a capitalised word from the name list; a lower-case word from the name list that
-    is not an English word.
+    openers; a capitalised word from the name list; anywhere, a lower-case word that is not an
+    English word (British spellings and hyphenated compounds of English words count as
+    English; typos and jargon are removed too, the price of catching names no list holds),
+    with a known name beside it, and two known names in a row.
+
+The last three rules were chosen on :data:`~icml26.disempowerment.pii.VALIDATION_FRAMES`
+(``docs/scrub_choice.py``), never on the evaluation wording
+:data:`~icml26.disempowerment.pii.FRESH_FRAMES`.
 
 The name list is Faker's en_US given names and surnames (common English words removed); the
 English word list is web2 (Webster's Second International, public domain, from the
@@ -90,6 +97,10 @@ _POSTCODE = re.compile(
 _ZIP = re.compile(
     r"(?i:\b(?:zip|post|postal)(?:\s*code)?(?:\s+is|:)?\s+)(\d{5}(?:-\d{4})?)\b"
 )  # US ZIP after "zip", "zip code is", "postal code:" (group 1)
+# A five-digit number standing alone (not money, not a decimal, not part of a longer number
+# or a time) is taken as a US ZIP code even without a cue word: a privacy scrubber errs on
+# the side of removing (Presidio's US ZIP recogniser matches the same shape).
+_BARE_ZIP = re.compile(r"(?<![\w$£€.,:/#+-])\d{5}(?:-\d{4})?(?![\w%]|[.,:/]\d)")
 _PREFIXED_ID = re.compile(r"\b[A-Z]{2,6}[-_#]?\d{5,}\b")
 _DIGIT_RUN = re.compile(r"(?<![\w])\+?\(?\d[\d\s().-]{5,}\d(?![\w])")
 _CAP = r"[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?"
@@ -158,6 +169,13 @@ _MODERN = frozenset(
         "actually",
         "really",
         "totally",
+        "anymore",
+        "spreadsheet",
+        "spreadsheets",
+        "refactor",
+        "insta",
+        "postcode",
+        "coordinating",
     ]
 )
 
@@ -409,6 +427,27 @@ def is_english_word(word: str) -> bool:
     return False
 
 
+_BRITISH = (
+    (r"our(s?)$", r"or\1"),
+    (r"is(e|es|ed|ing|ation|ations)$", r"iz\1"),
+    (r"tre(s?)$", r"ter\1"),
+)
+
+
+def _is_word(word: str) -> bool:
+    """:func:`is_english_word`, also true of British spellings (``colour``, ``criticised``)
+    and of hyphenated compounds of English words (``check-in``, ``trade-offs``)."""
+    if is_english_word(word):
+        return True
+    if "-" in word:
+        return all(_is_word(part) for part in word.split("-") if part)
+    for pattern, repl in _BRITISH:
+        us = re.sub(pattern, repl, word)
+        if us != word and is_english_word(us):
+            return True
+    return False
+
+
 @dataclass
 class ScrubStats:
     """How many replacements of each kind a scrubber made."""
@@ -489,6 +528,7 @@ class Scrubber:
         w.rule(_POSTCODE, "[POSTCODE]")
         w.rule(_ZIP, "[POSTCODE]", group=1)
         w.rule(_PREFIXED_ID, "[ID]")
+        w.rule(_BARE_ZIP, "[POSTCODE]")
         for m in list(_DIGIT_RUN.finditer(w.text)):
             if sum(ch.isdigit() for ch in m.group(0)) >= 7:
                 w.take(*m.span(), "[PHONE]")
@@ -518,9 +558,30 @@ class Scrubber:
         for m in list(_WORD.finditer(w.text)):
             if m.group(0) in self.names and m.group(0) not in _NOT_NAMES:
                 w.take(*m.span(), "[NAME]")
-        for m in list(_LOW_WORD.finditer(w.text)):
-            if m.group(0) in self.lower_names:
-                w.take(*m.span(), "[NAME]")
+        self._lower_anywhere(w)
+
+    def _lower_anywhere(self, w: _Work) -> None:
+        """Lower-case names without a cue: a word that is a known name but not an English
+        word, or that is no English word at all (British spellings and hyphenated compounds
+        of English words count as English), with a neighbouring known name (``stacie
+        shepherd``); and two known names in a row (``robert moss``)."""
+        toks = [(m.start(), m.end(), m.group(0)) for m in _LOW_WORD.finditer(w.text)]
+
+        def adjacent(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
+            return w.text[a[1] : b[0]].isspace() and len(w.text[a[1] : b[0]]) <= 2
+
+        def known(t: tuple[int, int, str]) -> bool:
+            return t[2] in self.all_lower_names
+
+        for i, tok in enumerate(toks):
+            prev = toks[i - 1] if i > 0 and adjacent(toks[i - 1], tok) else None
+            nxt = toks[i + 1] if i + 1 < len(toks) and adjacent(tok, toks[i + 1]) else None
+            if tok[2] in self.lower_names or (len(tok[2]) >= 3 and not _is_word(tok[2])):
+                start = prev[0] if prev is not None and known(prev) else tok[0]
+                end = nxt[1] if nxt is not None and known(nxt) else tok[1]
+                w.take(start, end, "[NAME]")
+            elif nxt is not None and known(tok) and known(nxt):
+                w.take(tok[0], nxt[1], "[NAME]")
 
     def _titles(self, w: _Work) -> None:
         """``Dr. Okafor``, ``Coach Reid``; ``dr diver`` after an abbreviated title."""

@@ -29,7 +29,12 @@ from icml26.disempowerment.datasets import (
     synthetic_labelled,
 )
 from icml26.disempowerment.labels import Labels, macro_f1
-from icml26.disempowerment.measurement import IntervalSettings, PrivacySettings, measure
+from icml26.disempowerment.measurement import (
+    IntervalSettings,
+    PrivacySettings,
+    classify,
+    measure,
+)
 from icml26.disempowerment.pii import PlantedPII, fresh_frame_texts, scrub_scores
 from icml26.disempowerment.scrub import Scrubber
 from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log, null_spec
@@ -101,7 +106,8 @@ def null_study(
     Returns:
         ``null.<world>.<key>``: the first seed's values of every key the claims read (the
         metrics ``check_paper(..., nulls=...)`` takes); ``null.<world>.holds.<claim>``: the
-        share of seeds on which a claim holds; ``null_fpr.<claim>``: that share on the
+        share of seeds on which a claim holds (only for claims a null run decides: not the
+        coverage or scrubber claims, whose figures it does not make); ``null_fpr.<claim>``: that share on the
         claim's own null world; ``null.n_seeds``.
     """
     keys = sorted({k for c in claims for k in rule_keys(c.rule).keys})
@@ -117,10 +123,13 @@ def null_study(
         mine = [m for (w, _), m in zip(jobs, runs, strict=True) if w == world]
         out.update({f"null.{world}.{k}": float(mine[0][k]) for k in keys if k in mine[0]})
         for c in claims:
-            held = np.mean([bool(evaluate_rule(c.rule, m)[0]) for m in mine])
-            out[f"null.{world}.holds.{c.id}"] = float(held)
+            decided = [evaluate_rule(c.rule, m)[0] for m in mine]
+            if any(d is None for d in decided):
+                continue  # a claim whose figures a null run does not make is not reported
+            held = float(np.mean(decided))
+            out[f"null.{world}.holds.{c.id}"] = held
             if c.placebo == world:
-                out[f"null_fpr.{c.id}"] = float(held)
+                out[f"null_fpr.{c.id}"] = held
     return out
 
 
@@ -264,7 +273,10 @@ def judge_study(
         agreement with the audit labels (``judge.agreement.<dim>``, ``judge.kappa.<dim>``,
         ``judge.macro_f1``, ``judge.domain_accuracy``), ``judge.malformed_rate`` (after
         repair; 0 by construction under constrained decoding), ``judge.malformed_rate_first``,
-        ``judge.n_audit``, ``judge.n_log``, ``judge.tokens``, ``judge.seconds_per_item``.
+        ``judge.n_audit``, ``judge.n_log``, ``judge.tokens``, ``judge.seconds_per_item``,
+        ``judge.identified`` (0 when the judge predicted one class only on the audit rows
+        for some variable or amplifier: its rates are then refused and not released, its
+        agreement still is; the audit rows are rated a second time for it).
     """
     a_rows, l_rows, stratum_weights = judge_rows(
         audit.labels.any_severity > 0, len(log_conversations), n_audit, n_log, seed=seed
@@ -273,25 +285,38 @@ def judge_study(
     base_weights = np.ones(len(a_rows)) if sub_audit.weights is None else sub_audit.weights
     sub_audit.weights = base_weights * stratum_weights
     sub_log = [log_conversations[i] for i in l_rows]
-    start = time.perf_counter()
-    res = measure(sub_log, judge, sub_audit, privacy=privacy, intervals=intervals, seed=seed)
-    seconds = time.perf_counter() - start
     base = measure(sub_log, baseline, sub_audit, privacy=privacy, intervals=intervals, seed=seed)
-    out = {f"judge.{k}": v for k, v in res.metrics.items() if k.startswith(_JUDGE_KEYS)}
-    out.update(
-        {f"judge_tfidf.{k}": v for k, v in base.metrics.items() if k.startswith(_JUDGE_KEYS)}
-    )
-    for key in _RATES:
-        if f"rate.{key}.lo" in res.metrics:
-            truth = planted[f"rate.{key}"]
-            out[f"judge.covered.{key}"] = float(
-                res.metrics[f"rate.{key}.lo"] <= truth <= res.metrics[f"rate.{key}.hi"]
+    out = {f"judge_tfidf.{k}": v for k, v in base.metrics.items() if k.startswith(_JUDGE_KEYS)}
+    start = time.perf_counter()
+    try:
+        res = measure(sub_log, judge, sub_audit, privacy=privacy, intervals=intervals, seed=seed)
+    except ValueError as exc:  # an uninformative judge: no rates, its agreement still reported
+        if "carry no information" not in str(exc):
+            raise
+        log(f"the judge's rates are not identified, none released: {exc}")
+        a_pred, a_ok = classify(judge, sub_audit.conversations, Scrubber())
+        rows = np.flatnonzero(a_ok)
+        out["judge.identified"] = 0.0
+        out.update(judge_agreement(sub_audit.labels.subset(rows), a_pred.subset(rows), seed=seed))
+    else:
+        out["judge.identified"] = 1.0
+        out.update({f"judge.{k}": v for k, v in res.metrics.items() if k.startswith(_JUDGE_KEYS)})
+        for key in _RATES:
+            if f"rate.{key}.lo" in res.metrics:
+                truth = planted[f"rate.{key}"]
+                out[f"judge.covered.{key}"] = float(
+                    res.metrics[f"rate.{key}.lo"] <= truth <= res.metrics[f"rate.{key}.hi"]
+                )
+        out.update(
+            judge_agreement(
+                sub_audit.labels.subset(res.audit_rows), res.audit_predictions, seed=seed
             )
-    out.update(judge_agreement(sub_audit.labels.subset(res.audit_rows), res.audit_predictions))
+        )
+        out["judge.dropped"] = float(sum(res.dropped.values()))
+    seconds = time.perf_counter() - start
     n_items = len(a_rows) + len(l_rows)
     out["judge.malformed_rate"] = judge.malformed_rate
     out["judge.malformed_rate_first"] = judge.malformed_rate_first
-    out["judge.dropped"] = float(sum(res.dropped.values()))
     out["judge.n_audit"], out["judge.n_log"] = float(len(a_rows)), float(len(l_rows))
     out["judge.n_audit_positive"] = float(np.sum(sub_audit.labels.any_severity > 0))
     out["judge.tokens"] = float(judge.backend.usage.total_tokens)
@@ -397,17 +422,35 @@ def judge_choice_study(
     return out
 
 
-def judge_agreement(truth: Labels, pred: Labels) -> dict[str, float]:
+def judge_agreement(
+    truth: Labels, pred: Labels, *, n_resamples: int = 1000, seed: int = 0
+) -> dict[str, float]:
     """Unweighted agreement of the judge with the audit labels (the audit subset is enriched
     with cue conversations, so these are not population figures): ``judge.agreement.<dim>``,
-    ``judge.kappa.<dim>`` (Cohen's), ``judge.macro_f1``, ``judge.domain_accuracy``."""
+    ``judge.kappa.<dim>`` (Cohen's) with its 95% percentile-bootstrap interval over the audit
+    rows (``.lo``/``.hi``; resamples where kappa is undefined are skipped),
+    ``judge.macro_f1``, ``judge.domain_accuracy``."""
     out: dict[str, float] = {}
+    rng = rng_for(seed, "judge_kappa_bootstrap")
+    n = len(truth.severity)
+    draws = rng.integers(0, n, size=(n_resamples, n)) if n else np.zeros((0, 0), dtype=int)
     for k, dim in enumerate(DIMENSIONS):
         t, p = truth.severity[:, k], pred.severity[:, k]
         out[f"judge.agreement.{dim}"] = float(np.mean(t == p))
         out[f"judge.kappa.{dim}"] = float(cohen_kappa_score(t, p, labels=[0, 1, 2, 3]))
+        boot = np.array([_kappa(t[r], p[r]) for r in draws])
+        boot = boot[np.isfinite(boot)]
+        lo, hi = np.quantile(boot, [0.025, 0.975]) if len(boot) else (np.nan, np.nan)
+        out[f"judge.kappa.{dim}.lo"], out[f"judge.kappa.{dim}.hi"] = float(lo), float(hi)
     out["judge.macro_f1"] = float(
         np.mean([macro_f1(truth.severity[:, k], pred.severity[:, k], 4) for k in range(3)])
     )
     out["judge.domain_accuracy"] = float(np.mean(truth.domain == pred.domain))
     return out
+
+
+def _kappa(t: np.ndarray, p: np.ndarray) -> float:
+    """Cohen's kappa over the four severities; NaN where it is undefined (chance agreement 1)."""
+    m = np.bincount(np.asarray(t) * 4 + np.asarray(p), minlength=16).reshape(4, 4) / max(len(t), 1)
+    p_o, p_e = float(np.trace(m)), float(m.sum(1) @ m.sum(0))
+    return (p_o - p_e) / (1 - p_e) if p_e < 1 and len(t) else float("nan")
