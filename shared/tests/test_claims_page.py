@@ -114,7 +114,7 @@ def test_page_states_its_run_and_has_a_summary_row_per_paper(run_dir: Path) -> N
         "## beta",
         "## alpha",
     ]
-    assert f"from the reproduce run in `{run_dir}`: profile `smoke`" in page
+    assert f"from the reproduce run `{run_dir}`: profile `smoke`" in page
     assert "run on 2026-12-04, commit `0123456789ab`." in page
     assert "3 papers (1 of them failed to run), 4 claims: 2 held, 1 failed, 1 undecided." in page
     assert "The reproduce took 40.0 s (sequential)." in page
@@ -317,3 +317,14 @@ def test_a_real_reproduce_of_the_quickest_paper(tmp_path: Path) -> None:
     assert compare_with_report(page, (out / "report.md").read_text()) == []
     n_claims = len(json.loads((out / "blitzrank" / "results.json").read_text())["claims"])
     assert len(_table(page, "blitzrank")) == 2 + n_claims
+
+
+def test_cli_run_name_replaces_the_local_path(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "claims.md"
+    assert main(["docs", str(run_dir), "--out", str(out), "--run-name", "quick at abc123"]) == 0
+    text = out.read_text()
+    assert "reproduce run `quick at abc123`" in text
+    assert str(run_dir) not in text
+    assert text == claims_page(run_dir, shown_as="quick at abc123")
+    # Without it the page names the folder as given.
+    assert str(run_dir) in claims_page(run_dir)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,10 @@ from icml26.shared.readme import (
     HISTORY_FILE,
     RESULTS_BEGIN,
     RESULTS_END,
+    SUMMARY_PATTERN,
     ReadmeError,
+    RunSummary,
+    _summary_line,
     readme_text,
     summarize_run,
     update_readme,
@@ -287,3 +291,41 @@ def test_redecide_uses_the_installed_rules_not_the_stored_outcomes(tmp_path: Pat
     assert "--redecide" not in readme_text(README, stored)
     with pytest.raises(ReadmeError, match="not installed"):
         summarize_run(folder, "fake-paper", None, redecide=True)
+
+
+@pytest.mark.parametrize("kind", ["run", "bench"])
+@pytest.mark.parametrize("redecided", [False, True])
+@pytest.mark.parametrize("commit", [None, COMMIT])
+@pytest.mark.parametrize("dirty", [False, True])
+@pytest.mark.parametrize("cpu", [None, 12.5])
+@pytest.mark.parametrize("holds", [(), (True,), (True, False, None)])
+def test_summary_pattern_reads_every_form_of_the_summary_line(
+    kind: str,
+    redecided: bool,
+    commit: str | None,
+    dirty: bool,
+    cpu: float | None,
+    holds: tuple[bool | None, ...],
+) -> None:
+    """``SUMMARY_PATTERN`` (read by the docs site's landing page) matches what is written."""
+    run = RunSummary(
+        paper="fake-paper",
+        version="1.2.3",
+        profile="quick",
+        kind=kind,
+        date="2026-12-04",
+        commit=commit,
+        dirty=dirty,
+        seconds=41.25,
+        cpu_seconds=cpu,
+        claims=tuple({"id": f"c{i}", "holds": h} for i, h in enumerate(holds)),
+        redecided=redecided,
+    )
+    match = re.search(SUMMARY_PATTERN, _summary_line(run))
+    assert match is not None, _summary_line(run)
+    assert match["profile"] == "quick"
+    assert match["date"] == "2026-12-04"
+    assert match["job"] == (None if kind == "run" else kind)
+    assert bool(match["redecided"]) is redecided
+    expected = {(): "no claims", (True,): "1 held", (True, False, None): "1 held, 1 failed"}
+    assert match["claims"].startswith(expected[holds])

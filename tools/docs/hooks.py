@@ -38,9 +38,27 @@ from exports import ROOT, Member, declared_exports, members
 
 FRAMEWORKS = {"jax": "JAX", "torch": "PyTorch", "numpy": "NumPy"}
 RESULTS = re.compile(r"<!-- results:begin -->\n(.*?)\n<!-- results:end -->", re.S)
-SUMMARY = re.compile(r"Profile `([^`]+)`, (\d{4}-\d{2}-\d{2}),.*?Claims: ([^.]*)\.")
+READMES_WRITER = ROOT / "shared" / "src" / "icml26" / "shared" / "readme.py"
 # [text](target) and ![alt](target), target without a scheme or a leading '#' or '/'.
 LINK = re.compile(r"(!?\[[^\]]*\])\((?![a-z][a-z0-9+.-]*:|#|/)([^)\s]+)\)")
+
+
+def _summary_pattern() -> re.Pattern[str]:
+    """``SUMMARY_PATTERN`` of ``icml26/shared/readme.py`` (the writer of the summary line), read
+    from its syntax tree: the docs session installs no workspace package."""
+    tree = ast.parse(READMES_WRITER.read_text(), filename=str(READMES_WRITER))
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "SUMMARY_PATTERN" for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return re.compile(node.value.value)
+    raise ValueError(f"{READMES_WRITER}: no string constant `SUMMARY_PATTERN`")
+
+
+SUMMARY = _summary_pattern()
 
 
 def _papers() -> list[Member]:
@@ -70,13 +88,22 @@ def _results_block(readme: str) -> str | None:
     return match.group(1).strip() if match else None
 
 
-def _status(readme: str) -> str:
+def _status(readme: str, name: str = "README.md") -> str:
+    """The landing page's status column: profile, job, date and claims of the README's
+    generated block. A block whose summary line cannot be read fails the build (the writer's
+    format changed): only a README with no block says "no generated results yet"."""
     block = _results_block(readme)
-    match = SUMMARY.search(block or "")
-    if match is None:
+    if block is None:
         return "no generated results yet"
-    profile, date, claims = match.groups()
-    return f"{profile} {date}: {claims}"
+    match = SUMMARY.search(block)
+    if match is None:
+        raise ValueError(
+            f"{name}: the results block has no summary line of the form `icml26 readme` writes "
+            f"(SUMMARY_PATTERN in {READMES_WRITER.relative_to(ROOT)}): {block[:200]!r}"
+        )
+    job = f" ({match['job']} job)" if match["job"] else ""
+    again = " (decided again)" if match["redecided"] else ""
+    return f"{match['profile']}{job} {match['date']}: {match['claims']}{again}"
 
 
 def _repo(config: MkDocsConfig, kind: str, path: str) -> str:
@@ -101,10 +128,12 @@ def _rewrite_links(
             if files.get_file_from_path(uri) is None:
                 files.append(File.generated(config, uri, abs_src_path=str(source)))
             return match.group(0)
-        if rel == "README.md":
-            return f"{label}(../index.md)"
-        if rel == "shared/README.md":
-            return f"{label}(../shared/index.md{'#' + anchor if anchor else ''})"
+        site_page = {"README.md": "index.md", "shared/README.md": "shared/index.md"}.get(rel)
+        if site_page is not None:
+            suffix = "#" + anchor if anchor else ""
+            if site_page == posixpath.join(page_dir, "index.md") and anchor:
+                return f"{label}({suffix})"  # the page itself
+            return f"{label}({posixpath.relpath(site_page, page_dir)}{suffix})"
         kind = "tree" if source.is_dir() else "blob"
         return f"{label}({_repo(config, kind, rel)}{'#' + anchor if anchor else ''})"
 
@@ -185,7 +214,7 @@ def _landing(config: MkDocsConfig) -> str:
         title = fields.get("title", member.slug).replace("|", "\\|")
         lines.append(
             f"| {i} | [{title}](papers/{member.slug}/index.md) | `{member.distribution}` "
-            f"{version} | {framework} | {_status(readme)} |"
+            f"{version} | {framework} | {_status(readme, f'packages/{member.slug}/README.md')} |"
         )
     lines += [
         "",
@@ -199,12 +228,15 @@ def _shared_page(config: MkDocsConfig, files: Files) -> str:
     shared_readme = (ROOT / "shared" / "README.md").read_text()
     body = shared_readme.split("\n", 1)[1]  # its own title replaced
     command = _section(root_readme, "The `icml26` command")
-    text = (
+    # Each part's links are relative to its own README's folder.
+    return (
         "# Shared pieces: `icml26-shared`\n\n"
         "From the repository's `README.md` (the `icml26` command) and `shared/README.md`.\n\n"
-        "## The `icml26` command\n\n" + command + "\n" + body
+        "## The `icml26` command\n\n"
+        + _rewrite_links(command, ROOT, "shared", config, files)
+        + "\n"
+        + _rewrite_links(body, ROOT / "shared", "shared", config, files)
     )
-    return _rewrite_links(text, ROOT / "shared", "shared", config, files)
 
 
 def on_config(config: MkDocsConfig, **kwargs: Any) -> MkDocsConfig:

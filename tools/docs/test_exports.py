@@ -10,7 +10,7 @@ import griffe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from exports import problems
+from exports import method_problems, problems, undocumented_methods
 from griffe_comments import CommentDocstrings
 
 SOURCE = '''
@@ -89,6 +89,23 @@ class Plain:
 
     def __init__(self, a: int, b: int) -> None:
         self.a, self.b = a, b
+
+    def shown(self) -> int:
+        """Documented."""
+        return self.a
+
+    def bare(self) -> int:
+        return self.b
+
+    def _private(self) -> None:
+        pass
+
+
+class Child(Plain):
+    """Inherits ``bare`` from a class of the package."""
+
+    def own(self) -> None:
+        pass
 '''
 
 
@@ -116,3 +133,20 @@ def test_the_rule_flags_what_it_should(tmp_path: Path) -> None:
     # width, depth named in the text; lr in Attributes; seed by its trailing comment
     assert problems(pkg["Config"]) == ["constructor args missing steps"]
     assert problems(pkg["Plain"]) == ["constructor args missing b"]
+
+
+def test_public_methods_without_a_docstring_are_listed(tmp_path: Path) -> None:
+    pkg = _load(tmp_path)
+    assert undocumented_methods(pkg["Plain"], prefix="pkg.") == ["pkg.Plain.bare"]
+    assert undocumented_methods(pkg["Child"], prefix="pkg.") == ["pkg.Plain.bare", "pkg.Child.own"]
+    # Methods of classes outside the prefix (a library's) are not ours to document.
+    assert undocumented_methods(pkg["Child"], prefix="other.") == []
+
+
+def test_the_method_allow_list_only_shrinks() -> None:
+    errors, allowed = method_problems({"a.B.c", "a.B.d"}, {"a.B.c", "a.B.gone"})
+    assert allowed == ["a.B.c"]
+    assert errors == [
+        "a.B.d: public method without a docstring",
+        "a.B.gone: listed in undocumented_methods.txt but documented or gone: remove the line",
+    ]

@@ -7,7 +7,8 @@ screenshot of the landing page is saved to ``build/docs-artefacts/landing.png`` 
 
 Needs a Chromium or Chrome binary and its chromedriver on ``PATH`` (Debian: ``chromium``,
 ``chromium-driver``; GitHub's Ubuntu runners ship Chrome and ``$CHROMEWEBDRIVER``): without
-them every test here skips with the reason. Nothing is installed or downloaded (Selenium
+them every test here skips with the reason, or fails where ``ICML26_REQUIRE_BROWSER=1``
+(``.ci/run`` and the CI docs job set it). Nothing is installed or downloaded (Selenium
 Manager is bypassed by naming the driver).
 """
 
@@ -20,10 +21,25 @@ import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+# ICML26_REQUIRE_BROWSER=1 (set by .ci/run and the CI docs job, where a browser is installed)
+# turns every skip below into a failure, so CI cannot pass without having opened the site.
+REQUIRE_BROWSER = os.environ.get("ICML26_REQUIRE_BROWSER", "") not in ("", "0")
+
+
+def _skip(reason: str) -> NoReturn:
+    if REQUIRE_BROWSER:
+        pytest.fail(f"ICML26_REQUIRE_BROWSER is set: {reason}", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+try:
+    from selenium import webdriver
+except ImportError:
+    _skip("selenium is not installed")
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions  # noqa: E402
@@ -60,7 +76,7 @@ def _browser_binary() -> str | None:
 def base_url() -> Iterator[str]:
     """The built site served on an ephemeral localhost port."""
     if not (SITE / "index.html").is_file():
-        pytest.skip(f"no built site at {SITE}: run `uv run nox -s docs` (or `mkdocs build`)")
+        _skip(f"no built site at {SITE}: run `uv run nox -s docs` (or `mkdocs build`)")
     handler = functools.partial(_QuietHandler, directory=str(SITE))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -77,7 +93,7 @@ def browser() -> Iterator[webdriver.Chrome]:
     """Headless Chromium (or Chrome), with the browser console log readable."""
     binary, driver = _browser_binary(), _driver_binary()
     if binary is None or driver is None:
-        pytest.skip(
+        _skip(
             "no headless browser: needs chromium (or google-chrome) and chromedriver on PATH "
             f"(found browser={binary}, driver={driver}); on Debian `apt install chromium "
             "chromium-driver`. This test installs nothing."
@@ -145,6 +161,27 @@ def test_claims_page(base_url: str, browser: webdriver.Chrome) -> None:
     errors = _open(browser, base_url + "claims/")
     assert errors == [], errors
     assert browser.find_element(By.TAG_NAME, "h1").text.startswith("Claims")
+    # The page `icml26 docs RUN_DIR` generates: a summary table (one row per paper) and at
+    # least one claims table with a decided row; a placeholder page fails here.
+    tables = {}
+    for table in browser.find_elements(By.CSS_SELECTOR, "article table"):
+        header = tuple(th.text.strip() for th in table.find_elements(By.CSS_SELECTOR, "thead th"))
+        rows = [
+            [td.text.strip() for td in tr.find_elements(By.TAG_NAME, "td")]
+            for tr in table.find_elements(By.CSS_SELECTOR, "tbody tr")
+        ]
+        tables.setdefault(header[:4], []).extend(rows)
+    summary = tables.get(("paper", "held", "failed", "undecided"), [])
+    claims = tables.get(("claim", "paper's figure", "ours", "outcome"), [])
+    placeholder = (
+        "docs/claims.md is not a generated claims page (no summary table with a paper row, or "
+        "no claims table with a claim row): write it with `icml26 docs RUN_DIR --out "
+        f"docs/claims.md --run-name NAME` from a reproduce run; tables found: {list(tables)}"
+    )
+    assert summary, placeholder
+    assert claims, placeholder
+    outcomes = {row[3].split(" ")[0].split(":")[0] for row in claims}
+    assert outcomes <= {"held", "failed", "undecided"}, outcomes
 
 
 def test_search_finds_a_function(base_url: str, browser: webdriver.Chrome) -> None:

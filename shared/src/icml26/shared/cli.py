@@ -9,7 +9,7 @@
     icml26 reproduce [slugs ...] [--profile quick] [--out DIR] [--jobs N | --ray ADDRESS]
     icml26 report DIR
     icml26 readme <slug> RUN_DIR [--readme PATH]
-    icml26 docs RUN_DIR [--out docs/claims.md] [--check]
+    icml26 docs RUN_DIR [--out docs/claims.md] [--run-name NAME] [--check]
 
 Exit codes: 0 success, 1 a job or report failed, 2 bad usage (unknown paper, bad override).
 """
@@ -186,7 +186,7 @@ def cmd_readme(args: argparse.Namespace) -> int:
 
 def cmd_docs(args: argparse.Namespace) -> int:
     try:
-        page = claims_page(args.run_dir)
+        page = claims_page(args.run_dir, shown_as=args.run_name)
         problems: list[str] = []
         if args.check:
             report = args.run_dir / "report.md"
@@ -309,6 +309,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=DEFAULT_OUT,
         help=f"the page to write (default: {DEFAULT_OUT}, relative to the current folder)",
+    )
+    docs.add_argument(
+        "--run-name",
+        metavar="NAME",
+        help="how the page names the run (e.g. 'quick reproduce at 8640a4a') instead of "
+        "RUN_DIR's path, so a published page shows no local folder",
     )
     docs.add_argument(
         "--check",

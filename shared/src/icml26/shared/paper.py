@@ -146,6 +146,14 @@ class Paper:
         raise ValueError(f"kind must be 'run' or 'bench', got {kind!r}")
 
     def claims_for(self, kind: str) -> Sequence[Claim]:
+        """The claims a job of ``kind`` decides.
+
+        Args:
+            kind: ``"run"`` or ``"bench"``.
+
+        Returns:
+            ``bench_claims`` for ``"bench"``, else ``claims``.
+        """
         return self.bench_claims if kind == "bench" else self.claims
 
     def check_inputs(self, config: Any) -> None:

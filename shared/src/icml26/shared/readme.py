@@ -66,6 +66,14 @@ README_CLAIM_ROWS = 12
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _SECTION = re.compile(r"^<!-- run: (?P<key>\S+ \S+ \S+ \S+) -->$", re.MULTILINE)
 _OUTCOME = OUTCOMES
+#: The summary line ``_summary_line`` writes, as a regular expression (groups ``profile``,
+#: ``job``, ``date``, ``redecided``, ``claims``). The docs site's landing page
+#: (``tools/docs/hooks.py``) reads this constant from this file's syntax tree, so the writer
+#: and its one reader share one format; ``tests/test_readme.py`` checks every form matches.
+SUMMARY_PATTERN = (
+    r"Profile `(?P<profile>[^`]+)`(?: \((?P<job>[a-z]+) job\))?, (?P<date>\d{4}-\d{2}-\d{2}), "
+    r".*?Claims(?P<redecided> \(decided again [^)]*\))?: (?P<claims>[^.]*)\."
+)
 
 
 class ReadmeError(ValueError):

@@ -119,11 +119,32 @@ class Checkpoints:
         self.keep = keep
 
     def path(self, step: int, suffix: str = ".pkl") -> Path:
+        """The checkpoint file of ``step`` (it need not exist).
+
+        Args:
+            step: the training step, non-negative.
+            suffix: the file's suffix (``.pkl`` for :meth:`save`; another for a framework's
+                own format).
+
+        Returns:
+            ``<folder>/step_<step, 9 digits><suffix>``.
+
+        Raises:
+            ValueError: ``step`` is negative.
+        """
         if step < 0:
             raise ValueError(f"step must be non-negative, got {step}")
         return self.folder / f"step_{step:09d}{suffix}"
 
     def steps(self, suffix: str = ".pkl") -> list[int]:
+        """The steps that have a checkpoint file with ``suffix``.
+
+        Args:
+            suffix: the files' suffix.
+
+        Returns:
+            The steps, ascending (empty when the folder is missing or holds none).
+        """
         if not self.folder.is_dir():
             return []
         found = []
@@ -134,6 +155,16 @@ class Checkpoints:
         return sorted(found)
 
     def save(self, step: int, state: Any) -> Path:
+        """Pickle ``state`` as the checkpoint of ``step``, atomically, and delete all but the
+        newest ``keep`` checkpoints.
+
+        Args:
+            step: the training step, non-negative.
+            state: any picklable object (move tensors to CPU first).
+
+        Returns:
+            The file written.
+        """
         target = self.path(step)
         with atomic_path(target) as tmp, open(tmp, "wb") as fh:
             pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
@@ -142,6 +173,11 @@ class Checkpoints:
         return target
 
     def latest(self) -> tuple[int, Any] | None:
+        """The newest checkpoint, to resume from.
+
+        Returns:
+            ``(step, state)`` of the newest ``.pkl`` checkpoint, or None when there is none.
+        """
         steps = self.steps()
         if not steps:
             return None
@@ -259,6 +295,11 @@ class RunDir:
             fh.write(json.dumps(record) + "\n")
 
     def read_metrics(self) -> list[dict[str, Any]]:
+        """Every record of ``metrics.jsonl``, in the order written.
+
+        Returns:
+            The records (empty when the file is missing); a line cut by a kill is skipped.
+        """
         if not self.metrics_path.exists():
             return []
         lines = self.metrics_path.read_text(encoding="utf-8").splitlines()

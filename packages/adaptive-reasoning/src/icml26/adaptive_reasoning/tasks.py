@@ -173,6 +173,11 @@ class Problem:
                 raise ProblemError(f"problem {self.text[:40]!r}: answer disagrees with its program")
 
     def as_dict(self) -> dict[str, object]:
+        """The problem as a JSON-ready record.
+
+        Returns:
+            ``text``, ``answer``, ``ops``, ``complex`` and ``split``.
+        """
         return {
             "text": self.text,
             "answer": self.answer,

@@ -41,7 +41,17 @@ class SearchEndpointError(RuntimeError):
 
 @runtime_checkable
 class Search(Protocol):
-    def search(self, queries: Sequence[str], k: int) -> list[list[Passage]]: ...
+    def search(self, queries: Sequence[str], k: int) -> list[list[Passage]]:
+        """The top ``k`` passages of each query.
+
+        Args:
+            queries: the queries.
+            k: passages per query (at most the corpus size).
+
+        Returns:
+            One list per query: its top ``k`` passages, best first.
+        """
+        ...
 
 
 def _check_corpus(passages: Sequence[Passage]) -> list[Passage]:
@@ -79,6 +89,15 @@ class BM25Search:
         return self._bm25s.tokenize(list(texts), stopwords="en", show_progress=False)
 
     def search(self, queries: Sequence[str], k: int) -> list[list[Passage]]:
+        """The top ``k`` passages of each query by BM25 score (an empty query searches "none").
+
+        Args:
+            queries: the queries.
+            k: passages per query (at most the corpus size).
+
+        Returns:
+            One list per query: its top ``k`` passages, best first.
+        """
         if not queries:
             return []
         k = min(k, len(self.passages))
@@ -123,12 +142,29 @@ class DenseSearch:
         self.embeddings = self.encode([p.text for p in self.passages])
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` with the model, L2-normalised.
+
+        Args:
+            texts: the texts.
+
+        Returns:
+            A float32 array of shape ``(len(texts), dim)``, unit rows.
+        """
         vecs = self.model.encode(
             list(texts), batch_size=64, convert_to_numpy=True, normalize_embeddings=True
         )
         return np.asarray(vecs, dtype=np.float32)
 
     def search(self, queries: Sequence[str], k: int) -> list[list[Passage]]:
+        """The top ``k`` passages of each query by cosine similarity (ties: corpus order).
+
+        Args:
+            queries: the queries.
+            k: passages per query (at most the corpus size).
+
+        Returns:
+            One list per query: its top ``k`` passages, best first.
+        """
         if not queries:
             return []
         k = min(k, len(self.passages))
@@ -183,6 +219,18 @@ class EndpointSearch:
         return out
 
     def search(self, queries: Sequence[str], k: int) -> list[list[Passage]]:
+        """The endpoint's first ``k`` passages of each query, one request per query.
+
+        Args:
+            queries: the queries.
+            k: passages per query.
+
+        Returns:
+            One list per query, in the endpoint's order.
+
+        Raises:
+            SearchEndpointError: the endpoint is unreachable or answers with no passage list.
+        """
         return [self._one(q, k) for q in queries]
 
 

@@ -87,6 +87,14 @@ class SignalEncoder(nn.Module):
         self.heads = _Heads(width)
 
     def forward(self, x: torch.Tensor) -> EncoderOutput:
+        """Encode a batch of 12-lead signals.
+
+        Args:
+            x: ``(B, 12, 1000)`` signals in mV at 100 Hz.
+
+        Returns:
+            :class:`EncoderOutput`: ``(B, n_tokens, width)`` tokens, label logits, features.
+        """
         h = self.conv(x)  # (B, C, L)
         tokens = nn.functional.adaptive_avg_pool1d(h, self.n_tokens).transpose(1, 2)
         pooled = torch.cat([h.mean(-1), h.amax(-1)], dim=-1)
@@ -117,6 +125,14 @@ class ImageEncoder(nn.Module):
         self.heads = _Heads(width)
 
     def forward(self, x: torch.Tensor) -> EncoderOutput:
+        """Encode a batch of ECG paper images.
+
+        Args:
+            x: ``(B, H, W)`` images in ``[0, 1]``.
+
+        Returns:
+            :class:`EncoderOutput`: ``(B, n_tokens, width)`` tokens, label logits, features.
+        """
         h = self.conv(x.unsqueeze(1))  # (B, C, h, w)
         tokens = (
             nn.functional.adaptive_avg_pool2d(h, (2, self.n_tokens // 2)).flatten(2).transpose(1, 2)

@@ -148,10 +148,28 @@ class Features:
                 raise ValueError(f"feature {f.name} is not finite ({v})")
 
     def as_dict(self) -> dict[str, float]:
+        """The features by name, every value a float (``p_present`` as 0.0 or 1.0).
+
+        Returns:
+            ``{field name: value}``.
+        """
         return {k: float(v) for k, v in asdict(self).items()}
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, float]) -> Features:
+        """The inverse of :meth:`as_dict`: each field cast back to its type (``p_present`` to
+        a bool, ``v1_terminal`` to its sign, +1 or -1).
+
+        Args:
+            values: a value for every field (extra keys are ignored).
+
+        Returns:
+            The features.
+
+        Raises:
+            KeyError: a field is missing.
+            ValueError: a float feature is not finite.
+        """
         return cls(
             hr=float(values["hr"]),
             rr_cv=float(values["rr_cv"]),

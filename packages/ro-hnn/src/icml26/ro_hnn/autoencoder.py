@@ -201,6 +201,14 @@ class SymplecticAutoencoder(nnx.Module):
         return q
 
     def decode(self, z: jax.Array) -> jax.Array:
+        """The full state of a latent state: ``q = φ(z_q)``, ``p = Dρ(q)ᵀ z_p`` (cotangent lift).
+
+        Args:
+            z: ``(2d,)`` latent state ``(z_q, z_p)``.
+
+        Returns:
+            ``(2n,)`` full state ``(q, p)``.
+        """
         zq, zp = split_state(z)
         q = self.embed(zq)
         _, pullback = jax.vjp(self.submerse, q)
@@ -208,6 +216,14 @@ class SymplecticAutoencoder(nnx.Module):
         return jnp.concatenate([q, p])
 
     def encode(self, x: jax.Array) -> jax.Array:
+        """The latent state of a full state: ``z_q = ρ(q)``, ``z_p = Dφ(z_q)ᵀ p``.
+
+        Args:
+            x: ``(2n,)`` full state ``(q, p)``.
+
+        Returns:
+            ``(2d,)`` latent state ``(z_q, z_p)``.
+        """
         q, p = split_state(x)
         zq = self.submerse(q)
         _, pullback = jax.vjp(self.embed, zq)

@@ -97,6 +97,14 @@ class GeometricHNN(nnx.Module):
         )
 
     def potential(self, q: jax.Array) -> jax.Array:
+        """The potential ``V(q) = ½ qᵀ K q + MLP(q)`` (``K`` SPD, learned).
+
+        Args:
+            q: ``(d,)`` latent configuration.
+
+        Returns:
+            The scalar ``V(q)``.
+        """
         k = spd_from_cholesky(self.stiffness[...], self.d, 0.0)
         return 0.5 * q @ k @ q + self.potential_net(q * self.input_scale)[0]
 
@@ -110,6 +118,15 @@ class GeometricHNN(nnx.Module):
         return self.damping_field(q * self.input_scale)
 
     def hamiltonian(self, q: jax.Array, p: jax.Array) -> jax.Array:
+        """``H(q, p) = ½ pᵀ M⁻¹(q) p + V(q)``.
+
+        Args:
+            q: ``(d,)`` latent configuration.
+            p: ``(d,)`` latent momentum.
+
+        Returns:
+            The scalar ``H``.
+        """
         return 0.5 * p @ self.mass_inverse(q) @ p + self.potential(q)
 
     def energy(self, x: jax.Array) -> jax.Array:
@@ -135,6 +152,14 @@ class GeometricHNN(nnx.Module):
         return self.damping_matrix(q) @ self.mass_inverse(q)
 
     def vector_field(self, x: jax.Array) -> jax.Array:
+        """Hamilton's equations (with the damping ``-D(q) q̇`` when learned) at ``x``.
+
+        Args:
+            x: ``(2d,)`` latent state ``(q, p)``.
+
+        Returns:
+            ``(2d,)`` time derivative ``(dq/dt, dp/dt)``.
+        """
         q, p = split_state(x)
         dq = self.velocity(q, p)
         dp = -jax.grad(self.hamiltonian, argnums=0)(q, p)
@@ -143,6 +168,16 @@ class GeometricHNN(nnx.Module):
         return jnp.concatenate([dq, dp])
 
     def step(self, x: jax.Array, h: float | jax.Array) -> jax.Array:
+        """One structure-preserving step (``strang_step``: damping half-step, Störmer-Verlet
+        step on ``H``, damping half-step; no damping when none is learned).
+
+        Args:
+            x: ``(2d,)`` latent state.
+            h: the step size.
+
+        Returns:
+            ``(2d,)`` state after ``h``.
+        """
         damping = self.damping_operator if self.damping_field is not None else None
         return strang_step(
             self.hamiltonian, damping, x, h, iterations=self.iterations, velocity=self.velocity

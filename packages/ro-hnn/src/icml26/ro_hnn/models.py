@@ -100,6 +100,14 @@ class ReducedModel(nnx.Module):
             return self.autoencoder.decode(jnp.asarray(z, jnp.float64))
 
     def latent_step(self, z: jax.Array) -> jax.Array:
+        """Advance a latent state by one data time step ``dt`` (``substeps`` dynamics steps).
+
+        Args:
+            z: ``(2d,)`` latent state.
+
+        Returns:
+            ``(2d,)`` latent state ``dt`` later.
+        """
         h = self.dt / self.substeps
         for _ in range(self.substeps):
             z = self.dynamics.step(z, h)

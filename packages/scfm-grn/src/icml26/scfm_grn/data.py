@@ -86,6 +86,23 @@ class ExpressionData:
         network: GeneNetwork | None = None,
         normalise: str = "counts",
     ) -> ExpressionData:
+        """A dataset from raw expression, normalised by :func:`normalise_values`.
+
+        Args:
+            name: the dataset's name (in messages and tables).
+            genes: gene names, one per column of ``raw``.
+            raw: ``(cells, genes)`` expression.
+            network: the ground-truth network, if known.
+            normalise: ``"counts"`` (log1p of counts scaled to the median library size, then
+                per-gene z-scores) or ``"continuous"`` (per-gene z-scores of the raw values).
+
+        Returns:
+            The dataset.
+
+        Raises:
+            ValueError: ``raw`` holds NaN or inf (the genes are named), negative counts, or an
+                unknown ``normalise``.
+        """
         raw = np.asarray(raw, dtype=np.float64)
         if raw.ndim == 2 and not np.isfinite(raw).all():
             bad = np.flatnonzero(~np.isfinite(raw).all(axis=0))
@@ -109,6 +126,15 @@ class ExpressionData:
         return self.network.adjacency(self.genes)
 
     def cell_subset(self, idx: NDArray[np.int64], name: str | None = None) -> ExpressionData:
+        """The cells ``idx`` of this dataset (values kept as normalised on the whole set).
+
+        Args:
+            idx: cell indices.
+            name: the subset's name (default: this dataset's).
+
+        Returns:
+            A dataset with the same genes and network.
+        """
         return ExpressionData(
             name or self.name, self.genes, self.raw[idx], self.values[idx], self.network
         )

@@ -130,6 +130,17 @@ class ScFM(nn.Module):
         self.head = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, 1))
 
     def token_ids(self, genes: Sequence[str]) -> Tensor:
+        """The vocabulary ids of ``genes``.
+
+        Args:
+            genes: gene names.
+
+        Returns:
+            A long tensor of ids, in the order given.
+
+        Raises:
+            KeyError: a gene outside the vocabulary (the first ten are named).
+        """
         missing = [g for g in genes if g not in self.vocab]
         if missing:
             raise KeyError(f"genes outside the scFM's vocabulary: {', '.join(missing[:10])}")
@@ -153,6 +164,16 @@ class ScFM(nn.Module):
         return self.head(hidden).squeeze(-1)
 
     def forward(self, gene_ids: Tensor, values: Tensor, mask: Tensor) -> Tensor:
+        """:meth:`predict` (the ``nn.Module`` call).
+
+        Args:
+            gene_ids: ``[B, G]`` vocabulary ids of the genes.
+            values: ``[B, G]`` normalised expression.
+            mask: ``[B, G]`` True where the value is hidden from the model.
+
+        Returns:
+            ``[B, G]`` predicted normalised expression of every gene.
+        """
         return self.predict(gene_ids, values, mask)
 
     def attention(self, gene_ids: Tensor, values: Tensor, mask: Tensor) -> Tensor:

@@ -222,6 +222,11 @@ class SyVLA(nn.Module):
 
     # parameter groups ------------------------------------------------------------------
     def backbone_parameters(self) -> list[nn.Parameter]:
+        """The vision-language backbone (image encoder, text projection, fusion).
+
+        Returns:
+            Its parameters.
+        """
         return list(self.backbone.parameters())
 
     def control_parameters(self) -> list[nn.Parameter]:
@@ -238,6 +243,16 @@ class SyVLA(nn.Module):
         return self.reasoning_head(self.backbone(view, text)[:, 0])
 
     def forward(self, view: torch.Tensor, instruction: torch.Tensor) -> PolicyOutput:
+        """Act on a batch of observations: backbone, intention queries, heads.
+
+        Args:
+            view: the batch of views (cell codes) the backbone encodes.
+            instruction: the batch of tokenised instructions.
+
+        Returns:
+            :class:`PolicyOutput`: action logits, value, reasoning logits (on the control
+            input, detached from the backbone when ``decouple``) and the unit-norm retrieval key.
+        """
         fused = self.backbone(view, instruction)
         control_in = fused.detach() if self.decouple else fused
         z = self.intention(control_in)

@@ -93,6 +93,19 @@ class VelocityMLP(nn.Module):
     def forward(
         self, x: torch.Tensor, t: torch.Tensor | float, y: torch.Tensor | None = None
     ) -> torch.Tensor:
+        """The velocity ``v_theta(x, t, y)``.
+
+        Args:
+            x: ``(n, dim)`` points.
+            t: the time, a scalar or one per point ``(n,)``.
+            y: ``(n,)`` class labels; required when the model is class-conditional.
+
+        Returns:
+            ``(n, dim)`` velocities.
+
+        Raises:
+            ValueError: ``x`` or ``t`` has the wrong shape, or labels are missing.
+        """
         if x.ndim != 2 or x.shape[1] != self.dim:
             raise ValueError(f"x must have shape (n, {self.dim}), got {tuple(x.shape)}")
         t = torch.as_tensor(t, dtype=x.dtype, device=x.device)

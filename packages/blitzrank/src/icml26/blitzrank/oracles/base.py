@@ -103,9 +103,37 @@ class Oracle(Protocol):
     k: int
     usage: Usage
 
-    def compare(self, items: Sequence[int], top: int | None = None) -> Comparison: ...
+    def compare(self, items: Sequence[int], top: int | None = None) -> Comparison:
+        """Order ``items`` best first; with ``top=q`` only the best ``q``.
 
-    async def acompare(self, items: Sequence[int], top: int | None = None) -> Comparison: ...
+        Args:
+            items: distinct item ids (``0..n-1``), at most ``k`` of them.
+            top: how many leading items to order (None: all).
+
+        Returns:
+            The :class:`Comparison`: ``order`` best first, ``rest`` the items left unordered.
+
+        Raises:
+            ValueError: bad items (too many, duplicates, unknown ids) or ``top``.
+            OracleError: the oracle cannot answer.
+        """
+        ...
+
+    async def acompare(self, items: Sequence[int], top: int | None = None) -> Comparison:
+        """:meth:`compare`, awaitable (a blocking oracle runs in a worker thread).
+
+        Args:
+            items: distinct item ids (``0..n-1``), at most ``k`` of them.
+            top: how many leading items to order (None: all).
+
+        Returns:
+            The :class:`Comparison`, as :meth:`compare`.
+
+        Raises:
+            ValueError: bad items (too many, duplicates, unknown ids) or ``top``.
+            OracleError: the oracle cannot answer.
+        """
+        ...
 
 
 class BaseOracle:
@@ -157,6 +185,19 @@ class BaseOracle:
         return Comparison(order=tuple(order[:q]), rest=tuple(order[q:]))
 
     async def acompare(self, items: Sequence[int], top: int | None = None) -> Comparison:
+        """:meth:`compare`, awaitable (a blocking oracle runs in a worker thread).
+
+        Args:
+            items: distinct item ids (``0..n-1``), at most ``k`` of them.
+            top: how many leading items to order (None: all).
+
+        Returns:
+            The :class:`Comparison`, as :meth:`compare`.
+
+        Raises:
+            ValueError: bad items (too many, duplicates, unknown ids) or ``top``.
+            OracleError: the oracle cannot answer.
+        """
         if self.blocking:
             return await asyncio.to_thread(self.compare, items, top)
         return self.compare(items, top)
