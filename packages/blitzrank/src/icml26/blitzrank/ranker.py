@@ -367,6 +367,9 @@ class OracleAnswerError(ValueError):
 
     Raised by BlitzRank and by every baseline on every answer; the message names the oracle,
     the items asked and the answer.
+
+    Attributes:
+        args: ``(message,)``, as for every ``ValueError``.
     """
 
 
