@@ -203,7 +203,7 @@ def test_observe_refuses_a_step_of_another_policy() -> None:
 def test_observe_refuses_another_score() -> None:
     p = OnlineWeakStrong(0.1, 0.1, seed=0)
     step = p.decide(0.5)
-    with pytest.raises(ValueError, match="decided on score 0.5"):
+    with pytest.raises(ValueError, match=r"decided on score 0\.5"):
         p.observe(step, 0.6, True)
     p.observe(step, np.float64(0.5), True)  # the same score as a NumPy float is fine
 
