@@ -77,7 +77,7 @@ class Step(NamedTuple):
         prob: the probability with which this item was queried (1 in the band).
         owner: the deciding :class:`OnlineWeakStrong`'s token (``""`` for other policies):
             ``observe`` refuses a step of another policy.
-        index: the step's number ``t`` at its policy (``observe`` refuses a step seen twice).
+        number: the step's number ``t`` at its policy (``observe`` refuses a step seen twice).
         score: the weak score it was decided on (``observe`` refuses another score).
     """
 
@@ -85,7 +85,7 @@ class Step(NamedTuple):
     queried: bool
     prob: float
     owner: str = ""
-    index: int = 0
+    number: int = 0
     score: float | None = None
 
 
@@ -315,8 +315,8 @@ class OnlineWeakStrong:
             queried[i] = self._u() < prob[i]
         start = self.t + 1
         self.t += n
-        for i in np.flatnonzero(queried).tolist():
-            self._pending[start + i] = float(s[i])
+        for j in np.flatnonzero(queried).tolist():
+            self._pending[start + j] = float(s[j])
         return StepBatch(region, queried, prob, s.astype(np.float64), self._owner, start)
 
     def observe(self, step: Step, score: float, label: bool | int) -> None:
@@ -350,19 +350,19 @@ class OnlineWeakStrong:
                 "observe() got a Step this policy did not decide (from another policy, or "
                 "built by hand): pass the Step that this policy's decide() returned"
             )
-        decided = self._pending.get(step.index)
+        decided = self._pending.get(step.number)
         if decided is None:
             raise ValueError(
-                f"observe() got step {step.index} a second time: each queried Step takes "
+                f"observe() got step {step.number} a second time: each queried Step takes "
                 "exactly one verdict"
             )
         if score != decided:
             raise ValueError(
-                f"observe() got score {score!r} for step {step.index}, decided on score "
+                f"observe() got score {score!r} for step {step.number}, decided on score "
                 f"{decided!r}: pass the item's own weak score"
             )
         correct = label if label.__class__ is bool else check_label(label)
-        del self._pending[step.index]
+        del self._pending[step.number]
         w = 1.0 / step.prob
         if correct:
             if step.region == REJECT:
@@ -390,7 +390,7 @@ class OnlineWeakStrong:
             raise ValueError(f"labels has {y.size} verdicts for a batch of {len(batch)}")
         for i in np.flatnonzero(batch.queried):
             step = batch[int(i)]
-            self.observe(step, step.score, bool(y[i]))
+            self.observe(step, math.nan if step.score is None else step.score, bool(y[i]))
 
     def state_dict(self) -> dict[str, Any]:
         """The policy's whole state as plain JSON values: settings, thresholds, step count and
