@@ -11,7 +11,7 @@ import pytest
 from icml26.weak_strong import OnlineWeakStrong, make_stream, online_error_bounds, run_policy
 from icml26.weak_strong.baselines import oracle_policy
 from icml26.weak_strong.metrics import error_rates
-from icml26.weak_strong.policies import DEFER, Trace
+from icml26.weak_strong.policies import DEFER, Step, Trace
 from icml26.weak_strong.population import ScoreLaw, optimal_policy, policy_risks
 
 
@@ -52,8 +52,10 @@ def test_decide_batch_equals_decide_item_by_item() -> None:
     s = make_stream("calibrated", 500, 1).scores
     a, b = OnlineWeakStrong(0.1, 0.1, seed=3), OnlineWeakStrong(0.1, 0.1, seed=3)
     batch = a.decide_batch(s)
-    assert batch.steps() == [b.decide(float(x)) for x in s]
+    one_by_one = [b.decide(float(x))._replace(owner=batch.owner) for x in s]  # owners differ
+    assert batch.steps() == one_by_one
     assert a.t == b.t == s.size
+    assert a.state_dict()["pending"] == b.state_dict()["pending"]
 
 
 def test_state_dict_round_trip_through_json_replays_the_same_decisions() -> None:
@@ -62,7 +64,7 @@ def test_state_dict_round_trip_through_json_replays_the_same_decisions() -> None
     run_policy(p, st.scores[:2000], st.labels[:2000])
     saved = json.loads(json.dumps(p.state_dict()))
     first = run_policy(p, st.scores[2000:], st.labels[2000:])
-    q = OnlineWeakStrong(0.3, 0.3, step_size=0.5, seed=99)
+    q = OnlineWeakStrong(0.1, 0.1, step_size=0.5, seed=99)
     q.load_state_dict(saved)
     second = run_policy(q, st.scores[2000:], st.labels[2000:])
     np.testing.assert_array_equal(first.queried, second.queried)
@@ -173,3 +175,64 @@ def test_readme_second_example_runs_alone() -> None:
     blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
     assert "fresh = OnlineWeakStrong" in blocks[1]
     exec(compile(blocks[1], "README block 2", "exec"), {})  # a fresh namespace
+
+
+def test_observe_refuses_a_step_twice() -> None:
+    p = OnlineWeakStrong(0.1, 0.1, seed=0)
+    step = p.decide(0.5)  # in the band: queried
+    p.observe(step, 0.5, False)
+    before = p.thresholds
+    with pytest.raises(ValueError, match="second time"):
+        p.observe(step, 0.5, False)
+    assert p.thresholds == before  # the second verdict changed nothing
+
+
+def test_observe_refuses_a_step_of_another_policy() -> None:
+    p, q = OnlineWeakStrong(0.1, 0.1, seed=0), OnlineWeakStrong(0.1, 0.1, seed=0)
+    step = p.decide(0.5)
+    q.decide(0.5)  # q has a pending step with the same number and score
+    with pytest.raises(ValueError, match="did not decide"):
+        q.observe(step, 0.5, True)
+    with pytest.raises(ValueError, match="did not decide"):
+        q.observe(Step(DEFER, True, 1.0), 0.5, True)  # built by hand
+    batch = p.decide_batch(np.array([0.5, 0.5]))
+    with pytest.raises(ValueError, match="did not decide"):
+        q.observe_batch(batch, [True, False])
+
+
+def test_observe_refuses_another_score() -> None:
+    p = OnlineWeakStrong(0.1, 0.1, seed=0)
+    step = p.decide(0.5)
+    with pytest.raises(ValueError, match=r"decided on score 0\.5"):
+        p.observe(step, 0.6, True)
+    p.observe(step, np.float64(0.5), True)  # the same score as a NumPy float is fine
+
+
+def test_batch_steps_observed_once() -> None:
+    p = OnlineWeakStrong(0.1, 0.1, seed=0)
+    batch = p.decide_batch(np.array([0.5, 0.4, 0.6]))  # all in the band
+    p.observe_batch(batch, [True, False, True])
+    with pytest.raises(ValueError, match="second time"):
+        p.observe(batch[1], 0.4, False)
+    with pytest.raises(ValueError, match="second time"):
+        p.observe_batch(batch, [True, False, True])
+
+
+def test_restored_policy_takes_pending_verdicts_once() -> None:
+    p = OnlineWeakStrong(0.1, 0.1, seed=0)
+    step = p.decide(0.5)
+    q = OnlineWeakStrong(0.1, 0.1, seed=1)
+    q.load_state_dict(json.loads(json.dumps(p.state_dict())))
+    q.observe(step, 0.5, False)  # the restored policy continues the saved one
+    with pytest.raises(ValueError, match="second time"):
+        q.observe(step, 0.5, False)
+
+
+@pytest.mark.parametrize("key", ["alpha", "beta"])
+def test_load_state_dict_refuses_other_targets(key: str) -> None:
+    p = OnlineWeakStrong(0.1, 0.1, seed=0)
+    state = {**p.state_dict(), key: 0.2}
+    before = p.state_dict()
+    with pytest.raises(ValueError, match=f"{key}=0.2 but this policy targets {key}=0.1"):
+        p.load_state_dict(state)
+    assert p.state_dict() == before

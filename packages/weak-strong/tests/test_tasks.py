@@ -184,6 +184,63 @@ def test_cached_samples_and_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     np.testing.assert_allclose(stream.scores, 0.5)
 
 
+def test_other_batch_size_samples_anew(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local model's shards are keyed by the batch size too (rows per forward pass change
+    the floating-point sums, so the replies): another batch size samples again, into its own
+    shard folder; the same one reads the cache."""
+    problems = wmath.make_problems(3, seed=0)
+    fake = RowParityBackend(problems)
+    monkeypatch.setattr(wmath, "_backend", lambda model, batch_size, dtype=None: fake)
+    kw = {"model": "fake", "k": 2, "temperature": 0.7, "max_tokens": 8, "seed": 0}
+    kw |= {"cache": tmp_path, "shard_problems": 4}
+    wmath.cached_samples(problems, batch_size=16, **kw)
+    wmath.cached_samples(problems, batch_size=16, **kw)
+    assert fake.calls == 1
+    wmath.cached_samples(problems, batch_size=8, **kw)
+    assert fake.calls == 2
+    assert len(list((tmp_path / "weak-strong").glob("shards-*"))) == 2
+
+
+_KEY_ARGS = {
+    "k": 4,
+    "temperature": 0.7,
+    "max_tokens": 64,
+    "seed": 0,
+    "dtype": None,
+    "batch_size": 16,
+    "shard_problems": 32,
+}
+
+
+@pytest.mark.parametrize(
+    ("field", "other"),
+    [
+        ("k", 5),
+        ("temperature", 0.8),
+        ("max_tokens", 32),
+        ("seed", 1),
+        ("dtype", "bfloat16"),
+        ("batch_size", 8),
+        ("shard_problems", 16),
+    ],
+)
+def test_local_cache_keys_hold_every_setting(field: str, other: object) -> None:
+    base = wmath.local_cache_keys("m", ["q"], **_KEY_ARGS)  # type: ignore[arg-type]
+    changed = wmath.local_cache_keys("m", ["q"], **{**_KEY_ARGS, field: other})  # type: ignore[arg-type]
+    assert changed[1] != base[1]  # the shard folder
+    if field != "shard_problems":
+        assert changed[0] != base[0]  # the run's file
+    assert wmath.local_cache_keys("m2", ["q"], **_KEY_ARGS)[1] != base[1]  # type: ignore[arg-type]
+
+
+def test_local_cache_keys_hold_the_sampler(monkeypatch: pytest.MonkeyPatch) -> None:
+    base = wmath.local_cache_keys("m", ["q"], **_KEY_ARGS)  # type: ignore[arg-type]
+    monkeypatch.setattr(wmath, "LOCAL_SAMPLER", "PrefixCachedChat/2")
+    changed = wmath.local_cache_keys("m", ["q"], **_KEY_ARGS)  # type: ignore[arg-type]
+    assert changed[0] != base[0]
+    assert changed[1] != base[1]
+
+
 def test_cached_samples_from_an_endpoint_use_one_seed_per_sample(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -129,36 +129,6 @@ _CLAIMS = [
         profiles=_N100,
         placebo=SLIDING,
     ),
-    Claim(
-        "tiered_rankings_under_cycles",
-        "Under a non-transitive oracle BlitzRank still certifies a tiered top-10 on a budget: "
-        "in at least 90% of queries at every k, within 1.5x the calls a transitive oracle "
-        "needs on the same items, with real preference cycles found (that every tier lies "
-        "inside one cyclic group is a property of the engine, tested in tests/test_ranker.py).",
-        "cycles collapsed into equivalence classes give tiered rankings (qualitative)",
-        'min_of("certified_rate.sim_cyclic.*") >= 0.9 and cycles_found.sim_cyclic > 0',
-        kind="absolute",
-        floor="A schedule that ignores the graph (random k-subsets) needs 219 calls at k = 10 "
-        "where the transitive oracle needs ~14 (probe: n = 100, 5 seeds), so it certifies 0% "
-        "within the 1.5x budget; the engine itself certifies 0% at half the transitive budget "
-        "(tests/test_claims.py): the budget binds. cycles_found > 0 fails when certification "
-        "never exposes a cycle.",
-    ),
-    Claim(
-        "perfect_oracle_calls",
-        "With a perfect oracle (n=100, ordered top-10) certification needs no more calls than "
-        "the authors' code (+5%), and fewer calls as k grows.",
-        "authors' code: 150, 68, 33, 14.2, 6.4 calls at k = 2, 3, 5, 10, 20",
-        "calls_perfect.k2 <= 157.5 and calls_perfect.k3 <= 71.4 and calls_perfect.k5 <= 34.65 "
-        "and calls_perfect.k10 <= 14.91 and calls_perfect.k20 <= 6.72 "
-        "and calls_perfect.k20 < calls_perfect.k10 < calls_perfect.k5 < calls_perfect.k3 < calls_perfect.k2",
-        profiles=("quick", "full"),  # smoke sweeps k = 5, 10 only
-        kind="absolute",
-        floor="Random k-subsets until certified need 1351, 219 and 81 calls at k = 5, 10, 20 "
-        "(probe: n = 100, 5 seeds) against the bounds 34.65, 14.91 and 6.72; our entropy "
-        "schedule, another greedy on the same graph, misses the k = 3 bound in full (72.1 > "
-        "71.4). The calls come from certificates checked against the true top-10.",
-    ),
 ]
 
 CLAIMS = list(_CLAIMS)

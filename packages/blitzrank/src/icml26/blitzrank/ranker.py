@@ -365,11 +365,11 @@ class OracleAnswerError(ValueError):
     """An oracle's answer does not hold exactly the items it was asked about (or, for
     BlitzRank, a round of answers resolved nothing, so the ranking cannot progress).
 
-    Raised by BlitzRank and by every baseline on every answer.
+    Raised by BlitzRank and by every baseline on every answer; the message names the oracle,
+    the items asked and the answer.
 
     Attributes:
-        args: a one-element tuple, the message: it names the oracle, the items asked and the
-            answer.
+        args: ``(message,)``, as for every ``ValueError``.
     """
 
 

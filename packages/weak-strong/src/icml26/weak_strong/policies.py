@@ -23,6 +23,7 @@ at once with the current thresholds, which is the same thing for a batch.
 from __future__ import annotations
 
 import math
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -74,11 +75,18 @@ class Step(NamedTuple):
         queried: whether the strong verifier is asked (always in the band; with the
             exploration probability elsewhere).
         prob: the probability with which this item was queried (1 in the band).
+        owner: the deciding :class:`OnlineWeakStrong`'s token (``""`` for other policies):
+            ``observe`` refuses a step of another policy.
+        number: the step's number ``t`` at its policy (``observe`` refuses a step seen twice).
+        score: the weak score it was decided on (``observe`` refuses another score).
     """
 
     region: int
     queried: bool
     prob: float
+    owner: str = ""
+    number: int = 0
+    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -89,17 +97,31 @@ class StepBatch:
         region: ``ACCEPT`` / ``REJECT`` / ``DEFER`` per item.
         queried: whether the strong verifier is asked, per item.
         prob: the query probability per item.
+        score: the weak scores the batch was decided on (``None``: not recorded).
+        owner: the deciding policy's token, as :attr:`Step.owner`.
+        start: the step number ``t`` of the batch's first item.
     """
 
     region: NDArray[np.int8]
     queried: NDArray[np.bool_]
     prob: NDArray[np.float64]
+    score: NDArray[np.float64] | None = None
+    owner: str = ""
+    start: int = 0
 
     def __len__(self) -> int:
         return int(self.region.size)
 
     def __getitem__(self, i: int) -> Step:
-        return Step(int(self.region[i]), bool(self.queried[i]), float(self.prob[i]))
+        score = None if self.score is None else float(self.score[i])
+        return Step(
+            int(self.region[i]),
+            bool(self.queried[i]),
+            float(self.prob[i]),
+            self.owner,
+            self.start + int(i),
+            score,
+        )
 
     def steps(self) -> list[Step]:
         """The batch as one :class:`Step` per item (to pass to ``observe``)."""
@@ -231,6 +253,8 @@ class OnlineWeakStrong:
         self.use_verdict = bool(use_verdict)
         self.t = 0
         self._u = _Uniforms(seed)
+        self._owner = secrets.token_hex(8)
+        self._pending: dict[int, float] = {}  # queried steps not yet observed: t -> score
 
     def explore_prob(self, t: int) -> float:
         """``p_t = max(p_min, p_0 / sqrt(t))``."""
@@ -249,12 +273,18 @@ class OnlineWeakStrong:
         Raises:
             ValueError: ``score`` is not a real number in [0, 1] (strings, bools, NaN).
         """
-        region = region_of(valid_score(score), self.tau_a, self.tau_r)
+        score = valid_score(score)
+        region = region_of(score, self.tau_a, self.tau_r)
         self.t += 1
+        t = self.t
         if region == DEFER:
-            return Step(DEFER, True, 1.0)
-        p = max(self.explore_min, self.explore / math.sqrt(self.t))
-        return Step(region, self._u() < p, p)
+            self._pending[t] = score
+            return Step(DEFER, True, 1.0, self._owner, t, score)
+        p = max(self.explore_min, self.explore / math.sqrt(t))
+        queried = self._u() < p
+        if queried:
+            self._pending[t] = score
+        return Step(region, queried, p, self._owner, t, score)
 
     def decide_batch(self, scores: Any) -> StepBatch:
         """Decide a batch of items at once with the current thresholds (no feedback between
@@ -283,23 +313,30 @@ class OnlineWeakStrong:
         queried = band.copy()
         for i in np.flatnonzero(~band):  # one coin per non-band item, as decide() draws
             queried[i] = self._u() < prob[i]
+        start = self.t + 1
         self.t += n
-        return StepBatch(region, queried, prob)
+        for j in np.flatnonzero(queried).tolist():
+            self._pending[start + j] = float(s[j])
+        return StepBatch(region, queried, prob, s.astype(np.float64), self._owner, start)
 
     def observe(self, step: Step, score: float, label: bool | int) -> None:
         """Update the thresholds with the strong verdict of a queried item.
 
-        May be called any time after :meth:`decide` returned ``step`` (delayed feedback):
-        the update uses only the step's region and query probability.
+        May be called any time after :meth:`decide` returned ``step`` (delayed feedback), once
+        per step: the update uses only the step's region and query probability.
 
         Args:
-            step: the step :meth:`decide` returned for the item.
-            score: the item's weak score (unused by the update; kept for the protocol).
+            step: the step :meth:`decide` (or :meth:`decide_batch`) of this policy returned
+                for the item.
+            score: the item's weak score, the one it was decided on (not used by the update;
+                kept for the :class:`Policy` protocol, and checked).
             label: the strong verdict, ``True``/``False`` or 0/1 (1 = correct).
 
         Raises:
-            ValueError: ``step`` was not queried or its ``prob`` is not in (0, 1], or
-                ``label`` is not a boolean or 0/1.
+            ValueError: ``step`` was not queried or its ``prob`` is not in (0, 1]; ``step``
+                comes from another policy (or was built by hand); ``step`` was already
+                observed; ``score`` differs from the score ``step`` was decided on; or
+                ``label`` is not a boolean or 0/1. Nothing is changed then.
         """
         if not step.queried:
             raise ValueError("observe() is only for items sent to the strong verifier")
@@ -308,7 +345,24 @@ class OnlineWeakStrong:
                 f"step.prob must be the query probability in (0, 1], got {step.prob!r} "
                 "(pass the Step that decide() returned)"
             )
+        if step.owner != self._owner:
+            raise ValueError(
+                "observe() got a Step this policy did not decide (from another policy, or "
+                "built by hand): pass the Step that this policy's decide() returned"
+            )
+        decided = self._pending.get(step.number)
+        if decided is None:
+            raise ValueError(
+                f"observe() got step {step.number} a second time: each queried Step takes "
+                "exactly one verdict"
+            )
+        if score != decided:
+            raise ValueError(
+                f"observe() got score {score!r} for step {step.number}, decided on score "
+                f"{decided!r}: pass the item's own weak score"
+            )
         correct = label if label.__class__ is bool else check_label(label)
+        del self._pending[step.number]
         w = 1.0 / step.prob
         if correct:
             if step.region == REJECT:
@@ -335,7 +389,8 @@ class OnlineWeakStrong:
         if y.size != len(batch):
             raise ValueError(f"labels has {y.size} verdicts for a batch of {len(batch)}")
         for i in np.flatnonzero(batch.queried):
-            self.observe(batch[int(i)], 0.0, bool(y[i]))
+            step = batch[int(i)]
+            self.observe(step, math.nan if step.score is None else step.score, bool(y[i]))
 
     def state_dict(self) -> dict[str, Any]:
         """The policy's whole state as plain JSON values: settings, thresholds, step count and
@@ -358,25 +413,36 @@ class OnlineWeakStrong:
             "t": self.t,
             "rng": self._u.rng.bit_generator.state,
             "coins": list(self._u.buf),
+            "owner": self._owner,
+            "pending": [[t, s] for t, s in self._pending.items()],
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned.
 
+        The restored policy continues the saved one: it takes the verdicts of the steps the
+        saved one had queried and not yet observed (the Steps it returned stay valid).
+
         Args:
-            state: a state dict of an :class:`OnlineWeakStrong`.
+            state: a state dict of an :class:`OnlineWeakStrong` with this policy's targets.
 
         Raises:
-            ValueError: a key is missing, or a value is out of range (a step size or an
+            ValueError: a key is missing; the state's ``alpha`` or ``beta`` differs from this
+                policy's (construct the policy with the saved targets: a state never changes
+                what a policy guarantees); or a value is out of range (a step size or an
                 exploration rate that is not positive and finite, a threshold that is NaN or
-                infinite, a negative step count); nothing is changed then.
+                infinite, a negative step count). Nothing is changed then.
         """
         missing = sorted(set(self.state_dict()) - set(state))
         if missing:
             raise ValueError(f"state dict lacks {missing}")
         _check_state(state)
-        self.alpha = check_level(state["alpha"], "alpha")
-        self.beta = check_level(state["beta"], "beta")
+        for key in ("alpha", "beta"):
+            if check_level(state[key], key) != getattr(self, key):
+                raise ValueError(
+                    f"state dict has {key}={state[key]!r} but this policy targets "
+                    f"{key}={getattr(self, key)!r}: construct the policy with the saved targets"
+                )
         self.step_size = float(state["step_size"])
         self.tau_a0, self.tau_r0 = float(state["tau_a0"]), float(state["tau_r0"])
         self.tau_a, self.tau_r = float(state["tau_a"]), float(state["tau_r"])
@@ -385,6 +451,8 @@ class OnlineWeakStrong:
         self.t = int(state["t"])
         self._u.rng.bit_generator.state = state["rng"]
         self._u.buf = [float(c) for c in state["coins"]]
+        self._owner = str(state["owner"])
+        self._pending = {int(t): float(s) for t, s in state["pending"]}
 
     @property
     def thresholds(self) -> tuple[float, float]:
@@ -406,6 +474,13 @@ def _check_state(state: dict[str, Any]) -> None:
     t = state["t"]
     if isinstance(t, bool) or not isinstance(t, int) or t < 0:
         raise ValueError(f"state dict: t (steps taken) must be an integer >= 0, got {t!r}")
+    if not isinstance(state["owner"], str):
+        raise ValueError(f"state dict: owner must be a string, got {state['owner']!r}")
+    pending = state["pending"]
+    if not isinstance(pending, list | tuple) or not all(
+        isinstance(e, list | tuple) and len(e) == 2 for e in pending
+    ):
+        raise ValueError("state dict: pending must be a list of [step, score] pairs")
 
 
 @dataclass

@@ -49,6 +49,7 @@ __all__ = [
     "DEMONSTRATIONS",
     "FIXTURE",
     "INSTRUCTION",
+    "LOCAL_SAMPLER",
     "Problem",
     "agreement_scores",
     "cached_samples",
@@ -56,6 +57,7 @@ __all__ = [
     "conversation",
     "extract_answer",
     "load_samples",
+    "local_cache_keys",
     "main",
     "make_problems",
     "math_stream",
@@ -85,6 +87,48 @@ def _cache_key(
         parts += ["dtype", dtype]
     h.update(json.dumps(parts).encode())
     return h.hexdigest()[:20]
+
+
+#: The local sampler's identity in the cache keys: bump it when a change to
+#: :class:`~icml26.weak_strong.tasks.sampler.PrefixCachedChat` changes its replies.
+LOCAL_SAMPLER = "PrefixCachedChat/1"
+
+
+def local_cache_keys(
+    model: str,
+    prompts: Sequence[str],
+    *,
+    k: int,
+    temperature: float,
+    max_tokens: int,
+    seed: int,
+    dtype: str | None,
+    batch_size: int,
+    shard_problems: int,
+) -> tuple[str, str]:
+    """The cache keys of a local model's samples: the whole run's file and its shard folder.
+
+    Every setting that changes a shard's replies is in both: model, sampling settings, seed,
+    dtype, the batch size (rows of one forward pass: padding and kernel choice change the
+    floating-point sums), the sampler (:data:`LOCAL_SAMPLER`) and, for the shards, the
+    instruction and demonstrations and the shard size (shards are keyed without the problems
+    themselves; each shard file stores its questions and is redone when they differ).
+
+    Returns:
+        ``(key, shard_key)``.
+    """
+    setup = f"{dtype}|batch {batch_size}|{LOCAL_SAMPLER}"
+    key = _cache_key(model, prompts, k, temperature, max_tokens, seed, f"{setup}|sharded")
+    shard_key = _cache_key(
+        model,
+        [INSTRUCTION, *map(str, DEMONSTRATIONS)],
+        k,
+        temperature,
+        max_tokens,
+        seed,
+        f"{setup}|shards of {shard_problems}",
+    )
+    return key, shard_key
 
 
 def sample_seeds(seed: int, k: int) -> list[int]:
@@ -272,7 +316,17 @@ def cached_samples(
     endpoint = model.startswith(("http://", "https://"))
     key = _cache_key(model, prompts, k, temperature, max_tokens, seed, dtype)
     if not endpoint:
-        key = _cache_key(model, prompts, k, temperature, max_tokens, seed, f"{dtype}|sharded")
+        key, shard_key = local_cache_keys(
+            model,
+            prompts,
+            k=k,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            dtype=dtype,
+            batch_size=batch_size,
+            shard_problems=shard_problems,
+        )
     if cache is None:
         from icml26.shared.llm import cache_dir  # light: no framework import
 
@@ -295,15 +349,6 @@ def cached_samples(
         spent = {"wall": time.perf_counter() - wall0, "cpu": time.process_time() - cpu0}
         seeding = {"sample_seeds": sample_seeds(seed, k)}
     else:
-        shard_key = _cache_key(
-            model,
-            [INSTRUCTION, *map(str, DEMONSTRATIONS)],
-            k,
-            temperature,
-            max_tokens,
-            seed,
-            f"{dtype}|shards of {shard_problems}",
-        )
         replies, spent = sample_answers_sharded(
             _LazyBackend(model, batch_size, dtype),  # loaded only if a shard is missing
             problems,
