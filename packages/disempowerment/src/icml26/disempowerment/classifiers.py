@@ -123,6 +123,15 @@ class TfidfClassifier:
         self._tfidf = TfidfTransformer(sublinear_tf=True)
 
     def features(self, texts: Sequence[str]) -> object:
+        """The fitted TF-IDF features of ``texts``.
+
+        Args:
+            texts: conversation texts.
+
+        Returns:
+            A sparse ``(len(texts), vocabulary)`` matrix from the fitted vocabulary and
+            IDF weights.
+        """
         return self._tfidf.transform(self._vec.transform(texts))
 
     def fit(self, texts: Sequence[str], labels: Labels) -> TfidfClassifier:

@@ -57,6 +57,14 @@ class LabelledConversations:
             raise ValueError(f"{n} conversations but weights of shape {np.shape(self.weights)}")
 
     def subset(self, rows: np.ndarray) -> LabelledConversations:
+        """The conversations at ``rows``, with their labels and weights.
+
+        Args:
+            rows: integer row indices.
+
+        Returns:
+            A new :class:`LabelledConversations` holding those rows, in that order.
+        """
         return LabelledConversations(
             [self.conversations[i] for i in rows],
             self.labels.subset(rows),

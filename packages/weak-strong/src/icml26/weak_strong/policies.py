@@ -144,9 +144,27 @@ class Policy(Protocol):
     name: str
     use_verdict: bool
 
-    def decide(self, score: float) -> Step: ...
+    def decide(self, score: float) -> Step:
+        """Choose for one item from its weak score.
 
-    def observe(self, step: Step, score: float, label: bool) -> None: ...
+        Args:
+            score: the weak verifier's score in ``[0, 1]``.
+
+        Returns:
+            The decision: its region, whether the strong verifier is asked and with what
+            probability.
+        """
+        ...
+
+    def observe(self, step: Step, score: float, label: bool) -> None:
+        """Take a queried item's strong verdict, any time after its ``decide``.
+
+        Args:
+            step: the :class:`Step` ``decide`` returned for the item.
+            score: the weak score the item was decided on.
+            label: the strong verifier's verdict (the answer is correct).
+        """
+        ...
 
 
 class _Uniforms:
