@@ -125,3 +125,24 @@ def test_bad_declarations_are_refused() -> None:
         Claim("x", "-", "-", "a < b", kind="relative")
     with pytest.raises(ValueError, match="absolute claim has a floor, not a placebo"):
         Claim("x", "-", "-", "a < 1", kind="absolute", placebo={"a": "b"})
+
+
+def test_a_claim_its_placebo_also_meets_is_undecided_on_that_run() -> None:
+    # the baseline also beats the floor here, so the run is no evidence for the method
+    claim = Claim(
+        "beats_floor",
+        "-",
+        "-",
+        "ndcg.iid.blitz_k10 > 0.5",
+        placebo={"blitz_k10": "sliding"},
+    )
+    entry = claim.evaluate(METRICS)
+    assert entry["holds"] is None
+    assert entry["placebo_holds"] is True
+    assert "also holds under its placebo" in entry["note"]
+    below = {**METRICS, "ndcg.iid.sliding": 0.4}
+    entry = claim.evaluate(below)
+    assert entry["holds"] is True
+    assert entry["placebo_holds"] is False
+    failing = {**METRICS, "ndcg.iid.blitz_k10": 0.3}
+    assert claim.evaluate(failing)["holds"] is False

@@ -419,7 +419,17 @@ class Claim:
         """The claim as a results.json entry, with ``holds`` computed from ``metrics``.
 
         With ``profile`` given and outside :attr:`profiles`, whatever the metrics say, the
-        note records that this profile does not produce the claim's figures.
+        note records that this profile does not produce the claim's figures. A claim whose
+        rule holds and still holds with its key-part placebo substituted is undecided: the
+        run cannot tell the method from the baseline (``placebo_holds`` is ``True``).
+
+        Args:
+            metrics: the run's flat metrics.
+            profile: the run's profile, or None.
+
+        Returns:
+            The entry: id, statement, paper value, measured values, rule, ``holds``
+            (True / False / None), note, kind, and the placebo's outcome or the floor.
         """
         holds, measured, note = evaluate_rule(self.rule, metrics)
         if profile is not None and not self.applies_to(profile) and holds is None:
@@ -449,4 +459,12 @@ class Claim:
             entry["placebo"] = self.placebo
             if isinstance(self.placebo, Mapping) and holds is not None:
                 entry["placebo_holds"], _ = self.under_placebo(metrics)
+                if holds and entry["placebo_holds"]:
+                    # The baseline's figures in the method's place meet the rule too: this
+                    # run cannot tell the method from its placebo, so it is no evidence.
+                    entry["holds"] = None
+                    entry["note"] = (
+                        f"also holds under its placebo {self.placebo}: this run cannot tell "
+                        "the method from the baseline"
+                    )
         return entry
