@@ -120,12 +120,15 @@ _CLAIMS = [
         "near_pairwise_quality_7x_fewer_tokens",
         "Against pairwise reranking (PRP, each pair asked in both orders, as the authors' "
         "baseline), near-identical quality (paired nDCG@10 difference within 0.02 and not "
-        "significantly negative) with at least 7.5x fewer tokens (the paper's 315k / 42k; "
-        "every token threshold is the paper's table ratio).",
-        "56.9 @ 315k (pairwise) vs 56.7 @ 42k: 7.5x",
+        "significantly negative) with at least 7.5x fewer tokens (the paper's 315k / 42k), "
+        "a saving the sliding window does not reach: BlitzRank's tokens at most 0.78 of the "
+        "sliding window's (the paper's 42k / 54k, i.e. 7.5x against the sliding window's "
+        "5.8x). Every token threshold is the paper's table ratio.",
+        "56.9 @ 315k (pairwise) vs 56.7 @ 42k: 7.5x; sliding window 56.5 @ 54k: 5.8x",
         f"abs(ndcg10_diff_pairwise.{_B}) <= 0.02"
         f" and ndcg10_diff_pairwise.{_B} + 2 * ndcg10_diff_pairwise_se.{_B} >= 0"
-        f" and tokens.{_T}.pairwise >= 7.5 * tokens.{_B}",
+        f" and tokens.{_T}.pairwise >= 7.5 * tokens.{_B}"
+        f" and tokens.{_B} <= 0.78 * tokens.{_T}.sliding_window",
         profiles=_N100,
         placebo=SLIDING,
     ),
