@@ -52,6 +52,16 @@ def test_smoke_run_writes_the_keys_the_claims_read(smoke_run: Path) -> None:
         "fd_floor_se.gmm16",
         "fd.gmm16.short.mafm_paper.nfe50",  # the paper's MAFM (rho = 1)
         "mafm_paper_val.gmm16.short.l1",
+        "fd_floor_sd.gmm16",
+        "fd_floor_sets.digits",
+        # the placebos: real variants with their own keys
+        "fd_gain_lcb.gmm16.short.ssc_random.nfe50",
+        "sw_gain_vs_ref_ucb.digits.short.ssc_random.nfe50",
+        "ssc_random_gamma0.gmm2.fit.baseline",
+        "fd_gain_lcb.gmm16.short.mafm_random.nfe50",
+        "sw_gain_ucb.gmm16.short.mafm_paper_random.nfe50",
+        "mafm_random_lambda.gmm16.short",
+        "deficit_slope_vs_dim_ucb.short.learned",
     ):
         assert key in m, key
     assert "fd.gmm2.fit.mafm.nfe50" not in m  # MAFM only on `compare`
@@ -66,8 +76,14 @@ def test_smoke_run_writes_the_keys_the_claims_read(smoke_run: Path) -> None:
         )
         assert data == pytest.approx(oracle, rel=0.03)
     assert m["fd_floor_se.gmm16"] > 0
+    # four disjoint held-out sets of 64 rows (n_val 256): the SE is the SD over sqrt(4)
+    assert m["fd_floor_sets.digits"] == 4.0
+    assert m["fd_floor_se.gmm16"] == pytest.approx(m["fd_floor_sd.gmm16"] / 2)
     assert m["fd_gain.gmm2.fit.baseline.nfe50"] == 0.0
-    assert m["deficit_slope_vs_dim.fit.exact"] == 0.0
+    assert not any(k.startswith("deficit_slope_vs_dim") and k.endswith(".exact") for k in m)
+    # the placebo variants differ from the method they stand in for (not a copy of it)
+    assert m["fd.gmm16.short.ssc_random.nfe50"] != m["fd.gmm16.short.ssc.nfe50"]
+    assert m["fd.gmm16.short.mafm_random.nfe50"] != m["fd.gmm16.short.mafm.nfe50"]
 
 
 def test_smoke_ssc_is_sized_from_the_paired_deficit(smoke_run: Path) -> None:
@@ -144,6 +160,7 @@ def test_smoke_bench(tmp_path: Path) -> None:
         ("seeds=0", "seeds must be >= 1"),
         ("select_nfe=3", "must be one of nfe"),
         ("short.train_steps=0", "train_steps must be >= 1"),
+        ("n_val=100", "n_val=100 must be >= 2 * n_samples"),
     ],
 )
 def test_bad_config_exits_2(

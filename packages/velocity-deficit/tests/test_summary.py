@@ -78,22 +78,26 @@ def test_sw_gains_beside_fd_at_the_selection_budget() -> None:
     assert "sw_gain_ucb.d.r.ssc.nfe50" in merged
 
 
-def test_deficit_slope_and_its_exact_placebo() -> None:
-    """Per seed, the slope of learned/exact over log2 d; the exact field's slope is exactly 0."""
+def test_deficit_slope_per_seed_with_its_t_bound() -> None:
+    """Per seed, the slope of learned/exact over log2 d; mean, SE and the t-interval's upper end."""
     dims = {"gmm4": 4, "gmm16": 16, "gmm64": 64}
     per_seed = [
-        {f"learned_vs_exact_mean.{n}.fit.baseline": 1.0 - s * np.log2(d) for n, d in dims.items()}
+        {f"learned_vs_exact_mean.{n}.short.baseline": 1.0 - s * np.log2(d) for n, d in dims.items()}
         for s in (0.01, 0.02, 0.03)
     ]
-    out = deficit_slope(per_seed, dims, "fit")
-    assert out["deficit_slope_vs_dim.fit.learned"] == pytest.approx(-0.02)
-    assert out["deficit_slope_vs_dim_se.fit.learned"] == pytest.approx(
-        float(stats.sem([0.01, 0.02, 0.03]))
-    )
-    assert out["deficit_slope_vs_dim.fit.exact"] == 0.0
-    assert out["deficit_slope_vs_dim_se.fit.exact"] == 0.0
+    out = deficit_slope(per_seed, dims, "short")
+    assert set(out) == {
+        "deficit_slope_vs_dim.short.learned",
+        "deficit_slope_vs_dim_se.short.learned",
+        "deficit_slope_vs_dim_ucb.short.learned",
+    }
+    assert out["deficit_slope_vs_dim.short.learned"] == pytest.approx(-0.02)
     sem = float(stats.sem([0.01, 0.02, 0.03]))
-    assert out["deficit_slope_vs_dim_ucb.fit.learned"] == pytest.approx(
+    assert out["deficit_slope_vs_dim_se.short.learned"] == pytest.approx(sem)
+    assert out["deficit_slope_vs_dim_ucb.short.learned"] == pytest.approx(
         stats.t.interval(0.95, df=2, loc=-0.02, scale=sem)[1]
     )
-    assert out["deficit_slope_vs_dim_ucb.fit.exact"] == 0.0  # the placebo's bound
+    flat = [{k: 0.99 for k in m} for m in per_seed]  # no trend: slope exactly 0 in every seed
+    assert deficit_slope(flat, dims, "short")["deficit_slope_vs_dim_ucb.short.learned"] == 0.0
+    with pytest.raises(ValueError, match="two distinct dimensions"):
+        deficit_slope(per_seed, {"gmm4": 4}, "short")

@@ -110,7 +110,9 @@ class RunConfig:
         fit, short: the two regimes' model size and training steps (``--set short.train_steps=200``):
             ``fit`` a 128 x 2 MLP with skip for 1,000 steps (FM loss within ~1 % of the exact
             field's), ``short`` the same net for 100 steps.
-        n_train, n_val, n_test: split sizes (validation: SSC's and MAFM's choices, the FD floor).
+        n_train, n_val, n_test: split sizes (validation: SSC's and MAFM's choices, and the FD
+            floor from ``n_val // n_samples`` disjoint sets of ``n_samples`` rows: at least
+            two, so ``n_val >= 2 n_samples``).
         batch_size, lr, ema_decay, coupling: training (``coupling``: ``independent`` or ``ot``).
         mafm_regimes: the regimes in which MAFM models are trained (on ``compare``).
         mafm_lambdas: MAFM's weights tried; the one with the best validation FD is reported.
@@ -144,7 +146,7 @@ class RunConfig:
     fit: Regime = field(default_factory=Regime)
     short: Regime = field(default_factory=lambda: Regime(train_steps=100))
     n_train: int = 10_000
-    n_val: int = 500
+    n_val: int = 1600
     n_test: int = 1000
     batch_size: int = 256
     lr: float = 1e-3
@@ -198,6 +200,11 @@ class RunConfig:
         if self.n_samples < 2 or self.val_samples < 2:
             raise ValueError(
                 f"n_samples and val_samples must be >= 2, got {self.n_samples}, {self.val_samples}"
+            )
+        if self.n_val < 2 * self.n_samples:
+            raise ValueError(
+                f"n_val={self.n_val} must be >= 2 * n_samples={2 * self.n_samples}: the FD floor "
+                "is the mean over disjoint held-out sets of n_samples rows (at least two, for its SE)"
             )
         if not self.lr > 0:
             raise ValueError(f"lr must be > 0, got {self.lr}")

@@ -5,8 +5,9 @@ split only); ``R_exact(t)`` from what a user has, the data (the closed form at `
 the training set's own exact field up to ``empirical_t_max``), which sizes SSC and MAFM's
 target on every dataset; on the mixtures also the *oracle* profile from the mixture's closed-form
 field at every time (a diagnostic: ``learned_vs_exact``; it sizes nothing); and the reference
-figures: the FD floor between held-out splits the classifier never saw (mean and SE over
-resamples), and the mixture's log-likelihood of held-out rows.
+figures: the FD floor of disjoint held-out sets the classifier never saw, each as large as a
+generated sample set (mean, its SE and one set's SD), and the mixture's log-likelihood of
+held-out rows.
 
 Per (regime, seed) (:func:`evaluate_seed`): each model's ``R(t)`` and ``R_learned / R_exact``,
 its FM loss against the exact field's, MAFM's ``lambda`` chosen on validation, SSC calibrated
@@ -14,31 +15,38 @@ on validation (:func:`icml26.velocity_deficit.ssc.calibrate`) and, as the uncali
 comparison, the paper's ``gamma(0) = 1 / R(0)``; then every variant sampled from the same test
 noise at every NFE and scored on the test split.
 
-Metric keys (``<d>`` dataset, ``<r>`` regime ``fit`` / ``short``, ``<v>`` variant ``baseline``,
-``ssc``, ``ssc_naive``, ``mafm``, ``mafm_ssc``; numbers written by
+**Placebos** (each a real variant of the run with its own keys, so every comparative claim has
+one that *could* pass): ``ssc_random``, a schedule of SSC's form with a random-size,
+random-direction gain (:func:`random_ssc`); ``mafm_random`` / ``mafm_paper_random``, MAFM of
+each form trained toward a random target level (:func:`mafm_target`).
+
+Metric keys (``<d>`` dataset, ``<r>`` regime ``fit`` / ``short``, ``<v>`` a variant of
+:data:`VARIANTS`; numbers written by
 :func:`icml26.shared.keys.number_part`, so ``t = 0.25`` is ``t0p25``):
 ``fd.<d>.<r>.<v>.nfe<k>``, ``integration_lag.*``, ``loglik.*`` and ``loglik_gap.*`` (mixtures),
-``sw.*`` (at ``select_nfe`` and the baseline's ``reference_nfe``), ``velocity_ratio.<d>.<r>.<m>.t<t>`` (``<m>`` a model: ``baseline`` or ``mafm``),
+``sw.*`` (at ``select_nfe`` and the baseline's ``reference_nfe``), ``velocity_ratio.<d>.<r>.<m>.t<t>`` (``<m>`` a model: ``baseline`` or a MAFM family),
 ``learned_vs_exact.<d>.<r>.<m>.t<t>`` and ``learned_vs_exact_mean.<d>.<r>.<m>`` (against the
 oracle profile on mixtures),
 ``fm_loss.<d>.<r>.<m>``, ``fm_loss_test.*``, ``fm_excess_loss.*`` (mixtures),
 ``ssc_val.<d>.<r>.<m>.<schedule>``, ``ssc_gamma0.<d>.<r>.<m>``, ``ssc_identity.<d>.<r>.<m>``,
-``ssc_naive_gamma0.<d>.<r>.<m>``, ``mafm_val.<d>.<r>.l<lambda>``, ``mafm_lambda.<d>.<r>`` (and
-``mafm_paper_val`` / ``mafm_paper_lambda`` for the paper's ``rho = 1``);
+``ssc_naive_gamma0.<d>.<r>.<m>``, ``ssc_random_gamma0.<d>.<r>.<m>``,
+``<family>_val.<d>.<r>.l<lambda>`` and ``<family>_lambda.<d>.<r>`` per MAFM family;
 per dataset ``velocity_ratio_exact.<d>.t<t>`` (oracle on mixtures), ``velocity_ratio_exact_data.<d>.t<t>``
-(from the training rows: SSC's and MAFM's), ``fd_floor.<d>`` and ``fd_floor_se.<d>``, ``loglik_real.<d>``,
+(from the training rows: SSC's and MAFM's), ``fd_floor.<d>``, ``fd_floor_se.<d>`` (a standard
+error), ``fd_floor_sd.<d>``, ``fd_floor_sets.<d>`` (:func:`fd_floor`), ``loglik_real.<d>``,
 ``classifier_accuracy.<d>``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
-from icml26.shared import log, seed_for
+from icml26.shared import log, rng_for, seed_for
 from icml26.shared.keys import metric_key, number_part
 from icml26.velocity_deficit.config import Regime, RunConfig
 from icml26.velocity_deficit.data import Dataset, load_dataset
@@ -55,6 +63,7 @@ from icml26.velocity_deficit.samplers import integrate, steps_for_nfe, time_grid
 from icml26.velocity_deficit.ssc import (
     IDENTITY,
     Calibration,
+    DeficitSchedule,
     ScaleSchedule,
     Schedule,
     SSCSettings,
@@ -72,16 +81,103 @@ __all__ = [
     "fit_classifier",
     "load_model",
     "mafm_family",
+    "mafm_target",
     "model_names",
+    "placebo_draw",
     "prepare_dataset",
+    "random_ssc",
+    "samples_per_cell",
     "train_model",
 ]
 
-#: Sampler variants, in table order: model, and the schedule applied to it.
-VARIANTS = ("baseline", "ssc", "ssc_naive", "mafm", "mafm_ssc", "mafm_paper")
+#: Sampler variants, in table order: model, and the schedule applied to it (the ``*_random``
+#: variants are the placebos: :func:`random_ssc`, :func:`mafm_target`).
+VARIANTS = (
+    "baseline",
+    "ssc",
+    "ssc_naive",
+    "ssc_random",
+    "mafm",
+    "mafm_ssc",
+    "mafm_paper",
+    "mafm_random",
+    "mafm_paper_random",
+)
 
-#: Model-name prefix of each MAFM family (``<prefix>_l<lambda>``) and its target.
-MAFM_FAMILIES = {"mafm": "exact", "mafm_paper": "paper"}
+#: Model-name prefix of each MAFM family (``<prefix>_l<lambda>``) and the ``mafm_targets``
+#: entry that trains it; a method family brings its placebo (``<prefix>_random``) along.
+MAFM_FAMILIES = {
+    "mafm": "exact",
+    "mafm_paper": "paper",
+    "mafm_random": "exact",
+    "mafm_paper_random": "paper",
+}
+
+
+def placebo_draw(seed: int, *stream: str) -> float:
+    """A placebo's ``u ~ U(-1, 1)``, from its own stream (never the data's or the model's).
+
+    Args:
+        seed: the training seed.
+        *stream: the stream's name parts (placebo kind, dataset, regime).
+
+    Returns:
+        ``u`` in ``[-1, 1)``.
+    """
+    return float(rng_for(seed, "placebo", *stream).uniform(-1.0, 1.0))
+
+
+def random_ssc(cal: Calibration, u: float) -> DeficitSchedule:
+    """SSC's placebo: a schedule of SSC's form whose gain is ``q(t)^u`` instead of ``q(t)``.
+
+    ``q = R_exact / R_learned`` is what the model lacks; ``q^u`` with ``u ~ U(-1, 1)`` is a
+    correction no larger (in log) than the measured deficit but of random size and direction
+    (``u < 0`` slows a slow field further), applied with SSC's chosen taper (``beta = 1``
+    where SSC kept the identity) and without validation. A rule met by any rescaling of that
+    size, e.g. an FD that rewards any change, holds under it too; a rule that needs the
+    deficit's direction and size does not.
+
+    Args:
+        cal: SSC's calibration of the model (its measured ``R_learned`` and ``R_exact``).
+        u: the random exponent.
+
+    Returns:
+        The placebo schedule (label ``random_b<beta>``).
+    """
+    gain = cal.exact / cal.learned
+    beta = cal.schedule.beta if isinstance(cal.schedule, DeficitSchedule) else 1.0
+    values = tuple(float(q) ** u for q in gain.values)
+    return DeficitSchedule(RatioProfile(gain.times, values), beta, name="random")
+
+
+def mafm_target(prep: Prepared, family: str | None, seed: int) -> RatioProfile | float | None:
+    """MAFM's target ``rho(t)`` for a model family (``None``: the paper's ``rho = 1``).
+
+    ``mafm``: ``R_exact(t)`` from the training rows (the magnitude term up to its last time);
+    ``mafm_paper``: the paper's ``rho = 1`` at every time. Their placebos keep each form but
+    draw the level at random, ``u ~ U(-1, 1)`` per seed, within one Jensen-gap width
+    ``m = |log R_exact(0)|`` of the exact field's level: ``mafm_random`` is
+    ``R_exact(t) exp(u m)``, ``mafm_paper_random`` the constant ``R_exact(0) exp(u m)`` at
+    every time (the paper's ``rho = 1`` is its end ``u = 1``). Same weight, same lambda sweep,
+    the target's size and direction random.
+
+    Args:
+        prep: the dataset.
+        family: :func:`mafm_family` of the model name (``None`` for FM).
+        seed: the training seed (the placebo's draw).
+
+    Returns:
+        The target :func:`icml26.velocity_deficit.flow.mafm_loss` takes.
+    """
+    if family in (None, "mafm_paper"):
+        return None
+    if family == "mafm":
+        return prep.exact
+    r0 = prep.exact.values[0]
+    c = math.exp(placebo_draw(seed, family, prep.name) * abs(math.log(r0)))
+    if family == "mafm_random":
+        return RatioProfile(prep.exact.times, tuple(v * c for v in prep.exact.values))
+    return r0 * c
 
 
 def ratio_seed(config: RunConfig, name: str) -> int:
@@ -124,7 +220,7 @@ class Prepared:
         clf: the FD feature classifier.
         exact: ``R_exact(t)`` from the data alone (closed form at ``t = 0``, the training
             rows' field up to ``empirical_t_max``): what SSC and MAFM are sized from.
-        n: samples per cell (``min(n_samples, n_val)``).
+        n: samples per cell (:func:`samples_per_cell`).
         metrics: the dataset's reference figures (floor, real log-likelihood, accuracy,
             ``velocity_ratio_exact``).
         oracle: on mixtures, ``R_exact(t)`` of the closed-form field at every ratio time (a
@@ -173,8 +269,7 @@ def reference_figures(ds: Dataset, clf: FeatureClassifier, config: RunConfig) ->
             n=config.ratio_samples,
             generator=gen,
         )
-    n = min(config.n_samples, len(ds.x_val))
-    flat = fd_floor(clf, ds, n, seed_for(config.seed, "fd-floor", name) % 2**62)
+    flat = fd_floor(clf, ds, samples_per_cell(config, len(ds.x_val)))
     if not clf.identity and ds.y_test is not None:
         flat[metric_key("classifier_accuracy", name)] = clf.accuracy_on(ds.x_test, ds.y_test)
     if ds.gmm is not None:
@@ -193,31 +288,48 @@ def reference_figures(ds: Dataset, clf: FeatureClassifier, config: RunConfig) ->
     }
 
 
-def fd_floor(
-    clf: FeatureClassifier, ds: Dataset, n: int, seed: int, draws: int = 8
-) -> dict[str, float]:
-    """The FD of ``n`` held-out rows to the test split: what a perfect sampler scores.
+def fd_floor(clf: FeatureClassifier, ds: Dataset, n: int) -> dict[str, float]:
+    """The FD of ``n`` held-out rows to the test split: what a perfect sampler of ``n`` scores.
 
-    Validation rows (unseen by the classifier) resampled with replacement ``draws`` times: the
-    floor's mean ``fd_floor.<d>`` and its spread over resamples ``fd_floor_se.<d>`` (the standard
-    deviation of one ``n``-row draw: how far a sample set's FD moves by chance alone).
+    The validation rows (never seen by the classifier) cut into ``k = len(x_val) // n``
+    *disjoint* sets of ``n`` rows, in split order (the split is already a random permutation):
+    each is an i.i.d. sample of ``n`` real rows, sized like a generated sample set, so the floor
+    is comparable with a sampler's FD and no row counts twice (resampling with replacement
+    repeats rows, which lowers the effective sample size and inflates the floor).
 
     Args:
         clf: the FD classifier.
         ds: the dataset.
-        n: rows per draw (the samples per cell).
-        seed: the resampling seed.
-        draws: resamples.
+        n: rows per set (the samples per cell).
 
     Returns:
-        ``{fd_floor.<d>, fd_floor_se.<d>}``.
+        ``fd_floor.<d>`` (mean over the ``k`` sets), ``fd_floor_se.<d>`` (its standard error,
+        ``sd / sqrt(k)``), ``fd_floor_sd.<d>`` (the standard deviation of one set's FD: how far
+        a sample set's FD moves by chance alone) and ``fd_floor_sets.<d>`` (``k``).
+
+    Raises:
+        ValueError: fewer than two disjoint sets fit in the validation split.
     """
-    rng = np.random.default_rng(seed)
-    values = [clf.fd(ds.x_val[rng.integers(0, len(ds.x_val), n)], ds.x_test) for _ in range(draws)]
+    k = len(ds.x_val) // n if n > 0 else 0
+    if k < 2:
+        raise ValueError(
+            f"{ds.name}: the FD floor needs at least two disjoint held-out sets of {n} rows, but "
+            f"the validation split holds {len(ds.x_val)}: raise n_val or lower n_samples"
+        )
+    values = [clf.fd(ds.x_val[i * n : (i + 1) * n], ds.x_test) for i in range(k)]
+    sd = float(np.std(values, ddof=1))
     return {
         metric_key("fd_floor", ds.name): float(np.mean(values)),
-        metric_key("fd_floor_se", ds.name): float(np.std(values, ddof=1)),
+        metric_key("fd_floor_se", ds.name): sd / float(np.sqrt(k)),
+        metric_key("fd_floor_sd", ds.name): sd,
+        metric_key("fd_floor_sets", ds.name): float(k),
     }
+
+
+def samples_per_cell(config: RunConfig, n_val: int) -> int:
+    """Samples per (variant, NFE) cell: ``n_samples``, at most half the validation split (the
+    FD floor needs two disjoint held-out sets of that size)."""
+    return max(1, min(config.n_samples, n_val // 2))
 
 
 def prepare_dataset(
@@ -239,7 +351,7 @@ def prepare_dataset(
     oracle = None
     if reference["oracle_times"]:
         oracle = RatioProfile(tuple(reference["oracle_times"]), tuple(reference["oracle_ratios"]))
-    n = min(config.n_samples, len(ds.x_val))
+    n = samples_per_cell(config, len(ds.x_val))
     return Prepared(ds, clf, exact, n, dict(reference["metrics"]), oracle)
 
 
@@ -261,7 +373,8 @@ def model_names(spec: str, config: RunConfig, regime: str) -> dict[str, float]:
     Returns:
         ``baseline`` (FM) and, on ``compare`` datasets in ``mafm_regimes``, per lambda
         ``mafm_l<lambda>`` (target ``R_exact`` from the data) and ``mafm_paper_l<lambda>``
-        (the paper's ``rho = 1``), as ``mafm_targets`` asks.
+        (the paper's ``rho = 1``), as ``mafm_targets`` asks, each with its placebo
+        ``<family>_random_l<lambda>`` (:func:`mafm_target`).
     """
     names = {"baseline": 0.0}
     if spec in config.compare and regime in config.mafm_regimes:
@@ -272,7 +385,7 @@ def model_names(spec: str, config: RunConfig, regime: str) -> dict[str, float]:
 
 
 def mafm_family(method: str) -> str | None:
-    """The MAFM family (``mafm`` or ``mafm_paper``) of a model name; ``None`` for FM."""
+    """The MAFM family (a key of :data:`MAFM_FAMILIES`) of a model name; ``None`` for FM."""
     head, sep, _ = method.rpartition("_l")
     return head if sep and head in MAFM_FAMILIES else None
 
@@ -285,7 +398,7 @@ def train_model(
     seed: int,
     tag: str,
     *,
-    paper_target: bool = False,
+    family: str | None = None,
 ) -> dict[str, torch.Tensor]:
     """Train one model (FM for ``lam == 0``, else MAFM) and return its EMA state.
 
@@ -299,13 +412,12 @@ def train_model(
         config: the run's config.
         seed: the training seed.
         tag: a name for log lines.
-        paper_target: MAFM with the paper's ``rho = 1`` instead of ``R_exact(t)`` from the
-            training rows.
+        family: the MAFM family (its target: :func:`mafm_target`); ``None`` with ``lam == 0``.
 
     Returns:
         The EMA model's ``state_dict`` (CPU tensors).
     """
-    target = None if paper_target else prep.exact
+    target = mafm_target(prep, family, seed)
     settings = TrainSettings(
         steps=regime.train_steps,
         batch_size=config.batch_size,
@@ -565,18 +677,17 @@ def evaluate_seed(
     r0 = flat[metric_key("velocity_ratio", name, regime, "baseline", "t0")]
     naive = _naive(prep, chosen["baseline"], r0, settings, x_val)
     flat[metric_key("ssc_naive_gamma0", name, regime, "baseline")] = naive.gamma0
+    placebo = random_ssc(cals["baseline"], placebo_draw(seed, "ssc", name, regime))
+    flat[metric_key("ssc_random_gamma0", name, regime, "baseline")] = placebo.gamma0
     variants: dict[str, tuple[str, Schedule]] = {
         "baseline": ("baseline", IDENTITY),
         "ssc": ("baseline", cals["baseline"].schedule),
         "ssc_naive": ("baseline", naive),
+        "ssc_random": ("baseline", placebo),
     }
     if "mafm" in chosen:
-        variants |= {
-            "mafm": ("mafm", IDENTITY),
-            "mafm_ssc": ("mafm", cals["mafm"].schedule),
-        }
-    if "mafm_paper" in chosen:
-        variants["mafm_paper"] = ("mafm_paper", IDENTITY)
+        variants["mafm_ssc"] = ("mafm", cals["mafm"].schedule)
+    variants |= {f: (f, IDENTITY) for f in MAFM_FAMILIES if f in chosen}
     gen = torch.Generator().manual_seed(seed_for(seed, "test-noise", name) % 2**62)
     noise = torch.randn(prep.n, prep.ds.dim, generator=gen).to(config.device)
     sample = _Sampler(noise, config)

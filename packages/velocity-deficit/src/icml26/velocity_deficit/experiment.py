@@ -55,11 +55,11 @@ def _one_seed(
     models = {}
     for method, lam in lambdas.items():
         tag = f"{prep.name}-{regime}-{method}-s{seed}"
-        paper = mafm_family(method) == "mafm_paper"
+        family = mafm_family(method)
         state = stages.once(
             f"train-{tag}",
-            lambda lam=lam, tag=tag, paper=paper: train_model(
-                prep, size, lam, config, seed, tag, paper_target=paper
+            lambda lam=lam, tag=tag, family=family: train_model(
+                prep, size, lam, config, seed, tag, family=family
             ),
             saver=TORCH,
         )

@@ -175,17 +175,24 @@ class DeficitSchedule:
         gain: the profile ``q(t)`` of what the model lacks (``exact / learned``).
         beta: the taper toward ``gamma(1) = 1`` (0: the raw profile, no taper: ``gamma`` stays
             ``q(t_max)`` to ``t = 1``).
+        name: the label's stem (``deficit``; another name tells apart a schedule of the same
+            form built from another profile, e.g. a placebo's random one).
 
     Raises:
-        ValueError: ``beta`` negative or not finite.
+        ValueError: ``beta`` negative or not finite, or ``name`` not a plain key part.
     """
 
     gain: RatioProfile
     beta: float = 1.0
+    name: str = "deficit"
 
     def __post_init__(self) -> None:
         if not (self.beta >= 0 and math.isfinite(self.beta)):
             raise ValueError(f"the deficit schedule's taper beta must be >= 0, got {self.beta}")
+        if not self.name.replace("_", "").isalnum() or not self.name.islower():
+            raise ValueError(
+                f"the schedule's name must be a lower-case key part, got {self.name!r}"
+            )
 
     @property
     def gamma0(self) -> float:
@@ -203,8 +210,8 @@ class DeficitSchedule:
         return 1.0 + (q - 1.0) * (1.0 - t).clamp_min(0) ** self.beta
 
     def label(self) -> str:
-        """``deficit_b<beta>``."""
-        return f"deficit_b{number_part(self.beta)}"
+        """``<name>_b<beta>`` (``deficit_b1``)."""
+        return f"{self.name}_b{number_part(self.beta)}"
 
 
 class ScaleCorrected(nn.Module):

@@ -33,7 +33,8 @@ class TrainSettings:
         skip: the model's time-scaled input skip ``a(t) x`` (``icml26.velocity_deficit.model``).
         mafm_lambda, mafm_power: MAFM's ``lambda`` and ``p`` (``icml26.velocity_deficit.flow``).
         mafm_target: MAFM's target ratio ``rho(t)`` (``None``: the paper's ``rho = 1``; the
-            exact field's ``R_exact`` profile: :func:`icml26.velocity_deficit.diagnostics.exact_ratio`).
+            exact field's ``R_exact`` profile: :func:`icml26.velocity_deficit.diagnostics.exact_ratio`;
+            a constant ``rho`` at every time).
         checkpoint_every: steps between checkpoints (with ``checkpoints``).
         steps: optimiser steps.
         batch_size: pairs per step.
@@ -58,7 +59,7 @@ class TrainSettings:
     coupling: Literal["independent", "ot"] = "independent"
     mafm_lambda: float = 1.0
     mafm_power: float = 1.0
-    mafm_target: RatioProfile | None = None
+    mafm_target: RatioProfile | float | None = None
     checkpoint_every: int = 500
 
     def __post_init__(self) -> None:
