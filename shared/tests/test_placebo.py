@@ -146,3 +146,14 @@ def test_a_claim_its_placebo_also_meets_is_undecided_on_that_run() -> None:
     assert entry["placebo_holds"] is False
     failing = {**METRICS, "ndcg.iid.blitz_k10": 0.3}
     assert claim.evaluate(failing)["holds"] is False
+
+
+def test_check_paper_reports_a_claim_its_placebo_meets_once() -> None:
+    claim = Claim(
+        "beats_floor", "-", "-", "ndcg.iid.blitz_k10 > 0.5", placebo={"blitz_k10": "sliding"}
+    )
+    with pytest.raises(ClaimCheckError, match="still holds under its placebo") as caught:
+        check_paper(_paper(claim), _results(METRICS))
+    assert "undecided on the" not in str(caught.value)
+    with pytest.warns(PlaceboWarning, match="still holds under its placebo"):
+        check_paper(_paper(claim), _results(METRICS), strict=False)

@@ -145,7 +145,10 @@ def _claim_problems(
             return problems
     entry = claim.evaluate(metrics, profile)
     declared = claim.decidable_when and evaluate_rule(claim.decidable_when, metrics)[0] is False
-    if entry["holds"] is None and not declared:
+    # undecided because the placebo meets the rule too: placebo_problems reports it (a
+    # warning under strict=False), so it is not a second, unconditional problem here
+    by_placebo = entry.get("placebo_holds") is True
+    if entry["holds"] is None and not declared and not by_placebo:
         problems.append(f"{claim.id}: undecided on the {profile} run: {entry.get('note', '')}")
     return problems
 
