@@ -43,7 +43,11 @@ def test_smoke_run_writes_metrics_plots_and_claims(tmp_path: Path) -> None:
     for name in ("error_growth", "energy", "latent_trajectories"):
         assert (out / "plots" / f"{name}.png").stat().st_size > 0
     stages = sorted(p.name for p in (out / "stages").iterdir())
-    assert stages == [f"fput-rohnn-s{i}.json" for i in (0, 1)]
+    assert stages == ["fput-psd_galerkin.json", *(f"fput-rohnn-s{i}.json" for i in (0, 1))]
+    # PSD-Galerkin: the reference PSD + HNN can at best learn, deterministic (SE 0)
+    assert 0 < m["rollout_error.fput.psd_galerkin.h1"] < 1
+    assert m["seed_se.rollout_error.fput.psd_galerkin.h1"] == 0.0
+    assert 0 <= m["projection_error_h1.fput.rohnn"] <= m["projection_error.fput.rohnn"] + 1
     assert json.loads((out / "config.json").read_text())["fput_n"] == 8
     # a second run into the same folder loads every unit
     assert main(["run", "ro-hnn", "--profile", "smoke", "--out", str(out)]) == 0

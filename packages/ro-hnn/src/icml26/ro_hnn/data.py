@@ -260,9 +260,7 @@ def fit_reduction(ds: Dataset, latent_dof: int, width: int | None = None) -> Red
     sq_err, sq_norm = (recon - test) ** 2, (test - ds.x_ref) ** 2
     err = np.sqrt(np.sum(sq_err, axis=(1, 2)) / np.sum(sq_norm, axis=(1, 2)))
     first = slice(0, ds.horizon + 1)
-    err_h1 = np.sqrt(
-        np.sum(sq_err[:, first], axis=(1, 2)) / np.sum(sq_norm[:, first], axis=(1, 2))
-    )
+    err_h1 = np.sqrt(np.sum(sq_err[:, first], axis=(1, 2)) / np.sum(sq_norm[:, first], axis=(1, 2)))
     zq, zp = z[:, :latent_dof], z[:, latent_dof:]
     rms_q, rms_p = float(np.sqrt(np.mean(zq**2))), float(np.sqrt(np.mean(zp**2)))
     return Reduction(

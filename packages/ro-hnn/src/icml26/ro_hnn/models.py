@@ -30,7 +30,14 @@ from icml26.ro_hnn.config import MODELS, Architecture
 from icml26.ro_hnn.hamiltonian import GeometricHNN, NeuralODE, PlainHNN
 from icml26.ro_hnn.integrators import rollout, strang_step
 
-__all__ = ["MODELS", "Architecture", "GalerkinDynamics", "ReducedModel", "build_model", "psd_galerkin"]
+__all__ = [
+    "MODELS",
+    "Architecture",
+    "GalerkinDynamics",
+    "ReducedModel",
+    "build_model",
+    "psd_galerkin",
+]
 
 
 class ReducedModel(nnx.Module):

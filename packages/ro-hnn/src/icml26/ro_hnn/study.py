@@ -35,9 +35,10 @@ from icml26.shared import log, seed_for
 
 __all__ = [
     "CURVES",
-    "PreparedSystem",
     "GALERKIN_SUBSTEPS",
+    "PreparedSystem",
     "energy_drift_gains",
+    "gains_over_psd",
     "galerkin_reference",
     "prepare_system",
     "summarise",
@@ -150,7 +151,8 @@ def train_unit(config: RunConfig, prepared: PreparedSystem, kind: str, k: int) -
         seed=_stream_seed(config.seed, "model", k),
     )
     energy = None if system is None else system.hamiltonian
-    w_energy = 0.0 if (kind == "rohnn_l2" or energy is None) else config.w_energy
+    plain = kind not in config.energy_models or energy is None  # rohnn_l2 never is
+    w_energy = 0.0 if plain else config.w_energy
     settings = TrainSettings(
         steps=config.steps,
         batch=config.batch,
@@ -211,13 +213,9 @@ def galerkin_reference(config: RunConfig, prepared: PreparedSystem) -> dict[str,
     metrics = evaluate_model(
         model, ds.test.x, ds.train.x, ds.x_ref, ds.horizon, energy=system.hamiltonian
     )
-    log(
-        f"  {ds.name:6s} psd_galerkin (reference): h1 {metrics['h1']:.3g} "
-        f"h10 {metrics['h10']:.3g}"
-    )
+    log(f"  {ds.name:6s} psd_galerkin (reference): h1 {metrics['h1']:.3g} h10 {metrics['h10']:.3g}")
     return {
-        k: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
-        for k, v in metrics.items()
+        k: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v) for k, v in metrics.items()
     }
 
 
@@ -250,7 +248,8 @@ def summarise(
         ``projection_error_h1``, ``energy_drift``, ``learned_energy_drift``, ``symplecticity_defect``,
         ``generalisation_gap``, ``psd_projection_error.<system>``,
         ``energy_drift_gain.<system>.<model>`` (the paired gain over ``rohnn_l2``, see
-        :func:`energy_drift_gains`), and their ``seed_se`` / ``seed_std`` where they vary over
+        :func:`energy_drift_gains`), ``gain_over_psd.<system>.<model>.<metric>`` (the paired
+        gain over ``psd_hnn``, :func:`gains_over_psd`), and their ``seed_se`` / ``seed_std`` where they vary over
         seeds.
     """
     m: dict[str, Any] = {}
@@ -299,7 +298,37 @@ def summarise(
             )
         for kind, gains in energy_drift_gains(units[name]).items():
             put(("energy_drift_gain", name, kind), gains)
+        for key, per_kind in gains_over_psd(units[name]).items():
+            for kind, gains in per_kind.items():
+                put(("gain_over_psd", name, kind, key), gains)
     return m
+
+
+def gains_over_psd(
+    units: dict[str, list[dict[str, Any]]],
+) -> dict[str, dict[str, list[float]]]:
+    """Per seed, ``psd_hnn``'s metric minus each model's (paired: seed ``k`` of every model
+    shares its data, batch and initialisation streams, ``train_unit``), for ``h1``, ``h10``
+    and ``projection_error_h1`` (lower is better, so a positive gain favours the model).
+
+    Args:
+        units: ``units[model]`` = one metrics dict per seed, for one system.
+
+    Returns:
+        ``{metric: {model: [gain per seed]}}`` (``psd_hnn``'s own gains are 0), empty without
+        ``psd_hnn``.
+    """
+    base = units.get("psd_hnn")
+    if not base:
+        return {}
+    return {
+        key: {
+            kind: [b[key] - u[key] for b, u in zip(base, us, strict=True)]
+            for kind, us in units.items()
+            if key in us[0] and len(us) == len(base)
+        }
+        for key in ("h1", "h10", "projection_error_h1")
+    }
 
 
 def energy_drift_gains(units: dict[str, list[dict[str, Any]]]) -> dict[str, list[float]]:
