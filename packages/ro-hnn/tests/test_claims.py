@@ -12,24 +12,28 @@ def _claim(cid: str):
     return next(c for c in PAPER.claims if c.id == cid)
 
 
-def _wave(model: float, baseline: float, se_model: float, se_base: float, psd: float = 0.7) -> dict:
-    out = {"psd_projection_error.wave": psd}
-    for metric, suffix in (("rollout_error", ".h10"), ("projection_error", "")):
-        out[f"{metric}.wave.rohnn{suffix}"] = model
-        out[f"{metric}.wave.psd_hnn{suffix}"] = baseline
-        out[f"seed_se.{metric}.wave.rohnn{suffix}"] = se_model
-        out[f"seed_se.{metric}.wave.psd_hnn{suffix}"] = se_base
+def _wave(model: float, baseline: float, gain_se: float, psd: float = 0.7) -> dict:
+    out = {"psd_projection_error_h1.wave": psd, "rollout_error.wave.psd_galerkin.h1": 0.6}
+    out["rollout_error.wave.rohnn.h1"] = model
+    out["rollout_error.wave.psd_hnn.h1"] = baseline
+    for key in ("h1", "projection_error_h1"):
+        for kind, gain, se in (("rohnn", baseline - model, gain_se), ("psd_hnn", 0.0, 0.0)):
+            out[f"gain_over_psd.wave.{kind}.{key}"] = gain
+            out[f"seed_se.gain_over_psd.wave.{kind}.{key}"] = se
     return out
 
 
 @pytest.mark.parametrize("cid", ["beats_psd", "decoder_beats_psd"])
-def test_beating_psd_needs_a_floor_a_margin_and_a_psd_failure(cid: str) -> None:
+def test_beating_psd_needs_a_paired_margin_and_a_psd_failure(cid: str) -> None:
     claim = _claim(cid)
-    assert claim.evaluate(_wave(0.3, 0.8, 0.05, 0.05))["holds"] is True
-    assert claim.evaluate(_wave(0.30, 0.40, 0.03, 0.03))["holds"] is False  # inside 2 SE
-    assert claim.evaluate(_wave(1.05, 3.0, 0.01, 0.01))["holds"] is False  # worse than the mean
-    assert claim.evaluate(_wave(0.3, 0.8, 0.05, 0.05, psd=0.1))["holds"] is False  # PSD is fine
-    assert claim.under_placebo(_wave(0.3, 0.8, 0.05, 0.05))[0] is False
+    assert claim.evaluate(_wave(0.3, 0.8, 0.05))["holds"] is True
+    assert claim.evaluate(_wave(0.30, 0.40, 0.06))["holds"] is False  # inside 2 paired SE
+    assert claim.evaluate(_wave(0.3, 0.8, 0.05, psd=0.1))["holds"] is False  # PSD is fine
+    assert claim.under_placebo(_wave(0.3, 0.8, 0.05))[0] is False
+
+
+def test_beating_psd_in_rollouts_needs_a_useful_model() -> None:
+    assert _claim("beats_psd").evaluate(_wave(1.05, 3.0, 0.01))["holds"] is False
 
 
 def test_energy_term_claim_compares_with_its_ablation() -> None:

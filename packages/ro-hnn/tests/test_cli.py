@@ -34,16 +34,23 @@ def test_smoke_run_writes_metrics_plots_and_claims(tmp_path: Path) -> None:
         assert f"energy_drift.fput.{model}" in m
         assert f"projection_error.fput.{model}" in m
         assert f"rollout_seconds.fput.{model}" in m
-        # the learned Hamiltonian is conserved along latent rollouts (10x the training horizon)
-        # to 5% above its floor: a property of the symplectic integrator, a test not a claim
-        assert m[f"learned_energy_drift.fput.{model}"] <= 0.05
+        # the learned Hamiltonian stays bounded along latent rollouts (10x the training
+        # horizon): Störmer-Verlet conserves a modified Hamiltonian, so H_θ oscillates by
+        # O((ω h)²) (test_hamiltonian checks conservation at a small step); with the potential
+        # scaled by the data's frequency the smoke model's ω h is larger (0.12 measured here;
+        # 0.006 on the quick FPUT run, 0.46 on the quick wave where ω h nears 2)
+        assert m[f"learned_energy_drift.fput.{model}"] <= 0.25
     assert 0 <= m["psd_projection_error.fput"] < 1
     assert m["latent_dim.fput"] == 4
     assert m["symplecticity_defect.fput.rohnn"] < 1e-10  # exact by construction, after training
     for name in ("error_growth", "energy", "latent_trajectories"):
         assert (out / "plots" / f"{name}.png").stat().st_size > 0
     stages = sorted(p.name for p in (out / "stages").iterdir())
-    assert stages == [f"fput-rohnn-s{i}.json" for i in (0, 1)]
+    assert stages == ["fput-psd_galerkin.json", *(f"fput-rohnn-s{i}.json" for i in (0, 1))]
+    # PSD-Galerkin: the reference PSD + HNN can at best learn, deterministic (SE 0)
+    assert 0 < m["rollout_error.fput.psd_galerkin.h1"] < 1
+    assert m["seed_se.rollout_error.fput.psd_galerkin.h1"] == 0.0
+    assert 0 <= m["projection_error_h1.fput.rohnn"] <= m["projection_error.fput.rohnn"] + 1
     assert json.loads((out / "config.json").read_text())["fput_n"] == 8
     # a second run into the same folder loads every unit
     assert main(["run", "ro-hnn", "--profile", "smoke", "--out", str(out)]) == 0

@@ -86,6 +86,8 @@ def test_missing_file_and_odd_dimension() -> None:
         ({"fput_amplitude": 0.0}, "fput_amplitude"),
         ({"cloth_velocity": -0.1}, "cloth_velocity"),
         ({"cloth_dt": 0.0}, "cloth_dt"),
+        ({"energy_models": ("rohnn_l2",)}, "energy_models"),
+        ({"energy_models": ("lnn",)}, "energy_models"),
     ],
 )
 def test_bad_run_configs(kwargs: dict[str, object], message: str) -> None:

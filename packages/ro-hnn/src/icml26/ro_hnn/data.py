@@ -215,12 +215,18 @@ class Reduction:
         full_scale: RMS of the centred training states.
         projection_error: PSD's relative projection error on the test states at
             ``latent_dof`` (median over trajectories): how far a linear reduction gets.
+        projection_error_h1: the same over the test states of the training horizon only
+            (the time span the training trajectories cover).
+        frequency: ``rms(p) / rms(q)`` of the PSD latent coordinates of the training states,
+            the data's typical frequency (the scale of the geometric HNN's potential).
     """
 
     basis: np.ndarray
     latent_scale: float
     full_scale: float
     projection_error: float
+    projection_error_h1: float = float("nan")
+    frequency: float = 1.0
 
 
 def fit_reduction(ds: Dataset, latent_dof: int, width: int | None = None) -> Reduction:
@@ -251,12 +257,17 @@ def fit_reduction(ds: Dataset, latent_dof: int, width: int | None = None) -> Red
     test = ds.test.x
     tq, tp = test[..., : ds.n] - ds.q_ref, test[..., ds.n :]
     recon = np.concatenate([tq @ v @ v.T + ds.q_ref, tp @ v @ v.T], axis=-1)
-    err = np.sqrt(
-        np.sum((recon - test) ** 2, axis=(1, 2)) / np.sum((test - ds.x_ref) ** 2, axis=(1, 2))
-    )
+    sq_err, sq_norm = (recon - test) ** 2, (test - ds.x_ref) ** 2
+    err = np.sqrt(np.sum(sq_err, axis=(1, 2)) / np.sum(sq_norm, axis=(1, 2)))
+    first = slice(0, ds.horizon + 1)
+    err_h1 = np.sqrt(np.sum(sq_err[:, first], axis=(1, 2)) / np.sum(sq_norm[:, first], axis=(1, 2)))
+    zq, zp = z[:, :latent_dof], z[:, latent_dof:]
+    rms_q, rms_p = float(np.sqrt(np.mean(zq**2))), float(np.sqrt(np.mean(zp**2)))
     return Reduction(
         basis,
         float(np.sqrt(np.mean(z**2))) or 1.0,
         float(np.sqrt(np.mean((snapshots - ds.x_ref) ** 2))) or 1.0,
         float(np.median(err)),
+        float(np.median(err_h1)),
+        rms_p / rms_q if rms_q > 0 and rms_p > 0 else 1.0,
     )

@@ -2,7 +2,8 @@
 
 For every system: simulate and reduce (:func:`~icml26.ro_hnn.study.prepare_system`, cheap and
 deterministic, so it is redone on resume), then one stage per (model, seed)
-(:func:`~icml26.ro_hnn.study.train_unit`), then the metric tree and the figures. Everything
+(:func:`~icml26.ro_hnn.study.train_unit`), the PSD-Galerkin reference per system
+(:func:`~icml26.ro_hnn.study.galerkin_reference`), then the metric tree and the figures. Everything
 runs under ``jax.enable_x64(True)``: float64 without touching the caller's global JAX setting.
 """
 
@@ -14,7 +15,7 @@ import jax
 
 from icml26.ro_hnn.config import RunConfig
 from icml26.ro_hnn.figures import plot_all
-from icml26.ro_hnn.study import prepare_system, summarise, train_unit
+from icml26.ro_hnn.study import galerkin_reference, prepare_system, summarise, train_unit
 from icml26.shared import RunDir, Stages
 
 __all__ = ["run"]
@@ -47,6 +48,10 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
             }
             for p in systems
         }
-        metrics = summarise(config, systems, units)
+        references = {
+            p.name: stages.once(f"{p.name}-psd_galerkin", lambda p=p: galerkin_reference(config, p))
+            for p in systems
+        }
+        metrics = summarise(config, systems, units, references)
     plot_all(units, run_dir)
     return metrics

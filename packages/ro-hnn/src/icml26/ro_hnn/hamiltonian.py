@@ -67,6 +67,11 @@ class GeometricHNN(nnx.Module):
         damped: learn an SPD damping ``D(q)`` (for dissipative systems).
         iterations: fixed-point iterations of the implicit Störmer-Verlet stages.
         input_scale: the networks see ``z * input_scale``.
+        frequency: the potential's scale ``ω_s``: ``V = ω_s² (½ qᵀ K q + MLP(q))``, so the
+            learned stiffness starts at frequencies of order ``ω_s`` (the data's typical
+            ``rms(p) / rms(q)``, :class:`icml26.ro_hnn.data.Reduction`) instead of ~1: with
+            Adam's bounded steps a stiff system (the wave's reduced frequencies 10-19) is
+            otherwise out of reach in a few thousand steps.
         rngs: Flax NNX random streams.
         dtype: parameter dtype (float64).
     """
@@ -79,6 +84,7 @@ class GeometricHNN(nnx.Module):
         damped: bool = False,
         iterations: int = 4,
         input_scale: float = 1.0,
+        frequency: float = 1.0,
         rngs: nnx.Rngs,
         dtype: jnp.dtype = jnp.float64,
     ) -> None:
@@ -86,8 +92,11 @@ class GeometricHNN(nnx.Module):
             raise ValueError(f"latent dimension must be >= 1, got {d}")
         if not input_scale > 0:
             raise ValueError(f"input_scale must be positive, got {input_scale}")
+        if not frequency > 0:
+            raise ValueError(f"frequency must be positive, got {frequency}")
         self.d, self.iterations = d, iterations
         self.input_scale = float(input_scale)
+        self.frequency = float(frequency)
         self.inverse_mass = SPDField(d, hidden, rngs=rngs, dtype=dtype)
         self.potential_net = MLP([d, *hidden, 1], rngs=rngs, dtype=dtype)
         # a learnable quadratic part keeps V bounded below near the data: ½ qᵀ K q, K SPD.
@@ -97,7 +106,7 @@ class GeometricHNN(nnx.Module):
         )
 
     def potential(self, q: jax.Array) -> jax.Array:
-        """The potential ``V(q) = ½ qᵀ K q + MLP(q)`` (``K`` SPD, learned).
+        """The potential ``V(q) = ω_s² (½ qᵀ K q + MLP(q))`` (``K`` SPD, learned).
 
         Args:
             q: ``(d,)`` latent configuration.
@@ -106,7 +115,8 @@ class GeometricHNN(nnx.Module):
             The scalar ``V(q)``.
         """
         k = spd_from_cholesky(self.stiffness[...], self.d, 0.0)
-        return 0.5 * q @ k @ q + self.potential_net(q * self.input_scale)[0]
+        quadratic = 0.5 * q @ k @ q + self.potential_net(q * self.input_scale)[0]
+        return self.frequency**2 * quadratic
 
     def mass_inverse(self, q: jax.Array) -> jax.Array:
         """``M^{-1}(q)``, SPD for every ``q``."""

@@ -12,7 +12,7 @@ full_hnn  none (full phase space)                       plain HNN, Strang/Störm
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -28,9 +28,16 @@ from icml26.ro_hnn.autoencoder import (
 )
 from icml26.ro_hnn.config import MODELS, Architecture
 from icml26.ro_hnn.hamiltonian import GeometricHNN, NeuralODE, PlainHNN
-from icml26.ro_hnn.integrators import rollout
+from icml26.ro_hnn.integrators import rollout, strang_step
 
-__all__ = ["MODELS", "Architecture", "ReducedModel", "build_model"]
+__all__ = [
+    "MODELS",
+    "Architecture",
+    "GalerkinDynamics",
+    "ReducedModel",
+    "build_model",
+    "psd_galerkin",
+]
 
 
 class ReducedModel(nnx.Module):
@@ -144,6 +151,65 @@ class ReducedModel(nnx.Module):
             return z, jax.vmap(self.decode)(z)
 
 
+class GalerkinDynamics(nnx.Module):
+    """The exact reduced Hamiltonian of a linear reduction: ``H_r(z) = H(Ψ(z))`` with the
+    system's true ``H`` (a reference, not a learned model), integrated like the learned models.
+
+    Args:
+        energy: the true Hamiltonian of one full state (a hashable function).
+        autoencoder: the (fixed) reduction whose decoder ``Ψ`` is used.
+        iterations: fixed-point iterations of the implicit Störmer-Verlet stages.
+    """
+
+    def __init__(
+        self, energy: Callable[[jax.Array], jax.Array], autoencoder: nnx.Module, iterations: int
+    ) -> None:
+        self.true_energy = energy
+        self.decoder: Any = autoencoder
+        self.iterations = int(iterations)
+
+    def hamiltonian(self, q: jax.Array, p: jax.Array) -> jax.Array:
+        """``H(Ψ(q, p))``."""
+        return self.true_energy(self.decoder.decode(jnp.concatenate([q, p])))
+
+    def energy(self, x: jax.Array) -> jax.Array:
+        """``H(Ψ(x))`` of a latent state ``x = (q, p)``."""
+        return self.true_energy(self.decoder.decode(x))
+
+    def step(self, x: jax.Array, h: float | jax.Array) -> jax.Array:
+        """One Störmer-Verlet step of ``H_r`` (:func:`~icml26.ro_hnn.integrators.strang_step`)."""
+        return strang_step(self.hamiltonian, None, x, h, iterations=self.iterations)
+
+
+def psd_galerkin(
+    energy: Callable[[jax.Array], jax.Array],
+    basis: jax.Array | np.ndarray,
+    q_ref: jax.Array | np.ndarray,
+    *,
+    dt: float,
+    substeps: int = 1,
+    iterations: int = 3,
+) -> ReducedModel:
+    """PSD-Galerkin: the true Hamiltonian projected onto a PSD basis (the reference a PSD + HNN
+    model can at best learn, up to the integrator's error).
+
+    Args:
+        energy: the system's true Hamiltonian of one full state (conservative systems).
+        basis: ``(n, d)`` orthonormal PSD basis.
+        q_ref: ``(n,)`` reference configuration.
+        dt: observation step.
+        substeps: Störmer-Verlet steps per observation step.
+        iterations: fixed-point iterations of the implicit stages.
+
+    Returns:
+        A :class:`ReducedModel` of kind ``psd_galerkin`` (no trainable parameters).
+    """
+    with jax.enable_x64(True):
+        ae = PSDAutoencoder(jnp.asarray(basis, jnp.float64), jnp.asarray(q_ref, jnp.float64))
+        dynamics = GalerkinDynamics(energy, ae, iterations)
+        return ReducedModel("psd_galerkin", ae, dynamics, dt=dt, substeps=substeps)
+
+
 def build_model(
     kind: str,
     *,
@@ -155,6 +221,7 @@ def build_model(
     q_ref: jax.Array | np.ndarray | None = None,
     latent_scale: float = 1.0,
     full_scale: float = 1.0,
+    frequency: float = 1.0,
     seed: int = 0,
 ) -> ReducedModel:
     """A freshly initialised model of ``kind`` for a system with ``n`` coordinates.
@@ -171,6 +238,8 @@ def build_model(
         q_ref: reference configuration (mean of the training data), shape ``(n,)``.
         latent_scale: typical size of the latent coordinates (networks see ``z / latent_scale``).
         full_scale: typical size of the full coordinates (for ``full_hnn``).
+        frequency: the data's typical frequency ``rms(p) / rms(q)`` in latent coordinates
+            (``Reduction.frequency``): the scale of the geometric HNN's potential.
         seed: initialisation seed.
 
     Returns:
@@ -184,7 +253,9 @@ def build_model(
     if kind not in MODELS:
         raise ValueError(f"unknown model {kind!r}; models: {', '.join(MODELS)}")
     with jax.enable_x64(True):
-        model = _build(kind, n, dt, damped, arch, basis, q_ref, latent_scale, full_scale, seed)
+        model = _build(
+            kind, n, dt, damped, arch, basis, q_ref, latent_scale, full_scale, frequency, seed
+        )
     low = sorted(
         {
             str(p.dtype)
@@ -211,6 +282,7 @@ def _build(
     q_ref: Any,
     latent_scale: float,
     full_scale: float,
+    frequency: float,
     seed: int,
 ) -> ReducedModel:
     d = arch.latent_dof
@@ -223,8 +295,8 @@ def _build(
     if needs_basis and (basis is None or basis.shape[0] != n or basis.shape[1] < d):
         raise ValueError(f"{kind} needs a PSD basis of shape ({n}, >= {d})")
     narrow = None if basis is None else jnp.asarray(basis)[:, :d]
-    if not (latent_scale > 0 and full_scale > 0):
-        raise ValueError("latent_scale and full_scale must be positive")
+    if not (latent_scale > 0 and full_scale > 0 and frequency > 0):
+        raise ValueError("latent_scale, full_scale and frequency must be positive")
     lat_in, full_in = 1.0 / float(latent_scale), 1.0 / float(full_scale)
     hidden: Sequence[int] = arch.hnn_hidden
     autoencoder: nnx.Module
@@ -247,6 +319,7 @@ def _build(
             damped=damped,
             iterations=arch.iterations,
             input_scale=lat_in,
+            frequency=frequency,
             rngs=rngs,
         )
     elif kind == "psd_hnn":
@@ -258,6 +331,7 @@ def _build(
             damped=damped,
             iterations=arch.iterations,
             input_scale=lat_in,
+            frequency=frequency,
             rngs=rngs,
         )
     elif kind == "ae_node":

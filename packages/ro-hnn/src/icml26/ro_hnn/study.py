@@ -28,19 +28,26 @@ from icml26.ro_hnn.data import (
     make_dataset,
 )
 from icml26.ro_hnn.evaluate import evaluate_model
-from icml26.ro_hnn.models import build_model
+from icml26.ro_hnn.models import build_model, psd_galerkin
 from icml26.ro_hnn.systems import HamiltonianSystem, make_system
 from icml26.ro_hnn.train import Trainer, TrainSettings
 from icml26.shared import log, seed_for
 
 __all__ = [
     "CURVES",
+    "GALERKIN_SUBSTEPS",
     "PreparedSystem",
     "energy_drift_gains",
+    "gains_over_psd",
+    "galerkin_reference",
     "prepare_system",
     "summarise",
     "train_unit",
 ]
+
+#: Störmer-Verlet substeps of the PSD-Galerkin reference: close to the exact reduced flow (one
+#: step per observation is unstable on the wave, whose reduced frequencies reach ``2 / dt``).
+GALERKIN_SUBSTEPS = 8
 
 #: Per-unit arrays kept for the figures (lists in the stage files).
 CURVES = ("error_curve", "energy_curve", "energy_reference", "latent_pred", "latent_true")
@@ -140,10 +147,12 @@ def train_unit(config: RunConfig, prepared: PreparedSystem, kind: str, k: int) -
         q_ref=ds.q_ref,
         latent_scale=red.latent_scale,
         full_scale=red.full_scale,
+        frequency=red.frequency,
         seed=_stream_seed(config.seed, "model", k),
     )
     energy = None if system is None else system.hamiltonian
-    w_energy = 0.0 if (kind == "rohnn_l2" or energy is None) else config.w_energy
+    plain = kind not in config.energy_models or energy is None  # rohnn_l2 never is
+    w_energy = 0.0 if plain else config.w_energy
     settings = TrainSettings(
         steps=config.steps,
         batch=config.batch,
@@ -177,6 +186,39 @@ def train_unit(config: RunConfig, prepared: PreparedSystem, kind: str, k: int) -
     }
 
 
+def galerkin_reference(config: RunConfig, prepared: PreparedSystem) -> dict[str, Any] | None:
+    """PSD-Galerkin (the true ``H`` projected onto the PSD basis at ``latent_dof``, integrated
+    with :data:`GALERKIN_SUBSTEPS` substeps) evaluated like the trained models: what a PSD +
+    HNN model can at best learn. ``None`` for a user file (no true ``H``) or a damped system.
+
+    Args:
+        config: the run's configuration.
+        prepared: the system.
+
+    Returns:
+        The reference's metrics (:func:`~icml26.ro_hnn.evaluate.evaluate_model`), curves as
+        lists, or ``None``.
+    """
+    ds, system = prepared.ds, prepared.system
+    if system is None or ds.damped:
+        return None
+    model = psd_galerkin(
+        system.hamiltonian,
+        prepared.reduction.basis[:, : config.arch.latent_dof],
+        ds.q_ref,
+        dt=ds.train.dt,
+        substeps=GALERKIN_SUBSTEPS,
+        iterations=config.arch.iterations,
+    )
+    metrics = evaluate_model(
+        model, ds.test.x, ds.train.x, ds.x_ref, ds.horizon, energy=system.hamiltonian
+    )
+    log(f"  {ds.name:6s} psd_galerkin (reference): h1 {metrics['h1']:.3g} h10 {metrics['h10']:.3g}")
+    return {
+        k: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v) for k, v in metrics.items()
+    }
+
+
 def _mean_se_std(values: list[float]) -> tuple[float, float, float]:
     arr = np.asarray(values, dtype=float)
     if not np.all(np.isfinite(arr)):
@@ -189,6 +231,7 @@ def summarise(
     config: RunConfig,
     systems: list[PreparedSystem],
     units: dict[str, dict[str, list[dict[str, Any]]]],
+    references: dict[str, dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
     """The metric tree: means over seeds, ``seed_se.*`` (standard errors) and ``seed_std.*``.
 
@@ -196,13 +239,17 @@ def summarise(
         config: the run's configuration.
         systems: the prepared systems.
         units: ``units[system][model]`` = one metrics dict per seed.
+        references: ``references[system]`` = the PSD-Galerkin metrics
+            (:func:`galerkin_reference`) or ``None``; written as the model ``psd_galerkin``
+            with standard error 0 (deterministic: no seed).
 
     Returns:
         Nested metrics: ``rollout_error.<system>.<model>.h<k>``, ``projection_error``,
-        ``energy_drift``, ``learned_energy_drift``, ``symplecticity_defect``,
+        ``projection_error_h1``, ``energy_drift``, ``learned_energy_drift``, ``symplecticity_defect``,
         ``generalisation_gap``, ``psd_projection_error.<system>``,
         ``energy_drift_gain.<system>.<model>`` (the paired gain over ``rohnn_l2``, see
-        :func:`energy_drift_gains`), and their ``seed_se`` / ``seed_std`` where they vary over
+        :func:`energy_drift_gains`), ``gain_over_psd.<system>.<model>.<metric>`` (the paired
+        gain over ``psd_hnn``, :func:`gains_over_psd`), and their ``seed_se`` / ``seed_std`` where they vary over
         seeds.
     """
     m: dict[str, Any] = {}
@@ -220,10 +267,22 @@ def summarise(
         m.setdefault("latent_dim", {})[name] = 2 * config.arch.latent_dof
         m.setdefault("full_dim", {})[name] = 2 * p.ds.n
         m.setdefault("psd_projection_error", {})[name] = p.reduction.projection_error
+        m.setdefault("psd_projection_error_h1", {})[name] = p.reduction.projection_error_h1
+        ref = (references or {}).get(name)
+        if ref is not None:
+            for h in ("h1", "h5", "h10"):
+                put(("rollout_error", name, "psd_galerkin", h), [ref[h]])
+                m["seed_se"]["rollout_error"][name]["psd_galerkin"][h] = 0.0
+                m["seed_std"]["rollout_error"][name]["psd_galerkin"][h] = 0.0
         for kind, us in units[name].items():
             for h in ("h1", "h5", "h10"):
                 put(("rollout_error", name, kind, h), [u[h] for u in us])
-            for key in ("projection_error", "energy_drift", "learned_energy_drift"):
+            for key in (
+                "projection_error",
+                "projection_error_h1",
+                "energy_drift",
+                "learned_energy_drift",
+            ):
                 if key in us[0]:
                     put((key, name, kind), [u[key] for u in us])
             if "symplecticity_defect" in us[0]:
@@ -239,7 +298,37 @@ def summarise(
             )
         for kind, gains in energy_drift_gains(units[name]).items():
             put(("energy_drift_gain", name, kind), gains)
+        for key, per_kind in gains_over_psd(units[name]).items():
+            for kind, gains in per_kind.items():
+                put(("gain_over_psd", name, kind, key), gains)
     return m
+
+
+def gains_over_psd(
+    units: dict[str, list[dict[str, Any]]],
+) -> dict[str, dict[str, list[float]]]:
+    """Per seed, ``psd_hnn``'s metric minus each model's (paired: seed ``k`` of every model
+    shares its data, batch and initialisation streams, ``train_unit``), for ``h1``, ``h10``
+    and ``projection_error_h1`` (lower is better, so a positive gain favours the model).
+
+    Args:
+        units: ``units[model]`` = one metrics dict per seed, for one system.
+
+    Returns:
+        ``{metric: {model: [gain per seed]}}`` (``psd_hnn``'s own gains are 0), empty without
+        ``psd_hnn``.
+    """
+    base = units.get("psd_hnn")
+    if not base:
+        return {}
+    return {
+        key: {
+            kind: [b[key] - u[key] for b, u in zip(base, us, strict=True)]
+            for kind, us in units.items()
+            if key in us[0] and len(us) == len(base)
+        }
+        for key in ("h1", "h10", "projection_error_h1")
+    }
 
 
 def energy_drift_gains(units: dict[str, list[dict[str, Any]]]) -> dict[str, list[float]]:
