@@ -83,11 +83,24 @@ def test_online_at_target_fails_on_any_single_stream_either_side(
     assert _claim("online_at_target_synthetic").evaluate(metrics)["holds"] is False
 
 
-def test_online_at_target_reads_the_standard_error() -> None:
-    """A miss of 0.025 is within noise at SE 0.005 (2 SE = 0.01) but not at SE 0.001."""
+def test_online_at_target_must_show_the_band_with_its_noise() -> None:
+    """Strict: ``|excess| + 2 SE <= 0.02``. A mean miss of 0.01 is shown within the band at
+    SE 0.004 (0.018) but not at SE 0.006 (0.022): more noise never makes the claim easier, and
+    a miss of 0.025 fails at any SE (the old rule passed it at SE 0.005)."""
     claim = _claim("online_at_target_synthetic")
-    assert claim.evaluate(_at_target(0.025, se=0.005))["holds"] is True
-    assert claim.evaluate(_at_target(0.025, se=0.001))["holds"] is False
+    assert claim.evaluate(_at_target(0.01, se=0.004))["holds"] is True
+    assert claim.evaluate(_at_target(-0.01, se=0.004))["holds"] is True
+    assert claim.evaluate(_at_target(0.01, se=0.006))["holds"] is False
+    assert claim.evaluate(_at_target(-0.01, se=0.006))["holds"] is False
+    for se in (0.0, 0.001, 0.005, 0.05):
+        assert claim.evaluate(_at_target(0.025, se=se))["holds"] is False
+
+
+def test_online_at_target_math_must_show_the_band_with_its_noise() -> None:
+    claim = _claim("online_at_target_math")
+    assert claim.evaluate(_at_target(0.01, se=0.004, streams=("math",)))["holds"] is True
+    assert claim.evaluate(_at_target(0.01, se=0.006, streams=("math",)))["holds"] is False
+    assert claim.evaluate(_at_target(0.025, se=0.05, streams=("math",)))["holds"] is False
 
 
 def test_online_at_target_has_a_cost_floor() -> None:

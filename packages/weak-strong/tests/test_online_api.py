@@ -228,6 +228,31 @@ def test_restored_policy_takes_pending_verdicts_once() -> None:
         q.observe(step, 0.5, False)
 
 
+def test_policies_restored_from_one_state_refuse_each_others_new_steps() -> None:
+    """Each restored policy decides under a fresh owner token: a new Step of one is refused
+    by the other (and by the saved policy), while each takes its own; the saved pending Step
+    stays valid in a restored policy, also after a second save and restore."""
+    p = OnlineWeakStrong(0.1, 0.1, seed=0)
+    old = p.decide(0.5)  # in the band: queried, pending in the state
+    state = json.loads(json.dumps(p.state_dict()))
+    q, r = OnlineWeakStrong(0.1, 0.1, seed=1), OnlineWeakStrong(0.1, 0.1, seed=2)
+    q.load_state_dict(state)
+    r.load_state_dict(state)
+    sq, sr = q.decide(0.5), r.decide(0.5)
+    assert sq.number == sr.number
+    assert sq.owner != sr.owner != p.decide(0.5).owner
+    for policy, step in ((r, sq), (q, sr), (p, sq)):
+        with pytest.raises(ValueError, match="did not decide"):
+            policy.observe(step, 0.5, True)
+    q.observe(sq, 0.5, True)
+    r.observe(sr, 0.5, False)
+    s = OnlineWeakStrong(0.1, 0.1, seed=3)
+    s.load_state_dict(json.loads(json.dumps(q.state_dict())))  # old is still pending in q
+    s.observe(old, 0.5, True)
+    with pytest.raises(ValueError, match="second time"):
+        s.observe(old, 0.5, True)
+
+
 @pytest.mark.parametrize("key", ["alpha", "beta"])
 def test_load_state_dict_refuses_other_targets(key: str) -> None:
     p = OnlineWeakStrong(0.1, 0.1, seed=0)

@@ -56,7 +56,13 @@ class RunConfig:
         policies: which policies (see :data:`POLICIES`).
         alphas: targets, used for both errors (``alpha = beta``).
         n_items: items per synthetic stream.
-        repeats: independent repetitions (fresh stream and coins) averaged in the metrics.
+        repeats: independent repetitions (fresh stream and coins) averaged in the metrics
+            of Sudoku, the step-size front and the step-size selection.
+        stream_repeats: repetitions of the recorded streams (synthetic: a fresh stream and
+            coins; math / user: a fresh order and coins), each policy on each; more than
+            ``repeats`` because these cells are cheap (about 0.1 CPU-s per policy, target
+            and 20k items) and the control claims need standard errors near 0.005 to show
+            ``|excess| + 2 SE <= 0.02`` (one repeat's spread reaches 0.03 at alpha 0.2).
         n_calibration: calibration split of ``fixed_calibrated`` / ``label_free`` (items);
             capped at a fifth of a stream.
         step_size, tau_a, tau_r, explore, explore_min, use_verdict: the online algorithm
@@ -97,6 +103,7 @@ class RunConfig:
     alphas: tuple[float, ...] = (0.05, 0.1, 0.2)
     n_items: int = 20_000
     repeats: int = 3
+    stream_repeats: int = 40
     n_calibration: int = 1000
     step_size: float = DEFAULT_STEP_SIZE
     front_step_sizes: tuple[float, ...] = FRONT_STEP_SIZES
@@ -139,7 +146,14 @@ class RunConfig:
         for a in self.alphas:
             if not (0 < a < 1):
                 raise ValueError(f"every alpha must lie in (0, 1), got {a}")
-        for name in ("n_items", "repeats", "n_calibration", "math_problems", "math_samples"):
+        for name in (
+            "n_items",
+            "repeats",
+            "stream_repeats",
+            "n_calibration",
+            "math_problems",
+            "math_samples",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.n_items < 100:

@@ -229,7 +229,7 @@ class _Sums:
 
 def evaluate_stream(name: str, cfg: RunConfig) -> dict[str, Any]:
     """Every policy of ``cfg.policies`` at every target on a recorded stream, over
-    ``cfg.repeats`` repeats (see the module docstring).
+    ``cfg.stream_repeats`` repeats (see the module docstring).
 
     Args:
         name: a synthetic stream, ``"math"`` or ``"user"``.
@@ -241,7 +241,7 @@ def evaluate_stream(name: str, cfg: RunConfig) -> dict[str, Any]:
     base = None if name in SYNTHETIC_STREAMS else base_stream(name, cfg)
     sums = _Sums()
     plot: dict[str, Any] = {}
-    for r in range(cfg.repeats):
+    for r in range(cfg.stream_repeats):
         stream = repeat_stream(name, cfg, r, base)
         if r == 0:
             sums.describe(name, stream.scores, stream.labels)

@@ -273,6 +273,9 @@ class OnlineWeakStrong:
         self._u = _Uniforms(seed)
         self._owner = secrets.token_hex(8)
         self._pending: dict[int, float] = {}  # queried steps not yet observed: t -> score
+        # pending steps a restored state brought along: t -> the token of the policy that
+        # decided them (its Steps carry that token; this policy's own Steps carry _owner)
+        self._inherited: dict[int, str] = {}
 
     def explore_prob(self, t: int) -> float:
         """``p_t = max(p_min, p_0 / sqrt(t))``."""
@@ -363,7 +366,7 @@ class OnlineWeakStrong:
                 f"step.prob must be the query probability in (0, 1], got {step.prob!r} "
                 "(pass the Step that decide() returned)"
             )
-        if step.owner != self._owner:
+        if step.owner != self._inherited.get(step.number, self._owner):
             raise ValueError(
                 "observe() got a Step this policy did not decide (from another policy, or "
                 "built by hand): pass the Step that this policy's decide() returned"
@@ -432,14 +435,19 @@ class OnlineWeakStrong:
             "rng": self._u.rng.bit_generator.state,
             "coins": list(self._u.buf),
             "owner": self._owner,
-            "pending": [[t, s] for t, s in self._pending.items()],
+            "pending": [
+                [t, s, self._inherited[t]] if t in self._inherited else [t, s]
+                for t, s in self._pending.items()
+            ],
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned.
 
         The restored policy continues the saved one: it takes the verdicts of the steps the
-        saved one had queried and not yet observed (the Steps it returned stay valid).
+        saved one had queried and not yet observed (the Steps it returned stay valid). It
+        decides under a fresh owner token, so two policies restored from one state refuse
+        each other's new Steps (each still takes the saved pending Steps: both are copies).
 
         Args:
             state: a state dict of an :class:`OnlineWeakStrong` with this policy's targets.
@@ -469,8 +477,11 @@ class OnlineWeakStrong:
         self.t = int(state["t"])
         self._u.rng.bit_generator.state = state["rng"]
         self._u.buf = [float(c) for c in state["coins"]]
-        self._owner = str(state["owner"])
-        self._pending = {int(t): float(s) for t, s in state["pending"]}
+        self._owner = secrets.token_hex(8)
+        self._pending = {int(e[0]): float(e[1]) for e in state["pending"]}
+        self._inherited = {
+            int(e[0]): str(e[2]) if len(e) == 3 else str(state["owner"]) for e in state["pending"]
+        }
 
     @property
     def thresholds(self) -> tuple[float, float]:
@@ -496,9 +507,12 @@ def _check_state(state: dict[str, Any]) -> None:
         raise ValueError(f"state dict: owner must be a string, got {state['owner']!r}")
     pending = state["pending"]
     if not isinstance(pending, list | tuple) or not all(
-        isinstance(e, list | tuple) and len(e) == 2 for e in pending
+        isinstance(e, list | tuple) and (len(e) == 2 or (len(e) == 3 and isinstance(e[2], str)))
+        for e in pending
     ):
-        raise ValueError("state dict: pending must be a list of [step, score] pairs")
+        raise ValueError(
+            "state dict: pending must be a list of [step, score] or [step, score, owner] entries"
+        )
 
 
 @dataclass
