@@ -174,12 +174,15 @@ def test_validation_fd_noise_against_a_direct_computation() -> None:
     assert k == 3
     x = ref.numpy()
     fds = [
-        frechet_distance(x[i * 100 : (i + 1) * 100], np.delete(x, np.s_[i * 100 : (i + 1) * 100], 0))
+        frechet_distance(
+            x[i * 100 : (i + 1) * 100], np.delete(x, np.s_[i * 100 : (i + 1) * 100], 0)
+        )
         for i in range(3)
     ]
     assert sd == pytest.approx(np.std(fds, ddof=1))
     sd, k = validation_fd_noise(ref, 200)
-    assert k == 1 and math.isnan(sd)
+    assert k == 1
+    assert math.isnan(sd)
 
 
 def test_calibrate_names_a_model_that_returns_nan() -> None:

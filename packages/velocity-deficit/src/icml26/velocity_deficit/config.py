@@ -118,8 +118,8 @@ class RunConfig:
         mafm_lambdas: MAFM's weights tried; the one with the best validation FD is reported.
         mafm_power: ``p`` of MAFM's time weight ``(1 - t)^p``.
         mafm_targets: MAFM's targets trained, each with every lambda: ``exact`` (``rho =
-            R_exact(t)`` from the training rows; variant ``mafm``) and ``paper`` (the paper's
-            ``rho = 1``; variant ``mafm_paper``).
+            R_exact(t)`` at validation points, training rows as the bank; variant ``mafm``)
+            and ``paper`` (the paper's ``rho = 1``; variant ``mafm_paper``).
         ssc_min_gain: SSC keeps a correction only if its validation FD beats the identity's by
             this fraction (0: the noise margin alone decides).
         ssc_noise_margin: and by this many SDs of the validation FD's own noise, measured on
@@ -229,7 +229,9 @@ class RunConfig:
         if not 0 <= self.ssc_min_gain < 1:
             raise ValueError(f"ssc_min_gain must lie in [0, 1), got {self.ssc_min_gain}")
         if not (self.ssc_noise_margin >= 0 and math.isfinite(self.ssc_noise_margin)):
-            raise ValueError(f"ssc_noise_margin must be finite and >= 0, got {self.ssc_noise_margin}")
+            raise ValueError(
+                f"ssc_noise_margin must be finite and >= 0, got {self.ssc_noise_margin}"
+            )
         if self.mafm_power < 0:
             raise ValueError(f"mafm_power must be >= 0, got {self.mafm_power}")
         if not self.nfe:

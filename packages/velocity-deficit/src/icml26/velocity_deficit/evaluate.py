@@ -30,11 +30,12 @@ Metric keys (``<d>`` dataset, ``<r>`` regime ``fit`` / ``short``, ``<v>`` a vari
 oracle profile on mixtures),
 ``fm_loss.<d>.<r>.<m>``, ``fm_loss_test.*``, ``fm_excess_loss.*`` (mixtures),
 ``ssc_val.<d>.<r>.<m>.<schedule>``, ``ssc_gamma0.<d>.<r>.<m>``, ``ssc_identity.<d>.<r>.<m>``,
-``ssc_naive_gamma0.<d>.<r>.<m>``, ``ssc_random_gamma0.<d>.<r>.<m>``,
+``ssc_val_fd_sd.<d>.<r>.<m>`` (the validation FD's own noise, SSC's margin's unit),
+``ssc_naive_gamma0.<d>.<r>.<m>``, ``ssc_random_gamma0|_u|_identity.<d>.<r>.baseline``,
 ``<family>_val.<d>.<r>.l<lambda>`` and ``<family>_lambda.<d>.<r>`` per MAFM family;
 per dataset ``velocity_ratio_exact.<d>.t<t>`` (oracle on mixtures), ``velocity_ratio_exact_data.<d>.t<t>``
-(from the training rows: SSC's and MAFM's), ``fd_floor.<d>``, ``fd_floor_se.<d>`` (a standard
-error), ``fd_floor_sd.<d>``, ``fd_floor_sets.<d>`` (:func:`fd_floor`), ``loglik_real.<d>``,
+(at validation points with the training rows as the field's bank: SSC's and MAFM's),
+``fd_floor.<d>``, ``fd_floor_se.<d>`` (a standard error), ``fd_floor_sd.<d>``, ``fd_floor_sets.<d>`` (:func:`fd_floor`), ``loglik_real.<d>``,
 ``classifier_accuracy.<d>``.
 """
 
@@ -69,9 +70,9 @@ from icml26.velocity_deficit.ssc import (
     ScaleSchedule,
     Schedule,
     SSCSettings,
+    VelocityFn,
     calibrate,
     corrected,
-    VelocityFn,
     select_schedule,
 )
 from icml26.velocity_deficit.train import TrainSettings, train_velocity_model
@@ -186,7 +187,7 @@ def random_ssc_choice(
 def mafm_target(prep: Prepared, family: str | None, seed: int) -> RatioProfile | float | None:
     """MAFM's target ``rho(t)`` for a model family (``None``: the paper's ``rho = 1``).
 
-    ``mafm``: ``R_exact(t)`` from the training rows (the magnitude term up to its last time);
+    ``mafm``: ``R_exact(t)`` at validation points, training rows as the bank (the magnitude term up to its last time);
     ``mafm_paper``: the paper's ``rho = 1`` at every time. Their placebos keep each form but
     draw the level at random, ``u ~ U(-1, 1)`` per seed, within one Jensen-gap width
     ``m = |log R_exact(0)|`` of the exact field's level: ``mafm_random`` is

@@ -56,9 +56,9 @@ __all__ = [
     "ScaleSchedule",
     "Schedule",
     "calibrate",
-    "validation_fd_noise",
     "corrected",
     "select_schedule",
+    "validation_fd_noise",
 ]
 
 VelocityFn = Callable[..., torch.Tensor]
