@@ -116,3 +116,9 @@ def test_ratio_profile_interpolates_holds_ends_and_divides() -> None:
     for times, values, message in bad:
         with pytest.raises(ValueError, match=message):
             RatioProfile(times, values)
+
+
+def test_exact_ratio_names_a_bank_of_the_wrong_width() -> None:
+    held, bank = torch.randn(50, 4), torch.randn(40, 3)
+    with pytest.raises(ValueError, match=r"bank rows have shape \(3,\) but data rows \(4,\)"):
+        exact_ratio(held, (0.0, 0.1), bank=bank, n=20)

@@ -156,3 +156,14 @@ def test_shape_mismatches_raise() -> None:
     with pytest.raises(ValueError, match="same shape"):
         ot_coupling(torch.zeros(3, 2), torch.zeros(4, 2))
     assert np.isfinite(mafm_loss(torch.zeros(3, 2), torch.ones(3, 2), torch.zeros(3)).item())
+
+
+@pytest.mark.parametrize("which", ["v", "u", "t"])
+def test_mafm_loss_refuses_nan_and_names_it(which: str) -> None:
+    v, u, t = torch.randn(8, 3), torch.randn(8, 3), torch.rand(8)
+    bad = {"v": v, "u": u, "t": t}
+    bad[which] = bad[which].clone()
+    bad[which][1] = float("nan")
+    name = {"v": "prediction v", "u": "target u", "t": "times t"}[which]
+    with pytest.raises(ValueError, match=f"NaN or infinite values in the {name}"):
+        mafm_loss(bad["v"], bad["u"], bad["t"], lam=1.0, target=0.8)

@@ -1,5 +1,5 @@
-"""The FD floor from disjoint held-out sets, and the claims' placebos: SSC's random-gain
-schedule and MAFM's random targets (each a real variant that could pass its claim's rule)."""
+"""The FD floor from disjoint held-out sets, and the claims' placebos: SSC's random-size
+procedure and MAFM's random targets (each a real variant that could pass its claim's rule)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,18 @@ from icml26.velocity_deficit.evaluate import (
     mafm_target,
     placebo_draw,
     random_ssc,
+    random_ssc_choice,
     samples_per_cell,
 )
+from icml26.velocity_deficit.gmm import random_gmm
 from icml26.velocity_deficit.metrics import frechet_distance
-from icml26.velocity_deficit.ssc import IDENTITY, Calibration, DeficitSchedule
+from icml26.velocity_deficit.ssc import (
+    IDENTITY,
+    Calibration,
+    DeficitSchedule,
+    SSCSettings,
+    calibrate,
+)
 
 
 class _RawFD:
@@ -77,25 +85,45 @@ def _calibration(learned: tuple[float, ...], schedule: object = IDENTITY) -> Cal
     )
 
 
-def test_random_ssc_spans_the_deficit_both_ways() -> None:
+def test_random_ssc_scales_the_measured_deficit() -> None:
     cal = _calibration((0.5, 0.4), DeficitSchedule(RatioProfile((0.0,), (2.0,)), beta=3.0))
     q = (0.7 / 0.5, 0.8 / 0.4)
-    same = random_ssc(cal, 1.0)
+    same = random_ssc(cal, 1.0, 3.0)
     assert same.gain.values == pytest.approx(q)  # u = 1: SSC's own gain
     assert same.beta == 3.0
     assert same.label() == "random_b3"
-    assert random_ssc(cal, -1.0).gain.values == pytest.approx([1 / v for v in q])
-    assert float(random_ssc(cal, 0.0)(torch.tensor(0.3))) == pytest.approx(1.0)
-    assert random_ssc(_calibration((0.5, 0.4)), 0.5).beta == 1.0  # SSC kept the identity
+    assert random_ssc(cal, 2.0, 1.0).gain.values == pytest.approx([v**2 for v in q])
+    assert float(random_ssc(cal, 0.0, 1.0)(torch.tensor(0.3))) == pytest.approx(1.0)
 
 
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000))
 def test_placebo_draws_are_uniform_and_reproducible(seed: int) -> None:
-    u = placebo_draw(seed, "ssc", "gmm16", "short")
-    assert -1.0 <= u < 1.0
-    assert u == placebo_draw(seed, "ssc", "gmm16", "short")
-    assert u != placebo_draw(seed, "ssc", "gmm16", "fit")  # its own stream per cell
+    u = placebo_draw(seed, "ssc", "gmm16", "short", low=0.0, high=2.0)
+    assert 0.0 <= u < 2.0  # SSC's placebo: random size, the right direction
+    assert u == placebo_draw(seed, "ssc", "gmm16", "short", low=0.0, high=2.0)
+    assert u != placebo_draw(seed, "ssc", "gmm16", "fit", low=0.0, high=2.0)  # own stream
+    v = placebo_draw(seed, "mafm_random", "gmm16")
+    assert -1.0 <= v < 1.0
+
+
+def test_random_ssc_choice_goes_through_ssc_validation() -> None:
+    """The placebo is SSC's procedure with a random size: on an exact field (nothing lacking)
+    its candidates are scored on validation and, within the noise margin, the identity kept;
+    on a 0.6x-speed field a random size near the measured one is chosen over the identity."""
+    gmm = random_gmm(4, 3, seed=5)
+    ref = torch.as_tensor(gmm.sample(800, np.random.default_rng(0))[0], dtype=torch.float64)
+    s = SSCSettings(betas=(1.0, 3.0), nfe=10, n_samples=200, ratio_samples=200)
+
+    def field(scale: float):
+        return lambda x, t: scale * gmm.optimal_velocity(x, float(t))
+
+    exact = calibrate(field(1.0), ref, s, exact=gmm.optimal_velocity)
+    assert random_ssc_choice(exact, 1.7, field(1.0), ref, s, None) is IDENTITY
+    slow = calibrate(field(0.6), ref, s, exact=gmm.optimal_velocity)
+    chosen = random_ssc_choice(slow, 0.9, field(0.6), ref, s, None)
+    assert chosen.label().startswith("random_b")
+    assert chosen.gamma0 == pytest.approx((1 / 0.6) ** 0.9, rel=0.05)
 
 
 def test_mafm_targets_and_their_placebos() -> None:

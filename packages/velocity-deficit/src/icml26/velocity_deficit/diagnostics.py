@@ -199,7 +199,8 @@ def exact_ratio(
         The profile at ``times``.
 
     Raises:
-        ValueError: a time ``> 0`` with neither ``field`` nor ``bank``.
+        ValueError: a time ``> 0`` with neither ``field`` nor ``bank``, or ``bank`` rows of
+            another shape than ``data``'s.
     """
     x = _as_batch(data)
     if field is not None:
@@ -211,7 +212,16 @@ def exact_ratio(
                 "rows (bank=...); at t = 0 the closed form E[x1] - x0 needs neither"
             )
         mean = x.mean(0, keepdim=True)
-        empirical = _empirical_field(_as_batch(bank)) if bank is not None else None
+        empirical = None
+        if bank is not None:
+            rows = _as_batch(bank)
+            if rows.shape[1:] != x.shape[1:]:
+                raise ValueError(
+                    f"bank rows have shape {tuple(rows.shape[1:])} but data rows "
+                    f"{tuple(x.shape[1:])}: pass training rows of the same data as bank= "
+                    "(e.g. x_train beside held-out x_val)"
+                )
+            empirical = _empirical_field(rows)
 
         def exact(xt: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
             if float(t) == 0.0:

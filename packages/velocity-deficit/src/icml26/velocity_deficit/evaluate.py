@@ -16,8 +16,9 @@ comparison, the paper's ``gamma(0) = 1 / R(0)``; then every variant sampled from
 noise at every NFE and scored on the test split.
 
 **Placebos** (each a real variant of the run with its own keys, so every comparative claim has
-one that *could* pass): ``ssc_random``, a schedule of SSC's form with a random-size,
-random-direction gain (:func:`random_ssc`); ``mafm_random`` / ``mafm_paper_random``, MAFM of
+one that *could* pass): ``ssc_random``, SSC's procedure (tapers, validation choice, noise
+margin) on a gain of random size and the right direction, ``q^u``, ``u ~ U(0, 2)``
+(:func:`random_ssc`); ``mafm_random`` / ``mafm_paper_random``, MAFM of
 each form trained toward a random target level (:func:`mafm_target`).
 
 Metric keys (``<d>`` dataset, ``<r>`` regime ``fit`` / ``short``, ``<v>`` a variant of
@@ -29,11 +30,12 @@ Metric keys (``<d>`` dataset, ``<r>`` regime ``fit`` / ``short``, ``<v>`` a vari
 oracle profile on mixtures),
 ``fm_loss.<d>.<r>.<m>``, ``fm_loss_test.*``, ``fm_excess_loss.*`` (mixtures),
 ``ssc_val.<d>.<r>.<m>.<schedule>``, ``ssc_gamma0.<d>.<r>.<m>``, ``ssc_identity.<d>.<r>.<m>``,
-``ssc_naive_gamma0.<d>.<r>.<m>``, ``ssc_random_gamma0.<d>.<r>.<m>``,
+``ssc_val_fd_sd.<d>.<r>.<m>`` (the validation FD's own noise, SSC's margin's unit),
+``ssc_naive_gamma0.<d>.<r>.<m>``, ``ssc_random_gamma0|_u|_identity.<d>.<r>.baseline``,
 ``<family>_val.<d>.<r>.l<lambda>`` and ``<family>_lambda.<d>.<r>`` per MAFM family;
 per dataset ``velocity_ratio_exact.<d>.t<t>`` (oracle on mixtures), ``velocity_ratio_exact_data.<d>.t<t>``
-(from the training rows: SSC's and MAFM's), ``fd_floor.<d>``, ``fd_floor_se.<d>`` (a standard
-error), ``fd_floor_sd.<d>``, ``fd_floor_sets.<d>`` (:func:`fd_floor`), ``loglik_real.<d>``,
+(at validation points with the training rows as the field's bank: SSC's and MAFM's),
+``fd_floor.<d>``, ``fd_floor_se.<d>`` (a standard error), ``fd_floor_sd.<d>``, ``fd_floor_sets.<d>`` (:func:`fd_floor`), ``loglik_real.<d>``,
 ``classifier_accuracy.<d>``.
 """
 
@@ -64,9 +66,11 @@ from icml26.velocity_deficit.ssc import (
     IDENTITY,
     Calibration,
     DeficitSchedule,
+    Features,
     ScaleSchedule,
     Schedule,
     SSCSettings,
+    VelocityFn,
     calibrate,
     corrected,
     select_schedule,
@@ -114,46 +118,76 @@ MAFM_FAMILIES = {
 }
 
 
-def placebo_draw(seed: int, *stream: str) -> float:
-    """A placebo's ``u ~ U(-1, 1)``, from its own stream (never the data's or the model's).
+def placebo_draw(seed: int, *stream: str, low: float = -1.0, high: float = 1.0) -> float:
+    """A placebo's ``u ~ U(low, high)``, from its own stream (never the data's or the model's).
 
     Args:
         seed: the training seed.
         *stream: the stream's name parts (placebo kind, dataset, regime).
+        low: the draw's lower end.
+        high: the draw's upper end.
 
     Returns:
-        ``u`` in ``[-1, 1)``.
+        ``u`` in ``[low, high)``.
     """
-    return float(rng_for(seed, "placebo", *stream).uniform(-1.0, 1.0))
+    return float(rng_for(seed, "placebo", *stream).uniform(low, high))
 
 
-def random_ssc(cal: Calibration, u: float) -> DeficitSchedule:
-    """SSC's placebo: a schedule of SSC's form whose gain is ``q(t)^u`` instead of ``q(t)``.
+def random_ssc(cal: Calibration, u: float, beta: float) -> DeficitSchedule:
+    """SSC's placebo candidate: SSC's schedule with gain ``q(t)^u`` instead of ``q(t)``.
 
-    ``q = R_exact / R_learned`` is what the model lacks; ``q^u`` with ``u ~ U(-1, 1)`` is a
-    correction no larger (in log) than the measured deficit but of random size and direction
-    (``u < 0`` slows a slow field further), applied with SSC's chosen taper (``beta = 1``
-    where SSC kept the identity) and without validation. A rule met by any rescaling of that
-    size, e.g. an FD that rewards any change, holds under it too; a rule that needs the
-    deficit's direction and size does not.
+    ``q = R_exact / R_learned`` is what the model lacks; ``q^u`` with ``u ~ U(0, 2)`` keeps
+    the correction's direction (a slow field is sped up) but draws its size at random, from
+    none (``u = 0``) to twice the measured deficit in log. The placebo then goes through SSC's
+    own choice (:func:`random_ssc_choice`): the same tapers, the same validation FD, the same
+    noise margin, the identity reachable. It is SSC's procedure with a random instead of a
+    measured size, so a rule it also meets does not need the measurement.
 
     Args:
         cal: SSC's calibration of the model (its measured ``R_learned`` and ``R_exact``).
         u: the random exponent.
+        beta: the taper.
 
     Returns:
-        The placebo schedule (label ``random_b<beta>``).
+        The candidate schedule (label ``random_b<beta>``).
     """
     gain = cal.exact / cal.learned
-    beta = cal.schedule.beta if isinstance(cal.schedule, DeficitSchedule) else 1.0
     values = tuple(float(q) ** u for q in gain.values)
     return DeficitSchedule(RatioProfile(gain.times, values), beta, name="random")
+
+
+def random_ssc_choice(
+    cal: Calibration,
+    u: float,
+    model: VelocityFn,
+    x_val: torch.Tensor,
+    settings: SSCSettings,
+    features: Features | None,
+) -> Schedule:
+    """The placebo ``ssc_random``: :func:`random_ssc` candidates chosen as SSC chooses.
+
+    Args:
+        cal: SSC's calibration of ``model`` (its profiles and its ``min_drop``).
+        u: the random exponent (``U(0, 2)``, :func:`placebo_draw`).
+        model: the model.
+        x_val: the validation rows SSC was calibrated on.
+        settings: SSC's settings.
+        features: the FD's feature map.
+
+    Returns:
+        The chosen schedule (:data:`IDENTITY` where no random-size candidate beats it).
+    """
+    candidates: list[Schedule] = [IDENTITY, *(random_ssc(cal, u, b) for b in settings.betas)]
+    best, _ = select_schedule(
+        model, x_val, candidates, settings, features=features, min_drop=cal.min_drop
+    )
+    return best
 
 
 def mafm_target(prep: Prepared, family: str | None, seed: int) -> RatioProfile | float | None:
     """MAFM's target ``rho(t)`` for a model family (``None``: the paper's ``rho = 1``).
 
-    ``mafm``: ``R_exact(t)`` from the training rows (the magnitude term up to its last time);
+    ``mafm``: ``R_exact(t)`` at validation points, training rows as the bank (the magnitude term up to its last time);
     ``mafm_paper``: the paper's ``rho = 1`` at every time. Their placebos keep each form but
     draw the level at random, ``u ~ U(-1, 1)`` per seed, within one Jensen-gap width
     ``m = |log R_exact(0)|`` of the exact field's level: ``mafm_random`` is
@@ -625,6 +659,7 @@ def _calibrations(
             flat[metric_key("ssc_val", prep.name, regime, method, label)] = value
         flat[metric_key("ssc_gamma0", prep.name, regime, method)] = cal.schedule.gamma0
         flat[metric_key("ssc_identity", prep.name, regime, method)] = float(cal.is_identity)
+        flat[metric_key("ssc_val_fd_sd", prep.name, regime, method)] = cal.fd_noise
     return cals, flat
 
 
@@ -659,6 +694,7 @@ def evaluate_seed(
         seed=seed_for(seed, "validation-noise", name) % 2**62,
         ratio_seed=ratio_seed(config, name),
         min_gain=config.ssc_min_gain,
+        noise_margin=config.ssc_noise_margin,
     )
     x_val = torch.as_tensor(prep.ds.x_val, device=config.device)
     flat: dict[str, float] = {}
@@ -677,8 +713,15 @@ def evaluate_seed(
     r0 = flat[metric_key("velocity_ratio", name, regime, "baseline", "t0")]
     naive = _naive(prep, chosen["baseline"], r0, settings, x_val)
     flat[metric_key("ssc_naive_gamma0", name, regime, "baseline")] = naive.gamma0
-    placebo = random_ssc(cals["baseline"], placebo_draw(seed, "ssc", name, regime))
+    u = placebo_draw(seed, "ssc", name, regime, low=0.0, high=2.0)
+    placebo = random_ssc_choice(
+        cals["baseline"], u, chosen["baseline"], x_val, settings, prep.clf.features
+    )
     flat[metric_key("ssc_random_gamma0", name, regime, "baseline")] = placebo.gamma0
+    flat[metric_key("ssc_random_u", name, regime, "baseline")] = u
+    flat[metric_key("ssc_random_identity", name, regime, "baseline")] = float(
+        placebo.label() == "identity"
+    )
     variants: dict[str, tuple[str, Schedule]] = {
         "baseline": ("baseline", IDENTITY),
         "ssc": ("baseline", cals["baseline"].schedule),

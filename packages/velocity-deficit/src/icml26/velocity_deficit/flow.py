@@ -200,7 +200,8 @@ def mafm_loss(
         The scalar loss ``mean_i (|v_i - u_i|^2 + lam w(t_i) (|v_i| - rho(t_i)|u_i|)^2) / d``.
 
     Raises:
-        ValueError: shapes differ, ``t`` is not ``(n,)``, or ``lam`` / ``power`` is negative.
+        ValueError: shapes differ, ``t`` is not ``(n,)``, ``lam`` / ``power`` is negative, or
+            ``v``, ``u`` or ``t`` holds NaN or infinite values.
     """
     if v.shape != u.shape:
         raise ValueError(
@@ -210,6 +211,13 @@ def mafm_loss(
         raise ValueError(f"t must have shape ({v.shape[0]},), got {tuple(t.shape)}")
     if lam < 0 or power < 0:
         raise ValueError(f"lam and power must be >= 0, got {lam}, {power}")
+    for name, x in (("prediction v", v), ("target u", u), ("times t", t)):
+        if not bool(torch.isfinite(x).all()):
+            raise ValueError(
+                f"mafm_loss got NaN or infinite values in the {name} "
+                f"({int((~torch.isfinite(x)).sum())} of {x.numel()}); a diverged model or bad "
+                "data, not a loss to train on"
+            )
     vf, uf = v.flatten(1), u.flatten(1)
     d = vf.shape[1]
     mse = (vf - uf).pow(2).sum(1)

@@ -24,7 +24,7 @@ _SMOKE = RunConfig(
     nfe=(5, 50),
     reference_nfe=100,
     select_nfe=50,
-    ssc_betas=(0.0, 1.0),
+    ssc_betas=(1.0,),
     n_samples=64,
     val_samples=64,
     ratio_samples=64,
@@ -69,7 +69,8 @@ _RUNS = ("quick", "full")  # smoke's models are too small to decide anything
 CLAIMS = [
     Claim(
         "mse_underestimates_velocity",
-        "Where the model lacks capacity (the under-trained regime), learned fields fall further "
+        "Where the model had too few training steps (the under-trained regime: the same net, "
+        "100 steps instead of 1,000), learned fields fall further "
         "short of the exact flow-matching field in higher dimension (the model's share of the "
         "Velocity Deficit; the exact field's own share, R_exact < 1, is Jensen's inequality and "
         "a test): the learned-vs-exact speed ratio falls with log2 d across the mixtures (the "
@@ -83,14 +84,15 @@ CLAIMS = [
     Claim(
         "ssc_helps_under_capacity",
         "Where the model lacks speed (the under-trained regime), SSC sized from what it lacks "
-        "(R_exact from the training rows, no oracle field) improves sample quality with zero "
-        "retraining: FD at 50 NFE better than the uncorrected sampler's on every dataset, paired "
-        "over seeds (95% t-interval above 0), and the sliced Wasserstein distance, which sees "
-        "the samples' spread where FD barely does, not worse (its interval's upper end above 0). "
-        "Placebo: a schedule of SSC's form with a random-size, random-direction gain "
-        "(ssc_random: q(t)^u, u ~ U(-1, 1)).",
+        "(R_exact at validation points with the training rows as the field's bank, no oracle "
+        "field) improves sample quality with zero retraining: FD at 50 NFE better than the "
+        "uncorrected sampler's on every dataset, paired over seeds (95% t-interval above 0), and "
+        "the sliced Wasserstein distance, which sees the samples' spread where FD barely does, "
+        "not worse beyond 5 % (its 95% t-interval's lower end above -5 %). Placebo: SSC's own "
+        "procedure (tapers, validation choice, noise margin) on a gain of random size in the "
+        "right direction (ssc_random: q(t)^u, u ~ U(0, 2)).",
         "FID 13.68 -> 7.58 (-44.6 %) on ImageNet-256 at 50 steps",
-        'min_of("fd_gain_lcb.*.short.ssc.nfe50") > 0 and min_of("sw_gain_ucb.*.short.ssc.nfe50") > 0',
+        'min_of("fd_gain_lcb.*.short.ssc.nfe50") > 0 and min_of("sw_gain_lcb.*.short.ssc.nfe50") > -0.05',
         profiles=_RUNS,
         placebo={"ssc": "ssc_random"},
     ),
@@ -98,33 +100,37 @@ CLAIMS = [
         "ssc_harmless_near_exact",
         "A guard, not a gain: where the model lacks nothing (the near-exact control), "
         "calibrated SSC must not hurt: its FD and SW changes at 50 NFE are above -5 % (95% "
-        "t-interval) on every dataset. Placebo: the paper's uncalibrated sizing "
-        "gamma(0) = 1 / R(0) in its place (the plain sampler would pass it trivially).",
+        "t-interval) on every dataset. Decided only where 3 seeds resolve a 5 % harm (every "
+        "interval's half-width, t(2) = 4.303 times its SE, below 5 %); otherwise undecided. "
+        "Placebo: the paper's uncalibrated sizing gamma(0) = 1 / R(0) in its place (the plain "
+        "sampler would pass it trivially).",
         "(our control; the paper reports no near-exact model)",
         'min_of("fd_gain_lcb.*.fit.ssc.nfe50") > -0.05 and min_of("sw_gain_lcb.*.fit.ssc.nfe50") > -0.05',
         profiles=_RUNS,
         placebo={"ssc": "ssc_naive"},
+        decidable_when='4.303 * max_of("fd_gain_se.*.fit.ssc.nfe50") < 0.05 '
+        'and 4.303 * max_of("sw_gain_se.*.fit.ssc.nfe50") < 0.05',
     ),
     Claim(
         "ssc_50_beats_baseline_250",
         "With SSC a 50-step sampler beats the 250-step uncorrected one, in the regime where the "
-        "model lacks speed (every dataset: FD's 95% t-interval over seeds above 0, SW not worse). "
-        "Placebo: the random-gain schedule ssc_random in SSC's place.",
+        "model lacks speed (every dataset: FD's 95% t-interval over seeds above 0, SW not worse "
+        "beyond 5 %). Placebo: the random-size SSC ssc_random in SSC's place.",
         "FID 7.58 at 50 steps vs 8.65 at 250 steps (5x speed-up)",
         'min_of("fd_gain_vs_ref_lcb.*.short.ssc.nfe50") > 0 '
-        'and min_of("sw_gain_vs_ref_ucb.*.short.ssc.nfe50") > 0',
+        'and min_of("sw_gain_vs_ref_lcb.*.short.ssc.nfe50") > -0.05',
         profiles=_RUNS,
         placebo={"ssc": "ssc_random"},
     ),
     Claim(
         "mafm_helps_under_capacity",
-        "MAFM with its target sized from the exact field (R_exact from the training rows, lambda "
-        "chosen on validation) improves FD at 50 NFE over FM in the under-trained regime (every "
-        "compared dataset, paired over seeds, 95% t-interval above 0; SW not worse). Placebo: "
-        "the same MAFM toward a random target level, R_exact(t) exp(u m), u ~ U(-1, 1), "
+        "MAFM with its target sized from the exact field (R_exact at validation points with the "
+        "training rows as the field's bank, lambda chosen on validation) improves FD at 50 NFE over FM in the under-trained regime (every "
+        "compared dataset, paired over seeds, 95% t-interval above 0; SW not worse beyond 5 %). "
+        "Placebo: the same MAFM toward a random target level, R_exact(t) exp(u m), u ~ U(-1, 1), "
         "m = |log R_exact(0)| (mafm_random, its lambda chosen the same way).",
         "improves FID (training-based Initial Energy Injection)",
-        'min_of("fd_gain_lcb.*.short.mafm.nfe50") > 0 and min_of("sw_gain_ucb.*.short.mafm.nfe50") > 0',
+        'min_of("fd_gain_lcb.*.short.mafm.nfe50") > 0 and min_of("sw_gain_lcb.*.short.mafm.nfe50") > -0.05',
         profiles=_RUNS,
         placebo={"mafm": "mafm_random"},
     ),
@@ -132,12 +138,13 @@ CLAIMS = [
         "mafm_paper_helps_under_capacity",
         "The paper's own MAFM (|v| pulled toward |x1 - x0|, rho = 1; lambda chosen on "
         "validation) improves FD at 50 NFE over FM in the under-trained regime (every compared "
-        "dataset, paired over seeds, 95% t-interval above 0; SW not worse). Placebo: the same "
+        "dataset, paired over seeds, 95% t-interval above 0; SW not worse beyond 5 %). Placebo: "
+        "the same "
         "form toward a random constant R_exact(0) exp(u m), u ~ U(-1, 1) (mafm_paper_random; "
         "the paper's rho = 1 is its end u = 1).",
         "improves FID (training-based Initial Energy Injection)",
         'min_of("fd_gain_lcb.*.short.mafm_paper.nfe50") > 0 '
-        'and min_of("sw_gain_ucb.*.short.mafm_paper.nfe50") > 0',
+        'and min_of("sw_gain_lcb.*.short.mafm_paper.nfe50") > -0.05',
         profiles=_RUNS,
         placebo={"mafm_paper": "mafm_paper_random"},
     ),

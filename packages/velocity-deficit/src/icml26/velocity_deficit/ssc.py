@@ -14,12 +14,15 @@ is already right by about 1.44 on unit-variance data and wrecks it. What a model
 
     gamma(t) = 1 + (q(t) - 1) (1 - t)^beta,      q(t) = R_exact(t) / R_learned(t),
 
-(``q`` read from the measured profile between its times and held beyond the last one; at
-``t = 0`` this is the issue's ``gamma(0) = R_exact(0) / R_learned(0)``; ``beta = 0`` is the raw
-profile, which does *not* return to 1 at ``t = 1``: beyond the last measured time it is the
-constant gain ``q(t_max)``, one candidate among the tapers), and :func:`calibrate`
-picks the taper ``beta`` or *no correction at all* (:data:`IDENTITY`) by the Fréchet distance
-of samples to held-out data: a model that lacks nothing keeps its field.
+(``q`` read from the measured profile between its times and *held* at ``q(t_max)`` beyond the
+last one, so the boost reaches mid-trajectory, damped only by the taper; at ``t = 0`` this is
+the issue's ``gamma(0) = R_exact(0) / R_learned(0)``). ``beta = 0`` (the raw profile, which
+never returns to 1) is allowed but not a default candidate: the paper's asymmetry wants
+``gamma -> 1`` at the data end. :func:`calibrate` picks the taper ``beta`` or *no correction
+at all* (:data:`IDENTITY`) by the Fréchet distance of samples to held-out data, and keeps a
+correction only if it beats the identity by more than the validation FD's own noise (its SD
+over disjoint sets of real held-out rows, :func:`validation_fd_noise`): a model that lacks
+nothing keeps its field.
 
 Every schedule is a callable ``t -> gamma(t)`` with a ``label()`` (a metric-key part) and
 ``gamma0``; :func:`corrected` applies one to any velocity model ``(x, t, ...) -> v`` with
@@ -55,6 +58,7 @@ __all__ = [
     "calibrate",
     "corrected",
     "select_schedule",
+    "validation_fd_noise",
 ]
 
 VelocityFn = Callable[..., torch.Tensor]
@@ -258,7 +262,8 @@ class SSCSettings:
     """How :func:`calibrate` sizes and chooses SSC.
 
     Attributes:
-        betas: the deficit schedule's tapers to try (0: the raw ``R_exact / R_learned``).
+        betas: the deficit schedule's tapers to try (0, the raw ``R_exact / R_learned`` that
+            never returns to 1, is allowed but against the paper's ``gamma(1) = 1``).
         nfe: the sampling budget SSC is calibrated for.
         sampler: ``euler``, ``heun`` or ``midpoint``.
         n_samples: samples per candidate (scored against the held-out reference).
@@ -269,12 +274,15 @@ class SSCSettings:
             profile this seed and the same reference (default: ``seed + 1``).
         times: where ``R`` is measured when ``exact`` is a field.
         min_gain: a correction must beat the identity's validation FD by this fraction.
+        noise_margin: and by this many SDs of the validation FD's own noise
+            (:func:`validation_fd_noise`: real held-out rows in sets of ``n_samples``); 0 turns
+            it off. The default 2 keeps the identity unless a correction is clearly better.
 
     Raises:
         ValueError: a setting out of range.
     """
 
-    betas: tuple[float, ...] = (0.0, 1.0, 3.0)
+    betas: tuple[float, ...] = (1.0, 3.0)
     nfe: int = 50
     sampler: Method = "euler"
     n_samples: int = 500
@@ -283,6 +291,7 @@ class SSCSettings:
     ratio_seed: int | None = None
     times: tuple[float, ...] = (0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.95)
     min_gain: float = 0.0
+    noise_margin: float = 2.0
 
     def __post_init__(self) -> None:
         if not self.betas or any(not (b >= 0 and math.isfinite(b)) for b in self.betas):
@@ -296,6 +305,8 @@ class SSCSettings:
             raise ValueError("n_samples must be >= 2 and ratio_samples >= 1")
         if not 0 <= self.min_gain < 1:
             raise ValueError(f"min_gain must lie in [0, 1), got {self.min_gain}")
+        if not (self.noise_margin >= 0 and math.isfinite(self.noise_margin)):
+            raise ValueError(f"noise_margin must be finite and >= 0, got {self.noise_margin}")
 
 
 @dataclass(frozen=True)
@@ -307,6 +318,11 @@ class Calibration:
         scores: validation FD of every candidate, by label (``identity`` included).
         learned: the model's ``R(t)``.
         exact: the exact field's ``R(t)`` at the same times.
+        fd_noise: the SD of a validation FD of ``n_samples`` real held-out rows
+            (:func:`validation_fd_noise`; NaN where the reference is too small to measure it).
+        min_drop: the FD drop a correction had to beat the identity by
+            (``noise_margin * fd_noise``, 0 where unmeasured).
+        candidates: the schedules scored (the identity first).
     """
 
     schedule: Schedule
@@ -314,6 +330,8 @@ class Calibration:
     learned: RatioProfile
     exact: RatioProfile
     candidates: tuple[Schedule, ...] = field(default=(), repr=False)
+    fd_noise: float = math.nan
+    min_drop: float = 0.0
 
     @property
     def learned_vs_exact(self) -> RatioProfile:
@@ -352,6 +370,7 @@ def select_schedule(
     *,
     features: Features | None = None,
     min_gain: float | None = None,
+    min_drop: float = 0.0,
 ) -> tuple[Schedule, dict[str, float]]:
     """The candidate whose samples lie closest (FD) to ``reference``, and every score.
 
@@ -363,6 +382,8 @@ def select_schedule(
         settings: sampler, budget, sample count and seed.
         features: maps samples to features for the FD (default: the flattened data).
         min_gain: overrides ``settings.min_gain``.
+        min_drop: the best candidate must also beat the fallback's FD by this absolute amount
+            (e.g. ``noise_margin`` SDs of :func:`validation_fd_noise`).
 
     Returns:
         ``(best, {label: validation FD})`` (a diverged candidate scores ``inf``).
@@ -383,9 +404,39 @@ def select_schedule(
     gain = settings.min_gain if min_gain is None else min_gain
     fallback = candidates[0]
     best = min(candidates, key=lambda s: scores[s.label()])
-    if scores[best.label()] < scores[fallback.label()] * (1 - gain):
+    if scores[best.label()] < scores[fallback.label()] * (1 - gain) - min_drop:
         return best, scores
     return fallback, scores
+
+
+def validation_fd_noise(
+    reference: torch.Tensor, n: int, features: Features | None = None
+) -> tuple[float, int]:
+    """The noise of a validation FD: its SD over disjoint sets of ``n`` real reference rows.
+
+    ``reference`` (in its given order; shuffle it first if it is sorted) is cut into
+    ``k = len(reference) // n`` disjoint sets of ``n`` rows; each set's FD to the other rows is
+    what a perfect sampler of ``n`` samples would score, so their spread is how much a
+    validation FD moves by sampling alone.
+
+    Args:
+        reference: held-out rows ``(N, ...)``.
+        n: rows per set (the calibration's ``n_samples``).
+        features: the FD's feature map (default: the flattened data).
+
+    Returns:
+        ``(sd, k)``: the SD over the ``k`` sets (NaN where ``k < 2``).
+    """
+    feats = features or _flat_features
+    k = len(reference) // n
+    if k < 2:
+        return math.nan, k
+    fds = []
+    for i in range(k):
+        inside = torch.zeros(len(reference), dtype=torch.bool, device=reference.device)
+        inside[i * n : (i + 1) * n] = True
+        fds.append(frechet_distance(feats(reference[inside]), feats(reference[~inside])))
+    return float(np.std(fds, ddof=1)), k
 
 
 def calibrate(
@@ -400,7 +451,9 @@ def calibrate(
 
     Measures ``R_learned(t)`` on ``reference``, divides the exact field's ``R_exact(t)`` by it,
     builds one :class:`DeficitSchedule` per taper in ``settings.betas``, and returns the
-    candidate (the identity included) whose samples have the lowest FD to ``reference``.
+    candidate (the identity included) whose samples have the lowest FD to ``reference``; a
+    correction must beat the identity by ``settings.noise_margin`` SDs of the validation FD's
+    noise (:func:`validation_fd_noise`) and by ``settings.min_gain``.
 
     Args:
         model: the velocity model ``(x, t) -> v`` (``t`` a 0-d tensor, as :func:`integrate`
@@ -418,8 +471,8 @@ def calibrate(
         The :class:`Calibration`.
 
     Raises:
-        ValueError: ``reference`` is not a finite batch, the model's output shape differs
-            from its input's, or the data has more than :data:`MAX_FLAT_FEATURES` values per row
+        ValueError: ``reference`` is not a finite batch, the model returns NaN or infinite
+            velocities, the model's output shape differs from its input's, or the data has more than :data:`MAX_FLAT_FEATURES` values per row
             and no ``features`` (the FD's covariance of flattened pixels would not fit in memory).
     """
     settings = settings or SSCSettings()
@@ -447,8 +500,21 @@ def calibrate(
         exact = exact_ratio(ref, times, field=exact, n=settings.ratio_samples, generator=gen)
     gen = torch.Generator().manual_seed(ratio_seed)  # the same draws as R_exact's
     learned_r = velocity_ratio(model, ref, exact.times, n=settings.ratio_samples, generator=gen)
+    if not all(math.isfinite(v) and v > 0 for v in learned_r.values()):
+        name = type(model).__name__
+        raise ValueError(
+            f"the model ({name}) returns NaN, infinite or all-zero velocities on the reference "
+            f"rows (its speed ratio R(t) = {dict(learned_r)}); check its weights and inputs "
+            "before calibrating SSC"
+        )
     learned = RatioProfile(exact.times, tuple(learned_r.values()))
     gain = exact / learned
     candidates: list[Schedule] = [IDENTITY, *(DeficitSchedule(gain, b) for b in settings.betas)]
-    best, scores = select_schedule(model, ref, candidates, settings, features=features)
-    return Calibration(best, scores, learned, exact, tuple(candidates))
+    noise, drop = math.nan, 0.0
+    if settings.noise_margin > 0:
+        noise, _ = validation_fd_noise(ref, settings.n_samples, features)
+        drop = settings.noise_margin * noise if math.isfinite(noise) else 0.0
+    best, scores = select_schedule(
+        model, ref, candidates, settings, features=features, min_drop=drop
+    )
+    return Calibration(best, scores, learned, exact, tuple(candidates), noise, drop)
