@@ -209,6 +209,75 @@ def _quantize_into(
     scale.copy_(new.view(-1))
 
 
+#: elements per slice of the cache-blocked FP8 step: every pass of a slice reads what the
+#: previous pass left in the core's L2 cache (a multiple of 64, so that vectorised bodies and
+#: scalar tails fall on the same elements as on the whole tensor)
+SLICE_ELEMENTS = 1 << 15
+
+
+def _fp8_rtn_tensor_step(
+    b: QuantizedBucket, i: int, s: AdamWSettings, w: torch.Tensor, d: torch.Tensor,
+    scratch: torch.Tensor,
+    idx: torch.Tensor,
+) -> None:
+    """The step of parameter ``i`` of an FP8 round-to-nearest bucket with one scale per tensor,
+    slice by slice: the moments, denominators, decoding and update of a slice while it is in
+    the cache, then the tensor's scale, then the quantization, decoding and injection of a
+    slice. ``w``, ``d``: flat buffers of the parameter's size (``w̃`` and the denominators);
+    ``scratch``, ``idx``: a float32 and an int32 slice buffer."""
+    n = w.numel()
+    g, m, v = (t.view(-1) for t in (b.grads[i], b.exp_avg[i], b.exp_avg_sq[i]))
+    codes, scale = b.codes[i], b.scales[i]
+    master = None if b.masters is None else b.masters[i].view(-1)
+    table = fp8_table(codes.device) * scale
+    eps, step_size, decay = s.eps * s.root_bc2, s.step_size, 1.0 - s.lr * s.weight_decay
+    slices = [(a, min(a + SLICE_ELEMENTS, n)) for a in range(0, n, SLICE_ELEMENTS)]
+    for a, z in slices:
+        gs, ms, vs, ws, ds = g[a:z], m[a:z], v[a:z], w[a:z], d[a:z]
+        ms.lerp_(gs, 1.0 - s.beta1)
+        vs.mul_(s.beta2).addcmul_(gs, gs, value=1.0 - s.beta2)
+        torch.sqrt(vs, out=ds).add_(eps)
+        if master is not None:
+            ws = master[a:z]
+        else:
+            ix = idx[: z - a]
+            ix.copy_(codes[a:z])
+            torch.index_select(table, 0, ix, out=ws)
+        if s.weight_decay:
+            ws.mul_(decay)
+        ws.addcdiv_(ms, ds, value=step_size)
+    if master is not None:
+        w = master
+    lo, hi = torch.aminmax(w)
+    new = QuantFormat("fp8").scale_from_extremes(hi.reshape(1, 1), lo.reshape(1, 1))
+    scale.copy_(new.view(-1))
+    fp8 = codes.view(torch.float8_e4m3fn)
+    if b.dense is None and not s.inject:  # quantize only
+        y = d.view(1, n)  # the denominators are not needed any more
+        torch.div(w.view(1, n), new, out=y)
+        fp8.copy_(y.view(-1))
+        return
+    table = fp8_table(codes.device) * scale
+    dense = None if b.dense is None else b.dense[i].view(-1)
+    for a, z in slices:
+        k = z - a
+        ws, ys, ix = w[a:z], scratch[:k], idx[:k]
+        torch.div(ws.view(1, k), new, out=ys.view(1, k))
+        fp8[a:z].copy_(ys)
+        ix.copy_(codes[a:z])
+        deq = torch.index_select(table, 0, ix, out=ys)
+        if dense is not None:
+            dense[a:z].copy_(deq)
+        if s.inject:
+            m[a:z].addcmul_(d[a:z], ws.sub_(deq), value=s.inject_value)
+
+
+def _sliced(fmt: QuantFormat, b: QuantizedBucket) -> bool:
+    """Whether the bucket takes the cache-blocked step (FP8, round-to-nearest, a scale per
+    tensor)."""
+    return fmt.kind == "fp8" and fmt.rounding == "rtn" and fmt.group_size is None
+
+
 def adamw_quantized_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings) -> None:
     """One AdamW step of a bucket of quantized weights: update, re-quantize, inject.
 
@@ -221,8 +290,17 @@ def adamw_quantized_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings)
         fmt: its storage format.
         s: the step's settings.
     """
-    _moments(b.grads, b.exp_avg, b.exp_avg_sq, s)
     largest = max(math.prod(shape) for shape in b.shapes)
+    if _sliced(fmt, b):
+        w_buf, d_buf = _Workspace(largest, 2, b.grads[0].device).buffers
+        k = min(largest, SLICE_ELEMENTS)
+        scratch = torch.empty(k, device=w_buf.device)
+        idx = torch.empty(k, dtype=torch.int32, device=w_buf.device)
+        for i, shape in enumerate(b.shapes):
+            n = math.prod(shape)
+            _fp8_rtn_tensor_step(b, i, s, w_buf[:n], d_buf[:n], scratch, idx)
+        return
+    _moments(b.grads, b.exp_avg, b.exp_avg_sq, s)
     work = _Workspace(largest, 5, b.grads[0].device)
     for i, shape in enumerate(b.shapes):
         denom, w, y, deq, scratch = work.views(shape)
