@@ -212,11 +212,15 @@ def _quantize_into(
 #: elements per slice of the cache-blocked FP8 step: every pass of a slice reads what the
 #: previous pass left in the core's L2 cache (a multiple of 64, so that vectorised bodies and
 #: scalar tails fall on the same elements as on the whole tensor)
-SLICE_ELEMENTS = 1 << 15
+SLICE_ELEMENTS = 1 << 16
 
 
 def _fp8_rtn_tensor_step(
-    b: QuantizedBucket, i: int, s: AdamWSettings, w: torch.Tensor, d: torch.Tensor,
+    b: QuantizedBucket,
+    i: int,
+    s: AdamWSettings,
+    w: torch.Tensor,
+    d: torch.Tensor,
     scratch: torch.Tensor,
     idx: torch.Tensor,
 ) -> None:
@@ -224,52 +228,71 @@ def _fp8_rtn_tensor_step(
     slice by slice: the moments, denominators, decoding and update of a slice while it is in
     the cache, then the tensor's scale, then the quantization, decoding and injection of a
     slice. ``w``, ``d``: flat buffers of the parameter's size (``w̃`` and the denominators);
-    ``scratch``, ``idx``: a float32 and an int32 slice buffer."""
-    n = w.numel()
-    g, m, v = (t.view(-1) for t in (b.grads[i], b.exp_avg[i], b.exp_avg_sq[i]))
-    codes, scale = b.codes[i], b.scales[i]
+    ``scratch``, ``idx``: a float32 and an int32 buffer of a slice's size."""
+    k = SLICE_ELEMENTS
     master = None if b.masters is None else b.masters[i].view(-1)
+    if master is not None:
+        w = master  # updated in place, as the reference does
+    n = w.numel()
+    codes, scale = b.codes[i], b.scales[i]
+    g, m, v, c, ws, ds = (
+        _split(t.view(-1), n) for t in (b.grads[i], b.exp_avg[i], b.exp_avg_sq[i], codes, w, d)
+    )
+    idxs = [idx if len(z) == k else idx[: len(z)] for z in ws]
     table = fp8_table(codes.device) * scale
     eps, step_size, decay = s.eps * s.root_bc2, s.step_size, 1.0 - s.lr * s.weight_decay
-    slices = [(a, min(a + SLICE_ELEMENTS, n)) for a in range(0, n, SLICE_ELEMENTS)]
-    for a, z in slices:
-        gs, ms, vs, ws, ds = g[a:z], m[a:z], v[a:z], w[a:z], d[a:z]
-        ms.lerp_(gs, 1.0 - s.beta1)
-        vs.mul_(s.beta2).addcmul_(gs, gs, value=1.0 - s.beta2)
-        torch.sqrt(vs, out=ds).add_(eps)
-        if master is not None:
-            ws = master[a:z]
-        else:
-            ix = idx[: z - a]
-            ix.copy_(codes[a:z])
-            torch.index_select(table, 0, ix, out=ws)
+    c1, c2 = 1.0 - s.beta1, 1.0 - s.beta2
+    for j, wj in enumerate(ws):
+        gj, mj, vj, dj = g[j], m[j], v[j], ds[j]
+        mj.lerp_(gj, c1)
+        vj.mul_(s.beta2).addcmul_(gj, gj, value=c2)
+        torch.sqrt(vj, out=dj).add_(eps)
+        if master is None:
+            torch.index_select(table, 0, idxs[j].copy_(c[j]), out=wj)
         if s.weight_decay:
-            ws.mul_(decay)
-        ws.addcdiv_(ms, ds, value=step_size)
-    if master is not None:
-        w = master
-    lo, hi = torch.aminmax(w)
-    new = QuantFormat("fp8").scale_from_extremes(hi.reshape(1, 1), lo.reshape(1, 1))
-    scale.copy_(new.view(-1))
+            wj.mul_(decay)
+        wj.addcdiv_(mj, dj, value=step_size)
+    new = _tensor_scale(w, scale)
     fp8 = codes.view(torch.float8_e4m3fn)
-    if b.dense is None and not s.inject:  # quantize only
-        y = d.view(1, n)  # the denominators are not needed any more
-        torch.div(w.view(1, n), new, out=y)
-        fp8.copy_(y.view(-1))
+    if b.dense is None and not s.inject:  # quantize only (the denominators' buffer is free)
+        torch.div(w.view(1, n), new, out=d[:n].view(1, n))
+        fp8.copy_(d[:n])
         return
     table = fp8_table(codes.device) * scale
-    dense = None if b.dense is None else b.dense[i].view(-1)
-    for a, z in slices:
-        k = z - a
-        ws, ys, ix = w[a:z], scratch[:k], idx[:k]
-        torch.div(ws.view(1, k), new, out=ys.view(1, k))
-        fp8[a:z].copy_(ys)
-        ix.copy_(codes[a:z])
-        deq = torch.index_select(table, 0, ix, out=ys)
+    f8, dense = _split(fp8, n), None if b.dense is None else _split(b.dense[i].view(-1), n)
+    for j, wj in enumerate(ws):
+        yj = scratch if len(wj) == k else scratch[: len(wj)]
+        torch.div(wj.view(1, -1), new, out=yj.view(1, -1))
+        f8[j].copy_(yj)
+        deq = torch.index_select(table, 0, idxs[j].copy_(c[j]), out=yj)
         if dense is not None:
-            dense[a:z].copy_(deq)
+            dense[j].copy_(deq)
         if s.inject:
-            m[a:z].addcmul_(d[a:z], ws.sub_(deq), value=s.inject_value)
+            m[j].addcmul_(ds[j], wj.sub_(deq), value=s.inject_value)
+
+
+def _split(t: torch.Tensor, n: int) -> tuple[torch.Tensor, ...]:
+    """The slices of the first ``n`` elements of flat ``t``."""
+    if n <= SLICE_ELEMENTS:
+        return (t if t.numel() == n else t[:n],)
+    return t[:n].split(SLICE_ELEMENTS)
+
+
+_FP8 = QuantFormat("fp8")
+
+
+def _tensor_scale(w: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """Write ``amax(|w|) / qmax`` (1 for an all-zero tensor) into ``scale``; returns it as
+    ``(1, 1)``. On the CPU the quotient is taken on the host: a float32 quotient computed in
+    double precision and rounded to float32 is the correctly rounded float32 quotient (53 >=
+    2 * 24 + 2), the one :meth:`QuantFormat.scale_from_extremes` computes."""
+    lo, hi = torch.aminmax(w)
+    if w.device.type == "cpu":
+        amax = max(hi.item(), -lo.item())
+        if math.isfinite(amax):
+            return scale.fill_(amax / _FP8.qmax if amax > 0 else 1.0).view(1, 1)
+    new = _FP8.scale_from_extremes(hi.reshape(1, 1), lo.reshape(1, 1))
+    return scale.copy_(new.view(-1)).view(1, 1)
 
 
 def _sliced(fmt: QuantFormat, b: QuantizedBucket) -> bool:
@@ -298,7 +321,7 @@ def adamw_quantized_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings)
         idx = torch.empty(k, dtype=torch.int32, device=w_buf.device)
         for i, shape in enumerate(b.shapes):
             n = math.prod(shape)
-            _fp8_rtn_tensor_step(b, i, s, w_buf[:n], d_buf[:n], scratch, idx)
+            _fp8_rtn_tensor_step(b, i, s, w_buf[:n], d_buf, scratch, idx)
         return
     _moments(b.grads, b.exp_avg, b.exp_avg_sq, s)
     work = _Workspace(largest, 5, b.grads[0].device)
