@@ -13,7 +13,14 @@ reference (tested). What makes it faster:
   CPU a fresh multi-megabyte tensor costs page faults comparable to the arithmetic on it);
 * with one scale per tensor, the scale is folded into the 256-entry e4m3 table, so decoding
   and scaling are one gather (``table[c] * s`` is the same float32 product either way);
-* codes are written straight into the stored ``uint8`` tensor through a float8 view.
+* codes are written straight into the stored ``uint8`` tensor through a float8 view;
+* FP8 round-to-nearest with one scale per tensor (the default format) runs cache-blocked:
+  each parameter in slices of :data:`SLICE_ELEMENTS` (a multiple of 64, so that vectorised
+  bodies and scalar tails fall on the same elements as on the whole tensor): the moments,
+  denominators, decoding and update of a slice while it sits in the core's L2 cache, then the
+  tensor's scale (one ``aminmax``; the float32 quotient ``amax / 448`` taken on the host on
+  the CPU), then the quantization, decoding and injection of a slice, with the denominators
+  kept from the first sweep; the moments are updated slice by slice, not by ``_foreach``.
 
 On CUDA ``torch._foreach_*`` fuses differently (an ulp, which can flip a value sitting on a
 rounding boundary); there the reference and this step agree to rounding, not to the bit.
