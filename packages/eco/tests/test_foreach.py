@@ -98,10 +98,11 @@ def _odd_run(
     )
     target = model if whole else model.parameters()
     kw = {"lr": 3e-3, "betas": (0.9, 0.95), "weight_decay": 0.1, "foreach": foreach}
+    kw.update({"fmt": "fp8", "quantize_all": True} if whole else {"fmt": "fp8"})
     if kind == "master":
-        opt: QuantizedOptimizer = MasterWeightAdamW(target, fmt="fp8", quantize_all=True, **kw)
+        opt: QuantizedOptimizer = MasterWeightAdamW(target, **kw)
     else:
-        opt = ECOAdamW(target, fmt="fp8", quantize_all=True, error_feedback=kind == "eco", **kw)
+        opt = ECOAdamW(target, error_feedback=kind == "eco", **kw)
     gen = torch.Generator().manual_seed(1)
     for step in range(steps):
         loss = sum(
