@@ -13,7 +13,14 @@ reference (tested). What makes it faster:
   CPU a fresh multi-megabyte tensor costs page faults comparable to the arithmetic on it);
 * with one scale per tensor, the scale is folded into the 256-entry e4m3 table, so decoding
   and scaling are one gather (``table[c] * s`` is the same float32 product either way);
-* codes are written straight into the stored ``uint8`` tensor through a float8 view.
+* codes are written straight into the stored ``uint8`` tensor through a float8 view;
+* FP8 round-to-nearest with one scale per tensor (the default format) runs cache-blocked:
+  each parameter in slices of :data:`SLICE_ELEMENTS` (a multiple of 64, so that vectorised
+  bodies and scalar tails fall on the same elements as on the whole tensor): the moments,
+  denominators, decoding and update of a slice while it sits in the core's L2 cache, then the
+  tensor's scale (one ``aminmax``; the float32 quotient ``amax / 448`` taken on the host on
+  the CPU), then the quantization, decoding and injection of a slice, with the denominators
+  kept from the first sweep; the moments are updated slice by slice, not by ``_foreach``.
 
 On CUDA ``torch._foreach_*`` fuses differently (an ulp, which can flip a value sitting on a
 rounding boundary); there the reference and this step agree to rounding, not to the bit.
@@ -209,6 +216,98 @@ def _quantize_into(
     scale.copy_(new.view(-1))
 
 
+#: elements per slice of the cache-blocked FP8 step: every pass of a slice reads what the
+#: previous pass left in the core's L2 cache (a multiple of 64, so that vectorised bodies and
+#: scalar tails fall on the same elements as on the whole tensor)
+SLICE_ELEMENTS = 1 << 16
+
+
+def _fp8_rtn_tensor_step(
+    b: QuantizedBucket,
+    i: int,
+    s: AdamWSettings,
+    w: torch.Tensor,
+    d: torch.Tensor,
+    scratch: torch.Tensor,
+    idx: torch.Tensor,
+) -> None:
+    """The step of parameter ``i`` of an FP8 round-to-nearest bucket with one scale per tensor,
+    slice by slice: the moments, denominators, decoding and update of a slice while it is in
+    the cache, then the tensor's scale, then the quantization, decoding and injection of a
+    slice. ``w``, ``d``: flat buffers of the parameter's size (``w̃`` and the denominators);
+    ``scratch``, ``idx``: a float32 and an int32 buffer of a slice's size."""
+    k = SLICE_ELEMENTS
+    master = None if b.masters is None else b.masters[i].view(-1)
+    if master is not None:
+        w = master  # updated in place, as the reference does
+    n = w.numel()
+    codes, scale = b.codes[i], b.scales[i]
+    g, m, v, c, ws, ds = (
+        _split(t.view(-1), n) for t in (b.grads[i], b.exp_avg[i], b.exp_avg_sq[i], codes, w, d)
+    )
+    idxs = [idx if len(z) == k else idx[: len(z)] for z in ws]
+    table = fp8_table(codes.device) * scale
+    eps, step_size, decay = s.eps * s.root_bc2, s.step_size, 1.0 - s.lr * s.weight_decay
+    c1, c2 = 1.0 - s.beta1, 1.0 - s.beta2
+    for j, wj in enumerate(ws):
+        gj, mj, vj, dj = g[j], m[j], v[j], ds[j]
+        mj.lerp_(gj, c1)
+        vj.mul_(s.beta2).addcmul_(gj, gj, value=c2)
+        torch.sqrt(vj, out=dj).add_(eps)
+        if master is None:
+            torch.index_select(table, 0, idxs[j].copy_(c[j]), out=wj)
+        if s.weight_decay:
+            wj.mul_(decay)
+        wj.addcdiv_(mj, dj, value=step_size)
+    new = _tensor_scale(w, scale)
+    fp8 = codes.view(torch.float8_e4m3fn)
+    if b.dense is None and not s.inject:  # quantize only (the denominators' buffer is free)
+        torch.div(w.view(1, n), new, out=d[:n].view(1, n))
+        fp8.copy_(d[:n])
+        return
+    table = fp8_table(codes.device) * scale
+    f8, dense = _split(fp8, n), None if b.dense is None else _split(b.dense[i].view(-1), n)
+    for j, wj in enumerate(ws):
+        yj = scratch if len(wj) == k else scratch[: len(wj)]
+        torch.div(wj.view(1, -1), new, out=yj.view(1, -1))
+        f8[j].copy_(yj)
+        deq = torch.index_select(table, 0, idxs[j].copy_(c[j]), out=yj)
+        if dense is not None:
+            dense[j].copy_(deq)
+        if s.inject:
+            m[j].addcmul_(ds[j], wj.sub_(deq), value=s.inject_value)
+
+
+def _split(t: torch.Tensor, n: int) -> tuple[torch.Tensor, ...]:
+    """The slices of the first ``n`` elements of flat ``t``."""
+    if n <= SLICE_ELEMENTS:
+        return (t if t.numel() == n else t[:n],)
+    return t[:n].split(SLICE_ELEMENTS)
+
+
+_FP8 = QuantFormat("fp8")
+
+
+def _tensor_scale(w: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """Write ``amax(|w|) / qmax`` (1 for an all-zero tensor) into ``scale``; returns it as
+    ``(1, 1)``. On the CPU the quotient is taken on the host: a float32 quotient computed in
+    double precision and rounded to float32 is the correctly rounded float32 quotient (53 >=
+    2 * 24 + 2), the one :meth:`QuantFormat.scale_from_extremes` computes."""
+    lo, hi = torch.aminmax(w)
+    if w.device.type == "cpu":
+        amax = max(hi.item(), -lo.item())
+        if math.isfinite(amax):
+            return scale.fill_(amax / _FP8.qmax if amax > 0 else 1.0).view(1, 1)
+    new = _FP8.scale_from_extremes(hi.reshape(1, 1), lo.reshape(1, 1))
+    return scale.copy_(new.view(-1)).view(1, 1)
+
+
+def _sliced(fmt: QuantFormat, b: QuantizedBucket) -> bool:
+    """Whether the bucket takes the cache-blocked step (FP8, round-to-nearest, a scale per
+    tensor)."""
+    return fmt.kind == "fp8" and fmt.rounding == "rtn" and fmt.group_size is None
+
+
 def adamw_quantized_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings) -> None:
     """One AdamW step of a bucket of quantized weights: update, re-quantize, inject.
 
@@ -221,8 +320,17 @@ def adamw_quantized_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings)
         fmt: its storage format.
         s: the step's settings.
     """
-    _moments(b.grads, b.exp_avg, b.exp_avg_sq, s)
     largest = max(math.prod(shape) for shape in b.shapes)
+    if _sliced(fmt, b):
+        w_buf, d_buf = _Workspace(largest, 2, b.grads[0].device).buffers
+        k = min(largest, SLICE_ELEMENTS)
+        scratch = torch.empty(k, device=w_buf.device)
+        idx = torch.empty(k, dtype=torch.int32, device=w_buf.device)
+        for i, shape in enumerate(b.shapes):
+            n = math.prod(shape)
+            _fp8_rtn_tensor_step(b, i, s, w_buf[:n], d_buf, scratch, idx)
+        return
+    _moments(b.grads, b.exp_avg, b.exp_avg_sq, s)
     work = _Workspace(largest, 5, b.grads[0].device)
     for i, shape in enumerate(b.shapes):
         denom, w, y, deq, scratch = work.views(shape)

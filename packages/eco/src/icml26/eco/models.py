@@ -93,11 +93,15 @@ class _MoEFFN(nn.Module):
         gate, chosen = probs.topk(self.top_k, dim=-1)
         gate = gate / gate.sum(dim=-1, keepdim=True)
         out = torch.zeros_like(tokens)
+        # one view per expert from one read of each stacked weight (a quantized weight is
+        # dequantized once per forward, not once per expert); the backward stacks the experts'
+        # gradients once instead of summing one full-size tensor per expert (the same values)
+        ups, downs = self.w_up.unbind(0), self.w_down.unbind(0)
         for e in range(self.n_experts):
             rows, slot = torch.nonzero(chosen == e, as_tuple=True)
             if rows.numel() == 0:
                 continue
-            h = F.gelu(tokens[rows] @ self.w_up[e]) @ self.w_down[e]
+            h = F.gelu(tokens[rows] @ ups[e]) @ downs[e]
             out.index_add_(0, rows, h * gate[rows, slot].unsqueeze(-1))
         routed = F.one_hot(chosen, self.n_experts).sum(dim=1).float().mean(dim=0) / self.top_k
         aux = self.n_experts * (routed * probs.mean(dim=0)).sum()
