@@ -5,9 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["METHODS", "SPLIT_NAMES", "BenchConfig", "MethodSpec", "RunConfig"]
+__all__ = ["BABYAI_LEVELS", "METHODS", "SPLIT_NAMES", "BenchConfig", "MethodSpec", "RunConfig"]
 
 SPLIT_NAMES = ("train", "ood_combo", "ood_layout", "ood_language")
+#: The standard BabyAI levels of the ``babyai`` profile (minigrid's registry): one 8 x 8 room,
+#: "go to" missions the policy's four actions solve (PutNextLocal needs ``drop``).
+BABYAI_LEVELS: tuple[str, ...] = (
+    "BabyAI-GoToRedBallGrey-v0",
+    "BabyAI-GoToRedBall-v0",
+    "BabyAI-GoToLocal-v0",
+)
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,10 @@ class RunConfig:
         guide_floor_quantile: the guidance gate's absolute floor: this quantile of cross-
             instruction nearest-neighbour similarities in the buffer, calibrated each update.
         eval_episodes: evaluation episodes per split.
+        levels: Gymnasium ids of minigrid levels (``BabyAI-GoToLocal-v0``): when given, the
+            run is the registry-level experiment instead (per level: the bot's
+            demonstrations, BC, the RL stage of ``methods``, success on that level), from
+            the same VQA-pretrained backbone.
     """
 
     seed: int = 0
@@ -130,6 +141,8 @@ class RunConfig:
     # evaluation
     eval_episodes: int = 64
     vqa_eval: int = 400
+    # the registry-level experiment (the ``babyai`` profile)
+    levels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.methods if m not in METHODS]

@@ -21,6 +21,7 @@ from icml26.syvla.config import METHODS, SPLIT_NAMES, RunConfig
 from icml26.syvla.data import Demos, TextBank, VQASet, collect_demos
 from icml26.syvla.evaluate import evaluate_success, vqa_accuracy
 from icml26.syvla.language import TextEncoder, default_cache_dir
+from icml26.syvla.levels import LEVELS
 from icml26.syvla.model import ModelConfig, SyVLA
 from icml26.syvla.ppo import RLConfig, train_rl
 from icml26.syvla.pretrain import VQAPretrainConfig, pretrain_vqa, vqa_splits
@@ -64,13 +65,14 @@ def load_demos(path: Path, view_size: int) -> Demos:
     return Demos(views.astype(np.uint8), [str(m) for m in missions], actions.astype(np.int64), 0, 0)
 
 
-def expert_demos(cfg: RunConfig, bank: TextBank) -> Demos:
-    """BabyAIBot demonstrations on ``train`` (the seed's ``demos`` stream), or your file."""
+def expert_demos(cfg: RunConfig, bank: TextBank, levels: tuple[str, ...] = tuple(LEVELS)) -> Demos:
+    """BabyAIBot demonstrations on ``train`` of ``levels`` (the seed's ``demos`` stream), or
+    your file."""
     if cfg.demos_path is not None:
         demos = load_demos(Path(cfg.demos_path), cfg.view_size)
         bank.ids(demos.missions)  # every mission must be embeddable (a clear error otherwise)
         return demos
-    return collect_demos(cfg.demo_episodes, "train", cfg.view_size, seed=cfg.seed)
+    return collect_demos(cfg.demo_episodes, "train", cfg.view_size, seed=cfg.seed, levels=levels)
 
 
 def vqa_data(cfg: RunConfig) -> tuple[np.ndarray, VQASet, VQASet]:
@@ -138,9 +140,11 @@ def behaviour_clone(
     *,
     decouple: bool,
     vqa_test: VQASet | None = None,
+    tag: str = "",
 ) -> tuple[SyVLA, dict[str, Any]]:
     """BC from the pretrained model, decoupled (action losses stop at the backbone) or joint;
-    with ``vqa_test`` its info holds the held-out VQA accuracy after BC (``vqa_accuracy``)."""
+    with ``vqa_test`` its info holds the held-out VQA accuracy after BC (``vqa_accuracy``).
+    ``tag`` names the level set in the stage name (the ``babyai`` profile's levels)."""
     model = copy.deepcopy(pretrained)
     model.decouple = decouple
     settings = BCConfig(steps=cfg.bc_steps, batch=cfg.bc_batch, lr=cfg.bc_lr)
@@ -149,8 +153,8 @@ def behaviour_clone(
         losses = train_bc(m, demos, bank, settings, seed=seed)
         return {"final_loss": float(np.mean(losses[-10:]))}
 
-    tag = "decoupled" if decouple else "joint"
-    info = trained(stages, f"bc-{tag}-seed{seed}", model, train)
+    kind = "decoupled" if decouple else "joint"
+    info = trained(stages, f"bc{tag}-{kind}-seed{seed}", model, train)
     if vqa_test is not None:
         info["vqa_accuracy"] = vqa_accuracy(model, vqa_test, bank)
     return model, info
@@ -165,8 +169,11 @@ def reinforce(
     bank: TextBank,
     seed: int,
     log: Callable[..., None],
+    levels: tuple[str, ...] = tuple(LEVELS),
+    tag: str = "",
 ) -> tuple[SyVLA, dict[str, Any]]:
-    """The RL stage of ``method`` from a copy of its BC model."""
+    """The RL stage of ``method`` from a copy of its BC model, in rooms of ``levels``
+    (``tag`` names them in the stage name)."""
     spec = METHODS[method]
     model = copy.deepcopy(start)
     model.decouple = spec.decouple
@@ -186,6 +193,7 @@ def reinforce(
         guide_floor_quantile=cfg.guide_floor_quantile,
         vqa_cotrain=spec.vqa_cotrain,
         vqa_steps=cfg.vqa_steps,
+        levels=levels,
     )
 
     def on_update(u: int, ret: float, succ: float, stats: Any) -> None:
@@ -197,7 +205,7 @@ def reinforce(
             guides=stats.guides,
             retrieved_fraction=stats.retrieved_fraction,
             guide_floor=stats.guide_floor,
-            method=method,
+            method=method + tag,
             seed=seed,
         )
 
@@ -214,7 +222,7 @@ def reinforce(
         )
         return vars(res)
 
-    return model, trained(stages, f"rl-{method}-seed{seed}", model, train)
+    return model, trained(stages, f"rl{tag}-{method}-seed{seed}", model, train)
 
 
 def evaluate_model(

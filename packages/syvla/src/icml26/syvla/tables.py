@@ -16,7 +16,7 @@ from icml26.shared.stats import mean_se
 from icml26.syvla.config import METHODS, SPLIT_NAMES, RunConfig
 from icml26.syvla.data import Demos
 
-__all__ = ["markdown_tables", "summarise"]
+__all__ = ["level_key", "markdown_tables", "summarise", "summarise_levels"]
 
 OOD_SPLITS = tuple(s for s in SPLIT_NAMES if s.startswith("ood_"))
 
@@ -83,6 +83,65 @@ def summarise(
     return m
 
 
+def level_key(level: str) -> str:
+    """The metric-key part of a Gymnasium id: ``BabyAI-GoToLocal-v0`` -> ``gotolocal``."""
+    return level.removeprefix("BabyAI-").rsplit("-v", 1)[0].lower().replace("-", "_")
+
+
+def summarise_levels(
+    cfg: RunConfig,
+    success: dict[str, dict[str, list[float]]],
+    budget: dict[str, dict[str, float]],
+    pretrain: dict[str, Any],
+) -> dict[str, float]:
+    """The flat metrics of the registry-level experiment: ``babyai.<level>.<method>`` (mean
+    success over seeds) and ``babyai_se.<level>.<method>``; ``babyai.mean.<method>`` and its
+    SE average the levels within each seed first (paired over levels); the budget per level
+    (``babyai_demo_steps.<level>``) and the RL frames per method, seed and level."""
+    m: dict[str, float] = {}
+    methods = list(next(iter(success.values())))
+    for level, per_method in success.items():
+        key = level_key(level)
+        for method, values in per_method.items():
+            _put(m, f"babyai.{key}", method, values)
+        m[f"babyai_demo_steps.{key}"] = float(budget[level]["demo_steps"])
+        m[f"babyai_demo_episodes.{key}"] = float(budget[level]["demo_episodes"])
+    for method in methods:
+        per_seed = np.mean([success[lv][method] for lv in success], axis=0)
+        _put(m, "babyai.mean", method, [float(v) for v in per_seed])
+    m["vqa_pretrained"] = float(pretrain["heldout_accuracy"])
+    m["vqa_pretrain_steps"] = float(pretrain["steps"])
+    m["rl_frames_per_seed"] = float(cfg.rl_updates * cfg.n_envs * cfg.n_steps)
+    m["eval_episodes"] = float(cfg.eval_episodes)
+    return m
+
+
+def _levels_table(m: dict[str, float]) -> str:
+    levels = sorted({k.split(".")[1] for k in m if k.startswith("babyai_demo_steps.")})
+    methods = [k for k in METHODS if f"babyai.mean.{k}" in m]
+    lines = [
+        "| method | " + " | ".join(levels) + " | mean |",
+        "|---" * (len(levels) + 2) + "|",
+    ]
+    for k in methods:
+        cells = [_cell(m, f"babyai.{lv}.{k}", f"babyai_se.{lv}.{k}") for lv in [*levels, "mean"]]
+        lines.append(f"| `{k}` | " + " | ".join(cells) + " |")
+    demos = ", ".join(f"{lv} {m[f'babyai_demo_steps.{lv}']:.0f}" for lv in levels)
+    return "\n".join(
+        [
+            "Success on minigrid's registry levels (± SE over seeds):",
+            "",
+            *lines,
+            "",
+            f"Budget per level: expert steps {demos} (from "
+            f"{m[f'babyai_demo_episodes.{levels[0]}']:.0f} bot episodes each); "
+            f"{m['rl_frames_per_seed']:.0f} RL frames per method and seed; "
+            f"{m['eval_episodes']:.0f} evaluation episodes; VQA-pretrained backbone "
+            f"{m['vqa_pretrained']:.3f} held-out.",
+        ]
+    )
+
+
 def _cell(m: dict[str, float], key: str, se: str | None = None) -> str:
     if key not in m:
         return "-"
@@ -100,6 +159,8 @@ def markdown_tables(results: dict[str, Any]) -> str:
         Markdown text.
     """
     m = results["metrics"]
+    if any(k.startswith("babyai.mean.") for k in m):
+        return _levels_table(m)
     methods = [k for k in METHODS if f"success.train.{k}" in m]
     head = "| method | " + " | ".join(SPLIT_NAMES) + " | VQA acc. | update KL | retrieved |"
     lines = [head, "|---" * (len(SPLIT_NAMES) + 4) + "|"]
