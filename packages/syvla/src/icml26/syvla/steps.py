@@ -8,6 +8,8 @@ environments, evaluation and VQA data each come from their own stream of the run
 from __future__ import annotations
 
 import copy
+import hashlib
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,10 @@ import numpy as np
 import torch
 
 from icml26.shared import PICKLE, Stages, seed_for
+from icml26.syvla import data as data_module
+from icml26.syvla import model as model_module
+from icml26.syvla import pretrain as pretrain_module
+from icml26.syvla import vqa as vqa_module
 from icml26.syvla.bc import BCConfig, train_bc
 from icml26.syvla.config import METHODS, SPLIT_NAMES, RunConfig
 from icml26.syvla.data import Demos, TextBank, VQASet, collect_demos
@@ -125,9 +131,54 @@ def pretrain_backbone(
             "best_val": res.best_val,
         }
 
+    if cfg.cache_pretrain:
+        train = _cached(_pretrain_key(cfg, model, settings, vqa, seed), train)
     info = trained(stages, f"pretrain-seed{seed}", model, train)
     info["heldout_accuracy"] = vqa_accuracy(model, vqa[2], bank)
     return model, info
+
+
+def _pretrain_key(
+    cfg: RunConfig,
+    model: SyVLA,
+    settings: VQAPretrainConfig,
+    vqa: tuple[np.ndarray, VQASet, VQASet],
+    seed: int,
+) -> str:
+    """What decides the pretrained weights: the code of the modules that build and train the
+    backbone, the settings, the initial weights, the training views and the validation set."""
+    h = hashlib.sha256()
+    for module in (model_module, pretrain_module, vqa_module, data_module):
+        h.update(inspect.getsource(module).encode())
+    h.update(repr((model.cfg, settings, seed, cfg.text_model, torch.__version__)).encode())
+    for tensor in model.state_dict().values():
+        h.update(tensor.detach().cpu().numpy().tobytes())
+    for arr in (vqa[0], vqa[1].views, vqa[1].answers, np.array(vqa[1].questions)):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()[:24]
+
+
+def _cached(
+    key: str, train: Callable[[SyVLA], dict[str, Any]]
+) -> Callable[[SyVLA], dict[str, Any]]:
+    """``train`` with its result kept under the user cache (``pretrain-<key>.pt``): a later
+    run with the same code, settings, initial weights and data loads it instead."""
+    path = default_cache_dir() / f"pretrain-{key}.pt"
+
+    def run(m: SyVLA) -> dict[str, Any]:
+        if path.is_file():
+            saved = torch.load(path, map_location="cpu", weights_only=False)
+            m.load_state_dict(saved["state"])
+            return {**saved["info"], "from_cache": True}
+        info = train(m)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        state = {k: v.detach().cpu() for k, v in m.state_dict().items()}
+        torch.save({"state": state, "info": info}, tmp)
+        tmp.replace(path)
+        return info
+
+    return run
 
 
 def behaviour_clone(
