@@ -9,9 +9,32 @@ from icml26.shared import seed_for
 from icml26.syvla.data import TextBank, VecEnv, VQASet
 from icml26.syvla.levels import LEVELS
 from icml26.syvla.model import SyVLA
-from icml26.syvla.vqa import ANSWER_INDEX
+from icml26.syvla.vqa import ANSWER_INDEX, FAMILIES, question_family
 
-__all__ = ["evaluate_success", "vqa_accuracy"]
+__all__ = ["evaluate_success", "vqa_accuracy", "vqa_accuracy_by_family"]
+
+
+@torch.no_grad()
+def vqa_accuracy_by_family(model: SyVLA, data: VQASet, bank: TextBank) -> dict[str, float]:
+    """Accuracy of the reasoning head per question family (``colour``, ``object``,
+    ``exists``, ``where``; families absent from ``data`` are left out).
+
+    Args:
+        model: the network.
+        data: the questions, their views and true answers.
+        bank: embeddings of the question texts.
+
+    Returns:
+        ``{family: accuracy}``.
+    """
+    families = np.array([question_family(q) for q in data.questions])
+    out = {}
+    for family in FAMILIES.values():
+        idx = np.nonzero(families == family)[0]
+        if len(idx):
+            sub = VQASet(data.views[idx], [data.questions[i] for i in idx], data.answers[idx])
+            out[family] = vqa_accuracy(model, sub, bank)
+    return out
 
 
 @torch.no_grad()

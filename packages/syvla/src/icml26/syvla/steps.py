@@ -25,7 +25,7 @@ from icml26.syvla import vqa as vqa_module
 from icml26.syvla.bc import BCConfig, train_bc
 from icml26.syvla.config import METHODS, SPLIT_NAMES, RunConfig
 from icml26.syvla.data import Demos, TextBank, VQASet, collect_demos
-from icml26.syvla.evaluate import evaluate_success, vqa_accuracy
+from icml26.syvla.evaluate import evaluate_success, vqa_accuracy, vqa_accuracy_by_family
 from icml26.syvla.language import TextEncoder, default_cache_dir
 from icml26.syvla.levels import LEVELS
 from icml26.syvla.model import ModelConfig, SyVLA
@@ -135,6 +135,8 @@ def pretrain_backbone(
         train = _cached(_pretrain_key(cfg, model, settings, vqa, seed), train)
     info = trained(stages, f"pretrain-seed{seed}", model, train)
     info["heldout_accuracy"] = vqa_accuracy(model, vqa[2], bank)
+    info["heldout_by_family"] = vqa_accuracy_by_family(model, vqa[2], bank)
+    info["val_by_family"] = vqa_accuracy_by_family(model, vqa[1], bank)
     return model, info
 
 

@@ -34,6 +34,24 @@ def _put(metrics: dict[str, float], name: str, method: str, values: list[float])
     metrics[".".join(p for p in (f"{head}_se", rest, method) if p)] = float(se)
 
 
+def _pretrain_metrics(pretrain: list[dict[str, Any]]) -> dict[str, float]:
+    """Held-out VQA accuracy of the pretrained backbone (``vqa_pretrained``), per question
+    family (``vqa_pretrained.<family>``), the validation accuracy of the kept check
+    (``vqa_pretrain_val`` and ``vqa_pretrain_val.<family>``) and the steps taken."""
+    m = {
+        "vqa_pretrained": float(np.mean([p["heldout_accuracy"] for p in pretrain])),
+        "vqa_pretrain_val": float(np.mean([p["best_val"] for p in pretrain])),
+        "vqa_pretrain_steps": float(np.mean([p["steps"] for p in pretrain])),
+    }
+    for src, name in (
+        ("heldout_by_family", "vqa_pretrained"),
+        ("val_by_family", "vqa_pretrain_val"),
+    ):
+        for family in pretrain[0].get(src, {}):
+            m[f"{name}.{family}"] = float(np.mean([p[src][family] for p in pretrain]))
+    return m
+
+
 def summarise(
     cfg: RunConfig,
     evals: dict[str, list[dict[str, float]]],
@@ -70,8 +88,7 @@ def summarise(
             [float(np.mean(i["retrieved_fraction"])) for i in infos],
         )
         _put(m, "final_return", method, [float(i["returns"][-1]) for i in infos])
-    m["vqa_pretrained"] = float(np.mean([p["heldout_accuracy"] for p in pretrain]))
-    m["vqa_pretrain_steps"] = float(np.mean([p["steps"] for p in pretrain]))
+    m.update(_pretrain_metrics(pretrain))
     m["bc_final_loss"] = float(np.mean([b[True][1]["final_loss"] for b in bc]))
     for decouple, tag in ((True, "decoupled"), (False, "joint")):
         accs = [b[decouple][1]["vqa_accuracy"] for b in bc if "vqa_accuracy" in b[decouple][1]]
@@ -109,8 +126,7 @@ def summarise_levels(
     for method in methods:
         per_seed = np.mean([success[lv][method] for lv in success], axis=0)
         _put(m, "babyai.mean", method, [float(v) for v in per_seed])
-    m["vqa_pretrained"] = float(pretrain["heldout_accuracy"])
-    m["vqa_pretrain_steps"] = float(pretrain["steps"])
+    m.update(_pretrain_metrics([pretrain]))
     m["rl_frames_per_seed"] = float(cfg.rl_updates * cfg.n_envs * cfg.n_steps)
     m["eval_episodes"] = float(cfg.eval_episodes)
     return m
