@@ -9,9 +9,35 @@ from icml26.shared import seed_for
 from icml26.syvla.data import TextBank, VecEnv, VQASet
 from icml26.syvla.levels import LEVELS
 from icml26.syvla.model import SyVLA
-from icml26.syvla.vqa import ANSWER_INDEX, FAMILIES, question_family
+from icml26.syvla.vqa import ANSWER_INDEX
 
-__all__ = ["evaluate_success", "vqa_accuracy", "vqa_accuracy_by_family"]
+__all__ = [
+    "FAMILIES",
+    "evaluate_success",
+    "question_family",
+    "vqa_accuracy",
+    "vqa_accuracy_by_family",
+]
+
+#: The question families of :func:`icml26.syvla.vqa.ask`, by the start of their text.
+FAMILIES: dict[str, str] = {
+    "what colour": "colour",
+    "which object": "object",
+    "is there": "exists",
+    "where is": "where",
+}
+
+
+def question_family(text: str) -> str:
+    """The family of a question text (``colour``, ``object``, ``exists``, ``where``).
+
+    Raises:
+        ValueError: a text no family of :func:`~icml26.syvla.vqa.ask` starts with.
+    """
+    for start, family in FAMILIES.items():
+        if text.startswith(start):
+            return family
+    raise ValueError(f"not a question of ask(): {text!r}")
 
 
 @torch.no_grad()

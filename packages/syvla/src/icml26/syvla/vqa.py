@@ -28,12 +28,10 @@ __all__ = [
     "ANSWERS",
     "ANSWER_INDEX",
     "DIRECTIONS",
-    "FAMILIES",
     "Question",
     "action_answer",
     "ask",
     "objects_in_view",
-    "question_family",
     "question_texts",
 ]
 
@@ -59,27 +57,6 @@ class Question:
     @property
     def answer_index(self) -> int:
         return ANSWER_INDEX[self.answer]
-
-
-#: The question families of :func:`ask`, by the start of their text.
-FAMILIES: dict[str, str] = {
-    "what colour": "colour",
-    "which object": "object",
-    "is there": "exists",
-    "where is": "where",
-}
-
-
-def question_family(text: str) -> str:
-    """The family of a question text (``colour``, ``object``, ``exists``, ``where``).
-
-    Raises:
-        ValueError: a text no family of :func:`ask` starts with.
-    """
-    for start, family in FAMILIES.items():
-        if text.startswith(start):
-            return family
-    raise ValueError(f"not a question of ask(): {text!r}")
 
 
 def action_answer(action: int) -> int:
