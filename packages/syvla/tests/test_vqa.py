@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml26.syvla.data import TextBank, all_instructions
+from icml26.syvla.evaluate import question_family
 from icml26.syvla.levels import egocentric_view, make_env
 from icml26.syvla.vqa import ANSWERS, ask, objects_in_view, question_texts
 
@@ -71,9 +73,6 @@ def test_bank_embeds_new_instructions_on_first_use() -> None:
 
 
 def test_every_question_has_one_family_and_other_text_fails() -> None:
-    from icml26.syvla.evaluate import question_family
-    from icml26.syvla.vqa import question_texts
-
     families = {question_family(q) for q in question_texts()}
     assert families == {"colour", "object", "exists", "where"}
     with pytest.raises(ValueError, match="not a question"):
