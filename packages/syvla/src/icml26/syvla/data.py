@@ -30,6 +30,7 @@ from icml26.syvla.levels import (
     TEMPLATES,
     SyVLALevel,
     egocentric_view,
+    is_registry_level,
     make_level,
 )
 from icml26.syvla.vqa import ask, question_texts
@@ -211,20 +212,26 @@ def collect_demos(
         :class:`Demos` (view, mission, action) of the solved episodes.
 
     Raises:
-        RuntimeError: the bot chose an action outside the policy's four.
+        RuntimeError: the bot chose an action outside the policy's four on one of our levels
+            (on a registry level such an episode, the bot clearing a blocking object with
+            ``drop`` or ``toggle``, is dropped like an unsolved one).
     """
     rng = rng_for(seed, "demos")
     envs = {level: make_level(level, split) for level in levels}
     views, missions, actions, starts = [], [], [], []
     solved = 0
     for _ in range(n_episodes):
-        env = envs[levels[rng.integers(len(levels))]]
+        env_level = levels[rng.integers(len(levels))]
+        env = envs[env_level]
         _quiet_reset(env, int(rng.integers(2**31 - 1)))
         bot = BabyAIBot(env)
         ep_views, ep_actions = [], []
         reward, done = 0.0, False
         while not done:
             action = int(bot.replan())
+            if action >= N_ACTIONS and is_registry_level(env_level):
+                reward = 0.0  # (drop / toggle to clear a blocker): not a four-action episode
+                break
             if action >= N_ACTIONS:
                 raise RuntimeError(
                     f"the expert chose {action}, outside the policy's actions {ACTION_NAMES}"

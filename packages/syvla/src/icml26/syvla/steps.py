@@ -18,7 +18,6 @@ import numpy as np
 import torch
 
 from icml26.shared import PICKLE, Stages, seed_for
-from icml26.syvla import data as data_module
 from icml26.syvla import model as model_module
 from icml26.syvla import pretrain as pretrain_module
 from icml26.syvla import vqa as vqa_module
@@ -147,10 +146,11 @@ def _pretrain_key(
     vqa: tuple[np.ndarray, VQASet, VQASet],
     seed: int,
 ) -> str:
-    """What decides the pretrained weights: the code of the modules that build and train the
-    backbone, the settings, the initial weights, the training views and the validation set."""
+    """What decides the pretrained weights: the code of the modules that build the backbone,
+    train it and ask the questions, the settings, the initial weights, the training views and
+    the validation set (the data themselves, so the code that draws them needs no hash)."""
     h = hashlib.sha256()
-    for module in (model_module, pretrain_module, vqa_module, data_module):
+    for module in (model_module, pretrain_module, vqa_module):
         h.update(inspect.getsource(module).encode())
     h.update(repr((model.cfg, settings, seed, cfg.text_model, torch.__version__)).encode())
     for tensor in model.state_dict().values():
