@@ -152,10 +152,19 @@ def _levels_table(m: dict[str, float]) -> str:
             f"Budget per level: expert steps {demos} (from "
             f"{m[f'babyai_demo_episodes.{levels[0]}']:.0f} bot episodes each); "
             f"{m['rl_frames_per_seed']:.0f} RL frames per method and seed; "
-            f"{m['eval_episodes']:.0f} evaluation episodes; VQA-pretrained backbone "
-            f"{m['vqa_pretrained']:.3f} held-out.",
+            f"{m['eval_episodes']:.0f} evaluation episodes per method, seed and level; "
+            f"VQA-pretrained backbone {m['vqa_pretrained']:.3f} held-out{_families(m)}.",
         ]
     )
+
+
+def _families(m: dict[str, float]) -> str:
+    parts = [
+        f"{f} {m[f'vqa_pretrained.{f}']:.2f}"
+        for f in ("colour", "object", "exists", "where")
+        if f"vqa_pretrained.{f}" in m
+    ]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def _cell(m: dict[str, float], key: str, se: str | None = None) -> str:
@@ -191,8 +200,9 @@ def markdown_tables(results: dict[str, Any]) -> str:
     budget = (
         f"Budget: {m.get('demo_episodes', 0):.0f} solved expert episodes "
         f"({m.get('demo_steps', 0):.0f} steps), {m.get('rl_frames_per_seed', 0):.0f} RL frames "
-        f"per method and seed; VQA pretraining {m.get('vqa_pretrain_steps', 0):.0f} steps, "
-        f"held-out accuracy {m.get('vqa_pretrained', float('nan')):.3f}; after BC "
+        f"per method and seed; VQA pretraining {m.get('vqa_pretrain_steps', 0):.0f} steps "
+        f"(validation {m.get('vqa_pretrain_val', float('nan')):.3f}), held-out accuracy "
+        f"{m.get('vqa_pretrained', float('nan')):.3f}{_families(m)}; after BC "
         f"{m.get('vqa_after_bc.decoupled', float('nan')):.3f} decoupled, "
         f"{m.get('vqa_after_bc.joint', float('nan')):.3f} joint."
     )
