@@ -105,7 +105,7 @@ CLAIMS = [
         "action is learnt (the issue's bar for a backbone worth protecting).",
         "SyVLA starts from a pretrained VLM (method description)",
         "vqa_pretrained >= 0.8",
-        profiles=_MEASURED,
+        profiles=(*_MEASURED, "babyai"),
         kind="absolute",
         floor="the most frequent answer per question family scores about 0.35 and an untrained "
         "head about 0.05; 0.8 needs the backbone to ground colours, types and directions in "
