@@ -130,9 +130,8 @@ def pretrain_backbone(
             "best_val": res.best_val,
         }
 
-    if cfg.cache_pretrain:
-        train = _cached(_pretrain_key(cfg, model, settings, vqa, seed), train)
-    info = trained(stages, f"pretrain-seed{seed}", model, train)
+    fit = _cached(_pretrain_key(cfg, model, settings, vqa, seed), train)
+    info = trained(stages, f"pretrain-seed{seed}", model, fit if cfg.cache_pretrain else train)
     info["heldout_accuracy"] = vqa_accuracy(model, vqa[2], bank)
     info["heldout_by_family"] = vqa_accuracy_by_family(model, vqa[2], bank)
     info["val_by_family"] = vqa_accuracy_by_family(model, vqa[1], bank)
