@@ -50,6 +50,47 @@ def test_smoke_run_writes_the_contract_keys(
     assert load_results(out / "results.json")["metrics"] == m
 
 
+def test_babyai_profile_runs_registry_levels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``babyai`` profile at toy size: a registry level, its bot's demonstrations, BC, RL
+    and success per seed; the pretrained backbone is reloaded from the user cache next time."""
+    monkeypatch.setenv("ICML26_QUIET", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    tiny = [
+        "levels=BabyAI-GoToRedBallGrey-v0",
+        "methods=syvla,bc,bc_ppo",
+        "seeds=2",
+        "demo_episodes=4",
+        "vqa_train_states=60",
+        "vqa_val=20",
+        "vqa_eval=20",
+        "vqa_max_steps=2",
+        "bc_steps=2",
+        "bc_batch=8",
+        "rl_updates=1",
+        "n_envs=2",
+        "n_steps=4",
+        "minibatch=8",
+        "eval_episodes=2",
+    ]
+    args = [a for kv in tiny for a in ("--set", kv)]
+    out = tmp_path / "run"
+    assert main(["run", "syvla", "--profile", "babyai", "--out", str(out), *args]) == 0
+    check_paper(PAPER, out)
+    m = load_results(out / "results.json")["metrics"]
+    for method in ("syvla", "bc"):
+        assert 0 <= m[f"babyai.gotoredballgrey.{method}"] <= 1
+        assert m[f"babyai_se.gotoredballgrey.{method}"] >= 0
+        assert m[f"babyai.mean.{method}"] == m[f"babyai.gotoredballgrey.{method}"]
+    assert m["babyai_demo_steps.gotoredballgrey"] > 0
+    assert m["rl_frames_per_seed"] == 8
+    assert len(list((tmp_path / "cache" / "icml26" / "syvla").glob("pretrain-*.pt"))) == 1
+    again = tmp_path / "again"
+    assert main(["run", "syvla", "--profile", "babyai", "--out", str(again), *args]) == 0
+    assert load_results(again / "results.json")["metrics"]["vqa_pretrained"] == m["vqa_pretrained"]
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from minigrid.utils.baby_ai_bot import BabyAIBot
 
-from icml26.syvla.data import collect_demos
+from icml26.syvla.config import BABYAI_LEVELS
+from icml26.syvla.data import VecEnv, collect_demos
 from icml26.syvla.levels import (
     HELD_OUT_COMBOS,
     LEVELS,
@@ -19,6 +20,7 @@ from icml26.syvla.levels import (
     TEMPLATES,
     egocentric_view,
     make_env,
+    make_level,
     split_spec,
 )
 
@@ -101,3 +103,20 @@ def test_unknown_level_and_split_fail_clearly() -> None:
     with pytest.raises(ValueError, match="unknown split 'ood_colour'"):
         split_spec("ood_colour")
     assert np.all([s.max_steps > 0 for s in SPLITS.values()])
+
+
+def test_registry_levels_play_through_vecenv_and_the_bot() -> None:
+    """The ``babyai`` profile's levels: minigrid's registry ids, the bot's demonstrations and
+    lockstep rooms read through the same egocentric view (an 8 x 8 room fits 13 x 13)."""
+    level = BABYAI_LEVELS[2]
+    demos = collect_demos(4, "train", 13, seed=0, levels=(level,))
+    assert demos.solved == 4
+    assert all(m.startswith("go to") for m in demos.missions)
+    env = VecEnv(3, "train", 13, seed=0, stream="rl", levels=(level,))
+    env.reset()
+    assert env.views.shape == (3, 13, 13, 3)
+    assert not {v.tobytes() for v in env.views} & {v.tobytes() for v in demos.views}
+    rewards, dones, _ = env.step(np.zeros(3, dtype=np.int64))
+    assert rewards.shape == dones.shape == (3,)
+    with pytest.raises(ValueError, match="unknown level 'BabyAI-NoSuchLevel-v0'"):
+        make_level("BabyAI-NoSuchLevel-v0")

@@ -87,27 +87,24 @@ def test_decoupling_does_not_change_the_forward_values() -> None:
     assert torch.allclose(a(views, text).logits, b(views, text).logits)
 
 
-def test_first_layer_equals_a_convolution_on_one_hot_cells() -> None:
-    """The patch-embedding sum is a 3x3 stride-2 convolution over one-hot joint codes."""
+def test_cell_embedding_is_a_linear_map_of_the_three_one_hot_codes() -> None:
+    """Each cell's first feature is one-hot(object, colour, state) times one matrix
+    (colour factored out of the object type, so "red" is one direction on a ball and a key)."""
     torch.manual_seed(0)
-    model = SyVLA(CFG)
-    bb = model.backbone
+    bb = SyVLA(CFG).backbone
     views, _ = _batch(3)
     v = views.long()
-    code = (v[..., 0] * 6 + v[..., 1]) * 3 + v[..., 2]
-    onehot = torch.nn.functional.one_hot(code, bb.n_codes).permute(0, 3, 1, 2).float()
-    # weight[o, c, di, dj] = patch.weight[(3 di + dj) * n_codes + c, o]
-    w = bb.patch.weight.detach().view(3, 3, bb.n_codes, -1).permute(3, 2, 0, 1)
-    # padding cells have code 0: pad the one-hot map with the one-hot of code 0
-    padded = torch.nn.functional.pad(onehot, (1, 1, 1, 1))
-    padded[:, 0, 0, :] = 1
-    padded[:, 0, -1, :] = 1
-    padded[:, 0, :, 0] = 1
-    padded[:, 0, :, -1] = 1
-    ref = torch.nn.functional.conv2d(padded, w, bb.patch_bias.detach(), stride=2)
-    pad_code = torch.nn.functional.pad(code, (1, 1, 1, 1))
-    got = bb.patch(pad_code[:, bb.rows, bb.cols] + bb.offset).sum(3) + bb.patch_bias
-    assert torch.allclose(got.permute(0, 3, 1, 2), ref, atol=1e-5)
+    onehot = torch.cat(
+        [
+            torch.nn.functional.one_hot(v[..., 0], 11),
+            torch.nn.functional.one_hot(v[..., 1], 6),
+            torch.nn.functional.one_hot(v[..., 2], 3),
+        ],
+        dim=-1,
+    ).float()
+    weight = torch.cat([bb.obj.weight, bb.col.weight, bb.state.weight]).detach()
+    got = bb.obj(v[..., 0]) + bb.col(v[..., 1]) + bb.state(v[..., 2])
+    assert torch.allclose(got, onehot @ weight, atol=1e-5)
 
 
 def test_bad_model_config() -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml26.syvla.data import TextBank, all_instructions
+from icml26.syvla.evaluate import question_family
 from icml26.syvla.levels import egocentric_view, make_env
 from icml26.syvla.vqa import ANSWERS, ask, objects_in_view, question_texts
 
@@ -68,3 +70,10 @@ def test_bank_embeds_new_instructions_on_first_use() -> None:
     assert ids[1] == bank.index[all_instructions()[0]]
     assert bank.vectors[ids[0]].tolist() == [15.0] * 4
     assert enc.calls[-1] == ["fly to the moon"]  # embedded once, the known text not again
+
+
+def test_every_question_has_one_family_and_other_text_fails() -> None:
+    families = {question_family(q) for q in question_texts()}
+    assert families == {"colour", "object", "exists", "where"}
+    with pytest.raises(ValueError, match="not a question"):
+        question_family("go to the red ball")

@@ -11,7 +11,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from minigrid.utils.baby_ai_bot import BabyAIBot
@@ -27,7 +30,8 @@ from icml26.syvla.levels import (
     TEMPLATES,
     SyVLALevel,
     egocentric_view,
-    make_env,
+    is_registry_level,
+    make_level,
 )
 from icml26.syvla.vqa import ask, question_texts
 
@@ -85,6 +89,12 @@ class TextBank:
         return np.array([self.index[t] for t in texts], dtype=np.int64)
 
 
+def _quiet_reset(env: Any, seed: int) -> None:
+    """``env.reset(seed=seed)`` without the registry levels' "Sampling rejected" prints."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        env.reset(seed=seed)
+
+
 class VecEnv:
     """``n`` rooms of ``split`` stepped in lockstep; each episode draws its level at random.
 
@@ -107,9 +117,6 @@ class VecEnv:
     ) -> None:
         if n < 1:
             raise ValueError("a VecEnv needs at least one environment")
-        for level in levels:
-            if level not in LEVELS:
-                raise ValueError(f"unknown level {level!r}; levels: {', '.join(LEVELS)}")
         self.split = split
         self.view_size = view_size
         # episodes come from the seed's ``env/<stream>`` stream: RL, evaluation and the
@@ -117,7 +124,7 @@ class VecEnv:
         self.rng = rng_for(seed, "env", stream)
         self.levels = levels
         self.envs: dict[str, list[SyVLALevel]] = {
-            level: [make_env(level, split) for _ in range(n)] for level in levels
+            level: [make_level(level, split) for _ in range(n)] for level in levels
         }
         self.n = n
         self.current: list[SyVLALevel] = []
@@ -129,7 +136,7 @@ class VecEnv:
     def _reset_one(self, i: int) -> None:
         level = self.levels[self.rng.integers(len(self.levels))]
         env = self.envs[level][i]
-        env.reset(seed=int(self.rng.integers(2**31 - 1)))
+        _quiet_reset(env, int(self.rng.integers(2**31 - 1)))
         if len(self.current) <= i:
             self.current.append(env)
         else:
@@ -205,20 +212,26 @@ def collect_demos(
         :class:`Demos` (view, mission, action) of the solved episodes.
 
     Raises:
-        RuntimeError: the bot chose an action outside the policy's four.
+        RuntimeError: the bot chose an action outside the policy's four on one of our levels
+            (on a registry level such an episode, the bot clearing a blocking object with
+            ``drop`` or ``toggle``, is dropped like an unsolved one).
     """
     rng = rng_for(seed, "demos")
-    envs = {level: make_env(level, split) for level in levels}
+    envs = {level: make_level(level, split) for level in levels}
     views, missions, actions, starts = [], [], [], []
     solved = 0
     for _ in range(n_episodes):
-        env = envs[levels[rng.integers(len(levels))]]
-        env.reset(seed=int(rng.integers(2**31 - 1)))
+        env_level = levels[rng.integers(len(levels))]
+        env = envs[env_level]
+        _quiet_reset(env, int(rng.integers(2**31 - 1)))
         bot = BabyAIBot(env)
         ep_views, ep_actions = [], []
         reward, done = 0.0, False
         while not done:
             action = int(bot.replan())
+            if action >= N_ACTIONS and is_registry_level(env_level):
+                reward = 0.0  # (drop / toggle to clear a blocker): not a four-action episode
+                break
             if action >= N_ACTIONS:
                 raise RuntimeError(
                     f"the expert chose {action}, outside the policy's actions {ACTION_NAMES}"

@@ -7,10 +7,60 @@ import torch
 
 from icml26.shared import seed_for
 from icml26.syvla.data import TextBank, VecEnv, VQASet
+from icml26.syvla.levels import LEVELS
 from icml26.syvla.model import SyVLA
 from icml26.syvla.vqa import ANSWER_INDEX
 
-__all__ = ["evaluate_success", "vqa_accuracy"]
+__all__ = [
+    "FAMILIES",
+    "evaluate_success",
+    "question_family",
+    "vqa_accuracy",
+    "vqa_accuracy_by_family",
+]
+
+#: The question families of :func:`icml26.syvla.vqa.ask`, by the start of their text.
+FAMILIES: dict[str, str] = {
+    "what colour": "colour",
+    "which object": "object",
+    "is there": "exists",
+    "where is": "where",
+}
+
+
+def question_family(text: str) -> str:
+    """The family of a question text (``colour``, ``object``, ``exists``, ``where``).
+
+    Raises:
+        ValueError: a text no family of :func:`~icml26.syvla.vqa.ask` starts with.
+    """
+    for start, family in FAMILIES.items():
+        if text.startswith(start):
+            return family
+    raise ValueError(f"not a question of ask(): {text!r}")
+
+
+@torch.no_grad()
+def vqa_accuracy_by_family(model: SyVLA, data: VQASet, bank: TextBank) -> dict[str, float]:
+    """Accuracy of the reasoning head per question family (``colour``, ``object``,
+    ``exists``, ``where``; families absent from ``data`` are left out).
+
+    Args:
+        model: the network.
+        data: the questions, their views and true answers.
+        bank: embeddings of the question texts.
+
+    Returns:
+        ``{family: accuracy}``.
+    """
+    families = np.array([question_family(q) for q in data.questions])
+    out = {}
+    for family in FAMILIES.values():
+        idx = np.nonzero(families == family)[0]
+        if len(idx):
+            sub = VQASet(data.views[idx], [data.questions[i] for i in idx], data.answers[idx])
+            out[family] = vqa_accuracy(model, sub, bank)
+    return out
 
 
 @torch.no_grad()
@@ -27,8 +77,8 @@ def vqa_accuracy(model: SyVLA, data: VQASet, bank: TextBank) -> float:
         The accuracy in [0, 1].
     """
     device = next(model.parameters()).device
+    q_ids = bank.ids(data.questions)  # (embeds unseen texts first)
     vectors = torch.as_tensor(bank.vectors, device=device)
-    q_ids = bank.ids(data.questions)
     keep = torch.tensor([not a.startswith("act:") for a in ANSWER_INDEX], device=device)
     correct = 0
     for lo in range(0, len(data), 512):
@@ -50,6 +100,7 @@ def evaluate_success(
     seed: int,
     n_envs: int = 32,
     frames: list | None = None,
+    levels: tuple[str, ...] = tuple(LEVELS),
 ) -> tuple[float, float]:
     """Success rate and mean return of the sampled policy over ``episodes`` on ``split``.
 
@@ -64,6 +115,7 @@ def evaluate_success(
         seed: rooms come from its ``env/eval`` stream, actions from its ``eval/policy`` one.
         n_envs: lockstep rooms.
         frames: when given, (frame, mission) pairs of slot 0's first episode are appended.
+        levels: the levels played (ours or Gymnasium ids of minigrid environments).
 
     Returns:
         (success rate, mean return).
@@ -75,13 +127,15 @@ def evaluate_success(
     gen = torch.Generator().manual_seed(seed_for(seed, "eval", "policy"))
     n = min(n_envs, episodes)
     quota = -(-episodes // n)
-    env = VecEnv(n, split, model.cfg.view_size, seed=seed, stream="eval")
+    env = VecEnv(n, split, model.cfg.view_size, seed=seed, stream="eval", levels=levels)
     env.reset()
-    vectors = torch.as_tensor(bank.vectors, device=device)
     done_per_env = np.zeros(n, dtype=np.int64)
     returns: list[float] = []
     while done_per_env.min() < quota:
-        out = model(torch.as_tensor(env.views, device=device), vectors[bank.ids(env.missions)])
+        # missions of registry levels may be new texts: embed them, then look them up
+        ids = bank.ids(env.missions)
+        text = torch.as_tensor(bank.vectors[ids], device=device)
+        out = model(torch.as_tensor(env.views, device=device), text)
         probs = torch.softmax(out.logits, -1).cpu()
         actions = torch.multinomial(probs, 1, generator=gen).squeeze(-1).numpy()
         _, _, finished = env.step(actions)

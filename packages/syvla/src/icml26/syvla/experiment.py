@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from icml26.shared import PICKLE, Stages, log
+from icml26.shared import PICKLE, Stages, log, seed_for
 from icml26.syvla.config import METHODS, RunConfig
 from icml26.syvla.evaluate import evaluate_success
 from icml26.syvla.figures import plot_run
+from icml26.syvla.levels import is_registry_level
 from icml26.syvla.steps import (
     behaviour_clone,
     evaluate_model,
@@ -25,13 +26,15 @@ from icml26.syvla.steps import (
     text_bank,
     vqa_data,
 )
-from icml26.syvla.tables import summarise
+from icml26.syvla.tables import summarise, summarise_levels
 
-__all__ = ["run"]
+__all__ = ["run", "run_levels"]
 
 
 def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     """The whole experiment (see the module docstring); returns the flat metrics."""
+    if cfg.levels:
+        return run_levels(cfg, run_dir)
     run_dir.update_env(device=cfg.device)
     stages = Stages(run_dir)
     bank = text_bank(cfg)
@@ -77,3 +80,62 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     metrics = summarise(cfg, evals, rl, pretrain, bc_info, demos)
     plot_run(cfg, run_dir, metrics, rl, strip)
     return metrics
+
+
+def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
+    """The registry-level experiment: one VQA-pretrained backbone; per level of
+    ``cfg.levels`` the bot's demonstrations, BC (decoupled and joint, shared by the seeds),
+    the RL stage of every RL method and seed on that level, and success on fresh rooms of it."""
+    bad = [lv for lv in cfg.levels if not is_registry_level(lv)]
+    if bad:
+        raise ValueError(f"levels must be Gymnasium ids (BabyAI-GoToLocal-v0), got {bad}")
+    run_dir.update_env(device=cfg.device)
+    stages = Stages(run_dir)
+    bank = text_bank(cfg)
+    vqa = stages.once("vqa-data", lambda: vqa_data(cfg), saver=PICKLE)
+    pre, pre_info = pretrain_backbone(cfg, stages, bank, vqa, cfg.seed)
+    success: dict[str, dict[str, list[float]]] = {}
+    budget: dict[str, dict[str, float]] = {}
+    for level in cfg.levels:
+        tag = "-" + level
+        demos = stages.once(
+            f"demos{tag}", lambda lv=level: expert_demos(cfg, bank, (lv,)), saver=PICKLE
+        )
+        bcs = {
+            d: behaviour_clone(cfg, stages, pre, demos, bank, cfg.seed, decouple=d, tag=tag)[0]
+            for d in (True, False)
+        }
+        success[level] = {m: [] for m in cfg.methods}
+        for k in range(cfg.seeds):
+            seed = cfg.seed + k
+            for method in cfg.methods:
+                spec = METHODS[method]
+                model = bcs[spec.decouple]
+                if spec.rl:
+                    model, _ = reinforce(
+                        cfg,
+                        stages,
+                        method,
+                        model,
+                        demos,
+                        bank,
+                        seed,
+                        run_dir.log_metrics,
+                        levels=(level,),
+                        tag=tag,
+                    )
+                out = stages.once(
+                    f"eval{tag}-{method}-seed{seed}",
+                    lambda m=model, s=seed, lv=level: evaluate_success(
+                        m,
+                        bank,
+                        "train",
+                        cfg.eval_episodes,
+                        seed=seed_for(s, "eval", lv),
+                        levels=(lv,),
+                    ),
+                )
+                success[level][method].append(out[0])
+            log(f"syvla: {level} seed {seed} done")
+        budget[level] = {"demo_episodes": demos.episodes, "demo_steps": len(demos)}
+    return summarise_levels(cfg, success, budget, pre_info)

@@ -213,5 +213,5 @@ def calibrate_floor(
     t = torch.as_tensor(text[idx], device=keys.device)
     sims = (k @ k.T).masked_fill(t[:, None] == t[None, :], -torch.inf)
     best = sims.max(1).values
-    best = best[torch.isfinite(best)].cpu().numpy()
-    return float(np.quantile(best, quantile)) if len(best) else -1.0
+    finite = best[torch.isfinite(best)].cpu().numpy()
+    return float(np.quantile(finite, quantile)) if len(finite) else -1.0

@@ -24,15 +24,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import gymnasium as gym
+import minigrid  # noqa: F401  (importing minigrid registers the BabyAI ids with Gymnasium)
 import numpy as np
 from minigrid.core.constants import COLOR_NAMES
 from minigrid.core.roomgrid import RoomGrid
 from minigrid.envs.babyai.core.roomgrid_level import RejectSampling, RoomGridLevel
 from minigrid.envs.babyai.core.verifier import GoToInstr, ObjDesc, PickupInstr
 
+from icml26.syvla.config import BABYAI_LEVELS
+
 __all__ = [
     "ACTION_NAMES",
     "ALL_COMBOS",
+    "BABYAI_LEVELS",
     "HELD_OUT_COMBOS",
     "LEVELS",
     "N_ACTIONS",
@@ -41,7 +46,9 @@ __all__ = [
     "TEMPLATES",
     "SplitSpec",
     "SyVLALevel",
+    "is_registry_level",
     "make_env",
+    "make_level",
     "split_spec",
 ]
 
@@ -186,6 +193,30 @@ def make_env(level: str, split: str = "train", *, render: bool = False) -> SyVLA
     """A :class:`SyVLALevel` for ``level`` (``goto``/``pickup``) on ``split``."""
     spec = split_spec(split)
     return SyVLALevel(level, spec, render_mode="rgb_array" if render else None)
+
+
+def is_registry_level(level: str) -> bool:
+    """Whether ``level`` names a Gymnasium environment id (``"BabyAI-GoToLocal-v0"``) rather
+    than one of our own levels (``goto``, ``pickup``)."""
+    return level not in LEVELS
+
+
+def make_level(level: str, split: str = "train") -> Any:
+    """A fresh environment of ``level``: one of :data:`LEVELS` on ``split``, or any
+    Gymnasium id of a minigrid environment (its unwrapped ``MiniGridEnv``; ``split`` is
+    ignored).
+
+    Raises:
+        ValueError: ``level`` is neither one of ours nor a registered Gymnasium id.
+    """
+    if not is_registry_level(level):
+        return make_env(level, split)
+    try:
+        return gym.make(level).unwrapped
+    except gym.error.Error as err:
+        raise ValueError(
+            f"unknown level {level!r}: neither {', '.join(LEVELS)} nor a Gymnasium id ({err})"
+        ) from err
 
 
 def egocentric_view(env: SyVLALevel, size: int) -> np.ndarray:

@@ -2,9 +2,10 @@
 
 ::
 
-    view (S x S x 3 codes) --patch embedding--> feature map --FiLM(text)--> conv --FiLM(text)-->
-    image tokens; text (frozen MiniLM vector) --linear + norm--> t        [= the VL backbone]
-    fused tokens h = [summary(t, attention-pooled image), image tokens...]
+    view (S x S x 3 codes) --object + colour + state embeddings--> one feature per cell
+        --conv--FiLM(text)--> --conv (stride)--FiLM(text)--> image tokens
+    text (frozen MiniLM vector) --linear + norm--> t                     [= the VL backbone]
+    fused tokens h = [summary(t, multi-head text-queried pooling of the image), image tokens...]
 
     reasoning head(h_summary) -> answer logits (VQA answers, discrete action tokens)
     Intention Decoupling: K learned queries cross-attend to sg(h) (stop-gradient if decouple)
@@ -71,6 +72,8 @@ class ModelConfig:
         d_model: token width.
         n_queries: intention query tokens.
         hidden: width of the heads.
+        heads: attention heads of the summary token's text-queried pooling.
+        stride: stride of the second convolution (1: one image token per cell).
 
     Raises:
         ValueError: an even or too small ``view_size``, or a size below 1.
@@ -81,12 +84,14 @@ class ModelConfig:
     d_model: int = 32
     n_queries: int = 4
     hidden: int = 64
+    heads: int = 4
+    stride: int = 1
 
     def __post_init__(self) -> None:
         if self.view_size < 3 or self.view_size % 2 == 0:
             raise ValueError(f"view_size must be odd and >= 3, got {self.view_size}")
-        if min(self.d_model, self.n_queries, self.hidden) < 1:
-            raise ValueError("d_model, n_queries and hidden must be >= 1")
+        if min(self.d_model, self.n_queries, self.hidden, self.heads, self.stride) < 1:
+            raise ValueError("d_model, n_queries, hidden, heads and stride must be >= 1")
 
 
 @dataclass
@@ -113,61 +118,53 @@ class FiLM(nn.Module):
 class VLBackbone(nn.Module):
     """Image encoder + text projection + fusion: ``(view, text) -> fused tokens``.
 
-    The image encoder is a small CNN over embedded cell codes whose feature maps are
+    The image encoder is a small CNN over cells embedded by their object, colour and state
+    codes (factorised: "red" is one direction whatever the object) whose feature maps are
     FiLM-modulated by the text (the fusion of the BabyAI baselines). The fused tokens are a
-    summary token (text and the scene pooled by text-conditioned attention: what the reasoning
-    head reads)
-    followed by one token per image patch.
+    summary token (the text and the scene pooled by ``heads`` text-queried attention heads:
+    what the reasoning head reads) followed by one token per image cell (``stride`` 1) or
+    per 2 x 2 block (``stride`` 2). The factorised per-cell embedding is what lets the
+    backbone answer "what colour is the key?": the former joint-code 3x3 stride-2 patch
+    embedding plateaued at 0.55 held-out VQA accuracy (colour questions near chance).
     """
-
-    rows: torch.Tensor
-    cols: torch.Tensor
-    offset: torch.Tensor
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         d = cfg.d_model
-        # The first layer is a 3x3 stride-2 convolution over one-hot cell codes, computed as a
-        # sum of embeddings of (position in the 3x3 patch, joint cell code): the same linear
-        # map as a conv on embedded cells, at a fraction of the cost.
-        n_codes = N_OBJECT_CODES * N_COLOR_CODES * N_STATE_CODES
-        self.n_codes = n_codes
-        self.patch = nn.Embedding(9 * n_codes, d)
-        self.patch_bias = nn.Parameter(torch.zeros(d))
-        side1 = (cfg.view_size + 1) // 2
-        grid = torch.arange(side1) * 2
-        di = torch.arange(3)
-        rows = (grid[:, None, None, None] + di[None, None, :, None]).expand(side1, side1, 3, 3)
-        cols = (grid[None, :, None, None] + di[None, None, None, :]).expand(side1, side1, 3, 3)
-        self.register_buffer("rows", rows.reshape(side1, side1, 9).clone(), persistent=False)
-        self.register_buffer("cols", cols.reshape(side1, side1, 9).clone(), persistent=False)
-        self.register_buffer("offset", torch.arange(9) * n_codes, persistent=False)
+        # one token per cell: embeddings of its object, colour and state codes (factorised,
+        # so "red" is the same direction on a ball and a key) plus its position
+        self.obj = nn.Embedding(N_OBJECT_CODES, d)
+        self.col = nn.Embedding(N_COLOR_CODES, d)
+        self.state = nn.Embedding(N_STATE_CODES, d)
         # unit-norm sentence vectors have tiny coordinates: normalise the projection so the
         # text can modulate the image features from the first step
         self.text = nn.Sequential(nn.Linear(cfg.text_dim, d), nn.LayerNorm(d))
+        self.conv1 = nn.Conv2d(d, d, 3, padding=1)
         self.film1 = FiLM(d, d)
-        self.conv2 = nn.Conv2d(d, d, 3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(d, d, 3, stride=cfg.stride, padding=1)
         self.film2 = FiLM(d, d)
-        side = (((cfg.view_size + 1) // 2) + 1) // 2
+        side = (cfg.view_size - 1) // cfg.stride + 1
         self.pos = nn.Parameter(torch.randn(1, side * side, d) * 0.02)
-        self.pool_query = nn.Linear(d, d, bias=False)
-        self.mix = nn.Linear(2 * d, d)
+        self.heads = cfg.heads
+        self.pool_query = nn.Linear(d, d * cfg.heads, bias=False)
+        self.pool_key = nn.Linear(d, d * cfg.heads, bias=False)
+        self.mix = nn.Linear((1 + cfg.heads) * d, d)
         self.norm = nn.LayerNorm(d)
 
     def forward(self, view: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
-        """``view``: (B, S, S, 3) integer codes; ``text``: (B, text_dim) -> (B, 1 + T, d)."""
+        """``view``: (B, S, S, 3) integer codes; ``text``: (B, text_dim) -> (B, 1 + S*S, d)."""
         check_codes(view)
         v = view.long()
-        code = (v[..., 0] * N_COLOR_CODES + v[..., 1]) * N_STATE_CODES + v[..., 2]
-        code = nn.functional.pad(code, (1, 1, 1, 1))  # padding cells: code 0 ("unseen")
-        patches = code[:, self.rows, self.cols] + self.offset  # (B, s, s, 9)
-        x = self.patch(patches).sum(3) + self.patch_bias  # (B, s, s, d)
+        x = self.obj(v[..., 0]) + self.col(v[..., 1]) + self.state(v[..., 2])  # (B, S, S, d)
         t = self.text(text)
-        x = self.film1(x.permute(0, 3, 1, 2), t)
+        x = self.film1(self.conv1(x.permute(0, 3, 1, 2)), t)
         img = self.film2(self.conv2(x), t).flatten(2).transpose(1, 2) + self.pos
         # the summary token: the text and the scene read by text-conditioned attention pooling
-        attn = torch.einsum("bd,btd->bt", self.pool_query(t), img).softmax(-1)
-        pooled = torch.einsum("bt,btd->bd", attn, img)
+        b, n, d = img.shape
+        q = self.pool_query(t).view(b, self.heads, d)
+        k = self.pool_key(img).view(b, n, self.heads, d)
+        attn = (torch.einsum("bhd,bthd->bht", q, k) * d**-0.5).softmax(-1)
+        pooled = torch.einsum("bht,btd->bhd", attn, img).flatten(1)
         summary = torch.relu(self.mix(torch.cat([t, pooled], dim=-1)))
         tokens = torch.cat([summary.unsqueeze(1), img], dim=1)
         return self.norm(tokens)

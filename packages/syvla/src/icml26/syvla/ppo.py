@@ -34,6 +34,7 @@ from torch import nn
 from icml26.shared import rng_for, seed_for
 from icml26.syvla.data import TextBank, VecEnv, VQASet, vqa_set
 from icml26.syvla.guidance import SuccessBuffer, calibrate_floor, select_guides
+from icml26.syvla.levels import LEVELS
 from icml26.syvla.model import SyVLA
 
 __all__ = [
@@ -70,6 +71,8 @@ class RLConfig:
         success_capacity: the policy's own successful samples kept besides the demonstrations.
         vqa_cotrain: reasoning-head VQA steps on the visited states after each update.
         vqa_batch, vqa_steps: their batch size and count.
+        levels: the levels of the RL rooms: ours (``goto``, ``pickup``, on the ``train``
+            split) or Gymnasium ids of minigrid environments (``BabyAI-GoToLocal-v0``).
     """
 
     updates: int = 10
@@ -94,8 +97,11 @@ class RLConfig:
     vqa_cotrain: bool = True
     vqa_batch: int = 128
     vqa_steps: int = 2
+    levels: tuple[str, ...] = tuple(LEVELS)
 
     def __post_init__(self) -> None:
+        if not self.levels:
+            raise ValueError("levels must name at least one level")
         if min(self.updates, self.n_envs, self.n_steps, self.epochs, self.minibatch) < 1:
             raise ValueError("updates, n_envs, n_steps, epochs and minibatch must be >= 1")
         if not 0 < self.clip < 1 or not 0 < self.gamma <= 1 or not 0 <= self.lam <= 1:
@@ -460,7 +466,9 @@ def train_rl(
         :class:`RLResult`: per-update KL, returns, success, guide counts, retrieved fractions.
     """
     gen = torch.Generator().manual_seed(seed_for(seed, "rl", "policy"))
-    env = VecEnv(cfg.n_envs, "train", model.cfg.view_size, seed=seed, stream="rl")
+    env = VecEnv(
+        cfg.n_envs, "train", model.cfg.view_size, seed=seed, stream="rl", levels=cfg.levels
+    )
     env.reset()
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     buffer = (

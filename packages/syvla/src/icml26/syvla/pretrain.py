@@ -19,6 +19,7 @@ from icml26.shared import rng_for
 from icml26.syvla.data import TextBank, VQASet, random_states, vqa_set
 from icml26.syvla.evaluate import vqa_accuracy
 from icml26.syvla.model import SyVLA
+from icml26.syvla.vqa import question_texts
 
 __all__ = ["VQAPretrainConfig", "VQAPretrainResult", "pretrain_vqa", "vqa_splits"]
 
@@ -111,6 +112,7 @@ def pretrain_vqa(
     device = next(model.parameters()).device
     params = [*model.backbone_parameters(), *model.reasoning_head.parameters()]
     opt = torch.optim.Adam(params, lr=cfg.lr)
+    bank.ids(question_texts())  # every question text embedded before the lookups below
     vectors = torch.as_tensor(bank.vectors, device=device)
     rng = rng_for(seed, "vqa_pretrain")
     result = VQAPretrainResult()

@@ -8,6 +8,8 @@ environments, evaluation and VQA data each come from their own stream of the run
 from __future__ import annotations
 
 import copy
+import hashlib
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,11 +18,15 @@ import numpy as np
 import torch
 
 from icml26.shared import PICKLE, Stages, seed_for
+from icml26.syvla import model as model_module
+from icml26.syvla import pretrain as pretrain_module
+from icml26.syvla import vqa as vqa_module
 from icml26.syvla.bc import BCConfig, train_bc
 from icml26.syvla.config import METHODS, SPLIT_NAMES, RunConfig
 from icml26.syvla.data import Demos, TextBank, VQASet, collect_demos
-from icml26.syvla.evaluate import evaluate_success, vqa_accuracy
+from icml26.syvla.evaluate import evaluate_success, vqa_accuracy, vqa_accuracy_by_family
 from icml26.syvla.language import TextEncoder, default_cache_dir
+from icml26.syvla.levels import LEVELS
 from icml26.syvla.model import ModelConfig, SyVLA
 from icml26.syvla.ppo import RLConfig, train_rl
 from icml26.syvla.pretrain import VQAPretrainConfig, pretrain_vqa, vqa_splits
@@ -64,13 +70,14 @@ def load_demos(path: Path, view_size: int) -> Demos:
     return Demos(views.astype(np.uint8), [str(m) for m in missions], actions.astype(np.int64), 0, 0)
 
 
-def expert_demos(cfg: RunConfig, bank: TextBank) -> Demos:
-    """BabyAIBot demonstrations on ``train`` (the seed's ``demos`` stream), or your file."""
+def expert_demos(cfg: RunConfig, bank: TextBank, levels: tuple[str, ...] = tuple(LEVELS)) -> Demos:
+    """BabyAIBot demonstrations on ``train`` of ``levels`` (the seed's ``demos`` stream), or
+    your file."""
     if cfg.demos_path is not None:
         demos = load_demos(Path(cfg.demos_path), cfg.view_size)
         bank.ids(demos.missions)  # every mission must be embeddable (a clear error otherwise)
         return demos
-    return collect_demos(cfg.demo_episodes, "train", cfg.view_size, seed=cfg.seed)
+    return collect_demos(cfg.demo_episodes, "train", cfg.view_size, seed=cfg.seed, levels=levels)
 
 
 def vqa_data(cfg: RunConfig) -> tuple[np.ndarray, VQASet, VQASet]:
@@ -123,9 +130,56 @@ def pretrain_backbone(
             "best_val": res.best_val,
         }
 
-    info = trained(stages, f"pretrain-seed{seed}", model, train)
+    fit = _cached(_pretrain_key(cfg, model, settings, vqa, seed), train)
+    info = trained(stages, f"pretrain-seed{seed}", model, fit if cfg.cache_pretrain else train)
     info["heldout_accuracy"] = vqa_accuracy(model, vqa[2], bank)
+    info["heldout_by_family"] = vqa_accuracy_by_family(model, vqa[2], bank)
+    info["val_by_family"] = vqa_accuracy_by_family(model, vqa[1], bank)
     return model, info
+
+
+def _pretrain_key(
+    cfg: RunConfig,
+    model: SyVLA,
+    settings: VQAPretrainConfig,
+    vqa: tuple[np.ndarray, VQASet, VQASet],
+    seed: int,
+) -> str:
+    """What decides the pretrained weights: the code of the modules that build the backbone,
+    train it and ask the questions, the settings, the initial weights, the training views and
+    the validation set (the data themselves, so the code that draws them needs no hash)."""
+    h = hashlib.sha256()
+    for module in (model_module, pretrain_module, vqa_module):
+        h.update(inspect.getsource(module).encode())
+    h.update(repr((model.cfg, settings, seed, cfg.text_model, torch.__version__)).encode())
+    for tensor in model.state_dict().values():
+        h.update(tensor.detach().cpu().numpy().tobytes())
+    for arr in (vqa[0], vqa[1].views, vqa[1].answers, np.array(vqa[1].questions)):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()[:24]
+
+
+def _cached(
+    key: str, train: Callable[[SyVLA], dict[str, Any]]
+) -> Callable[[SyVLA], dict[str, Any]]:
+    """``train`` with its result kept under the user cache (``pretrain-<key>.pt``): a later
+    run with the same code, settings, initial weights and data loads it instead."""
+    path = default_cache_dir() / f"pretrain-{key}.pt"
+
+    def run(m: SyVLA) -> dict[str, Any]:
+        if path.is_file():
+            saved = torch.load(path, map_location="cpu", weights_only=False)
+            m.load_state_dict(saved["state"])
+            return {**saved["info"], "from_cache": True}
+        info = train(m)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        state = {k: v.detach().cpu() for k, v in m.state_dict().items()}
+        torch.save({"state": state, "info": info}, tmp)
+        tmp.replace(path)
+        return info
+
+    return run
 
 
 def behaviour_clone(
@@ -138,9 +192,11 @@ def behaviour_clone(
     *,
     decouple: bool,
     vqa_test: VQASet | None = None,
+    tag: str = "",
 ) -> tuple[SyVLA, dict[str, Any]]:
     """BC from the pretrained model, decoupled (action losses stop at the backbone) or joint;
-    with ``vqa_test`` its info holds the held-out VQA accuracy after BC (``vqa_accuracy``)."""
+    with ``vqa_test`` its info holds the held-out VQA accuracy after BC (``vqa_accuracy``).
+    ``tag`` names the level set in the stage name (the ``babyai`` profile's levels)."""
     model = copy.deepcopy(pretrained)
     model.decouple = decouple
     settings = BCConfig(steps=cfg.bc_steps, batch=cfg.bc_batch, lr=cfg.bc_lr)
@@ -149,8 +205,8 @@ def behaviour_clone(
         losses = train_bc(m, demos, bank, settings, seed=seed)
         return {"final_loss": float(np.mean(losses[-10:]))}
 
-    tag = "decoupled" if decouple else "joint"
-    info = trained(stages, f"bc-{tag}-seed{seed}", model, train)
+    kind = "decoupled" if decouple else "joint"
+    info = trained(stages, f"bc{tag}-{kind}-seed{seed}", model, train)
     if vqa_test is not None:
         info["vqa_accuracy"] = vqa_accuracy(model, vqa_test, bank)
     return model, info
@@ -165,8 +221,11 @@ def reinforce(
     bank: TextBank,
     seed: int,
     log: Callable[..., None],
+    levels: tuple[str, ...] = tuple(LEVELS),
+    tag: str = "",
 ) -> tuple[SyVLA, dict[str, Any]]:
-    """The RL stage of ``method`` from a copy of its BC model."""
+    """The RL stage of ``method`` from a copy of its BC model, in rooms of ``levels``
+    (``tag`` names them in the stage name)."""
     spec = METHODS[method]
     model = copy.deepcopy(start)
     model.decouple = spec.decouple
@@ -186,6 +245,7 @@ def reinforce(
         guide_floor_quantile=cfg.guide_floor_quantile,
         vqa_cotrain=spec.vqa_cotrain,
         vqa_steps=cfg.vqa_steps,
+        levels=levels,
     )
 
     def on_update(u: int, ret: float, succ: float, stats: Any) -> None:
@@ -197,7 +257,7 @@ def reinforce(
             guides=stats.guides,
             retrieved_fraction=stats.retrieved_fraction,
             guide_floor=stats.guide_floor,
-            method=method,
+            method=method + tag,
             seed=seed,
         )
 
@@ -214,7 +274,7 @@ def reinforce(
         )
         return vars(res)
 
-    return model, trained(stages, f"rl-{method}-seed{seed}", model, train)
+    return model, trained(stages, f"rl{tag}-{method}-seed{seed}", model, train)
 
 
 def evaluate_model(

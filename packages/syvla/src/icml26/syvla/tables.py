@@ -16,7 +16,7 @@ from icml26.shared.stats import mean_se
 from icml26.syvla.config import METHODS, SPLIT_NAMES, RunConfig
 from icml26.syvla.data import Demos
 
-__all__ = ["markdown_tables", "summarise"]
+__all__ = ["level_key", "markdown_tables", "summarise", "summarise_levels"]
 
 OOD_SPLITS = tuple(s for s in SPLIT_NAMES if s.startswith("ood_"))
 
@@ -32,6 +32,24 @@ def _put(metrics: dict[str, float], name: str, method: str, values: list[float])
         mean, se = float(values[0]), 0.0
     metrics[f"{name}.{method}"] = float(mean)
     metrics[".".join(p for p in (f"{head}_se", rest, method) if p)] = float(se)
+
+
+def _pretrain_metrics(pretrain: list[dict[str, Any]]) -> dict[str, float]:
+    """Held-out VQA accuracy of the pretrained backbone (``vqa_pretrained``), per question
+    family (``vqa_pretrained.<family>``), the validation accuracy of the kept check
+    (``vqa_pretrain_val`` and ``vqa_pretrain_val.<family>``) and the steps taken."""
+    m = {
+        "vqa_pretrained": float(np.mean([p["heldout_accuracy"] for p in pretrain])),
+        "vqa_pretrain_val": float(np.mean([p["best_val"] for p in pretrain])),
+        "vqa_pretrain_steps": float(np.mean([p["steps"] for p in pretrain])),
+    }
+    for src, name in (
+        ("heldout_by_family", "vqa_pretrained"),
+        ("val_by_family", "vqa_pretrain_val"),
+    ):
+        for family in pretrain[0].get(src, {}):
+            m[f"{name}.{family}"] = float(np.mean([p[src][family] for p in pretrain]))
+    return m
 
 
 def summarise(
@@ -70,8 +88,7 @@ def summarise(
             [float(np.mean(i["retrieved_fraction"])) for i in infos],
         )
         _put(m, "final_return", method, [float(i["returns"][-1]) for i in infos])
-    m["vqa_pretrained"] = float(np.mean([p["heldout_accuracy"] for p in pretrain]))
-    m["vqa_pretrain_steps"] = float(np.mean([p["steps"] for p in pretrain]))
+    m.update(_pretrain_metrics(pretrain))
     m["bc_final_loss"] = float(np.mean([b[True][1]["final_loss"] for b in bc]))
     for decouple, tag in ((True, "decoupled"), (False, "joint")):
         accs = [b[decouple][1]["vqa_accuracy"] for b in bc if "vqa_accuracy" in b[decouple][1]]
@@ -81,6 +98,73 @@ def summarise(
     m["demo_episodes"] = float(demos.solved)
     m["rl_frames_per_seed"] = float(cfg.rl_updates * cfg.n_envs * cfg.n_steps)
     return m
+
+
+def level_key(level: str) -> str:
+    """The metric-key part of a Gymnasium id: ``BabyAI-GoToLocal-v0`` -> ``gotolocal``."""
+    return level.removeprefix("BabyAI-").rsplit("-v", 1)[0].lower().replace("-", "_")
+
+
+def summarise_levels(
+    cfg: RunConfig,
+    success: dict[str, dict[str, list[float]]],
+    budget: dict[str, dict[str, float]],
+    pretrain: dict[str, Any],
+) -> dict[str, float]:
+    """The flat metrics of the registry-level experiment: ``babyai.<level>.<method>`` (mean
+    success over seeds) and ``babyai_se.<level>.<method>``; ``babyai.mean.<method>`` and its
+    SE average the levels within each seed first (paired over levels); the budget per level
+    (``babyai_demo_steps.<level>``) and the RL frames per method, seed and level."""
+    m: dict[str, float] = {}
+    methods = list(next(iter(success.values())))
+    for level, per_method in success.items():
+        key = level_key(level)
+        for method, values in per_method.items():
+            _put(m, f"babyai.{key}", method, values)
+        m[f"babyai_demo_steps.{key}"] = float(budget[level]["demo_steps"])
+        m[f"babyai_demo_episodes.{key}"] = float(budget[level]["demo_episodes"])
+    for method in methods:
+        per_seed = np.mean([success[lv][method] for lv in success], axis=0)
+        _put(m, "babyai.mean", method, [float(v) for v in per_seed])
+    m.update(_pretrain_metrics([pretrain]))
+    m["rl_frames_per_seed"] = float(cfg.rl_updates * cfg.n_envs * cfg.n_steps)
+    m["eval_episodes"] = float(cfg.eval_episodes)
+    return m
+
+
+def _levels_table(m: dict[str, float]) -> str:
+    levels = sorted({k.split(".")[1] for k in m if k.startswith("babyai_demo_steps.")})
+    methods = [k for k in METHODS if f"babyai.mean.{k}" in m]
+    lines = [
+        "| method | " + " | ".join(levels) + " | mean |",
+        "|---" * (len(levels) + 2) + "|",
+    ]
+    for k in methods:
+        cells = [_cell(m, f"babyai.{lv}.{k}", f"babyai_se.{lv}.{k}") for lv in [*levels, "mean"]]
+        lines.append(f"| `{k}` | " + " | ".join(cells) + " |")
+    demos = ", ".join(f"{lv} {m[f'babyai_demo_steps.{lv}']:.0f}" for lv in levels)
+    return "\n".join(
+        [
+            "Success on minigrid's registry levels (± SE over seeds):",
+            "",
+            *lines,
+            "",
+            f"Budget per level: expert steps {demos} (from "
+            f"{m[f'babyai_demo_episodes.{levels[0]}']:.0f} bot episodes each); "
+            f"{m['rl_frames_per_seed']:.0f} RL frames per method and seed; "
+            f"{m['eval_episodes']:.0f} evaluation episodes per method, seed and level; "
+            f"VQA-pretrained backbone {m['vqa_pretrained']:.3f} held-out{_families(m)}.",
+        ]
+    )
+
+
+def _families(m: dict[str, float]) -> str:
+    parts = [
+        f"{f} {m[f'vqa_pretrained.{f}']:.2f}"
+        for f in ("colour", "object", "exists", "where")
+        if f"vqa_pretrained.{f}" in m
+    ]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def _cell(m: dict[str, float], key: str, se: str | None = None) -> str:
@@ -100,6 +184,8 @@ def markdown_tables(results: dict[str, Any]) -> str:
         Markdown text.
     """
     m = results["metrics"]
+    if any(k.startswith("babyai.mean.") for k in m):
+        return _levels_table(m)
     methods = [k for k in METHODS if f"success.train.{k}" in m]
     head = "| method | " + " | ".join(SPLIT_NAMES) + " | VQA acc. | update KL | retrieved |"
     lines = [head, "|---" * (len(SPLIT_NAMES) + 4) + "|"]
@@ -114,8 +200,9 @@ def markdown_tables(results: dict[str, Any]) -> str:
     budget = (
         f"Budget: {m.get('demo_episodes', 0):.0f} solved expert episodes "
         f"({m.get('demo_steps', 0):.0f} steps), {m.get('rl_frames_per_seed', 0):.0f} RL frames "
-        f"per method and seed; VQA pretraining {m.get('vqa_pretrain_steps', 0):.0f} steps, "
-        f"held-out accuracy {m.get('vqa_pretrained', float('nan')):.3f}; after BC "
+        f"per method and seed; VQA pretraining {m.get('vqa_pretrain_steps', 0):.0f} steps "
+        f"(validation {m.get('vqa_pretrain_val', float('nan')):.3f}), held-out accuracy "
+        f"{m.get('vqa_pretrained', float('nan')):.3f}{_families(m)}; after BC "
         f"{m.get('vqa_after_bc.decoupled', float('nan')):.3f} decoupled, "
         f"{m.get('vqa_after_bc.joint', float('nan')):.3f} joint."
     )
