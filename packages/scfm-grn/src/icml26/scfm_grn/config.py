@@ -75,7 +75,8 @@ class RunConfig:
     ``select_every`` steps its masked variance explained there is measured and the best
     weights are kept. The quick profile's corpus size and steps were chosen on the validation
     datasets (masked variance explained 0.08 with 24 pretraining sets and 1,500 steps, 0.23
-    with 72, 0.29 with 150 and 3,000 steps; RESULTS.md).
+    with 72, 0.29 with 150 and 3,000 steps, 0.33 with co-expression gene embeddings;
+    RESULTS.md).
 
     Replicates: the gene split, the translators and the random negatives of the balanced
     AUPRC are drawn ``replicates`` times (separate seed streams; the scFM and its features are
@@ -103,6 +104,10 @@ class RunConfig:
         lr: the pretraining's learning rate.
         mask_low: smallest masked share of a cell's tokens (drawn uniformly per cell).
         mask_high: largest masked share.
+        select_every: steps between validation measurements (checkpoint choice).
+        embedding_init: ``"coexpression"`` (gene embeddings start from the pretraining
+            corpus's co-expression eigenvectors, as scBERT starts from gene2vec) or
+            ``"random"``.
         vvp_values: ``M``: values of the source gene in Virtual Value Perturbation.
         gt_levels: ``T``: baseline levels of Gradient Trajectory.
         mask_groups: ``K``: groups the other genes are split into, one masked per read.
@@ -151,6 +156,7 @@ class RunConfig:
     mask_low: float = 0.3
     mask_high: float = 0.7
     select_every: int = 250
+    embedding_init: str = "coexpression"
     # features (M = vvp_values, T = gt_levels)
     vvp_values: int = 8
     gt_levels: int = 8
@@ -213,6 +219,8 @@ class RunConfig:
             raise ValueError("train_genes, test_genes and pretrain_genes must be >= 10")
         if min(self.n_test_datasets, self.n_pretrain_datasets, self.n_val_datasets) < 1:
             raise ValueError("n_test_datasets, n_pretrain_datasets and n_val_datasets must be >= 1")
+        if self.embedding_init not in ("coexpression", "random"):
+            raise ValueError("embedding_init must be 'coexpression' or 'random'")
         if self.select_every < 1:
             raise ValueError("select_every must be >= 1")
         if self.n_cell_types < 1 or self.cells_per_type < 1:
