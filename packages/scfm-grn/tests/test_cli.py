@@ -82,6 +82,7 @@ def test_smoke_run_writes_the_contract_keys(
         ("pretrain_cells_per_type=0", "pretrain_cells_per_type must be >= 1"),
         ("intrinsic_noise=2", "intrinsic_noise must be 0 or 1"),
         ("n_cell_types=10", "a dataset needs >= 20 cells"),
+        ("embedding_init=gene2vec", "embedding_init must be"),
     ],
 )
 def test_bad_config_is_refused(

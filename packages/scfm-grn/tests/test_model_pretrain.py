@@ -14,6 +14,7 @@ from icml26.scfm_grn.pretraining import (
     GaussianConditional,
     PretrainConfig,
     Selection,
+    coexpression_embeddings,
     masked_loss,
     masked_variance_explained,
     pooled_covariance,
@@ -213,3 +214,23 @@ def test_pooled_covariance_averages_over_the_datasets_measuring_both_genes() -> 
     assert cov[0, 7] == 0.0
     np.testing.assert_array_equal(np.diag(cov), 1.0)
     np.testing.assert_allclose(cov, cov.T)
+
+
+def test_coexpression_embeddings_are_the_covariance_top_eigenspace() -> None:
+    """emb @ emb.T is proportional to the best rank-k approximation of the corpus covariance
+    (an SVD reference), entries have the asked SD, and a width above the genes is refused."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 3)) @ rng.normal(size=(3, 6)) + 0.3 * rng.normal(size=(200, 6))
+    x = (x - x.mean(0)) / x.std(0)
+    genes = tuple(f"g{i}" for i in range(6))
+    data = ExpressionData("d", genes, x, x.astype(np.float32))
+    emb = coexpression_embeddings([data], genes, 2, scale=0.5)
+    assert emb.shape == (6, 2)
+    assert emb.dtype == np.float32
+    np.testing.assert_allclose(emb.std(), 0.5, rtol=1e-4)
+    u, sv, _ = np.linalg.svd(x.T @ x / len(x))
+    ref = u[:, :2] * sv[:2] @ u[:, :2].T
+    got = emb.astype(np.float64) @ emb.T
+    np.testing.assert_allclose(got / np.trace(got), ref / np.trace(ref), atol=1e-4)
+    with pytest.raises(ValueError, match="exceeds"):
+        coexpression_embeddings([data], genes, 7)

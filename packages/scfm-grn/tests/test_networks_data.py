@@ -112,3 +112,20 @@ def test_validation_datasets_are_new_data() -> None:
         rows = {r.tobytes() for r in val.raw}
         for other in others:
             assert not rows & {r.tobytes() for r in other.raw}, (val.name, other.name)
+
+
+def test_scored_datasets_are_not_pretrained_on() -> None:
+    """No cell of a test dataset is in the pretraining corpus: compared by content on the
+    genes each pretraining dataset shares with it (at least two genes; rows of zeros only skipped)."""
+    corpus = build_corpus(PROFILES["smoke"])
+    for test in corpus.tests:
+        for pre in corpus.pretrain:
+            shared = [g for g in test.genes if g in pre.genes]
+            if len(shared) < 2:
+                continue
+            cols_t = [test.genes.index(g) for g in shared]
+            cols_p = [pre.genes.index(g) for g in shared]
+            part = np.ascontiguousarray(test.raw[:, cols_t])
+            rows = {r.tobytes() for r in part[part.any(axis=1)]}  # all-zero rows say nothing
+            seen = {r.tobytes() for r in np.ascontiguousarray(pre.raw[:, cols_p])}
+            assert not rows & seen, (test.name, pre.name)

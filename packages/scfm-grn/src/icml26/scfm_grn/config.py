@@ -52,7 +52,9 @@ class RunConfig:
     of random sub-networks for pretraining (``pretrain_cells_per_type`` cells per cell type,
     default ``cells_per_type``; with krumsiek11's first half of cells and
     pbmc68k_reduced); one training dataset of ``train_genes`` genes; ``n_test_datasets``
-    datasets of ``test_genes`` genes disjoint from the training dataset's.
+    datasets of ``test_genes`` genes disjoint from the training dataset's. The pretraining
+    sub-networks come from their own seed stream: changing their number leaves the scored
+    and validation datasets as they are.
     ``user_h5ad`` (+ ``user_edges``) or ``user_beeline`` (a BEELINE dataset folder with
     ``ExpressionData.csv`` and ``refNetwork.csv``) adds a ``user`` split scored like
     ``unseen_dataset``; ``user_tfs`` (one gene per line) restricts its candidate edges to
@@ -71,7 +73,10 @@ class RunConfig:
     The scFM's checkpoint is chosen on ``n_val_datasets`` validation datasets (drawn like the
     test datasets from their own seed stream, never pretrained on, never scored): every
     ``select_every`` steps its masked variance explained there is measured and the best
-    weights are kept.
+    weights are kept. The quick profile's corpus size and steps were chosen on the validation
+    datasets (masked variance explained 0.08 with 24 pretraining sets and 1,500 steps, 0.23
+    with 72, 0.29 with 150 and 3,000 steps, 0.33 with co-expression gene embeddings;
+    RESULTS.md).
 
     Replicates: the gene split, the translators and the random negatives of the balanced
     AUPRC are drawn ``replicates`` times (separate seed streams; the scFM and its features are
@@ -99,6 +104,10 @@ class RunConfig:
         lr: the pretraining's learning rate.
         mask_low: smallest masked share of a cell's tokens (drawn uniformly per cell).
         mask_high: largest masked share.
+        select_every: steps between validation measurements (checkpoint choice).
+        embedding_init: ``"coexpression"`` (gene embeddings start from the pretraining
+            corpus's co-expression eigenvectors, as scBERT starts from gene2vec) or
+            ``"random"``.
         vvp_values: ``M``: values of the source gene in Virtual Value Perturbation.
         gt_levels: ``T``: baseline levels of Gradient Trajectory.
         mask_groups: ``K``: groups the other genes are split into, one masked per read.
@@ -121,7 +130,7 @@ class RunConfig:
     null_permutations: int = 200
     # data
     universe_genes: int = 500
-    n_pretrain_datasets: int = 24
+    n_pretrain_datasets: int = 150
     pretrain_genes: int = 64
     train_genes: int = 100
     test_genes: int = 60
@@ -140,13 +149,14 @@ class RunConfig:
     width: int = 64
     layers: int = 2
     heads: int = 4
-    pretrain_steps: int = 1500
+    pretrain_steps: int = 3000
     batch_size: int = 32
     max_genes: int = 64
     lr: float = 3e-3
     mask_low: float = 0.3
     mask_high: float = 0.7
     select_every: int = 250
+    embedding_init: str = "coexpression"
     # features (M = vvp_values, T = gt_levels)
     vvp_values: int = 8
     gt_levels: int = 8
@@ -209,6 +219,8 @@ class RunConfig:
             raise ValueError("train_genes, test_genes and pretrain_genes must be >= 10")
         if min(self.n_test_datasets, self.n_pretrain_datasets, self.n_val_datasets) < 1:
             raise ValueError("n_test_datasets, n_pretrain_datasets and n_val_datasets must be >= 1")
+        if self.embedding_init not in ("coexpression", "random"):
+            raise ValueError("embedding_init must be 'coexpression' or 'random'")
         if self.select_every < 1:
             raise ValueError("select_every must be >= 1")
         if self.n_cell_types < 1 or self.cells_per_type < 1:
@@ -327,7 +339,7 @@ SMOKE = RunConfig(
 QUICK = RunConfig()
 FULL = RunConfig(
     universe_genes=800,
-    n_pretrain_datasets=60,
+    n_pretrain_datasets=300,
     pretrain_noise=("none", "DS4", "DS14", "DS1", "DS2", "DS13"),
     n_test_datasets=6,
     n_cell_types=600,

@@ -80,14 +80,16 @@ def build_corpus(cfg: RunConfig) -> Corpus:
     """Every dataset of the run, deterministic from ``cfg.seed`` (SERGIO output is cached)."""
     universe = scale_free_universe(cfg.universe_genes, seed=cfg.seed)
     rng = np.random.default_rng(cfg.seed + 1)
-    # pretraining sub-networks: cover the universe first, then anywhere
+    # pretraining sub-networks from their own stream (the corpus's size leaves the scored
+    # datasets as they are): cover the universe first, then anywhere
+    pre_rng = rng_for(cfg.seed, "pretrain_networks")
     pretrain: list[ExpressionData] = []
     covered: set[str] = set()
     for k in range(cfg.n_pretrain_datasets):
         left = cfg.universe_genes - len(covered)
         exclude = covered if left >= cfg.pretrain_genes else set()
         net = subnetwork(
-            universe, cfg.pretrain_genes, exclude=exclude, seed=int(rng.integers(2**31))
+            universe, cfg.pretrain_genes, exclude=exclude, seed=int(pre_rng.integers(2**31))
         )
         covered.update(net.genes)
         noise = cfg.pretrain_noise[k % len(cfg.pretrain_noise)]

@@ -25,6 +25,7 @@ __all__ = [
     "KnnReference",
     "PretrainConfig",
     "Selection",
+    "coexpression_embeddings",
     "corpus_linear_reference",
     "knn_reference_score",
     "masked_loss",
@@ -238,7 +239,7 @@ def pretrained_scfm(
 
     Args:
         cfg: the run's config (``width``, ``layers``, ``heads``, ``pretrain_steps``, ...,
-            ``select_every``, ``scfm_checkpoint``, ``device``).
+            ``select_every``, ``embedding_init``, ``scfm_checkpoint``, ``device``).
         vocabulary: every gene the run reads (the scFM's tokens).
         datasets: the pretraining corpus.
         run_dir: the run folder (checkpoints every ``CHECKPOINT_EVERY`` steps).
@@ -259,6 +260,10 @@ def pretrained_scfm(
         return model.eval(), [], Selection([])
     torch.manual_seed(cfg.seed)
     model = ScFM(vocabulary, ScFMConfig(cfg.width, cfg.layers, cfg.heads)).to(cfg.device)
+    if cfg.embedding_init == "coexpression":
+        emb = coexpression_embeddings(datasets, vocabulary, cfg.width)
+        with torch.no_grad():
+            model.gene_embedding.weight.copy_(torch.from_numpy(emb))
     pcfg = PretrainConfig(
         steps=cfg.pretrain_steps,
         batch_size=cfg.batch_size,
@@ -291,6 +296,32 @@ def pretrained_scfm(
     if selection.best_state is not None:
         model.load_state_dict(selection.best_state)
     return model.eval(), losses, selection
+
+
+def coexpression_embeddings(
+    datasets: Sequence[ExpressionData], genes: Sequence[str], width: int, scale: float = 0.5
+) -> np.ndarray:
+    """Gene embeddings from the corpus's co-expression (as scBERT starts from gene2vec): the
+    top ``width`` eigenvectors of :func:`pooled_covariance`, each scaled by the square root of
+    its eigenvalue, then all by one factor to an entry SD of ``scale`` (the random init's).
+
+    Args:
+        datasets: the pretraining corpus (no scored or validation cell).
+        genes: the vocabulary (the rows of the result).
+        width: the embedding width (at most ``len(genes)``).
+        scale: the entries' standard deviation.
+
+    Returns:
+        ``[len(genes), width]`` float32 array.
+
+    Raises:
+        ValueError: ``width`` above the vocabulary size.
+    """
+    if width > len(genes):
+        raise ValueError(f"width {width} exceeds the {len(genes)} genes of the vocabulary")
+    eigval, eigvec = np.linalg.eigh(pooled_covariance(datasets, genes))
+    emb = eigvec[:, -width:] * np.sqrt(np.maximum(eigval[-width:], 0.0))
+    return (emb / max(float(emb.std()), 1e-12) * scale).astype(np.float32)
 
 
 class GaussianConditional:
