@@ -5,6 +5,8 @@ null worlds through the smoke run (``test_experiment.py``)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -129,6 +131,14 @@ def test_coverage_study_reports_corrected_and_naive_coverage() -> None:
     )
     assert out["coverage.n_intervals"] == 12
     assert 0 <= out["coverage.naive_intervals"] <= 1
+    for k in ("rate", "naive"):
+        share = out[f"coverage.{k}_intervals"]
+        lo, hi = out[f"coverage.{k}_intervals.lo"], out[f"coverage.{k}_intervals.hi"]
+        assert lo <= share <= hi
+        # exact: at the upper end, P(X <= hits | 12, hi) = 0.025 (the binomial sum by hand)
+        hits = round(share * 12)
+        tail = sum(math.comb(12, j) * hi**j * (1 - hi) ** (12 - j) for j in range(hits + 1))
+        assert hi == 1.0 if hits == 12 else tail == pytest.approx(0.025, rel=1e-6)
     assert "coverage.trend_intervals" in out
 
 

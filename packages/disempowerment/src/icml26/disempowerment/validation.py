@@ -41,7 +41,7 @@ from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log, null_spec
 from icml26.disempowerment.taxonomy import DIMENSIONS, SEVERITIES, VARIABLES
 from icml26.shared import Claim, log, rng_for, seed_for
 from icml26.shared.claims import evaluate_rule, rule_keys
-from icml26.shared.stats import wilson_interval
+from icml26.shared.stats import clopper_pearson_interval, wilson_interval
 
 __all__ = [
     "NullSettings",
@@ -181,7 +181,9 @@ def coverage_study(
     Returns:
         ``coverage.rate_intervals`` (the 12 rates, corrected intervals),
         ``coverage.naive_intervals`` (Wilson intervals of the raw predicted shares: no
-        correction), ``coverage.trend_intervals`` (the 4 slopes),
+        correction), each with the exact (Clopper-Pearson) interval of that share at the
+        intervals' level (``.lo``/``.hi``; intervals counted as independent),
+        ``coverage.trend_intervals`` (the 4 slopes),
         ``coverage.approval_intervals``, ``coverage.n_intervals`` and
         ``coverage.rate.<var>.<severity>``.
     """
@@ -219,6 +221,9 @@ def coverage_study(
         return {}
     out = {f"coverage.{k}_intervals": float(np.mean(v)) for k, v in hits.items() if v}
     out["coverage.n_intervals"] = float(len(hits["rate"]))
+    for k in ("rate", "naive"):
+        lo, hi = clopper_pearson_interval(int(sum(hits[k])), len(hits[k]), intervals.level)
+        out[f"coverage.{k}_intervals.lo"], out[f"coverage.{k}_intervals.hi"] = lo, hi
     out.update({f"coverage.rate.{k}": float(np.mean(v)) for k, v in per_key.items()})
     return out
 
