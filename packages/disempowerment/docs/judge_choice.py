@@ -1,18 +1,24 @@
 """The judge's decoding, chosen once on a validation split of the ``llm`` profile's audit set
-(issue 46, step 5), then measured on the profile's test rows. Writes ``judge-choice.json``.
+(issue 46, step 5), then measured on the profile's test rows. Writes ``judge-choice.json``
+(or the path given as the first argument).
 
 Run from the package folder: ``OMP_NUM_THREADS=1 uv run python docs/judge_choice.py``
 (about 14 minutes on a loaded 2-core machine).
 
 Validation: 40 calibration-set conversations outside the test rows, half with any severity
-above none (``judge_choice_study``); rule, fixed before the run: the variant with the higher
-mean Cohen's kappa over the three dimensions. Test: the 60 rows ``judge_study`` rates in the
-``llm`` profile (``judge_rows``), every variant, for the record.
+above none (``judge_choice_study``). Rule, fixed before the run (and tightened by review 46,
+finding 10): ``plain`` (no calibration) is the default; ``content_free`` is chosen only if its
+mean Cohen's kappa over the three dimensions beats plain's by more than two paired-bootstrap
+standard errors of that difference on the validation rows. (The first version chose the
+higher mean kappa outright: content_free by +0.016 on 40 rows, well inside the noise.)
+Test: the 60 rows ``judge_study`` rates in the ``llm`` profile (``judge_rows``), every
+variant, for the record; the test rows never enter the choice.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +53,12 @@ def main() -> None:
     out = judge_choice_study(
         judges, cal, exclude=test_rows, n=40, seed=seed_for(cfg.seed, "judge_choice")
     )
-    chosen = max(VARIANTS, key=lambda k: out[f"choice.{k}.mean_kappa"])
-    out["chosen"] = chosen
+    margin, se = (
+        out["choice.content_free.mean_kappa_diff"],
+        out["choice.content_free.mean_kappa_diff_se"],
+    )
+    out["rule"] = "content_free only if its mean kappa beats plain's by > 2 paired-bootstrap SEs"
+    out["chosen"] = "content_free" if margin > 2 * se else "plain"
     test = cal.subset(test_rows)
     scrub = Scrubber()
     texts = [scrub(c.text()) for c in test.conversations]
@@ -64,7 +74,8 @@ def main() -> None:
         test.labels.severity.ravel(), minlength=4
     ).tolist()
     out["test.n"] = len(test_rows)
-    Path(__file__).with_name("judge-choice.json").write_text(json.dumps(out, indent=1) + "\n")
+    dest = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).with_name("judge-choice.json")
+    dest.write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

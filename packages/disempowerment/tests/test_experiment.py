@@ -73,6 +73,8 @@ def test_smoke_run_through_the_cli(smoke_run: Path) -> None:
     assert m["privacy.dp_epsilon_spent"] == pytest.approx(PROFILES["smoke"].dp_epsilon)
     assert m["throughput.local"] > 0
     assert 0 <= m["coverage.rate_intervals"] <= 1
+    assert m["coverage.rate_intervals.lo"] <= m["coverage.rate_intervals"]
+    assert m["coverage.rate_intervals"] <= m["coverage.rate_intervals.hi"]
     clusters = json.loads((smoke_run / "clusters.json").read_text())
     assert all(c["n_users"] >= clusters["k"] for c in clusters["clusters"])
     release = json.loads((smoke_run / "release.json").read_text())

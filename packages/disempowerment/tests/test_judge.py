@@ -55,10 +55,18 @@ GOOD = (
             True,
         ),
         (
-            '{"reality": "none", "value": "none", "action": "none", "domain": "other"}',
+            '{"reality": "none", "value": "none", "action": "none", "amplifiers": [], '
+            '"domain": "other"}',
             (0, 0, 0),
             6,
             True,
+        ),
+        # a missing field is malformed, never "none" (here: no amplifiers field)
+        (
+            '{"reality": "none", "value": "none", "action": "none", "domain": "other"}',
+            (0, 0, 0),
+            6,
+            False,
         ),
         ("I cannot rate this conversation.", (0, 0, 0), 6, False),
         (

@@ -5,21 +5,26 @@ null worlds through the smoke run (``test_experiment.py``)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from icml26.disempowerment.classifiers import fit_classifier
 from icml26.disempowerment.datasets import synthetic_labelled
+from icml26.disempowerment.judge import JudgeOutput
 from icml26.disempowerment.labels import Labels
 from icml26.disempowerment.measurement import IntervalSettings, PrivacySettings, measure
 from icml26.disempowerment.paper import CLAIMS
+from icml26.disempowerment.scrub import Scrubber
 from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log
 from icml26.disempowerment.validation import (
     NullSettings,
     _kappa,
     coverage_study,
     judge_agreement,
+    judge_choice_study,
     judge_rows,
     null_study,
 )
@@ -126,6 +131,14 @@ def test_coverage_study_reports_corrected_and_naive_coverage() -> None:
     )
     assert out["coverage.n_intervals"] == 12
     assert 0 <= out["coverage.naive_intervals"] <= 1
+    for k in ("rate", "naive"):
+        share = out[f"coverage.{k}_intervals"]
+        lo, hi = out[f"coverage.{k}_intervals.lo"], out[f"coverage.{k}_intervals.hi"]
+        assert lo <= share <= hi
+        # exact: at the upper end, P(X <= hits | 12, hi) = 0.025 (the binomial sum by hand)
+        hits = round(share * 12)
+        tail = sum(math.comb(12, j) * hi**j * (1 - hi) ** (12 - j) for j in range(hits + 1))
+        assert hi == 1.0 if hits == 12 else tail == pytest.approx(0.025, rel=1e-6)
     assert "coverage.trend_intervals" in out
 
 
@@ -168,3 +181,40 @@ def test_bootstrap_kappa_matches_sklearn() -> None:
     p[:30] = t[:30]
     assert _kappa(t, p) == pytest.approx(cohen_kappa_score(t, p, labels=[0, 1, 2, 3]))
     assert np.isnan(_kappa(np.zeros(5, int), np.zeros(5, int)))
+
+
+class _TableJudge:
+    """A fake judge answering from a fixed text -> labels table (``noise`` flips severities)."""
+
+    def __init__(self, table: dict[str, tuple], noise: float, seed: int) -> None:
+        self.table, self.noise, self.rng = table, noise, np.random.default_rng(seed)
+
+    def judge(self, texts):
+        sev = np.array([self.table[t][0] for t in texts])
+        flip = self.rng.random(sev.shape) < self.noise
+        sev = np.where(flip, self.rng.integers(0, 4, sev.shape), sev)
+        n = len(texts)
+        labels = Labels(sev, np.zeros((n, 4), bool), np.array([self.table[t][1] for t in texts]))
+        return JudgeOutput(labels=labels, ok=np.ones(n, bool), replies=[""] * n)
+
+
+def test_judge_choice_study_reports_the_margin_and_its_noise() -> None:
+    audit = synthetic_labelled(400, seed=3, share=0.3)
+    scrub = Scrubber()
+    table = {
+        scrub(c.text()): (tuple(audit.labels.severity[i]), int(audit.labels.domain[i]))
+        for i, c in enumerate(audit.conversations)
+    }
+    judges = {
+        "plain": _TableJudge(table, 0.5, 0),
+        "same": _TableJudge(table, 0.5, 0),  # the reference again: no margin, no noise
+        "better": _TableJudge(table, 0.0, 0),
+    }
+    out = judge_choice_study(judges, audit, exclude=np.arange(100), n=40, seed=0)
+    assert out["choice.same.mean_kappa_diff"] == pytest.approx(0.0)
+    assert out["choice.same.mean_kappa_diff_se"] == pytest.approx(0.0)
+    assert out["choice.better.mean_kappa"] == pytest.approx(1.0)
+    diff, se = out["choice.better.mean_kappa_diff"], out["choice.better.mean_kappa_diff_se"]
+    assert diff > 2 * se > 0  # a perfect judge against a half-random one: beyond noise
+    assert 0 < out["choice.plain.mean_kappa_se"] < 0.3
+    assert "choice.plain.mean_kappa_diff" not in out  # the reference has no margin

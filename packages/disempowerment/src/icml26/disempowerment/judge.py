@@ -20,10 +20,16 @@ Two ways to keep the replies well formed:
   :attr:`LLMJudge.structured` turns ``False``). A reply that still does not parse is sent back
   once with the parser's complaint and the schema (a repair turn).
 
-:func:`parse_judgement` is lenient (code fences, single quotes, trailing commas, synonyms such
-as ``"high"``, numbers 0-3, ``key: value`` lines) but never guesses a category: an unreadable
-severity makes the reply malformed, and a domain outside the six is the explicit label
-``other`` (and off-schema, so malformed too), never one of the six.
+:func:`parse_judgement` is lenient in *form* only, and only in these documented ways: code
+fences and prose around the object, single quotes, trailing commas, bare keys and words,
+``key: value`` lines, the key aliases in ``_KEY_ALIASES``, severity synonyms (``"high"`` ->
+severe, ``"low"`` -> mild, ...) and numbers 0-3. It never fills in content: every field
+(the three severities, ``amplifiers``, ``domain``) must be present, so a reply without its
+amplifiers is malformed (not "no amplifier"); an unreadable severity makes the reply
+malformed; a domain outside the six is the explicit label ``other`` (and off-schema, so
+malformed too), never one of the six. A labelled set (truth, not a model's reply) is read
+by the strict :func:`icml26.disempowerment.labels.label_from_json` instead: no synonyms, no
+missing field.
 """
 
 from __future__ import annotations
@@ -251,8 +257,9 @@ def parse_judgement(text: str) -> Judgement:
 
     Returns:
         The :class:`Judgement`; ``ok`` is False, with the reasons in ``problems``, when a
-        severity is unreadable, the amplifiers are not a list, or the domain is missing or
-        outside the six (an unknown domain becomes ``other``, never a named domain).
+        severity is unreadable, the amplifiers are missing or not a list, or the domain is
+        missing or outside the six (an unknown domain becomes ``other``, never a named
+        domain).
     """
     fields = _fields(text if isinstance(text, str) else "")
     problems: list[str] = []
@@ -262,7 +269,10 @@ def parse_judgement(text: str) -> Judgement:
         if s is None:
             problems.append(f"{dim}: {fields.get(dim)!r} is not a severity")
         sev.append(s or 0)
-    amps_raw = fields.get("amplifiers", [])
+    amps_raw = fields.get("amplifiers")
+    if amps_raw is None:
+        problems.append("amplifiers: missing (an empty list means none)")
+        amps_raw = []
     if isinstance(amps_raw, str):
         amps_raw = re.split(r"[,;/ ]+", amps_raw.strip("[]"))
     if not isinstance(amps_raw, list):

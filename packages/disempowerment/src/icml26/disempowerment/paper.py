@@ -72,12 +72,17 @@ CLAIMS = [
     ),
     Claim(
         "intervals_cover",
-        "The rate intervals cover the planted rates at about their level: over fresh "
-        "generated logs and calibration sets, at least 85% of the nominal-95% intervals of "
-        "the 12 rates (3 dimensions and any; mild, moderate, severe) hold the planted rate; "
-        "Wilson intervals of the classifier's uncorrected shares (the placebo) do not.",
+        "The rate intervals cover the planted rates at their nominal level: over fresh "
+        "generated logs and calibration sets, the share of the nominal-95% intervals of the "
+        "12 rates (3 dimensions and any; mild, moderate, severe) that hold the planted rate "
+        "is consistent with 95% (its exact 95% Clopper-Pearson interval reaches 0.95: with "
+        "quick's 48 intervals at least 42 must cover, with full's 120 at least 109) and is "
+        "at least 0.85 (a floor for the smoke run's 12); Wilson intervals of the classifier's "
+        "uncorrected shares (the placebo) do not. The 12 intervals of one log are counted as "
+        "independent; they are correlated, which makes the exact interval too narrow and the "
+        "test stricter, not laxer.",
         "(method property; the paper reports intervals)",
-        "coverage.rate_intervals >= 0.85",
+        "coverage.rate_intervals.hi >= 0.95 and coverage.rate_intervals >= 0.85",
         profiles=_VALIDATED,
         placebo={"rate_intervals": "naive_intervals"},
     ),

@@ -41,7 +41,7 @@ from icml26.disempowerment.synthetic import NULL_WORLDS, generate_log, null_spec
 from icml26.disempowerment.taxonomy import DIMENSIONS, SEVERITIES, VARIABLES
 from icml26.shared import Claim, log, rng_for, seed_for
 from icml26.shared.claims import evaluate_rule, rule_keys
-from icml26.shared.stats import wilson_interval
+from icml26.shared.stats import clopper_pearson_interval, wilson_interval
 
 __all__ = [
     "NullSettings",
@@ -181,7 +181,9 @@ def coverage_study(
     Returns:
         ``coverage.rate_intervals`` (the 12 rates, corrected intervals),
         ``coverage.naive_intervals`` (Wilson intervals of the raw predicted shares: no
-        correction), ``coverage.trend_intervals`` (the 4 slopes),
+        correction), each with the exact (Clopper-Pearson) interval of that share at the
+        intervals' level (``.lo``/``.hi``; intervals counted as independent),
+        ``coverage.trend_intervals`` (the 4 slopes),
         ``coverage.approval_intervals``, ``coverage.n_intervals`` and
         ``coverage.rate.<var>.<severity>``.
     """
@@ -219,6 +221,9 @@ def coverage_study(
         return {}
     out = {f"coverage.{k}_intervals": float(np.mean(v)) for k, v in hits.items() if v}
     out["coverage.n_intervals"] = float(len(hits["rate"]))
+    for k in ("rate", "naive"):
+        lo, hi = clopper_pearson_interval(int(sum(hits[k])), len(hits[k]), intervals.level)
+        out[f"coverage.{k}_intervals.lo"], out[f"coverage.{k}_intervals.hi"] = lo, hi
     out.update({f"coverage.rate.{k}": float(np.mean(v)) for k, v in per_key.items()})
     return out
 
@@ -374,7 +379,13 @@ def judge_rows(
 
 
 def judge_choice_study(
-    judges: dict[str, Any], audit: LabelledConversations, *, exclude: np.ndarray, n: int, seed: int
+    judges: dict[str, Any],
+    audit: LabelledConversations,
+    *,
+    exclude: np.ndarray,
+    n: int,
+    seed: int,
+    n_resamples: int = 1000,
 ) -> dict[str, float]:
     """Judge variants on a *validation* split of the audit set, to choose one before the
     test split (:func:`judge_rows`) is rated.
@@ -382,18 +393,24 @@ def judge_choice_study(
     The split is ``n`` rows outside ``exclude`` (the test rows), half drawn among the
     conversations with any severity above none and half among the rest, so that agreement
     beyond chance is measurable on few rows. Each variant is scored by its mean Cohen's kappa
-    over the three dimensions.
+    over the three dimensions; every variant after the first (the reference) also gets its
+    difference from the reference and that difference's paired-bootstrap standard error over
+    the validation rows (``n_resamples`` resamples of the same rows for both variants), so
+    that a choice can demand a margin beyond noise.
 
     Args:
-        judges: name -> judge (``judge(texts) -> JudgeOutput``).
+        judges: name -> judge (``judge(texts) -> JudgeOutput``); the first is the reference.
         audit: the labelled audit set.
         exclude: rows the variants must not see (the test split).
         n: validation rows.
         seed: the split's seed.
+        n_resamples: bootstrap resamples for the standard errors.
 
     Returns:
         ``choice.<name>.<agreement key>`` for every variant (see :func:`judge_study`),
-        ``choice.<name>.mean_kappa``, ``choice.<name>.malformed_rate``, ``choice.n``.
+        ``choice.<name>.mean_kappa``, ``choice.<name>.mean_kappa_se``,
+        ``choice.<name>.malformed_rate``, ``choice.n``; for every variant but the first,
+        ``choice.<name>.mean_kappa_diff`` and ``choice.<name>.mean_kappa_diff_se``.
     """
     rng = rng_for(seed, "judge_validation")
     free = np.setdiff1d(np.arange(len(audit.conversations)), exclude)
@@ -409,6 +426,8 @@ def judge_choice_study(
     scrubber = Scrubber()
     texts = [scrubber(c.text()) for c in sub.conversations]
     out: dict[str, float] = {"choice.n": float(n)}
+    draws = rng_for(seed, "judge_choice_bootstrap").integers(0, n, size=(n_resamples, n))
+    boots: dict[str, np.ndarray] = {}
     for name, judge in judges.items():
         start = time.perf_counter()
         res = judge.judge(texts)
@@ -416,10 +435,28 @@ def judge_choice_study(
         out.update({f"choice.{name}.{k[len('judge.') :]}": v for k, v in agreement.items()})
         kappas = [agreement[f"judge.kappa.{d}"] for d in DIMENSIONS]
         out[f"choice.{name}.mean_kappa"] = float(np.mean(kappas))
+        boots[name] = _mean_kappa_draws(sub.labels.severity, res.labels.severity, draws)
+        out[f"choice.{name}.mean_kappa_se"] = float(np.nanstd(boots[name], ddof=1))
         out[f"choice.{name}.malformed_rate"] = float(np.mean(~res.ok))
         out[f"choice.{name}.seconds_per_item"] = (time.perf_counter() - start) / n
         log(f"judge variant {name}: mean kappa {np.mean(kappas):.3f}")
+    ref = next(iter(judges), None)
+    for name in list(judges)[1:]:
+        out[f"choice.{name}.mean_kappa_diff"] = (
+            out[f"choice.{name}.mean_kappa"] - out[f"choice.{ref}.mean_kappa"]
+        )
+        out[f"choice.{name}.mean_kappa_diff_se"] = float(
+            np.nanstd(boots[name] - boots[ref], ddof=1)
+        )
     return out
+
+
+def _mean_kappa_draws(truth: np.ndarray, pred: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """Mean Cohen's kappa over the dimensions on each bootstrap draw of rows (NaN where a
+    dimension's kappa is undefined on that draw)."""
+    return np.array(
+        [np.mean([_kappa(truth[r, k], pred[r, k]) for k in range(truth.shape[1])]) for r in draws]
+    )
 
 
 def judge_agreement(
