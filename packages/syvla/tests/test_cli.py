@@ -21,9 +21,18 @@ def test_smoke_run_writes_the_contract_keys(
     monkeypatch.setenv("ICML26_QUIET", "1")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     out = tmp_path / "run"
-    assert main(["run", "syvla", "--profile", "smoke", "--out", str(out)]) == 0
+    opt_out = ["--set", "cache_pretrain=false"]  # no pretrained backbone kept outside the run
+    assert main(["run", "syvla", "--profile", "smoke", "--out", str(out), *opt_out]) == 0
     check_paper(PAPER, out)
     m = load_results(out / "results.json")["metrics"]
+    assert m["pretrain.from_cache"] == 0
+    assert not list((tmp_path / "cache").rglob("pretrain-*.pt"))
+    env = json.loads((out / "env.json").read_text())
+    assert env["pretrain_cache_seed0"] == {
+        "from_cache": False,
+        "cache_key": None,
+        "cache_path": None,
+    }
     for method in METHODS:
         for split in SPLIT_NAMES:
             assert 0.0 <= m[f"success.{split}.{method}"] <= 1.0
@@ -46,7 +55,7 @@ def test_smoke_run_writes_the_contract_keys(
         assert (out / "plots" / f"{plot}.png").is_file()
     # the embeddings were cached: a resumed run reloads stages and needs no sentence model
     assert (tmp_path / "cache" / "icml26" / "syvla").is_dir()
-    assert main(["run", "syvla", "--profile", "smoke", "--out", str(out)]) == 0
+    assert main(["run", "syvla", "--profile", "smoke", "--out", str(out), *opt_out]) == 0
     assert load_results(out / "results.json")["metrics"] == m
 
 
@@ -86,9 +95,18 @@ def test_babyai_profile_runs_registry_levels(
     assert m["babyai_demo_steps.gotoredballgrey"] > 0
     assert m["rl_frames_per_seed"] == 8
     assert len(list((tmp_path / "cache" / "icml26" / "syvla").glob("pretrain-*.pt"))) == 1
+    assert m["pretrain.from_cache"] == 0  # trained here: the run's times include it
     again = tmp_path / "again"
     assert main(["run", "syvla", "--profile", "babyai", "--out", str(again), *args]) == 0
-    assert load_results(again / "results.json")["metrics"]["vqa_pretrained"] == m["vqa_pretrained"]
+    loaded = load_results(again / "results.json")["metrics"]
+    assert loaded["vqa_pretrained"] == m["vqa_pretrained"]
+    assert loaded["pretrain.from_cache"] == 1  # loaded: the provenance says so
+    first = json.loads((out / "env.json").read_text())["pretrain_cache_seed0"]
+    second = json.loads((again / "env.json").read_text())["pretrain_cache_seed0"]
+    assert not first["from_cache"]
+    assert second["from_cache"]
+    assert second["cache_key"] == first["cache_key"]
+    assert Path(second["cache_path"]).is_file()
 
 
 @pytest.mark.parametrize(

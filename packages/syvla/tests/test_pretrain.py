@@ -1,4 +1,5 @@
-"""VQA pretraining: held-out views disjoint by content, early stop on validation, a bad call."""
+"""VQA pretraining: held-out views disjoint by content, early stop on validation, a bad call,
+the user-cache key."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from icml26.syvla.data import TextBank, all_instructions
+from icml26.shared import rng_for
+from icml26.syvla import data, evaluate, language, pretrain, steps
+from icml26.syvla import model as model_module
+from icml26.syvla import vqa as vqa_module
+from icml26.syvla.config import RunConfig
+from icml26.syvla.data import TextBank, VQASet, all_instructions, vqa_set
+from icml26.syvla.evaluate import vqa_accuracy
 from icml26.syvla.model import ModelConfig, SyVLA
 from icml26.syvla.pretrain import VQAPretrainConfig, pretrain_vqa, vqa_splits
 from icml26.syvla.vqa import question_texts
@@ -82,3 +89,44 @@ def test_pretraining_keeps_the_best_validation_checkpoint(monkeypatch: pytest.Mo
     final = model.state_dict()
     assert all(torch.equal(final[k], v) for k, v in seen[1].items())
     assert not all(torch.equal(final[k], v) for k, v in seen[2].items())
+
+
+def _key_inputs(device: str = "cpu", encoder: object | None = None) -> tuple:
+    cfg = RunConfig(device=device)
+    torch.manual_seed(0)
+    model = SyVLA(ModelConfig())
+    bank = TextBank(encoder or _Encoder())  # type: ignore[arg-type]
+    vqa = vqa_splits(20, 10, 10, 13, seed=0)
+    return cfg, model, VQAPretrainConfig(), vqa, bank, 0
+
+
+def test_pretrain_cache_key_covers_the_code_data_embeddings_and_device(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Everything that changes the pretrained weights changes the user-cache key."""
+    names = {m.__name__ for m in steps.key_modules()}
+    for needed in (pretrain, evaluate, data, model_module, vqa_module, language):
+        assert needed.__name__ in names
+    assert rng_for.__module__ in names  # the seeding helpers pretraining draws from
+    assert vqa_set.__module__ in names
+    assert vqa_accuracy.__module__ in names
+    base = steps._pretrain_key(*_key_inputs())
+    assert steps._pretrain_key(*_key_inputs()) == base  # deterministic
+    assert steps._pretrain_key(*_key_inputs(device="cuda")) != base
+
+    class _Other(_Encoder):
+        def encode(self, texts: list[str]) -> np.ndarray:
+            return super().encode(texts) + 1.0
+
+    assert steps._pretrain_key(*_key_inputs(encoder=_Other())) != base
+    cfg, model, settings, vqa, bank, seed = _key_inputs()
+    assert steps._pretrain_key(cfg, model, settings, vqa, bank, 1) != base
+    assert steps._pretrain_key(cfg, model, VQAPretrainConfig(lr=0.5), vqa, bank, seed) != base
+    shifted = (vqa[0], VQASet(vqa[1].views, vqa[1].questions, vqa[1].answers[::-1].copy()), vqa[2])
+    assert steps._pretrain_key(cfg, model, settings, shifted, bank, seed) != base
+    original = steps._source
+    for name in sorted(names):
+        monkeypatch.setattr(
+            steps, "_source", lambda m, n=name: original(m) + ("#" if m.__name__ == n else "")
+        )
+        assert steps._pretrain_key(*_key_inputs()) != base, name

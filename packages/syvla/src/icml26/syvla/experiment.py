@@ -49,7 +49,7 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
         seed = cfg.seed + k
         base = cfg.seed if cfg.shared_bc else seed
         if base not in starts:
-            pre, pre_info = pretrain_backbone(cfg, stages, bank, vqa, base)
+            pre, pre_info = pretrain_backbone(cfg, stages, bank, vqa, base, run_dir)
             bcs = {
                 d: behaviour_clone(cfg, stages, pre, demos, bank, base, decouple=d, vqa_test=vqa[2])
                 for d in (True, False)
@@ -93,7 +93,7 @@ def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     stages = Stages(run_dir)
     bank = text_bank(cfg)
     vqa = stages.once("vqa-data", lambda: vqa_data(cfg), saver=PICKLE)
-    pre, pre_info = pretrain_backbone(cfg, stages, bank, vqa, cfg.seed)
+    pre, pre_info = pretrain_backbone(cfg, stages, bank, vqa, cfg.seed, run_dir)
     success: dict[str, dict[str, list[float]]] = {}
     budget: dict[str, dict[str, float]] = {}
     for level in cfg.levels:

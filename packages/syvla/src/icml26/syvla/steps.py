@@ -10,17 +10,17 @@ from __future__ import annotations
 import copy
 import hashlib
 import inspect
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 import torch
 
 from icml26.shared import PICKLE, Stages, seed_for
-from icml26.syvla import model as model_module
 from icml26.syvla import pretrain as pretrain_module
-from icml26.syvla import vqa as vqa_module
 from icml26.syvla.bc import BCConfig, train_bc
 from icml26.syvla.config import METHODS, SPLIT_NAMES, RunConfig
 from icml26.syvla.data import Demos, TextBank, VQASet, collect_demos
@@ -30,6 +30,7 @@ from icml26.syvla.levels import LEVELS
 from icml26.syvla.model import ModelConfig, SyVLA
 from icml26.syvla.ppo import RLConfig, train_rl
 from icml26.syvla.pretrain import VQAPretrainConfig, pretrain_vqa, vqa_splits
+from icml26.syvla.vqa import question_texts
 
 __all__ = [
     "behaviour_clone",
@@ -115,8 +116,13 @@ def pretrain_backbone(
     bank: TextBank,
     vqa: tuple[np.ndarray, VQASet, VQASet],
     seed: int,
+    run_dir: Any = None,
 ) -> tuple[SyVLA, dict[str, Any]]:
-    """The VQA-pretrained backbone and reasoning head, with its held-out accuracy."""
+    """The VQA-pretrained backbone and reasoning head, with its held-out accuracy.
+
+    Its record says whether the weights came from the user cache (``from_cache``) and under
+    which key and file (``cache_key``, ``cache_path``; ``None`` with ``cache_pretrain=False``);
+    with ``run_dir`` the same goes into ``env.json`` as ``pretrain_cache_seed<seed>``."""
     model = make_model(cfg, seed)
     settings = VQAPretrainConfig(max_steps=cfg.vqa_max_steps, lr=cfg.vqa_lr, target=cfg.vqa_target)
 
@@ -130,12 +136,44 @@ def pretrain_backbone(
             "best_val": res.best_val,
         }
 
-    fit = _cached(_pretrain_key(cfg, model, settings, vqa, seed), train)
-    info = trained(stages, f"pretrain-seed{seed}", model, fit if cfg.cache_pretrain else train)
+    if cfg.cache_pretrain:
+        fit = _cached(_pretrain_key(cfg, model, settings, vqa, bank, seed), train)
+    else:
+        fit = train
+    info = trained(stages, f"pretrain-seed{seed}", model, fit)
+    info.setdefault("from_cache", False)  # a stage file written before the field existed
+    info.setdefault("cache_key", None)
+    info.setdefault("cache_path", None)
+    if run_dir is not None:
+        provenance = {k: info[k] for k in ("from_cache", "cache_key", "cache_path")}
+        run_dir.update_env(**{f"pretrain_cache_seed{seed}": provenance})
     info["heldout_accuracy"] = vqa_accuracy(model, vqa[2], bank)
     info["heldout_by_family"] = vqa_accuracy_by_family(model, vqa[2], bank)
     info["val_by_family"] = vqa_accuracy_by_family(model, vqa[1], bank)
     return model, info
+
+
+def key_modules() -> list[ModuleType]:
+    """The ``icml26`` modules whose code decides the pretrained weights: :mod:`pretrain` and,
+    transitively, every ``icml26`` module defining a function, class or module that one of
+    them names (model, data and its question sets, evaluation, the seeding helpers, ...)."""
+    seen: dict[str, ModuleType] = {}
+    todo = [pretrain_module]
+    while todo:
+        mod = todo.pop()
+        if mod.__name__ in seen:
+            continue
+        seen[mod.__name__] = mod
+        for obj in vars(mod).values():
+            name = obj.__name__ if isinstance(obj, ModuleType) else getattr(obj, "__module__", None)
+            if isinstance(name, str) and name.startswith("icml26.") and name in sys.modules:
+                todo.append(sys.modules[name])
+    return [seen[name] for name in sorted(seen)]
+
+
+def _source(module: ModuleType) -> str:
+    """The code of ``module`` as hashed into the pretraining key."""
+    return inspect.getsource(module)
 
 
 def _pretrain_key(
@@ -143,17 +181,22 @@ def _pretrain_key(
     model: SyVLA,
     settings: VQAPretrainConfig,
     vqa: tuple[np.ndarray, VQASet, VQASet],
+    bank: TextBank,
     seed: int,
 ) -> str:
-    """What decides the pretrained weights: the code of the modules that build the backbone,
-    train it and ask the questions, the settings, the initial weights, the training views and
-    the validation set (the data themselves, so the code that draws them needs no hash)."""
+    """What decides the pretrained weights: the code of :func:`key_modules`, the settings,
+    the seed and device, the initial weights, the question embeddings pretraining looks up
+    (the text encoder's output, so its weights and code count), the training views and the
+    validation set (the data themselves)."""
     h = hashlib.sha256()
-    for module in (model_module, pretrain_module, vqa_module):
-        h.update(inspect.getsource(module).encode())
-    h.update(repr((model.cfg, settings, seed, cfg.text_model, torch.__version__)).encode())
+    for module in key_modules():
+        h.update(module.__name__.encode())
+        h.update(_source(module).encode())
+    h.update(repr((model.cfg, settings, seed, cfg.device, cfg.text_model)).encode())
+    h.update(torch.__version__.encode())
     for tensor in model.state_dict().values():
         h.update(tensor.detach().cpu().numpy().tobytes())
+    h.update(np.ascontiguousarray(bank.vectors[bank.ids(question_texts())]).tobytes())
     for arr in (vqa[0], vqa[1].views, vqa[1].answers, np.array(vqa[1].questions)):
         h.update(np.ascontiguousarray(arr).tobytes())
     return h.hexdigest()[:24]
@@ -163,21 +206,23 @@ def _cached(
     key: str, train: Callable[[SyVLA], dict[str, Any]]
 ) -> Callable[[SyVLA], dict[str, Any]]:
     """``train`` with its result kept under the user cache (``pretrain-<key>.pt``): a later
-    run with the same code, settings, initial weights and data loads it instead."""
+    run with the same code, settings, initial weights and data loads it instead. The record
+    says which happened (``from_cache``) and names the key and file."""
     path = default_cache_dir() / f"pretrain-{key}.pt"
+    where = {"cache_key": key, "cache_path": str(path)}
 
     def run(m: SyVLA) -> dict[str, Any]:
         if path.is_file():
             saved = torch.load(path, map_location="cpu", weights_only=False)
             m.load_state_dict(saved["state"])
-            return {**saved["info"], "from_cache": True}
+            return {**saved["info"], "from_cache": True, **where}
         info = train(m)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         state = {k: v.detach().cpu() for k, v in m.state_dict().items()}
         torch.save({"state": state, "info": info}, tmp)
         tmp.replace(path)
-        return info
+        return {**info, "from_cache": False, **where}
 
     return run
 

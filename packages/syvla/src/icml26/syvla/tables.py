@@ -37,8 +37,11 @@ def _put(metrics: dict[str, float], name: str, method: str, values: list[float])
 def _pretrain_metrics(pretrain: list[dict[str, Any]]) -> dict[str, float]:
     """Held-out VQA accuracy of the pretrained backbone (``vqa_pretrained``), per question
     family (``vqa_pretrained.<family>``), the validation accuracy of the kept check
-    (``vqa_pretrain_val`` and ``vqa_pretrain_val.<family>``) and the steps taken."""
+    (``vqa_pretrain_val`` and ``vqa_pretrain_val.<family>``), the steps taken, and
+    ``pretrain.from_cache``: the fraction of pretrainings loaded from the user cache (0 or 1
+    for one; then the run's times exclude that pretraining)."""
     m = {
+        "pretrain.from_cache": float(np.mean([bool(p.get("from_cache")) for p in pretrain])),
         "vqa_pretrained": float(np.mean([p["heldout_accuracy"] for p in pretrain])),
         "vqa_pretrain_val": float(np.mean([p["best_val"] for p in pretrain])),
         "vqa_pretrain_steps": float(np.mean([p["steps"] for p in pretrain])),
@@ -50,6 +53,15 @@ def _pretrain_metrics(pretrain: list[dict[str, Any]]) -> dict[str, float]:
         for family in pretrain[0].get(src, {}):
             m[f"{name}.{family}"] = float(np.mean([p[src][family] for p in pretrain]))
     return m
+
+
+def _from_cache(m: dict[str, float]) -> str:
+    """``; loaded from the user cache, not timed here`` when the run loaded its pretraining."""
+    share = m.get("pretrain.from_cache", 0.0)
+    if share <= 0:
+        return ""
+    which = "loaded" if share >= 1 else f"{share:.0%} loaded"
+    return f"; {which} from the user cache, so the run's times exclude it"
 
 
 def summarise(
@@ -201,7 +213,8 @@ def markdown_tables(results: dict[str, Any]) -> str:
         f"Budget: {m.get('demo_episodes', 0):.0f} solved expert episodes "
         f"({m.get('demo_steps', 0):.0f} steps), {m.get('rl_frames_per_seed', 0):.0f} RL frames "
         f"per method and seed; VQA pretraining {m.get('vqa_pretrain_steps', 0):.0f} steps "
-        f"(validation {m.get('vqa_pretrain_val', float('nan')):.3f}), held-out accuracy "
+        f"(validation {m.get('vqa_pretrain_val', float('nan')):.3f}"
+        f"{_from_cache(m)}), held-out accuracy "
         f"{m.get('vqa_pretrained', float('nan')):.3f}{_families(m)}; after BC "
         f"{m.get('vqa_after_bc.decoupled', float('nan')):.3f} decoupled, "
         f"{m.get('vqa_after_bc.joint', float('nan')):.3f} joint."
