@@ -298,9 +298,9 @@ PROFILES = {
         arch=Architecture(latent_dof=2, ae_hidden=(4, 8), hnn_hidden=(8,), iterations=1),
     ),
     # the wave at the Kolmogorov barrier (PSD fails) and FPUT, RO-HNN with and without the
-    # energy term against PSD + the same HNN, 3 seeds each; the run before reconstruction
-    # pretraining and best-validation checkpoints measured 225 CPU-s (791 s wall at load 10),
-    # RESULTS.md has this one's. Chunks of 200 steps: 6 validation checkpoints per model.
+    # energy term against PSD + the same HNN, 3 seeds each; measured at c5965a8 (with 300
+    # pretraining steps and best-validation checkpoints): 223 CPU-s, 436 s wall at load ~5
+    # (791 s wall at load 10 before them). Chunks of 200 steps: 6 validation checkpoints.
     "quick": RunConfig(
         systems=("fput", "wave"),
         models=("rohnn", "psd_hnn"),
