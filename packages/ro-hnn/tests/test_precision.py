@@ -190,7 +190,7 @@ def test_encode_decode_energy_are_float64_in_a_float32_context(fput_data, tiny) 
         assert jnp.zeros(1).dtype == jnp.float32  # the caller's setting is untouched
     with jax.enable_x64(True):  # the same numbers as under the global switch
         np.testing.assert_allclose(np.asarray(xh), np.asarray(model.decode(model.encode(x))))
-    with pytest.raises(ValueError, match="latent states of dimension"):
+    with pytest.raises(ValueError, match="one latent state of shape"):
         model.decode(np.zeros(model.latent_dim + 1))
 
 
@@ -212,3 +212,30 @@ def test_predict_refuses_a_batch_and_a_non_finite_state(fput_data, tiny) -> None
     bad[3] = np.inf
     with pytest.raises(ValueError, match="non-finite"):
         model.predict(bad, 3)
+
+
+def test_encode_decode_refuse_a_batch_and_a_non_finite_state(fput_data, tiny) -> None:  # type: ignore[no-untyped-def]
+    """``encode`` on a ``(B, 2n)`` batch died in a JAX-internal ``dot_general`` TypeError and a
+    NaN state encoded to NaN silently (review of main, #5): both are refused by name now, and
+    ``jax.vmap(model.encode)`` (the documented batch path) still works."""
+    system, ds, basis = fput_data
+    kw = {"n": ds.n, "dt": system.dt, "damped": False, "arch": tiny, "basis": basis}
+    model = build_model("rohnn", q_ref=ds.q_ref, seed=0, **kw)
+    batch = np.asarray(ds.test.x[:, 0])
+    with pytest.raises(
+        ValueError, match=r"encode takes one state of shape \(12,\), got shape \(2, 12\).*vmap"
+    ):
+        model.encode(batch)
+    bad = batch[0].copy()
+    bad[3] = np.nan
+    with pytest.raises(ValueError, match="encode got a non-finite state"):
+        model.encode(bad)
+    z = np.array(model.encode(batch[0]))
+    with pytest.raises(ValueError, match=r"decode takes one latent state.*vmap"):
+        model.decode(np.stack([z, z]))
+    z[0] = np.inf
+    with pytest.raises(ValueError, match="decode got a non-finite latent state"):
+        model.decode(z)
+    with jax.enable_x64(True):
+        zs = jax.vmap(model.encode)(jnp.asarray(batch))
+    np.testing.assert_allclose(np.asarray(zs[0]), np.asarray(model.encode(batch[0])), atol=1e-12)

@@ -156,7 +156,7 @@ def test_bad_training_inputs(fput_data) -> None:  # type: ignore[no-untyped-def]
         Trainer(model, ds.train.x[..., :-2], ds.x_ref, SETTINGS)
     with pytest.raises(ValueError, match="shorter than a window"):
         Trainer(model, ds.train.x[:, :2], ds.x_ref, SETTINGS)
-    with pytest.raises(ValueError, match="expected states of dimension"):
+    with pytest.raises(ValueError, match="encode takes one state of shape"):
         model.encode(jnp.ones(2 * ds.n + 2))
     with pytest.raises(ValueError, match="unknown model"):
         build_model("lnn", n=ds.n, dt=0.1, damped=False, arch=TINY, basis=basis)
@@ -166,3 +166,34 @@ def test_bad_training_inputs(fput_data) -> None:  # type: ignore[no-untyped-def]
         TrainSettings(pretrain_steps=-1)
     with pytest.raises(ValueError, match="batch"):
         TrainSettings(batch=0)
+
+
+def test_trainer_ends_on_the_best_validation_checkpoint(fput_data) -> None:  # type: ignore[no-untyped-def]
+    """Review of main, #2: joint training made the decoder worse than its PSD start. With
+    validation trajectories the trainer scores the start (after pretraining) and every chunk,
+    and the model ends on the best score: recomputed on the final model it is the minimum of
+    the history, at ``best_step``."""
+    from icml26.ro_hnn.train import validation_error
+
+    _, ds, _ = fput_data
+    model = _model("rohnn", fput_data)
+    x_val = np.asarray(ds.test.x[:, : ds.horizon + 1])  # any held-out states do for the test
+    settings = replace(SETTINGS, steps=12, pretrain_steps=4)
+    trainer = Trainer(model, ds.train.x, ds.x_ref, settings, seed=0, x_val=x_val)
+    trainer.fit()
+    steps = [h[0] for h in trainer.val_history]
+    assert steps == [0, 4, 8, 12]
+    scores = [h[1] for h in trainer.val_history]
+    assert trainer.best_step == steps[int(np.argmin(scores))]
+    graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+    with jax.enable_x64(True):
+        final, _ = validation_error(
+            graphdef, settings, params, rest, jnp.asarray(x_val), trainer.scale
+        )
+    np.testing.assert_allclose(float(final), min(scores), rtol=1e-10)
+    with pytest.raises(ValueError, match="x_val must have shape"):
+        Trainer(model, ds.train.x, ds.x_ref, settings, x_val=x_val[..., :-1])
+    bad = x_val.copy()
+    bad[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="x_val has non-finite"):
+        Trainer(model, ds.train.x, ds.x_ref, settings, x_val=bad)

@@ -126,6 +126,7 @@ class Dataset:
     test: Trajectories  # (n_test, 10 * horizon + 1, 2n)
     horizon: int
     damped: bool
+    val: Trajectories | None = None  # (n_val, horizon + 1, 2n), own seed stream: model selection
 
     @property
     def n(self) -> int:

@@ -40,6 +40,16 @@ __all__ = [
 ]
 
 
+def _check_one(x: Any, dim: int, method: str, what: str) -> None:
+    """Refuse anything but one finite ``(dim,)`` vector (batches go through ``jax.vmap``)."""
+    shape = tuple(jnp.shape(x))
+    if shape != (dim,):
+        batch = f": for a batch use jax.vmap(model.{method})" if len(shape) > 1 else ""
+        raise ValueError(f"{method} takes one {what} of shape ({dim},), got shape {shape}{batch}")
+    if not isinstance(x, jax.core.Tracer) and not np.all(np.isfinite(np.asarray(x))):
+        raise ValueError(f"{method} got a non-finite {what} (NaN or inf entries)")
+
+
 class ReducedModel(nnx.Module):
     """An autoencoder plus latent dynamics advanced ``substeps`` times per observation step ``dt``.
 
@@ -79,10 +89,10 @@ class ReducedModel(nnx.Module):
             ``(2d,)`` latent state, float64.
 
         Raises:
-            ValueError: a state whose last dimension is not ``2n``.
+            ValueError: ``x`` not of shape ``(2n,)`` (a batch ``(B, 2n)`` included: use
+                ``jax.vmap(model.encode)``), or not finite.
         """
-        if x.shape[-1] != self.full_dim:
-            raise ValueError(f"expected states of dimension {self.full_dim}, got shape {x.shape}")
+        _check_one(x, self.full_dim, "encode", "state")
         with jax.enable_x64(True):
             return self.autoencoder.encode(jnp.asarray(x, jnp.float64))
 
@@ -97,12 +107,10 @@ class ReducedModel(nnx.Module):
             ``(2n,)`` full state, float64.
 
         Raises:
-            ValueError: a latent state whose last dimension is not ``2d``.
+            ValueError: ``z`` not of shape ``(2d,)`` (a batch included: use
+                ``jax.vmap(model.decode)``), or not finite.
         """
-        if z.shape[-1] != self.latent_dim:
-            raise ValueError(
-                f"expected latent states of dimension {self.latent_dim}, got shape {z.shape}"
-            )
+        _check_one(z, self.latent_dim, "decode", "latent state")
         with jax.enable_x64(True):
             return self.autoencoder.decode(jnp.asarray(z, jnp.float64))
 

@@ -10,7 +10,9 @@ are far from every training snapshot (median 0.69 relative against 0.26 in the f
 at n = 128, 5-13 cells, still 0.28-0.38 against 0.21-0.23, measured 2026-12-05): h5/h10 and
 ``projection_error`` over all 201 steps are reported, not used to decide. The PSD-Galerkin
 reference (the true ``H`` projected onto the PSD basis, ``rollout_error.<system>.psd_galerkin``)
-is what PSD + HNN can at best learn. The decoder's symplecticity is exact by construction, and
+is what PSD + HNN can at best learn, so ``beats_psd`` is decided against it
+(``gain_over_galerkin``); the gain over the trained ``psd_hnn`` (``gain_over_psd``) is reported
+only, since it also measures how far ``psd_hnn``'s training falls short of that reference. The decoder's symplecticity is exact by construction, and
 the learned Hamiltonian's conservation along latent rollouts is a property of the shared
 Störmer-Verlet integrator (it holds for PSD + HNN and for static latents alike), so both are
 tests (``tests/test_cli.py``, ``tests/test_precision.py``), not claims.
@@ -61,15 +63,16 @@ CLAIMS = [
     Claim(
         "beats_psd",
         "On the same wave, RO-HNN's rollouts over the first period (the training horizon, from "
-        "held-out initial states) are more accurate than those of PSD with the same geometric "
-        "HNN (equal latent size, 3 seeds; error below 1 and the paired per-seed gain beyond two "
-        "of its standard errors). "
-        "PSD-Galerkin (the true H on the PSD basis) is reported beside them as the best PSD + "
-        "HNN can learn.",
+        "held-out initial states) are more accurate than the best any PSD + HNN at equal "
+        "latent size can do: PSD-Galerkin, the true H projected onto the PSD basis (error "
+        "below 1 and the per-seed gain over PSD-Galerkin beyond two of its standard errors "
+        "over 3 seeds; the reference is deterministic and shares every seed's data). The "
+        "trained PSD + HNN (same geometric HNN, same data and batches) is reported beside it "
+        "(gain_over_psd.wave.rohnn.h1), not used to decide: beating it can be its training "
+        "shortfall.",
         "qualitative (nonlinear reduction beyond linear symplectic bases)",
         "psd_projection_error_h1.wave > 0.3 and rollout_error.wave.rohnn.h1 < 1 and "
-        + _paired_gain("wave", "rohnn", "h1")
-        + " and rollout_error.wave.psd_hnn.h1 > 0 and rollout_error.wave.psd_galerkin.h1 > 0",
+        "gain_over_galerkin.wave.rohnn.h1 > 2 * seed_se.gain_over_galerkin.wave.rohnn.h1",
         placebo={"rohnn": "psd_hnn"},
         profiles=("quick", "full"),
     ),
@@ -99,7 +102,7 @@ CLAIMS = [
         "drifts by about 0, and the energy term (w_energy) pushes towards matching energies: "
         "the h1 < 1 premise refuses such a collapsed model (error 1 = the mean state). Not "
         "forced: the energy term sees 6-step windows only, and nothing in the model conserves "
-        "the true energy of decoded long rollouts (quick run at a17246d: drift 0.92 on FPUT)",
+        "the true energy of decoded long rollouts (RESULTS.md lists the measured drifts)",
         profiles=("quick", "full"),
     ),
     Claim(

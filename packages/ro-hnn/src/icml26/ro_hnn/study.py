@@ -13,7 +13,7 @@ term), ``psd_hnn``, ``ae_node``, ``full_hnn`` (see :mod:`icml26.ro_hnn.models`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ from icml26.ro_hnn.config import RunConfig
 from icml26.ro_hnn.data import (
     Dataset,
     Reduction,
+    Trajectories,
     dataset_from_trajectories,
     fit_reduction,
     load_trajectories,
@@ -29,7 +30,7 @@ from icml26.ro_hnn.data import (
 )
 from icml26.ro_hnn.evaluate import evaluate_model
 from icml26.ro_hnn.models import build_model, psd_galerkin
-from icml26.ro_hnn.systems import HamiltonianSystem, make_system
+from icml26.ro_hnn.systems import HamiltonianSystem, make_system, simulate
 from icml26.ro_hnn.train import Trainer, TrainSettings
 from icml26.shared import log, seed_for
 
@@ -108,6 +109,12 @@ def prepare_system(config: RunConfig, name: str) -> PreparedSystem:
             seed=_stream_seed(config.seed, "data"),
             noise=config.noise,
         )
+        if config.n_val > 0:  # model selection only: own stream, never train or test states
+            rng = np.random.default_rng(_stream_seed(config.seed, "validation"))
+            x0 = system.sample_initial_conditions(rng, config.n_val)
+            ds = replace(
+                ds, val=Trajectories(np.asarray(simulate(system, x0, config.horizon)), system.dt)
+            )
     arch = config.arch
     reduction = fit_reduction(ds, arch.latent_dof, max(arch.ae_hidden, default=arch.latent_dof))
     log(
@@ -169,16 +176,25 @@ def train_unit(config: RunConfig, prepared: PreparedSystem, kind: str, k: int) -
         pretrain_batch=config.pretrain_batch,
     )
     batches = _stream_seed(config.seed, "batches", k)
-    trainer = Trainer(model, ds.train.x, ds.x_ref, settings, seed=batches, energy=energy)
+    x_val = None if ds.val is None else ds.val.x
+    trainer = Trainer(
+        model, ds.train.x, ds.x_ref, settings, seed=batches, energy=energy, x_val=x_val
+    )
     losses = trainer.fit()
     metrics = evaluate_model(
         model, ds.test.x, ds.train.x, ds.x_ref, ds.horizon, energy=energy, damped=ds.damped
     )
     metrics.update(final_loss=losses[-1], loss_curve=losses)
+    if trainer.best_step is not None:
+        metrics.update(
+            best_step=trainer.best_step,
+            val_history=[list(v) for v in trainer.val_history],
+        )
     log(
         f"  {ds.name:6s} {kind:9s} seed {k}: h1 {metrics['h1']:.3g} h10 {metrics['h10']:.3g} "
         f"projection {metrics['projection_error']:.3g} "
-        f"drift {metrics.get('energy_drift', float('nan')):.3g}"
+        f"drift {metrics.get('energy_drift', float('nan')):.3g} "
+        f"best step {metrics.get('best_step', config.steps)}"
     )
     return {
         k2: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
@@ -249,7 +265,9 @@ def summarise(
         ``generalisation_gap``, ``psd_projection_error.<system>``,
         ``energy_drift_gain.<system>.<model>`` (the paired gain over ``rohnn_l2``, see
         :func:`energy_drift_gains`), ``gain_over_psd.<system>.<model>.<metric>`` (the paired
-        gain over ``psd_hnn``, :func:`gains_over_psd`), and their ``seed_se`` / ``seed_std`` where they vary over
+        gain over ``psd_hnn``, :func:`gains_over_psd`), ``gain_over_galerkin.<system>.<model>.h<k>``
+        (PSD-Galerkin's rollout error minus the model's, per seed: the reference is
+        deterministic and every seed shares the data, so the SE is the model's), and their ``seed_se`` / ``seed_std`` where they vary over
         seeds.
     """
     m: dict[str, Any] = {}
@@ -282,6 +300,7 @@ def summarise(
                 "projection_error_h1",
                 "energy_drift",
                 "learned_energy_drift",
+                "best_step",
             ):
                 if key in us[0]:
                     put((key, name, kind), [u[key] for u in us])
@@ -301,6 +320,10 @@ def summarise(
         for key, per_kind in gains_over_psd(units[name]).items():
             for kind, gains in per_kind.items():
                 put(("gain_over_psd", name, kind, key), gains)
+        if ref is not None:
+            for kind, us in units[name].items():
+                for h in ("h1", "h10"):
+                    put(("gain_over_galerkin", name, kind, h), [ref[h] - u[h] for u in us])
     return m
 
 

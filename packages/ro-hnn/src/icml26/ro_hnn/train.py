@@ -27,6 +27,14 @@ the linear subspace it starts from (:func:`pretrain_chunk`).
 Training runs ``chunk`` steps per compiled call (one ``lax.scan``, static shapes), so it
 compiles once per model and system; an orbax checkpoint is written every
 ``checkpoint_every`` steps and training resumes from it.
+
+With validation trajectories (``Trainer(..., x_val=...)``, drawn from their own seed stream,
+never test states) the trainer scores the parameters after pretraining and after every chunk
+on :func:`validation_error` (reconstruction plus observed rollout over each whole validation
+trajectory, both relative to ``s_x``: the figures the evaluation reports, in the full space, so
+comparable across checkpoints) and ends on the best of them (``best_step``): joint training
+can trade the decoder's reconstruction for the latent fit and end worse than it began. A run
+resumed from an orbax checkpoint restarts this choice at the restored step.
 """
 
 from __future__ import annotations
@@ -61,6 +69,7 @@ __all__ = [
     "retract",
     "sample_windows",
     "train_chunk",
+    "validation_error",
 ]
 
 
@@ -289,6 +298,31 @@ def joint_loss(
     return total, parts
 
 
+@partial(jax.jit, static_argnames=("graphdef", "settings"))
+def validation_error(
+    graphdef: Any,
+    settings: TrainSettings,
+    params: Any,
+    rest: Any,
+    x_val: jax.Array,
+    scale: jax.Array,
+) -> tuple[jax.Array, jax.Array]:
+    """The checkpoint-selection score on whole validation trajectories (module doc).
+
+    Args:
+        graphdef, params, rest: the model, split by ``nnx.split(model, nnx.Param, ...)``.
+        settings: the loss settings (only their structure: the weights are not used).
+        x_val: ``(N, T+1, 2n)`` validation trajectories.
+        scale: ``s_x``.
+
+    Returns:
+        ``(score, reconstruction)``: relative reconstruction plus relative observed-rollout
+        error, and the reconstruction alone.
+    """
+    _, parts = joint_loss(graphdef, settings, params, rest, x_val, scale)
+    return parts["rec"] + parts["obs"], parts["rec"]
+
+
 def sample_windows(key: jax.Array, data: jax.Array, batch: int, window: int) -> jax.Array:
     """``batch`` random windows of ``window + 1`` consecutive states from ``data (N, T+1, D)``."""
     n_traj, length = data.shape[:2]
@@ -358,10 +392,14 @@ class Trainer:
             Riemannian projection and retraction are applied around it.
         energy: the system's Hamiltonian of one state (for ``settings.w_energy``); a function
             that can be hashed (a module-level function or a frozen dataclass's method).
+        x_val: validation trajectories ``(N, T+1, 2n)`` (not test data): the trainer ends on
+            the parameters that score best on them (module doc; ``best_step``,
+            ``val_history``). ``None``: it ends on the last step.
 
     Raises:
-        ValueError: trajectories of the wrong shape or too short for a window, or
-            ``w_energy > 0`` without ``energy``.
+        ValueError: trajectories of the wrong shape or too short for a window, validation
+            trajectories of the wrong shape or not finite, or ``w_energy > 0`` without
+            ``energy``.
     """
 
     def __init__(
@@ -374,6 +412,7 @@ class Trainer:
         seed: int = 0,
         optimizer: optax.GradientTransformation | None = None,
         energy: Callable[[jax.Array], jax.Array] | None = None,
+        x_val: np.ndarray | None = None,
     ) -> None:
         if settings.w_energy > 0 and energy is None:
             raise ValueError(
@@ -388,6 +427,16 @@ class Trainer:
         self.energy = energy
         with jax.enable_x64(True):
             self._setup(model, x_train, x_ref, settings, seed)
+            self.x_val = None if x_val is None else jnp.asarray(x_val, jnp.float64)
+        if x_val is not None and (
+            np.ndim(x_val) != 3 or np.shape(x_val)[-1] != model.full_dim or np.shape(x_val)[1] < 2
+        ):
+            raise ValueError(
+                f"x_val must have shape (N, T+1, {model.full_dim}) with T >= 1, got "
+                f"{np.shape(x_val)}"
+            )
+        if x_val is not None and not np.all(np.isfinite(np.asarray(x_val))):
+            raise ValueError("x_val has non-finite entries (NaN or inf)")
 
     def _setup(
         self,
@@ -418,6 +467,8 @@ class Trainer:
         self.step = 0
         self.losses: list[float] = []
         self.pretrain_losses: list[float] = []
+        self.val_history: list[tuple[int, float, float]] = []  # (step, score, reconstruction)
+        self.best_step: int | None = None
 
     def loss(self, windows: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
         """The joint loss of the current parameters on ``windows``.
@@ -474,6 +525,7 @@ class Trainer:
                 self._load(restored)
         if self.step == 0 and s.pretrain_steps > 0 and not self.pretrain_losses:
             self._pretrain()
+        best = self._score()
         last_saved = self.step
         while self.step < s.steps:
             n = min(s.chunk, s.steps - self.step)
@@ -502,13 +554,29 @@ class Trainer:
             self.step += n
             if on_chunk is not None:
                 on_chunk(self.step, float(losses[-1]))
+            best = self._score(best)
             if manager is not None and (
                 self.step - last_saved >= s.checkpoint_every or self.step >= s.steps
             ):
                 manager.save(self.step, self._state())
                 last_saved = self.step
-        nnx.update(self.model, self.params)
+        nnx.update(self.model, self.params if best is None else best[1])
         return self.losses
+
+    def _score(self, best: tuple[float, Any] | None = None) -> tuple[float, Any] | None:
+        """Score the current parameters on the validation trajectories; the better of them and
+        ``best`` (``(score, params)``), or ``None`` without validation data."""
+        if self.x_val is None:
+            return None
+        score, rec = validation_error(
+            self.graphdef, self.settings, self.params, self.rest, self.x_val, self.scale
+        )
+        score = float(score)
+        self.val_history.append((self.step, score, float(rec)))
+        if best is not None and not (score < best[0] or np.isnan(best[0])):  # NaN never wins
+            return best
+        self.best_step = self.step
+        return score, self.params
 
     def _pretrain(self) -> None:
         """``pretrain_steps`` reconstruction-only steps of the autoencoder (module doc)."""
