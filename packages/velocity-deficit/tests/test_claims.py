@@ -33,7 +33,9 @@ def test_quick_claims_decide_and_their_placebos_could_pass() -> None:
     flagged = {c.id for c in PAPER.claims if placebo_problems(c, m, "quick")}
     assert flagged == HOLD_UNDER_PLACEBO
     for claim in res["claims"]:
-        assert claim["placebo_holds"] is (claim["id"] in HOLD_UNDER_PLACEBO), claim["id"]
+        # a claim not decidable on this run (decidable_when false) carries no placebo verdict
+        held_under_placebo = claim.get("placebo_holds") is True
+        assert held_under_placebo is (claim["id"] in HOLD_UNDER_PLACEBO), claim["id"]
     # no placebo is the baseline itself (an exact 0 against a strict bound fails by construction)
     for claim in PAPER.claims:
         assert isinstance(claim.placebo, dict)

@@ -19,11 +19,13 @@ from icml26.velocity_deficit.ssc import (
     IDENTITY,
     MAX_FLAT_FEATURES,
     DeficitSchedule,
+    PairedScores,
     ScaleSchedule,
     SSCSettings,
     calibrate,
+    choose_schedule,
     corrected,
-    validation_fd_noise,
+    paired_fd_gains,
 )
 
 
@@ -151,38 +153,110 @@ def test_calibrate_keeps_a_field_that_lacks_nothing_and_fixes_one_that_does() ->
     # tapered to gamma(1) = 1, so a field slow at every t is only partly restored
     assert slow.scores[slow.schedule.label()] < 0.5 * slow.scores["identity"]
     assert set(slow.scores) == {"identity", "deficit_b1", "deficit_b3"}
-    assert slow.min_drop == pytest.approx(2 * slow.fd_noise)  # the default noise margin
+    best = slow.schedule.label()  # beyond the default margin: 2 SEs of the paired drops
+    assert slow.gains[best] > 2 * slow.gain_se[best] > 0
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_calibrate_keeps_the_identity_within_the_validation_noise(seed: int) -> None:
-    """An exact field (q = R_exact / R_learned ~ 1 up to draw noise): no candidate beats the identity by two SDs of the validation FD's own noise, so the
-    calibration keeps the model's field, with no ``min_gain`` at all."""
+    """An exact field (q = R_exact / R_learned ~ 1 up to draw noise): no candidate beats the
+    identity by two SEs of the paired FD drops, so the calibration keeps the model's field,
+    with no ``min_gain`` at all."""
     gmm = random_gmm(4, 3, seed=5)
     ref = torch.as_tensor(gmm.sample(800, np.random.default_rng(seed))[0], dtype=torch.float64)
     s = SSCSettings(betas=(1.0, 3.0), nfe=10, n_samples=200, ratio_samples=200, seed=seed)
     cal = calibrate(_slow_field(gmm, 1.0), ref, s, exact=gmm.optimal_velocity)
-    assert cal.fd_noise > 0
+    assert all(math.isfinite(se) and se >= 0 for se in cal.gain_se.values())
+    assert all(cal.gains[k] <= 2 * cal.gain_se[k] for k in cal.gains)
     assert cal.is_identity
     assert cal.schedule is IDENTITY
 
 
-def test_validation_fd_noise_against_a_direct_computation() -> None:
-    """The SD over disjoint sets of n rows, each against the other rows; NaN below two sets."""
-    ref = torch.as_tensor(np.random.default_rng(3).normal(size=(330, 4)))
-    sd, k = validation_fd_noise(ref, 100)
-    assert k == 3
-    x = ref.numpy()
-    fds = [
-        frechet_distance(
-            x[i * 100 : (i + 1) * 100], np.delete(x, np.s_[i * 100 : (i + 1) * 100], 0)
-        )
-        for i in range(3)
-    ]
-    assert sd == pytest.approx(np.std(fds, ddof=1))
-    sd, k = validation_fd_noise(ref, 200)
-    assert k == 1
-    assert math.isnan(sd)
+def test_paired_fd_gains_against_a_direct_computation() -> None:
+    """Every candidate is sampled from the same draws (one generator, drawn in turn) and the
+    gain is the mean and SE of FD(identity) - FD(candidate) over the draws."""
+    ref = torch.as_tensor(np.random.default_rng(3).normal(size=(300, 3)))
+    s = SSCSettings(nfe=4, n_samples=80, seed=7, replicates=3)
+    field = lambda x, t: -0.5 * x  # noqa: E731
+    boost = ScaleSchedule(alpha=0.5, beta=1.0)
+    paired = paired_fd_gains(field, ref, [IDENTITY, boost], s)
+    gen = torch.Generator().manual_seed(7)
+    direct = {"identity": [], boost.label(): []}
+    for _ in range(3):
+        z = torch.randn(80, 3, generator=gen, dtype=ref.dtype)
+        for sched in (IDENTITY, boost):
+            x = integrate(corrected(field, sched), z, steps=4)
+            direct[sched.label()].append(frechet_distance(x.numpy(), ref.numpy()))
+    for k, v in direct.items():
+        assert paired.fds[k] == pytest.approx(v)
+    d = np.subtract(direct["identity"], direct[boost.label()])
+    assert paired.gains[boost.label()] == pytest.approx(d.mean())
+    assert paired.gain_se[boost.label()] == pytest.approx(d.std(ddof=1) / math.sqrt(3))
+    again = paired_fd_gains(
+        field, ref, [IDENTITY, boost], s, reuse={"identity": paired.fds["identity"]}
+    )
+    assert again.fds[boost.label()] == pytest.approx(paired.fds[boost.label()])  # same draws
+
+
+def _paired(fds: dict[str, list[float]]) -> tuple[PairedScores, list]:
+    cands = [IDENTITY, *(ScaleSchedule(alpha=a, beta=1.0) for a in (0.1, 0.2)[: len(fds) - 1])]
+    arrays = {c.label(): np.asarray(v) for c, v in zip(cands, fds.values(), strict=True)}
+    base = arrays["identity"]
+    gains = {c.label(): float((base - arrays[c.label()]).mean()) for c in cands[1:]}
+    ses = {
+        c.label(): float((base - arrays[c.label()]).std(ddof=1) / math.sqrt(len(base)))
+        if len(base) > 1
+        else math.nan
+        for c in cands[1:]
+    }
+    return PairedScores(arrays, gains, ses), cands
+
+
+def test_a_harmful_candidate_that_wins_one_draw_by_chance_is_not_kept() -> None:
+    """The guard can fail: a candidate worse on average that beats the identity on its first
+    draw (which a one-draw choice would keep) is rejected; a helpful one is kept, also when
+    its gain is smaller than the spread of the FDs over draws (a paired comparison)."""
+    s = SSCSettings(replicates=4)
+    harmful, cands = _paired({"id": [10.0, 10.0, 10.0, 10.0], "h": [9.0, 12.0, 11.5, 12.0]})
+    assert choose_schedule(harmful, cands, s) is IDENTITY
+    one_draw = PairedScores({k: v[:1] for k, v in harmful.fds.items()}, {}, {})
+    one = {k: float(v[0]) for k, v in one_draw.fds.items()}
+    assert min(one, key=one.__getitem__) == cands[1].label()  # one draw alone would keep it
+    ident = [10.0, 11.0, 9.0, 10.5]  # FD spread over draws ~0.9
+    small, cands = _paired(
+        {
+            "id": ident,
+            "c": [v - 0.3 + e for v, e in zip(ident, (0.02, -0.01, 0.0, -0.02), strict=True)],
+        }
+    )
+    assert choose_schedule(small, cands, s) is cands[1]
+    noisy, cands = _paired(
+        {
+            "id": ident,
+            "c": [v - 0.3 + e for v, e in zip(ident, (0.5, -0.9, 0.6, -0.7), strict=True)],
+        }
+    )
+    assert choose_schedule(noisy, cands, s) is IDENTITY  # same mean gain, within the noise
+    both, cands = _paired(
+        {"id": ident, "a": [v - 0.3 for v in ident], "b": [v - 1.0 for v in ident]}
+    )
+    assert choose_schedule(both, cands, s) is cands[2]  # the lowest FD among those kept
+
+
+def test_the_margin_needs_replicates() -> None:
+    with pytest.raises(ValueError, match="replicates must be >= 2"):
+        SSCSettings(replicates=1)
+    SSCSettings(replicates=1, noise_margin=0.0)  # no margin: one draw is allowed
+    one, cands = _paired({"id": [10.0], "c": [9.0]})
+    one = PairedScores(one.fds, one.gains, {cands[1].label(): math.nan})
+    with pytest.raises(ValueError, match="noise margin cannot be estimated"):
+        choose_schedule(one, cands, _margin_on())
+
+
+def _margin_on() -> SSCSettings:
+    s = SSCSettings(replicates=2)
+    object.__setattr__(s, "replicates", 1)  # bypass validation: a hand-built PairedScores
+    return s
 
 
 def test_calibrate_names_a_model_that_returns_nan() -> None:

@@ -122,9 +122,11 @@ class RunConfig:
             and ``paper`` (the paper's ``rho = 1``; variant ``mafm_paper``).
         ssc_min_gain: SSC keeps a correction only if its validation FD beats the identity's by
             this fraction (0: the noise margin alone decides).
-        ssc_noise_margin: and by this many SDs of the validation FD's own noise, measured on
-            disjoint sets of ``val_samples`` real validation rows (a guard against choosing on
-            validation noise; fixed a priori at 2, not tuned on any test figure).
+        ssc_noise_margin: and its mean paired validation FD drop must exceed this many SEs of
+            the paired drops over ``ssc_replicates`` shared noise draws (a guard against
+            choosing on validation noise; fixed a priori at 2, not tuned on any test figure).
+        ssc_replicates: noise draws of ``val_samples`` each that every SSC candidate is
+            sampled from (the same draws for all: a paired comparison; >= 2).
         sampler, grid: ODE solver and time grid.
         nfe: budgets at which every variant is sampled; ``reference_nfe``: the baseline's long
             budget (the paper's 250 steps).
@@ -167,6 +169,7 @@ class RunConfig:
     ssc_betas: tuple[float, ...] = (1.0, 3.0)
     ssc_min_gain: float = 0.0
     ssc_noise_margin: float = 2.0
+    ssc_replicates: int = 4
     n_samples: int = 400
     val_samples: int = 300
     ratio_samples: int = 500
@@ -231,6 +234,11 @@ class RunConfig:
         if not (self.ssc_noise_margin >= 0 and math.isfinite(self.ssc_noise_margin)):
             raise ValueError(
                 f"ssc_noise_margin must be finite and >= 0, got {self.ssc_noise_margin}"
+            )
+        if self.ssc_replicates < 2:
+            raise ValueError(
+                f"ssc_replicates must be >= 2 (SSC's margin needs a standard error), "
+                f"got {self.ssc_replicates}"
             )
         if self.mafm_power < 0:
             raise ValueError(f"mafm_power must be >= 0, got {self.mafm_power}")

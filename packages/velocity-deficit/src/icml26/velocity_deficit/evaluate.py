@@ -30,7 +30,9 @@ Metric keys (``<d>`` dataset, ``<r>`` regime ``fit`` / ``short``, ``<v>`` a vari
 oracle profile on mixtures),
 ``fm_loss.<d>.<r>.<m>``, ``fm_loss_test.*``, ``fm_excess_loss.*`` (mixtures),
 ``ssc_val.<d>.<r>.<m>.<schedule>``, ``ssc_gamma0.<d>.<r>.<m>``, ``ssc_identity.<d>.<r>.<m>``,
-``ssc_val_fd_sd.<d>.<r>.<m>`` (the validation FD's own noise, SSC's margin's unit),
+``ssc_val_gain.<d>.<r>.<m>.<schedule>`` and ``ssc_val_gain_se.<d>.<r>.<m>.<schedule>`` (the
+mean paired validation FD drop from the identity over SSC's noise draws and its SE, the
+margin's unit),
 ``ssc_naive_gamma0.<d>.<r>.<m>``, ``ssc_random_gamma0|_u|_identity.<d>.<r>.baseline``,
 ``<family>_val.<d>.<r>.l<lambda>`` and ``<family>_lambda.<d>.<r>`` per MAFM family;
 per dataset ``velocity_ratio_exact.<d>.t<t>`` (oracle on mixtures), ``velocity_ratio_exact_data.<d>.t<t>``
@@ -42,7 +44,7 @@ per dataset ``velocity_ratio_exact.<d>.t<t>`` (oracle on mixtures), ``velocity_r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -167,20 +169,19 @@ def random_ssc_choice(
     """The placebo ``ssc_random``: :func:`random_ssc` candidates chosen as SSC chooses.
 
     Args:
-        cal: SSC's calibration of ``model`` (its profiles and its ``min_drop``).
+        cal: SSC's calibration of ``model`` (its profiles).
         u: the random exponent (``U(0, 2)``, :func:`placebo_draw`).
         model: the model.
         x_val: the validation rows SSC was calibrated on.
-        settings: SSC's settings.
+        settings: SSC's settings (those of ``cal``: the identity's FDs on its draws are reused).
         features: the FD's feature map.
 
     Returns:
         The chosen schedule (:data:`IDENTITY` where no random-size candidate beats it).
     """
     candidates: list[Schedule] = [IDENTITY, *(random_ssc(cal, u, b) for b in settings.betas)]
-    best, _ = select_schedule(
-        model, x_val, candidates, settings, features=features, min_drop=cal.min_drop
-    )
+    same = {"identity": cal.fds["identity"]} if "identity" in cal.fds else None
+    best, _ = select_schedule(model, x_val, candidates, settings, features=features, reuse=same)
     return best
 
 
@@ -620,9 +621,10 @@ def _choose_mafm(
 
     Keys ``<family>_val.<d>.<r>.l<lambda>`` and ``<family>_lambda.<d>.<r>``."""
     scores = {}
+    one_draw = replace(settings, replicates=1, noise_margin=0.0)  # no correction: no margin
     for method, model in mafm.items():
-        _, val = select_schedule(model, x_val, [IDENTITY], settings, features=prep.clf.features)
-        scores[method] = val["identity"]
+        _, val = select_schedule(model, x_val, [IDENTITY], one_draw, features=prep.clf.features)
+        scores[method] = val.scores["identity"]
     best = min(mafm, key=scores.__getitem__)
     flat = {
         metric_key(f"{family}_val", prep.name, regime, "l" + number_part(lambdas[m])): v
@@ -638,7 +640,9 @@ def _naive(
     """The paper's sizing ``gamma(0) = 1 / R(0)``, its decay chosen on validation."""
     betas = [b for b in settings.betas if b > 0] or [1.0]
     candidates = [ScaleSchedule.from_start_ratio(r0, beta=b) for b in betas]
-    best, _ = select_schedule(model, x_val, candidates, settings, features=prep.clf.features)
+    # the paper's form: its best taper on one draw, no margin (as before the paired margin)
+    lowest = replace(settings, replicates=1, noise_margin=0.0)
+    best, _ = select_schedule(model, x_val, candidates, lowest, features=prep.clf.features)
     return best
 
 
@@ -659,7 +663,10 @@ def _calibrations(
             flat[metric_key("ssc_val", prep.name, regime, method, label)] = value
         flat[metric_key("ssc_gamma0", prep.name, regime, method)] = cal.schedule.gamma0
         flat[metric_key("ssc_identity", prep.name, regime, method)] = float(cal.is_identity)
-        flat[metric_key("ssc_val_fd_sd", prep.name, regime, method)] = cal.fd_noise
+        for label, value in cal.gains.items():
+            flat[metric_key("ssc_val_gain", prep.name, regime, method, label)] = value
+            se = cal.gain_se[label]
+            flat[metric_key("ssc_val_gain_se", prep.name, regime, method, label)] = se
     return cals, flat
 
 
@@ -695,6 +702,7 @@ def evaluate_seed(
         ratio_seed=ratio_seed(config, name),
         min_gain=config.ssc_min_gain,
         noise_margin=config.ssc_noise_margin,
+        replicates=config.ssc_replicates,
     )
     x_val = torch.as_tensor(prep.ds.x_val, device=config.device)
     flat: dict[str, float] = {}

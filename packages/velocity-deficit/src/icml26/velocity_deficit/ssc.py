@@ -20,9 +20,11 @@ the issue's ``gamma(0) = R_exact(0) / R_learned(0)``). ``beta = 0`` (the raw pro
 never returns to 1) is allowed but not a default candidate: the paper's asymmetry wants
 ``gamma -> 1`` at the data end. :func:`calibrate` picks the taper ``beta`` or *no correction
 at all* (:data:`IDENTITY`) by the Fréchet distance of samples to held-out data, and keeps a
-correction only if it beats the identity by more than the validation FD's own noise (its SD
-over disjoint sets of real held-out rows, :func:`validation_fd_noise`): a model that lacks
-nothing keeps its field.
+correction only if it beats the identity beyond the noise of that comparison: every candidate
+is sampled from the same ``replicates`` noise draws, and a correction is kept only if its mean
+*paired* FD drop ``FD(identity) - FD(candidate)`` exceeds ``noise_margin`` standard errors of
+those paired drops (:func:`paired_fd_gains`): a model that lacks nothing keeps its field, and
+a correction that wins one draw by chance is not kept.
 
 Every schedule is a callable ``t -> gamma(t)`` with a ``label()`` (a metric-key part) and
 ``gamma0``; :func:`corrected` applies one to any velocity model ``(x, t, ...) -> v`` with
@@ -51,14 +53,16 @@ __all__ = [
     "MAX_FLAT_FEATURES",
     "Calibration",
     "DeficitSchedule",
+    "PairedScores",
     "SSCSettings",
     "ScaleCorrected",
     "ScaleSchedule",
     "Schedule",
     "calibrate",
+    "choose_schedule",
     "corrected",
+    "paired_fd_gains",
     "select_schedule",
-    "validation_fd_noise",
 ]
 
 VelocityFn = Callable[..., torch.Tensor]
@@ -266,7 +270,7 @@ class SSCSettings:
             never returns to 1, is allowed but against the paper's ``gamma(1) = 1``).
         nfe: the sampling budget SSC is calibrated for.
         sampler: ``euler``, ``heun`` or ``midpoint``.
-        n_samples: samples per candidate (scored against the held-out reference).
+        n_samples: samples per candidate and noise draw (scored against the held-out reference).
         ratio_samples: pairs per time when measuring ``R_learned``.
         seed: seeds the calibration's sampling noise (its own stream: not the evaluation's).
         ratio_seed: seeds the ``(x0, x1)`` draws of ``R(t)``; ``R_learned`` and ``R_exact`` are
@@ -274,9 +278,13 @@ class SSCSettings:
             profile this seed and the same reference (default: ``seed + 1``).
         times: where ``R`` is measured when ``exact`` is a field.
         min_gain: a correction must beat the identity's validation FD by this fraction.
-        noise_margin: and by this many SDs of the validation FD's own noise
-            (:func:`validation_fd_noise`: real held-out rows in sets of ``n_samples``); 0 turns
-            it off. The default 2 keeps the identity unless a correction is clearly better.
+        noise_margin: and its mean paired FD drop must exceed this many standard errors of the
+            paired drops over ``replicates`` noise draws (:func:`paired_fd_gains`); 0 keeps
+            any mean drop. The default 2 keeps the identity unless a correction is clearly
+            better.
+        replicates: independent noise draws every candidate is sampled from (the same draws
+            for every candidate: a paired comparison); at least 2 when ``noise_margin > 0``
+            (one draw has no standard error).
 
     Raises:
         ValueError: a setting out of range.
@@ -292,6 +300,7 @@ class SSCSettings:
     times: tuple[float, ...] = (0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.95)
     min_gain: float = 0.0
     noise_margin: float = 2.0
+    replicates: int = 4
 
     def __post_init__(self) -> None:
         if not self.betas or any(not (b >= 0 and math.isfinite(b)) for b in self.betas):
@@ -307,6 +316,12 @@ class SSCSettings:
             raise ValueError(f"min_gain must lie in [0, 1), got {self.min_gain}")
         if not (self.noise_margin >= 0 and math.isfinite(self.noise_margin)):
             raise ValueError(f"noise_margin must be finite and >= 0, got {self.noise_margin}")
+        if self.replicates < 1 or (self.noise_margin > 0 and self.replicates < 2):
+            raise ValueError(
+                f"replicates must be >= 2 to estimate SSC's noise margin (noise_margin="
+                f"{self.noise_margin}), got {self.replicates}; set noise_margin=0 to choose "
+                "on one draw without a margin"
+            )
 
 
 @dataclass(frozen=True)
@@ -315,14 +330,15 @@ class Calibration:
 
     Attributes:
         schedule: the chosen schedule (:data:`IDENTITY` when no correction scored better).
-        scores: validation FD of every candidate, by label (``identity`` included).
+        scores: mean validation FD of every candidate over the noise draws, by label
+            (``identity`` included).
         learned: the model's ``R(t)``.
         exact: the exact field's ``R(t)`` at the same times.
-        fd_noise: the SD of a validation FD of ``n_samples`` real held-out rows
-            (:func:`validation_fd_noise`; NaN where the reference is too small to measure it).
-        min_drop: the FD drop a correction had to beat the identity by
-            (``noise_margin * fd_noise``, 0 where unmeasured).
         candidates: the schedules scored (the identity first).
+        gains: each correction's mean paired FD drop ``FD(identity) - FD(candidate)``
+            over the noise draws, by label (:func:`paired_fd_gains`; ``-inf`` if it diverged).
+        gain_se: the standard error of those paired drops, by label (the margin's unit).
+        fds: every candidate's FD on each noise draw, by label.
     """
 
     schedule: Schedule
@@ -330,8 +346,9 @@ class Calibration:
     learned: RatioProfile
     exact: RatioProfile
     candidates: tuple[Schedule, ...] = field(default=(), repr=False)
-    fd_noise: float = math.nan
-    min_drop: float = 0.0
+    gains: dict[str, float] = field(default_factory=dict)
+    gain_se: dict[str, float] = field(default_factory=dict)
+    fds: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def learned_vs_exact(self) -> RatioProfile:
@@ -362,6 +379,137 @@ def _flat_features(x: torch.Tensor) -> np.ndarray:
     return x.detach().flatten(1).cpu().double().numpy()
 
 
+@dataclass(frozen=True)
+class PairedScores:
+    """Every candidate's validation FD on the same noise draws (:func:`paired_fd_gains`).
+
+    Attributes:
+        fds: per label, the FD of each noise draw (``inf`` where the samples diverged).
+        gains: per correction (not the fallback), the mean paired drop
+            ``FD(fallback) - FD(candidate)`` over the draws (``-inf`` if any draw diverged).
+        gain_se: the standard error of those paired drops (NaN with one draw).
+    """
+
+    fds: dict[str, np.ndarray]
+    gains: dict[str, float]
+    gain_se: dict[str, float]
+
+    @property
+    def scores(self) -> dict[str, float]:
+        """Each candidate's mean FD over the draws."""
+        return {k: float(np.mean(v)) for k, v in self.fds.items()}
+
+
+def paired_fd_gains(
+    model: VelocityFn,
+    reference: torch.Tensor,
+    candidates: Sequence[Schedule],
+    settings: SSCSettings,
+    *,
+    features: Features | None = None,
+    reuse: dict[str, np.ndarray] | None = None,
+) -> PairedScores:
+    """Score every candidate on the same ``settings.replicates`` noise draws.
+
+    Draw ``r`` samples ``settings.n_samples`` noise rows (one generator seeded with
+    ``settings.seed``, drawn in turn), integrates them under every candidate and takes the FD
+    to ``reference``. Because the candidates share the draws, the difference of two
+    candidates' FDs on one draw carries little sampling noise; its spread over the draws is
+    the noise of the comparison SSC's choice makes.
+
+    Args:
+        model: the velocity model ``(x, t) -> v``.
+        reference: held-out data ``(N, ...)``.
+        candidates: schedules to score; the first is the fallback the gains are measured from.
+        settings: sampler, budget, samples per draw, number of draws and seed.
+        features: maps samples to features for the FD (default: the flattened data).
+        reuse: per label, FDs already measured with these same settings, reference and
+            features (e.g. a :class:`Calibration`'s ``fds``); those candidates are not sampled
+            again.
+
+    Returns:
+        The :class:`PairedScores`.
+    """
+    feats = features or _flat_features
+    gen = torch.Generator().manual_seed(settings.seed)
+    ref_features = feats(reference)
+    steps = steps_for_nfe(settings.nfe, settings.sampler)
+    known = {k: v for k, v in (reuse or {}).items() if len(v) == settings.replicates}
+    fds: dict[str, list[float]] = {s.label(): list(known.get(s.label(), [])) for s in candidates}
+    for _ in range(settings.replicates):
+        noise = torch.randn(
+            settings.n_samples, *reference.shape[1:], generator=gen, dtype=reference.dtype
+        ).to(reference.device)
+        for schedule in candidates:
+            if schedule.label() in known:
+                continue
+            x = integrate(corrected(model, schedule), noise, steps=steps, method=settings.sampler)
+            ok = bool(torch.all(torch.isfinite(x)))
+            fd = frechet_distance(feats(x), ref_features) if ok else math.inf
+            fds[schedule.label()].append(fd)
+    arrays = {k: np.asarray(v, dtype=float) for k, v in fds.items()}
+    base = arrays[candidates[0].label()]
+    gains: dict[str, float] = {}
+    ses: dict[str, float] = {}
+    for schedule in candidates[1:]:
+        label = schedule.label()
+        d = base - arrays[label]
+        if not np.all(np.isfinite(d)):
+            gains[label], ses[label] = -math.inf, math.nan
+            continue
+        gains[label] = float(d.mean())
+        ses[label] = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else math.nan
+    return PairedScores(arrays, gains, ses)
+
+
+def choose_schedule(
+    paired: PairedScores,
+    candidates: Sequence[Schedule],
+    settings: SSCSettings,
+    min_gain: float | None = None,
+) -> Schedule:
+    """SSC's decision rule on paired scores (:func:`select_schedule` without the sampling).
+
+    A candidate other than the first (the fallback) is eligible only if its mean paired FD
+    drop exceeds ``settings.noise_margin`` standard errors of the drops (when the margin is
+    on) and ``min_gain`` times the fallback's mean FD; the eligible one with the lowest mean
+    FD is returned, else the fallback.
+
+    Args:
+        paired: every candidate's FDs on shared draws (:func:`paired_fd_gains`).
+        candidates: the schedules scored, the fallback first.
+        settings: ``noise_margin`` and ``min_gain``.
+        min_gain: overrides ``settings.min_gain``.
+
+    Returns:
+        The chosen schedule.
+
+    Raises:
+        ValueError: the margin is on but a correction's paired SE cannot be estimated
+            (fewer than two finite draws).
+    """
+    gain = settings.min_gain if min_gain is None else min_gain
+    scores = paired.scores
+    fallback = candidates[0]
+    base = scores[fallback.label()]
+    kept = []
+    for s in candidates[1:]:
+        mean, se = paired.gains[s.label()], paired.gain_se[s.label()]
+        if not math.isfinite(mean) or mean <= gain * base:
+            continue  # diverged, or no better than the fallback
+        if settings.noise_margin > 0:
+            if not math.isfinite(se):
+                raise ValueError(
+                    f"SSC's noise margin cannot be estimated for {s.label()!r}: its paired FD "
+                    f"drops have no standard error ({len(paired.fds[s.label()])} draw(s)); "
+                    "use replicates >= 2"
+                )
+            if mean <= settings.noise_margin * se:
+                continue
+        kept.append(s)
+    return min(kept, key=lambda s: scores[s.label()]) if kept else fallback
+
+
 def select_schedule(
     model: VelocityFn,
     reference: torch.Tensor,
@@ -370,73 +518,31 @@ def select_schedule(
     *,
     features: Features | None = None,
     min_gain: float | None = None,
-    min_drop: float = 0.0,
-) -> tuple[Schedule, dict[str, float]]:
-    """The candidate whose samples lie closest (FD) to ``reference``, and every score.
+    reuse: dict[str, np.ndarray] | None = None,
+) -> tuple[Schedule, PairedScores]:
+    """The candidate whose samples lie closest (FD) to ``reference`` beyond the paired noise.
+
+    Every candidate is scored on the same ``settings.replicates`` noise draws
+    (:func:`paired_fd_gains`). A candidate other than the first (the fallback) is eligible
+    only if its mean paired FD drop from the fallback exceeds ``settings.noise_margin``
+    standard errors of the paired drops and ``min_gain`` times the fallback's mean FD; the
+    eligible candidate with the lowest mean FD is chosen, else the fallback.
 
     Args:
         model: the velocity model ``(x, t) -> v``.
         reference: held-out data ``(N, ...)``.
-        candidates: schedules to score; the first is the fallback when none beats it by
-            ``min_gain``.
-        settings: sampler, budget, sample count and seed.
+        candidates: schedules to score; the first is the fallback.
+        settings: sampler, budget, sample count, draws, margin and seed.
         features: maps samples to features for the FD (default: the flattened data).
         min_gain: overrides ``settings.min_gain``.
-        min_drop: the best candidate must also beat the fallback's FD by this absolute amount
-            (e.g. ``noise_margin`` SDs of :func:`validation_fd_noise`).
+        reuse: FDs already measured on these draws (:func:`paired_fd_gains`).
 
     Returns:
-        ``(best, {label: validation FD})`` (a diverged candidate scores ``inf``).
+        ``(best, paired scores)`` (``.scores``: mean validation FD by label; a diverged
+        candidate scores ``inf``).
     """
-    feats = features or _flat_features
-    gen = torch.Generator().manual_seed(settings.seed)
-    noise = torch.randn(
-        settings.n_samples, *reference.shape[1:], generator=gen, dtype=reference.dtype
-    )
-    noise = noise.to(reference.device)
-    ref_features = feats(reference)
-    steps = steps_for_nfe(settings.nfe, settings.sampler)
-    scores: dict[str, float] = {}
-    for schedule in candidates:
-        x = integrate(corrected(model, schedule), noise, steps=steps, method=settings.sampler)
-        ok = bool(torch.all(torch.isfinite(x)))
-        scores[schedule.label()] = frechet_distance(feats(x), ref_features) if ok else math.inf
-    gain = settings.min_gain if min_gain is None else min_gain
-    fallback = candidates[0]
-    best = min(candidates, key=lambda s: scores[s.label()])
-    if scores[best.label()] < scores[fallback.label()] * (1 - gain) - min_drop:
-        return best, scores
-    return fallback, scores
-
-
-def validation_fd_noise(
-    reference: torch.Tensor, n: int, features: Features | None = None
-) -> tuple[float, int]:
-    """The noise of a validation FD: its SD over disjoint sets of ``n`` real reference rows.
-
-    ``reference`` (in its given order; shuffle it first if it is sorted) is cut into
-    ``k = len(reference) // n`` disjoint sets of ``n`` rows; each set's FD to the other rows is
-    what a perfect sampler of ``n`` samples would score, so their spread is how much a
-    validation FD moves by sampling alone.
-
-    Args:
-        reference: held-out rows ``(N, ...)``.
-        n: rows per set (the calibration's ``n_samples``).
-        features: the FD's feature map (default: the flattened data).
-
-    Returns:
-        ``(sd, k)``: the SD over the ``k`` sets (NaN where ``k < 2``).
-    """
-    feats = features or _flat_features
-    k = len(reference) // n
-    if k < 2:
-        return math.nan, k
-    fds = []
-    for i in range(k):
-        inside = torch.zeros(len(reference), dtype=torch.bool, device=reference.device)
-        inside[i * n : (i + 1) * n] = True
-        fds.append(frechet_distance(feats(reference[inside]), feats(reference[~inside])))
-    return float(np.std(fds, ddof=1)), k
+    paired = paired_fd_gains(model, reference, candidates, settings, features=features, reuse=reuse)
+    return choose_schedule(paired, candidates, settings, min_gain), paired
 
 
 def calibrate(
@@ -451,9 +557,10 @@ def calibrate(
 
     Measures ``R_learned(t)`` on ``reference``, divides the exact field's ``R_exact(t)`` by it,
     builds one :class:`DeficitSchedule` per taper in ``settings.betas``, and returns the
-    candidate (the identity included) whose samples have the lowest FD to ``reference``; a
-    correction must beat the identity by ``settings.noise_margin`` SDs of the validation FD's
-    noise (:func:`validation_fd_noise`) and by ``settings.min_gain``.
+    candidate (the identity included) whose samples have the lowest mean FD to ``reference``
+    over ``settings.replicates`` shared noise draws; a correction must beat the identity by
+    ``settings.noise_margin`` standard errors of its *paired* FD drops (:func:`select_schedule`)
+    and by ``settings.min_gain``.
 
     Args:
         model: the velocity model ``(x, t) -> v`` (``t`` a 0-d tensor, as :func:`integrate`
@@ -510,11 +617,14 @@ def calibrate(
     learned = RatioProfile(exact.times, tuple(learned_r.values()))
     gain = exact / learned
     candidates: list[Schedule] = [IDENTITY, *(DeficitSchedule(gain, b) for b in settings.betas)]
-    noise, drop = math.nan, 0.0
-    if settings.noise_margin > 0:
-        noise, _ = validation_fd_noise(ref, settings.n_samples, features)
-        drop = settings.noise_margin * noise if math.isfinite(noise) else 0.0
-    best, scores = select_schedule(
-        model, ref, candidates, settings, features=features, min_drop=drop
+    best, paired = select_schedule(model, ref, candidates, settings, features=features)
+    return Calibration(
+        best,
+        paired.scores,
+        learned,
+        exact,
+        tuple(candidates),
+        paired.gains,
+        paired.gain_se,
+        paired.fds,
     )
-    return Calibration(best, scores, learned, exact, tuple(candidates), noise, drop)
