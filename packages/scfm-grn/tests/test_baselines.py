@@ -15,6 +15,9 @@ from icml26.scfm_grn.baselines import (
     pearson_scores,
     spearman_scores,
 )
+from icml26.scfm_grn.data import krumsiek11
+from icml26.scfm_grn.evaluate import corpus_scores
+from icml26.scfm_grn.pretraining import pooled_covariance
 
 
 @pytest.fixture
@@ -59,3 +62,20 @@ def test_bad_expression() -> None:
         pearson_scores(np.array([[1.0, np.nan], [0.0, 1.0], [2.0, 2.0]]))
     with pytest.raises(ValueError, match="cells >= 3"):
         genie3_scores(np.ones((2, 4)))
+
+
+def test_corpus_correlation_is_pooled_correlation_of_the_corpus() -> None:
+    """``corpus_correlation`` on a dataset = |correlation| of the pretraining cells on its genes
+    (one z-scored dataset: the pooled mean product is the Pearson correlation), independent
+    of the dataset's own cells; a gene outside the vocabulary is refused."""
+    data = krumsiek11()
+    genes = list(data.genes)
+    prior = (genes, pooled_covariance([data], genes))
+    subset = genes[3:8]
+    got = corpus_scores(prior, subset)
+    idx = [genes.index(g) for g in subset]
+    want = np.abs(np.corrcoef(data.values.T.astype(np.float64)))[np.ix_(idx, idx)]
+    off = ~np.eye(len(subset), dtype=bool)
+    np.testing.assert_allclose(got[off], want[off], atol=1e-5)
+    with pytest.raises(ValueError, match="outside the pretraining vocabulary"):
+        corpus_scores(prior, [*subset, "not_a_gene"])

@@ -43,6 +43,8 @@ def test_smoke_run_writes_the_contract_keys(
         assert m[f"null_sd.balanced_auprc.{split}"] > 0
         assert f"z.auprc_ratio.{split}.random" in m
     assert m["replicates"] == 2
+    # the unseen-dataset placebo: the corpus prior against the best other baseline
+    assert "gain_z.balanced_auprc.unseen_dataset.corpus_correlation" in m
     assert "pretrain.variance_explained" in m
     # the checkpoint is chosen on the validation datasets, which are neither pretrained on
     # nor scored; the in-dataset linear reference is reported beside each held-out figure

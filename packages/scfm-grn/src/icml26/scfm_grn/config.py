@@ -12,6 +12,7 @@ __all__ = [
     "BASELINES",
     "BENCH_PROFILES",
     "CONTROLS",
+    "CORPUS_BASELINES",
     "METHODS",
     "NOISES",
     "OURS",
@@ -34,7 +35,14 @@ BASELINES = (
     "attention",
     "zero_out",
     "embedding",
+    "corpus_correlation",
 )
+#: Baselines that read no model: ``corpus_correlation`` ranks a pair by |pooled covariance| of
+#: the pretraining corpus (z-scored values pooled over its cells; the matrix the co-expression
+#: init is built from). The test networks are sub-networks of the universe the pretraining
+#: sub-networks come from, so this prior alone ranks their edges: it is the placebo of
+#: ``ensemble_beats_baselines_unseen_dataset``.
+CORPUS_BASELINES = ("corpus_correlation",)
 #: Controls read from our features without a translator: ``vvp_abs`` ranks a pair by the
 #: mean |VVP response| over the M values (does the translator add or lose signal?).
 CONTROLS = ("vvp_abs",)
@@ -57,7 +65,8 @@ class RunConfig:
     and validation datasets as they are.
     ``user_h5ad`` (+ ``user_edges``) or ``user_beeline`` (a BEELINE dataset folder with
     ``ExpressionData.csv`` and ``refNetwork.csv``) adds a ``user`` split scored like
-    ``unseen_dataset``; ``user_tfs`` (one gene per line) restricts its candidate edges to
+    ``unseen_dataset``, except that its cells join pretraining unlabelled (as the training
+    dataset's do; the scFM and the co-expression init see them, its edges never); ``user_tfs`` (one gene per line) restricts its candidate edges to
     TF -> gene and ``n_top_genes`` to its most variable genes (TFs kept).
     ``scfm_checkpoint`` loads a saved scFM (``save_scfm``) instead of pretraining.
 

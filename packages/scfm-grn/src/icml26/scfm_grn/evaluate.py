@@ -41,7 +41,14 @@ from icml26.scfm_grn.model import CellModel
 from icml26.scfm_grn.translator import Translator, TranslatorConfig, pair_features, standardise
 from icml26.shared import seed_for
 
-__all__ = ["Features", "extract", "fit_translators", "method_scores", "score_replicate"]
+__all__ = [
+    "Features",
+    "corpus_scores",
+    "extract",
+    "fit_translators",
+    "method_scores",
+    "score_replicate",
+]
 
 #: Methods whose scores a replicate keeps for the figures.
 CURVE_METHODS = ("ensemble", "vvp", "gt", "genie3", "correlation", "attention", "zero_out")
@@ -64,9 +71,17 @@ class Features:
     pairs: NDArray[np.int64] | None = None
 
 
-def _baselines(model: CellModel, data: ExpressionData, cfg: RunConfig) -> dict[str, Callable]:
+def _baselines(
+    model: CellModel,
+    data: ExpressionData,
+    cfg: RunConfig,
+    prior: tuple[Sequence[str], NDArray[np.float64]] | None,
+) -> dict[str, Callable]:
     x, seed = data.values, cfg.seed
-    return {
+    out: dict[str, Callable] = {}
+    if prior is not None:
+        out["corpus_correlation"] = lambda: corpus_scores(prior, data.genes)
+    return out | {
         "correlation": lambda: pearson_scores(x),
         "spearman": lambda: spearman_scores(x),
         "mi": lambda: mutual_information_scores(x),
@@ -80,6 +95,31 @@ def _baselines(model: CellModel, data: ExpressionData, cfg: RunConfig) -> dict[s
     }
 
 
+def corpus_scores(
+    prior: tuple[Sequence[str], NDArray[np.float64]], genes: Sequence[str]
+) -> NDArray[np.float64]:
+    """The ``corpus_correlation`` baseline: |pooled covariance| of the pretraining corpus
+    (:func:`icml26.scfm_grn.pretraining.pooled_covariance`) restricted to ``genes``.
+
+    Args:
+        prior: ``(vocabulary, [V, V] pooled covariance over the pretraining cells)``.
+        genes: the dataset's genes (each in the vocabulary).
+
+    Returns:
+        ``[G, G]`` scores (0 for pairs no pretraining dataset measured together).
+
+    Raises:
+        ValueError: a gene outside the vocabulary.
+    """
+    vocab, cov = prior
+    pos = {g: i for i, g in enumerate(vocab)}
+    missing = [g for g in genes if g not in pos]
+    if missing:
+        raise ValueError(f"genes outside the pretraining vocabulary: {missing[:5]}")
+    idx = np.array([pos[g] for g in genes])
+    return np.abs(np.asarray(cov, dtype=np.float64)[np.ix_(idx, idx)])
+
+
 def extract(
     model: CellModel,
     data: ExpressionData,
@@ -87,6 +127,7 @@ def extract(
     *,
     baselines: bool = True,
     tfs: Sequence[str] | None = None,
+    prior: tuple[Sequence[str], NDArray[np.float64]] | None = None,
 ) -> Features:
     """VVP and GT features and every baseline's scores for one dataset.
 
@@ -96,6 +137,9 @@ def extract(
         cfg: the run's config (levels, mask groups, GT mode, baseline sizes).
         baselines: also compute the baselines' scores.
         tfs: restrict the candidate pairs (and the features' source rows) to TF -> gene.
+        prior: ``(vocabulary, pooled covariance of the pretraining cells)`` for the
+            ``corpus_correlation`` baseline (:func:`corpus_scores`); without it that baseline
+            is not computed (and :func:`method_scores` refuses the features).
 
     Returns:
         :class:`Features` with each part's CPU seconds.
@@ -129,7 +173,7 @@ def extract(
     )
     scores = {}
     if baselines:
-        scores = {name: timed(name, fn) for name, fn in _baselines(model, data, cfg).items()}
+        scores = {name: timed(name, fn) for name, fn in _baselines(model, data, cfg, prior).items()}
     return Features(data, vvp, gt, scores, secs, rows, pairs)
 
 
@@ -182,6 +226,9 @@ def method_scores(
     )
     p_gt = gt_t.predict(pair_features(standardise(feats.gt, feats.sources), pairs, feats.sources))
     out = {"vvp": p_vvp, "gt": p_gt, "ensemble": 0.5 * (p_vvp + p_gt)}
+    missing = [b for b in BASELINES if b not in feats.scores]
+    if missing:
+        raise ValueError(f"{feats.data.name}: no scores for baselines {missing} (extract's prior?)")
     for name in BASELINES:
         out[name] = np.asarray(feats.scores[name], dtype=np.float64)[pairs[:, 0], pairs[:, 1]]
     out["vvp_abs"] = np.abs(pair_features(feats.vvp, pairs, feats.sources)).mean(-1)

@@ -28,7 +28,7 @@ from icml26.scfm_grn.data import ExpressionData
 from icml26.scfm_grn.evaluate import Features, extract, score_replicate
 from icml26.scfm_grn.figures import plot_losses, plot_network, plot_pr, plot_trajectories
 from icml26.scfm_grn.model import ScFM, ScFMConfig, save_scfm
-from icml26.scfm_grn.pretraining import pretrain_summary, pretrained_scfm
+from icml26.scfm_grn.pretraining import pooled_covariance, pretrain_summary, pretrained_scfm
 from icml26.scfm_grn.tables import replicate_summary
 from icml26.shared import NUMPY, TORCH, RunDir, Stages, log
 
@@ -36,12 +36,12 @@ __all__ = ["run"]
 
 
 def _features(
-    stages: Stages, model: ScFM, data: ExpressionData, cfg: RunConfig, tfs: Any
+    stages: Stages, model: ScFM, data: ExpressionData, cfg: RunConfig, tfs: Any, prior: Any
 ) -> Features:
     """Stage ``features_<dataset>``: the arrays saved as ``.npz``, the dataset from the corpus."""
 
     def compute() -> dict[str, np.ndarray]:
-        f = extract(model, data, cfg, tfs=tfs)
+        f = extract(model, data, cfg, tfs=tfs, prior=prior)
         arrays = {"vvp": f.vvp, "gt": f.gt, "pairs": f.pairs}
         arrays |= {f"score_{k}": v for k, v in f.scores.items()}
         arrays |= {f"seconds_{k}": np.array([v]) for k, v in f.seconds.items()}
@@ -109,13 +109,20 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     log(f"corpus: {len(corpus.pretrain)} pretraining sets, {len(corpus.tests)} test sets")
     model, pre = _pretrain(stages, config, corpus, run_dir)
     log(f"scFM: masked variance explained {pre['pretrain.variance_explained']:.3f} (test datasets)")
+    # the corpus_correlation baseline: |pooled covariance| of the pretraining cells only
+    vocab = list(corpus.vocabulary())
+    feature = partial(
+        _features,
+        stages,
+        model,
+        cfg=config,
+        prior=(vocab, pooled_covariance(corpus.pretrain, vocab)),
+    )
     feats = {
-        "train": [_features(stages, model, corpus.train, config, None)],
-        "tests": [_features(stages, model, d, config, None) for d in corpus.tests],
-        "krumsiek11": [_features(stages, model, corpus.krumsiek11, config, None)],
-        "user": []
-        if corpus.user is None
-        else [_features(stages, model, corpus.user, config, corpus.user_tfs)],
+        "train": [feature(corpus.train, tfs=None)],
+        "tests": [feature(d, tfs=None) for d in corpus.tests],
+        "krumsiek11": [feature(corpus.krumsiek11, tfs=None)],
+        "user": [] if corpus.user is None else [feature(corpus.user, tfs=corpus.user_tfs)],
     }
     cache: dict[str, Any] = {}
     replicates = [

@@ -8,8 +8,9 @@ For every ``<metric>.<split>.<method>`` (the contract keys, now means over repli
 * ``z.<metric>.<split>.<method>``: ``(mean - chance) / null_sd``;
 * ``p.<metric>.<split>.<method>``: the one-sided permutation p-value of the mean against the
   pooled null draws, ``(1 + #{null >= mean}) / (1 + #null)``;
-* ``gain.<metric>.<split>.<method>`` (ours and ``random``): the method minus the best baseline,
-  mean over replicates, with ``gain_se`` and ``gain_z`` (the gain in null SDs).
+* ``gain.<metric>.<split>.<method>`` (ours, ``random`` and ``corpus_correlation``): the method
+  minus the best baseline (for ``corpus_correlation``: the best other baseline), mean over
+  replicates, with ``gain_se`` and ``gain_z`` (the gain in null SDs).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from icml26.scfm_grn.config import BASELINES, METHODS, NULL_METHOD, OURS
+from icml26.scfm_grn.config import BASELINES, CORPUS_BASELINES, METHODS, NULL_METHOD, OURS
 from icml26.shared.stats import mean_se
 
 __all__ = ["markdown_table", "readme_tables", "replicate_summary"]
@@ -52,10 +53,11 @@ def replicate_summary(replicates: Sequence[Mapping[str, Any]]) -> dict[str, floa
             out[f"p.{metric}.{split}.{method}"] = float(
                 (1 + np.sum(pooled >= value)) / (1 + pooled.size)
             )
-        for method in (*OURS, NULL_METHOD):
+        for method in (*OURS, NULL_METHOD, *CORPUS_BASELINES):
+            others = [b for b in BASELINES if b != method]
             gains = [
                 r["metrics"][f"{metric}.{split}.{method}"]
-                - max(r["metrics"][f"{metric}.{split}.{b}"] for b in BASELINES)
+                - max(r["metrics"][f"{metric}.{split}.{b}"] for b in others)
                 for r in replicates
             ]
             ms = mean_se(gains)
