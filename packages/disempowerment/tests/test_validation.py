@@ -72,7 +72,8 @@ def test_false_positive_rate_of_every_finding_over_20_null_seeds() -> None:
     # 20 seeds of each null world at a fifth of quick's log (about 3 CPU-s per run): each
     # finding may hold on at most 2 of its null world's 20 seeds (the claim's 0.10).
     # Measured 2026-12-04 at 2e3ce00: 0.05 / 0 / 0 / 0 (severe_rare_measured, domains, trend,
-    # approval); 844 s wall at load ~15, about 130 CPU-s.
+    # approval); 844 s wall at load ~15, about 130 CPU-s. Again 2026-12-05 at 67f40b5 (clean):
+    # 0.05 / 0 / 0 / 0, 506 s wall at load ~6, 141 CPU-s (docs/null-fpr-20-seeds.md).
     settings = NullSettings(
         n_log=20_000,
         n_train=1500,
