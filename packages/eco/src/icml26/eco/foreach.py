@@ -304,8 +304,15 @@ def _tensor_scale(w: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
 
 def _sliced(fmt: QuantFormat, b: QuantizedBucket) -> bool:
     """Whether the bucket takes the cache-blocked step (FP8, round-to-nearest, a scale per
-    tensor)."""
-    return fmt.kind == "fp8" and fmt.rounding == "rtn" and fmt.group_size is None
+    tensor, on the CPU: the slicing is sized for a CPU core's L2 cache and has not been
+    measured on a GPU, where the per-tensor foreach step stays)."""
+    return (
+        fmt.kind == "fp8"
+        and fmt.rounding == "rtn"
+        and fmt.group_size is None
+        and bool(b.codes)
+        and all(c.device.type == "cpu" for c in b.codes)
+    )
 
 
 def adamw_quantized_step(b: QuantizedBucket, fmt: QuantFormat, s: AdamWSettings) -> None:
