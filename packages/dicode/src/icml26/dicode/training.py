@@ -23,7 +23,13 @@ import numpy as np
 from icml26.dicode.baselines import ACCEL, PLR, DomainRandomisation, TargetOnly
 from icml26.dicode.config import RunConfig
 from icml26.dicode.curriculum import DiCodeCurriculum, SlotStats
-from icml26.dicode.dreamer import Dreamer, MutationDreamer, seed_programs
+from icml26.dicode.dreamer import (
+    Dreamer,
+    LLMDreamer,
+    MutationDreamer,
+    llm_backend,
+    seed_programs,
+)
 from icml26.dicode.ppo import PPO, PPOSettings, Runner
 from icml26.dicode.program import WorldProgram, target_program
 from icml26.dicode.tech import ACHIEVEMENTS
@@ -61,18 +67,10 @@ def make_dreamer(config: RunConfig) -> Dreamer:
     """The offline mutation dreamer, or an LLM dreamer through ``icml26.shared.llm``."""
     if config.dreamer == "offline_mutation":
         return MutationDreamer()
-    from icml26.dicode.dreamer import LLMDreamer
-
-    if config.llm_endpoint:
-        from icml26.shared.llm import ChatClient
-
-        backend: Any = ChatClient(config.llm_endpoint, config.llm_endpoint_model)
-    else:
-        from icml26.shared.llm import LocalChatModel, load_causal_lm
-
-        model, tokenizer = load_causal_lm(config.llm_model)
-        backend = LocalChatModel(model, tokenizer)
-    return LLMDreamer(backend, max_tokens=config.llm_max_tokens)
+    backend = llm_backend(
+        config.llm_model, endpoint=config.llm_endpoint, endpoint_model=config.llm_endpoint_model
+    )
+    return LLMDreamer(backend, format=config.llm_format, max_tokens=config.llm_max_tokens or None)
 
 
 def make_scheduler(method: str, config: RunConfig, dreamer: Dreamer, lower: Any = None) -> Any:
