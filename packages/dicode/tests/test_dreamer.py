@@ -254,3 +254,13 @@ def test_llm_dreamer_edit_format_end_to_end() -> None:
 def test_llm_dreamer_refuses_an_unknown_format() -> None:
     with pytest.raises(ValueError, match="format must be"):
         LLMDreamer(FakeBackend(["{}"]), format="yaml")
+
+
+def test_worked_examples_are_valid_distinct_edits_and_copies_are_recognised() -> None:
+    from icml26.dicode.dreamer import EDIT_EXAMPLES, example_children
+
+    target = target_program()
+    children = example_children(target)
+    assert len(children) == len(EDIT_EXAMPLES)  # each example is a valid, distinct edit
+    copy = LLMDreamer(FakeBackend([EDIT_EXAMPLES[1][1]]))._from_edit(target, EDIT_EXAMPLES[1][1])
+    assert copy.program in children

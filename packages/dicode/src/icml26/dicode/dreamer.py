@@ -47,6 +47,7 @@ __all__ = [
     "LLMDreamer",
     "MutationDreamer",
     "apply_edit",
+    "example_children",
     "frontier_goals",
     "llm_backend",
     "parse_edit",
@@ -671,6 +672,25 @@ class LLMDreamer:
             return Dream(reply, None, exc.reason, exc.detail, "llm_edit")
         dream = _compile(source, "llm_edit")
         return replace(dream, detail="; ".join(notes)) if dream.valid else dream
+
+
+def example_children(parent: WorldProgram) -> set[WorldProgram]:
+    """``parent`` edited by each worked example's reply (:data:`EDIT_EXAMPLES`): a child equal
+    to one of these copies an example instead of answering the question.
+
+    Args:
+        parent: the world edited.
+
+    Returns:
+        The children the example replies give (those that compile).
+    """
+    out = set()
+    for _, reply in EDIT_EXAMPLES:
+        try:
+            out.add(compile_program(apply_edit(parent, parse_edit(reply))[0]))
+        except ProgramError:
+            continue
+    return out
 
 
 def llm_backend(

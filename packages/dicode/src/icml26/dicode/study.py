@@ -26,15 +26,17 @@ import numpy as np
 from icml26.dicode.config import RunConfig
 from icml26.dicode.curriculum import learnability
 from icml26.dicode.dreamer import (
+    EDIT_EXAMPLES,
     DreamContext,
     Dreamer,
     LLMDreamer,
     MutationDreamer,
+    example_children,
     llm_backend,
     summarise_reasons,
 )
 from icml26.dicode.ppo import PPO, PPOSettings
-from icml26.dicode.program import WorldProgram, target_program
+from icml26.dicode.program import WorldProgram, compile_program, target_program
 from icml26.dicode.tech import ACHIEVEMENTS
 from icml26.dicode.training import Evaluator, ParamsCache, ppo_settings, train_unit
 
@@ -69,6 +71,10 @@ def goal_success(
     return ach[np.arange(len(programs)), :, goals].mean(1)
 
 
+#: The goals the LLM's worked examples set (a child with one may be copying them).
+_EXAMPLE_GOALS = frozenset(json.loads(reply).get("goal") for _, reply in EDIT_EXAMPLES)
+
+
 def dreamer_study(
     dreamer: Dreamer,
     ppo: PPO,
@@ -94,7 +100,10 @@ def dreamer_study(
 
     Returns:
         JSON-ready: ``asked``, ``valid``, ``compile_rate``, ``rejections`` (by reason),
-        ``seconds_per_program``, and over the valid worlds ``success_rates``,
+        ``seconds_per_program``, ``distinct_valid`` (valid children unlike each other and the
+        target), ``example_copies`` / ``example_goals`` (valid children equal to the target
+        edited by a worked example of the LLM prompt / with an example's goal), ``clamped``,
+        and over the valid worlds ``success_rates``,
         ``mean_learnability``, ``frontier_share``, ``goals``; ``samples``: up to 3 rejected
         and 3 valid sources with the rejection detail.
     """
@@ -118,6 +127,8 @@ def dreamer_study(
         "valid": len(valid),
         "compile_rate": len(valid) / n,
         "distinct_valid": len(set(valid) - {target}),
+        "example_copies": sum(p in example_children(target) for p in valid),
+        "example_goals": sum(p.goal in _EXAMPLE_GOALS for p in valid),
         "clamped": sum(1 for d in dreams if d.valid and "clamped" in d.detail),
         "rejections": summarise_reasons(dreams),
         "seconds_per_program": seconds / n,
@@ -152,7 +163,9 @@ def curriculum_study(
     Returns:
         JSON-ready: ``dreamed``, ``valid`` (kept in the archive: compiled, not a duplicate
         of its parent), ``rejections``, ``children`` (dreamed entries in the archive),
-        ``children_evaluated``, ``mean_learnability_children`` (over the evaluated children),
+        ``children_evaluated``, ``example_copies`` (children equal to their parent edited
+        by a worked example of the LLM prompt), ``example_goals`` (children whose goal is an
+        example's), ``mean_learnability_children`` (over the evaluated children),
         ``frontier_fraction`` (evaluated archive), ``return`` (mean final target return),
         ``goals`` (children per goal), ``seconds``.
     """
@@ -161,6 +174,8 @@ def curriculum_study(
     unit = train_unit("dicode", seed, config, ppo, Evaluator(ppo, config.eval_episodes), dreamer)
     children = [e for e in unit["archive"] if e["parent"] is not None]
     measured = [e for e in children if e["success_rate"] is not None]
+    programs = {e["id"]: compile_program(e["source"]) for e in unit["archive"]}
+    copies = sum(programs[e["id"]] in example_children(programs[e["parent"]]) for e in children)
     goals: dict[str, int] = {}
     for e in children:
         goals[e["goal"]] = goals.get(e["goal"], 0) + 1
@@ -173,6 +188,12 @@ def curriculum_study(
         "rejections": unit["rejections"],
         "children": len(children),
         "children_evaluated": len(measured),
+        "example_copies": copies,
+        "example_goals": sum(e["goal"] in _EXAMPLE_GOALS for e in children),
+        "archive": [
+            {k: e[k] for k in ("id", "parent", "goal", "success_rate", "operator", "source")}
+            for e in unit["archive"]
+        ],
         "mean_learnability_children": (
             float(np.mean([e["learnability"] for e in measured])) if measured else None
         ),
@@ -198,9 +219,10 @@ def study_markdown(results: dict[str, Any]) -> str:
         f"make_wood_pickaxe {results['profile']['make_wood_pickaxe']:.2f}, "
         f"collect_iron {results['profile']['collect_iron']:.2f}.",
         "",
-        "| dreamer | valid / asked | compile rate | distinct changed | rejections "
-        "| s per program | mean learnability of valid | frontier share of valid |",
-        "|---|---|---|---|---|---|---|---|",
+        "| dreamer | valid / asked | compile rate | distinct changed | copies / goals of an "
+        "example | rejections | s per program | mean learnability of valid "
+        "| frontier share of valid |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name in ("offline_mutation", "llm"):
         if name not in results:
@@ -212,7 +234,8 @@ def study_markdown(results: dict[str, Any]) -> str:
         rej = ", ".join(f"{k} {v}" for k, v in sorted(r["rejections"].items())) or "none"
         lines.append(
             f"| {label} | {r['valid']} / {r['asked']} | {r['compile_rate']:.2f} "
-            f"| {r.get('distinct_valid', '-')} | {rej} "
+            f"| {r.get('distinct_valid', '-')} "
+            f"| {r.get('example_copies', '-')} / {r.get('example_goals', '-')} | {rej} "
             f"| {r['seconds_per_program']:.1f} | {learn} | {share} |"
         )
     runs = [
@@ -226,17 +249,19 @@ def study_markdown(results: dict[str, Any]) -> str:
             f"DiCode curriculum, one seed, {runs[0][1]['rounds']} rounds "
             f"({runs[0][1]['steps']} steps) per dreamer:",
             "",
-            "| dreamer | dreamed | kept | rejections | children evaluated "
-            "| mean learnability of evaluated children | frontier fraction | target return "
-            "| child goals |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| dreamer | dreamed | kept | rejections | copies / goals of an example "
+            "| children evaluated | mean learnability of evaluated children | frontier fraction "
+            "| target return | child goals |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name, c in runs:
             rej = ", ".join(f"{k} {v}" for k, v in sorted(c["rejections"].items())) or "none"
             learn = c["mean_learnability_children"]
             goals = ", ".join(f"{g} {k}" for g, k in sorted(c["goals"].items())) or "-"
             lines.append(
-                f"| `{name}` | {c['dreamed']} | {c['valid']} | {rej} | {c['children_evaluated']} "
+                f"| `{name}` | {c['dreamed']} | {c['valid']} | {rej} "
+                f"| {c.get('example_copies', '-')} / {c.get('example_goals', '-')} "
+                f"| {c['children_evaluated']} "
                 f"| {'-' if learn is None else f'{learn:.3f}'} | {c['frontier_fraction']:.2f} "
                 f"| {c['return']:.2f} | {goals} |"
             )
@@ -291,7 +316,8 @@ def main(argv: list[str] | None = None) -> None:
         )
         if isinstance(dreamer, LLMDreamer):
             out |= {"model": args.llm or args.endpoint_model, "format": args.format}
-            out["tokens"] = getattr(getattr(dreamer.backend, "usage", None), "__dict__", {})
+            usage = getattr(getattr(dreamer.backend, "usage", None), "__dict__", {})
+            out["tokens"] = {k: v for k, v in usage.items() if not k.startswith("_")}
         results[dreamer.name] = out
         args.out.write_text(json.dumps(results, indent=1, default=str))
     if args.curriculum_rounds:
