@@ -218,6 +218,16 @@ class MutationDreamer:
         return ast.unparse(ast.fix_missing_locations(tree)) + "\n", "+".join(names)
 
     def dream(self, context: DreamContext, n: int, rng: np.random.Generator) -> list[Dream]:
+        """``n`` children, the parents taken in turn, each 1-2 random edits.
+
+        Args:
+            context: the parents and the agent's profile (for goal edits).
+            n: children asked for.
+            rng: the dreaming stream.
+
+        Returns:
+            One :class:`Dream` per child, valid or with its rejection reason.
+        """
         out = []
         for i in range(n):
             parent = context.parents[i % len(context.parents)][0]
@@ -652,6 +662,18 @@ class LLMDreamer:
         return (match.group(1) if match else text).strip() + "\n"
 
     def dream(self, context: DreamContext, n: int, rng: np.random.Generator) -> list[Dream]:
+        """``n`` children, the parents taken in turn, in one batched backend call.
+
+        Args:
+            context: the parents (with success rates), the agent's profile, the archive.
+            n: children asked for.
+            rng: seeds the backend's sampling.
+
+        Returns:
+            One :class:`Dream` per reply, valid or with its rejection reason (``syntax``,
+            ``schema``, ``size``, ``noop``, ``invalid`` or a sandbox reason); a valid edit's
+            ``detail`` lists the numbers clamped.
+        """
         parents = [context.parents[i % len(context.parents)][0] for i in range(n)]
         conversations = [self.prompt(context, p) for p in parents]
         replies = self.backend.complete(
