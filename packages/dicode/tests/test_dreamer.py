@@ -116,6 +116,10 @@ def test_parse_edit_reads_the_first_object_in_prose() -> None:
         "density": {"cow": 0.1},
     }
     assert parse_edit('{"note": "a } in a string", "map_size": 8}')["map_size"] == 8
+    assert parse_edit(r'{"note": "a \" and } here", "map_size": 9} {') == {
+        "note": 'a " and } here',
+        "map_size": 9,
+    }
     assert parse_edit("{'goal': 'eat_cow'}") == {"goal": "eat_cow"}  # a Python literal
 
 

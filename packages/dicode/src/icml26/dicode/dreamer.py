@@ -372,8 +372,11 @@ def parse_edit(text: str) -> dict[str, Any]:
     depth, in_string, escaped, end = 0, False, False, -1
     for i, ch in enumerate(text[start:], start):
         if in_string:
-            escaped = ch == "\\" and not escaped
-            if ch == '"' and not escaped:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
                 in_string = False
             continue
         if ch == '"':
