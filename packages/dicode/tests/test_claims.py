@@ -45,3 +45,46 @@ def test_beats_strongest_needs_every_baseline() -> None:
     m = paired_return_gains(_units({"dicode": [0.4, 0.5, 0.6], "accel": [0.5, 0.6, 0.7]}))
     assert CLAIMS["beats_strongest_baseline"].evaluate(m)["holds"] is False
     assert CLAIMS["learnability_selection_matters"].evaluate(m)["holds"] is True
+
+
+def _craftax_units(shift: list[float]) -> dict[str, list[dict[str, object]]]:
+    base = [2.0, 6.0, 10.0]  # seeds differ a lot: only the pairing separates the methods
+    ach = {a: 0.0 for a in ("collect_iron", "collect_diamond", "make_iron_pickaxe")}
+    ach["make_stone_pickaxe"] = 0.1
+    return {
+        method: [
+            {
+                "seed": s,
+                "returns": [b + d, b + d],
+                "achievement_success": ach,
+                "train_seconds": 1.0,
+                "train_steps": 100,
+            }
+            for s, (b, d) in enumerate(zip(base, deltas, strict=True))
+        ]
+        for method, deltas in (("ppo_target", [0.0] * 3), ("dicode", shift))
+    }
+
+
+class _Budget:
+    rounds, steps_per_round = 4, 256
+
+
+def test_craftax_claim_reads_paired_gains_and_its_placebo_fails() -> None:
+    from icml26.dicode.craftax_target import craftax_metrics
+
+    claim = CLAIMS["craftax_beats_ppo"]
+    assert set(claim.profiles) >= {"craftax"}
+    m = craftax_metrics(_craftax_units([0.4, 0.5, 0.6]), _Budget())
+    assert m["craftax.return_gain.dicode.over.ppo_target"] == pytest.approx(0.5)
+    assert m["craftax.return_gain.dicode.over.ppo_target.se"] == pytest.approx(0.1 / 3**0.5)
+    assert m["craftax.return.dicode"] == pytest.approx(6.5)
+    assert m["craftax.env_steps_per_method"] == 1024.0
+    assert claim.evaluate(m)["holds"] is True
+    assert claim.under_placebo(m)[0] is False  # dicode -> ppo_target: a gain of exactly 0
+    # the same mean gain, noisy across seeds: within two paired SEs, it does not hold
+    noisy = craftax_metrics(_craftax_units([-1.0, 0.5, 2.0]), _Budget())
+    assert claim.evaluate(noisy)["holds"] is False
+    # a loss does not hold either
+    worse = craftax_metrics(_craftax_units([-0.6, -0.5, -0.4]), _Budget())
+    assert claim.evaluate(worse)["holds"] is False

@@ -56,6 +56,8 @@ def test_smoke_run_writes_the_issue_keys(tmp_path: Path) -> None:
         ("llm_model=smollm2-135m-instruct-q4_1", "dreamer=llm"),
         ("dreamer=gpt", "dreamer"),
         ("total_steps=10", "total_steps"),
+        ("llm_format=yaml", "llm_format"),
+        ("llm_max_tokens=-1", "llm_max_tokens"),
     ],
 )
 def test_bad_overrides_are_refused(
@@ -79,3 +81,25 @@ def test_llm_dreamer_config_needs_a_model_or_endpoint() -> None:
     with pytest.raises(ValueError, match="does not exist"):
         RunConfig(dreamer="llm", llm_model="/no/such/model.gguf")
     RunConfig(dreamer="llm", llm_endpoint="http://localhost:8000/v1", llm_endpoint_model="m")
+
+
+def test_one_backend_builder_for_run_and_study() -> None:
+    import dataclasses
+
+    from icml26.dicode.config import RunConfig
+    from icml26.dicode.dreamer import LLMDreamer, llm_backend
+    from icml26.dicode.training import make_dreamer
+    from icml26.shared.llm import ChatClient
+
+    config = RunConfig(
+        dreamer="llm", llm_endpoint="http://localhost:8000/v1", llm_endpoint_model="m"
+    )
+    dreamer = make_dreamer(config)
+    assert isinstance(dreamer, LLMDreamer)
+    assert isinstance(dreamer.backend, ChatClient)
+    assert (dreamer.format, dreamer.max_tokens) == ("edit", 64)
+    program = make_dreamer(dataclasses.replace(config, llm_format="program"))
+    assert isinstance(program, LLMDreamer)
+    assert program.max_tokens == 400
+    with pytest.raises(ValueError, match="exactly one"):
+        llm_backend("", endpoint="")

@@ -34,7 +34,7 @@ class _Backend:
 
 
 def test_study_counts_rejections_without_playing_invalid_worlds() -> None:
-    out = dreamer_study(LLMDreamer(_Backend()), None, None, {}, n=6, batch=4)  # type: ignore[arg-type]
+    out = dreamer_study(LLMDreamer(_Backend(), format="program"), None, None, {}, n=6, batch=4)  # type: ignore[arg-type]
     assert out["asked"] == 6
     assert out["valid"] == 0
     assert out["compile_rate"] == 0.0

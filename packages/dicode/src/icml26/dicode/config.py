@@ -36,7 +36,10 @@ class RunConfig:
         dreamer: ``offline_mutation`` (default) or ``llm``.
         llm_model: local model spec for the ``llm`` dreamer (``icml26.shared.llm``), e.g.
             ``smollm2-135m-instruct-q4_1`` or a folder; llm_endpoint / llm_endpoint_model: an
-            OpenAI-compatible server instead (e.g. vLLM); llm_max_tokens: reply budget.
+            OpenAI-compatible server instead (e.g. vLLM); llm_format: ``edit`` (a JSON edit of
+            at most 3 key changes to the parent, the default) or ``program`` (a whole program);
+            llm_max_tokens: reply budget (0: the format's default, 64 for an edit, 400 for a
+            program).
         craftax: also train ``ppo_target`` and ``dicode`` on the real Craftax-Classic (needs
             ``icml26-dicode[craftax]``); craftax_steps: steps per method and seed there;
             craftax_seeds: seeds per method there.
@@ -68,7 +71,8 @@ class RunConfig:
     llm_model: str = ""
     llm_endpoint: str = ""
     llm_endpoint_model: str = ""
-    llm_max_tokens: int = 400
+    llm_format: str = "edit"
+    llm_max_tokens: int = 0
     craftax: bool = False
     craftax_steps: int = 262_144
     craftax_seeds: int = 3
@@ -111,7 +115,6 @@ class RunConfig:
             "eval_episodes",
             "final_eval_episodes",
             "checkpoint_every",
-            "llm_max_tokens",
             "craftax_steps",
             "craftax_seeds",
         ):
@@ -120,6 +123,14 @@ class RunConfig:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if self.seed < 0:
             raise ValueError(f"seed must be >= 0, got {self.seed}")
+        if isinstance(self.llm_max_tokens, bool) or not isinstance(self.llm_max_tokens, int):
+            raise ValueError(f"llm_max_tokens must be an integer, got {self.llm_max_tokens!r}")
+        if self.llm_max_tokens < 0:
+            raise ValueError(
+                f"llm_max_tokens must be >= 0 (0: the format's default), got {self.llm_max_tokens}"
+            )
+        if self.llm_format not in ("edit", "program"):
+            raise ValueError(f"llm_format must be 'edit' or 'program', got {self.llm_format!r}")
         if self.children_per_round < 1:
             raise ValueError(f"children_per_round must be >= 1, got {self.children_per_round}")
         if self.n_envs % self.envs_per_slot:

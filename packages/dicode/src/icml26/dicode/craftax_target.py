@@ -25,11 +25,19 @@ from typing import Any
 import numpy as np
 
 from icml26.dicode.program import MAX_PLACEMENTS, WorldProgram, target_program
+from icml26.dicode.summary import paired_return_gains
 from icml26.dicode.tech import ITEMS
 from icml26.shared import RunDir, log
 from icml26.shared.stats import mean_se
 
-__all__ = ["craftax_available", "craftax_bench", "craftax_env", "craftax_stage", "lower_to_craftax"]
+__all__ = [
+    "craftax_available",
+    "craftax_bench",
+    "craftax_env",
+    "craftax_metrics",
+    "craftax_stage",
+    "lower_to_craftax",
+]
 
 CRAFTAX_ACHIEVEMENTS = (
     "collect_wood",
@@ -283,15 +291,15 @@ def craftax_bench(config: Any) -> dict[str, float]:
 
 def craftax_stage(config: Any, run_dir: RunDir) -> dict[str, Any]:
     """``ppo_target`` and ``dicode`` (``craftax_seeds`` seeds, ``craftax_steps`` steps each) on
-    Craftax-Classic; returns ``craftax.return.<method>`` (mean over seeds) with ``.se``.
+    Craftax-Classic; returns ``craftax.return.<method>`` (mean over seeds) with ``.se``, and
+    the paired gains ``craftax.return_gain.<method>.over.ppo_target`` with ``.se`` (seed
+    ``k`` of both methods shares the PPO initialisation key and the evaluation key, so the
+    same held-out maps: :func:`~icml26.dicode.training.train_unit`).
 
     The curriculum is the same DiCode loop; its programs are lowered onto Craftax.
     """
-    import json
-
     from icml26.dicode.ppo import PPO
-    from icml26.dicode.training import Evaluator, make_dreamer, ppo_settings, train_unit
-    from icml26.shared import atomic_write_json
+    from icml26.dicode.training import Evaluator, make_dreamer, ppo_settings, train_units
 
     if not craftax_available():
         raise ImportError(
@@ -301,45 +309,49 @@ def craftax_stage(config: Any, run_dir: RunDir) -> dict[str, Any]:
     cfg = _craftax_config(config)
     ppo = PPO(ppo_settings(cfg), env=spec)
     evaluator = Evaluator(ppo, cfg.eval_episodes, lower=lower_to_craftax)
-    dreamer = make_dreamer(cfg)
+    methods = ("ppo_target", "dicode")
+    units = train_units(
+        methods,
+        config.craftax_seeds,
+        cfg,
+        run_dir,
+        ppo,
+        evaluator,
+        make_dreamer(cfg),
+        prefix="craftax.",
+        log_rounds=False,
+    )
+    return craftax_metrics(units, cfg)
+
+
+def craftax_metrics(units: dict[str, list[dict[str, Any]]], config: Any) -> dict[str, Any]:
+    """The ``craftax.*`` keys from the Craftax units (see :func:`craftax_stage`).
+
+    Args:
+        units: per method, one unit dict per seed (``seed`` and held-out ``returns``).
+        config: the Craftax units' config (the step budget).
+
+    Returns:
+        ``craftax.return.<method>`` (``.se``), achievement success rates, steps per second,
+        and the paired gains ``craftax.return_gain.<method>.over.ppo_target`` (``.se``).
+    """
     metrics: dict[str, Any] = {}
-    folder = run_dir.path / "units"
-    folder.mkdir(exist_ok=True)
-    for method in ("ppo_target", "dicode"):
-        units = []
-        for k in range(config.craftax_seeds):
-            path = folder / f"craftax.{method}.s{k}.json"
-            if path.exists():
-                unit = json.loads(path.read_text())
-            else:
-                start = time.perf_counter()
-                unit = train_unit(
-                    method,
-                    cfg.seed + k,
-                    cfg,
-                    ppo,
-                    evaluator,
-                    dreamer,
-                    checkpoint_dir=run_dir.checkpoints.folder / f"craftax-{method}-s{k}",
-                )
-                unit["wall_seconds"] = time.perf_counter() - start
-                atomic_write_json(path, unit)
-            log(f"  craftax {method:12s} seed {k}: return {np.mean(unit['returns']):.2f}")
-            units.append(unit)
-        per_seed = [float(np.mean(u["returns"])) for u in units]
+    for method, us in units.items():
+        per_seed = [float(np.mean(u["returns"])) for u in us]
         metrics[f"craftax.return.{method}"] = float(np.mean(per_seed))
         if len(per_seed) > 1:
             metrics[f"craftax.return.{method}.se"] = float(mean_se(per_seed).se)
         for a in ("collect_iron", "collect_diamond", "make_iron_pickaxe", "make_stone_pickaxe"):
             metrics[f"craftax.achievement_success.{a}.{method}"] = float(
-                np.mean([u["achievement_success"][a] for u in units])
+                np.mean([u["achievement_success"][a] for u in us])
             )
-        seconds = sum(u["train_seconds"] for u in units)
+        seconds = sum(u["train_seconds"] for u in us)
         if seconds > 0:
             metrics[f"craftax.steps_per_second.{method}"] = (
-                sum(u["train_steps"] for u in units) / seconds
+                sum(u["train_steps"] for u in us) / seconds
             )
-    metrics["craftax.env_steps_per_method"] = float(cfg.rounds * cfg.steps_per_round)
+    metrics |= {f"craftax.{k}": v for k, v in paired_return_gains(units).items()}
+    metrics["craftax.env_steps_per_method"] = float(config.rounds * config.steps_per_round)
     return metrics
 
 

@@ -307,6 +307,16 @@ class DiCodeCurriculum:
             self.archive.entries[entry_id].update(s, self.round, self.decay)
 
     def context(self, profile: dict[str, float], parents: list[int]) -> DreamContext:
+        """What the dreamer sees for ``parents``: their programs with success rate and
+        learnability, the agent's ``profile``, and the evaluated archive.
+
+        Args:
+            profile: the agent's success rate per achievement on the target.
+            parents: archive ids of the parents.
+
+        Returns:
+            The :class:`~icml26.dicode.dreamer.DreamContext`.
+        """
         summary = [(e.program, e.success_rate, e.learnability) for e in self.archive.evaluated()]
         return DreamContext(
             parents=[

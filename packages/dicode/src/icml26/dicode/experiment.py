@@ -13,12 +13,7 @@ The bench is :func:`icml26.dicode.bench.bench`. The runner sets threads and the 
 
 from __future__ import annotations
 
-import json
-import time
-from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from icml26.dicode.config import RunConfig
 from icml26.dicode.craftax_target import craftax_stage
@@ -30,9 +25,9 @@ from icml26.dicode.training import (
     make_dreamer,
     ppo_settings,
     setup_compilation_cache,
-    train_unit,
+    train_units,
 )
-from icml26.shared import RunDir, Stages, atomic_write_json, log
+from icml26.shared import RunDir, Stages, log
 
 __all__ = ["run"]
 
@@ -70,26 +65,4 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
 
 def _units(config: RunConfig, run_dir: RunDir, ppo: PPO) -> dict[str, list[dict[str, Any]]]:
     evaluator, dreamer = Evaluator(ppo, config.eval_episodes), make_dreamer(config)
-    folder = Path(run_dir.path) / "units"
-    folder.mkdir(exist_ok=True)
-    out: dict[str, list[dict[str, Any]]] = {m: [] for m in config.methods}
-    for method in config.methods:
-        for k in range(config.n_seeds):
-            path, seed = folder / f"{method}.s{k}.json", config.seed + k
-            if path.exists():
-                out[method].append(json.loads(path.read_text()))
-                continue
-            start = time.perf_counter()
-
-            def on_round(
-                r: int, steps: int, loss: float, ret: float, m: str = method, s: int = seed
-            ) -> None:
-                run_dir.log_metrics(steps, method=m, seed=s, loss=loss, target_return=ret)
-
-            checkpoints = run_dir.checkpoints.folder / f"{method}-s{k}"
-            unit = train_unit(method, seed, config, ppo, evaluator, dreamer, checkpoints, on_round)
-            unit["wall_seconds"] = time.perf_counter() - start
-            atomic_write_json(path, unit)
-            log(f"  {method:21s} seed {seed}: return {np.mean(unit['returns']):.2f}")
-            out[method].append(unit)
-    return out
+    return train_units(config.methods, config.n_seeds, config, run_dir, ppo, evaluator, dreamer)

@@ -10,9 +10,11 @@ training.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +25,17 @@ import numpy as np
 from icml26.dicode.baselines import ACCEL, PLR, DomainRandomisation, TargetOnly
 from icml26.dicode.config import RunConfig
 from icml26.dicode.curriculum import DiCodeCurriculum, SlotStats
-from icml26.dicode.dreamer import Dreamer, MutationDreamer, seed_programs
+from icml26.dicode.dreamer import (
+    Dreamer,
+    LLMDreamer,
+    MutationDreamer,
+    llm_backend,
+    seed_programs,
+)
 from icml26.dicode.ppo import PPO, PPOSettings, Runner
 from icml26.dicode.program import WorldProgram, target_program
 from icml26.dicode.tech import ACHIEVEMENTS
+from icml26.shared import RunDir, atomic_write_json, log
 from icml26.shared.atomic import atomic_path
 
 __all__ = [
@@ -38,6 +47,7 @@ __all__ = [
     "make_scheduler",
     "ppo_settings",
     "train_unit",
+    "train_units",
 ]
 
 #: Fold-in tag of the held-out evaluation key stream (training keys never use it).
@@ -61,18 +71,10 @@ def make_dreamer(config: RunConfig) -> Dreamer:
     """The offline mutation dreamer, or an LLM dreamer through ``icml26.shared.llm``."""
     if config.dreamer == "offline_mutation":
         return MutationDreamer()
-    from icml26.dicode.dreamer import LLMDreamer
-
-    if config.llm_endpoint:
-        from icml26.shared.llm import ChatClient
-
-        backend: Any = ChatClient(config.llm_endpoint, config.llm_endpoint_model)
-    else:
-        from icml26.shared.llm import LocalChatModel, load_causal_lm
-
-        model, tokenizer = load_causal_lm(config.llm_model)
-        backend = LocalChatModel(model, tokenizer)
-    return LLMDreamer(backend, max_tokens=config.llm_max_tokens)
+    backend = llm_backend(
+        config.llm_model, endpoint=config.llm_endpoint, endpoint_model=config.llm_endpoint_model
+    )
+    return LLMDreamer(backend, format=config.llm_format, max_tokens=config.llm_max_tokens or None)
 
 
 def make_scheduler(method: str, config: RunConfig, dreamer: Dreamer, lower: Any = None) -> Any:
@@ -218,6 +220,95 @@ class _Checkpoint:
         return step, jax.tree_util.tree_unflatten(treedef, restored), python_state
 
 
+@dataclass
+class _UnitState:
+    """What a unit carries from round to round (and checkpoints)."""
+
+    runner: Runner
+    scheduler: Any
+    rng: np.random.Generator
+    programs: list[WorldProgram]
+    since: np.ndarray  # finished episodes per env since its world was assigned
+    curve_steps: list[int] = field(default_factory=list)
+    curve_return: list[float] = field(default_factory=list)
+    profile: dict[str, float] = field(default_factory=dict)
+    start_round: int = 0
+
+    def python_state(self) -> dict[str, Any]:
+        return {
+            "scheduler": self.scheduler,
+            "rng": self.rng,
+            "curve_steps": self.curve_steps,
+            "curve_return": self.curve_return,
+            "profile": self.profile,
+            "programs": self.programs,
+            "since": self.since,
+        }
+
+
+def _start_unit(
+    method: str,
+    seed: int,
+    config: RunConfig,
+    ppo: PPO,
+    evaluator: Evaluator,
+    dreamer: Dreamer,
+    ckpt: _Checkpoint | None,
+) -> _UnitState:
+    """A fresh unit (evaluated once before training) or the one its checkpoint holds."""
+    rng = np.random.default_rng([seed, sum(map(ord, method))])
+    scheduler = make_scheduler(method, config, dreamer, lower=evaluator.lower)
+    programs = scheduler.worlds(rng)
+    worlds = ParamsCache(evaluator.lower).batch(programs, config.envs_per_slot)
+    runner = ppo.init(jax.random.PRNGKey(seed), worlds)
+    # a slot keeps its world until every env of it has finished one full episode there
+    since = np.zeros(config.n_slots * config.envs_per_slot)
+    if ckpt is not None and (restored := ckpt.restore(runner)) is not None:
+        start_round, runner, py = restored
+        scheduler = py["scheduler"]
+        if isinstance(scheduler, DiCodeCurriculum):
+            scheduler.dreamer = dreamer
+            scheduler.lower = evaluator.lower
+        return _UnitState(
+            runner,
+            scheduler,
+            py["rng"],
+            py["programs"],
+            np.asarray(py.get("since", since), dtype=float),
+            py["curve_steps"],
+            py["curve_return"],
+            py["profile"],
+            start_round,
+        )
+    state = _UnitState(runner, scheduler, rng, programs, since)
+    ev = evaluator(runner.params, jax.random.fold_in(_eval_key(seed), 0), config.eval_episodes)
+    state.curve_steps.append(0)
+    state.curve_return.append(float(ev["return"].mean()))
+    state.profile = _profile(ev["achievements"], ppo.env.achievement_names)
+    return state
+
+
+def _eval_key(seed: int) -> jax.Array:
+    """The held-out evaluation stream of ``seed``: the same for every method (paired maps)."""
+    return jax.random.fold_in(jax.random.PRNGKey(seed), EVAL_STREAM)
+
+
+def _observe(scheduler: Any, stats: dict[str, Any], config: RunConfig) -> None:
+    """Feed the round's per-slot episode counts and goal successes to the scheduler."""
+
+    def per_slot(x: Any, reduce: Any = np.sum) -> np.ndarray:
+        return reduce(np.asarray(x).reshape(config.n_slots, config.envs_per_slot), axis=1)
+
+    rows = zip(
+        per_slot(stats["episodes"]),
+        per_slot(stats["goal_successes"]),
+        per_slot(stats["positive_value_loss"], np.mean),
+        per_slot(stats["return_sum"]),
+        strict=True,
+    )
+    scheduler.observe([SlotStats(float(e), float(s), float(v), float(r)) for e, s, v, r in rows])
+
+
 def train_unit(
     method: str,
     seed: int,
@@ -232,7 +323,8 @@ def train_unit(
 
     Args:
         method: one of :data:`~icml26.dicode.config.METHODS`.
-        seed: the unit's seed (PPO init, environments, scheduler).
+        seed: the unit's seed (PPO init, environments, scheduler; the held-out evaluation maps
+            depend on the seed only, so units of one seed are paired).
         config: the run's config (budget, slots, dreamer settings).
         ppo: the learner (its compiled functions are shared across units).
         evaluator: the held-out target evaluation.
@@ -247,119 +339,73 @@ def train_unit(
         history; ``archive_evaluated`` / ``archive_unevaluated``) and the dreamer's
         ``dreamed``/``valid`` counts.
     """
-    rng = np.random.default_rng([seed, sum(map(ord, method))])
-    scheduler = make_scheduler(method, config, dreamer, lower=evaluator.lower)
-    cache = ParamsCache(evaluator.lower)
-    names = ppo.env.achievement_names
-    eps = config.envs_per_slot
-    key = jax.random.PRNGKey(seed)
-    eval_key = jax.random.fold_in(jax.random.PRNGKey(seed), EVAL_STREAM)
-    programs = scheduler.worlds(rng)
-    worlds = cache.batch(programs, eps)
-    runner = ppo.init(key, worlds)
-    start_round = 0
-    curve_steps: list[int] = []
-    curve_return: list[float] = []
-    profile: dict[str, float] = {}
-    timing = {"seconds": 0.0, "steps": 0}
-    # finished episodes per env since its world was assigned: a slot keeps its world until
-    # every env of it has finished one full episode there
-    since = np.zeros(config.n_slots * eps)
     ckpt = _Checkpoint(checkpoint_dir) if checkpoint_dir is not None else None
-    if ckpt is not None and (restored := ckpt.restore(runner)) is not None:
-        start_round, runner, py = restored
-        scheduler, rng = py["scheduler"], py["rng"]
-        if isinstance(scheduler, DiCodeCurriculum):
-            scheduler.dreamer = dreamer
-            scheduler.lower = evaluator.lower
-        curve_steps, curve_return, profile = py["curve_steps"], py["curve_return"], py["profile"]
-        programs = py["programs"]
-        since = np.asarray(py.get("since", since), dtype=float)
-    else:
-        ev = evaluator(runner.params, jax.random.fold_in(eval_key, 0), config.eval_episodes)
-        curve_steps.append(0)
-        curve_return.append(float(ev["return"].mean()))
-        profile = _profile(ev["achievements"], names)
-    previous = programs
-    for r in range(start_round, config.rounds):
-        if r > start_round or start_round > 0:
-            programs = scheduler.worlds(rng, keep=hold_slots(since, config.n_slots))
+    u = _start_unit(method, seed, config, ppo, evaluator, dreamer, ckpt)
+    cache = ParamsCache(evaluator.lower)
+    eps, timing = config.envs_per_slot, {"seconds": 0.0, "steps": 0}
+    previous = u.programs
+    for r in range(u.start_round, config.rounds):
+        if r > u.start_round or u.start_round > 0:
+            u.programs = u.scheduler.worlds(u.rng, keep=hold_slots(u.since, config.n_slots))
         changed = np.repeat(
-            np.asarray([a != b for a, b in zip(programs, previous, strict=True)]), eps
+            np.asarray([a != b for a, b in zip(u.programs, previous, strict=True)]), eps
         )
-        since[changed] = 0.0  # a changed world starts fresh episodes (reset in train_chunk)
-        worlds = cache.batch(programs, eps)
+        u.since[changed] = 0.0  # a changed world starts fresh episodes (reset in train_chunk)
+        worlds = cache.batch(u.programs, eps)
         t0 = time.perf_counter()
-        runner, stats = ppo.train_chunk(runner, worlds, jnp.asarray(changed))
+        u.runner, stats = ppo.train_chunk(u.runner, worlds, jnp.asarray(changed))
         stats = jax.device_get(stats)
-        elapsed = time.perf_counter() - t0
         if r > 0:
-            timing["seconds"] += elapsed
+            timing["seconds"] += time.perf_counter() - t0
             timing["steps"] += config.steps_per_round
-        previous = programs
-
-        def per_slot(x: np.ndarray) -> np.ndarray:
-            return np.asarray(x).reshape(config.n_slots, eps).sum(1)
-
-        since += np.asarray(stats["episodes"], dtype=float)
-        episodes = per_slot(stats["episodes"])
-        successes = per_slot(stats["goal_successes"])
-        pvl = np.asarray(stats["positive_value_loss"]).reshape(config.n_slots, eps).mean(1)
-        returns = per_slot(stats["return_sum"])
-        scheduler.observe(
-            [
-                SlotStats(float(e), float(s), float(v), float(rt))
-                for e, s, v, rt in zip(episodes, successes, pvl, returns, strict=True)
-            ]
-        )
+        previous = u.programs
+        u.since += np.asarray(stats["episodes"], dtype=float)
+        _observe(u.scheduler, stats, config)
         steps = (r + 1) * config.steps_per_round
         if (r + 1) % config.eval_every == 0 or r + 1 == config.rounds:
-            ev = evaluator(runner.params, jax.random.fold_in(eval_key, r + 1), config.eval_episodes)
-            curve_steps.append(steps)
-            curve_return.append(float(ev["return"].mean()))
-            profile = _profile(ev["achievements"], names)
-        scheduler.end_round(profile, rng)
+            key = jax.random.fold_in(_eval_key(seed), r + 1)
+            ev = evaluator(u.runner.params, key, config.eval_episodes)
+            u.curve_steps.append(steps)
+            u.curve_return.append(float(ev["return"].mean()))
+            u.profile = _profile(ev["achievements"], ppo.env.achievement_names)
+        u.scheduler.end_round(u.profile, u.rng)
         if on_round is not None:
-            on_round(r, steps, float(stats["loss"]), curve_return[-1])
+            on_round(r, steps, float(stats["loss"]), u.curve_return[-1])
         if ckpt is not None and ((r + 1) % config.checkpoint_every == 0) and r + 1 < config.rounds:
-            ckpt.save(
-                r + 1,
-                runner,
-                {
-                    "scheduler": scheduler,
-                    "rng": rng,
-                    "curve_steps": curve_steps,
-                    "curve_return": curve_return,
-                    "profile": profile,
-                    "programs": programs,
-                    "since": since,
-                },
-            )
-    final = evaluator(
-        runner.params, jax.random.fold_in(eval_key, 10**6), config.final_eval_episodes
-    )
+            ckpt.save(r + 1, u.runner, u.python_state())
+    key = jax.random.fold_in(_eval_key(seed), 10**6)
+    final = evaluator(u.runner.params, key, config.final_eval_episodes)
     unit: dict[str, Any] = {
         "method": method,
         "seed": seed,
-        "curve_steps": curve_steps,
-        "curve_return": curve_return,
+        "curve_steps": u.curve_steps,
+        "curve_return": u.curve_return,
         "returns": final["return"].tolist(),
-        "achievement_success": _profile(final["achievements"], names),
+        "achievement_success": _profile(final["achievements"], ppo.env.achievement_names),
         "train_seconds": timing["seconds"],
         "train_steps": timing["steps"],
         "total_steps": config.rounds * config.steps_per_round,
     }
-    if isinstance(scheduler, DiCodeCurriculum):
-        unit["dreamer"] = scheduler.dreamer.name
-        unit["dreamed"] = scheduler.dreamed
-        unit["valid"] = scheduler.valid
-        unit["rejections"] = scheduler.rejections
-        unit["archive_size"] = len(scheduler.archive)
-        unit["archive_evaluated"] = len(scheduler.archive.evaluated())
-        unit["archive_unevaluated"] = len(scheduler.archive.pending())
-        unit["frontier_fraction"] = scheduler.frontier_fraction()
-        unit["history"] = scheduler.history
-        unit["archive"] = [
+    return unit | _scheduler_record(u.scheduler)
+
+
+def _scheduler_record(scheduler: Any) -> dict[str, Any]:
+    """DiCode's archive and dreamer counts, or PLR's proposals (nothing for the others)."""
+    if isinstance(scheduler, PLR):
+        return {"proposed": scheduler.proposed, "valid": scheduler.valid}
+    if not isinstance(scheduler, DiCodeCurriculum):
+        return {}
+    return {
+        "dreamer": scheduler.dreamer.name,
+        "dreamed": scheduler.dreamed,
+        "valid": scheduler.valid,
+        "rejections": scheduler.rejections,
+        "archive_size": len(scheduler.archive),
+        "archive_evaluated": len(scheduler.archive.evaluated()),
+        "archive_unevaluated": len(scheduler.archive.pending()),
+        "frontier_fraction": scheduler.frontier_fraction(),
+        "history": scheduler.history,
+        "archive": [
             {
                 "id": e.id,
                 "parent": e.parent,
@@ -372,11 +418,70 @@ def train_unit(
                 "source": e.program.source(),
             }
             for e in scheduler.archive.entries
-        ]
-    elif isinstance(scheduler, PLR):
-        unit["proposed"] = scheduler.proposed
-        unit["valid"] = scheduler.valid
-    return unit
+        ],
+    }
+
+
+def train_units(
+    methods: tuple[str, ...],
+    seeds: int,
+    config: RunConfig,
+    run_dir: RunDir,
+    ppo: PPO,
+    evaluator: Evaluator,
+    dreamer: Dreamer,
+    *,
+    prefix: str = "",
+    log_rounds: bool = True,
+) -> dict[str, list[dict[str, Any]]]:
+    """Every (method, seed) unit, each cached as ``<run>/units/<prefix><method>.s<k>.json``
+    (a finished unit is read back, an unfinished one resumes from its checkpoints).
+
+    Args:
+        methods: the methods trained, in order.
+        seeds: seeds per method (seed ``config.seed + k``: the same for every method, so
+            units of one seed share the PPO initialisation and the evaluation maps).
+        config: the units' config.
+        run_dir: the run folder (units, checkpoints, per-round metrics).
+        ppo: the learner; evaluator: the held-out target evaluation; dreamer: DiCode's.
+        prefix: unit-file prefix (``"craftax."`` for the Craftax stage).
+        log_rounds: write each round's loss and target return to ``metrics.jsonl``.
+
+    Returns:
+        Per method, one unit dict per seed (:func:`train_unit`).
+    """
+    folder = Path(run_dir.path) / "units"
+    folder.mkdir(exist_ok=True)
+    out: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    for method in methods:
+        for k in range(seeds):
+            path, seed = folder / f"{prefix}{method}.s{k}.json", config.seed + k
+            if path.exists():
+                out[method].append(json.loads(path.read_text()))
+                continue
+            start = time.perf_counter()
+
+            def on_round(
+                r: int, steps: int, loss: float, ret: float, m: str = method, s: int = seed
+            ) -> None:
+                run_dir.log_metrics(steps, method=m, seed=s, loss=loss, target_return=ret)
+
+            checkpoints = run_dir.checkpoints.folder / f"{prefix.replace('.', '-')}{method}-s{k}"
+            unit = train_unit(
+                method,
+                seed,
+                config,
+                ppo,
+                evaluator,
+                dreamer,
+                checkpoints,
+                on_round if log_rounds else None,
+            )
+            unit["wall_seconds"] = time.perf_counter() - start
+            atomic_write_json(path, unit)
+            log(f"  {prefix}{method:21s} seed {seed}: return {np.mean(unit['returns']):.2f}")
+            out[method].append(unit)
+    return out
 
 
 def setup_compilation_cache(setting: str) -> str | None:
