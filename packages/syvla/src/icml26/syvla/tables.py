@@ -70,11 +70,12 @@ def summarise(
     rl: dict[str, list[dict[str, Any]]],
     pretrain: list[dict[str, Any]],
     bc: list[dict[bool, tuple[Any, dict[str, Any]]]],
-    demos: Demos,
+    demos: list[Demos],
 ) -> dict[str, float]:
     """The flat metrics of a run (every figure a claim or a table reads).
 
-    ``bc``: per BC start, ``{decouple: (model, info)}`` from
+    ``demos``: each repetition's demonstrations (``demo_steps`` and ``demo_episodes`` are
+    their means). ``bc``: per repetition, ``{decouple: (model, info)}`` from
     :func:`~icml26.syvla.steps.behaviour_clone`; ``vqa_after_bc.{decoupled,joint}`` is the
     held-out VQA accuracy right after BC (before any RL).
     """
@@ -106,8 +107,8 @@ def summarise(
         accs = [b[decouple][1]["vqa_accuracy"] for b in bc if "vqa_accuracy" in b[decouple][1]]
         if accs:
             _put(m, "vqa_after_bc", tag, accs)
-    m["demo_steps"] = float(len(demos))
-    m["demo_episodes"] = float(demos.solved)
+    m["demo_steps"] = float(np.mean([len(d) for d in demos]))
+    m["demo_episodes"] = float(np.mean([d.solved for d in demos]))
     m["rl_frames_per_seed"] = float(cfg.rl_updates * cfg.n_envs * cfg.n_steps)
     return m
 
@@ -120,21 +121,24 @@ def level_key(level: str) -> str:
 def summarise_levels(
     cfg: RunConfig,
     success: dict[str, dict[str, list[float]]],
-    budget: dict[str, dict[str, float]],
+    budget: dict[str, list[dict[str, float]]],
     pretrain: dict[str, Any],
 ) -> dict[str, float]:
     """The flat metrics of the registry-level experiment: ``babyai.<level>.<method>`` (mean
     success over seeds) and ``babyai_se.<level>.<method>``; ``babyai.mean.<method>`` and its
     SE average the levels within each seed first (paired over levels); the budget per level
-    (``babyai_demo_steps.<level>``) and the RL frames per method, seed and level."""
+    (``budget[level]``: one record per seed; ``babyai_demo_steps.<level>`` and
+    ``babyai_demo_episodes.<level>`` are the means over seeds of the expert steps and the
+    solved bot episodes each seed's BC learns from) and the RL frames per method, seed and
+    level."""
     m: dict[str, float] = {}
     methods = list(next(iter(success.values())))
     for level, per_method in success.items():
         key = level_key(level)
         for method, values in per_method.items():
             _put(m, f"babyai.{key}", method, values)
-        m[f"babyai_demo_steps.{key}"] = float(budget[level]["demo_steps"])
-        m[f"babyai_demo_episodes.{key}"] = float(budget[level]["demo_episodes"])
+        for field in ("demo_steps", "demo_episodes"):
+            m[f"babyai_{field}.{key}"] = float(np.mean([b[field] for b in budget[level]]))
     for method in methods:
         per_seed = np.mean([success[lv][method] for lv in success], axis=0)
         _put(m, "babyai.mean", method, [float(v) for v in per_seed])
@@ -161,8 +165,9 @@ def _levels_table(m: dict[str, float]) -> str:
             "",
             *lines,
             "",
-            f"Budget per level: expert steps {demos} (from "
-            f"{m[f'babyai_demo_episodes.{levels[0]}']:.0f} bot episodes each); "
+            f"Budget per level and seed (each seed its own demonstrations and BC): expert steps "
+            f"{demos} (from {m[f'babyai_demo_episodes.{levels[0]}']:.0f} solved bot episodes "
+            f"each); "
             f"{m['rl_frames_per_seed']:.0f} RL frames per method and seed; "
             f"{m['eval_episodes']:.0f} evaluation episodes per method, seed and level; "
             f"VQA-pretrained backbone {m['vqa_pretrained']:.3f} held-out{_families(m)}.",
