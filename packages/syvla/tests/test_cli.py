@@ -85,6 +85,8 @@ def test_babyai_profile_runs_registry_levels(
         "n_steps=4",
         "minibatch=8",
         "eval_episodes=2",
+        "rgb_steps=2",
+        "rgb_frames=8",
     ]
     args = [a for kv in tiny for a in ("--set", kv)]
     out = tmp_path / "run"
@@ -97,6 +99,9 @@ def test_babyai_profile_runs_registry_levels(
         assert m[f"babyai.mean.{method}"] == m[f"babyai.putnextlocal.{method}"]
     assert m["babyai_demo_steps.putnextlocal"] > 0
     assert m["rl_frames_per_seed"] == 8
+    # the same models read minigrid's RGB view through the tile encoder
+    assert 0 <= m["babyai_rgb.putnextlocal.syvla"] <= 1
+    assert 0 <= m["rgb_tile_accuracy.cell"] <= 1
     # each seed its own demonstrations (its demos stream) and its own BC models
     tag = "BabyAI-PutNextLocal-v0"
     demos = [

@@ -101,6 +101,10 @@ class RunConfig:
             run is the registry-level experiment instead (per level: the bot's
             demonstrations, BC, the RL stage of ``methods``, success on that level), from
             the same VQA-pretrained backbone.
+        rgb_steps: with ``levels``, train the per-tile RGB encoder (:mod:`icml26.syvla.rgb`)
+            this many steps and evaluate every model again on minigrid's partial RGB view
+            through it (the same rooms); 0: no RGB evaluation.
+        rgb_frames: training frames of the RGB encoder (random play on ``levels``).
     """
 
     seed: int = 0
@@ -153,6 +157,8 @@ class RunConfig:
     vqa_eval: int = 400
     # the registry-level experiment (the ``babyai`` profile)
     levels: tuple[str, ...] = ()
+    rgb_steps: int = 0
+    rgb_frames: int = 1500
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.methods if m not in METHODS]
@@ -198,8 +204,10 @@ class RunConfig:
             raise ValueError("guide_floor_quantile must be in [0, 1]")
         if not 0 < self.vqa_target <= 1 or self.vqa_lr <= 0:
             raise ValueError("vqa_target must be in (0, 1] and vqa_lr positive")
-        if self.vqa_steps < 0 or self.ent_coef < 0:
-            raise ValueError("vqa_steps and ent_coef must be >= 0")
+        if self.vqa_steps < 0 or self.ent_coef < 0 or self.rgb_steps < 0:
+            raise ValueError("vqa_steps, ent_coef and rgb_steps must be >= 0")
+        if self.rgb_frames < 1:
+            raise ValueError(f"rgb_frames must be >= 1, got {self.rgb_frames}")
         if self.device != "cpu" and not self.device.startswith("cuda"):
             raise ValueError(f"device must be cpu or cuda[:N], got {self.device!r}")
 

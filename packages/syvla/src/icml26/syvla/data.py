@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,7 +101,9 @@ class VecEnv:
     """``n`` rooms of ``split`` stepped in lockstep; each episode draws its level at random.
 
     ``stream`` names the random stream of the episodes (``"rl"``, ``"eval"``, ``"vqa"``):
-    two streams never replay each other's episode seeds, whatever the seed.
+    two streams never replay each other's episode seeds, whatever the seed. ``observer``
+    makes a view of an environment (default :func:`~icml26.syvla.levels.observe`; the RGB
+    path: :func:`icml26.syvla.rgb.rgb_observer`).
 
     Attributes after :meth:`reset` / :meth:`step`: ``views`` (n, S, S, 3) uint8 and
     ``missions`` (list of n texts) describe the current observations.
@@ -115,6 +118,7 @@ class VecEnv:
         seed: int,
         stream: str = "rl",
         levels: tuple[str, ...] = tuple(LEVELS),
+        observer: Callable[[Any, int], np.ndarray] = observe,
     ) -> None:
         if n < 1:
             raise ValueError("a VecEnv needs at least one environment")
@@ -124,6 +128,7 @@ class VecEnv:
         # demonstrations (``demos``) never replay each other's rooms, whatever the seed
         self.rng = rng_for(seed, "env", stream)
         self.levels = levels
+        self.observer = observer
         self.envs: dict[str, list[SyVLALevel]] = {
             level: [make_level(level, split) for _ in range(n)] for level in levels
         }
@@ -142,7 +147,7 @@ class VecEnv:
             self.current.append(env)
         else:
             self.current[i] = env
-        self.views[i] = observe(env, self.view_size)
+        self.views[i] = self.observer(env, self.view_size)
         self.missions[i] = env.mission
 
     def reset(self) -> None:
@@ -172,7 +177,7 @@ class VecEnv:
                 self.episode_len[i] = 0
                 self._reset_one(i)
             else:
-                self.views[i] = observe(env, self.view_size)
+                self.views[i] = self.observer(env, self.view_size)
         return rewards, dones, finished
 
 

@@ -16,7 +16,8 @@ from icml26.shared import PICKLE, Stages, log, seed_for
 from icml26.syvla.config import METHODS, RunConfig
 from icml26.syvla.evaluate import evaluate_success
 from icml26.syvla.figures import plot_run
-from icml26.syvla.levels import is_registry_level
+from icml26.syvla.levels import is_registry_level, observe
+from icml26.syvla.rgb import rgb_observer
 from icml26.syvla.steps import (
     behaviour_clone,
     evaluate_model,
@@ -24,6 +25,7 @@ from icml26.syvla.steps import (
     pretrain_backbone,
     reinforce,
     text_bank,
+    tile_encoder,
     vqa_data,
 )
 from icml26.syvla.tables import summarise, summarise_levels
@@ -90,7 +92,8 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
 def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     """The registry-level experiment: one VQA-pretrained backbone; per level of
     ``cfg.levels`` and seed the bot's demonstrations (the seed's ``demos`` stream), BC
-    (decoupled and joint), the RL stage of every RL method, and success on fresh rooms."""
+    (decoupled and joint), the RL stage of every RL method, and success on fresh rooms
+    (with ``rgb_steps``: also read from minigrid's RGB view by the tile encoder)."""
     bad = [lv for lv in cfg.levels if not is_registry_level(lv)]
     if bad:
         raise ValueError(f"levels must be Gymnasium ids (BabyAI-GoToLocal-v0), got {bad}")
@@ -99,10 +102,14 @@ def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     bank = text_bank(cfg)
     vqa = stages.once("vqa-data", lambda: vqa_data(cfg), saver=PICKLE)
     pre, pre_info = pretrain_backbone(cfg, stages, bank, vqa, cfg.seed, run_dir)
-    success: dict[str, dict[str, list[float]]] = {}
+    # the RGB path: a per-tile encoder reads minigrid's partial RGB view into the same codes
+    rgb = tile_encoder(cfg, stages) if cfg.rgb_steps else None
+    views = {"": observe} | ({"rgb": rgb_observer(rgb[0])} if rgb else {})
+    success: dict[str, dict[str, dict[str, list[float]]]] = {v: {} for v in views}
     budget: dict[str, list[dict[str, float]]] = {}
     for level in cfg.levels:
-        success[level] = {m: [] for m in cfg.methods}
+        for v in views:
+            success[v][level] = {m: [] for m in cfg.methods}
         budget[level] = []
         for k in range(cfg.seeds):
             seed = cfg.seed + k
@@ -132,17 +139,19 @@ def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
                         levels=(level,),
                         tag=tag,
                     )
-                out = stages.once(
-                    f"eval{tag}-{method}-seed{seed}",
-                    lambda m=model, s=seed, lv=level: evaluate_success(
-                        m,
-                        bank,
-                        "train",
-                        cfg.eval_episodes,
-                        seed=seed_for(s, "eval", lv),
-                        levels=(lv,),
-                    ),
-                )
-                success[level][method].append(out[0])
+                for v, observer in views.items():  # the same rooms for every view
+                    out = stages.once(
+                        f"eval{v and '-' + v}{tag}-{method}-seed{seed}",
+                        lambda m=model, s=seed, lv=level, o=observer: evaluate_success(
+                            m,
+                            bank,
+                            "train",
+                            cfg.eval_episodes,
+                            seed=seed_for(s, "eval", lv),
+                            levels=(lv,),
+                            observer=o,
+                        ),
+                    )
+                    success[v][level][method].append(out[0])
             log(f"syvla: {level} seed {seed} done ({len(demos)} expert steps)")
-    return summarise_levels(cfg, success, budget, pre_info)
+    return summarise_levels(cfg, success, budget, pre_info, rgb[1] if rgb else None)

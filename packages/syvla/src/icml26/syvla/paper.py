@@ -54,6 +54,7 @@ def _beats(metric: str, method: str, other: str, margin: float) -> str:
 _BABYAI = RunConfig(
     levels=BABYAI_LEVELS,
     methods=("syvla", "bc", "bc_ppo"),
+    rgb_steps=1500,
     demo_episodes=300,
     rl_updates=8,
     eval_episodes=64,

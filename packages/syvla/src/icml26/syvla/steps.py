@@ -30,6 +30,13 @@ from icml26.syvla.levels import ACTION_NAMES, LEVELS, N_ACTIONS
 from icml26.syvla.model import ModelConfig, SyVLA
 from icml26.syvla.ppo import RLConfig, train_rl
 from icml26.syvla.pretrain import VQAPretrainConfig, pretrain_vqa, vqa_splits
+from icml26.syvla.rgb import (
+    TileEncoder,
+    TileEncoderConfig,
+    tile_accuracy,
+    tile_data,
+    train_tile_encoder,
+)
 from icml26.syvla.vqa import question_texts
 
 __all__ = [
@@ -41,6 +48,7 @@ __all__ = [
     "pretrain_backbone",
     "reinforce",
     "text_bank",
+    "tile_encoder",
     "trained",
     "vqa_data",
 ]
@@ -337,3 +345,30 @@ def evaluate_model(
     }
     out["vqa_accuracy"] = vqa_accuracy(model, vqa_test, bank)
     return out
+
+
+def tile_encoder(cfg: RunConfig, stages: Stages) -> tuple[TileEncoder, dict[str, Any]]:
+    """The per-tile RGB encoder of the registry levels, trained on frames of random play
+    (the run seed's ``rgb_train`` stream), scored on frames of its ``rgb_test`` stream
+    (``cell`` and ``frame`` accuracy of the codes it reads)."""
+    settings = TileEncoderConfig(frames=cfg.rgb_frames, steps=max(cfg.rgb_steps, 1))
+    torch.manual_seed(seed_for(cfg.seed, "rgb", "init"))
+    encoder = TileEncoder(hidden=settings.hidden).to(cfg.device)
+
+    def train(m: TileEncoder) -> dict[str, Any]:
+        frames, codes = tile_data(cfg.levels, settings.frames, seed=cfg.seed, stream="rgb_train")
+        losses = train_tile_encoder(m, frames, codes, settings, seed=cfg.seed)
+        test = tile_data(cfg.levels, settings.test_frames, seed=cfg.seed, stream="rgb_test")
+        return {"final_loss": float(np.mean(losses[-20:])), **tile_accuracy(m, *test)}
+
+    def compute() -> dict[str, Any]:
+        info = train(encoder)
+        return {
+            "state": {k: v.detach().cpu() for k, v in encoder.state_dict().items()},
+            "info": info,
+        }
+
+    out = stages.once("rgb-encoder", compute, saver=PICKLE)
+    encoder.load_state_dict(out["state"])
+    encoder.eval()
+    return encoder, out["info"]

@@ -120,9 +120,10 @@ def level_key(level: str) -> str:
 
 def summarise_levels(
     cfg: RunConfig,
-    success: dict[str, dict[str, list[float]]],
+    success: dict[str, dict[str, dict[str, list[float]]]],
     budget: dict[str, list[dict[str, float]]],
     pretrain: dict[str, Any],
+    rgb: dict[str, Any] | None = None,
 ) -> dict[str, float]:
     """The flat metrics of the registry-level experiment: ``babyai.<level>.<method>`` (mean
     success over seeds) and ``babyai_se.<level>.<method>``; ``babyai.mean.<method>`` and its
@@ -130,18 +131,26 @@ def summarise_levels(
     (``budget[level]``: one record per seed; ``babyai_demo_steps.<level>`` and
     ``babyai_demo_episodes.<level>`` are the means over seeds of the expert steps and the
     solved bot episodes each seed's BC learns from) and the RL frames per method, seed and
-    level."""
+    level. ``success[view][level][method]``: per seed; view ``""`` the symbolic partial view
+    (``babyai.*``), ``"rgb"`` minigrid's RGB view through the tile encoder (``babyai_rgb.*``,
+    with the encoder's held-out ``rgb_tile_accuracy.cell`` / ``.frame`` from ``rgb``)."""
     m: dict[str, float] = {}
-    methods = list(next(iter(success.values())))
-    for level, per_method in success.items():
-        key = level_key(level)
-        for method, values in per_method.items():
-            _put(m, f"babyai.{key}", method, values)
+    for view, per_level in success.items():
+        name = "babyai_rgb" if view else "babyai"
+        for level, per_method in per_level.items():
+            for method, values in per_method.items():
+                _put(m, f"{name}.{level_key(level)}", method, values)
+        for method in next(iter(per_level.values())):
+            per_seed = np.mean([per_level[lv][method] for lv in per_level], axis=0)
+            _put(m, f"{name}.mean", method, [float(v) for v in per_seed])
+    for level in budget:
         for field in ("demo_steps", "demo_episodes"):
-            m[f"babyai_{field}.{key}"] = float(np.mean([b[field] for b in budget[level]]))
-    for method in methods:
-        per_seed = np.mean([success[lv][method] for lv in success], axis=0)
-        _put(m, "babyai.mean", method, [float(v) for v in per_seed])
+            m[f"babyai_{field}.{level_key(level)}"] = float(
+                np.mean([b[field] for b in budget[level]])
+            )
+    if rgb is not None:
+        m["rgb_tile_accuracy.cell"] = float(rgb["cell"])
+        m["rgb_tile_accuracy.frame"] = float(rgb["frame"])
     m.update(_pretrain_metrics([pretrain]))
     m["rl_frames_per_seed"] = float(cfg.rl_updates * cfg.n_envs * cfg.n_steps)
     m["eval_episodes"] = float(cfg.eval_episodes)
@@ -155,13 +164,20 @@ def _levels_table(m: dict[str, float]) -> str:
         "| method | " + " | ".join(levels) + " | mean |",
         "|---" * (len(levels) + 2) + "|",
     ]
-    for k in methods:
-        cells = [_cell(m, f"babyai.{lv}.{k}", f"babyai_se.{lv}.{k}") for lv in [*levels, "mean"]]
-        lines.append(f"| `{k}` | " + " | ".join(cells) + " |")
+    for view, suffix in (("babyai", ""), ("babyai_rgb", ", RGB")):
+        for k in methods:
+            if f"{view}.mean.{k}" not in m:
+                continue
+            cells = [
+                _cell(m, f"{view}.{lv}.{k}", f"{view}_se.{lv}.{k}") for lv in [*levels, "mean"]
+            ]
+            lines.append(f"| `{k}`{suffix} | " + " | ".join(cells) + " |")
     demos = ", ".join(f"{lv} {m[f'babyai_demo_steps.{lv}']:.0f}" for lv in levels)
     return "\n".join(
         [
-            "Success on minigrid's registry levels (± SE over seeds):",
+            "Success on minigrid's registry levels (± SE over seeds), minigrid's 7x7 partial "
+            "symbolic view; RGB rows: the same models and rooms read from minigrid's partial "
+            "RGB view by the per-tile encoder:",
             "",
             *lines,
             "",
@@ -170,8 +186,18 @@ def _levels_table(m: dict[str, float]) -> str:
             f"each); "
             f"{m['rl_frames_per_seed']:.0f} RL frames per method and seed; "
             f"{m['eval_episodes']:.0f} evaluation episodes per method, seed and level; "
-            f"VQA-pretrained backbone {m['vqa_pretrained']:.3f} held-out{_families(m)}.",
+            f"VQA-pretrained backbone {m['vqa_pretrained']:.3f} held-out{_families(m)}"
+            f"{_rgb_note(m)}.",
         ]
+    )
+
+
+def _rgb_note(m: dict[str, float]) -> str:
+    if "rgb_tile_accuracy.cell" not in m:
+        return ""
+    return (
+        f"; RGB tile encoder {m['rgb_tile_accuracy.cell']:.4f} of held-out cells and "
+        f"{m['rgb_tile_accuracy.frame']:.3f} of held-out frames read exactly"
     )
 
 
