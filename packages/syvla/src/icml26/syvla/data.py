@@ -224,7 +224,10 @@ def collect_demos(
     """
     rng = rng_for(seed, "demos")
     envs = {level: make_level(level, split) for level in levels}
-    views, missions, actions, starts = [], [], [], []
+    views: list[np.ndarray] = []
+    missions: list[str] = []
+    actions: list[int] = []
+    starts: list[int] = []
     solved = 0
     for _ in range(n_episodes):
         env_level = levels[rng.integers(len(levels))]

@@ -8,6 +8,7 @@ finished stages are kept in ``<run>/stages/`` so a killed run resumes where it s
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -54,7 +55,7 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
             pretrained[base] = pretrain_backbone(cfg, stages, bank, vqa, base, run_dir)
         # every repetition: its own demonstrations (its demos stream) and its own BC models
         demos = stages.once(
-            f"demos-seed{seed}", lambda s=seed: expert_demos(cfg, bank, s), saver=PICKLE
+            f"demos-seed{seed}", partial(expert_demos, cfg, bank, seed), saver=PICKLE
         )
         bcs = {
             d: behaviour_clone(
@@ -76,7 +77,7 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
             evals[method].append(
                 stages.once(
                     f"eval-{method}-seed{seed}",
-                    lambda m=model, s=seed: evaluate_model(cfg, m, vqa[2], bank, s),
+                    partial(evaluate_model, cfg, model, vqa[2], bank, seed),
                 )
             )
         log(f"syvla: seed {seed} done ({len(demos)} expert steps)")
@@ -116,7 +117,7 @@ def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
             tag = f"-{level}"
             demos = stages.once(
                 f"demos{tag}-seed{seed}",
-                lambda lv=level, s=seed: expert_demos(cfg, bank, s, (lv,)),
+                partial(expert_demos, cfg, bank, seed, (level,)),
                 saver=PICKLE,
             )
             budget[level].append({"demo_episodes": demos.solved, "demo_steps": len(demos)})
@@ -142,14 +143,15 @@ def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
                 for v, observer in views.items():  # the same rooms for every view
                     out = stages.once(
                         f"eval{v and '-' + v}{tag}-{method}-seed{seed}",
-                        lambda m=model, s=seed, lv=level, o=observer: evaluate_success(
-                            m,
+                        partial(
+                            evaluate_success,
+                            model,
                             bank,
                             "train",
                             cfg.eval_episodes,
-                            seed=seed_for(s, "eval", lv),
-                            levels=(lv,),
-                            observer=o,
+                            seed=seed_for(seed, "eval", level),
+                            levels=(level,),
+                            observer=observer,
                         ),
                     )
                     success[v][level][method].append(out[0])

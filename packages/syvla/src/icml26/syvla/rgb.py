@@ -169,10 +169,14 @@ def train_tile_encoder(
         idx = rng.integers(0, len(frames), size=cfg.batch)
         logits = encoder(torch.as_tensor(frames[idx], device=device))
         target = torch.as_tensor(codes[idx], device=device).long()
-        loss = sum(
-            nn.functional.cross_entropy(lg.reshape(-1, lg.shape[-1]), target[..., c].reshape(-1))
-            for c, lg in enumerate(logits)
-        )
+        loss = torch.stack(
+            [
+                nn.functional.cross_entropy(
+                    lg.reshape(-1, lg.shape[-1]), target[..., c].reshape(-1)
+                )
+                for c, lg in enumerate(logits)
+            ]
+        ).sum()
         opt.zero_grad()
         loss.backward()
         opt.step()
