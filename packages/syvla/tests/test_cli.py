@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from icml26.shared.cli import main
 from icml26.shared.results import load_results
@@ -62,12 +64,13 @@ def test_smoke_run_writes_the_contract_keys(
 def test_babyai_profile_runs_registry_levels(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The ``babyai`` profile at toy size: a registry level, its bot's demonstrations, BC, RL
-    and success per seed; the pretrained backbone is reloaded from the user cache next time."""
+    """The ``babyai`` profile at toy size: a registry level (PutNextLocal: pickup and drop),
+    per seed its own bot demonstrations and BC, RL and success; the pretrained backbone is
+    reloaded from the user cache next time."""
     monkeypatch.setenv("ICML26_QUIET", "1")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     tiny = [
-        "levels=BabyAI-GoToRedBallGrey-v0",
+        "levels=BabyAI-PutNextLocal-v0",
         "methods=syvla,bc,bc_ppo",
         "seeds=2",
         "demo_episodes=4",
@@ -82,6 +85,8 @@ def test_babyai_profile_runs_registry_levels(
         "n_steps=4",
         "minibatch=8",
         "eval_episodes=2",
+        "rgb_steps=2",
+        "rgb_frames=8",
     ]
     args = [a for kv in tiny for a in ("--set", kv)]
     out = tmp_path / "run"
@@ -89,11 +94,27 @@ def test_babyai_profile_runs_registry_levels(
     check_paper(PAPER, out)
     m = load_results(out / "results.json")["metrics"]
     for method in ("syvla", "bc"):
-        assert 0 <= m[f"babyai.gotoredballgrey.{method}"] <= 1
-        assert m[f"babyai_se.gotoredballgrey.{method}"] >= 0
-        assert m[f"babyai.mean.{method}"] == m[f"babyai.gotoredballgrey.{method}"]
-    assert m["babyai_demo_steps.gotoredballgrey"] > 0
+        assert 0 <= m[f"babyai.putnextlocal.{method}"] <= 1
+        assert m[f"babyai_se.putnextlocal.{method}"] >= 0
+        assert m[f"babyai.mean.{method}"] == m[f"babyai.putnextlocal.{method}"]
+    assert m["babyai_demo_steps.putnextlocal"] > 0
     assert m["rl_frames_per_seed"] == 8
+    # the same models read minigrid's RGB view through the tile encoder
+    assert 0 <= m["babyai_rgb.putnextlocal.syvla"] <= 1
+    assert 0 <= m["rgb_tile_accuracy.cell"] <= 1
+    # each seed its own demonstrations (its demos stream) and its own BC models
+    tag = "BabyAI-PutNextLocal-v0"
+    demos = [
+        pickle.loads((out / "stages" / f"demos-{tag}-seed{s}.pkl").read_bytes()) for s in (0, 1)
+    ]
+    assert demos[0].views.tobytes() != demos[1].views.tobytes()
+    assert {4} <= set(demos[0].actions.tolist()) | set(demos[1].actions.tolist())  # drop
+    bcs = [
+        pickle.loads((out / "stages" / f"bc-{tag}-decoupled-seed{s}.pkl").read_bytes())
+        for s in (0, 1)
+    ]
+    head = "intention.queries"
+    assert not torch.equal(bcs[0]["state"][head], bcs[1]["state"][head])
     assert len(list((tmp_path / "cache" / "icml26" / "syvla").glob("pretrain-*.pt"))) == 1
     assert m["pretrain.from_cache"] == 0  # trained here: the run's times include it
     again = tmp_path / "again"

@@ -14,6 +14,7 @@ from minigrid.utils.baby_ai_bot import BabyAIBot
 from icml26.syvla.config import BABYAI_LEVELS
 from icml26.syvla.data import VecEnv, collect_demos
 from icml26.syvla.levels import (
+    ACTION_NAMES,
     HELD_OUT_COMBOS,
     LEVELS,
     SPLITS,
@@ -21,6 +22,8 @@ from icml26.syvla.levels import (
     egocentric_view,
     make_env,
     make_level,
+    observe,
+    partial_view,
     split_spec,
 )
 
@@ -107,8 +110,8 @@ def test_unknown_level_and_split_fail_clearly() -> None:
 
 def test_registry_levels_play_through_vecenv_and_the_bot() -> None:
     """The ``babyai`` profile's levels: minigrid's registry ids, the bot's demonstrations and
-    lockstep rooms read through the same egocentric view (an 8 x 8 room fits 13 x 13)."""
-    level = BABYAI_LEVELS[2]
+    lockstep rooms read through the partial view (no view is a demonstration's)."""
+    level = BABYAI_LEVELS[0]
     demos = collect_demos(4, "train", 13, seed=0, levels=(level,))
     assert demos.solved == 4
     assert all(m.startswith("go to") for m in demos.missions)
@@ -120,3 +123,50 @@ def test_registry_levels_play_through_vecenv_and_the_bot() -> None:
     assert rewards.shape == dones.shape == (3,)
     with pytest.raises(ValueError, match="unknown level 'BabyAI-NoSuchLevel-v0'"):
         make_level("BabyAI-NoSuchLevel-v0")
+
+
+def test_the_three_standard_levels_need_pickup_and_drop_and_the_bot_solves_them() -> None:
+    """GoToLocal, PickupLoc, PutNextLocal: the bot solves every episode with the policy's
+    five actions; PickupLoc uses ``pickup``, PutNextLocal ``pickup`` and ``drop``."""
+    assert BABYAI_LEVELS == (
+        "BabyAI-GoToLocal-v0",
+        "BabyAI-PickupLoc-v0",
+        "BabyAI-PutNextLocal-v0",
+    )
+    assert ACTION_NAMES == ("left", "right", "forward", "pickup", "drop")
+    used = {}
+    for level in BABYAI_LEVELS:
+        demos = collect_demos(6, "train", 13, seed=1, levels=(level,))
+        assert demos.solved == 6
+        used[level] = set(demos.actions.tolist())
+    assert ACTION_NAMES.index("pickup") not in used["BabyAI-GoToLocal-v0"]
+    assert ACTION_NAMES.index("pickup") in used["BabyAI-PickupLoc-v0"]
+    assert {3, 4} <= used["BabyAI-PutNextLocal-v0"]
+
+
+def test_partial_view_agrees_with_the_full_view_on_every_visible_cell() -> None:
+    """minigrid's 7 x 7 partial view, placed in the 13 x 13 frame, equals the independently
+    computed full egocentric view on every cell the agent sees (the agent's own cell aside:
+    it shows the carried object), and nothing behind the agent is visible."""
+    env = make_level("BabyAI-PutNextLocal-v0")
+    rng = np.random.default_rng(0)
+    seen = 0
+    for seed in range(15):
+        env.reset(seed=seed)
+        for _ in range(6):
+            part, full = partial_view(env, 13), egocentric_view(env, 13)
+            visible = part[..., 0] > 0
+            visible[6, 6] = False
+            assert np.array_equal(part[visible], full[visible])
+            assert not part[7:].any()
+            assert not part[:, :3].any()
+            assert not part[:, 10:].any()
+            seen += int(visible.sum())
+            env.step(int(rng.integers(0, 3)))
+    assert seen > 15 * 6 * 10
+    assert np.array_equal(observe(env, 13), partial_view(env, 13))
+    ours = make_env("goto", "train")
+    ours.reset(seed=0)
+    assert np.array_equal(observe(ours, 13), egocentric_view(ours, 13))
+    with pytest.raises(ValueError, match="does not fit"):
+        partial_view(env, 11)

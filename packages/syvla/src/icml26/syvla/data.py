@@ -2,8 +2,9 @@
 
 * :class:`TextBank` embeds every instruction and question the splits can produce once with
   the frozen encoder and looks them up by text.
-* :class:`VecEnv` steps ``n`` BabyAI rooms in lockstep (auto-reset), returning egocentric
-  views and instruction indices as arrays.
+* :class:`VecEnv` steps ``n`` BabyAI rooms in lockstep (auto-reset), returning views
+  (:func:`~icml26.syvla.levels.observe`: full on our levels, partial on registry levels) and
+  missions as arrays.
 * :func:`collect_demos` runs minigrid's ``BabyAIBot`` expert: (view, instruction, action)
   triples of solved episodes.
 * :func:`vqa_set` draws (view, question, answer) triples from states of a split.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,9 +31,9 @@ from icml26.syvla.levels import (
     SPLITS,
     TEMPLATES,
     SyVLALevel,
-    egocentric_view,
     is_registry_level,
     make_level,
+    observe,
 )
 from icml26.syvla.vqa import ask, question_texts
 
@@ -99,7 +101,9 @@ class VecEnv:
     """``n`` rooms of ``split`` stepped in lockstep; each episode draws its level at random.
 
     ``stream`` names the random stream of the episodes (``"rl"``, ``"eval"``, ``"vqa"``):
-    two streams never replay each other's episode seeds, whatever the seed.
+    two streams never replay each other's episode seeds, whatever the seed. ``observer``
+    makes a view of an environment (default :func:`~icml26.syvla.levels.observe`; the RGB
+    path: :func:`icml26.syvla.rgb.rgb_observer`).
 
     Attributes after :meth:`reset` / :meth:`step`: ``views`` (n, S, S, 3) uint8 and
     ``missions`` (list of n texts) describe the current observations.
@@ -114,6 +118,7 @@ class VecEnv:
         seed: int,
         stream: str = "rl",
         levels: tuple[str, ...] = tuple(LEVELS),
+        observer: Callable[[Any, int], np.ndarray] = observe,
     ) -> None:
         if n < 1:
             raise ValueError("a VecEnv needs at least one environment")
@@ -123,6 +128,7 @@ class VecEnv:
         # demonstrations (``demos``) never replay each other's rooms, whatever the seed
         self.rng = rng_for(seed, "env", stream)
         self.levels = levels
+        self.observer = observer
         self.envs: dict[str, list[SyVLALevel]] = {
             level: [make_level(level, split) for _ in range(n)] for level in levels
         }
@@ -141,7 +147,7 @@ class VecEnv:
             self.current.append(env)
         else:
             self.current[i] = env
-        self.views[i] = egocentric_view(env, self.view_size)
+        self.views[i] = self.observer(env, self.view_size)
         self.missions[i] = env.mission
 
     def reset(self) -> None:
@@ -171,7 +177,7 @@ class VecEnv:
                 self.episode_len[i] = 0
                 self._reset_one(i)
             else:
-                self.views[i] = egocentric_view(env, self.view_size)
+                self.views[i] = self.observer(env, self.view_size)
         return rewards, dones, finished
 
 
@@ -212,13 +218,16 @@ def collect_demos(
         :class:`Demos` (view, mission, action) of the solved episodes.
 
     Raises:
-        RuntimeError: the bot chose an action outside the policy's four on one of our levels
-            (on a registry level such an episode, the bot clearing a blocking object with
-            ``drop`` or ``toggle``, is dropped like an unsolved one).
+        RuntimeError: the bot chose an action outside the policy's five on one of our levels
+            (on a registry level such an episode, the bot opening a door with ``toggle``, is
+            dropped like an unsolved one).
     """
     rng = rng_for(seed, "demos")
     envs = {level: make_level(level, split) for level in levels}
-    views, missions, actions, starts = [], [], [], []
+    views: list[np.ndarray] = []
+    missions: list[str] = []
+    actions: list[int] = []
+    starts: list[int] = []
     solved = 0
     for _ in range(n_episodes):
         env_level = levels[rng.integers(len(levels))]
@@ -230,13 +239,13 @@ def collect_demos(
         while not done:
             action = int(bot.replan())
             if action >= N_ACTIONS and is_registry_level(env_level):
-                reward = 0.0  # (drop / toggle to clear a blocker): not a four-action episode
+                reward = 0.0  # (toggle / done): not an episode of the policy's actions
                 break
             if action >= N_ACTIONS:
                 raise RuntimeError(
                     f"the expert chose {action}, outside the policy's actions {ACTION_NAMES}"
                 )
-            ep_views.append(egocentric_view(env, view_size))
+            ep_views.append(observe(env, view_size))
             ep_actions.append(action)
             _, reward, term, trunc, _ = env.step(action)
             done = term or trunc

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import torch
 
 from icml26.shared import seed_for
 from icml26.syvla.data import TextBank, VecEnv, VQASet
-from icml26.syvla.levels import LEVELS
+from icml26.syvla.levels import LEVELS, observe
 from icml26.syvla.model import SyVLA
 from icml26.syvla.vqa import ANSWER_INDEX
 
@@ -101,6 +104,7 @@ def evaluate_success(
     n_envs: int = 32,
     frames: list | None = None,
     levels: tuple[str, ...] = tuple(LEVELS),
+    observer: Callable[[Any, int], np.ndarray] = observe,
 ) -> tuple[float, float]:
     """Success rate and mean return of the sampled policy over ``episodes`` on ``split``.
 
@@ -116,6 +120,8 @@ def evaluate_success(
         n_envs: lockstep rooms.
         frames: when given, (frame, mission) pairs of slot 0's first episode are appended.
         levels: the levels played (ours or Gymnasium ids of minigrid environments).
+        observer: the view of an environment the policy reads (default: full on our
+            levels, partial on registry ones; :func:`icml26.syvla.rgb.rgb_observer`: RGB).
 
     Returns:
         (success rate, mean return).
@@ -127,7 +133,9 @@ def evaluate_success(
     gen = torch.Generator().manual_seed(seed_for(seed, "eval", "policy"))
     n = min(n_envs, episodes)
     quota = -(-episodes // n)
-    env = VecEnv(n, split, model.cfg.view_size, seed=seed, stream="eval", levels=levels)
+    env = VecEnv(
+        n, split, model.cfg.view_size, seed=seed, stream="eval", levels=levels, observer=observer
+    )
     env.reset()
     done_per_env = np.zeros(n, dtype=np.int64)
     returns: list[float] = []

@@ -8,6 +8,7 @@ finished stages are kept in ``<run>/stages/`` so a killed run resumes where it s
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,8 @@ from icml26.shared import PICKLE, Stages, log, seed_for
 from icml26.syvla.config import METHODS, RunConfig
 from icml26.syvla.evaluate import evaluate_success
 from icml26.syvla.figures import plot_run
-from icml26.syvla.levels import is_registry_level
+from icml26.syvla.levels import is_registry_level, observe
+from icml26.syvla.rgb import rgb_observer
 from icml26.syvla.steps import (
     behaviour_clone,
     evaluate_model,
@@ -24,6 +26,7 @@ from icml26.syvla.steps import (
     pretrain_backbone,
     reinforce,
     text_bank,
+    tile_encoder,
     vqa_data,
 )
 from icml26.syvla.tables import summarise, summarise_levels
@@ -39,23 +42,29 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     stages = Stages(run_dir)
     bank = text_bank(cfg)
     vqa = stages.once("vqa-data", lambda: vqa_data(cfg), saver=PICKLE)
-    demos = stages.once("demos", lambda: expert_demos(cfg, bank), saver=PICKLE)
-    log(f"syvla: {len(demos)} expert steps, {len(vqa[0])} VQA training views")
-    starts: dict[int, dict[str, Any]] = {}
+    log(f"syvla: {len(vqa[0])} VQA training views")
+    pretrained: dict[int, tuple[Any, dict[str, Any]]] = {}
     evals: dict[str, list[dict[str, float]]] = {m: [] for m in cfg.methods}
     rl: dict[str, list[dict[str, Any]]] = {m: [] for m in cfg.methods if METHODS[m].rl}
+    bc_info, demo_sets = [], []
     shown = None  # the first seed's syvla model, for the rollout strip
     for k in range(cfg.seeds):
         seed = cfg.seed + k
-        base = cfg.seed if cfg.shared_bc else seed
-        if base not in starts:
-            pre, pre_info = pretrain_backbone(cfg, stages, bank, vqa, base, run_dir)
-            bcs = {
-                d: behaviour_clone(cfg, stages, pre, demos, bank, base, decouple=d, vqa_test=vqa[2])
-                for d in (True, False)
-            }
-            starts[base] = {"pretrain": pre_info, "bc": bcs}
-        bcs = starts[base]["bc"]
+        base = cfg.seed if cfg.shared_backbone else seed
+        if base not in pretrained:
+            pretrained[base] = pretrain_backbone(cfg, stages, bank, vqa, base, run_dir)
+        # every repetition: its own demonstrations (its demos stream) and its own BC models
+        demos = stages.once(
+            f"demos-seed{seed}", partial(expert_demos, cfg, bank, seed), saver=PICKLE
+        )
+        bcs = {
+            d: behaviour_clone(
+                cfg, stages, pretrained[base][0], demos, bank, seed, decouple=d, vqa_test=vqa[2]
+            )
+            for d in (True, False)
+        }
+        bc_info.append(bcs)
+        demo_sets.append(demos)
         for method in cfg.methods:
             spec = METHODS[method]
             model = bcs[spec.decouple][0]
@@ -68,24 +77,24 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
             evals[method].append(
                 stages.once(
                     f"eval-{method}-seed{seed}",
-                    lambda m=model, s=seed: evaluate_model(cfg, m, vqa[2], bank, s),
+                    partial(evaluate_model, cfg, model, vqa[2], bank, seed),
                 )
             )
-        log(f"syvla: seed {seed} done")
+        log(f"syvla: seed {seed} done ({len(demos)} expert steps)")
     strip: list[tuple[np.ndarray, str]] = []
     if shown is not None:
         evaluate_success(shown, bank, "train", 1, seed=cfg.seed, n_envs=1, frames=strip)
-    pretrain = [s["pretrain"] for s in starts.values()]
-    bc_info = [s["bc"] for s in starts.values()]
-    metrics = summarise(cfg, evals, rl, pretrain, bc_info, demos)
+    pretrain = [p[1] for p in pretrained.values()]
+    metrics = summarise(cfg, evals, rl, pretrain, bc_info, demo_sets)
     plot_run(cfg, run_dir, metrics, rl, strip)
     return metrics
 
 
 def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     """The registry-level experiment: one VQA-pretrained backbone; per level of
-    ``cfg.levels`` the bot's demonstrations, BC (decoupled and joint, shared by the seeds),
-    the RL stage of every RL method and seed on that level, and success on fresh rooms of it."""
+    ``cfg.levels`` and seed the bot's demonstrations (the seed's ``demos`` stream), BC
+    (decoupled and joint), the RL stage of every RL method, and success on fresh rooms
+    (with ``rgb_steps``: also read from minigrid's RGB view by the tile encoder)."""
     bad = [lv for lv in cfg.levels if not is_registry_level(lv)]
     if bad:
         raise ValueError(f"levels must be Gymnasium ids (BabyAI-GoToLocal-v0), got {bad}")
@@ -94,24 +103,31 @@ def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     bank = text_bank(cfg)
     vqa = stages.once("vqa-data", lambda: vqa_data(cfg), saver=PICKLE)
     pre, pre_info = pretrain_backbone(cfg, stages, bank, vqa, cfg.seed, run_dir)
-    success: dict[str, dict[str, list[float]]] = {}
-    budget: dict[str, dict[str, float]] = {}
+    # the RGB path: a per-tile encoder reads minigrid's partial RGB view into the same codes
+    rgb = tile_encoder(cfg, stages) if cfg.rgb_steps else None
+    views = {"": observe} | ({"rgb": rgb_observer(rgb[0])} if rgb else {})
+    success: dict[str, dict[str, dict[str, list[float]]]] = {v: {} for v in views}
+    budget: dict[str, list[dict[str, float]]] = {}
     for level in cfg.levels:
-        tag = "-" + level
-        demos = stages.once(
-            f"demos{tag}", lambda lv=level: expert_demos(cfg, bank, (lv,)), saver=PICKLE
-        )
-        bcs = {
-            d: behaviour_clone(cfg, stages, pre, demos, bank, cfg.seed, decouple=d, tag=tag)[0]
-            for d in (True, False)
-        }
-        success[level] = {m: [] for m in cfg.methods}
+        for v in views:
+            success[v][level] = {m: [] for m in cfg.methods}
+        budget[level] = []
         for k in range(cfg.seeds):
             seed = cfg.seed + k
+            tag = f"-{level}"
+            demos = stages.once(
+                f"demos{tag}-seed{seed}",
+                partial(expert_demos, cfg, bank, seed, (level,)),
+                saver=PICKLE,
+            )
+            budget[level].append({"demo_episodes": demos.solved, "demo_steps": len(demos)})
+            bcs = {
+                d: behaviour_clone(cfg, stages, pre, demos, bank, seed, decouple=d, tag=tag)[0]
+                for d in (True, False)
+            }
             for method in cfg.methods:
-                spec = METHODS[method]
-                model = bcs[spec.decouple]
-                if spec.rl:
+                model = bcs[METHODS[method].decouple]
+                if METHODS[method].rl:
                     model, _ = reinforce(
                         cfg,
                         stages,
@@ -124,18 +140,20 @@ def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
                         levels=(level,),
                         tag=tag,
                     )
-                out = stages.once(
-                    f"eval{tag}-{method}-seed{seed}",
-                    lambda m=model, s=seed, lv=level: evaluate_success(
-                        m,
-                        bank,
-                        "train",
-                        cfg.eval_episodes,
-                        seed=seed_for(s, "eval", lv),
-                        levels=(lv,),
-                    ),
-                )
-                success[level][method].append(out[0])
-            log(f"syvla: {level} seed {seed} done")
-        budget[level] = {"demo_episodes": demos.episodes, "demo_steps": len(demos)}
-    return summarise_levels(cfg, success, budget, pre_info)
+                for v, observer in views.items():  # the same rooms for every view
+                    out = stages.once(
+                        f"eval{v and '-' + v}{tag}-{method}-seed{seed}",
+                        partial(
+                            evaluate_success,
+                            model,
+                            bank,
+                            "train",
+                            cfg.eval_episodes,
+                            seed=seed_for(seed, "eval", level),
+                            levels=(level,),
+                            observer=observer,
+                        ),
+                    )
+                    success[v][level][method].append(out[0])
+            log(f"syvla: {level} seed {seed} done ({len(demos)} expert steps)")
+    return summarise_levels(cfg, success, budget, pre_info, rgb[1] if rgb else None)

@@ -15,6 +15,9 @@ rooms and phrasings is ours, so that the splits are exact:
   never shown in ``train`` (neither as a target nor as a distractor);
 * ``ood_layout``: an unseen, larger room with more distractors;
 * ``ood_language``: paraphrased instructions whose templates never occur in ``train``.
+
+Any Gymnasium id of a minigrid environment (``BabyAI-PutNextLocal-v0``) is a level too
+(:func:`make_level`); the policy then reads minigrid's partial view (:func:`observe`).
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ __all__ = [
     "is_registry_level",
     "make_env",
     "make_level",
+    "observe",
+    "partial_view",
     "split_spec",
 ]
 
@@ -68,9 +73,10 @@ TRAIN_COMBOS: tuple[tuple[str, str], ...] = tuple(c for c in ALL_COMBOS if c not
 
 #: The level names (tasks) and their minigrid instruction class.
 LEVELS: dict[str, Any] = {"goto": GoToInstr, "pickup": PickupInstr}
-#: The actions the policy chooses from: minigrid's left, right, forward, pickup (the bot
-#: never asks for drop, toggle or done in these levels).
-ACTION_NAMES: tuple[str, ...] = ("left", "right", "forward", "pickup")
+#: The actions the policy chooses from: minigrid's left, right, forward, pickup, drop (codes
+#: 0-4; the bot never asks for drop on our levels, PutNextLocal needs it; toggle and done are
+#: left out: no level here needs them).
+ACTION_NAMES: tuple[str, ...] = ("left", "right", "forward", "pickup", "drop")
 N_ACTIONS = len(ACTION_NAMES)
 
 #: Phrasings per level: the training ones and the paraphrases kept for ``ood_language``.
@@ -239,3 +245,34 @@ def egocentric_view(env: SyVLALevel, size: int) -> np.ndarray:
     # direction 0 = +x (right), 1 = +y (down), 2 = left, 3 = up; rotate so facing is "up"
     turns = {3: 0, 0: 1, 1: 2, 2: 3}[int(env.agent_dir)]
     return np.ascontiguousarray(np.rot90(out, k=turns, axes=(0, 1)))
+
+
+def partial_view(env: Any, size: int) -> np.ndarray:
+    """minigrid's partial observation (the agent's ``agent_view_size`` square, walls
+    occluding), placed in the ``(size, size, 3)`` frame of :func:`egocentric_view`.
+
+    minigrid's view has the agent at its bottom-centre looking towards row 0; here it fills
+    the rows ahead of the centre (the agent's cell, holding the carried object if any, at the
+    centre), and every cell the agent cannot see, behind it included, is 0 ("unseen"). The
+    same network thus reads full and partial views.
+
+    Raises:
+        ValueError: a view wider than ``size`` or deeper than ``size // 2 + 1``.
+    """
+    image = env.gen_obs()["image"]  # (V, V, 3), indexed [x, y]; agent at (V // 2, V - 1)
+    v = image.shape[0]
+    half = size // 2
+    if v > size or v > half + 1:
+        raise ValueError(f"a {v} x {v} partial view does not fit ahead of the centre of {size}")
+    out = np.zeros((size, size, 3), dtype=np.uint8)
+    c0 = half - v // 2
+    out[half - v + 1 : half + 1, c0 : c0 + v] = image.transpose(1, 0, 2)
+    return out
+
+
+def observe(env: Any, size: int) -> np.ndarray:
+    """The view the policy reads: the full room (:func:`egocentric_view`) on our levels,
+    minigrid's partial view (:func:`partial_view`) on registry levels."""
+    if isinstance(env, SyVLALevel):
+        return egocentric_view(env, size)
+    return partial_view(env, size)

@@ -57,7 +57,7 @@ class Policy:
 
         Returns:
             An ``int64`` array: shape ``()`` for one observation, ``(B,)`` for a batch
-            (0 left, 1 right, 2 forward, 3 pickup).
+            (0 left, 1 right, 2 forward, 3 pickup, 4 drop).
 
         Raises:
             ValueError: a wrong shape, codes outside their channel's range (object < 11,

@@ -26,10 +26,17 @@ from icml26.syvla.config import METHODS, SPLIT_NAMES, RunConfig
 from icml26.syvla.data import Demos, TextBank, VQASet, collect_demos
 from icml26.syvla.evaluate import evaluate_success, vqa_accuracy, vqa_accuracy_by_family
 from icml26.syvla.language import TextEncoder, default_cache_dir
-from icml26.syvla.levels import LEVELS
+from icml26.syvla.levels import ACTION_NAMES, LEVELS, N_ACTIONS
 from icml26.syvla.model import ModelConfig, SyVLA
 from icml26.syvla.ppo import RLConfig, train_rl
 from icml26.syvla.pretrain import VQAPretrainConfig, pretrain_vqa, vqa_splits
+from icml26.syvla.rgb import (
+    TileEncoder,
+    TileEncoderConfig,
+    tile_accuracy,
+    tile_data,
+    train_tile_encoder,
+)
 from icml26.syvla.vqa import question_texts
 
 __all__ = [
@@ -41,6 +48,7 @@ __all__ = [
     "pretrain_backbone",
     "reinforce",
     "text_bank",
+    "tile_encoder",
     "trained",
     "vqa_data",
 ]
@@ -54,7 +62,8 @@ def text_bank(cfg: RunConfig) -> TextBank:
 
 def load_demos(path: Path, view_size: int) -> Demos:
     """Your demonstrations: an ``.npz`` with ``views`` (N, S, S, 3) uint8 minigrid codes,
-    ``missions`` (N texts) and ``actions`` (N ints in [0, 4))."""
+    ``missions`` (N texts) and ``actions`` (N ints in [0, 5): left, right, forward, pickup,
+    drop)."""
     with np.load(path, allow_pickle=False) as data:
         missing = {"views", "missions", "actions"} - set(data.files)
         if missing:
@@ -66,19 +75,21 @@ def load_demos(path: Path, view_size: int) -> Demos:
         )
     if not len(views) == len(missions) == len(actions) or len(views) == 0:
         raise ValueError("views, missions and actions must be non-empty and of one length")
-    if actions.min() < 0 or actions.max() >= 4:
-        raise ValueError("actions must be in [0, 4): left, right, forward, pickup")
+    if actions.min() < 0 or actions.max() >= N_ACTIONS:
+        raise ValueError(f"actions must be in [0, {N_ACTIONS}): {', '.join(ACTION_NAMES)}")
     return Demos(views.astype(np.uint8), [str(m) for m in missions], actions.astype(np.int64), 0, 0)
 
 
-def expert_demos(cfg: RunConfig, bank: TextBank, levels: tuple[str, ...] = tuple(LEVELS)) -> Demos:
-    """BabyAIBot demonstrations on ``train`` of ``levels`` (the seed's ``demos`` stream), or
-    your file."""
+def expert_demos(
+    cfg: RunConfig, bank: TextBank, seed: int, levels: tuple[str, ...] = tuple(LEVELS)
+) -> Demos:
+    """BabyAIBot demonstrations on ``train`` of ``levels`` from ``seed``'s ``demos`` stream
+    (each repetition of a run has its own), or your file."""
     if cfg.demos_path is not None:
         demos = load_demos(Path(cfg.demos_path), cfg.view_size)
         bank.ids(demos.missions)  # every mission must be embeddable (a clear error otherwise)
         return demos
-    return collect_demos(cfg.demo_episodes, "train", cfg.view_size, seed=cfg.seed, levels=levels)
+    return collect_demos(cfg.demo_episodes, "train", cfg.view_size, seed=seed, levels=levels)
 
 
 def vqa_data(cfg: RunConfig) -> tuple[np.ndarray, VQASet, VQASet]:
@@ -334,3 +345,30 @@ def evaluate_model(
     }
     out["vqa_accuracy"] = vqa_accuracy(model, vqa_test, bank)
     return out
+
+
+def tile_encoder(cfg: RunConfig, stages: Stages) -> tuple[TileEncoder, dict[str, Any]]:
+    """The per-tile RGB encoder of the registry levels, trained on frames of random play
+    (the run seed's ``rgb_train`` stream), scored on frames of its ``rgb_test`` stream
+    (``cell`` and ``frame`` accuracy of the codes it reads)."""
+    settings = TileEncoderConfig(frames=cfg.rgb_frames, steps=max(cfg.rgb_steps, 1))
+    torch.manual_seed(seed_for(cfg.seed, "rgb", "init"))
+    encoder = TileEncoder(hidden=settings.hidden).to(cfg.device)
+
+    def train(m: TileEncoder) -> dict[str, Any]:
+        frames, codes = tile_data(cfg.levels, settings.frames, seed=cfg.seed, stream="rgb_train")
+        losses = train_tile_encoder(m, frames, codes, settings, seed=cfg.seed)
+        test = tile_data(cfg.levels, settings.test_frames, seed=cfg.seed, stream="rgb_test")
+        return {"final_loss": float(np.mean(losses[-20:])), **tile_accuracy(m, *test)}
+
+    def compute() -> dict[str, Any]:
+        info = train(encoder)
+        return {
+            "state": {k: v.detach().cpu() for k, v in encoder.state_dict().items()},
+            "info": info,
+        }
+
+    out = stages.once("rgb-encoder", compute, saver=PICKLE)
+    encoder.load_state_dict(out["state"])
+    encoder.eval()
+    return encoder, out["info"]

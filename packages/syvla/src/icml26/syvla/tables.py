@@ -70,11 +70,12 @@ def summarise(
     rl: dict[str, list[dict[str, Any]]],
     pretrain: list[dict[str, Any]],
     bc: list[dict[bool, tuple[Any, dict[str, Any]]]],
-    demos: Demos,
+    demos: list[Demos],
 ) -> dict[str, float]:
     """The flat metrics of a run (every figure a claim or a table reads).
 
-    ``bc``: per BC start, ``{decouple: (model, info)}`` from
+    ``demos``: each repetition's demonstrations (``demo_steps`` and ``demo_episodes`` are
+    their means). ``bc``: per repetition, ``{decouple: (model, info)}`` from
     :func:`~icml26.syvla.steps.behaviour_clone`; ``vqa_after_bc.{decoupled,joint}`` is the
     held-out VQA accuracy right after BC (before any RL).
     """
@@ -106,8 +107,8 @@ def summarise(
         accs = [b[decouple][1]["vqa_accuracy"] for b in bc if "vqa_accuracy" in b[decouple][1]]
         if accs:
             _put(m, "vqa_after_bc", tag, accs)
-    m["demo_steps"] = float(len(demos))
-    m["demo_episodes"] = float(demos.solved)
+    m["demo_steps"] = float(np.mean([len(d) for d in demos]))
+    m["demo_episodes"] = float(np.mean([d.solved for d in demos]))
     m["rl_frames_per_seed"] = float(cfg.rl_updates * cfg.n_envs * cfg.n_steps)
     return m
 
@@ -119,25 +120,37 @@ def level_key(level: str) -> str:
 
 def summarise_levels(
     cfg: RunConfig,
-    success: dict[str, dict[str, list[float]]],
-    budget: dict[str, dict[str, float]],
+    success: dict[str, dict[str, dict[str, list[float]]]],
+    budget: dict[str, list[dict[str, float]]],
     pretrain: dict[str, Any],
+    rgb: dict[str, Any] | None = None,
 ) -> dict[str, float]:
     """The flat metrics of the registry-level experiment: ``babyai.<level>.<method>`` (mean
     success over seeds) and ``babyai_se.<level>.<method>``; ``babyai.mean.<method>`` and its
     SE average the levels within each seed first (paired over levels); the budget per level
-    (``babyai_demo_steps.<level>``) and the RL frames per method, seed and level."""
+    (``budget[level]``: one record per seed; ``babyai_demo_steps.<level>`` and
+    ``babyai_demo_episodes.<level>`` are the means over seeds of the expert steps and the
+    solved bot episodes each seed's BC learns from) and the RL frames per method, seed and
+    level. ``success[view][level][method]``: per seed; view ``""`` the symbolic partial view
+    (``babyai.*``), ``"rgb"`` minigrid's RGB view through the tile encoder (``babyai_rgb.*``,
+    with the encoder's held-out ``rgb_tile_accuracy.cell`` / ``.frame`` from ``rgb``)."""
     m: dict[str, float] = {}
-    methods = list(next(iter(success.values())))
-    for level, per_method in success.items():
-        key = level_key(level)
-        for method, values in per_method.items():
-            _put(m, f"babyai.{key}", method, values)
-        m[f"babyai_demo_steps.{key}"] = float(budget[level]["demo_steps"])
-        m[f"babyai_demo_episodes.{key}"] = float(budget[level]["demo_episodes"])
-    for method in methods:
-        per_seed = np.mean([success[lv][method] for lv in success], axis=0)
-        _put(m, "babyai.mean", method, [float(v) for v in per_seed])
+    for view, per_level in success.items():
+        name = "babyai_rgb" if view else "babyai"
+        for level, per_method in per_level.items():
+            for method, values in per_method.items():
+                _put(m, f"{name}.{level_key(level)}", method, values)
+        for method in next(iter(per_level.values())):
+            per_seed = np.mean([per_level[lv][method] for lv in per_level], axis=0)
+            _put(m, f"{name}.mean", method, [float(v) for v in per_seed])
+    for level in budget:
+        for field in ("demo_steps", "demo_episodes"):
+            m[f"babyai_{field}.{level_key(level)}"] = float(
+                np.mean([b[field] for b in budget[level]])
+            )
+    if rgb is not None:
+        m["rgb_tile_accuracy.cell"] = float(rgb["cell"])
+        m["rgb_tile_accuracy.frame"] = float(rgb["frame"])
     m.update(_pretrain_metrics([pretrain]))
     m["rl_frames_per_seed"] = float(cfg.rl_updates * cfg.n_envs * cfg.n_steps)
     m["eval_episodes"] = float(cfg.eval_episodes)
@@ -151,22 +164,40 @@ def _levels_table(m: dict[str, float]) -> str:
         "| method | " + " | ".join(levels) + " | mean |",
         "|---" * (len(levels) + 2) + "|",
     ]
-    for k in methods:
-        cells = [_cell(m, f"babyai.{lv}.{k}", f"babyai_se.{lv}.{k}") for lv in [*levels, "mean"]]
-        lines.append(f"| `{k}` | " + " | ".join(cells) + " |")
+    for view, suffix in (("babyai", ""), ("babyai_rgb", ", RGB")):
+        for k in methods:
+            if f"{view}.mean.{k}" not in m:
+                continue
+            cells = [
+                _cell(m, f"{view}.{lv}.{k}", f"{view}_se.{lv}.{k}") for lv in [*levels, "mean"]
+            ]
+            lines.append(f"| `{k}`{suffix} | " + " | ".join(cells) + " |")
     demos = ", ".join(f"{lv} {m[f'babyai_demo_steps.{lv}']:.0f}" for lv in levels)
     return "\n".join(
         [
-            "Success on minigrid's registry levels (± SE over seeds):",
+            "Success on minigrid's registry levels (± SE over seeds), minigrid's 7x7 partial "
+            "symbolic view; RGB rows: the same models and rooms read from minigrid's partial "
+            "RGB view by the per-tile encoder:",
             "",
             *lines,
             "",
-            f"Budget per level: expert steps {demos} (from "
-            f"{m[f'babyai_demo_episodes.{levels[0]}']:.0f} bot episodes each); "
+            f"Budget per level and seed (each seed its own demonstrations and BC): expert steps "
+            f"{demos} (from {m[f'babyai_demo_episodes.{levels[0]}']:.0f} solved bot episodes "
+            f"each); "
             f"{m['rl_frames_per_seed']:.0f} RL frames per method and seed; "
             f"{m['eval_episodes']:.0f} evaluation episodes per method, seed and level; "
-            f"VQA-pretrained backbone {m['vqa_pretrained']:.3f} held-out{_families(m)}.",
+            f"VQA-pretrained backbone {m['vqa_pretrained']:.3f} held-out{_families(m)}"
+            f"{_rgb_note(m)}.",
         ]
+    )
+
+
+def _rgb_note(m: dict[str, float]) -> str:
+    if "rgb_tile_accuracy.cell" not in m:
+        return ""
+    return (
+        f"; RGB tile encoder {m['rgb_tile_accuracy.cell']:.4f} of held-out cells and "
+        f"{m['rgb_tile_accuracy.frame']:.3f} of held-out frames read exactly"
     )
 
 
