@@ -4,7 +4,8 @@ Every comparison is paired (the same instances and reward tables) and at matched
 a sampled model against a sampled control, a greedy model against the greedy base. Keys:
 
 * ``regret.<env>.<policy>``, ``regret_se.<env>.<policy>``, ``regret_per_step.<env>.<policy>``;
-* ``regret_ratio.<env>.<control>.<method>`` (method's mean regret over the control's) and
+* ``regret_ratio.<env>.<control>.<method>`` (method's mean regret over the control's; NaN,
+  undecided, when the control's mean regret is not positive) and
   ``improvement_z.<env>.<control>.<method>`` (paired z of the control's regret minus the
   method's), for the pairs of :data:`PAIRS`, each control also against itself (ratio 1,
   z 0: what a claim reads when its placebo puts the control in the method's place);
