@@ -124,7 +124,13 @@ def test_problem_without_answer_errors(tmp_path: Path) -> None:
         with pytest.raises(ProblemError, match=r"p\.jsonl:2: answer must be a finite number"):
             load_problems(path)
     path.write_text(json.dumps({"text": "a", "answer": "2+3=5 ####  "}) + "\n")
-    with pytest.raises(ProblemError, match=r"p\.jsonl:1: nothing after the last '####'"):
+    with pytest.raises(ProblemError, match=r"p\.jsonl:1: nothing after '####'"):
+        load_problems(path)
+    path.write_text(json.dumps({"text": "a", "answer": "work ####"}) + "\n")
+    with pytest.raises(ProblemError, match=r"p\.jsonl:1: nothing after '####'"):
+        load_problems(path)
+    path.write_text(json.dumps({"text": "a", "answer": "a #### 5 #### 6"}) + "\n")
+    with pytest.raises(ProblemError, match=r"p\.jsonl:1: answer has 2 '####' marks"):
         load_problems(path)
     path.write_text(json.dumps({"text": "a", "answer": 3, "complex": "false"}) + "\n")
     with pytest.raises(ProblemError, match=r"p\.jsonl:1: 'complex' must be true or false"):
@@ -140,15 +146,15 @@ def test_gsm8k_jsonl_loads(tmp_path: Path) -> None:
     rows = [
         {"question": "Ann has 2 pens and buys 3. How many?", "answer": "2+3=5\n#### 5"},
         {"text": "Half of 7?", "answer": 3.5, "complex": True, "split": "mine"},
-        {"text": "Two marks?", "answer": "a #### 5 #### 6", "complex": False},
+        {"text": "Two marks?", "answer": "a ####6", "complex": False},
     ]
     path = tmp_path / "gsm.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     ps = load_problems(path)
-    assert [p.answer for p in ps] == ["5", "3.5", "6"]  # the text after the last ####
+    assert [p.answer for p in ps] == ["5", "3.5", "6"]  # the text after ####
     assert ps[0].reasoning == "2+3=5"
     assert think_trace(ps[0]) == "2+3=5"
-    assert ps[2].reasoning == "a #### 5"
+    assert ps[2].reasoning == "a"
     assert [p.split for p in ps] == ["user", "mine", "user"]
     assert [p.complex for p in ps] == [None, True, False]
 

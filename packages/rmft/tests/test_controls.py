@@ -200,6 +200,67 @@ def test_invalid_drop_z_and_its_claim() -> None:
     assert claim.evaluate({**ok, "invalid_drop_z.1": 1.5})["holds"] is False
 
 
+def _llm_summary(final: np.ndarray, invalid: np.ndarray) -> dict:
+    return {
+        "regret": float(final.mean()),
+        "se": 0.1,
+        "curve": [0.0],
+        "final": final.tolist(),
+        "invalid": float(invalid.mean()),
+        "invalid_by_episode": invalid.tolist(),
+    }
+
+
+def _llm_metrics(base_final, rmft_final, base_invalid, rmft_invalid) -> dict:
+    from icml26.rmft.config import RunConfig
+    from icml26.rmft.metrics import summary_metrics
+
+    config = RunConfig(
+        numeric=False,
+        llm_model="tiny-random",
+        llm_env="bernoulli_k3_t4",
+        llm_nl_env="",
+        llm_iterations=1,
+        llm_eval_instances=len(base_final),
+    )
+    results = {
+        "bernoulli_k3_t4": {
+            "llm_base": _llm_summary(np.asarray(base_final, float), np.asarray(base_invalid)),
+            "llm_rmft_iter1": _llm_summary(np.asarray(rmft_final, float), np.asarray(rmft_invalid)),
+        }
+    }
+    return summary_metrics(config, results, {})
+
+
+def test_invalid_drop_z_counts_episodes_not_decisions() -> None:
+    # 12 episodes of T = 4 decisions: 3 of 4 invalid in each, then 2 of 4 in 9 of them. The
+    # run reports the paired z over the 12 episodes (the unit: an episode's decisions are
+    # dependent), not a two-proportion z over 48 decisions as if independent.
+    before = np.full(12, 0.75)
+    after = before.copy()
+    after[3:] = 0.5
+    m = _llm_metrics(np.ones(12), np.full(12, 0.5), before, after)
+    assert m["invalid_drop_z"]["1"] == pytest.approx(paired_z(before, after))
+    assert m["invalid_drop_z"]["0"] == 0.0
+    diff = before - after
+    assert m["invalid_drop_z"]["1"] == pytest.approx(
+        diff.mean() / (diff.std(ddof=1) / math.sqrt(12))
+    )
+    # fewer than Z_MIN_INSTANCES episodes: undecided
+    short = _llm_metrics(np.ones(4), np.ones(4), before[:4], after[:4])
+    assert math.isnan(short["invalid_drop_z"]["1"])
+
+
+def test_regret_ratio_is_nan_when_the_control_has_no_positive_regret() -> None:
+    m = _llm_metrics(np.zeros(12), np.full(12, 0.5), np.zeros(12), np.zeros(12))
+    assert math.isnan(m["regret_ratio"]["bernoulli_k3_t4"]["llm_base"]["llm_rmft"])
+    assert math.isnan(m["regret_ratio"]["bernoulli_k3_t4"]["llm_base"]["llm_base"])
+    negative = _llm_metrics(np.full(12, -0.1), np.zeros(12), np.zeros(12), np.zeros(12))
+    assert math.isnan(negative["regret_ratio"]["bernoulli_k3_t4"]["llm_base"]["llm_rmft"])
+    positive = _llm_metrics(np.ones(12), np.full(12, 0.5), np.zeros(12), np.zeros(12))
+    assert positive["regret_ratio"]["bernoulli_k3_t4"]["llm_base"]["llm_rmft"] == 0.5
+
+
 @pytest.mark.parametrize(
     ("cid", "axis", "prefix"),
     [

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
 from icml26.adaptive_reasoning.config import AdaptiveConfig, BenchConfig
 from icml26.shared import Claim, Paper
 
 __all__ = ["BENCH_PROFILES", "PAPER", "PROFILES"]
 
 PROFILES = {
-    # Seconds: every stage on a very small model, one seed; the claims are decided but mean
-    # nothing.
+    # Seconds: every stage on a very small model, one seed: the claims' keys are all produced,
+    # but one seed cannot decide them (undecided: fewer than 3 seeds).
     "smoke": AdaptiveConfig(
         seeds=1,
         hidden_size=32,
@@ -45,9 +47,17 @@ BENCH_PROFILES = {
     "full": BenchConfig(train_problems=4000, sft_steps=300, grpo_steps=12, eval_per_split=200),
 }
 
-_OVER_SFT = "gap.{q}.ours.sft_only - 2 * gap_se.{q}.ours.sft_only > 0"
+#: Two-sided 95% Student-t quantile with 2 degrees of freedom, ``t(0.975, 2)``, in closed form
+#: (``(2p - 1) / sqrt(2 p (1 - p))`` for df = 2): the multiplier of an SE over 3 seeds (2 SE
+#: would be a ~82% interval there). It is exact at 3 seeds and conservative above (the quantile
+#: falls with df); fewer than 3 seeds cannot decide a claim (:data:`_SEEDS`).
+T975_DF2 = (2 * 0.975 - 1) / math.sqrt(2 * 0.975 * 0.025)
+_T = f"{T975_DF2:.3f}"
+_SEEDS = "seeds >= 3"
+_OVER_SFT = "gap.{q}.ours.sft_only - " + _T + " * gap_se.{q}.ours.sft_only > 0"
 # thinking_needed's premise, also required by the claims that compare against always-think:
-# without it every model is at chance and "same accuracy" or "best reward" is only cost.
+# without it every model is at chance and "same accuracy" or "best reward" is only cost, so
+# those claims are undecided (not failed) where it is false (``Claim.decidable_when``).
 _PREMISE = "accuracy.complex.always_think >= accuracy.complex.never_think + 0.10"
 
 CLAIMS = [
@@ -55,69 +65,78 @@ CLAIMS = [
         "thinking_needed",
         "The premise holds at this scale: on complex held-out problems the always-think model "
         "is at least 10 points more accurate than the never-think model (each trained in its "
-        "mode), by more than 2 SE over seeds.",
+        "mode), beyond t(0.975, 2) = 4.30 SE over 3 seeds.",
         "complex problems need explicit reasoning (premise)",
-        "gap.accuracy.always_think.never_think - 2 * gap_se.accuracy.always_think.never_think "
+        f"gap.accuracy.always_think.never_think - {_T} * gap_se.accuracy.always_think.never_think "
         ">= 0 and " + _PREMISE,
         placebo={"always_think": "never_think"},
+        decidable_when=_SEEDS,
     ),
     Claim(
         "fewer_tokens_same_accuracy",
         "Ours generates at most 85% of always-think's tokens with accuracy within 2 points "
-        "(the paired gap minus 2 SE over seeds >= -0.02), and GRPO adds to stage 1: its "
-        "reward exceeds sft_only's by more than 2 SE. Premise: thinking helps (always-think "
-        "beats never-think on complex items by 10 points), else equal accuracy is chance.",
+        "(the paired gap minus 4.30 SE over seeds >= -0.02), and GRPO adds to stage 1: its "
+        "reward exceeds sft_only's by more than 4.30 SE. Undecided unless thinking helps "
+        "(always-think beats never-think on complex items by 10 points): at chance, equal "
+        "accuracy says nothing.",
         "reduces computational overhead without sacrificing accuracy",
-        _PREMISE + " and tokens.all.ours <= 0.85 * tokens.all.always_think and "
-        "gap.accuracy.ours.always_think - 2 * gap_se.accuracy.ours.always_think >= -0.02 and "
-        + _OVER_SFT.format(q="reward"),
+        "tokens.all.ours <= 0.85 * tokens.all.always_think and "
+        f"gap.accuracy.ours.always_think - {_T} * gap_se.accuracy.ours.always_think >= -0.02 "
+        "and " + _OVER_SFT.format(q="reward"),
         placebo={"ours": "sft_only"},
+        decidable_when=f"{_SEEDS} and {_PREMISE}",
     ),
     Claim(
         "best_reward",
         "Ours earns a higher held-out reward (accuracy minus the token cost) than every "
         "separately trained baseline: always-think, never-think, the length-penalty GRPO "
-        "reasoner and sft_only, each by more than 2 SE (paired by seed). Premise as in "
-        "fewer_tokens_same_accuracy: at chance the reward ranks token cost only.",
+        "reasoner and sft_only, each by more than 4.30 SE (paired by seed). Undecided "
+        "unless thinking helps, as in fewer_tokens_same_accuracy: at chance the reward ranks "
+        "token cost only.",
         "an adaptive policy learnt from accuracy and cost (AdaptThink / Thinkless setting)",
         " and ".join(
-            [_PREMISE]
-            + [
-                f"gap.reward.ours.{b} - 2 * gap_se.reward.ours.{b} > 0"
-                for b in ("always_think", "never_think", "length_penalty", "sft_only")
-            ]
+            f"gap.reward.ours.{b} - {_T} * gap_se.reward.ours.{b} > 0"
+            for b in ("always_think", "never_think", "length_penalty", "sft_only")
         ),
         placebo={"ours": "sft_only"},
+        decidable_when=f"{_SEEDS} and {_PREMISE}",
     ),
     Claim(
         "verbosity_gap_exists",
-        "The failure the paper fixes exists here: the no-augmentation reasoner thinks at least "
-        "10 points more often on verbosely worded simple problems than on concise ones.",
-        "adaptive reasoners are misled by superficial linguistic complexity",
-        "verbosity_gap.no_augmentation - 2 * verbosity_gap_se.no_augmentation >= 0.10",
+        "Data premise, not a finding: the natural training data words complex problems "
+        "verbosely more often than simple ones (the config requires verbose_if_complex > "
+        "verbose_if_simple), and this checks that the no-augmentation reasoner learnt that "
+        "shortcut: it thinks at least 10 points more often on verbosely worded simple "
+        "problems than on concise ones (beyond 4.30 SE over 3 seeds). It sets up the "
+        "failure smaller_verbosity_gap is about; it is not evidence for the paper.",
+        "adaptive reasoners are misled by superficial linguistic complexity (set up here)",
+        f"verbosity_gap.no_augmentation - {_T} * verbosity_gap_se.no_augmentation >= 0.10",
         kind="absolute",
         floor="0: a reasoner that reads the operation count thinks equally often on both "
-        "wordings; not forced: stage 1 never pairs verbose simple problems with think targets, "
-        "the gap has to come from the length shortcut it learns on the natural data",
+        "wordings. Largely forced by the data, which correlates wording with complexity by "
+        "construction: a premise check (the shortcut was learnt), not a claim of the paper",
+        decidable_when=_SEEDS,
     ),
     Claim(
         "smaller_verbosity_gap",
         "Ours has a verbosity gap at least 10 points smaller than the no-augmentation "
-        "reasoner (the same two stages on natural data), paired by seed, beyond 2 SE: the "
+        "reasoner (the same two stages on natural data), paired by seed, beyond 4.30 SE: the "
         "robustness comes from the augmented stage-1 data.",
         "improved robustness to misleading linguistic cues",
-        "gap.verbosity_gap.ours.no_augmentation + 2 * gap_se.verbosity_gap.ours.no_augmentation "
-        "<= -0.10",
+        f"gap.verbosity_gap.ours.no_augmentation + {_T} * "
+        "gap_se.verbosity_gap.ours.no_augmentation <= -0.10",
         placebo={"ours": "no_augmentation"},
+        decidable_when=_SEEDS,
     ),
     Claim(
         "mode_by_true_complexity",
         "Ours thinks by true complexity: its think rate on complex items exceeds that on "
-        "simple ones by at least 0.5, and by more than sft_only's (2 SE): GRPO, which sees no "
-        "complexity label, sharpens the choice.",
+        "simple ones by at least 0.5, and by more than sft_only's (4.30 SE): GRPO, which sees "
+        "no complexity label, sharpens the choice.",
         "selects a reasoning mode based on true task complexity rather than surface-level cues",
         "separation.ours >= 0.5 and " + _OVER_SFT.format(q="separation"),
         placebo={"ours": "sft_only"},
+        decidable_when=_SEEDS,
     ),
 ]
 

@@ -401,7 +401,7 @@ def load_problems(path: str | Path) -> list[Problem]:
     """Problems from a JSONL file, one object a line, GSM8K's shape or ours.
 
     Fields: ``"question"`` or ``"text"`` (the problem); ``"answer"`` (a string or a number;
-    GSM8K's ``"worked solution #### 18"`` is split at the last ``####`` into the reasoning and
+    GSM8K's ``"worked solution #### 18"`` is split at its one ``####`` into the reasoning and
     the final answer ``"18"``; NaN and infinities are refused); optional ``"reasoning"`` (a
     worked solution, the think target), ``"complex"`` (a JSON bool, only reported: no label reaches training after SFT), ``"ops"`` and ``"split"``
     (letters, digits, ``_``; default ``"user"``).
@@ -415,7 +415,8 @@ def load_problems(path: str | Path) -> list[Problem]:
     Raises:
         FileNotFoundError: no such file.
         ProblemError: a line that is not a JSON object, lacks the question or the answer, has
-            an empty or non-finite answer (nothing after the last ``####``, NaN, Infinity), a
+            an empty or non-finite answer (nothing after ``####``, NaN, Infinity), more than
+            one ``####``, a
             ``"complex"`` that is not a bool or a bad split name (the message names the line).
     """
     path = Path(path)
@@ -442,11 +443,16 @@ def load_problems(path: str | Path) -> list[Problem]:
         if isinstance(answer, float) and not math.isfinite(answer):
             raise ProblemError(f"{path}:{i}: answer must be a finite number, got {answer!r}")
         answer = str(answer)
+        if answer.count(_GSM8K_MARK) > 1:
+            raise ProblemError(
+                f"{path}:{i}: answer has {answer.count(_GSM8K_MARK)} '####' marks, GSM8K has "
+                "one (before the final answer): which is the answer is ambiguous"
+            )
         if _GSM8K_MARK in answer:
-            head, _, answer = answer.rpartition(_GSM8K_MARK)
+            head, _, answer = answer.partition(_GSM8K_MARK)
             reasoning = reasoning or head.strip()
             if not answer.strip():
-                raise ProblemError(f"{path}:{i}: nothing after the last '####' (the final answer)")
+                raise ProblemError(f"{path}:{i}: nothing after '####' (the final answer)")
         if _is_non_finite(answer):
             raise ProblemError(
                 f"{path}:{i}: answer must be a finite number, got {answer.strip()!r}"

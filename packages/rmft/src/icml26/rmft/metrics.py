@@ -4,7 +4,8 @@ Every comparison is paired (the same instances and reward tables) and at matched
 a sampled model against a sampled control, a greedy model against the greedy base. Keys:
 
 * ``regret.<env>.<policy>``, ``regret_se.<env>.<policy>``, ``regret_per_step.<env>.<policy>``;
-* ``regret_ratio.<env>.<control>.<method>`` (method's mean regret over the control's) and
+* ``regret_ratio.<env>.<control>.<method>`` (method's mean regret over the control's; NaN,
+  undecided, when the control's mean regret is not positive) and
   ``improvement_z.<env>.<control>.<method>`` (paired z of the control's regret minus the
   method's), for the pairs of :data:`PAIRS`, each control also against itself (ratio 1,
   z 0: what a claim reads when its placebo puts the control in the method's place);
@@ -18,8 +19,9 @@ a sampled model against a sampled control, a greedy model against the greedy bas
   detectable ratio is above 0.9);
 * ``invalid_action_rate.<policy>`` and ``invalid_rate_by_iteration.<i>`` (LLM replies that
   name no valid action: evaluation of iteration ``i``, 0 = base, sampled, on ``llm_env``)
-  with ``invalid_drop_z.<i>`` (two-proportion z of the drop from the base; 0 for the base
-  itself), beside ``train.llm_iter<i>.rollout_invalid`` (the rollouts iteration ``i``
+  with ``invalid_drop_z.<i>`` (paired z over evaluation episodes of the drop in each
+  episode's invalid share from the base, :func:`paired_z`: the T decisions of an episode are
+  not independent, so episodes are the unit; 0 for the base itself), beside ``train.llm_iter<i>.rollout_invalid`` (the rollouts iteration ``i``
   selected from).
 """
 
@@ -203,7 +205,8 @@ def summary_metrics(
                     continue
                 b = np.asarray(pol[names[control]]["final"])
                 f = np.asarray(pol[names[method]]["final"])
-                r = float(f.mean() / max(b.mean(), 1e-9))
+                # no ratio when the control's mean regret is not positive (NaN: undecided)
+                r = float(f.mean() / b.mean()) if b.mean() > 0 else float("nan")
                 zz = paired_z(b, f)
                 c, m = key + control, key + method
                 ratio.setdefault(env, {}).setdefault(c, {})[m] = r
@@ -246,19 +249,27 @@ def _invalid_rates(config: RunConfig, results: Mapping[str, Mapping[str, Any]]) 
         for p in policies
     }
     main = results.get(config.llm_env, {})
-    n = config.llm_eval_instances * parse_env(config.llm_env).horizon  # decisions per policy
     by_iter: dict[str, float] = {}
     drop_z: dict[str, float] = {}
     for i in range(config.llm_iterations + 1):
         name = "llm_base" if i == 0 else f"llm_rmft_iter{i}"
         if name in main and "llm_base" in main:
             by_iter[str(i)] = main[name]["invalid"]
-            drop_z[str(i)] = proportion_drop_z(main["llm_base"]["invalid"], by_iter[str(i)], n)
+            drop_z[str(i)] = _invalid_drop_z(main["llm_base"], main[name], config)
     return {
         "invalid_action_rate": rates,
         "invalid_rate_by_iteration": by_iter,
         "invalid_drop_z": drop_z,
     }
+
+
+def _invalid_drop_z(base: Mapping[str, Any], after: Mapping[str, Any], config: RunConfig) -> float:
+    """The drop in the invalid rate from ``base`` to ``after``, tested over episodes: paired z
+    of the per-episode invalid shares (the same instances); for results stored before those
+    shares were, the two-proportion z with one trial per episode (conservative)."""
+    if "invalid_by_episode" in base and "invalid_by_episode" in after:
+        return paired_z(base["invalid_by_episode"], after["invalid_by_episode"])
+    return proportion_drop_z(base["invalid"], after["invalid"], config.llm_eval_instances)
 
 
 def proportion_drop_z(before: float, after: float, n: int) -> float:

@@ -225,7 +225,7 @@ CLAIMS = [
         "llm_rmft_lowers_invalid_rate",
         "Distilling only valid low-regret replies teaches the format: after the last RMFT "
         "iteration fewer of the LLM's sampled replies are invalid than the base's "
-        "(two-proportion z > 2). Shown beside the LLM claims, which play a random arm for "
+        "(paired z > 2 over evaluation episodes, each episode's invalid share). Shown beside the LLM claims, which play a random arm for "
         "every invalid reply.",
         "(ours: the invalid-reply rate beside the LLM claims)",
         'm("invalid_rate_by_iteration.1") < m("invalid_rate_by_iteration.0")'

@@ -55,8 +55,9 @@ def resolve_device(device: str) -> str:
 
 
 def summarise(trajs: Trajectories) -> dict[str, Any]:
-    """Mean final regret, its standard error, the mean regret curve, per-instance finals and
-    the share of invalid steps."""
+    """Mean final regret, its standard error, the mean regret curve, per-instance finals, the
+    share of invalid steps and that share per episode (``invalid_by_episode``: the unit a
+    drop in the invalid rate is tested on, decisions within an episode being dependent)."""
     final = trajs.final_regret
     return {
         "regret": float(final.mean()),
@@ -64,6 +65,7 @@ def summarise(trajs: Trajectories) -> dict[str, Any]:
         "curve": trajs.regret.mean(axis=0).tolist(),
         "final": final.tolist(),
         "invalid": float(trajs.invalid.mean()),
+        "invalid_by_episode": trajs.invalid.mean(axis=1).tolist(),
     }
 
 
