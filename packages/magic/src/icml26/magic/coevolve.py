@@ -33,13 +33,13 @@ from typing import Any
 
 import numpy as np
 
+from icml26.magic.evaluate import play_free_text
 from icml26.magic.freetext import (
     Dialogue,
     FreeTextEpisode,
     FreeTextRewards,
     free_text_messages,
     keeps_intent,
-    play,
     twin_turns,
 )
 from icml26.magic.game import Attack, SafetyGame, attacker_messages
@@ -191,44 +191,6 @@ def _answer(policies: Policies, adapter: str, settings: GameSettings) -> Callabl
         )
 
     return answer
-
-
-def play_free_text(
-    policies: Policies,
-    game: SafetyGame,
-    intents: Sequence[Intent],
-    attacker: str,
-    defender: str,
-    settings: GameSettings,
-    *,
-    greedy_defender: bool = False,
-) -> list[Dialogue]:
-    """Free-text episodes of the ``attacker`` adapter against the ``defender`` adapter, one
-    batched call per turn and side (:func:`~icml26.magic.freetext.play`)."""
-
-    def attack(convs: list[Any]) -> list[str]:
-        return replies(
-            policies,
-            convs,
-            attacker,
-            max_tokens=settings.text_tokens,
-            temperature=settings.temperature,
-        )
-
-    if greedy_defender:
-
-        def defend(convs: list[Any]) -> list[str]:
-            return replies(policies, convs, defender, max_tokens=settings.reply_tokens)
-    else:
-        defend = _answer(policies, defender, settings)
-    return play(
-        intents,
-        attack,
-        defend,
-        is_refusal,
-        turns=settings.turns,
-        max_chars=game.max_prompt_chars,
-    )
 
 
 def _free_text_rows(game: SafetyGame, dialogues: Sequence[Dialogue]) -> list[dict[str, Any]]:
