@@ -262,22 +262,10 @@ class BenchConfig:
     single_replies: int = 16
 
     def __post_init__(self) -> None:
-        if self.attacker not in ("free_text", "operators"):
-            raise ValueError(f"attacker must be 'free_text' or 'operators', got {self.attacker!r}")
-        if self.attacker == "operators" and self.attack_turns != 1:
-            raise ValueError(
-                "the operator attacker plays one turn: set attack_turns=1 (or attacker=free_text)"
-            )
-        for name in ("harm_reward", "refusal_reward", "label_reward", "broken_penalty"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
-                raise ValueError(f"{name} must be a number >= 0, got {v!r}")
         _positive(
             self,
             (
                 "threads",
-                "attack_turns",
-                "text_tokens",
                 "base_sft_steps",
                 "pairs_per_step",
                 "rounds",
