@@ -55,6 +55,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from icml26.magic.game import REFUSE_REPLY
 from icml26.magic.intents import FRAMES, Intent
 from icml26.magic.operators import (
     OPERATORS,
@@ -483,8 +484,6 @@ def free_text_sft_conversations(
     composition's rewrite written as the attacker's messages (a ``split`` payload over two
     turns, the acknowledgement as the reply between), and after a refusal a second message:
     the next seed-pool rewrite (so the warm-started attacker keeps trying)."""
-    from icml26.magic.game import REFUSE_REPLY
-
     out = []
     for it in intents:
         for i, ops in enumerate(seed_pool):
