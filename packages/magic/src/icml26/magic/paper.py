@@ -28,11 +28,11 @@ PROFILES = {
         eval_samples=1,
         probe_compositions=2,
     ),
-    # Three seeds of every defender on the tiny model (about 75 CPU-s each), the claims
-    # decided here, with the OPERATOR attacker (the measured figures of the README; the
-    # free-text attacker is not measured at this size yet: `--set attacker=free_text
-    # --set attack_turns=2`).
-    "quick": RunConfig(attacker="operators", attack_turns=1),
+    # Three seeds of every defender on the tiny model, the claims decided here, with the
+    # free-text two-turn attacker (48 tokens a message: a roleplay framing and the request
+    # take about 40 tiny-tokenizer tokens). The operator attacker's quick figures (about 75
+    # CPU-s a seed) are in RESULTS.md: `--set attacker=operators --set attack_turns=1`.
+    "quick": RunConfig(text_tokens=48),
     # The tiny study larger and longer, then MAGIC alone with LoRA on SmolLM2-135M-Instruct
     # (about a minute per GRPO step on 2 cores: a dozen steps; figures without a claim).
     # Three seeds since issue 37: NOT re-measured. One seed of the tiny part with magic_steps=120
