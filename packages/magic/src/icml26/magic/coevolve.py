@@ -20,6 +20,13 @@ Each method is a list of :class:`~icml26.shared.llm.roles.Role` objects on the s
 * :func:`adaptive_attacker`: a fresh warm-start attacker trained against one frozen defender
   (the ``asr.adaptive.<defender>`` evaluation).
 
+The attacker's action is free text by default in the run config (``GameSettings.attacker ==
+"free_text"``: :func:`free_text_attacker_role`, multi-turn episodes of
+:class:`~icml26.magic.freetext.FreeTextEpisode` through the shared
+:func:`~icml26.shared.llm.rollouts.multi_turn_rollout`, the official rewards), or an operator
+composition (``"operators"``: the ablation). The defender's rows are the current attacker's
+rewrites and their look-alikes either way.
+
 A "round" is one phase of the schedule (a run of steps of one role); after each round the
 current defender is probed on a fixed attack set (``asr_curve`` in ``metrics.jsonl``).
 """
