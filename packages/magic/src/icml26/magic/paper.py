@@ -32,6 +32,8 @@ PROFILES = {
     # free-text two-turn attacker (48 tokens a message: a roleplay framing and the request
     # take about 40 tiny-tokenizer tokens). The operator attacker's quick figures (about 75
     # CPU-s a seed) are in RESULTS.md: `--set attacker=operators --set attack_turns=1`.
+    # Measured at c8598f5 on the loaded 2-core machine: 1394 s wall, 643 s CPU (about 215 CPU-s
+    # a seed, warm start ~60 of them): over the 5-minute quick budget; not trimmed yet.
     "quick": RunConfig(text_tokens=48),
     # The tiny study larger and longer, then MAGIC alone with LoRA on SmolLM2-135M-Instruct
     # (about a minute per GRPO step on 2 cores: a dozen steps; figures without a claim).
