@@ -63,12 +63,14 @@ PROFILES = {
 
 # The issue's `llm` profile: every method on SmolLM2-135M-Instruct (the Q4_1 GGUF, dequantised)
 # with LoRA adapters, the free-text two-turn attacker, three seeds, sized for the issue's
-# 120-minute budget on the 2-core machine from the measured ~2.3 min per single-turn GRPO step
-# on one core: NOT MEASURED (an estimate of ~30 min per seed: warm start 3 x 30 LoRA SFT
-# steps, MAGIC 4 steps, the frozen attacker 2 defender steps, 3 adaptive attackers of 1 step,
-# evaluation). Defenders in the priority order (MAGIC, frozen attacker; base costs
-# no training); self-play and static do not fit and are left out, so the claims that read
-# them cannot be decided here.
+# 120-minute budget on the 2-core machine. NOT MEASURED as a whole. Measured per step at
+# 612c443 (one thread, CPU seconds; the machine was loaded, wall about 4x): a free-text
+# attacker GRPO step 68 CPU-s, a defender step (its free-text episodes included) 32 CPU-s,
+# the warm start with 4 LoRA SFT steps per adapter 186 CPU-s. Estimate per seed: warm start
+# (30 steps) + MAGIC 4 steps + frozen attacker 2 + 3 adaptive attackers of 1 step + evaluation,
+# about 20 min on an idle core. Defenders in the priority order (MAGIC, frozen
+# attacker; base costs no training); self-play and static are left out, so the claims that
+# read them cannot be decided here.
 PROFILES["llm"] = RunConfig(
     model="smollm2-135m-instruct-q4_1",
     attacker="free_text",
