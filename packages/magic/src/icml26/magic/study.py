@@ -181,7 +181,8 @@ def _log_steps(run_dir: RunDir, method: str, seed: int) -> Any:
         keep = {
             k.replace("rewards/", "").replace("/mean", ""): v
             for k, v in record.items()
-            if (k.startswith("rewards/") and k.endswith("/mean")) or k in ("reward", "loss")
+            if (k.startswith("rewards/") and k.endswith("/mean"))
+            or k in ("reward", "loss", "frac_reward_zero_std")
         }
         run_dir.log_metrics(
             None, method=method, seed=seed, role=record["role"], train_step=record["step"], **keep
