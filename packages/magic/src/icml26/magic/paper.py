@@ -9,13 +9,14 @@ __all__ = ["BENCH_PROFILES", "CLAIMS", "PAPER", "PROFILES"]
 
 PROFILES = {
     # Seconds: every stage, a handful of steps each, two seeds (standard errors need two); the
-    # free-text, two-turn attacker on the tiny model.
+    # free-text, two-turn attacker on the tiny model (24 tokens a message: the test session's
+    # smoke run, not a figure).
     "smoke": RunConfig(
         seeds=2,
         attacker="free_text",
         attack_turns=2,
-        text_tokens=40,
-        base_sft_steps=40,
+        text_tokens=24,
+        base_sft_steps=30,
         tiny_hidden=32,
         vocab_size=500,
         pairs_per_step=2,
@@ -24,17 +25,29 @@ PROFILES = {
         switch_every=2,
         adaptive_steps=1,
         eval_compositions=2,
-        eval_intents=4,
+        eval_intents=3,
         eval_samples=1,
         probe_compositions=2,
     ),
     # Three seeds of every defender on the tiny model, the claims decided here, with the
-    # free-text two-turn attacker (48 tokens a message: a roleplay framing and the request
-    # take about 40 tiny-tokenizer tokens). The operator attacker's quick figures (about 75
-    # CPU-s a seed) are in RESULTS.md: `--set attacker=operators --set attack_turns=1`.
-    # Measured at c8598f5 on the loaded 2-core machine: 1394 s wall, 643 s CPU (about 215 CPU-s
-    # a seed, warm start ~60 of them): over the 5-minute quick budget; not trimmed yet.
-    "quick": RunConfig(text_tokens=48),
+    # free-text two-turn attacker (40 tokens a message). The operator attacker's quick figures
+    # (about 75 CPU-s a seed) are in RESULTS.md: `--set attacker=operators --set attack_turns=1`.
+    # The defaults cost 643 CPU-s (1394 s wall, loaded) at c8598f5 with 48 tokens a message:
+    # over the 5-minute budget, so `quick` trims every part (warm start 200 -> 120 steps,
+    # co-evolution 30 -> 16 steps of 4 intents, adaptive 6 -> 3 steps, evaluation 10 intents x
+    # 4 compositions) to about 250 CPU-s.
+    "quick": RunConfig(
+        text_tokens=40,
+        base_sft_steps=120,
+        pairs_per_step=4,
+        magic_steps=16,
+        switch_every=5,
+        adaptive_steps=3,
+        eval_compositions=4,
+        eval_intents=10,
+        eval_samples=4,
+        probe_compositions=3,
+    ),
     # The tiny study larger and longer, then MAGIC alone with LoRA on SmolLM2-135M-Instruct
     # (about a minute per GRPO step on 2 cores: a dozen steps; figures without a claim).
     # Three seeds since issue 37: NOT re-measured. One seed of the tiny part with magic_steps=120
