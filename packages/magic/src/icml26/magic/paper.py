@@ -33,18 +33,19 @@ PROFILES = {
     # free-text two-turn attacker (40 tokens a message). The operator attacker's quick figures
     # (about 75 CPU-s a seed) are in RESULTS.md: `--set attacker=operators --set attack_turns=1`.
     # The defaults cost 643 CPU-s (1394 s wall, loaded) at c8598f5 with 48 tokens a message:
-    # over the 5-minute budget, so `quick` trims every part (warm start 200 -> 120 steps,
-    # co-evolution 30 -> 16 steps of 4 intents, adaptive 6 -> 3 steps, evaluation 10 intents x
-    # 4 compositions) to about 250 CPU-s.
+    # over the 5-minute budget, so `quick` trims every part (warm start 200 -> 80 steps,
+    # co-evolution 30 -> 16 steps of 4 intents, adaptive 6 -> 2 steps, evaluation 8 intents x
+    # 4 compositions). With 120 warm-start steps, 3 adaptive and 10 intents it took 323 CPU-s
+    # (373 s wall; per seed ~40 s warm start, ~15 s MAGIC, ~40 s baselines + evaluation).
     "quick": RunConfig(
         text_tokens=40,
-        base_sft_steps=120,
+        base_sft_steps=80,
         pairs_per_step=4,
         magic_steps=16,
         switch_every=5,
-        adaptive_steps=3,
+        adaptive_steps=2,
         eval_compositions=4,
-        eval_intents=10,
+        eval_intents=8,
         eval_samples=4,
         probe_compositions=3,
     ),
