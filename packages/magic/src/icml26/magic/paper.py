@@ -37,6 +37,9 @@ PROFILES = {
     # co-evolution 30 -> 16 steps of 4 intents, adaptive 6 -> 2 steps, evaluation 8 intents x
     # 4 compositions). With 120 warm-start steps, 3 adaptive and 10 intents it took 323 CPU-s
     # (373 s wall; per seed ~40 s warm start, ~15 s MAGIC, ~40 s baselines + evaluation).
+    # Measured at e4ebff2: 469 s wall, 261 CPU-s (loaded). After 80 warm-start steps the
+    # attacker breaks almost every intent (no success against MAGIC on any seed): the claims
+    # need the longer warm start, which does not fit here with three seeds.
     "quick": RunConfig(
         text_tokens=40,
         base_sft_steps=80,
