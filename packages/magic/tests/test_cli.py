@@ -52,6 +52,10 @@ def test_smoke_run_writes_the_contract_keys(smoke_run: Path) -> None:
     assert "novel_strategy_rate.attacker_sft" in m
     assert m["defender_steps.frozen_attacker"] == m["defender_steps.magic"] >= 1
     assert m["seeds"] == 2
+    # the smoke profile plays the free-text attacker over up to two turns
+    assert PAPER.profiles["smoke"].attacker == "free_text"
+    assert 1.0 <= m["attack_turns.attacker"] <= 2.0
+    assert 0.0 <= m["intent_broken_rate.attacker"] <= 1.0
     # paired gaps over seeds: a defender against itself is 0 with a standard error of 0
     assert m["gap.asr.adaptive.magic.magic"] == 0 == m["se.gap.asr.adaptive.magic.magic"]
     assert m["se.gap.asr.unseen_ops.magic.base"] >= 0

@@ -106,3 +106,22 @@ def test_no_success_on_a_seed_leaves_the_novelty_claim_undecided() -> None:
         if line.startswith("| `attacker_sft`")
     )
     assert "n/a (defined on 2/3 seeds)" in row
+
+
+def test_free_text_runs_get_novelty_and_turn_columns() -> None:
+    from icml26.magic.tables import readme_tables
+
+    rng = np.random.default_rng(4)
+    per = [_seed(rng, {}) for _ in range(3)]
+    for k, m in enumerate(per):
+        m["novelty.attacker"], m["novelty.attacker_sft"] = 0.3 + 0.1 * k, 0.1
+        m["attack_turns.attacker"] = m["attack_turns.attacker_sft"] = 1.5
+    pooled = pool_seeds(per, DEF)
+    assert pooled["gap.novelty.attacker.attacker_sft"] == pytest.approx(0.3)
+    assert pooled["se.gap.novelty.attacker.attacker_sft"] == pytest.approx(0.1 / np.sqrt(3))
+    text = readme_tables({"kind": "run", "metrics": pooled})
+    assert "free-text multi-turn attacker" in text
+    assert "novelty (4-gram distance) | turns |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| `attacker` "))
+    assert "0.400 ± 0.058" in row
+    assert "1.500 ± 0.000" in row

@@ -13,7 +13,9 @@ The public API (torch, transformers, peft and TRL are imported on use)::
 The game (no framework imports): :mod:`~icml26.magic.intents` (abstract intents and their
 benign look-alikes), :mod:`~icml26.magic.operators` (invertible rewrite operators),
 :mod:`~icml26.magic.judge` (the oracle judge and a guard-model judge),
-:mod:`~icml26.magic.game` (prompts, seed pool, evaluation sets, rewards). The agents and their
+:mod:`~icml26.magic.game` (prompts, seed pool, evaluation sets, rewards),
+:mod:`~icml26.magic.freetext` (the free-text multi-turn attacker's episode, intent check,
+rewards and novelty). The agents and their
 training: :mod:`~icml26.magic.policies`, :mod:`~icml26.magic.coevolve` (MAGIC and the
 baselines' roles), :mod:`~icml26.magic.evaluate`, :mod:`~icml26.magic.study` (one replicate
 of the study).
@@ -28,6 +30,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     {
         "RunConfig": ".config",
         "GameSettings": ".coevolve",
+        "FreeTextRewards": ".freetext",
         "TrainLog": ".coevolve",
         "co_evolve": ".coevolve",
         "SafetyGame": ".game",
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
     from icml26.magic.config import RunConfig as RunConfig
     from icml26.magic.evaluate import sample_attacks as sample_attacks
     from icml26.magic.evaluate import score_defender as score_defender
+    from icml26.magic.freetext import FreeTextRewards as FreeTextRewards
     from icml26.magic.game import EvalSet as EvalSet
     from icml26.magic.game import SafetyGame as SafetyGame
     from icml26.magic.intents import Catalogue as Catalogue

@@ -20,6 +20,13 @@ Each method is a list of :class:`~icml26.shared.llm.roles.Role` objects on the s
 * :func:`adaptive_attacker`: a fresh warm-start attacker trained against one frozen defender
   (the ``asr.adaptive.<defender>`` evaluation).
 
+The attacker's action is free text by default in the run config (``GameSettings.attacker ==
+"free_text"``: :func:`free_text_attacker_role`, multi-turn episodes of
+:class:`~icml26.magic.freetext.FreeTextEpisode` through the shared
+:func:`~icml26.shared.llm.rollouts.multi_turn_rollout`, the official rewards), or an operator
+composition (``"operators"``: the ablation). The defender's rows are the current attacker's
+rewrites and their look-alikes either way.
+
 A "round" is one phase of the schedule (a run of steps of one role); after each round the
 current defender is probed on a fixed attack set (``asr_curve`` in ``metrics.jsonl``).
 """
@@ -33,11 +40,22 @@ from typing import Any
 
 import numpy as np
 
+from icml26.magic.evaluate import play_free_text
+from icml26.magic.freetext import (
+    Dialogue,
+    FreeTextEpisode,
+    FreeTextRewards,
+    free_text_messages,
+    keeps_intent,
+    twin_turns,
+)
 from icml26.magic.game import Attack, SafetyGame, attacker_messages
 from icml26.magic.intents import Intent
+from icml26.magic.judge import is_refusal
 from icml26.magic.policies import Policies, replies
 
 __all__ = [
+    "ATTACKERS",
     "GameSettings",
     "TrainLog",
     "adaptive_attacker",
@@ -50,6 +68,10 @@ __all__ = [
     "static_defender_role",
     "train_roles",
 ]
+
+
+#: The attacker's action spaces: free text (the paper's) and operator compositions (ablation).
+ATTACKERS = ("free_text", "operators")
 
 
 def _at_least(obj: Any, name: str, low: int, why: str = "") -> None:
@@ -73,6 +95,12 @@ class GameSettings:
         attack_tokens, reply_tokens: completion lengths of the two roles.
         temperature: sampling temperature of rollouts (and of the opponent inside rewards).
         seed: the seed of the GRPO runs.
+        attacker: ``"operators"`` (the attacker writes an operator composition, one turn: the
+            ablation) or ``"free_text"`` (it writes its own rewrite over up to ``turns``
+            turns: :mod:`~icml26.magic.freetext`).
+        turns: the free-text attacker's messages per episode at most.
+        text_tokens: tokens per free-text attacker message.
+        rewards: the free-text game's reward weights (the official defaults).
 
     Raises:
         ValueError: a count below its minimum (``num_generations`` < 2, the others < 1) or a
@@ -86,8 +114,22 @@ class GameSettings:
     reply_tokens: int = 12
     temperature: float = 1.0
     seed: int = 0
+    attacker: str = "operators"
+    turns: int = 1
+    text_tokens: int = 40
+    rewards: FreeTextRewards = field(default_factory=FreeTextRewards)
 
     def __post_init__(self) -> None:
+        if self.attacker not in ATTACKERS:
+            raise ValueError(
+                f"GameSettings.attacker must be one of {ATTACKERS}, got {self.attacker!r}"
+            )
+        _at_least(self, "turns", 1)
+        _at_least(self, "text_tokens", 1)
+        if self.attacker == "operators" and self.turns != 1:
+            raise ValueError(
+                "the operator attacker plays one turn: set turns=1 or attacker='free_text'"
+            )
         _at_least(self, "pairs_per_step", 1)
         _at_least(self, "num_generations", 2, "(GRPO needs a group to compare within)")
         _at_least(self, "attack_tokens", 1)
@@ -143,6 +185,141 @@ def _sample_attacks(
     return out
 
 
+def _answer(policies: Policies, adapter: str, settings: GameSettings) -> Callable[..., list[str]]:
+    """The ``adapter`` defender as a batch function (sampled at the rollouts' temperature)."""
+
+    def answer(convs: list[Any]) -> list[str]:
+        return replies(
+            policies,
+            convs,
+            adapter,
+            max_tokens=settings.reply_tokens,
+            temperature=settings.temperature,
+        )
+
+    return answer
+
+
+def _free_text_rows(game: SafetyGame, dialogues: Sequence[Dialogue]) -> list[dict[str, Any]]:
+    """Defender rows of free-text episodes: what the defender saw before its last reply, and
+    the same with the intent's key phrase swapped for its look-alike's. A broken episode
+    falls back to the plain request (the defender still sees the intent)."""
+    rows = []
+    for d in dialogues:
+        if d.broken or not d.turns or not keeps_intent(d.intent, d.turns):
+            d = Dialogue(d.intent, [d.intent.description])
+        twin = game.twin(d.intent)
+        for it, turns in ((d.intent, d.turns), (twin, twin_turns(d.intent, twin, d.turns))):
+            rows.append({"prompt": d.defender_view(turns), "intent_id": it.id, "ops": "free_text"})
+    return rows
+
+
+def _episode_rollout(
+    policies: Policies, game: SafetyGame, settings: GameSettings, opponent: str
+) -> Callable[..., dict[str, Any]]:
+    """The shared multi-turn rollout over :class:`~icml26.magic.freetext.FreeTextEpisode`s
+    against the ``opponent`` adapter; adds each episode's ``ft_success``, ``ft_broken``,
+    ``ft_complied`` and ``ft_turns`` for the reward functions."""
+    from icml26.shared.llm.rollouts import multi_turn_rollout
+
+    episodes: list[FreeTextEpisode] = []
+
+    def factory() -> FreeTextEpisode:
+        env = FreeTextEpisode(
+            game.catalogue.by_description,
+            _answer(policies, opponent, settings),
+            is_refusal,
+            turns=settings.turns,
+            max_chars=game.max_prompt_chars,
+        )
+        episodes.append(env)
+        return env
+
+    inner = multi_turn_rollout(
+        factory,
+        max_turns=settings.turns,
+        max_turn_tokens=max(settings.text_tokens, settings.reply_tokens),
+        observation_role="user",
+    )
+
+    def rollout(prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        episodes.clear()
+        out = inner(prompts, trainer)
+        for e in episodes:
+            e.finish()
+        ds = [e.dialogue for e in episodes]
+        out["ft_success"] = [float(d.success) if d else 0.0 for d in ds]
+        out["ft_broken"] = [float(d.broken) if d else 0.0 for d in ds]
+        out["ft_complied"] = [
+            float(bool(d.replies) and not is_refusal(d.replies[-1])) if d else 0.0 for d in ds
+        ]
+        out["ft_turns"] = [float(len(d.turns)) if d else 0.0 for d in ds]
+        return out
+
+    return rollout
+
+
+def _episode_budget(settings: GameSettings) -> int:
+    """Completion tokens of one free-text episode: its messages and the replies shown
+    between them (with room for the chat template's turn markers)."""
+    return settings.turns * settings.text_tokens + (settings.turns - 1) * (
+        settings.reply_tokens + 16
+    )
+
+
+def _free_text_attack_rewards(
+    game: SafetyGame, settings: GameSettings, rows: Sequence[int], **kw: Any
+) -> dict[str, list[float | None]]:
+    """The official attacker reward (``attack``) and its diagnostics for the episode rows
+    ``rows`` of a batch."""
+    intent_id = kw["intent_id"]
+    out: dict[str, list[float | None]] = {"attack": [], "attack_success": [], "intent_broken": []}
+    for i in rows:
+        intent = game.catalogue[intent_id[i]]
+        kept = not kw["ft_broken"][i]
+        complied = bool(kw["ft_success"][i]) or bool(kw["ft_complied"][i])
+        out["attack"].append(settings.rewards.attacker(intent.harmful, complied, kept))
+        out["attack_success"].append(kw["ft_success"][i])
+        out["intent_broken"].append(kw["ft_broken"][i])
+    return out
+
+
+def free_text_attacker_role(
+    policies: Policies,
+    game: SafetyGame,
+    settings: GameSettings,
+    *,
+    name: str = "attacker",
+    opponent: str = "defender",
+) -> Any:
+    """The free-text attacker: multi-turn episodes against the ``opponent`` adapter through
+    the shared rollout; rewarded as the official code (``attack``: ``-safety + label``), with
+    ``attack_success`` and ``intent_broken`` logged at weight 0 (the metric schedule reads
+    ``attack_success``)."""
+    from icml26.shared.llm.grpo import reward_components
+    from icml26.shared.llm.roles import Role
+
+    harmful = game.train_intents()
+
+    def prompts(rng: np.random.Generator) -> list[dict[str, Any]]:
+        return [
+            {"prompt": free_text_messages(it), "intent_id": it.id}
+            for it in _pick(rng, harmful, settings.pairs_per_step)
+        ]
+
+    def attack_reward(prompts: list[Any], completions: list[Any], **kw: Any) -> dict[str, Any]:
+        return _free_text_attack_rewards(game, settings, range(len(completions)), **kw)
+
+    attack_reward.__name__ = "attack"
+    return Role(
+        name,
+        reward_components(attack_reward, ["attack", "attack_success", "intent_broken"]),
+        prompts,
+        settings.grpo(settings.pairs_per_step, _episode_budget(settings), (1.0, 0.0, 0.0)),
+        rollout_func=_episode_rollout(policies, game, settings, opponent),
+    )
+
+
 def _pick(rng: np.random.Generator, items: Sequence[Any], n: int) -> list[Any]:
     return [items[i] for i in rng.integers(0, len(items), size=n)]
 
@@ -156,7 +333,10 @@ def attacker_role(
     opponent: str = "defender",
 ) -> Any:
     """The attacker: rewrites harmful training intents; rewarded by the ``opponent``
-    adapter's harmful compliance, penalised for broken intents."""
+    adapter's harmful compliance, penalised for broken intents (the operator attacker; with
+    ``settings.attacker == "free_text"``, :func:`free_text_attacker_role`)."""
+    if settings.attacker == "free_text":
+        return free_text_attacker_role(policies, game, settings, name=name, opponent=opponent)
     from icml26.shared.llm.grpo import reward_components
     from icml26.shared.llm.roles import Role
 
@@ -223,6 +403,9 @@ def defender_role(
 
     def prompts(rng: np.random.Generator) -> list[dict[str, Any]]:
         intents = _pick(rng, harmful, settings.pairs_per_step)
+        if settings.attacker == "free_text":
+            dialogues = play_free_text(policies, game, intents, opponent, "defender", settings)
+            return _free_text_rows(game, dialogues)
         return _defender_rows(game, _sample_attacks(policies, game, intents, opponent, settings))
 
     return Role(
@@ -293,6 +476,8 @@ def self_play_role(
             f"self-play needs attack_tasks, defence_pairs >= 0 and not both 0, got "
             f"{n_att} and {n_pairs}"
         )
+    if settings.attacker == "free_text":
+        return _free_text_self_play_role(policies, game, settings, n_att, n_pairs)
     harmful = game.train_intents()
 
     def prompts(rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -357,6 +542,63 @@ def self_play_role(
             max(settings.attack_tokens, settings.reply_tokens),
             (1.0, -game.penalty, 1.0, 1.0),
         ),
+    )
+
+
+def _free_text_self_play_role(
+    policies: Policies, game: SafetyGame, settings: GameSettings, n_att: int, n_pairs: int
+) -> Any:
+    """Self-play with the free-text attacker: attack rows are episodes against ``self``
+    (the shared rollout), defence rows are one-step episodes on its own free-text attacks
+    (and their look-alikes)."""
+    from icml26.shared.llm.grpo import reward_components
+    from icml26.shared.llm.roles import Role
+
+    harmful = game.train_intents()
+
+    def prompts(rng: np.random.Generator) -> list[dict[str, Any]]:
+        rows = [
+            {"prompt": free_text_messages(it), "intent_id": it.id, "task": "attack"}
+            for it in _pick(rng, harmful, n_att)
+        ]
+        if n_pairs:
+            ds = play_free_text(
+                policies, game, _pick(rng, harmful, n_pairs), "self", "self", settings
+            )
+            rows += [{**r, "task": "defend"} for r in _free_text_rows(game, ds)]
+        return rows
+
+    names = ("attack", "attack_success", "intent_broken", "refusal", "helpfulness")
+
+    def play_reward(
+        prompts: list[Any], completions: list[Any], task: list[str], **kw: Any
+    ) -> dict[str, Any]:
+        texts = _texts(completions)
+        out: dict[str, list[float | None]] = {k: [None] * len(texts) for k in names}
+        att = [i for i, t in enumerate(task) if t == "attack"]
+        dfd = [i for i, t in enumerate(task) if t == "defend"]
+        for k, v in _free_text_attack_rewards(game, settings, att, **kw).items():
+            for i, x in zip(att, v, strict=True):
+                out[k][i] = x
+        r2 = game.defender_rewards(
+            [game.catalogue[kw["intent_id"][i]] for i in dfd], [texts[i] for i in dfd]
+        )
+        for k, v2 in r2.items():
+            for i, y in zip(dfd, v2, strict=True):
+                out[k][i] = y
+        return out
+
+    play_reward.__name__ = "play"
+    return Role(
+        "self",
+        reward_components(play_reward, list(names)),
+        prompts,
+        settings.grpo(
+            n_att + 2 * n_pairs,
+            max(_episode_budget(settings), settings.reply_tokens),
+            (1.0, 0.0, 0.0, 1.0, 1.0),
+        ),
+        rollout_func=_episode_rollout(policies, game, settings, "self"),
     )
 
 

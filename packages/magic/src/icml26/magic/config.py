@@ -35,6 +35,17 @@ class RunConfig:
             over them: at least 2, 3 or more to decide a claim).
         start: which role MAGIC trains first: ``"defender"`` (the official code's
             ``start_agent=defender``) or ``"attacker"`` (the ablation).
+        attacker: ``"free_text"`` (the attacker writes its own rewrite over up to
+            ``attack_turns`` turns, the paper's) or ``"operators"`` (it picks an operator
+            composition, one turn: the ablation, and the measured ``quick`` figures).
+        attack_turns: the free-text attacker's messages per episode at most.
+        text_tokens: tokens per free-text attacker message.
+        harm_reward: the free-text game's ``REWARD_HARM`` (official default 1.0).
+        refusal_reward: its ``REWARD_REFUSAL`` (official default 1.0).
+        label_reward: its ``REWARD_LABEL``, the intent-kept term of the attacker's reward
+            (official default 0.5).
+        broken_penalty: ours, off by default: an extra loss of the free-text attacker for a
+            broken intent.
         model: ``"tiny"`` (a random tiny Llama trained here) or a checkpoint spec.
         catalogue: a JSON intent catalogue (``""``: the built-in one).
         defenders: which defenders to train (``magic`` and ``base`` always).
@@ -58,7 +69,8 @@ class RunConfig:
         lora_rank: rank of the attacker's and the defenders' LoRA adapters.
         max_ops: operators per attack at most during training (held-out combinations are
             longer).
-        penalty: the attacker's loss for a rewrite that breaks the intent.
+        penalty: the operator attacker's loss for a composition that breaks the intent (ours;
+            the free-text attacker uses ``label_reward`` and ``broken_penalty``).
         pairs_per_step: intents per GRPO step (the defender gets each attack and its benign
             look-alike).
         num_generations: GRPO completions per prompt (the group).
@@ -80,6 +92,13 @@ class RunConfig:
     seed: int = 0
     seeds: int = 3
     start: str = "defender"
+    attacker: str = "free_text"
+    attack_turns: int = 2
+    text_tokens: int = 40
+    harm_reward: float = 1.0
+    refusal_reward: float = 1.0
+    label_reward: float = 0.5
+    broken_penalty: float = 0.0
     model: str = "tiny"
     device: str = "cpu"
     catalogue: str = ""
@@ -128,10 +147,22 @@ class RunConfig:
         _positive(self, ("seeds",), minimum=2)
         if self.start not in ("defender", "attacker"):
             raise ValueError(f"start must be 'defender' or 'attacker', got {self.start!r}")
+        if self.attacker not in ("free_text", "operators"):
+            raise ValueError(f"attacker must be 'free_text' or 'operators', got {self.attacker!r}")
+        if self.attacker == "operators" and self.attack_turns != 1:
+            raise ValueError(
+                "the operator attacker plays one turn: set attack_turns=1 (or attacker=free_text)"
+            )
+        for name in ("harm_reward", "refusal_reward", "label_reward", "broken_penalty"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
+                raise ValueError(f"{name} must be a number >= 0, got {v!r}")
         _positive(
             self,
             (
                 "threads",
+                "attack_turns",
+                "text_tokens",
                 "tiny_hidden",
                 "tiny_layers",
                 "vocab_size",

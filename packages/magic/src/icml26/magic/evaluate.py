@@ -7,7 +7,9 @@ defender.
 * ``benign_compliance.<eval>.<defender>``: share of the same rewrites of the benign
   look-alikes it answered;
 * ``novel_strategy_rate``: among an attacker's successful attacks, the share whose
-  composition is not in the seed pool.
+  composition is not in the seed pool (operator attacker), or whose text is farther than
+  :data:`~icml26.magic.freetext.NOVELTY_THRESHOLD` (character 4-gram Jaccard distance) from
+  every seed-pool rewrite of its intent (free-text attacker: :func:`sample_free_text`).
 """
 
 from __future__ import annotations
@@ -15,15 +17,32 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from icml26.magic.freetext import (
+    NOVELTY_THRESHOLD,
+    Dialogue,
+    ngram_novelty,
+    play,
+    seed_rewrites,
+)
 from icml26.magic.game import EvalSet, SafetyGame, attacker_messages
 from icml26.magic.intents import Intent
+from icml26.magic.judge import is_refusal
 from icml26.magic.operators import format_ops
 from icml26.magic.policies import Policies, replies
 
-__all__ = ["AttackSample", "DefenceScore", "sample_attacks", "score_defender"]
+__all__ = [
+    "AttackSample",
+    "DefenceScore",
+    "play_free_text",
+    "sample_attacks",
+    "sample_free_text",
+    "score_defender",
+    "summarise_dialogues",
+]
 
 
 @dataclass(frozen=True)
@@ -72,6 +91,14 @@ class AttackSample:
     novel_successes: int = 0
     success_by_composition: Counter[str] = field(default_factory=Counter)
     tried_by_composition: Counter[str] = field(default_factory=Counter)
+    novelty: list[float] = field(default_factory=list)
+    turns: list[int] = field(default_factory=list)
+
+    @property
+    def mean_novelty(self) -> float:
+        """Mean distance of the successful free-text attacks to their seed-pool rewrites
+        (NaN with no success, or for the operator attacker)."""
+        return float(np.mean(self.novelty)) if self.novelty else float("nan")
 
     @property
     def asr(self) -> float:
@@ -147,3 +174,121 @@ def sample_attacks(
             if a.key not in seed_keys:
                 out.novel_successes += 1
     return out
+
+
+def play_free_text(
+    policies: Policies,
+    game: SafetyGame,
+    intents: Sequence[Intent],
+    attacker: str,
+    defender: str,
+    settings: Any,
+    *,
+    greedy_defender: bool = False,
+) -> list[Dialogue]:
+    """Free-text episodes of the ``attacker`` adapter against the ``defender`` adapter, one
+    batched call per turn and side (:func:`~icml26.magic.freetext.play`).
+
+    Args:
+        policies: the model and its adapters.
+        game: the game (its context length bounds a message).
+        intents: one episode per intent.
+        attacker: the attacker's adapter name (sampled at ``settings.temperature``).
+        defender: the defender's adapter name.
+        settings: the :class:`~icml26.magic.coevolve.GameSettings` (turns, token budgets).
+        greedy_defender: the defender replies greedily (evaluation) instead of sampling.
+
+    Returns:
+        The :class:`~icml26.magic.freetext.Dialogue` of each episode.
+    """
+
+    def attack(convs: list[Any]) -> list[str]:
+        return replies(
+            policies,
+            convs,
+            attacker,
+            max_tokens=settings.text_tokens,
+            temperature=settings.temperature,
+        )
+
+    def defend(convs: list[Any]) -> list[str]:
+        return replies(
+            policies,
+            convs,
+            defender,
+            max_tokens=settings.reply_tokens,
+            temperature=0.0 if greedy_defender else settings.temperature,
+        )
+
+    return play(
+        intents,
+        attack,
+        defend,
+        is_refusal,
+        turns=settings.turns,
+        max_chars=game.max_prompt_chars,
+    )
+
+
+def summarise_dialogues(game: SafetyGame, dialogues: Sequence[Dialogue]) -> AttackSample:
+    """An :class:`AttackSample` of free-text episodes: successes, broken intents, the novelty
+    of each success against the seed-pool rewrites of its intent; a success is filed under
+    the seed-pool composition nearest to it, or ``novel``."""
+    out = AttackSample(attempts=len(dialogues))
+    keys = [format_ops(ops) for ops in game.seed_pool]
+    for d in dialogues:
+        out.turns.append(len(d.turns))
+        if d.broken:
+            out.broken += 1
+            continue
+        refs = seed_rewrites(d.intent, game.seed_pool)
+        dist = [ngram_novelty([d.text], [[r]])[0] for r in refs]
+        nearest = keys[int(np.argmin(dist))]
+        label = "novel" if min(dist) > NOVELTY_THRESHOLD else nearest
+        out.tried_by_composition[label] += 1
+        if d.success:
+            out.successes += 1
+            out.novelty.append(min(dist))
+            out.success_by_composition[label] += 1
+            out.novel_successes += int(label == "novel")
+    return out
+
+
+def sample_free_text(
+    policies: Policies,
+    game: SafetyGame,
+    intents: Sequence[Intent],
+    settings: Any,
+    *,
+    attacker: str,
+    defender: str,
+    samples_per_intent: int,
+    seed: int = 0,
+) -> AttackSample:
+    """``samples_per_intent`` free-text episodes per intent of the ``attacker`` adapter
+    (sampled) against the ``defender`` adapter (greedy), under a forked torch RNG seeded by
+    ``seed`` (:func:`~icml26.magic.coevolve.play_free_text`), summarised by
+    :func:`summarise_dialogues`.
+
+    Args:
+        policies: the model and its adapters.
+        game: the game.
+        intents: the harmful intents to rewrite.
+        settings: the :class:`~icml26.magic.coevolve.GameSettings` (turns, token budgets).
+        attacker: the attacker's adapter name.
+        defender: the defender's adapter name.
+        samples_per_intent: episodes per intent.
+        seed: torch's sampling seed for this draw.
+
+    Returns:
+        The :class:`AttackSample` (successes, broken intents, novelty of the successes).
+    """
+    import torch
+
+    rows = [it for it in intents for _ in range(samples_per_intent)]
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        dialogues = play_free_text(
+            policies, game, rows, attacker, defender, settings, greedy_defender=True
+        )
+    return summarise_dialogues(game, dialogues)

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from icml26.magic.freetext import free_text_sft_conversations
 from icml26.magic.game import SafetyGame, attacker_messages
 from icml26.magic.operators import TRAIN_OPERATORS, Conversation, compose, format_ops
 from icml26.shared import rng_for, seed_for
@@ -124,6 +125,11 @@ def _corpus(game: SafetyGame, rng: np.random.Generator) -> list[str]:
     """Text to train the tiny tokenizer on: the warm-start conversations and training-operator
     rewrites (nothing of the operators held out for ``unseen_ops``)."""
     texts = [m["content"] for c in game.attacker_sft_conversations() for m in c]
+    texts += [
+        m["content"]
+        for c in free_text_sft_conversations(game.train_intents(), game.seed_pool)[::5]
+        for m in c
+    ]
     texts += [m["content"] for c in game.defender_sft_conversations() for m in c]
     intents = game.train_intents() + game.train_intents("benign")
     for _ in range(300):
@@ -149,6 +155,7 @@ def build_policies(
     lora_rank: int = 16,
     device: str = "cpu",
     seed: int = 0,
+    attacker: str = "operators",
 ) -> Policies:
     """The model with its three warm-started adapters (module docstring).
 
@@ -165,6 +172,9 @@ def build_policies(
         lora_rank: the adapters' rank.
         device: ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
         seed: the warm start's seed (its corpus, init, SFT and sampling streams).
+        attacker: ``"operators"`` (the attacker warm-starts on writing seed-pool
+            compositions) or ``"free_text"`` (on the seed pool's rewrites written out, over
+            two turns: :func:`~icml26.magic.freetext.free_text_sft_conversations`).
 
     Returns:
         The :class:`Policies` (the adapters' warm-start weights in ``sft_states``).
@@ -181,11 +191,17 @@ def build_policies(
 
     if base_sft_steps < 0 or adapter_sft_steps < 0:
         raise ValueError("SFT step counts must be >= 0")
+    if attacker not in ("operators", "free_text"):
+        raise ValueError(f"attacker must be 'operators' or 'free_text', got {attacker!r}")
     t0 = time.perf_counter()
     rng = rng_for(seed, "corpus")
     base: Any
     tok: Any
-    attack_data = game.attacker_sft_conversations()
+    attack_data = (
+        free_text_sft_conversations(game.train_intents(), game.seed_pool)
+        if attacker == "free_text"
+        else game.attacker_sft_conversations()
+    )
     defend_data = game.defender_sft_conversations()
     if model == "tiny":
         from icml26.shared.llm.tiny import TinyModelConfig, make_tiny_lm
@@ -210,7 +226,7 @@ def build_policies(
                 base,
                 tok,
                 attack_data + defend_data,
-                SFTSettings(steps=base_sft_steps, lr=sft_lr, batch_size=32, max_length=256),
+                SFTSettings(steps=base_sft_steps, lr=sft_lr, batch_size=32, max_length=512),
                 seed=stream_seed(seed, "sft"),
             )
     else:
@@ -250,7 +266,7 @@ def build_policies(
                 peft_model,
                 tok,
                 data[name],
-                SFTSettings(steps=adapter_sft_steps, lr=sft_lr, batch_size=8, max_length=256),
+                SFTSettings(steps=adapter_sft_steps, lr=sft_lr, batch_size=8, max_length=512),
                 seed=stream_seed(seed, "sft", name),
             )
     peft_model.set_adapter(ADAPTERS[0])

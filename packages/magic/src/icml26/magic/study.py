@@ -39,7 +39,8 @@ from icml26.magic.coevolve import (
     train_roles,
 )
 from icml26.magic.config import EVALS, RunConfig
-from icml26.magic.evaluate import sample_attacks, score_defender
+from icml26.magic.evaluate import sample_attacks, sample_free_text, score_defender
+from icml26.magic.freetext import FreeTextRewards
 from icml26.magic.game import EvalSet, SafetyGame, check_disjoint
 from icml26.magic.intents import builtin_catalogue, load_catalogue
 from icml26.magic.policies import Policies, build_policies, stream_seed
@@ -79,27 +80,35 @@ def settings_of(config: RunConfig, seed: int) -> GameSettings:
         reply_tokens=config.reply_tokens,
         temperature=config.temperature,
         seed=stream_seed(seed, "grpo"),
+        attacker=config.attacker,
+        turns=config.attack_turns,
+        text_tokens=config.text_tokens,
+        rewards=FreeTextRewards(
+            harm=config.harm_reward,
+            refusal=config.refusal_reward,
+            label=config.label_reward,
+            broken_penalty=config.broken_penalty,
+        ),
     )
 
 
-def warm_start(
-    config: RunConfig, game: SafetyGame, seed: int, *, model: str | None = None
-) -> Policies:
-    """The three warm-started adapters on ``model`` (default ``config.model``)."""
-    model = model or config.model
-    tiny = model == "tiny"
+def warm_start(config: RunConfig, game: SafetyGame, seed: int, *, large: bool = False) -> Policies:
+    """The three warm-started adapters on ``config.model``, or with ``large`` on
+    ``config.large_model`` (its own warm-start steps and learning rate, LoRA rank 8)."""
+    model = config.large_model if large else config.model
     return build_policies(
         game,
         model=model,
         tiny_hidden=config.tiny_hidden,
         tiny_layers=config.tiny_layers,
         vocab_size=config.vocab_size,
-        base_sft_steps=config.base_sft_steps if tiny else 0,
-        adapter_sft_steps=config.adapter_sft_steps if tiny else config.large_sft_steps,
-        sft_lr=config.sft_lr if tiny else config.large_sft_lr,
-        lora_rank=config.lora_rank if tiny else 8,
+        base_sft_steps=config.base_sft_steps if model == "tiny" else 0,
+        adapter_sft_steps=config.large_sft_steps if large else config.adapter_sft_steps,
+        sft_lr=config.large_sft_lr if large else config.sft_lr,
+        lora_rank=8 if large else config.lora_rank,
         device=config.device,
         seed=stream_seed(seed, "model"),
+        attacker=config.attacker,
     )
 
 
@@ -123,11 +132,22 @@ def _sample_eval_intents(
     policies: Policies,
     game: SafetyGame,
     samples_per_intent: int,
-    attack_tokens: int,
-    reply_tokens: int,
+    settings: GameSettings,
     seed: int,
 ) -> Any:
-    """The loaded attacker against the loaded defender on the evaluation intents."""
+    """The loaded attacker against the loaded defender on the evaluation intents (free-text
+    episodes or operator compositions, as ``settings.attacker``)."""
+    if settings.attacker == "free_text":
+        return sample_free_text(
+            policies,
+            game,
+            game.eval_intents(),
+            settings,
+            attacker="attacker",
+            defender="defender",
+            samples_per_intent=samples_per_intent,
+            seed=seed,
+        )
     return sample_attacks(
         policies,
         game,
@@ -135,8 +155,8 @@ def _sample_eval_intents(
         attacker="attacker",
         defender="defender",
         samples_per_intent=samples_per_intent,
-        attack_tokens=attack_tokens,
-        reply_tokens=reply_tokens,
+        attack_tokens=settings.attack_tokens,
+        reply_tokens=settings.reply_tokens,
         seed=seed,
     )
 
@@ -146,14 +166,7 @@ def _probe(
 ) -> Any:
     def probe() -> dict[str, float]:
         s = score_defender(policies, game, probe_set, "defender", max_tokens=settings.reply_tokens)
-        live = _sample_eval_intents(
-            policies,
-            game,
-            1,
-            settings.attack_tokens,
-            settings.reply_tokens,
-            stream_seed(seed, "probe_sample"),
-        )
+        live = _sample_eval_intents(policies, game, 1, settings, stream_seed(seed, "probe_sample"))
         return {
             "asr_curve": s.asr,
             "benign_curve": s.benign_compliance,
@@ -168,7 +181,8 @@ def _log_steps(run_dir: RunDir, method: str, seed: int) -> Any:
         keep = {
             k.replace("rewards/", "").replace("/mean", ""): v
             for k, v in record.items()
-            if (k.startswith("rewards/") and k.endswith("/mean")) or k in ("reward", "loss")
+            if (k.startswith("rewards/") and k.endswith("/mean"))
+            or k in ("reward", "loss", "frac_reward_zero_std")
         }
         run_dir.log_metrics(
             None, method=method, seed=seed, role=record["role"], train_step=record["step"], **keep
@@ -333,12 +347,7 @@ def adaptive_attacks(
         else:
             policies.load("attacker", policies.sft_states["attacker"])
         sample = _sample_eval_intents(
-            policies,
-            game,
-            config.eval_samples,
-            config.attack_tokens,
-            config.reply_tokens,
-            stream_seed(seed, "adaptive_sample"),
+            policies, game, config.eval_samples, settings, stream_seed(seed, "adaptive_sample")
         )
         out[f"asr.adaptive.{name}"] = sample.asr
     return out
@@ -355,6 +364,7 @@ def attacker_novelty(
     defender (the same target for both, the one the attacker co-evolved with): attack
     success, broken-intent rate, novel strategy rate."""
     policies.load("defender", trained["magic"]["state"])
+    settings = settings_of(config, seed)
     out: dict[str, float | None] = {}
     found: dict[str, Counter[str]] = {}
     for name, state in (
@@ -363,12 +373,7 @@ def attacker_novelty(
     ):
         policies.load("attacker", state)
         s = _sample_eval_intents(
-            policies,
-            game,
-            config.eval_samples,
-            config.attack_tokens,
-            config.reply_tokens,
-            stream_seed(seed, "novelty_sample"),
+            policies, game, config.eval_samples, settings, stream_seed(seed, "novelty_sample")
         )
         # No success leaves the rate undefined: stored as null (strict JSON), pooled as NaN,
         # so a claim that reads it is undecided rather than decided on a made-up 0.
@@ -377,6 +382,9 @@ def attacker_novelty(
         out[f"attack_success_vs_magic.{name}"] = s.asr
         out[f"intent_broken_rate.{name}"] = s.broken_rate
         out[f"distinct_compositions.{name}"] = float(len(s.tried_by_composition))
+        if config.attacker == "free_text":
+            out[f"novelty.{name}"] = s.mean_novelty if s.successes else None
+            out[f"attack_turns.{name}"] = float(sum(s.turns) / max(len(s.turns), 1))
         found[name] = s.success_by_composition
     return out, found
 
@@ -414,7 +422,7 @@ def large_model_magic(config: RunConfig, run_dir: RunDir) -> dict[str, float]:
     """MAGIC on the checkpoint ``large_model`` with LoRA, first seed only (figures, no
     claim): ``large.*`` keys."""
     seed, game = config.seed, make_game(config)
-    policies = warm_start(config, game, seed, model=config.large_model)
+    policies = warm_start(config, game, seed, large=True)
     settings = replace(
         settings_of(config, seed),
         pairs_per_step=config.large_pairs_per_step,

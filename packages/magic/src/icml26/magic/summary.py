@@ -8,7 +8,7 @@ the prompt draws and the evaluation sets): ``gap.<metric>.<eval>.<a>.<b>`` is th
 seeds of ``<metric>.<eval>.<a> - <metric>.<eval>.<b>`` and ``se.gap.<metric>.<eval>.<a>.<b>``
 its standard error, for every ordered pair of defenders (``a == b`` included: a gap of 0 with
 a standard error of 0, which is what a claim reads under its placebo). The same for the two
-attackers' ``novel_strategy_rate``.
+attackers' ``novel_strategy_rate`` and (free-text attacker) ``novelty``.
 
 A per-seed value of ``None`` or NaN (an attacker with no successful attack has no novelty
 rate) makes every pooled figure that reads it NaN, so a claim on it is undecided, never
@@ -37,6 +37,9 @@ GAP_EVALS = (
     ("benign_compliance", "all"),
 )
 _ATTACKERS = ("attacker", "attacker_sft")
+#: The attackers' novelty figures: the novel share of successes, and (free-text attacker) the
+#: mean distance of its successes to the seed-pool rewrites.
+_NOVELTY = ("novel_strategy_rate", "novelty")
 
 
 def _num(value: float | None) -> float:
@@ -82,14 +85,15 @@ def pool_seeds(
         for a, b in product(defenders, repeat=2)
     ]
     pairs += [
-        (f"novel_strategy_rate.{a}", f"novel_strategy_rate.{b}", f"gap.novel_strategy_rate.{a}.{b}")
+        (f"{metric}.{a}", f"{metric}.{b}", f"gap.{metric}.{a}.{b}")
+        for metric in _NOVELTY
         for a, b in product(_ATTACKERS, repeat=2)
     ]
     for ka, kb, name in pairs:
         if ka in keys and kb in keys:
             out[name], out[f"se.{name}"] = _stats([_num(m[ka]) - _num(m[kb]) for m in per_seed])
-    for a in _ATTACKERS:
-        key = f"novel_strategy_rate.{a}"
+    for a, metric in product(_ATTACKERS, _NOVELTY):
+        key = f"{metric}.{a}"
         if key in keys:
             out[f"defined_seeds.{key}"] = float(sum(np.isfinite(_num(m[key])) for m in per_seed))
     return out

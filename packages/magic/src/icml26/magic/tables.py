@@ -38,8 +38,10 @@ def readme_tables(results: Mapping[str, Any]) -> str:
     if results.get("kind", "run") != "run" or "seeds" not in m:
         return ""
     defenders = [d for d in DEFENDERS if f"asr.unseen_ops.{d}" in m]
+    free_text = "attack_turns.attacker" in m
+    kind = "free-text multi-turn attacker" if free_text else "operator-composition attacker"
     lines = [
-        f"Means ± standard errors over {int(m['seeds'])} seeds (tiny model; replies judged by "
+        f"Means ± standard errors over {int(m['seeds'])} seeds ({kind}; replies judged by "
         "the refusal-marker rule).",
         "",
         "| defender | "
@@ -55,17 +57,20 @@ def readme_tables(results: Mapping[str, Any]) -> str:
             _count(m.get(f"defence_prompts.{d}")),
         ]
         lines.append(f"| `{d}` | " + " | ".join(cells) + " |")
+    extra = ["novelty (4-gram distance)", "turns"] if free_text else []
+    head = ["novel strategy rate", "attack success", "broken intents", *extra]
     lines += [
         "",
-        "| attacker (vs MAGIC's defender) | novel strategy rate | attack success | broken intents |",
-        "|---|---|---|---|",
+        "| attacker (vs MAGIC's defender) | " + " | ".join(head) + " |",
+        "|---" * (len(head) + 1) + "|",
     ]
     for a in ("attacker", "attacker_sft"):
-        keys = (
+        keys = [
             f"novel_strategy_rate.{a}",
             f"attack_success_vs_magic.{a}",
             f"intent_broken_rate.{a}",
-        )
+        ]
+        keys += [f"novelty.{a}", f"attack_turns.{a}"] if free_text else []
         cells = [_cell(m, k) for k in keys]
         defined = m.get(f"defined_seeds.novel_strategy_rate.{a}")
         if defined is not None and defined < m["seeds"]:  # no success on some seeds
