@@ -11,7 +11,8 @@ Metric keys: ``em.<hops>.<method>``, ``f1.<hops>.<method>`` (``hops`` in ``hop1,
 all``), ``filter_precision.<method>``, ``filter_recall.<method>``, ``context_tokens.<method>``
 (tokens the answering policy reads when it answers), ``search_calls.<method>``,
 ``em_gap.<a>.<b>``, ``em_gap_se.<a>.<b>`` (paired over seeds x questions) and
-``em_gap_margin.<a>.<b>`` (``t(0.975, seeds - 1) * se``), ``seeds``,
+``em_gap_margin.<a>.<b>`` (``t(0.975, df) * se``, ``df`` = ``em_gap_df.<a>.<b>``, Welch-
+Satterthwaite over the seed and question parts), ``f1_differs.<a>.<b>``, ``seeds``,
 ``train_step_seconds.<method>``, ``method_seconds.<method>`` (wall seconds of one seed's
 stage: RL and evaluation), ``warm_start_seconds`` and ``sft_final_loss.<policy>``
 (which weights ran: the run folder's ``env.json``).

@@ -45,6 +45,7 @@ __all__ = [
     "by_seed",
     "combine",
     "episode_settings",
+    "gap_df",
     "gap_margin",
     "gap_se",
     "make_env",
@@ -434,18 +435,47 @@ _PAIRS = (
 )
 
 
-def gap_margin(se: float, seeds: int) -> float:
-    """What a paired gap must exceed: ``t_{0.975, seeds - 1} * se`` (the t quantile over the
-    training seeds, not 2: with 3 seeds it is 4.30); NaN with fewer than 2 seeds."""
+def gap_df(a: np.ndarray, b: np.ndarray) -> float:
+    """Welch-Satterthwaite degrees of freedom of :func:`gap_se`'s two variance parts,
+    ``(u + v)^2 / (u^2 / (S - 1) + v^2 / (Q - 1))`` with ``u = var_seeds / S`` and
+    ``v = var_questions / Q``: ``S - 1`` when the seeds' spread dominates, up to
+    ``S + Q - 2`` when the questions' does. NaN with fewer than two seeds or questions; with
+    no spread at all, ``S - 1``.
+
+    Raises:
+        ValueError: ``a`` and ``b`` differ in shape or are not 2-D.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(
+            f"need two (seeds, questions) arrays of one shape, got {a.shape}, {b.shape}"
+        )
+    d = a - b
+    s, q = d.shape
+    if s < 2 or q < 2:
+        return float("nan")
+    u, v = d.mean(1).var(ddof=1) / s, d.mean(0).var(ddof=1) / q
+    if u + v == 0:
+        return float(s - 1)
+    return float((u + v) ** 2 / (u**2 / (s - 1) + v**2 / (q - 1)))
+
+
+def gap_margin(se: float, df: float) -> float:
+    """What a paired gap must exceed: ``t_{0.975, df} * se`` with ``df`` from :func:`gap_df`
+    (with 3 seeds, 4.30 SE when the seeds' spread dominates, near 2 SE when the questions'
+    does); NaN when ``df`` is NaN or below 1."""
     from scipy.stats import t
 
-    return float(t.ppf(0.975, seeds - 1) * se) if seeds >= 2 else float("nan")
+    return float(t.ppf(0.975, df) * se) if df >= 1 else float("nan")
 
 
 def combine(seeds: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """The run's metrics from the seeds' results: ``<metric>.<hops>.<method>`` means over
     seeds, ``em_gap.<a>.<b>`` / ``em_gap_se.<a>.<b>`` over seeds x questions with
-    ``em_gap_margin.<a>.<b>`` (:func:`gap_margin`), ``seeds``; and each baseline against
+    ``em_gap_df.<a>.<b>`` (:func:`gap_df`) and ``em_gap_margin.<a>.<b>``
+    (:func:`gap_margin`), ``f1_differs.<a>.<b>`` (the share of seed x question pairs whose
+    answers score a different F1: 0 when RL changed neither policy's answers apart),
+    ``seeds``; and each baseline against
     itself (``em_gap.<b>.<b>``, which the claims' placebos read), paired seed ``i`` with
     seed ``i + 1`` on the same questions: its mean is 0 by construction, its SE and margin
     are the baseline's own seed-to-seed noise."""
@@ -457,13 +487,16 @@ def combine(seeds: Sequence[Mapping[str, Any]]) -> dict[str, float]:
             out[f"{head}.{tail}.{method}" if tail else f"{head}.{method}"] = float(
                 np.mean([r[key] for r in rows])
             )
-    n = len(seeds)
     for a, b in _PAIRS:
         if all(a in s["scores"] and b in s["scores"] for s in seeds):
             ea = np.array([s["scores"][a]["em"] for s in seeds])
             eb = np.array([s["scores"][b]["em"] for s in seeds])
+            fa = np.array([s["scores"][a]["f1"] for s in seeds])
+            fb = np.array([s["scores"][b]["f1"] for s in seeds])
+            out[f"f1_differs.{a}.{b}"] = float(np.mean(fa != fb))
             for x, y, key in ((ea, eb, f"{a}.{b}"), (eb, np.roll(eb, -1, axis=0), f"{b}.{b}")):
                 out[f"em_gap.{key}"], se = gap_se(x, y)
                 out[f"em_gap_se.{key}"] = se
-                out[f"em_gap_margin.{key}"] = gap_margin(se, n)
+                out[f"em_gap_df.{key}"] = df = gap_df(x, y)
+                out[f"em_gap_margin.{key}"] = gap_margin(se, df)
     return out
