@@ -84,3 +84,13 @@ def test_methods_left_out_leave_their_claims_undecided(tmp_path: Path) -> None:
         assert entries[cid]["holds"] is None
         assert "missing" in entries[cid]["note"]
     assert entries["decor_beats_monolithic_shaped"]["holds"] is not None
+    # the finished folder takes one more method: only its stages run, the rest load
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "stages").iterdir()}
+    more = "methods=decor,single_query,monolithic_shaped,orchestration"
+    assert main([*args, "--set", more]) == 0
+    after = {p.name: p.stat().st_mtime_ns for p in (out / "stages").iterdir()}
+    assert set(after) - set(before) == {"orchestration-seed0.json", "orchestration-seed1.json"}
+    assert all(after[name] == t for name, t in before.items())
+    metrics = json.loads((out / "results.json").read_text())["metrics"]
+    assert "em_gap.decor.orchestration" in metrics
+    assert main([*args, "--set", "methods=single_query,decor"]) != 0  # reordered: refused

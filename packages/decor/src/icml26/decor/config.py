@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from icml26.shared.devices import check_torch_device
@@ -61,7 +61,8 @@ class DecorConfig:
         threads: CPU threads of the job, set by the runner before it starts.
         methods: the methods run, in this order, each on every seed before the next starts
             (a killed run resumes at the next unfinished method and seed; a method left out
-            leaves the claims that compare against it undecided).
+            leaves the claims that compare against it undecided; a finished run folder takes
+            more methods appended at the end, running only those).
         test_fraction: share of the factbook's start countries held out for evaluation.
         max_train_questions: training questions at most, drawn at random (0: all).
         max_test_questions: evaluation questions at most, spread evenly over the list (ordered
@@ -91,7 +92,7 @@ class DecorConfig:
     data_seed: int = 0
     device: str = "cpu"
     threads: int = 1
-    methods: tuple[str, ...] = METHODS
+    methods: tuple[str, ...] = field(default=METHODS, metadata={"resume": "extend"})
     # environment
     corpus: str = ""
     questions: str = ""

@@ -42,15 +42,16 @@ PROFILES = {
     ),
     # The claims: every policy a LoRA adapter on SmolLM2-135M-Instruct (the Q4_1 GGUF
     # dequantised), 3 seeds, sized for 120 minutes on this 2-core machine with one thread
-    # (measured on one core, 2026-12-05: SFT 110-350 s per policy at 30 steps, a DECOR GRPO
-    # step of 8 episodes 83 s, a monolithic one 61 s, greedy evaluation 4 s per question for
-    # the team, 1.7 s for the monolithic agent). Methods in the priority order, as
-    # many as fit: single_query (every claim's floor), DECOR, monolithic with evidence
-    # shaping, outcome-only; plain monolithic and orchestration do not fit (their claims
-    # stay undecided; the README gives their per-step figures).
+    # (a one-seed probe on one core, 2026-12-05: SFT 110-350 s per policy at 30 steps, a
+    # DECOR GRPO step of 8 episodes 83 s, a monolithic one 61 s, greedy evaluation 4 s per
+    # question for the team, 1.7 s for the monolithic agent). Methods in the issue's
+    # priority order, as many as fit, then orchestration (evaluation only, cheap):
+    # single_query (every claim's floor), DECOR, monolithic with evidence shaping,
+    # outcome-only, orchestration; plain monolithic does not fit (its claim stays undecided;
+    # the README gives its per-step figures).
     "llm": DecorConfig(
         llm_model="smollm2-135m-instruct-q4_1",
-        methods=("single_query", "decor", "monolithic_shaped", "outcome_only"),
+        methods=("single_query", "decor", "monolithic_shaped", "outcome_only", "orchestration"),
         max_context=1024,
         sft_steps=20,
         sft_lr=1e-3,
