@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +35,24 @@ def test_same_config_resumes_other_config_is_refused(tmp_path: Path) -> None:
     assert RunDir(tmp_path / "run").prepare(Cfg()) is True
     with pytest.raises(ConfigMismatchError, match="fields differing: n"):
         RunDir(tmp_path / "run").prepare(Cfg(n=2))
+
+
+@dataclass(frozen=True)
+class Study:
+    seed: int = 0
+    methods: tuple[str, ...] = field(default=("a", "b"), metadata={"resume": "extend"})
+    steps: tuple[int, ...] = (1, 2)
+
+
+def test_an_extendable_field_may_grow_at_its_end_only(tmp_path: Path) -> None:
+    RunDir(tmp_path / "run").prepare(Study())
+    assert RunDir(tmp_path / "run").prepare(Study(methods=("a", "b", "c"))) is True
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["methods"] == ["a", "b", "c"]
+    for methods in (("a", "c"), ("b", "a", "c"), ("a",)):  # reordered, replaced or shrunk
+        with pytest.raises(ConfigMismatchError, match="fields differing: methods"):
+            RunDir(tmp_path / "run").prepare(Study(methods=methods))
+    with pytest.raises(ConfigMismatchError, match="fields differing: steps"):
+        RunDir(tmp_path / "run").prepare(Study(methods=("a", "b", "c"), steps=(1, 2, 3)))
 
 
 def test_new_folders_are_unique(tmp_path: Path) -> None:

@@ -47,7 +47,8 @@ def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path)
     copy = tmp_path / "resumed"
     shutil.copytree(smoke_run, copy)
     (copy / "results.json").unlink()
-    (copy / "stages" / "seed1.json").unlink()  # the second seed is lost
+    (copy / "stages" / "warm1.pt").unlink()  # the second seed's warm start is lost ...
+    (copy / "stages" / "decor-seed1.json").unlink()  # ... and DECOR's RL on it
     assert main(["run", "decor", "--profile", "smoke", "--out", str(copy)]) == 0
     a = json.loads((smoke_run / "results.json").read_text())["metrics"]
     b = json.loads((copy / "results.json").read_text())["metrics"]
@@ -67,3 +68,29 @@ def test_bench_smoke(tmp_path: Path) -> None:
     metrics = json.loads((out / "results.json").read_text())["metrics"]
     assert metrics["episodes_per_second"] > 0
     assert metrics["tokens_per_episode.planner"] > 0
+
+
+def test_methods_left_out_leave_their_claims_undecided(tmp_path: Path) -> None:
+    out = tmp_path / "two"
+    args = ["run", "decor", "--profile", "smoke", "--out", str(out)]
+    assert main([*args, "--set", "methods=decor,single_query,monolithic_shaped"]) == 0
+    run = json.loads((out / "results.json").read_text())
+    assert "em.all.monolithic" not in run["metrics"]
+    assert "em_gap.decor.monolithic_shaped" in run["metrics"]
+    names = sorted(p.name for p in (out / "stages").iterdir())
+    assert names[:2] == ["decor-seed0.json", "decor-seed1.json"]
+    entries = {c.id: c.evaluate(run["metrics"]) for c in PAPER.claims}  # as the llm run would
+    for cid in ("decor_beats_monolithic", "decor_beats_orchestration", "hybrid_beats_outcome_only"):
+        assert entries[cid]["holds"] is None
+        assert "missing" in entries[cid]["note"]
+    assert entries["decor_beats_monolithic_shaped"]["holds"] is not None
+    # the finished folder takes one more method: only its stages run, the rest load
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "stages").iterdir()}
+    more = "methods=decor,single_query,monolithic_shaped,orchestration"
+    assert main([*args, "--set", more]) == 0
+    after = {p.name: p.stat().st_mtime_ns for p in (out / "stages").iterdir()}
+    assert set(after) - set(before) == {"orchestration-seed0.json", "orchestration-seed1.json"}
+    assert all(after[name] == t for name, t in before.items())
+    metrics = json.loads((out / "results.json").read_text())["metrics"]
+    assert "em_gap.decor.orchestration" in metrics
+    assert main([*args, "--set", "methods=single_query,decor"]) != 0  # reordered: refused

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icml26.decor import joint
 from icml26.decor.data.types import Question
@@ -232,6 +234,39 @@ def test_gap_se_counts_seeds_and_questions() -> None:
         gap_se(a, b[:, :3])
 
 
+def test_gap_df_is_welch_satterthwaite() -> None:
+    from icml26.decor.study import gap_df
+
+    d = np.array([[1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.0]])
+    zero = np.zeros_like(d)
+    u = np.var(d.mean(1), ddof=1) / 3
+    v = np.var(d.mean(0), ddof=1) / 4
+    assert gap_df(d, zero) == pytest.approx((u + v) ** 2 / (u**2 / 2 + v**2 / 3))
+    same_rows = np.tile([1.0, 0.0, 1.0, 0.0], (3, 1))  # no seed spread: the questions' df
+    assert gap_df(same_rows, zero) == pytest.approx(3.0)
+    assert np.isnan(gap_df(d[:1], zero[:1]))
+    assert gap_df(zero, zero) == 2.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(2, 5).flatmap(
+        lambda s: st.lists(
+            st.lists(st.sampled_from([-1.0, 0.0, 1.0]), min_size=6, max_size=6),
+            min_size=s,
+            max_size=s,
+        )
+    )
+)
+def test_gap_df_lies_between_its_parts(rows: list[list[float]]) -> None:
+    from icml26.decor.study import gap_df
+
+    d = np.array(rows)
+    df = gap_df(d, np.zeros_like(d))
+    s, q = d.shape
+    assert min(s - 1, q - 1) - 1e-9 <= df <= s + q - 2 + 1e-9
+
+
 def test_save_and_load_a_lora_team(tmp_path, factbook) -> None:  # type: ignore[no-untyped-def]
     from peft import get_peft_model_state_dict
 
@@ -302,7 +337,7 @@ def test_rollout_seed_reaches_trl(monkeypatch: pytest.MonkeyPatch, factbook) -> 
 def _seed(scores: dict[str, list[float]]) -> dict:  # type: ignore[type-arg]
     return {
         "metrics": {m: {"em.all": float(np.mean(v))} for m, v in scores.items()},
-        "scores": {m: {"em": v} for m, v in scores.items()},
+        "scores": {m: {"em": v, "f1": v} for m, v in scores.items()},
     }
 
 
@@ -328,10 +363,12 @@ def test_claims_use_a_t_margin_a_floor_and_a_real_self_gap() -> None:
         )
 
     m = metrics(low)
+    assert 2 <= m["em_gap_df.decor.monolithic"] <= 2 + 39
     assert m["em_gap_margin.decor.monolithic"] == pytest.approx(
-        t.ppf(0.975, 2) * m["em_gap_se.decor.monolithic"]
+        t.ppf(0.975, m["em_gap_df.decor.monolithic"]) * m["em_gap_se.decor.monolithic"]
     )
-    assert gap_margin(1.0, 3) == pytest.approx(4.3027, abs=1e-3)
+    assert gap_margin(1.0, 2) == pytest.approx(4.3027, abs=1e-3)
+    assert m["f1_differs.decor.monolithic"] > 0
     assert m["em_gap.monolithic.monolithic"] == 0.0
     assert m["em_gap_se.monolithic.monolithic"] > 0  # the baseline's seed noise, not 0
     assert claim.evaluate(m)["holds"] is True

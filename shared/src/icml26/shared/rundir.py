@@ -15,6 +15,7 @@ its checkpoints); a *different* config is refused, so two runs never mix in one 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -245,6 +246,11 @@ class RunDir:
     def prepare(self, config: Any, *, device: str | None = None) -> bool:
         """Write ``config.json`` and ``env.json``; return True when resuming an earlier run.
 
+        A config field declared with ``dataclasses.field(metadata={"resume": "extend"})`` (a
+        list of work items run in order, e.g. the methods of a study) may grow between runs
+        of one folder: the new value resumes the old when it starts with every old item, in
+        order (the finished items load from their stages, the new ones run).
+
         Raises:
             ConfigMismatchError: the folder holds a run with a different config.
         """
@@ -255,12 +261,14 @@ class RunDir:
                 existing = json.loads(self.config_path.read_text(encoding="utf-8"))
             except json.JSONDecodeError:
                 existing = None
-            if existing != wanted:
-                diff = sorted(
-                    k
-                    for k in set(wanted) | set(existing or {})
-                    if (existing or {}).get(k) != wanted.get(k)
-                )
+            extendable = _extendable_fields(config)
+            diff = sorted(
+                k
+                for k in set(wanted) | set(existing or {})
+                if (existing or {}).get(k) != wanted.get(k)
+                and not (k in extendable and _extends((existing or {}).get(k), wanted.get(k)))
+            )
+            if existing is None or diff:
                 raise ConfigMismatchError(
                     f"{self.path} already holds a run with another config (fields differing: "
                     f"{', '.join(diff) or 'unreadable config.json'}); choose another --out"
@@ -321,3 +329,15 @@ class RunDir:
         target = self.path / name
         with atomic_path(target, suffix=target.suffix) as tmp:
             yield tmp
+
+
+def _extendable_fields(config: Any) -> set[str]:
+    """Names of ``config``'s fields marked ``metadata={"resume": "extend"}``."""
+    if not dataclasses.is_dataclass(config):
+        return set()
+    return {f.name for f in dataclasses.fields(config) if f.metadata.get("resume") == "extend"}
+
+
+def _extends(old: Any, new: Any) -> bool:
+    """Whether list ``new`` starts with every item of list ``old``, in order."""
+    return isinstance(old, list) and isinstance(new, list) and new[: len(old)] == old

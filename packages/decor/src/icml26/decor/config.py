@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from icml26.shared.devices import check_torch_device
 
-__all__ = ["BenchConfig", "DecorConfig"]
+__all__ = ["METHODS", "BenchConfig", "DecorConfig"]
 
 _RETRIEVERS = ("bm25", "dense", "endpoint")
+
+#: Every method the study can score, trained ones first (in the issue's priority order).
+METHODS: tuple[str, ...] = (
+    "decor",
+    "monolithic_shaped",
+    "outcome_only",
+    "monolithic",
+    "orchestration",
+    "closed_book",
+    "single_query",
+)
 
 
 def _positive_ints(obj: object, *names: str, minimum: int = 1) -> None:
@@ -48,6 +59,10 @@ class DecorConfig:
     Attributes:
         device: the torch device (``cpu``, ``cuda``).
         threads: CPU threads of the job, set by the runner before it starts.
+        methods: the methods run, in this order, each on every seed before the next starts
+            (a killed run resumes at the next unfinished method and seed; a method left out
+            leaves the claims that compare against it undecided; a finished run folder takes
+            more methods appended at the end, running only those).
         test_fraction: share of the factbook's start countries held out for evaluation.
         max_train_questions: training questions at most, drawn at random (0: all).
         max_test_questions: evaluation questions at most, spread evenly over the list (ordered
@@ -77,6 +92,7 @@ class DecorConfig:
     data_seed: int = 0
     device: str = "cpu"
     threads: int = 1
+    methods: tuple[str, ...] = field(default=METHODS, metadata={"resume": "extend"})
     # environment
     corpus: str = ""
     questions: str = ""
@@ -137,6 +153,17 @@ class DecorConfig:
         )
         _positive_ints(self, "group_size", minimum=2)
         _positive(self, "sft_lr", "rl_lr", "temperature")
+        methods = tuple(self.methods) if isinstance(self.methods, list | tuple) else ()
+        if (
+            not methods
+            or any(m not in METHODS for m in methods)
+            or len(set(methods)) < len(methods)
+        ):
+            raise ValueError(
+                f"methods must be distinct names from {METHODS} (run in the given order), "
+                f"got {self.methods!r}"
+            )
+        object.__setattr__(self, "methods", methods)
         if self.sft_engine not in ("loop", "trl"):
             raise ValueError(f"sft_engine must be 'loop' or 'trl', got {self.sft_engine!r}")
         if not 0 < self.test_fraction < 1:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from icml26.decor.config import DecorConfig
+from icml26.decor.config import METHODS, DecorConfig
 from icml26.decor.data.types import HOPS, Passage, Question
 from icml26.decor.episodes import (
     Episode,
@@ -42,27 +42,22 @@ __all__ = [
     "METHODS",
     "TRAINED",
     "Env",
+    "by_seed",
     "combine",
     "episode_settings",
+    "gap_df",
     "gap_margin",
     "gap_se",
     "make_env",
     "make_policies",
     "method_metrics",
+    "run_method",
     "run_seed",
+    "split_warm_state",
     "warm_start",
+    "warm_state",
 ]
 
-#: Every method scored, trained ones first (in the issue's priority order).
-METHODS: tuple[str, ...] = (
-    "decor",
-    "monolithic_shaped",
-    "outcome_only",
-    "monolithic",
-    "orchestration",
-    "closed_book",
-    "single_query",
-)
 #: The methods trained by RL (the same steps and episodes each).
 TRAINED: tuple[str, ...] = ("decor", "monolithic_shaped", "outcome_only", "monolithic")
 
@@ -278,31 +273,124 @@ def _evaluate(
     return run_single_query(team["answerer"], env.test_search, env.test, eps, g)
 
 
+def warm_state(config: DecorConfig, env: Env, seed: int) -> dict[str, Any]:
+    """Seed ``seed``'s warm start: fresh policies (initialised from the seed's ``init``
+    stream), SFT on oracle traces, and the weights every method of that seed starts from.
+
+    Returns:
+        a flat ``dict`` of tensors for :data:`icml26.shared.TORCH`: ``"<policy>/<name>"``
+        (the trainable weights: the LoRA adapter, or the whole tiny model) and
+        ``"sft_loss/<policy>"`` (a 0-d tensor).
+    """
+    import torch
+
+    with torch.random.fork_rng():
+        torch.manual_seed(seed_for(seed, "init") % 2**31)
+        team = make_policies(config, env, seed)
+    losses = warm_start(config, env, team, seed)
+    out: dict[str, Any] = {
+        f"{role}/{name}": t for role, state in _snapshot(team).items() for name, t in state.items()
+    }
+    out.update({f"sft_loss/{role}": torch.tensor(float(v)) for role, v in losses.items()})
+    return out
+
+
+def split_warm_state(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
+    """:func:`warm_state`'s dict back as ``(weights per policy, SFT loss per policy)``."""
+    weights: dict[str, dict[str, Any]] = {}
+    losses: dict[str, float] = {}
+    for key, value in state.items():
+        head, _, name = key.partition("/")
+        if head == "sft_loss":
+            losses[name] = float(value)
+        else:
+            weights.setdefault(head, {})[name] = value
+    return weights, losses
+
+
+def run_method(
+    config: DecorConfig,
+    env: Env,
+    team: Mapping[str, RolePolicy],
+    method: str,
+    seed: int,
+    warm: Mapping[str, Any],
+) -> dict[str, Any]:
+    """One method on one seed: from the seed's warm start (``warm``, :func:`warm_state`),
+    RL when the method is trained, then greedy evaluation on the evaluation questions.
+
+    Args:
+        config: the run's settings.
+        env: the questions and searches.
+        team: policies to load the warm start into (overwritten).
+        method: one of :data:`METHODS`.
+        seed: the training seed (its question draws and the method's rollout stream).
+        warm: :func:`warm_state` of that seed.
+
+    Returns:
+        ``{"scores": {"em": [...], "f1": [...]}, "metrics": method_metrics, "history": RL
+        logs (empty when not trained), "sft_loss": {policy: loss}, "samples": [...]}``
+        (JSON-ready).
+    """
+    weights, losses = split_warm_state(warm)
+    _restore(team, weights)
+    history: list[dict[str, float]] = []
+    if method in TRAINED:
+        log(f"decor: seed {seed}: RL {method} ({config.rl_steps} steps)")
+        history = _train(config, env, team, method, seed)
+    episodes = _evaluate(config, env, team, method)
+    return {
+        "scores": {
+            "em": [answer_scores(e)[0] for e in episodes],
+            "f1": [answer_scores(e)[1] for e in episodes],
+        },
+        "metrics": method_metrics(episodes),
+        "history": history,
+        "sft_loss": losses,
+        "samples": [_sample(e) for e in episodes[:2]],
+    }
+
+
+def by_seed(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """Per-method lists of :func:`run_method` results (one per seed, in seed order) as
+    per-seed records for :func:`combine` and the figures: ``{"scores": {method: ...},
+    "metrics": {method: ...}, "history": {method: ...}, "sft_loss": ..., "samples": [...]}``.
+
+    Raises:
+        ValueError: the methods ran on different numbers of seeds.
+    """
+    counts = {m: len(r) for m, r in results.items()}
+    if len(set(counts.values())) > 1:
+        raise ValueError(f"every method needs the same seeds, got {counts}")
+    n = next(iter(counts.values()), 0)
+    seeds: list[dict[str, Any]] = []
+    for i in range(n):
+        rec: dict[str, Any] = {"scores": {}, "metrics": {}, "history": {}, "samples": []}
+        for method in (m for m in METHODS if m in results):
+            r = results[method][i]
+            rec["scores"][method] = r["scores"]
+            rec["metrics"][method] = r["metrics"]
+            if method in TRAINED:
+                rec["history"][method] = r["history"]
+            rec["sft_loss"] = r["sft_loss"]
+            rec["samples"].extend(r["samples"])
+        seeds.append(rec)
+    return seeds
+
+
 def run_seed(config: DecorConfig, env: Env, seed: int) -> dict[str, Any]:
-    """Warm start, RL of every trained method, evaluation of every method, for one seed.
+    """Every method of ``config.methods`` on one seed (:func:`warm_state` then
+    :func:`run_method` for each), as one record of :func:`by_seed`.
 
     Returns:
         ``{"scores": {method: {"em": [...], "f1": [...]}}`` per evaluation question,
         ``"metrics": {method: method_metrics}``, ``"history": {method: RL logs}``,
         ``"sft_loss": {policy: loss}`` (JSON-ready).
     """
+    warm = warm_state(config, env, seed)
     team = make_policies(config, env, seed)
-    sft_loss = warm_start(config, env, team, seed)
-    warm = _snapshot(team)
-    out: dict[str, Any] = {"scores": {}, "metrics": {}, "history": {}, "sft_loss": sft_loss}
-    for method in METHODS:
-        _restore(team, warm)
-        if method in TRAINED:
-            log(f"decor: seed {seed}: RL {method} ({config.rl_steps} steps)")
-            out["history"][method] = _train(config, env, team, method, seed)
-        episodes = _evaluate(config, env, team, method)
-        out["scores"][method] = {
-            "em": [answer_scores(e)[0] for e in episodes],
-            "f1": [answer_scores(e)[1] for e in episodes],
-        }
-        out["metrics"][method] = method_metrics(episodes)
-        out.setdefault("samples", []).extend(_sample(e) for e in episodes[:2])
-    return out
+    results = {m: [run_method(config, env, team, m, seed, warm)] for m in config.methods}
+    return by_seed(results)[0]
 
 
 def _sample(e: Episode) -> dict[str, Any]:
@@ -347,18 +435,47 @@ _PAIRS = (
 )
 
 
-def gap_margin(se: float, seeds: int) -> float:
-    """What a paired gap must exceed: ``t_{0.975, seeds - 1} * se`` (the t quantile over the
-    training seeds, not 2: with 3 seeds it is 4.30); NaN with fewer than 2 seeds."""
+def gap_df(a: np.ndarray, b: np.ndarray) -> float:
+    """Welch-Satterthwaite degrees of freedom of :func:`gap_se`'s two variance parts,
+    ``(u + v)^2 / (u^2 / (S - 1) + v^2 / (Q - 1))`` with ``u = var_seeds / S`` and
+    ``v = var_questions / Q``: ``S - 1`` when the seeds' spread dominates, up to
+    ``S + Q - 2`` when the questions' does. NaN with fewer than two seeds or questions; with
+    no spread at all, ``S - 1``.
+
+    Raises:
+        ValueError: ``a`` and ``b`` differ in shape or are not 2-D.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(
+            f"need two (seeds, questions) arrays of one shape, got {a.shape}, {b.shape}"
+        )
+    d = a - b
+    s, q = d.shape
+    if s < 2 or q < 2:
+        return float("nan")
+    u, v = d.mean(1).var(ddof=1) / s, d.mean(0).var(ddof=1) / q
+    if u + v == 0:
+        return float(s - 1)
+    return float((u + v) ** 2 / (u**2 / (s - 1) + v**2 / (q - 1)))
+
+
+def gap_margin(se: float, df: float) -> float:
+    """What a paired gap must exceed: ``t_{0.975, df} * se`` with ``df`` from :func:`gap_df`
+    (with 3 seeds, 4.30 SE when the seeds' spread dominates, near 2 SE when the questions'
+    does); NaN when ``df`` is NaN or below 1."""
     from scipy.stats import t
 
-    return float(t.ppf(0.975, seeds - 1) * se) if seeds >= 2 else float("nan")
+    return float(t.ppf(0.975, df) * se) if df >= 1 else float("nan")
 
 
 def combine(seeds: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """The run's metrics from the seeds' results: ``<metric>.<hops>.<method>`` means over
     seeds, ``em_gap.<a>.<b>`` / ``em_gap_se.<a>.<b>`` over seeds x questions with
-    ``em_gap_margin.<a>.<b>`` (:func:`gap_margin`), ``seeds``; and each baseline against
+    ``em_gap_df.<a>.<b>`` (:func:`gap_df`) and ``em_gap_margin.<a>.<b>``
+    (:func:`gap_margin`), ``f1_differs.<a>.<b>`` (the share of seed x question pairs whose
+    answers score a different F1: 0 when RL changed neither policy's answers apart),
+    ``seeds``; and each baseline against
     itself (``em_gap.<b>.<b>``, which the claims' placebos read), paired seed ``i`` with
     seed ``i + 1`` on the same questions: its mean is 0 by construction, its SE and margin
     are the baseline's own seed-to-seed noise."""
@@ -370,13 +487,16 @@ def combine(seeds: Sequence[Mapping[str, Any]]) -> dict[str, float]:
             out[f"{head}.{tail}.{method}" if tail else f"{head}.{method}"] = float(
                 np.mean([r[key] for r in rows])
             )
-    n = len(seeds)
     for a, b in _PAIRS:
         if all(a in s["scores"] and b in s["scores"] for s in seeds):
             ea = np.array([s["scores"][a]["em"] for s in seeds])
             eb = np.array([s["scores"][b]["em"] for s in seeds])
+            fa = np.array([s["scores"][a]["f1"] for s in seeds])
+            fb = np.array([s["scores"][b]["f1"] for s in seeds])
+            out[f"f1_differs.{a}.{b}"] = float(np.mean(fa != fb))
             for x, y, key in ((ea, eb, f"{a}.{b}"), (eb, np.roll(eb, -1, axis=0), f"{b}.{b}")):
                 out[f"em_gap.{key}"], se = gap_se(x, y)
                 out[f"em_gap_se.{key}"] = se
-                out[f"em_gap_margin.{key}"] = gap_margin(se, n)
+                out[f"em_gap_df.{key}"] = df = gap_df(x, y)
+                out[f"em_gap_margin.{key}"] = gap_margin(se, df)
     return out
