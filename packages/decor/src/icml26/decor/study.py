@@ -405,6 +405,16 @@ def _sample(e: Episode) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- statistics
+def _paired_grid(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a - b`` over a ``(seeds, questions)`` grid; ValueError unless both are 2-D of one shape."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(
+            f"need two (seeds, questions) arrays of one shape, got {a.shape}, {b.shape}"
+        )
+    return a - b
+
+
 def gap_se(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """Mean of ``a - b`` over a ``(seeds, questions)`` grid and its standard error,
     ``sqrt(var_seeds(d_s.) / S + var_questions(d_.q) / Q)``: the spread between training seeds
@@ -414,12 +424,7 @@ def gap_se(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     Raises:
         ValueError: ``a`` and ``b`` differ in shape or are not 2-D.
     """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape or a.ndim != 2:
-        raise ValueError(
-            f"need two (seeds, questions) arrays of one shape, got {a.shape}, {b.shape}"
-        )
-    d = a - b
+    d = _paired_grid(a, b)
     s, q = d.shape
     if s < 2 or q < 2:
         return float(d.mean()), float("nan")
@@ -445,12 +450,7 @@ def gap_df(a: np.ndarray, b: np.ndarray) -> float:
     Raises:
         ValueError: ``a`` and ``b`` differ in shape or are not 2-D.
     """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape or a.ndim != 2:
-        raise ValueError(
-            f"need two (seeds, questions) arrays of one shape, got {a.shape}, {b.shape}"
-        )
-    d = a - b
+    d = _paired_grid(a, b)
     s, q = d.shape
     if s < 2 or q < 2:
         return float("nan")
