@@ -249,7 +249,9 @@ class RunDir:
         A config field declared with ``dataclasses.field(metadata={"resume": "extend"})`` (a
         list of work items run in order, e.g. the methods of a study) may grow between runs
         of one folder: the new value resumes the old when it starts with every old item, in
-        order (the finished items load from their stages, the new ones run).
+        order (the finished items load from their stages, the new ones run). Stages record
+        no code version and ``env.json`` is rewritten at each leg: extend only with the same
+        code and weights, and report every leg's commit.
 
         Raises:
             ConfigMismatchError: the folder holds a run with a different config.

@@ -45,9 +45,10 @@ PROFILES = {
     # (a one-seed probe on one core, 2026-12-05: SFT 110-350 s per policy at 30 steps, a
     # DECOR GRPO step of 8 episodes 83 s, a monolithic one 61 s, greedy evaluation 4 s per
     # question for the team, 1.7 s for the monolithic agent). Methods in the issue's
-    # priority order, cheapest evaluation-only one included: single_query (every claim's
-    # floor), DECOR, monolithic with evidence shaping, outcome-only, orchestration, then plain
-    # monolithic (appended to the measured run folder once the first five took 73 min).
+    # priority order (DECOR, shaped monolithic, outcome-only, monolithic, orchestration)
+    # except that orchestration (evaluation only, cheap) was appended before plain monolithic:
+    # single_query (every claim's floor) first, plain monolithic appended to the measured run
+    # folder last, once the first five had taken 73 min.
     "llm": DecorConfig(
         llm_model="smollm2-135m-instruct-q4_1",
         methods=(
