@@ -478,19 +478,11 @@ def self_play_role(
         )
     if settings.attacker == "free_text":
         return _free_text_self_play_role(policies, game, settings, n_att, n_pairs)
-    harmful = game.train_intents()
 
-    def prompts(rng: np.random.Generator) -> list[dict[str, Any]]:
-        rows = [
-            {"prompt": attacker_messages(it), "intent_id": it.id, "task": "attack"}
-            for it in _pick(rng, harmful, n_att)
-        ]
-        if n_pairs:
-            attacks = _sample_attacks(
-                policies, game, _pick(rng, harmful, n_pairs), "self", settings
-            )
-            rows += [{**r, "task": "defend"} for r in _defender_rows(game, attacks)]
-        return rows
+    def defence_rows(intents: list[Any]) -> list[dict[str, Any]]:
+        return _defender_rows(game, _sample_attacks(policies, game, intents, "self", settings))
+
+    prompts = _self_play_prompts(game, n_att, n_pairs, attacker_messages, defence_rows)
 
     def play_reward(
         prompts: list[Any],
@@ -545,6 +537,30 @@ def self_play_role(
     )
 
 
+def _self_play_prompts(
+    game: SafetyGame,
+    n_att: int,
+    n_pairs: int,
+    messages: Callable[[Any], Any],
+    defence_rows: Callable[[list[Any]], list[dict[str, Any]]],
+) -> Callable[[np.random.Generator], list[dict[str, Any]]]:
+    """The self-play prompt source: ``n_att`` attack rows (``messages(intent)``) and the
+    defence rows ``defence_rows`` builds from the policy's own attacks on ``n_pairs``
+    training intents (either attacker)."""
+    harmful = game.train_intents()
+
+    def prompts(rng: np.random.Generator) -> list[dict[str, Any]]:
+        rows = [
+            {"prompt": messages(it), "intent_id": it.id, "task": "attack"}
+            for it in _pick(rng, harmful, n_att)
+        ]
+        if n_pairs:
+            rows += [{**r, "task": "defend"} for r in defence_rows(_pick(rng, harmful, n_pairs))]
+        return rows
+
+    return prompts
+
+
 def _free_text_self_play_role(
     policies: Policies, game: SafetyGame, settings: GameSettings, n_att: int, n_pairs: int
 ) -> Any:
@@ -554,19 +570,11 @@ def _free_text_self_play_role(
     from icml26.shared.llm.grpo import reward_components
     from icml26.shared.llm.roles import Role
 
-    harmful = game.train_intents()
+    def defence_rows(intents: list[Any]) -> list[dict[str, Any]]:
+        dialogues = play_free_text(policies, game, intents, "self", "self", settings)
+        return _free_text_rows(game, dialogues)
 
-    def prompts(rng: np.random.Generator) -> list[dict[str, Any]]:
-        rows = [
-            {"prompt": free_text_messages(it), "intent_id": it.id, "task": "attack"}
-            for it in _pick(rng, harmful, n_att)
-        ]
-        if n_pairs:
-            ds = play_free_text(
-                policies, game, _pick(rng, harmful, n_pairs), "self", "self", settings
-            )
-            rows += [{**r, "task": "defend"} for r in _free_text_rows(game, ds)]
-        return rows
+    prompts = _self_play_prompts(game, n_att, n_pairs, free_text_messages, defence_rows)
 
     names = ("attack", "attack_success", "intent_broken", "refusal", "helpfulness")
 
