@@ -30,14 +30,15 @@ PROFILES = {
     "quick": RunConfig(),
     # the best 2 cores allow in ~30 min: 3x the budget, more seeds, plus Craftax-Classic
     "full": RunConfig(n_seeds=4, total_steps=1_179_648, final_eval_episodes=256, craftax=True),
-    # Craftax-Classic as the target over 3 seeds, sized to <= 60 min on an idle 2-core CPU
-    # (PPO there ~4.5k steps/s + ~5 min of compiles): 2 methods x 3 seeds x 786,432 steps;
-    # the paper trains 2B steps (this is 0.04% of it)
+    # Craftax-Classic as the target over 3 seeds, sized to <= 60 min on this shared 2-core
+    # CPU from a measured run: 786,432 steps per unit took 886 s in all (craftax stage 865 s,
+    # ~6.5k steps/s, load 4-7; 2026-12-05), so 3x that: 2 methods x 3 seeds x 2,359,296
+    # steps; the paper trains 2B steps (this is 0.12% of it)
     "craftax": RunConfig(
         methods=("dicode", "ppo_target"),
         total_steps=131_072,
         craftax=True,
-        craftax_steps=786_432,
+        craftax_steps=2_359_296,
         craftax_seeds=3,
     ),
 }
