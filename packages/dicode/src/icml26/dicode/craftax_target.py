@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from icml26.dicode.program import MAX_PLACEMENTS, WorldProgram, target_program
-from icml26.dicode.summary import paired_return_gains
+from icml26.dicode.summary import archive_figures, paired_return_gains
 from icml26.dicode.tech import ITEMS
 from icml26.shared import RunDir, log
 from icml26.shared.stats import mean_se
@@ -333,7 +333,13 @@ def craftax_metrics(units: dict[str, list[dict[str, Any]]], config: Any) -> dict
 
     Returns:
         ``craftax.return.<method>`` (``.se``), achievement success rates, steps per second,
-        and the paired gains ``craftax.return_gain.<method>.over.ppo_target`` (``.se``).
+        the paired gains ``craftax.return_gain.<method>.over.ppo_target`` (``.se``), and for
+        DiCode its archive (:func:`~icml26.dicode.summary.archive_figures`):
+        ``craftax.frontier_fraction.dicode``, ``craftax.archive_size.dicode``,
+        ``craftax.archive_evaluated.dicode``, ``craftax.goal_concentration.dicode`` (each with
+        ``.se``), ``craftax.program_valid_rate.dicode`` and
+        ``craftax.program_duplicate_rate.dicode`` (children that lower to their parent's
+        Craftax world: most mutation operators edit what Craftax cannot express).
     """
     metrics: dict[str, Any] = {}
     for method, us in units.items():
@@ -345,6 +351,9 @@ def craftax_metrics(units: dict[str, list[dict[str, Any]]], config: Any) -> dict
             metrics[f"craftax.achievement_success.{a}.{method}"] = float(
                 np.mean([u["achievement_success"][a] for u in us])
             )
+        for name, value in archive_figures(us).items():
+            head, _, tail = name.partition(".")
+            metrics[f"craftax.{head}.{method}" + (f".{tail}" if tail else "")] = value
         seconds = sum(u["train_seconds"] for u in us)
         if seconds > 0:
             metrics[f"craftax.steps_per_second.{method}"] = (
@@ -364,4 +373,5 @@ def _craftax_config(config: Any) -> Any:
         total_steps=config.craftax_steps,
         final_eval_episodes=config.eval_episodes * 2,
         craftax=False,
+        learning_progress=False,  # Craftax episodes are costly: the probe runs only in our world
     )

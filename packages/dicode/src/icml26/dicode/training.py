@@ -34,6 +34,7 @@ from icml26.dicode.dreamer import (
 )
 from icml26.dicode.ppo import PPO, PPOSettings, Runner
 from icml26.dicode.program import WorldProgram, target_program
+from icml26.dicode.progress import PROGRESS_STREAM, ProgressLog, mean_progress
 from icml26.dicode.tech import ACHIEVEMENTS
 from icml26.shared import RunDir, atomic_write_json, log
 from icml26.shared.atomic import atomic_path
@@ -142,7 +143,8 @@ class Evaluator:
         self.batch = batch
         self.target = target_program()
         self.lower = lower
-        self.worlds = ParamsCache(lower).batch([self.target], batch)
+        self.cache = ParamsCache(lower)
+        self.worlds = self.cache.batch([self.target], batch)
 
     def __call__(self, params: Any, key: jax.Array, episodes: int) -> dict[str, np.ndarray]:
         returns, ach = [], []
@@ -232,6 +234,7 @@ class _UnitState:
     curve_steps: list[int] = field(default_factory=list)
     curve_return: list[float] = field(default_factory=list)
     profile: dict[str, float] = field(default_factory=dict)
+    progress: ProgressLog | None = None  # DiCode's learning-progress probe (None: off)
     start_round: int = 0
 
     def python_state(self) -> dict[str, Any]:
@@ -243,6 +246,7 @@ class _UnitState:
             "profile": self.profile,
             "programs": self.programs,
             "since": self.since,
+            "progress": self.progress,
         }
 
 
@@ -278,9 +282,12 @@ def _start_unit(
             py["curve_steps"],
             py["curve_return"],
             py["profile"],
+            py.get("progress"),
             start_round,
         )
     state = _UnitState(runner, scheduler, rng, programs, since)
+    if config.learning_progress and isinstance(scheduler, DiCodeCurriculum):
+        state.progress = ProgressLog(chunk=max(1, min(scheduler.new_capacity, evaluator.batch)))
     ev = evaluator(runner.params, jax.random.fold_in(_eval_key(seed), 0), config.eval_episodes)
     state.curve_steps.append(0)
     state.curve_return.append(float(ev["return"].mean()))
@@ -291,6 +298,11 @@ def _start_unit(
 def _eval_key(seed: int) -> jax.Array:
     """The held-out evaluation stream of ``seed``: the same for every method (paired maps)."""
     return jax.random.fold_in(jax.random.PRNGKey(seed), EVAL_STREAM)
+
+
+def _progress_key(seed: int) -> jax.Array:
+    """The progress probe's held-out stream of ``seed`` (never used in training)."""
+    return jax.random.fold_in(jax.random.PRNGKey(seed), PROGRESS_STREAM)
 
 
 def _observe(scheduler: Any, stats: dict[str, Any], config: RunConfig) -> None:
@@ -336,8 +348,9 @@ def train_unit(
         A JSON-ready dict: the return curve (``curve_steps``, ``curve_return``), the final
         held-out ``returns`` and ``achievement_success``, ``train_seconds``/``train_steps``
         (first compiled call excluded), and for DiCode the archive (lineage, success rates,
-        history; ``archive_evaluated`` / ``archive_unevaluated``) and the dreamer's
-        ``dreamed``/``valid`` counts.
+        history; ``archive_evaluated`` / ``archive_unevaluated``), the dreamer's
+        ``dreamed``/``valid`` counts and, with ``config.learning_progress``, the children's
+        ``learning_progress`` (:mod:`icml26.dicode.progress`).
     """
     ckpt = _Checkpoint(checkpoint_dir) if checkpoint_dir is not None else None
     u = _start_unit(method, seed, config, ppo, evaluator, dreamer, ckpt)
@@ -369,6 +382,9 @@ def train_unit(
             u.curve_return.append(float(ev["return"].mean()))
             u.profile = _profile(ev["achievements"], ppo.env.achievement_names)
         u.scheduler.end_round(u.profile, u.rng)
+        if u.progress is not None and r + 1 < config.rounds:  # children trained on from now
+            born = [(e.id, e.program) for e in u.scheduler.archive.entries if e.born == r + 1]
+            u.progress.birth(evaluator, u.runner.params, born, _progress_key(seed))
         if on_round is not None:
             on_round(r, steps, float(stats["loss"]), u.curve_return[-1])
         if ckpt is not None and ((r + 1) % config.checkpoint_every == 0) and r + 1 < config.rounds:
@@ -386,11 +402,27 @@ def train_unit(
         "train_steps": timing["steps"],
         "total_steps": config.rounds * config.steps_per_round,
     }
-    return unit | _scheduler_record(u.scheduler)
+    progress = (
+        u.progress.finish(evaluator, u.runner.params, _progress_key(seed))
+        if u.progress is not None
+        else {}
+    )
+    return unit | _scheduler_record(u.scheduler, progress)
 
 
-def _scheduler_record(scheduler: Any) -> dict[str, Any]:
-    """DiCode's archive and dreamer counts, or PLR's proposals (nothing for the others)."""
+def _scheduler_record(
+    scheduler: Any, progress: dict[int, tuple[float, float]] | None = None
+) -> dict[str, Any]:
+    """DiCode's archive, dreamer counts and learning progress (children's goal success at
+    birth and at the end: ``success_birth`` / ``success_final``), or PLR's proposals."""
+    progress = progress or {}
+    if isinstance(scheduler, ACCEL):
+        return {
+            "proposed": scheduler.proposed,
+            "valid": scheduler.valid,
+            "edits_proposed": scheduler.edits_proposed,
+            "edits_valid": scheduler.edits_valid,
+        }
     if isinstance(scheduler, PLR):
         return {"proposed": scheduler.proposed, "valid": scheduler.valid}
     if not isinstance(scheduler, DiCodeCurriculum):
@@ -405,6 +437,8 @@ def _scheduler_record(scheduler: Any) -> dict[str, Any]:
         "archive_unevaluated": len(scheduler.archive.pending()),
         "frontier_fraction": scheduler.frontier_fraction(),
         "history": scheduler.history,
+        "learning_progress": mean_progress(progress),
+        "progress_worlds": len(progress),
         "archive": [
             {
                 "id": e.id,
@@ -416,6 +450,8 @@ def _scheduler_record(scheduler: Any) -> dict[str, Any]:
                 "learnability": e.learnability,
                 "goal": e.program.goal,
                 "source": e.program.source(),
+                "success_birth": progress[e.id][0] if e.id in progress else None,
+                "success_final": progress[e.id][1] if e.id in progress else None,
             }
             for e in scheduler.archive.entries
         ],
