@@ -30,7 +30,12 @@ def test_smoke_run_writes_the_issue_keys(tmp_path: Path) -> None:
     assert 1 <= m["archive_evaluated"] <= m["archive_size"]
     assert 0 <= m["frontier_fraction"] <= 1
     unit0 = json.loads((out / "units" / "dicode.s0.json").read_text())
-    evaluated = [e for e in unit0["archive"] if e["success_rate"] is not None]
+    # evaluated: measured over a full slot (one finished episode per env of the slot)
+    slot = PAPER.profiles["smoke"].envs_per_slot
+    evaluated = [
+        e for e in unit0["archive"] if e["success_rate"] is not None and e["episodes"] >= slot
+    ]
+    assert len(evaluated) == unit0["archive_evaluated"] >= 1
     on_frontier = [e for e in evaluated if 0.05 < e["success_rate"] < 0.95]
     assert unit0["frontier_fraction"] == pytest.approx(len(on_frontier) / len(evaluated))
     assert 0 <= m["program_valid_rate.offline_mutation"] <= 1

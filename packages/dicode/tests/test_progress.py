@@ -14,7 +14,7 @@ from icml26.dicode.config import RunConfig
 from icml26.dicode.paper import PAPER
 from icml26.dicode.ppo import PPO
 from icml26.dicode.program import compile_program
-from icml26.dicode.progress import goal_success
+from icml26.dicode.progress import measure_goal_success
 from icml26.dicode.summary import summarise
 from icml26.dicode.tech import ACHIEVEMENT_DEPTH
 from icml26.dicode.training import Evaluator, ppo_settings, train_unit
@@ -143,15 +143,15 @@ def test_goal_success_reads_each_world_goal_and_refuses_bad_batches(small_ppo: P
         )
     )
     key = jax.random.PRNGKey(3)
-    first = goal_success(evaluator, params, [easy, target_program()], key)
-    assert first == goal_success(evaluator, params, [easy, target_program()], key)
+    first = measure_goal_success(evaluator, params, [easy, target_program()], key)
+    assert first == measure_goal_success(evaluator, params, [easy, target_program()], key)
     assert first == [1.0, 0.0]
     # the order of the programs is the order of the figures
-    assert goal_success(evaluator, params, [target_program(), easy], key) == [0.0, 1.0]
+    assert measure_goal_success(evaluator, params, [target_program(), easy], key) == [0.0, 1.0]
     with pytest.raises(ValueError, match="1 to 4 programs"):
-        goal_success(evaluator, params, [], key)
+        measure_goal_success(evaluator, params, [], key)
     with pytest.raises(ValueError, match="1 to 4 programs"):
-        goal_success(evaluator, params, [easy] * 5, key)
+        measure_goal_success(evaluator, params, [easy] * 5, key)
 
 
 def _fixed_success(program: object) -> float:

@@ -173,6 +173,8 @@ class ACCEL(PLR):
     """
 
     name = "accel"
+    edits_proposed = 0  # class defaults: checkpoints written before these counts existed
+    edits_valid = 0
 
     def __init__(
         self,

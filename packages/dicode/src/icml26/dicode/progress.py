@@ -22,13 +22,13 @@ import numpy as np
 
 from icml26.dicode.program import WorldProgram
 
-__all__ = ["PROGRESS_STREAM", "ProgressLog", "goal_success", "mean_progress"]
+__all__ = ["PROGRESS_STREAM", "ProgressLog", "mean_progress", "measure_goal_success"]
 
 #: Fold-in tag of the progress probe's key stream (held-out maps, never used in training).
 PROGRESS_STREAM = 1_000_033
 
 
-def goal_success(
+def measure_goal_success(
     evaluator: Any, params: Any, programs: list[WorldProgram], key: jax.Array
 ) -> list[float]:
     """Goal success of ``params`` on each program, in one evaluation call of fixed shape.
@@ -89,7 +89,7 @@ class ProgressLog:
                 {
                     "ids": [i for i, _ in part],
                     "programs": programs,
-                    "birth": goal_success(evaluator, params, programs, k),
+                    "birth": measure_goal_success(evaluator, params, programs, k),
                 }
             )
 
@@ -101,7 +101,9 @@ class ProgressLog:
         """
         out: dict[int, tuple[float, float]] = {}
         for g, group in enumerate(self.groups):
-            final = goal_success(evaluator, params, group["programs"], jax.random.fold_in(key, g))
+            final = measure_goal_success(
+                evaluator, params, group["programs"], jax.random.fold_in(key, g)
+            )
             for i, before, after in zip(group["ids"], group["birth"], final, strict=True):
                 out[i] = (before, after)
         return out

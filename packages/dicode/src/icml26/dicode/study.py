@@ -38,9 +38,13 @@ from icml26.dicode.dreamer import (
 from icml26.dicode.ppo import PPO, PPOSettings
 from icml26.dicode.program import WorldProgram, compile_program, target_program
 from icml26.dicode.tech import ACHIEVEMENTS
-from icml26.dicode.training import Evaluator, ParamsCache, ppo_settings, train_unit
+from icml26.dicode.training import EVAL_STREAM, Evaluator, ParamsCache, ppo_settings, train_unit
 
 __all__ = ["curriculum_study", "dreamer_study", "goal_success", "study_markdown"]
+
+
+#: Fold-in tag of the study's goal-success stream (the children's maps and actions).
+STUDY_STREAM = 1_000_037
 
 
 def goal_success(
@@ -138,7 +142,8 @@ def dreamer_study(
         ],
     }
     if valid:
-        rates = goal_success(ppo, params, valid, jax.random.PRNGKey(seed + 7), episodes)
+        key = jax.random.fold_in(jax.random.PRNGKey(seed), STUDY_STREAM)
+        rates = goal_success(ppo, params, valid, key, episodes)
         learn = learnability(np.clip(rates, 0.0, 1.0))
         out |= {
             "success_rates": rates.tolist(),
@@ -277,7 +282,9 @@ def _train_agent(rounds: int, seed: int) -> tuple[PPO, Any, dict[str, float]]:
     mask = jax.numpy.zeros((ppo.settings.n_envs,), bool)
     for _ in range(rounds):
         runner, _ = ppo.train_chunk(runner, worlds, mask)
-    ev = Evaluator(ppo, 64)(runner.params, jax.random.PRNGKey(seed + 1), 64)
+    # held-out maps: the evaluation stream of train_unit, never a neighbouring seed's init key
+    eval_key = jax.random.fold_in(jax.random.PRNGKey(seed), EVAL_STREAM)
+    ev = Evaluator(ppo, 64)(runner.params, eval_key, 64)
     profile = dict(zip(ACHIEVEMENTS, np.asarray(ev["achievements"]).mean(0).tolist(), strict=True))
     return ppo, runner.params, profile
 

@@ -80,13 +80,9 @@ def paired_return_gains(units: dict[str, list[dict[str, Any]]]) -> dict[str, flo
 
 
 def _goal_concentration(unit: dict[str, Any]) -> float | None:
-    """Share of the evaluated children whose goal is the unit's most common one (1: every
-    child dreamed one goal; the single-goal collapse)."""
-    goals = [
-        e["goal"]
-        for e in unit["archive"]
-        if e["parent"] is not None and e["success_rate"] is not None
-    ]
+    """Share of the kept children whose goal is the unit's most common one (1: every child
+    has one goal; the single-goal collapse)."""
+    goals = [e["goal"] for e in unit["archive"] if e["parent"] is not None]
     return Counter(goals).most_common(1)[0][1] / len(goals) if goals else None
 
 
@@ -98,7 +94,7 @@ def archive_figures(us: list[dict[str, Any]]) -> dict[str, float]:
 
     Returns:
         ``frontier_fraction``, ``archive_size``, ``archive_evaluated``, ``goal_concentration``
-        (share of evaluated children with the seed's most common goal), and the dreamer's
+        (share of the kept children with the seed's most common goal), and the dreamer's
         ``program_valid_rate`` (programs that passed the sandbox: kept or rejected as a
         ``duplicate`` of their parent's world) and ``program_duplicate_rate``, over dreamed.
     """

@@ -101,6 +101,8 @@ def make_scheduler(method: str, config: RunConfig, dreamer: Dreamer, lower: Any 
             selection="learnability" if method == "dicode" else "uniform",
             lineage_weight=config.lineage_weight,
             lower=lower,
+            # evaluated = measured over a full slot: one finished episode in each of its envs
+            min_episodes=config.envs_per_slot,
         )
     raise ValueError(f"unknown method {method!r}")
 
@@ -433,8 +435,9 @@ def _scheduler_record(
         "valid": scheduler.valid,
         "rejections": scheduler.rejections,
         "archive_size": len(scheduler.archive),
-        "archive_evaluated": len(scheduler.archive.evaluated()),
-        "archive_unevaluated": len(scheduler.archive.pending()),
+        "archive_evaluated": len(scheduler.archive.evaluated(scheduler.min_episodes)),
+        "archive_unevaluated": len(scheduler.archive)
+        - len(scheduler.archive.evaluated(scheduler.min_episodes)),
         "frontier_fraction": scheduler.frontier_fraction(),
         "history": scheduler.history,
         "learning_progress": mean_progress(progress),
@@ -447,6 +450,7 @@ def _scheduler_record(
                 "born": e.born,
                 "operator": e.operator,
                 "success_rate": e.success_rate,
+                "episodes": e.finished,
                 "learnability": e.learnability,
                 "goal": e.program.goal,
                 "source": e.program.source(),
