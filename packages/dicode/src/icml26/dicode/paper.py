@@ -24,9 +24,9 @@ PROFILES = {
         final_eval_episodes=8,
         checkpoint_every=1,
     ),
-    # all six methods x 3 seeds at equal step budgets; sized to ~180 s on an idle 2-core
-    # machine, an estimate never measured idle (measured: 1794.9 s wall on the shared, loaded
-    # machine, 2026-12-04)
+    # all six methods x 3 seeds at equal step budgets; measured at 5b6ea7b: 225.6 s wall,
+    # 172 CPU-s on the shared 2-core machine (load ~4, 2026-12-04); the learning-progress probe
+    # added since (two evaluation calls per round in the DiCode units) is not yet measured
     "quick": RunConfig(),
     # the best 2 cores allow in ~30 min: 3x the budget, more seeds, plus Craftax-Classic
     "full": RunConfig(n_seeds=4, total_steps=1_179_648, final_eval_episodes=256, craftax=True),

@@ -44,11 +44,13 @@ __all__ = [
     "Evaluator",
     "ParamsCache",
     "hold_slots",
+    "load_units",
     "make_dreamer",
     "make_scheduler",
     "ppo_settings",
     "train_unit",
     "train_units",
+    "unit_path",
 ]
 
 #: Fold-in tag of the held-out evaluation key stream (training keys never use it).
@@ -490,12 +492,11 @@ def train_units(
     Returns:
         Per method, one unit dict per seed (:func:`train_unit`).
     """
-    folder = Path(run_dir.path) / "units"
-    folder.mkdir(exist_ok=True)
+    (Path(run_dir.path) / "units").mkdir(exist_ok=True)
     out: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     for method in methods:
         for k in range(seeds):
-            path, seed = folder / f"{prefix}{method}.s{k}.json", config.seed + k
+            path, seed = unit_path(run_dir, prefix, method, k), config.seed + k
             if path.exists():
                 out[method].append(json.loads(path.read_text()))
                 continue
@@ -521,6 +522,29 @@ def train_units(
             atomic_write_json(path, unit)
             log(f"  {prefix}{method:21s} seed {seed}: return {np.mean(unit['returns']):.2f}")
             out[method].append(unit)
+    return out
+
+
+def unit_path(run_dir: RunDir, prefix: str, method: str, k: int) -> Path:
+    """Where :func:`train_units` caches the ``k``-th seed of ``method``."""
+    return Path(run_dir.path) / "units" / f"{prefix}{method}.s{k}.json"
+
+
+def load_units(
+    run_dir: RunDir, methods: tuple[str, ...], seeds: int, prefix: str = ""
+) -> dict[str, list[dict[str, Any]]]:
+    """The finished units :func:`train_units` cached (e.g. to recompute metrics or plots).
+
+    Raises:
+        FileNotFoundError: naming the first unit that is not there.
+    """
+    out: dict[str, list[dict[str, Any]]] = {}
+    for method in methods:
+        for k in range(seeds):
+            path = unit_path(run_dir, prefix, method, k)
+            if not path.exists():
+                raise FileNotFoundError(f"no finished unit {path} (train it first)")
+            out.setdefault(method, []).append(json.loads(path.read_text()))
     return out
 
 
