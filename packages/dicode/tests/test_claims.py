@@ -43,6 +43,20 @@ def test_paired_claims_hold_and_placebos_fail(claim: str) -> None:
     assert CLAIMS[claim].evaluate(noisy)["holds"] is False
 
 
+def test_the_selection_placebo_is_not_a_self_comparison() -> None:
+    """learnability_selection_matters puts domain randomisation in DiCode's place: when it
+    beats dicode_random as much, the gap says the ablation is weak and the claim is undecided,
+    which a self-comparison (an exact 0) could never show."""
+    claim = CLAIMS["learnability_selection_matters"]
+    assert claim.placebo == {"dicode": "domain_randomisation"}
+    weak = paired_return_gains(
+        _units({"dicode": [0.4, 0.5, 0.6], "domain_randomisation": [0.4, 0.5, 0.6]})
+    )
+    entry = claim.evaluate(weak)
+    assert entry["placebo_holds"] is True
+    assert entry["holds"] is None  # the rule holds, but so does its placebo: undecided
+
+
 def test_beats_strongest_needs_every_baseline() -> None:
     m = paired_return_gains(_units({"dicode": [0.4, 0.5, 0.6], "accel": [0.5, 0.6, 0.7]}))
     assert CLAIMS["beats_strongest_baseline"].evaluate(m)["holds"] is False

@@ -75,7 +75,7 @@ def test_held_slots_keep_their_world_in_every_scheduler() -> None:
 
 def test_every_dreamed_child_is_evaluated_and_frontier_counts_only_evaluated() -> None:
     rng = np.random.default_rng(1)
-    cur = _curriculum()
+    cur = _curriculum(min_episodes=4)  # a slot's round measures 4 episodes below
     rounds = 24
     for _ in range(rounds):
         programs = cur.worlds(rng)
@@ -83,7 +83,8 @@ def test_every_dreamed_child_is_evaluated_and_frontier_counts_only_evaluated() -
         cur.observe([SlotStats(4.0, float(rng.integers(0, 5)), 0.1, 1.0) for _ in programs])
         cur.end_round({}, rng)
     born_before_last = [e for e in cur.archive.entries if e.born < rounds]
-    assert all(e.success_rate is not None for e in born_before_last), [
+    evaluated = cur.archive.evaluated(cur.min_episodes)
+    assert all(e in evaluated for e in born_before_last), [
         (e.id, e.born) for e in born_before_last if e.success_rate is None
     ]
     assert cur.dreamed > 0
@@ -94,7 +95,9 @@ def test_every_dreamed_child_is_evaluated_and_frontier_counts_only_evaluated() -
         cur.archive.add(target_program(), parent=0, born=rounds + 1)
     assert cur.frontier_fraction() == pytest.approx(before)
     lo, hi = cur.frontier_bounds
-    assert before == pytest.approx(len(cur.archive.frontier(lo, hi)) / len(cur.archive.evaluated()))
+    assert before == pytest.approx(
+        len(cur.archive.frontier(lo, hi, cur.min_episodes)) / len(evaluated)
+    )
 
 
 def test_dreaming_waits_while_children_are_queued() -> None:

@@ -98,14 +98,14 @@ def archive_figures(us: list[dict[str, Any]]) -> dict[str, float]:
         ``program_valid_rate`` (programs that passed the sandbox: kept or rejected as a
         ``duplicate`` of their parent's world) and ``program_duplicate_rate``, over dreamed.
     """
-    if not us or "archive" not in us[0]:
-        return {}
-    dreamed = max(1, sum(u["dreamed"] for u in us))
-    duplicates = sum(u["rejections"].get("duplicate", 0) for u in us)
-    out = {
-        "program_valid_rate": (sum(u["valid"] for u in us) + duplicates) / dreamed,
-        "program_duplicate_rate": duplicates / dreamed,
-    }
+    out: dict[str, float] = {}
+    if us and all("dreamed" in u for u in us):
+        dreamed = max(1, sum(u["dreamed"] for u in us))
+        duplicates = sum(u.get("rejections", {}).get("duplicate", 0) for u in us)
+        out["program_valid_rate"] = (sum(u["valid"] for u in us) + duplicates) / dreamed
+        out["program_duplicate_rate"] = duplicates / dreamed
+    if not us or not all("archive" in u for u in us):
+        return out
     per_seed = {
         "frontier_fraction": [u["frontier_fraction"] for u in us],
         "archive_size": [u["archive_size"] for u in us],
