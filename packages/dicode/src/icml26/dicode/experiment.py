@@ -19,7 +19,7 @@ from typing import Any
 from icml26.dicode.config import RunConfig
 from icml26.dicode.craftax_target import CRAFTAX_METHODS, craftax_stage
 from icml26.dicode.figures import plot_craftax, plot_results
-from icml26.dicode.ppo import PPO
+from icml26.dicode.ppo import PPO, compiled_versions
 from icml26.dicode.summary import summarise
 from icml26.dicode.training import (
     Evaluator,
@@ -54,10 +54,10 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     ppo = PPO(ppo_settings(config))
     # the jit cache is per process: count only this run's entries beyond its first compile
     # (0 when every unit was loaded from a finished run, or another run compiled these shapes)
-    cached_before = ppo.train_chunk._cache_size()
+    cached_before = compiled_versions(ppo.train_chunk)
     units = stages.once("units", lambda: _units(config, run_dir, ppo))
     metrics = stages.once("metrics", lambda: summarise(units, config))
-    compiled = ppo.train_chunk._cache_size() - cached_before
+    compiled = compiled_versions(ppo.train_chunk) - cached_before
     metrics["recompiles_after_warmup"] = float(max(0, compiled - 1))
     stages.once("plots", lambda: plot_results(run_dir, units) or True)
     if config.craftax:

@@ -36,6 +36,7 @@ __all__ = [
     "PPOSettings",
     "RecurrentActorCritic",
     "Runner",
+    "compiled_versions",
     "gae",
 ]
 
@@ -489,3 +490,19 @@ class PPO:
             "return": jax.vmap(self.env.episode_return)(state),
             "achievements": jax.vmap(self.env.achievements)(state),
         }
+
+
+def compiled_versions(fn: Any) -> int:
+    """How many compiled versions a ``jax.jit`` function holds in this process.
+
+    JAX has no public API for this: it reads the jitted function's private ``_cache_size``
+    (kept in this one place; ``jax.monitoring`` counts every compile of the process, not one
+    function's).
+
+    Raises:
+        TypeError: if ``fn`` is not a jitted function with that counter (a JAX that dropped it).
+    """
+    size = getattr(fn, "_cache_size", None)
+    if size is None:
+        raise TypeError(f"{fn!r} has no jit cache counter (_cache_size): not jax.jit, or a new JAX")
+    return int(size())
