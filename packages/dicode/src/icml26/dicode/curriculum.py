@@ -25,7 +25,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from icml26.dicode.dreamer import Dream, DreamContext, Dreamer
+from icml26.dicode.dreams import Dream, DreamContext, Dreamer
 from icml26.dicode.program import WorldProgram
 
 __all__ = [

@@ -26,7 +26,8 @@ PROFILES = {
     ),
     # all six methods x 3 seeds at equal step budgets; measured at 5b6ea7b: 225.6 s wall,
     # 172 CPU-s on the shared 2-core machine (load ~4, 2026-12-04); the learning-progress probe
-    # added since (two evaluation calls per round in the DiCode units) is not yet measured
+    # added since costs ~6 s per DiCode unit (one dicode unit of this config: 16-18 s without,
+    # 22-24 s with it, load ~6, 2026-12-05), so ~36 s more over the six DiCode units
     "quick": RunConfig(),
     # the best 2 cores allow in ~30 min: 3x the budget, more seeds, plus Craftax-Classic
     "full": RunConfig(n_seeds=4, total_steps=1_179_648, final_eval_episodes=256, craftax=True),
