@@ -187,7 +187,6 @@ def test_train_unit_holds_a_slot_whose_episodes_outlast_a_round(
         eval_every=2,
         eval_episodes=4,
         final_eval_episodes=4,
-        learning_progress=False,
     )
     calls: list[tuple[list[bool] | None, list[Any]]] = []
 
@@ -204,7 +203,9 @@ def test_train_unit_holds_a_slot_whose_episodes_outlast_a_round(
 
     monkeypatch.setattr(training, "make_scheduler", make)
     evaluator = training.Evaluator(small_ppo, config.eval_episodes)
-    unit = training.train_unit("dicode", 0, config, small_ppo, evaluator, MutationDreamer())
+    unit = training.train_unit(
+        "dicode", 0, config, small_ppo, evaluator, MutationDreamer(), probe_progress=False
+    )
     assert unit["dreamed"] >= 1  # children were waiting for a slot
     (first_keep, first), (keep, second) = calls
     assert first_keep is None

@@ -33,10 +33,6 @@ class RunConfig:
         lineage_weight: weight of children's learnability in a parent's score.
         eval_every: rounds between evaluations on the target (the return curve and AUC).
         eval_episodes: target episodes per curve point; final_eval_episodes: at the end.
-        learning_progress: measure DiCode's children at birth and at the end on the same
-            held-out maps (:mod:`icml26.dicode.progress`; the ``curriculum_stays_learnable``
-            figures; per group of new children one evaluation call of the target's size at birth
-            and one at the end).
         dreamer: ``offline_mutation`` (default) or ``llm``.
         llm_model: local model spec for the ``llm`` dreamer (``icml26.shared.llm``), e.g.
             ``smollm2-135m-instruct-q4_1`` or a folder; llm_endpoint / llm_endpoint_model: an
@@ -71,7 +67,6 @@ class RunConfig:
     eval_every: int = 4
     eval_episodes: int = 32
     final_eval_episodes: int = 128
-    learning_progress: bool = True
     dreamer: str = "offline_mutation"
     llm_model: str = ""
     llm_endpoint: str = ""

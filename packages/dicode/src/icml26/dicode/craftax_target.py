@@ -312,6 +312,7 @@ def craftax_stage(config: Any, run_dir: RunDir) -> dict[str, Any]:
         make_dreamer(cfg),
         prefix="craftax.",
         log_rounds=False,
+        probe_progress=False,  # Craftax episodes are costly: the probe runs only in our world
     )
     return craftax_metrics(units, cfg)
 
@@ -363,5 +364,4 @@ def _craftax_config(config: Any) -> Any:
         total_steps=config.craftax_steps,
         final_eval_episodes=config.eval_episodes * 2,
         craftax=False,
-        learning_progress=False,  # Craftax episodes are costly: the probe runs only in our world
     )

@@ -14,10 +14,10 @@ __all__ = ["plot_craftax", "plot_results"]
 
 def _curves(ax: Any, units: dict[str, list[dict[str, Any]]]) -> None:
     for i, (method, us) in enumerate(units.items()):
-        steps = np.asarray(us[0]["curve_steps"])
+        steps = np.asarray(us[0]["curve_steps"]) / 1e6
         ret = np.mean([u["curve_return"] for u in us], axis=0)
         ax.plot(steps, ret, color=PALETTE[i % len(PALETTE)], label=method)
-    ax.set_xlabel("environment steps")
+    ax.set_xlabel("environment steps (millions)")
     ax.set_ylabel("return on held-out target worlds")
     ax.legend()
 
@@ -31,7 +31,7 @@ def plot_craftax(run_dir: RunDir, units: dict[str, list[dict[str, Any]]]) -> Non
     """
     with figure(
         run_dir.plot_path("craftax_return_curves"),
-        title="Craftax-Classic (400-step episodes): target return vs steps (mean over seeds)",
+        title="Craftax-Classic, 400-step episodes (mean over seeds)",
     ) as (_f, ax):
         _curves(ax, units)
 

@@ -262,6 +262,7 @@ def _start_unit(
     evaluator: Evaluator,
     dreamer: Dreamer,
     ckpt: _Checkpoint | None,
+    probe_progress: bool = True,
 ) -> _UnitState:
     """A fresh unit (evaluated once before training) or the one its checkpoint holds."""
     rng = np.random.default_rng([seed, sum(map(ord, method))])
@@ -290,7 +291,7 @@ def _start_unit(
             start_round,
         )
     state = _UnitState(runner, scheduler, rng, programs, since)
-    if config.learning_progress and isinstance(scheduler, DiCodeCurriculum):
+    if probe_progress and isinstance(scheduler, DiCodeCurriculum):
         state.progress = ProgressLog(chunk=max(1, min(scheduler.new_capacity, evaluator.batch)))
     ev = evaluator(runner.params, jax.random.fold_in(_eval_key(seed), 0), config.eval_episodes)
     state.curve_steps.append(0)
@@ -334,6 +335,8 @@ def train_unit(
     dreamer: Dreamer,
     checkpoint_dir: Path | None = None,
     on_round: Any = None,
+    *,
+    probe_progress: bool = True,
 ) -> dict[str, Any]:
     """Train ``method`` with seed ``seed`` for ``config.total_steps`` steps and evaluate it.
 
@@ -347,17 +350,20 @@ def train_unit(
         dreamer: DiCode's dreamer (unused by the baselines).
         checkpoint_dir: where to checkpoint and resume (``None``: no checkpoints).
         on_round: ``f(round, steps, loss, target_return)`` after every round.
+        probe_progress: DiCode's learning-progress probe (:mod:`icml26.dicode.progress`): each
+            child measured at birth and at the end on the same held-out maps (one evaluation
+            call of the evaluator's size per group of new children, twice).
 
     Returns:
         A JSON-ready dict: the return curve (``curve_steps``, ``curve_return``), the final
         held-out ``returns`` and ``achievement_success``, ``train_seconds``/``train_steps``
         (first compiled call excluded), and for DiCode the archive (lineage, success rates,
         history; ``archive_evaluated`` / ``archive_unevaluated``), the dreamer's
-        ``dreamed``/``valid`` counts and, with ``config.learning_progress``, the children's
+        ``dreamed``/``valid`` counts and, with ``probe_progress``, the children's
         ``learning_progress`` (:mod:`icml26.dicode.progress`).
     """
     ckpt = _Checkpoint(checkpoint_dir) if checkpoint_dir is not None else None
-    u = _start_unit(method, seed, config, ppo, evaluator, dreamer, ckpt)
+    u = _start_unit(method, seed, config, ppo, evaluator, dreamer, ckpt, probe_progress)
     cache = ParamsCache(evaluator.lower)
     eps, timing = config.envs_per_slot, {"seconds": 0.0, "steps": 0}
     previous = u.programs
@@ -475,6 +481,7 @@ def train_units(
     *,
     prefix: str = "",
     log_rounds: bool = True,
+    probe_progress: bool = True,
 ) -> dict[str, list[dict[str, Any]]]:
     """Every (method, seed) unit, each cached as ``<run>/units/<prefix><method>.s<k>.json``
     (a finished unit is read back, an unfinished one resumes from its checkpoints).
@@ -488,6 +495,7 @@ def train_units(
         ppo: the learner; evaluator: the held-out target evaluation; dreamer: DiCode's.
         prefix: unit-file prefix (``"craftax."`` for the Craftax stage).
         log_rounds: write each round's loss and target return to ``metrics.jsonl``.
+        probe_progress: DiCode's learning-progress probe (:func:`train_unit`).
 
     Returns:
         Per method, one unit dict per seed (:func:`train_unit`).
@@ -517,6 +525,7 @@ def train_units(
                 dreamer,
                 checkpoints,
                 on_round if log_rounds else None,
+                probe_progress=probe_progress,
             )
             unit["wall_seconds"] = time.perf_counter() - start
             atomic_write_json(path, unit)
