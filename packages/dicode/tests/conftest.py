@@ -34,3 +34,14 @@ def world_fns() -> dict[str, Any]:
         "step": jax.jit(world.step),
         "generate_map": jax.jit(world.generate_map),
     }
+
+
+@pytest.fixture(scope="session")
+def small_ppo() -> Any:
+    """PPO with the smoke profile's shapes (8 envs x 16 steps x 2 updates, 16 units), built
+    once: its jitted functions are traced per instance, so tests share this one."""
+    from icml26.dicode.paper import PROFILES
+    from icml26.dicode.ppo import PPO
+    from icml26.dicode.training import ppo_settings
+
+    return PPO(ppo_settings(PROFILES["smoke"]))

@@ -27,12 +27,18 @@ def test_smoke_run_writes_the_issue_keys(tmp_path: Path) -> None:
         for a in ACHIEVEMENTS:
             assert 0.0 <= m[f"achievement_success.{a}.{method}"] <= 1.0
     assert m["archive_size"] >= 1
-    assert 1 <= m["archive_evaluated"] <= m["archive_size"]
+    # 32-step rounds: few worlds finish a full slot of episodes in the smoke run
+    assert 0 <= m["archive_evaluated"] <= m["archive_size"]
     assert 0 <= m["frontier_fraction"] <= 1
     unit0 = json.loads((out / "units" / "dicode.s0.json").read_text())
-    evaluated = [e for e in unit0["archive"] if e["success_rate"] is not None]
+    # evaluated: measured over a full slot (one finished episode per env of the slot)
+    slot = PAPER.profiles["smoke"].envs_per_slot
+    evaluated = [
+        e for e in unit0["archive"] if e["success_rate"] is not None and e["episodes"] >= slot
+    ]
+    assert len(evaluated) == unit0["archive_evaluated"]
     on_frontier = [e for e in evaluated if 0.05 < e["success_rate"] < 0.95]
-    assert unit0["frontier_fraction"] == pytest.approx(len(on_frontier) / len(evaluated))
+    assert unit0["frontier_fraction"] == pytest.approx(len(on_frontier) / max(1, len(evaluated)))
     assert 0 <= m["program_valid_rate.offline_mutation"] <= 1
     assert m["steps_per_second"] > 0
     assert m["recompiles_after_warmup"] == 0

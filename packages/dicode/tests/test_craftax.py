@@ -66,3 +66,43 @@ def test_craftax_spec_steps_with_edited_worlds() -> None:
     )
     assert obs.shape == (2, spec.obs_size)
     assert reward.shape == done.shape == (2,)
+
+
+@pytest.mark.slow
+def test_a_craftax_step_that_solves_the_goal_ends_the_episode() -> None:
+    """Trees on the four sides of the spawn: one DO collects wood. With the goal collect_wood
+    the episode ends (and a fresh one starts); with the goal collect_diamond it goes on."""
+    import jax
+    import jax.numpy as jnp
+
+    from icml26.dicode.craftax_target import craftax_env
+
+    spec = craftax_env(reset_ratio=2)
+    trees = "".join(
+        f"    world.place('tree', {x}, {y})\n" for x, y in ((1, 0), (-1, 0), (0, 1), (0, -1))
+    )
+    lowered = [
+        lower_to_craftax(
+            compile_program(
+                f"WORLD = {{'goal': '{goal}', 'zombie_spawn': 0.0}}\ndef build(world):\n{trees}"
+            )
+        )
+        for goal in ("collect_wood", "collect_diamond")
+    ]
+    worlds = jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *lowered)
+    _, state = jax.vmap(spec.reset)(jax.random.split(jax.random.PRNGKey(0), 2), worlds)
+    do = jnp.full(2, 5, jnp.int32)  # Craftax's Action.DO
+    wood = CRAFTAX_ACHIEVEMENTS.index("collect_wood")
+    batched = jax.jit(spec.step_batch)(jax.random.PRNGKey(1), state, do, worlds)
+    one_by_one = jax.jit(jax.vmap(spec.step_auto_reset))(
+        jax.random.split(jax.random.PRNGKey(1), 2), state, do, worlds
+    )
+    for _, nxt, reward, done, info in (batched, one_by_one):
+        assert np.asarray(done).tolist() == [True, False]
+        assert np.asarray(info["goal_success"]).tolist() == [True, False]
+        assert np.asarray(info["achievements"])[:, wood].tolist() == [True, True]
+        assert np.asarray(reward).tolist() == [1.0, 1.0]
+        # the finished episode was replaced by a fresh one; the other goes on
+        assert not np.asarray(nxt.inner.achievements)[0].any()
+        assert np.asarray(nxt.inner.achievements)[1, wood]
+        assert float(np.asarray(nxt.episode_return)[1]) == 1.0

@@ -196,3 +196,96 @@ def test_duplicate_under_the_craftax_lowering() -> None:
     _one_round(cur)
     assert cur.rejections == {"duplicate": 2}
     assert len(cur.archive) == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"children_per_round": 0}, "children_per_round"),
+        ({"decay": 5.0}, "decay"),
+        ({"decay": 0.0}, "decay"),
+        ({"frontier": (0.9, 0.1)}, "frontier"),
+        ({"frontier": (-0.1, 0.5)}, "frontier"),
+        ({"lineage_weight": -1.0}, "lineage_weight"),
+        ({"lineage_weight": float("nan")}, "lineage_weight"),
+        ({"roots": []}, "roots"),
+        ({"n_slots": 0, "target_slots": 0}, "n_slots"),
+        ({"min_episodes": 0}, "min_episodes"),
+    ],
+)
+def test_curriculum_refuses_bad_settings(kwargs: dict, message: str) -> None:
+    args = {"roots": [target_program()], "n_slots": 8, "target_slots": 2} | kwargs
+    roots = args.pop("roots")
+    with pytest.raises(ValueError, match=message):
+        DiCodeCurriculum(MutationDreamer(), roots, **args)
+
+
+def test_observe_needs_one_stat_per_slot() -> None:
+    cur = DiCodeCurriculum(MutationDreamer(), [target_program()], n_slots=4, target_slots=1)
+    with pytest.raises(ValueError, match="call worlds"):
+        cur.observe([SlotStats(1, 0, 0, 0)] * 4)
+    cur.worlds(np.random.default_rng(0))
+    with pytest.raises(ValueError, match="3 slot stats for 4 slots"):
+        cur.observe([SlotStats(1, 0, 0, 0)] * 3)
+
+
+def test_a_child_counts_as_evaluated_after_min_episodes() -> None:
+    rng = np.random.default_rng(0)
+    cur = DiCodeCurriculum(
+        MutationDreamer(), [target_program()], n_slots=4, target_slots=1, min_episodes=4
+    )
+    cur.worlds(rng)
+    cur.observe([SlotStats(4, 2, 0, 0)] * 4)  # the root in every slot: p = 1/2
+    cur.end_round({}, rng)
+    assert cur.dreamed == 1
+    assert len(cur.archive) == 2
+    programs = cur.worlds(rng)
+    child = cur.archive.entries[1]
+    assert programs[1] == child.program  # the queued child got the first open slot
+    # one finished episode, a success: measured (selection sees it) but not yet evaluated
+    cur.observe([SlotStats(0, 0, 0, 0), SlotStats(1, 1, 0, 0), *[SlotStats(0, 0, 0, 0)] * 2])
+    assert child.success_rate == 1.0
+    assert child in cur.archive.evaluated()
+    assert child not in cur.archive.evaluated(cur.min_episodes)
+    assert cur.frontier_fraction() == 1.0  # the root alone (p = 0.5) counts
+    # three more episodes, one success: evaluated now, p = 2/4 (decayed counts)
+    cur.observe([SlotStats(0, 0, 0, 0), SlotStats(3, 1, 0, 0), *[SlotStats(0, 0, 0, 0)] * 2])
+    assert child in cur.archive.evaluated(cur.min_episodes)
+    assert child.finished == 4
+
+
+def test_accel_counts_a_failed_edit_once() -> None:
+    class Broken(MutationDreamer):
+        def mutate(self, *a: object, **k: object) -> tuple[str, str]:
+            return "import os\n", "bad"
+
+    accel = ACCEL(target_program(), 4, 1, warmup=1, edit_prob=1.0)
+    accel.editor = Broken()
+    rng = np.random.default_rng(0)
+    accel.worlds(rng)  # empty buffer: 3 random levels
+    accel.observe([SlotStats(1, 0, 0.5, 0)] * 4)
+    accel.end_round({}, rng)
+    accel.worlds(rng)  # warm buffer: every new level is a failed edit, then a random level
+    new_levels = accel.proposed - 3
+    assert accel.edits_proposed == new_levels > 0
+    assert accel.edits_valid == 0
+    assert accel.valid == accel.proposed  # each level made is counted once (random: valid)
+
+
+def test_valid_rate_counts_duplicates_as_valid_programs() -> None:
+    from icml26.dicode.summary import archive_figures
+
+    unit = {
+        "dreamed": 10,
+        "valid": 5,
+        "rejections": {"duplicate": 3, "invalid": 2},
+        "frontier_fraction": 0.5,
+        "archive_size": 6,
+        "archive_evaluated": 6,
+        "archive": [{"parent": None, "goal": "collect_diamond"}]
+        + [{"parent": 0, "goal": g} for g in ("eat_cow",) * 4 + ("place_table",)],
+    }
+    fig = archive_figures([unit])
+    assert fig["program_valid_rate"] == pytest.approx(0.8)  # 5 kept + 3 duplicates of 10
+    assert fig["program_duplicate_rate"] == pytest.approx(0.3)
+    assert fig["goal_concentration"] == pytest.approx(0.8)  # 4 of 5 children: eat_cow

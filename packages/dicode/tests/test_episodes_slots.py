@@ -75,7 +75,7 @@ def test_held_slots_keep_their_world_in_every_scheduler() -> None:
 
 def test_every_dreamed_child_is_evaluated_and_frontier_counts_only_evaluated() -> None:
     rng = np.random.default_rng(1)
-    cur = _curriculum()
+    cur = _curriculum(min_episodes=4)  # a slot's round measures 4 episodes below
     rounds = 24
     for _ in range(rounds):
         programs = cur.worlds(rng)
@@ -83,7 +83,8 @@ def test_every_dreamed_child_is_evaluated_and_frontier_counts_only_evaluated() -
         cur.observe([SlotStats(4.0, float(rng.integers(0, 5)), 0.1, 1.0) for _ in programs])
         cur.end_round({}, rng)
     born_before_last = [e for e in cur.archive.entries if e.born < rounds]
-    assert all(e.success_rate is not None for e in born_before_last), [
+    evaluated = cur.archive.evaluated(cur.min_episodes)
+    assert all(e in evaluated for e in born_before_last), [
         (e.id, e.born) for e in born_before_last if e.success_rate is None
     ]
     assert cur.dreamed > 0
@@ -94,7 +95,9 @@ def test_every_dreamed_child_is_evaluated_and_frontier_counts_only_evaluated() -
         cur.archive.add(target_program(), parent=0, born=rounds + 1)
     assert cur.frontier_fraction() == pytest.approx(before)
     lo, hi = cur.frontier_bounds
-    assert before == pytest.approx(len(cur.archive.frontier(lo, hi)) / len(cur.archive.evaluated()))
+    assert before == pytest.approx(
+        len(cur.archive.frontier(lo, hi, cur.min_episodes)) / len(evaluated)
+    )
 
 
 def test_dreaming_waits_while_children_are_queued() -> None:
@@ -164,3 +167,50 @@ def test_dreamer_bench_times_real_dreaming() -> None:
     )
     with pytest.raises(RuntimeError, match="dreamed 3 children"):
         time_dream_rounds(capped, rng, rounds=1)
+
+
+def test_train_unit_holds_a_slot_whose_episodes_outlast_a_round(
+    small_ppo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rounds of 32 steps, worlds whose episodes last far longer (the target: 400 steps, no
+    zombies close at the start): the slots keep their worlds into the next round."""
+    from icml26.dicode import training
+    from icml26.dicode.config import RunConfig
+
+    config = RunConfig(
+        n_envs=8,
+        rollout=16,
+        updates_per_chunk=2,  # 32 steps per env and round
+        hidden=16,
+        envs_per_slot=1,
+        total_steps=2 * 8 * 16 * 2,
+        eval_every=2,
+        eval_episodes=4,
+        final_eval_episodes=4,
+    )
+    calls: list[tuple[list[bool] | None, list[Any]]] = []
+
+    class Recording(DiCodeCurriculum):
+        def worlds(self, rng: Any, keep: list[bool] | None = None) -> list[Any]:
+            out = super().worlds(rng, keep)
+            calls.append((keep, out))
+            return out
+
+    def make(method: str, cfg: Any, dreamer: Any, lower: Any = None) -> DiCodeCurriculum:
+        return Recording(
+            dreamer, seed_programs(), n_slots=cfg.n_slots, target_slots=cfg.target_slots
+        )
+
+    monkeypatch.setattr(training, "make_scheduler", make)
+    evaluator = training.Evaluator(small_ppo, config.eval_episodes)
+    unit = training.train_unit(
+        "dicode", 0, config, small_ppo, evaluator, MutationDreamer(), probe_progress=False
+    )
+    assert unit["dreamed"] >= 1  # children were waiting for a slot
+    (first_keep, first), (keep, second) = calls
+    assert first_keep is None
+    assert keep is not None
+    held = [i for i in range(config.target_slots, config.n_slots) if keep[i]]
+    assert len(held) >= 4, keep  # most 400-step episodes cannot end in 32 steps
+    for i in held:
+        assert second[i] == first[i]  # held: no dreamed child took the slot

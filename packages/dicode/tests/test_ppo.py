@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -60,3 +61,17 @@ def test_gae_lambda_one_is_the_discounted_return_minus_value() -> None:
     adv, _ = gae(jnp.asarray(r), jnp.asarray(v), jnp.asarray(d), jnp.zeros(1), 0.5, 1.0)
     want = [(1 - 0.5 ** (T - t)) / 0.5 for t in range(T)]
     np.testing.assert_allclose(np.asarray(adv)[:, 0], want, rtol=1e-5)
+
+
+def test_compiled_versions_counts_one_jit_function() -> None:
+    from icml26.dicode.ppo import compiled_versions
+
+    double = jax.jit(lambda x: 2 * x)
+    assert compiled_versions(double) == 0
+    double(jnp.ones(3))
+    double(jnp.zeros(3))
+    assert compiled_versions(double) == 1
+    double(jnp.ones(4))  # a new shape: a second version
+    assert compiled_versions(double) == 2
+    with pytest.raises(TypeError, match="jit cache counter"):
+        compiled_versions(lambda x: x)

@@ -10,7 +10,9 @@ from icml26.dicode.ppo import PPO
 from icml26.dicode.training import Evaluator, ppo_settings, train_unit
 
 
-def test_a_unit_resumes_from_its_checkpoint_to_the_same_result(tmp_path: Path) -> None:
+def test_a_unit_resumes_from_its_checkpoint_to_the_same_result(
+    tmp_path: Path, small_ppo: PPO
+) -> None:
     config = RunConfig(
         n_envs=8,
         rollout=16,
@@ -24,7 +26,8 @@ def test_a_unit_resumes_from_its_checkpoint_to_the_same_result(tmp_path: Path) -
         final_eval_episodes=8,
         checkpoint_every=1,
     )
-    ppo = PPO(ppo_settings(config))
+    ppo = small_ppo
+    assert ppo.settings == ppo_settings(config)
     evaluator = Evaluator(ppo, 4)
     folder = tmp_path / "ckpt"
     whole = train_unit("dicode", 3, config, ppo, evaluator, MutationDreamer(), folder)

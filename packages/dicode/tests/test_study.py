@@ -47,3 +47,18 @@ def test_study_counts_rejections_without_playing_invalid_worlds() -> None:
 def test_goal_success_refuses_empty_input() -> None:
     with pytest.raises(ValueError, match="at least one program"):
         goal_success(None, None, [], np.zeros(2), 4)  # type: ignore[arg-type]
+
+
+def test_study_key_streams_never_overlap_across_seeds() -> None:
+    """Review 44z: PRNGKey(seed) trained and PRNGKey(seed + 1) evaluated, so seed 0's
+    evaluation maps were seed 1's network and environment keys."""
+    import jax
+
+    from icml26.dicode.study import study_keys
+
+    keys = [
+        tuple(np.asarray(jax.random.key_data(k)).ravel().tolist())
+        for seed in range(4)
+        for k in study_keys(seed).values()
+    ]
+    assert len(set(keys)) == len(keys)

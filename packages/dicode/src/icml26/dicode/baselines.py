@@ -173,6 +173,8 @@ class ACCEL(PLR):
     """
 
     name = "accel"
+    edits_proposed = 0  # class defaults: checkpoints written before these counts existed
+    edits_valid = 0
 
     def __init__(
         self,
@@ -188,6 +190,8 @@ class ACCEL(PLR):
         self.edit_prob = edit_prob
         self.warmup = warmup
         self.editor = MutationDreamer()
+        self.edits_proposed = 0  # edits only (``proposed`` / ``valid`` also count random levels)
+        self.edits_valid = 0
         self._profile: dict[str, float] = {}
         self._rng: np.random.Generator | None = None
 
@@ -196,11 +200,13 @@ class ACCEL(PLR):
             p = self._replay_distribution()
             parent = self.buffer[int(rng.choice(len(self.buffer), p=p))].program
             source, _ = self.editor.mutate(parent, rng, self._profile, k=int(rng.integers(1, 3)))
-            self.proposed += 1
+            self.edits_proposed += 1
             try:
                 program = compile_program(source)
             except ProgramError:
-                return super()._new_level(rng)
+                return super()._new_level(rng)  # a failed edit: a random level instead
+            self.edits_valid += 1
+            self.proposed += 1
             self.valid += 1
             return program
         return super()._new_level(rng)

@@ -14,7 +14,7 @@ from icml26.dicode.config import BenchConfig
 from icml26.dicode.craftax_target import craftax_available, craftax_bench
 from icml26.dicode.curriculum import DiCodeCurriculum, SlotStats
 from icml26.dicode.dreamer import MutationDreamer, random_program
-from icml26.dicode.ppo import PPO, PPOSettings
+from icml26.dicode.ppo import PPO, PPOSettings, compiled_versions
 from icml26.dicode.program import ProgramError, WorldProgram, compile_program, target_program
 from icml26.dicode.training import ParamsCache, setup_compilation_cache
 from icml26.dicode.world import N_ACTIONS, reset, step_auto_reset
@@ -112,7 +112,7 @@ def _world_bench(config: BenchConfig, metrics: dict[str, Any], rng: np.random.Ge
     for _ in range(config.worlds):  # new dreamed worlds: must reuse the compiled rollout
         w = cache.batch([compile_program(random_program(rng))], n)
         jax.block_until_ready(rollout(state, jax.random.PRNGKey(3), w))
-    env_recompiles = rollout._cache_size() - 1  # type: ignore[attr-defined]
+    env_recompiles = compiled_versions(rollout) - 1
     log(f"bench: world {metrics['env_steps_per_second.crafting_world']:.0f} steps/s")
     return int(env_recompiles)
 
@@ -155,7 +155,9 @@ def _ppo_bench(
             box["runner"], w, jnp.asarray(np.arange(settings.n_envs) % 2 == i % 2)
         )
     jax.block_until_ready(box["runner"].params)
-    metrics["recompiles_after_warmup"] = float(ppo.train_chunk._cache_size() - 1 + env_recompiles)
+    metrics["recompiles_after_warmup"] = float(
+        compiled_versions(ppo.train_chunk) - 1 + env_recompiles
+    )
     metrics["bench_rejected_edits"] = float(sum(failed.values()))
     if failed:
         log(f"bench: {sum(failed.values())} dreamed edits rejected by the sandbox: {failed}")

@@ -12,25 +12,34 @@ settings, so a world program is lowered onto it in three parts (:func:`lower_to_
   our world lacks, sapling/plant/skeleton, keep reward 1).
 
 Map size and densities are *not* lowered (Craftax generates its 64x64 map with fractal noise).
-The target program lowers to unmodified Craftax-Classic (apart from the episode cap), so
-``return`` there is the number of achievements unlocked per episode. Compiles take minutes on
+This is *not* standard Craftax-Classic, so its returns are not comparable with published ones:
+the target program caps episodes at its 400 steps (Craftax: ``max_timesteps`` 10,000), and the
+reward drops Craftax's ``0.1 * Δhealth`` term, so ``return`` on the target is the number of
+achievements unlocked in a 400-step episode. Compiles take minutes on
 2 cores: JAX's persistent compilation cache is used and nothing here runs in the default tests.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from flax import struct
 
+from icml26.dicode.ppo import PPO, EnvSpec
 from icml26.dicode.program import MAX_PLACEMENTS, WorldProgram, target_program
-from icml26.dicode.summary import paired_return_gains
-from icml26.dicode.tech import ITEMS
+from icml26.dicode.summary import archive_figures, paired_return_gains
+from icml26.dicode.tech import ACHIEVEMENTS, ITEMS
+from icml26.dicode.training import Evaluator, make_dreamer, ppo_settings, train_units
 from icml26.shared import RunDir, log
 from icml26.shared.stats import mean_se
 
 __all__ = [
+    "CRAFTAX_METHODS",
     "craftax_available",
     "craftax_bench",
     "craftax_env",
@@ -63,6 +72,8 @@ CRAFTAX_ACHIEVEMENTS = (
     "make_iron_pickaxe",
     "make_iron_sword",
 )
+#: The methods trained on Craftax-Classic (the other baselines run only in our world).
+CRAFTAX_METHODS = ("ppo_target", "dicode")
 _BLOCKS = {  # our block -> Craftax-Classic BlockType value
     "grass": 2,
     "water": 3,
@@ -124,7 +135,7 @@ def lower_to_craftax(program: WorldProgram) -> Any:
     for j, (b, x, y) in enumerate(program.placements):
         if b in _BLOCKS:
             block[j], dx[j], dy[j], valid[j] = _BLOCKS[b], x, y, True
-    ours = dict(zip(_our_achievements(), program.rewards, strict=True))
+    ours = dict(zip(ACHIEVEMENTS, program.rewards, strict=True))
     rewards = np.asarray([ours.get(a, 1.0) for a in CRAFTAX_ACHIEVEMENTS], np.float32)
     return {
         "env_params": env_params,
@@ -138,25 +149,14 @@ def lower_to_craftax(program: WorldProgram) -> Any:
     }
 
 
-def _our_achievements() -> tuple[str, ...]:
-    from icml26.dicode.tech import ACHIEVEMENTS
-
-    return ACHIEVEMENTS
-
-
 def craftax_env(reset_ratio: int = 16) -> Any:
     """An :class:`~icml26.dicode.ppo.EnvSpec` over Craftax-Classic-Symbolic with lowered worlds
     (``n_envs / reset_ratio`` fresh worlds generated per batched step: optimistic resets)."""
     _require()
-    import jax
-    import jax.numpy as jnp
     from craftax.craftax_classic.envs.craftax_state import Inventory
     from craftax.craftax_classic.envs.craftax_symbolic_env import (
         CraftaxClassicSymbolicEnvNoAutoReset,
     )
-    from flax import struct
-
-    from icml26.dicode.ppo import EnvSpec
 
     env = CraftaxClassicSymbolicEnvNoAutoReset()
     obs_size = int(env.observation_space(env.default_params).shape[0])
@@ -191,18 +191,30 @@ def craftax_env(reset_ratio: int = 16) -> Any:
         done = done | st.achievements[world["goal"]]  # the task solved ends the episode
         return obs, State(st, s.episode_return + reward), reward, done, {"unlocked": new}
 
-    def step_auto_reset(key: jax.Array, s: State, action: jax.Array, world: dict[str, Any]) -> Any:
-        k_step, k_reset = jax.random.split(key)
-        obs, nxt, reward, done, info = step(k_step, s, action, world)
-        obs_r, state_r = reset(k_reset, world)
+    def finish(
+        done: jax.Array, fresh: tuple[jax.Array, State], stepped: Any, goal_success: jax.Array
+    ) -> Any:
+        """Where ``done``: the fresh episode's obs and state, and ``info`` with the finished
+        episode's achievements, return and goal success (one env or a batch)."""
+        obs, nxt, reward, done, info = stepped
         info = {
             **info,
             "achievements": nxt.inner.achievements,
             "return": nxt.episode_return,
-            "goal_success": nxt.inner.achievements[world["goal"]],
+            "goal_success": goal_success,
         }
-        out = jax.tree_util.tree_map(lambda r, x: jnp.where(done, r, x), state_r, nxt)
-        return jnp.where(done, obs_r, obs), out, reward, done, info
+
+        def choose(r: jax.Array, x: jax.Array) -> jax.Array:
+            return jnp.where(done.reshape(done.shape + (1,) * (x.ndim - done.ndim)), r, x)
+
+        obs_r, state_r = fresh
+        return choose(obs_r, obs), jax.tree_util.tree_map(choose, state_r, nxt), reward, done, info
+
+    def step_auto_reset(key: jax.Array, s: State, action: jax.Array, world: dict[str, Any]) -> Any:
+        k_step, k_reset = jax.random.split(key)
+        stepped = step(k_step, s, action, world)
+        goal = stepped[1].inner.achievements[world["goal"]]
+        return finish(stepped[3], reset(k_reset, world), stepped, goal)
 
     generation_params = env.default_params  # generation reads no field a program changes
 
@@ -212,29 +224,15 @@ def craftax_env(reset_ratio: int = 16) -> Any:
         n = action.shape[0]
         k = max(1, n // reset_ratio)
         k_step, k_reset, k_pick = jax.random.split(key, 3)
-        obs, nxt, reward, done, info = jax.vmap(step)(
-            jax.random.split(k_step, n), s, action, worlds
-        )
+        stepped = jax.vmap(step)(jax.random.split(k_step, n), s, action, worlds)
         base = jax.vmap(lambda kk: env.reset_env(kk, generation_params)[1])(
             jax.random.split(k_reset, k)
         )
         pick = jax.random.randint(k_pick, (n,), 0, k)
-        fresh = jax.tree_util.tree_map(lambda x: x[pick], base)
-        obs_r, state_r = jax.vmap(edit)(fresh, worlds)
-        info = {
-            **info,
-            "achievements": nxt.inner.achievements,
-            "return": nxt.episode_return,
-            "goal_success": jnp.take_along_axis(
-                nxt.inner.achievements, worlds["goal"][:, None], axis=1
-            )[:, 0],
-        }
-
-        def choose(r: jax.Array, x: jax.Array) -> jax.Array:
-            return jnp.where(done.reshape((-1,) + (1,) * (x.ndim - 1)), r, x)
-
-        out = jax.tree_util.tree_map(choose, state_r, nxt)
-        return choose(obs_r, obs), out, reward, done, info
+        fresh = jax.vmap(edit)(jax.tree_util.tree_map(lambda x: x[pick], base), worlds)
+        achieved = stepped[1].inner.achievements
+        goal = jnp.take_along_axis(achieved, worlds["goal"][:, None], axis=1)[:, 0]
+        return finish(stepped[3], fresh, stepped, goal)
 
     return EnvSpec(
         name="craftax_classic",
@@ -252,8 +250,6 @@ def craftax_env(reset_ratio: int = 16) -> Any:
 
 def craftax_bench(config: Any) -> dict[str, float]:
     """Compile time and vmapped random-action steps per second of Craftax-Classic."""
-    import jax
-
     spec = craftax_env()
     world = lower_to_craftax(target_program())
     n = config.craftax_batch
@@ -298,9 +294,6 @@ def craftax_stage(config: Any, run_dir: RunDir) -> dict[str, Any]:
 
     The curriculum is the same DiCode loop; its programs are lowered onto Craftax.
     """
-    from icml26.dicode.ppo import PPO
-    from icml26.dicode.training import Evaluator, make_dreamer, ppo_settings, train_units
-
     if not craftax_available():
         raise ImportError(
             "craftax=true needs Craftax-Classic: pip install 'icml26-dicode[craftax]'"
@@ -309,9 +302,8 @@ def craftax_stage(config: Any, run_dir: RunDir) -> dict[str, Any]:
     cfg = _craftax_config(config)
     ppo = PPO(ppo_settings(cfg), env=spec)
     evaluator = Evaluator(ppo, cfg.eval_episodes, lower=lower_to_craftax)
-    methods = ("ppo_target", "dicode")
     units = train_units(
-        methods,
+        CRAFTAX_METHODS,
         config.craftax_seeds,
         cfg,
         run_dir,
@@ -320,6 +312,7 @@ def craftax_stage(config: Any, run_dir: RunDir) -> dict[str, Any]:
         make_dreamer(cfg),
         prefix="craftax.",
         log_rounds=False,
+        probe_progress=False,  # Craftax episodes are costly: the probe runs only in our world
     )
     return craftax_metrics(units, cfg)
 
@@ -333,7 +326,13 @@ def craftax_metrics(units: dict[str, list[dict[str, Any]]], config: Any) -> dict
 
     Returns:
         ``craftax.return.<method>`` (``.se``), achievement success rates, steps per second,
-        and the paired gains ``craftax.return_gain.<method>.over.ppo_target`` (``.se``).
+        the paired gains ``craftax.return_gain.<method>.over.ppo_target`` (``.se``), and for
+        DiCode its archive (:func:`~icml26.dicode.summary.archive_figures`):
+        ``craftax.frontier_fraction.dicode``, ``craftax.archive_size.dicode``,
+        ``craftax.archive_evaluated.dicode``, ``craftax.goal_concentration.dicode`` (each with
+        ``.se``), ``craftax.program_valid_rate.dicode`` and
+        ``craftax.program_duplicate_rate.dicode`` (children that lower to their parent's
+        Craftax world: most mutation operators edit what Craftax cannot express).
     """
     metrics: dict[str, Any] = {}
     for method, us in units.items():
@@ -345,6 +344,9 @@ def craftax_metrics(units: dict[str, list[dict[str, Any]]], config: Any) -> dict
             metrics[f"craftax.achievement_success.{a}.{method}"] = float(
                 np.mean([u["achievement_success"][a] for u in us])
             )
+        for name, value in archive_figures(us).items():
+            head, _, tail = name.partition(".")
+            metrics[f"craftax.{head}.{method}" + (f".{tail}" if tail else "")] = value
         seconds = sum(u["train_seconds"] for u in us)
         if seconds > 0:
             metrics[f"craftax.steps_per_second.{method}"] = (
@@ -356,8 +358,6 @@ def craftax_metrics(units: dict[str, list[dict[str, Any]]], config: Any) -> dict
 
 
 def _craftax_config(config: Any) -> Any:
-    import dataclasses
-
     return dataclasses.replace(
         config,
         n_seeds=1,

@@ -25,7 +25,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from icml26.dicode.dreamer import Dream, DreamContext, Dreamer
+from icml26.dicode.dreams import Dream, DreamContext, Dreamer
 from icml26.dicode.program import WorldProgram
 
 __all__ = [
@@ -107,8 +107,9 @@ class ArchiveEntry:
     generation: int
     born: int
     operator: str = "root"
-    episodes: float = 0.0
+    episodes: float = 0.0  # decayed counts (the success-rate estimate)
     successes: float = 0.0
+    finished: float = 0.0  # episodes finished in all (not decayed)
     history: list[tuple[int, float]] = field(default_factory=list)
 
     @property
@@ -126,6 +127,7 @@ class ArchiveEntry:
             return
         self.episodes = decay * self.episodes + stats.episodes
         self.successes = decay * self.successes + stats.successes
+        self.finished += stats.episodes
         self.history.append((round_, self.successes / self.episodes))
 
 
@@ -146,15 +148,26 @@ class Archive:
         self.entries.append(entry)
         return entry
 
-    def evaluated(self) -> list[ArchiveEntry]:
-        return [e for e in self.entries if e.success_rate is not None]
+    def evaluated(self, min_episodes: float = 1) -> list[ArchiveEntry]:
+        """Worlds with at least ``min_episodes`` finished episodes (1: measured at all)."""
+        return [
+            e
+            for e in self.entries
+            if e.success_rate is not None and (min_episodes <= 1 or e.finished >= min_episodes)
+        ]
 
     def pending(self) -> list[ArchiveEntry]:
         return [e for e in self.entries if e.success_rate is None]
 
-    def frontier(self, lo: float = 0.05, hi: float = 0.95) -> list[ArchiveEntry]:
+    def frontier(
+        self, lo: float = 0.05, hi: float = 0.95, min_episodes: float = 1
+    ) -> list[ArchiveEntry]:
         """Evaluated worlds neither solved nor hopeless: ``lo < p < hi``."""
-        return [e for e in self.evaluated() if lo < e.success_rate < hi]  # type: ignore[operator]
+        return [
+            e
+            for e in self.evaluated(min_episodes)
+            if lo < e.success_rate < hi  # type: ignore[operator]
+        ]
 
     def children(self, entry_id: int) -> list[ArchiveEntry]:
         return [e for e in self.entries if e.parent == entry_id]
@@ -180,6 +193,9 @@ class DiCodeCurriculum:
         lineage_weight: weight of the children's learnability in a parent's score.
         decay: forgetting factor of the success-rate estimates per observation.
         frontier: ``(lo, hi)`` of the frontier.
+        min_episodes: finished episodes before a world counts as *evaluated* in the reported
+            figures (:meth:`frontier_fraction`, the history); selection draws from every
+            world measured at all.
         lower: program -> the world the agent actually plays (a pytree of arrays). A child
             whose lowered world equals its parent's is rejected as a ``"duplicate"`` (it
             would spend a slot re-measuring its parent). Default: our crafting world's
@@ -201,11 +217,29 @@ class DiCodeCurriculum:
         decay: float = 0.5,
         frontier: tuple[float, float] = (0.05, 0.95),
         lower: Callable[[WorldProgram], Any] | None = None,
+        min_episodes: int = 8,
     ) -> None:
         if selection not in ("learnability", "uniform"):
             raise ValueError(f"selection must be 'learnability' or 'uniform', got {selection!r}")
+        if n_slots < 1:
+            raise ValueError(f"n_slots must be >= 1, got {n_slots}")
         if not 0 <= target_slots <= n_slots:
             raise ValueError(f"target_slots must be in [0, n_slots], got {target_slots}")
+        if children_per_round < 1:
+            raise ValueError(
+                f"children_per_round must be >= 1 (0 would never dream), got {children_per_round}"
+            )
+        if not 0 < decay <= 1:
+            raise ValueError(f"decay must be in (0, 1] (1: no forgetting), got {decay}")
+        lo, hi = frontier
+        if not 0 <= lo < hi <= 1:
+            raise ValueError(f"frontier must be (lo, hi) with 0 <= lo < hi <= 1, got {frontier}")
+        if not (np.isfinite(lineage_weight) and lineage_weight >= 0):
+            raise ValueError(f"lineage_weight must be finite and >= 0, got {lineage_weight}")
+        if not roots:
+            raise ValueError("roots must hold at least one program (the target world first)")
+        if min_episodes < 1:
+            raise ValueError(f"min_episodes must be >= 1, got {min_episodes}")
         self.dreamer = dreamer
         self.n_slots = n_slots
         self.target_slots = target_slots
@@ -215,6 +249,7 @@ class DiCodeCurriculum:
         self.decay = decay
         self.frontier_bounds = frontier
         self.lower = lower if lower is not None else _our_lowering
+        self.min_episodes = min_episodes
         self.archive = Archive()
         for program in roots:
             self.archive.add(program, parent=None, born=0)
@@ -230,6 +265,10 @@ class DiCodeCurriculum:
         state = dict(self.__dict__)
         state["dreamer"] = None
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("min_episodes", 1)  # checkpoints written before it existed
 
     @property
     def name(self) -> str:
@@ -297,7 +336,17 @@ class DiCodeCurriculum:
         return [self.archive.entries[i].program for i in slots]
 
     def observe(self, stats: list[SlotStats]) -> None:
-        """Update the success rates of the worlds just played."""
+        """Update the success rates of the worlds just played.
+
+        Raises:
+            ValueError: if ``stats`` does not hold one entry per slot of the last
+                :meth:`worlds` call.
+        """
+        if len(stats) != len(self._slots):
+            raise ValueError(
+                f"observe got {len(stats)} slot stats for {len(self._slots)} slots"
+                + ("" if self._slots else " (call worlds() first)")
+            )
         merged: dict[int, SlotStats] = {}
         for entry_id, s in zip(self._slots, stats, strict=True):
             m = merged.setdefault(entry_id, SlotStats(0.0, 0.0, 0.0, 0.0))
@@ -372,13 +421,14 @@ class DiCodeCurriculum:
 
     def _close_round(self) -> None:
         lo, hi = self.frontier_bounds
-        learn = [e.learnability or 0.0 for e in self.archive.evaluated()]
+        evaluated = self.archive.evaluated(self.min_episodes)
+        learn = [e.learnability or 0.0 for e in evaluated]
         self.history.append(
             {
                 "round": float(self.round),
                 "archive_size": float(len(self.archive)),
-                "evaluated": float(len(self.archive.evaluated())),
-                "frontier_size": float(len(self.archive.frontier(lo, hi))),
+                "evaluated": float(len(evaluated)),
+                "frontier_size": float(len(self.archive.frontier(lo, hi, self.min_episodes))),
                 "mean_learnability": float(np.mean(learn)) if learn else 0.0,
                 "max_learnability": float(np.max(learn)) if learn else 0.0,
             }
@@ -386,6 +436,8 @@ class DiCodeCurriculum:
         self.round += 1
 
     def frontier_fraction(self) -> float:
-        """Share of the *evaluated* archive on the frontier (unmeasured children do not count)."""
+        """Share of the *evaluated* archive (``min_episodes`` finished episodes) on the
+        frontier: children still being measured do not count."""
         lo, hi = self.frontier_bounds
-        return len(self.archive.frontier(lo, hi)) / max(1, len(self.archive.evaluated()))
+        evaluated = self.archive.evaluated(self.min_episodes)
+        return len(self.archive.frontier(lo, hi, self.min_episodes)) / max(1, len(evaluated))

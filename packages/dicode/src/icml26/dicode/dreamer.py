@@ -13,33 +13,45 @@
   ``format="program"``, a whole new program next to the archive's best.
 * :func:`random_program`: a uniform draw from the same code space (domain randomisation, PLR).
 
+The pieces live in :mod:`icml26.dicode.dreams` (records, context, protocol),
+:mod:`icml26.dicode.mutation` (the offline dreamer) and :mod:`icml26.dicode.edits` (JSON
+edits); this module holds the LLM dreamer and re-exports them.
+
 Every dreamer returns :class:`Dream` records: the source, the compiled program or ``None``,
 and the rejection reason, so ``program_valid_rate.<dreamer>`` is measured, not assumed.
 """
 
 from __future__ import annotations
 
-import ast
 import json
-import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
+from icml26.dicode.dreams import (
+    Dream,
+    DreamContext,
+    Dreamer,
+    compile_dream,
+    frontier_goals,
+    seed_programs,
+    summarise_reasons,
+)
+from icml26.dicode.edits import MAX_EDITS, apply_edit, parse_edit
+from icml26.dicode.mutation import MutationDreamer, random_program
 from icml26.dicode.program import (
-    LIMITS,
     PLACEABLE,
     ProgramError,
     WorldProgram,
     compile_program,
     target_program,
 )
-from icml26.dicode.tech import ACHIEVEMENT_DEPTH, ACHIEVEMENTS, ITEMS, RESOURCES
+from icml26.dicode.tech import ACHIEVEMENTS, ITEMS, RESOURCES
 
 __all__ = [
+    "EDIT_EXAMPLES",
     "MAX_EDITS",
     "Dream",
     "DreamContext",
@@ -52,444 +64,11 @@ __all__ = [
     "llm_backend",
     "parse_edit",
     "random_program",
+    "seed_programs",
+    "summarise_reasons",
 ]
 
-
-@dataclass(frozen=True)
-class Dream:
-    """One generated world program."""
-
-    source: str
-    program: WorldProgram | None
-    reason: str = ""  # ProgramError reason when rejected
-    detail: str = ""
-    operator: str = ""
-
-    @property
-    def valid(self) -> bool:
-        return self.program is not None
-
-
-@dataclass
-class DreamContext:
-    """What a dreamer sees: parents (with success rate and learnability) and the agent.
-
-    Attributes:
-        parents: ``(program, success rate or None, learnability or None)``.
-        profile: success rate of each achievement on the target world (latest evaluation).
-        archive: a summary of the archive for prompts (``(program, p, learnability)``).
-    """
-
-    parents: list[tuple[WorldProgram, float | None, float | None]]
-    profile: dict[str, float] = field(default_factory=dict)
-    archive: list[tuple[WorldProgram, float | None, float | None]] = field(default_factory=list)
-
-
-class Dreamer(Protocol):
-    name: str
-
-    def dream(self, context: DreamContext, n: int, rng: np.random.Generator) -> list[Dream]: ...
-
-
-def _compile(source: str, operator: str) -> Dream:
-    try:
-        return Dream(source, compile_program(source), operator=operator)
-    except ProgramError as exc:
-        return Dream(source, None, exc.reason, exc.detail, operator)
-
-
-def frontier_goals(profile: dict[str, float], *, low: float = 0.1, high: float = 0.9) -> list[str]:
-    """Achievements just beyond the agent's competence on the target world: success below
-    ``high``, ordered by tech depth, keeping those whose depth is at most one more than the
-    deepest achievement already above ``low``."""
-    mastered = [
-        ACHIEVEMENT_DEPTH[a] for a, p in profile.items() if p >= low and a in ACHIEVEMENT_DEPTH
-    ]
-    reach = (max(mastered) if mastered else 0) + 1
-    goals = [
-        a for a in ACHIEVEMENTS if profile.get(a, 0.0) < high and ACHIEVEMENT_DEPTH[a] <= reach
-    ]
-    return goals or list(ACHIEVEMENTS)
-
-
-# ---------------------------------------------------------------- AST editing helpers
-def _world_dict(tree: ast.Module) -> ast.Dict | None:
-    for stmt in tree.body:
-        if (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-            and stmt.targets[0].id == "WORLD"
-            and isinstance(stmt.value, ast.Dict)
-        ):
-            return stmt.value
-    return None
-
-
-def _entry(d: ast.Dict, key: str) -> int | None:
-    for i, k in enumerate(d.keys):
-        if isinstance(k, ast.Constant) and k.value == key:
-            return i
-    return None
-
-
-def _sub_dict(d: ast.Dict, key: str) -> ast.Dict:
-    i = _entry(d, key)
-    if i is None:
-        d.keys.append(ast.Constant(key))
-        d.values.append(ast.Dict(keys=[], values=[]))
-        i = len(d.keys) - 1
-    value = d.values[i]
-    if not isinstance(value, ast.Dict):
-        value = ast.Dict(keys=[], values=[])
-        d.values[i] = value
-    return value
-
-
-def _set(d: ast.Dict, key: str, value: Any) -> None:
-    i = _entry(d, key)
-    node = ast.Constant(value)
-    if i is None:
-        d.keys.append(ast.Constant(key))
-        d.values.append(node)
-    else:
-        d.values[i] = node
-
-
-def _delete(d: ast.Dict, key: str) -> bool:
-    i = _entry(d, key)
-    if i is None:
-        return False
-    del d.keys[i]
-    del d.values[i]
-    return True
-
-
-def _build_fn(tree: ast.Module) -> ast.FunctionDef:
-    for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == "build":
-            return stmt
-    fn = ast.parse("def build(world):\n    pass\n").body[0]
-    assert isinstance(fn, ast.FunctionDef)
-    tree.body.append(fn)
-    return fn
-
-
-class MutationDreamer:
-    """The offline dreamer: edits of a parent program's syntax tree (see the module doc).
-
-    Args:
-        scale: spread of the multiplicative numeric edits (log-normal sigma).
-        frontier_goal_prob: probability that a goal edit targets :func:`frontier_goals`
-            (otherwise any achievement).
-    """
-
-    name = "offline_mutation"
-    OPERATORS = (
-        "tweak_number",
-        "tweak_density",
-        "add_resource",
-        "remove_resource",
-        "add_item",
-        "remove_item",
-        "set_goal",
-        "reward_goal",
-        "add_placement",
-        "remove_placement",
-    )
-
-    def __init__(self, scale: float = 0.5, frontier_goal_prob: float = 0.8) -> None:
-        self.scale = scale
-        self.frontier_goal_prob = frontier_goal_prob
-
-    def mutate(
-        self, program: WorldProgram, rng: np.random.Generator, profile: dict[str, float], k: int = 1
-    ) -> tuple[str, str]:
-        """``k`` random edits of ``program``: ``(new source, operator names)``."""
-        text = program.text or program.source()
-        tree = ast.parse(text)
-        if _world_dict(tree) is None:
-            tree = ast.parse(program.source())
-        names = []
-        for _ in range(k):
-            op = str(rng.choice(self.OPERATORS))
-            getattr(self, "_" + op)(tree, program, rng, profile)
-            names.append(op)
-        return ast.unparse(ast.fix_missing_locations(tree)) + "\n", "+".join(names)
-
-    def dream(self, context: DreamContext, n: int, rng: np.random.Generator) -> list[Dream]:
-        """``n`` children, the parents taken in turn, each 1-2 random edits.
-
-        Args:
-            context: the parents and the agent's profile (for goal edits).
-            n: children asked for.
-            rng: the dreaming stream.
-
-        Returns:
-            One :class:`Dream` per child, valid or with its rejection reason.
-        """
-        out = []
-        for i in range(n):
-            parent = context.parents[i % len(context.parents)][0]
-            source, op = self.mutate(parent, rng, context.profile, k=int(rng.integers(1, 3)))
-            out.append(_compile(source, op))
-        return out
-
-    # each operator edits ``tree`` in place
-    def _tweak_number(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
-        d = _world_dict(tree)
-        assert d is not None
-        key = str(
-            rng.choice(
-                ["map_size", "zombie_spawn", "zombie_damage", "day_length", "episode_length"]
-            )
-        )
-        value = getattr(p, key)
-        factor = float(np.exp(rng.normal(0.0, self.scale)))
-        if key in ("map_size", "day_length", "episode_length"):
-            new: Any = round(value * factor)
-        else:
-            new = round(max(value, 1e-3) * factor, 4)
-        _set(d, key, new)
-
-    def _tweak_density(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
-        dens = _sub_dict(_world_dict(tree), "density")  # type: ignore[arg-type]
-        r = str(rng.choice(RESOURCES))
-        cur = p.density[RESOURCES.index(r)]
-        _set(dens, r, round(max(cur, 0.005) * float(np.exp(rng.normal(0.0, self.scale))), 4))
-
-    def _add_resource(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
-        dens = _sub_dict(_world_dict(tree), "density")  # type: ignore[arg-type]
-        absent = [r for r, d in zip(RESOURCES, p.density, strict=True) if d == 0] or list(RESOURCES)
-        _set(dens, str(rng.choice(absent)), round(float(rng.uniform(0.01, 0.12)), 4))
-
-    def _remove_resource(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
-        dens = _sub_dict(_world_dict(tree), "density")  # type: ignore[arg-type]
-        present = [r for r, d in zip(RESOURCES, p.density, strict=True) if d > 0]
-        if present:
-            _set(dens, str(rng.choice(present)), 0.0)
-
-    def _add_item(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
-        inv = _sub_dict(_world_dict(tree), "start_inventory")  # type: ignore[arg-type]
-        item = str(rng.choice(ITEMS))
-        _set(inv, item, p.start_inventory[ITEMS.index(item)] + int(rng.integers(1, 4)))
-
-    def _remove_item(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
-        inv = _sub_dict(_world_dict(tree), "start_inventory")  # type: ignore[arg-type]
-        held = [i for i, c in zip(ITEMS, p.start_inventory, strict=True) if c > 0]
-        if held:
-            item = str(rng.choice(held))
-            if not _delete(inv, item):  # held through the defaults: set to zero explicitly
-                _set(inv, item, 0)
-
-    def _set_goal(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
-        d = _world_dict(tree)
-        assert d is not None
-        pool = (
-            frontier_goals(prof) if rng.random() < self.frontier_goal_prob else list(ACHIEVEMENTS)
-        )
-        _set(d, "goal", str(rng.choice(pool)))
-
-    def _reward_goal(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
-        d = _world_dict(tree)
-        assert d is not None
-        goal = p.goal
-        i = _entry(d, "goal")
-        node = d.values[i] if i is not None else None
-        if isinstance(node, ast.Constant):
-            goal = str(node.value)
-        rew = _sub_dict(d, "rewards")
-        _set(rew, goal, round(float(rng.uniform(1.0, 5.0)), 2))
-
-    def _add_placement(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
-        fn = _build_fn(tree)
-        block = str(rng.choice([b for b in PLACEABLE if b != "grass"]))
-        dx, dy = (int(v) for v in rng.integers(-3, 4, size=2))
-        call = ast.parse(f'world.place("{block}", {dx}, {dy})').body[0]
-        fn.body = [s for s in fn.body if not isinstance(s, ast.Pass)] + [call]
-
-    def _remove_placement(self, tree: ast.Module, p: WorldProgram, rng: Any, prof: Any) -> None:
-        fn = _build_fn(tree)
-        calls = [i for i, s in enumerate(fn.body) if isinstance(s, ast.Expr)]
-        if calls:
-            del fn.body[int(rng.choice(calls))]
-        if not fn.body:
-            fn.body = [ast.Pass()]
-
-
-def random_program(rng: np.random.Generator, *, unit_rewards: bool = True) -> str:
-    """A uniform draw from the code space (the domain-randomisation / PLR generator): every
-    parameter within its valid range, random resources, starting items and goal."""
-    lo_s, hi_s = LIMITS["map_size"]
-    density = {}
-    for r in RESOURCES:
-        if rng.random() < 0.8:
-            density[r] = round(float(rng.uniform(0.0, 0.12)), 4)
-    inventory = {i: int(rng.integers(1, 4)) for i in ITEMS if rng.random() < 0.15}
-    world = {
-        "map_size": int(rng.integers(lo_s, hi_s + 1)),
-        "density": density,
-        "start_inventory": inventory,
-        "zombie_spawn": round(float(rng.uniform(0.0, 0.03)), 4),
-        "zombie_damage": round(float(rng.uniform(0.5, 3.0)), 2),
-        "day_length": int(rng.integers(100, 601)),
-        "episode_length": int(rng.integers(100, 501)),
-        "rewards": {},
-        "goal": str(rng.choice(ACHIEVEMENTS)),
-    }
-    return "WORLD = " + repr(world) + "\n"
-
-
 _CODE_BLOCK = re.compile(r"```(?:python)?\s*\n(.*?)```", re.DOTALL)
-
-#: Most key changes one edit may make (``llm`` dreamer, ``edit`` format).
-MAX_EDITS = 3
-_SCALARS = ("map_size", "zombie_spawn", "zombie_damage", "day_length", "episode_length")
-_INTEGERS = ("map_size", "day_length", "episode_length")
-_MAPS: dict[str, tuple[tuple[str, ...], str]] = {
-    "density": (RESOURCES, "density"),
-    "start_inventory": (ITEMS, "start_inventory"),
-    "rewards": (ACHIEVEMENTS, "reward"),
-}
-_EDIT_KEYS = (*_SCALARS, *_MAPS, "goal")
-
-
-def parse_edit(text: str) -> dict[str, Any]:
-    """The first balanced ``{...}`` object in a reply, read as JSON (or a Python literal).
-
-    Args:
-        text: the model's reply.
-
-    Returns:
-        The object as a dict.
-
-    Raises:
-        ProgramError: ``syntax`` if the reply holds no readable object.
-    """
-    start = text.find("{")
-    if start < 0:
-        raise ProgramError("syntax", "the reply holds no JSON object")
-    depth, in_string, escaped, end = 0, False, False, -1
-    for i, ch in enumerate(text[start:], start):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                end = i + 1
-                break
-    if end < 0:
-        raise ProgramError("syntax", "the JSON object is not closed (reply cut or malformed)")
-    raw = text[start:end]
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        try:
-            value = ast.literal_eval(raw)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            raise ProgramError("syntax", f"not JSON: {exc.msg} in {raw[:120]!r}") from None
-    if not isinstance(value, dict):
-        raise ProgramError("syntax", f"expected a JSON object, got {type(value).__name__}")
-    return value
-
-
-def _number_edit(name: str, value: Any, lo: float, hi: float, integer: bool) -> tuple[float, str]:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ProgramError("invalid", f"{name} must be a number, got {value!r}")
-    new = float(round(value)) if integer else float(value)
-    clamped = min(max(new, lo), hi)
-    note = f"{name} {value!r} clamped to {clamped:g}" if clamped != new else ""
-    return clamped, note
-
-
-def apply_edit(
-    parent: WorldProgram, edit: dict[str, Any], *, max_changes: int = MAX_EDITS
-) -> tuple[str, list[str]]:
-    """Apply a JSON edit to ``parent``: the child's program source and the clamps made.
-
-    An edit sets top-level world keys (``goal``, ``map_size``, ``zombie_spawn``,
-    ``zombie_damage``, ``day_length``, ``episode_length``) or entries of ``density``,
-    ``start_inventory``, ``rewards``; everything else is the parent's, placements included.
-    Numbers outside their range are clamped (recorded); an entry equal to the parent's value
-    is no change.
-
-    Args:
-        parent: the world edited.
-        edit: e.g. ``{"goal": "collect_stone", "start_inventory": {"wood_pickaxe": 1}}``.
-        max_changes: most entries that may differ from the parent.
-
-    Returns:
-        ``(source, notes)``: the child program (compile it with
-        :func:`~icml26.dicode.program.compile_program`) and one note per clamped number.
-
-    Raises:
-        ProgramError: ``schema`` (unknown key, item, resource, achievement or goal),
-            ``invalid`` (a value of the wrong type), ``size`` (more than ``max_changes``
-            changes), ``noop`` (nothing changes).
-    """
-    world: dict[str, Any] = {
-        "map_size": parent.map_size,
-        "zombie_spawn": parent.zombie_spawn,
-        "zombie_damage": parent.zombie_damage,
-        "day_length": parent.day_length,
-        "episode_length": parent.episode_length,
-        "density": dict(zip(RESOURCES, parent.density, strict=True)),
-        "start_inventory": dict(zip(ITEMS, parent.start_inventory, strict=True)),
-        "rewards": dict(zip(ACHIEVEMENTS, parent.rewards, strict=True)),
-        "goal": parent.goal,
-    }
-    notes: list[str] = []
-    changes = 0
-    for key, value in edit.items():
-        if key not in _EDIT_KEYS:
-            raise ProgramError("schema", f"unknown key {key!r}; known: {', '.join(_EDIT_KEYS)}")
-        if key == "goal":
-            if value not in ACHIEVEMENTS:
-                raise ProgramError("schema", f"goal {value!r} is not an achievement")
-            changes += value != world["goal"]
-            world["goal"] = value
-        elif key in _SCALARS:
-            lo, hi = LIMITS[key]
-            new, note = _number_edit(key, value, lo, hi, key in _INTEGERS)
-            changes += new != world[key]
-            world[key] = int(new) if key in _INTEGERS else new
-            notes += [note] if note else []
-        else:
-            names, limit = _MAPS[key]
-            if not isinstance(value, dict):
-                raise ProgramError("schema", f"{key} must be an object of {limit} values")
-            for name, v in value.items():
-                if name not in names:
-                    raise ProgramError(
-                        "schema", f"{key}: unknown {name!r}; known: {', '.join(names)}"
-                    )
-                lo, hi = LIMITS[limit]
-                new, note = _number_edit(f"{key}[{name}]", v, lo, hi, key == "start_inventory")
-                changes += new != world[key][name]
-                world[key][name] = int(new) if key == "start_inventory" else new
-                notes += [note] if note else []
-    if changes == 0:
-        raise ProgramError("noop", "the edit changes nothing")
-    if changes > max_changes:
-        raise ProgramError("size", f"{changes} changes (at most {max_changes})")
-    world["density"] = {k: v for k, v in world["density"].items() if v > 0}
-    world["start_inventory"] = {k: v for k, v in world["start_inventory"].items() if v > 0}
-    world["rewards"] = {k: v for k, v in world["rewards"].items() if v != 1.0}
-    source = "WORLD = " + repr(world) + "\n"
-    if parent.placements:
-        calls = "".join(f"    world.place({b!r}, {dx}, {dy})\n" for b, dx, dy in parent.placements)
-        source += "\n\ndef build(world):\n" + calls
-    return source, notes
 
 
 def _compact(program: WorldProgram) -> str:
@@ -686,7 +265,7 @@ class LLMDreamer:
             seed=int(rng.integers(0, 2**31 - 1)),
         )
         if self.format == "program":
-            return [_compile(self.extract(r.text), "llm") for r in replies]
+            return [compile_dream(self.extract(r.text), "llm") for r in replies]
         return [self._from_edit(p, r.text) for p, r in zip(parents, replies, strict=True)]
 
     @staticmethod
@@ -695,7 +274,7 @@ class LLMDreamer:
             source, notes = apply_edit(parent, parse_edit(reply))
         except ProgramError as exc:
             return Dream(reply, None, exc.reason, exc.detail, "llm_edit")
-        dream = _compile(source, "llm_edit")
+        dream = compile_dream(source, "llm_edit")
         return replace(dream, detail="; ".join(notes)) if dream.valid else dream
 
 
@@ -745,18 +324,3 @@ def llm_backend(
     from icml26.shared.llm import LocalChatModel
 
     return LocalChatModel.from_spec(model, batch_size=batch_size)
-
-
-def seed_programs() -> list[WorldProgram]:
-    """The archive's roots: the target world itself."""
-    return [target_program()]
-
-
-def summarise_reasons(dreams: Sequence[Dream]) -> dict[str, int]:
-    """Rejections by reason (``size``, ``syntax``, ``forbidden``, ``limit``, ``runtime``,
-    ``invalid``; for JSON edits also ``schema`` and ``noop``)."""
-    counts: dict[str, int] = {}
-    for d in dreams:
-        if not d.valid:
-            counts[d.reason] = counts.get(d.reason, 0) + 1
-    return counts

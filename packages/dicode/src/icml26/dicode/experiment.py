@@ -6,7 +6,8 @@
 2. ``metrics``: the issue's metric keys (:func:`~icml26.dicode.summary.summarise`);
 3. ``plots``: curves, achievement bars, lineage, learnability (:mod:`icml26.dicode.figures`);
 4. ``craftax`` (``craftax=true``): ``ppo_target`` and ``dicode`` on Craftax-Classic over
-   ``craftax_seeds`` seeds (:func:`~icml26.dicode.craftax_target.craftax_stage`).
+   ``craftax_seeds`` seeds (:func:`~icml26.dicode.craftax_target.craftax_stage`), then
+   ``craftax_plots``: their return curves from the cached units.
 
 The bench is :func:`icml26.dicode.bench.bench`. The runner sets threads and the seed.
 """
@@ -16,12 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 from icml26.dicode.config import RunConfig
-from icml26.dicode.craftax_target import craftax_stage
-from icml26.dicode.figures import plot_results
-from icml26.dicode.ppo import PPO
+from icml26.dicode.craftax_target import CRAFTAX_METHODS, craftax_stage
+from icml26.dicode.figures import plot_craftax, plot_results
+from icml26.dicode.ppo import PPO, compiled_versions
 from icml26.dicode.summary import summarise
 from icml26.dicode.training import (
     Evaluator,
+    load_units,
     make_dreamer,
     ppo_settings,
     setup_compilation_cache,
@@ -52,15 +54,22 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
     ppo = PPO(ppo_settings(config))
     # the jit cache is per process: count only this run's entries beyond its first compile
     # (0 when every unit was loaded from a finished run, or another run compiled these shapes)
-    cached_before = ppo.train_chunk._cache_size()
+    cached_before = compiled_versions(ppo.train_chunk)
     units = stages.once("units", lambda: _units(config, run_dir, ppo))
     metrics = stages.once("metrics", lambda: summarise(units, config))
-    compiled = ppo.train_chunk._cache_size() - cached_before
+    compiled = compiled_versions(ppo.train_chunk) - cached_before
     metrics["recompiles_after_warmup"] = float(max(0, compiled - 1))
     stages.once("plots", lambda: plot_results(run_dir, units) or True)
     if config.craftax:
         metrics |= stages.once("craftax", lambda: craftax_stage(config, run_dir))
+        stages.once("craftax_plots", lambda: _craftax_plots(config, run_dir))
     return metrics
+
+
+def _craftax_plots(config: RunConfig, run_dir: RunDir) -> bool:
+    units = load_units(run_dir, CRAFTAX_METHODS, config.craftax_seeds, prefix="craftax.")
+    plot_craftax(run_dir, units)
+    return True
 
 
 def _units(config: RunConfig, run_dir: RunDir, ppo: PPO) -> dict[str, list[dict[str, Any]]]:

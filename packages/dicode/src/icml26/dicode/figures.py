@@ -9,7 +9,31 @@ import numpy as np
 from icml26.dicode.tech import ACHIEVEMENTS
 from icml26.shared import PALETTE, RunDir, figure
 
-__all__ = ["plot_results"]
+__all__ = ["plot_craftax", "plot_results"]
+
+
+def _curves(ax: Any, units: dict[str, list[dict[str, Any]]]) -> None:
+    for i, (method, us) in enumerate(units.items()):
+        steps = np.asarray(us[0]["curve_steps"]) / 1e6
+        ret = np.mean([u["curve_return"] for u in us], axis=0)
+        ax.plot(steps, ret, color=PALETTE[i % len(PALETTE)], label=method)
+    ax.set_xlabel("environment steps (millions)")
+    ax.set_ylabel("return on held-out target worlds")
+    ax.legend()
+
+
+def plot_craftax(run_dir: RunDir, units: dict[str, list[dict[str, Any]]]) -> None:
+    """Write ``craftax_return_curves``: the Craftax units' target return over training.
+
+    Args:
+        run_dir: the run folder (plots go to ``<run>/plots/``).
+        units: per method, one Craftax unit dict per seed.
+    """
+    with figure(
+        run_dir.plot_path("craftax_return_curves"),
+        title="Craftax-Classic, 400-step episodes (mean over seeds)",
+    ) as (_f, ax):
+        _curves(ax, units)
 
 
 def plot_results(run_dir: RunDir, units: dict[str, list[dict[str, Any]]]) -> None:
@@ -23,13 +47,7 @@ def plot_results(run_dir: RunDir, units: dict[str, list[dict[str, Any]]]) -> Non
         run_dir.plot_path("return_curves"),
         title="Target-world return vs environment steps (mean over seeds)",
     ) as (_f, ax):
-        for i, (method, us) in enumerate(units.items()):
-            steps = np.asarray(us[0]["curve_steps"])
-            ret = np.mean([u["curve_return"] for u in us], axis=0)
-            ax.plot(steps, ret, color=PALETTE[i % len(PALETTE)], label=method)
-        ax.set_xlabel("environment steps")
-        ax.set_ylabel("return on held-out target worlds")
-        ax.legend()
+        _curves(ax, units)
     with figure(
         run_dir.plot_path("achievement_success"),
         title="Achievement success on the target (final policy)",

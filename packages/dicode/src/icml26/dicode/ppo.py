@@ -36,6 +36,7 @@ __all__ = [
     "PPOSettings",
     "RecurrentActorCritic",
     "Runner",
+    "compiled_versions",
     "gae",
 ]
 
@@ -94,7 +95,10 @@ CRAFTING_WORLD = EnvSpec(
 
 @dataclass(frozen=True)
 class PPOSettings:
-    """PPO hyper-parameters (PureJaxRL's Craftax defaults, scaled down).
+    """PPO hyper-parameters: PureJaxRL's Craftax loss settings (γ, λ, clip, entropy and value
+    weights, gradient clip); widths, env count and learning rate sized for the miniature on 2
+    CPU cores (PureJaxRL's Craftax PPO: 1,024 envs, 512-unit layers, lr 2e-4), and used as they
+    are on Craftax-Classic too.
 
     Attributes:
         n_envs: parallel environments; rollout: steps per environment per update.
@@ -486,3 +490,19 @@ class PPO:
             "return": jax.vmap(self.env.episode_return)(state),
             "achievements": jax.vmap(self.env.achievements)(state),
         }
+
+
+def compiled_versions(fn: Any) -> int:
+    """How many compiled versions a ``jax.jit`` function holds in this process.
+
+    JAX has no public API for this: it reads the jitted function's private ``_cache_size``
+    (kept in this one place; ``jax.monitoring`` counts every compile of the process, not one
+    function's).
+
+    Raises:
+        TypeError: if ``fn`` is not a jitted function with that counter (a JAX that dropped it).
+    """
+    size = getattr(fn, "_cache_size", None)
+    if size is None:
+        raise TypeError(f"{fn!r} has no jit cache counter (_cache_size): not jax.jit, or a new JAX")
+    return int(size())

@@ -38,9 +38,26 @@ from icml26.dicode.dreamer import (
 from icml26.dicode.ppo import PPO, PPOSettings
 from icml26.dicode.program import WorldProgram, compile_program, target_program
 from icml26.dicode.tech import ACHIEVEMENTS
-from icml26.dicode.training import Evaluator, ParamsCache, ppo_settings, train_unit
+from icml26.dicode.training import EVAL_STREAM, Evaluator, ParamsCache, ppo_settings, train_unit
 
-__all__ = ["curriculum_study", "dreamer_study", "goal_success", "study_markdown"]
+__all__ = ["curriculum_study", "dreamer_study", "goal_success", "study_keys", "study_markdown"]
+
+
+#: Fold-in tag of the study's goal-success stream (the children's maps and actions).
+STUDY_STREAM = 1_000_037
+
+
+def study_keys(seed: int) -> dict[str, jax.Array]:
+    """The study's JAX keys for ``seed``: ``init`` (the agent's network, environments and
+    rollouts, as :func:`~icml26.dicode.training.train_unit`), ``eval`` (its held-out target
+    maps, the evaluation stream of ``train_unit``) and ``children`` (the dreamed worlds' maps
+    and actions). All fold into ``PRNGKey(seed)``: no seed's stream is another seed's."""
+    root = jax.random.PRNGKey(seed)
+    return {
+        "init": root,
+        "eval": jax.random.fold_in(root, EVAL_STREAM),
+        "children": jax.random.fold_in(root, STUDY_STREAM),
+    }
 
 
 def goal_success(
@@ -138,7 +155,7 @@ def dreamer_study(
         ],
     }
     if valid:
-        rates = goal_success(ppo, params, valid, jax.random.PRNGKey(seed + 7), episodes)
+        rates = goal_success(ppo, params, valid, study_keys(seed)["children"], episodes)
         learn = learnability(np.clip(rates, 0.0, 1.0))
         out |= {
             "success_rates": rates.tolist(),
@@ -273,11 +290,12 @@ def _train_agent(rounds: int, seed: int) -> tuple[PPO, Any, dict[str, float]]:
     ppo = PPO(PPOSettings())
     target = target_program()
     worlds = ParamsCache().batch([target], ppo.settings.n_envs)
-    runner = ppo.init(jax.random.PRNGKey(seed), worlds)
+    runner = ppo.init(study_keys(seed)["init"], worlds)
     mask = jax.numpy.zeros((ppo.settings.n_envs,), bool)
     for _ in range(rounds):
         runner, _ = ppo.train_chunk(runner, worlds, mask)
-    ev = Evaluator(ppo, 64)(runner.params, jax.random.PRNGKey(seed + 1), 64)
+    # held-out maps: the evaluation stream of train_unit, never a neighbouring seed's init key
+    ev = Evaluator(ppo, 64)(runner.params, study_keys(seed)["eval"], 64)
     profile = dict(zip(ACHIEVEMENTS, np.asarray(ev["achievements"]).mean(0).tolist(), strict=True))
     return ppo, runner.params, profile
 

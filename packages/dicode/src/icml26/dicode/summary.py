@@ -4,6 +4,7 @@ standard errors, the curriculum's figures, the dreamers' compile rates."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ from icml26.dicode.config import BASELINES, RunConfig
 from icml26.dicode.tech import ACHIEVEMENTS, DEEP_ACHIEVEMENTS, LATE_ACHIEVEMENTS
 from icml26.shared.stats import mean_se, paired_difference
 
-__all__ = ["interval", "paired_return_gains", "summarise"]
+__all__ = ["archive_figures", "interval", "paired_return_gains", "summarise"]
 
 _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
@@ -78,6 +79,66 @@ def paired_return_gains(units: dict[str, list[dict[str, Any]]]) -> dict[str, flo
     return out
 
 
+def _goal_concentration(unit: dict[str, Any]) -> float | None:
+    """Share of the kept children whose goal is the unit's most common one (1: every child
+    has one goal; the single-goal collapse)."""
+    goals = [e["goal"] for e in unit["archive"] if e["parent"] is not None]
+    return Counter(goals).most_common(1)[0][1] / len(goals) if goals else None
+
+
+def archive_figures(us: list[dict[str, Any]]) -> dict[str, float]:
+    """A curriculum method's archive over its seeds (means; ``.se`` over seeds).
+
+    Args:
+        us: the method's unit dicts (with ``archive``, ``dreamed``, ``valid``, ``rejections``).
+
+    Returns:
+        ``frontier_fraction``, ``archive_size``, ``archive_evaluated``, ``goal_concentration``
+        (share of the kept children with the seed's most common goal), and the dreamer's
+        ``program_valid_rate`` (programs that passed the sandbox: kept or rejected as a
+        ``duplicate`` of their parent's world) and ``program_duplicate_rate``, over dreamed.
+    """
+    out: dict[str, float] = {}
+    if us and all("dreamed" in u for u in us):
+        dreamed = max(1, sum(u["dreamed"] for u in us))
+        duplicates = sum(u.get("rejections", {}).get("duplicate", 0) for u in us)
+        out["program_valid_rate"] = (sum(u["valid"] for u in us) + duplicates) / dreamed
+        out["program_duplicate_rate"] = duplicates / dreamed
+    if not us or not all("archive" in u for u in us):
+        return out
+    per_seed = {
+        "frontier_fraction": [u["frontier_fraction"] for u in us],
+        "archive_size": [u["archive_size"] for u in us],
+        "archive_evaluated": [u.get("archive_evaluated", 0) for u in us],
+        "goal_concentration": [_goal_concentration(u) for u in us],
+    }
+    for name, values in per_seed.items():
+        if any(v is None for v in values):
+            continue
+        out[name] = float(np.mean(values))
+        if len(values) > 1:
+            out[f"{name}.se"] = _se([float(v) for v in values])
+    return out
+
+
+def _curriculum_gains(units: dict[str, list[dict[str, Any]]]) -> dict[str, float]:
+    """DiCode minus the uniform ablation, paired by seed: ``frontier_gain_over_random`` and
+    ``learning_progress_gain_over_random`` (each with ``.se``)."""
+    mine = {int(u["seed"]): u for u in units.get("dicode", [])}
+    theirs = {int(u["seed"]): u for u in units.get("dicode_random", [])}
+    seeds = sorted(set(mine) & set(theirs))
+    out: dict[str, float] = {}
+    for key in ("frontier_fraction", "learning_progress"):
+        pairs = [(mine[s].get(key), theirs[s].get(key)) for s in seeds]
+        if len(pairs) < 2 or any(a is None or b is None for a, b in pairs):
+            continue
+        gap = paired_difference([a for a, _ in pairs], [b for _, b in pairs])
+        name = "frontier" if key == "frontier_fraction" else key
+        out[f"{name}_gain_over_random"] = float(gap.mean)
+        out[f"{name}_gain_over_random.se"] = float(gap.se)
+    return out
+
+
 def summarise(units: dict[str, list[dict[str, Any]]], config: RunConfig) -> dict[str, Any]:
     """The issue's metric keys from the units (means over seeds, ``.se`` their standard error).
 
@@ -110,36 +171,35 @@ def summarise(units: dict[str, list[dict[str, Any]]], config: RunConfig) -> dict
         m[f"late_success.{method}"] = float(np.mean(late))
         if len(us) > 1:
             m[f"late_success.{method}.se"] = _se(late)
-        if us and "frontier_fraction" in us[0]:
-            ff = [float(u["frontier_fraction"]) for u in us]
-            m[f"frontier_fraction.{method}"] = float(np.mean(ff))
-            if len(us) > 1:
-                m[f"frontier_fraction.{method}.se"] = _se(ff)
+        for key in ("frontier_fraction", "learning_progress"):
+            values = [u.get(key) for u in us]
+            if us and all(v is not None for v in values):
+                m[f"{key}.{method}"] = float(np.mean(values))
+                if len(us) > 1:
+                    m[f"{key}.{method}.se"] = _se(values)
     dicode = units.get("dicode", [])
     if dicode:
         m["archive_size"] = float(np.mean([u["archive_size"] for u in dicode]))
         m["archive_evaluated"] = float(np.mean([u.get("archive_evaluated", 0) for u in dicode]))
         m["frontier_fraction"] = m["frontier_fraction.dicode"]  # the issue's key: evaluated only
-    rand = units.get("dicode_random", [])
-    if len(dicode) > 1 and len(rand) == len(dicode):  # same seeds: paired
-        gap = paired_difference(
-            [u["frontier_fraction"] for u in dicode], [u["frontier_fraction"] for u in rand]
-        )
-        m["frontier_gain_over_random"] = float(gap.mean)
-        m["frontier_gain_over_random.se"] = float(gap.se)
+    m.update(_curriculum_gains(units))
     m.update(paired_return_gains(units))
-    dreamt: dict[str, list[int]] = {}
+    dreamers: dict[str, list[dict[str, Any]]] = {}
     for method in ("dicode", "dicode_random"):
-        for u in units.get(method, []):
-            d = dreamt.setdefault(u["dreamer"], [0, 0])
-            d[0] += u["dreamed"]
-            d[1] += u["valid"]
-    for name, (n, v) in dreamt.items():
-        m[f"program_valid_rate.{name}"] = v / max(n, 1)
+        us = units.get(method, [])
+        for key in ("goal_concentration", "goal_concentration.se"):
+            if key in (fig := archive_figures(us)):
+                m[key.replace("goal_concentration", f"goal_concentration.{method}")] = fig[key]
+        for u in us:
+            dreamers.setdefault(u["dreamer"], []).append(u)
+    for name, us in dreamers.items():
+        fig = archive_figures(us)
+        m[f"program_valid_rate.{name}"] = fig["program_valid_rate"]
+        m[f"program_duplicate_rate.{name}"] = fig["program_duplicate_rate"]
     accel = units.get("accel", [])
-    if accel:
-        m["program_valid_rate.accel_edits"] = sum(u["valid"] for u in accel) / max(
-            1, sum(u["proposed"] for u in accel)
+    if accel and all("edits_proposed" in u for u in accel):  # failed edits counted once
+        m["program_valid_rate.accel_edits"] = sum(u["edits_valid"] for u in accel) / max(
+            1, sum(u["edits_proposed"] for u in accel)
         )
     seconds = sum(u["train_seconds"] for us in units.values() for u in us)
     steps = sum(u["train_steps"] for us in units.values() for u in us)

@@ -34,6 +34,7 @@ from icml26.dicode.dreamer import (
 )
 from icml26.dicode.ppo import PPO, PPOSettings, Runner
 from icml26.dicode.program import WorldProgram, target_program
+from icml26.dicode.progress import PROGRESS_STREAM, ProgressLog, mean_progress
 from icml26.dicode.tech import ACHIEVEMENTS
 from icml26.shared import RunDir, atomic_write_json, log
 from icml26.shared.atomic import atomic_path
@@ -43,11 +44,13 @@ __all__ = [
     "Evaluator",
     "ParamsCache",
     "hold_slots",
+    "load_units",
     "make_dreamer",
     "make_scheduler",
     "ppo_settings",
     "train_unit",
     "train_units",
+    "unit_path",
 ]
 
 #: Fold-in tag of the held-out evaluation key stream (training keys never use it).
@@ -100,6 +103,8 @@ def make_scheduler(method: str, config: RunConfig, dreamer: Dreamer, lower: Any 
             selection="learnability" if method == "dicode" else "uniform",
             lineage_weight=config.lineage_weight,
             lower=lower,
+            # evaluated = measured over a full slot: one finished episode in each of its envs
+            min_episodes=config.envs_per_slot,
         )
     raise ValueError(f"unknown method {method!r}")
 
@@ -142,7 +147,8 @@ class Evaluator:
         self.batch = batch
         self.target = target_program()
         self.lower = lower
-        self.worlds = ParamsCache(lower).batch([self.target], batch)
+        self.cache = ParamsCache(lower)
+        self.worlds = self.cache.batch([self.target], batch)
 
     def __call__(self, params: Any, key: jax.Array, episodes: int) -> dict[str, np.ndarray]:
         returns, ach = [], []
@@ -232,6 +238,7 @@ class _UnitState:
     curve_steps: list[int] = field(default_factory=list)
     curve_return: list[float] = field(default_factory=list)
     profile: dict[str, float] = field(default_factory=dict)
+    progress: ProgressLog | None = None  # DiCode's learning-progress probe (None: off)
     start_round: int = 0
 
     def python_state(self) -> dict[str, Any]:
@@ -243,6 +250,7 @@ class _UnitState:
             "profile": self.profile,
             "programs": self.programs,
             "since": self.since,
+            "progress": self.progress,
         }
 
 
@@ -254,6 +262,7 @@ def _start_unit(
     evaluator: Evaluator,
     dreamer: Dreamer,
     ckpt: _Checkpoint | None,
+    probe_progress: bool = True,
 ) -> _UnitState:
     """A fresh unit (evaluated once before training) or the one its checkpoint holds."""
     rng = np.random.default_rng([seed, sum(map(ord, method))])
@@ -278,9 +287,12 @@ def _start_unit(
             py["curve_steps"],
             py["curve_return"],
             py["profile"],
+            py.get("progress"),
             start_round,
         )
     state = _UnitState(runner, scheduler, rng, programs, since)
+    if probe_progress and isinstance(scheduler, DiCodeCurriculum):
+        state.progress = ProgressLog(chunk=max(1, min(scheduler.new_capacity, evaluator.batch)))
     ev = evaluator(runner.params, jax.random.fold_in(_eval_key(seed), 0), config.eval_episodes)
     state.curve_steps.append(0)
     state.curve_return.append(float(ev["return"].mean()))
@@ -291,6 +303,11 @@ def _start_unit(
 def _eval_key(seed: int) -> jax.Array:
     """The held-out evaluation stream of ``seed``: the same for every method (paired maps)."""
     return jax.random.fold_in(jax.random.PRNGKey(seed), EVAL_STREAM)
+
+
+def _progress_key(seed: int) -> jax.Array:
+    """The progress probe's held-out stream of ``seed`` (never used in training)."""
+    return jax.random.fold_in(jax.random.PRNGKey(seed), PROGRESS_STREAM)
 
 
 def _observe(scheduler: Any, stats: dict[str, Any], config: RunConfig) -> None:
@@ -318,6 +335,8 @@ def train_unit(
     dreamer: Dreamer,
     checkpoint_dir: Path | None = None,
     on_round: Any = None,
+    *,
+    probe_progress: bool = True,
 ) -> dict[str, Any]:
     """Train ``method`` with seed ``seed`` for ``config.total_steps`` steps and evaluate it.
 
@@ -331,16 +350,20 @@ def train_unit(
         dreamer: DiCode's dreamer (unused by the baselines).
         checkpoint_dir: where to checkpoint and resume (``None``: no checkpoints).
         on_round: ``f(round, steps, loss, target_return)`` after every round.
+        probe_progress: DiCode's learning-progress probe (:mod:`icml26.dicode.progress`): each
+            child measured at birth and at the end on the same held-out maps (one evaluation
+            call of the evaluator's size per group of new children, twice).
 
     Returns:
         A JSON-ready dict: the return curve (``curve_steps``, ``curve_return``), the final
         held-out ``returns`` and ``achievement_success``, ``train_seconds``/``train_steps``
         (first compiled call excluded), and for DiCode the archive (lineage, success rates,
-        history; ``archive_evaluated`` / ``archive_unevaluated``) and the dreamer's
-        ``dreamed``/``valid`` counts.
+        history; ``archive_evaluated`` / ``archive_unevaluated``), the dreamer's
+        ``dreamed``/``valid`` counts and, with ``probe_progress``, the children's
+        ``learning_progress`` (:mod:`icml26.dicode.progress`).
     """
     ckpt = _Checkpoint(checkpoint_dir) if checkpoint_dir is not None else None
-    u = _start_unit(method, seed, config, ppo, evaluator, dreamer, ckpt)
+    u = _start_unit(method, seed, config, ppo, evaluator, dreamer, ckpt, probe_progress)
     cache = ParamsCache(evaluator.lower)
     eps, timing = config.envs_per_slot, {"seconds": 0.0, "steps": 0}
     previous = u.programs
@@ -369,6 +392,9 @@ def train_unit(
             u.curve_return.append(float(ev["return"].mean()))
             u.profile = _profile(ev["achievements"], ppo.env.achievement_names)
         u.scheduler.end_round(u.profile, u.rng)
+        if u.progress is not None and r + 1 < config.rounds:  # children trained on from now
+            born = [(e.id, e.program) for e in u.scheduler.archive.entries if e.born == r + 1]
+            u.progress.birth(evaluator, u.runner.params, born, _progress_key(seed))
         if on_round is not None:
             on_round(r, steps, float(stats["loss"]), u.curve_return[-1])
         if ckpt is not None and ((r + 1) % config.checkpoint_every == 0) and r + 1 < config.rounds:
@@ -386,11 +412,27 @@ def train_unit(
         "train_steps": timing["steps"],
         "total_steps": config.rounds * config.steps_per_round,
     }
-    return unit | _scheduler_record(u.scheduler)
+    progress = (
+        u.progress.finish(evaluator, u.runner.params, _progress_key(seed))
+        if u.progress is not None
+        else {}
+    )
+    return unit | _scheduler_record(u.scheduler, progress)
 
 
-def _scheduler_record(scheduler: Any) -> dict[str, Any]:
-    """DiCode's archive and dreamer counts, or PLR's proposals (nothing for the others)."""
+def _scheduler_record(
+    scheduler: Any, progress: dict[int, tuple[float, float]] | None = None
+) -> dict[str, Any]:
+    """DiCode's archive, dreamer counts and learning progress (children's goal success at
+    birth and at the end: ``success_birth`` / ``success_final``), or PLR's proposals."""
+    progress = progress or {}
+    if isinstance(scheduler, ACCEL):
+        return {
+            "proposed": scheduler.proposed,
+            "valid": scheduler.valid,
+            "edits_proposed": scheduler.edits_proposed,
+            "edits_valid": scheduler.edits_valid,
+        }
     if isinstance(scheduler, PLR):
         return {"proposed": scheduler.proposed, "valid": scheduler.valid}
     if not isinstance(scheduler, DiCodeCurriculum):
@@ -401,10 +443,13 @@ def _scheduler_record(scheduler: Any) -> dict[str, Any]:
         "valid": scheduler.valid,
         "rejections": scheduler.rejections,
         "archive_size": len(scheduler.archive),
-        "archive_evaluated": len(scheduler.archive.evaluated()),
-        "archive_unevaluated": len(scheduler.archive.pending()),
+        "archive_evaluated": len(scheduler.archive.evaluated(scheduler.min_episodes)),
+        "archive_unevaluated": len(scheduler.archive)
+        - len(scheduler.archive.evaluated(scheduler.min_episodes)),
         "frontier_fraction": scheduler.frontier_fraction(),
         "history": scheduler.history,
+        "learning_progress": mean_progress(progress),
+        "progress_worlds": len(progress),
         "archive": [
             {
                 "id": e.id,
@@ -413,9 +458,12 @@ def _scheduler_record(scheduler: Any) -> dict[str, Any]:
                 "born": e.born,
                 "operator": e.operator,
                 "success_rate": e.success_rate,
+                "episodes": e.finished,
                 "learnability": e.learnability,
                 "goal": e.program.goal,
                 "source": e.program.source(),
+                "success_birth": progress[e.id][0] if e.id in progress else None,
+                "success_final": progress[e.id][1] if e.id in progress else None,
             }
             for e in scheduler.archive.entries
         ],
@@ -433,6 +481,7 @@ def train_units(
     *,
     prefix: str = "",
     log_rounds: bool = True,
+    probe_progress: bool = True,
 ) -> dict[str, list[dict[str, Any]]]:
     """Every (method, seed) unit, each cached as ``<run>/units/<prefix><method>.s<k>.json``
     (a finished unit is read back, an unfinished one resumes from its checkpoints).
@@ -446,16 +495,16 @@ def train_units(
         ppo: the learner; evaluator: the held-out target evaluation; dreamer: DiCode's.
         prefix: unit-file prefix (``"craftax."`` for the Craftax stage).
         log_rounds: write each round's loss and target return to ``metrics.jsonl``.
+        probe_progress: DiCode's learning-progress probe (:func:`train_unit`).
 
     Returns:
         Per method, one unit dict per seed (:func:`train_unit`).
     """
-    folder = Path(run_dir.path) / "units"
-    folder.mkdir(exist_ok=True)
+    (Path(run_dir.path) / "units").mkdir(exist_ok=True)
     out: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     for method in methods:
         for k in range(seeds):
-            path, seed = folder / f"{prefix}{method}.s{k}.json", config.seed + k
+            path, seed = unit_path(run_dir, prefix, method, k), config.seed + k
             if path.exists():
                 out[method].append(json.loads(path.read_text()))
                 continue
@@ -476,11 +525,35 @@ def train_units(
                 dreamer,
                 checkpoints,
                 on_round if log_rounds else None,
+                probe_progress=probe_progress,
             )
             unit["wall_seconds"] = time.perf_counter() - start
             atomic_write_json(path, unit)
             log(f"  {prefix}{method:21s} seed {seed}: return {np.mean(unit['returns']):.2f}")
             out[method].append(unit)
+    return out
+
+
+def unit_path(run_dir: RunDir, prefix: str, method: str, k: int) -> Path:
+    """Where :func:`train_units` caches the ``k``-th seed of ``method``."""
+    return Path(run_dir.path) / "units" / f"{prefix}{method}.s{k}.json"
+
+
+def load_units(
+    run_dir: RunDir, methods: tuple[str, ...], seeds: int, prefix: str = ""
+) -> dict[str, list[dict[str, Any]]]:
+    """The finished units :func:`train_units` cached (e.g. to recompute metrics or plots).
+
+    Raises:
+        FileNotFoundError: naming the first unit that is not there.
+    """
+    out: dict[str, list[dict[str, Any]]] = {}
+    for method in methods:
+        for k in range(seeds):
+            path = unit_path(run_dir, prefix, method, k)
+            if not path.exists():
+                raise FileNotFoundError(f"no finished unit {path} (train it first)")
+            out.setdefault(method, []).append(json.loads(path.read_text()))
     return out
 
 
