@@ -24,10 +24,9 @@ PROFILES = {
         final_eval_episodes=8,
         checkpoint_every=1,
     ),
-    # all six methods x 3 seeds at equal step budgets; measured at 5b6ea7b: 225.6 s wall,
-    # 172 CPU-s on the shared 2-core machine (load ~4, 2026-12-04); the learning-progress probe
-    # added since costs ~6 s per DiCode unit (one dicode unit of this config: 16-18 s without,
-    # 22-24 s with it, load ~6, 2026-12-05), so ~36 s more over the six DiCode units
+    # all six methods x 3 seeds at equal step budgets; measured at 4550b7e (with the
+    # learning-progress probe): 164.8 s wall, 207 CPU-s on the shared 2-core machine (load ~6,
+    # JAX compilation cache warm, 2026-12-05)
     "quick": RunConfig(),
     # the best 2 cores allow in ~30 min: 3x the budget, more seeds, plus Craftax-Classic
     "full": RunConfig(n_seeds=4, total_steps=1_179_648, final_eval_episodes=256, craftax=True),
@@ -91,9 +90,10 @@ _BASE_LATE = ", ".join(f"late_success.{b}" for b in BASELINES)
 # progress must exceed two SEs over seeds and the uniform ablation's by two paired SEs (same
 # seeds). A frozen policy scores every world the same twice (progress exactly 0): that is the
 # null run `frozen_agent` (PPO with lr = 0; tests/test_progress.py), under which the rule must
-# fail. The frontier fraction stays a reported mechanism figure, not a claim. The quick run at
-# 5b6ea7b predates these keys: `--redecide` on it leaves the claim undecided; the next quick
-# run decides it.
+# fail. The frontier fraction stays a reported mechanism figure, not a claim. Decided by the
+# quick run at 4550b7e (fails). Known weakness: the uniform arm's progress is measured on its own
+# children, so the gain over it also reflects which worlds each selection picks (a bystander
+# policy probed on the same children would separate the two).
 CLAIMS = [
     Claim(
         "beats_strongest_baseline",
