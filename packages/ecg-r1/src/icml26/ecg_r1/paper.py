@@ -53,6 +53,10 @@ PROFILES = {
         # Then ECG-R1 alone on SmolLM2-135M-Instruct (the Q4_1 GGUF weights) with LoRA; sized
         # from a probe with the old 200-token cap (690 s). Its tokenizer writes the quick
         # run's 200 protocol answers in mean 178, p95 192, max 200 tokens: cap 240 now.
+        # Probe at that cap (2026-12-05, 1 thread, load 5-8; 64 targets): the 30 SFT steps took
+        # 251 CPU-s (loss 3.69 -> 0.78), greedy answers for 4 records 64 CPU-s; all 4 ran to
+        # the cap in markdown without `<think>` (format 0, truncation 1): the decoder, not the
+        # cap, is what the SmolLM2 figures now wait on (more SFT steps is the next change).
         llm_model="smollm2-135m-instruct-q4_1",
         llm_sft_steps=30,
         llm_sft_batch=4,
