@@ -367,6 +367,39 @@ def test_new_special_token_rows_train_under_lora(tokenizer: Any) -> None:
         add_lora(make_tiny_model(tokenizer), new_token_ids=[10_000])
 
 
+def test_grpo_trains_new_token_rows_on_a_tied_head(tokenizer: Any) -> None:
+    """New token rows on a model whose output layer is tied to its embeddings (SmolLM2's
+    case): peft wraps the head in a TrainableTokensWrapper, TRL's fused LM head reads its
+    ``bias`` (AttributeError before ``expose_output_bias``); a GRPO step now runs, moves the
+    new rows and leaves the state dict's keys as they were."""
+    from icml26.shared.llm.trl_compat import expose_output_bias
+
+    model = make_tiny_model(
+        tokenizer, TinyModelConfig(hidden_size=16, intermediate_size=32, tie_word_embeddings=True)
+    )
+    assert not expose_output_bias(model)  # a plain head: nothing to do
+    new = [tokenizer.convert_tokens_to_ids(t) for t in ("<think>", "</think>")]
+    peft_model = add_lora(model, rank=2, new_token_ids=new)
+    keys = set(peft_model.state_dict())
+    delta = peft_model.get_input_embeddings().token_adapter.trainable_tokens_delta["default"]
+    before = delta.detach().clone()
+
+    def varied(prompts: list[Any], completions: list[Any], **_: Any) -> list[float]:
+        return [float(sum(map(ord, str(c))) % 7) for c in completions]
+
+    settings = GRPOSettings(
+        steps=1, prompts_per_step=2, num_generations=4, max_completion_length=4, lr=1e-2
+    )
+    history = train_grpo(
+        peft_model, tokenizer, [varied], TASK.dataset(8, np.random.default_rng(1)), settings
+    )
+    assert np.isfinite(history[0]["reward"])
+    assert history[0]["reward_std"] > 0
+    assert not torch.equal(delta.detach(), before)
+    assert peft_model.get_output_embeddings().bias is None  # the tiny head has no bias
+    assert set(peft_model.state_dict()) == keys
+
+
 # ------------------------------------------------------------------------- GRPO maths
 def test_group_advantages_closed_form() -> None:
     r = torch.tensor([1.0, 0.0, 0.5, 0.5, 2.0, 2.0, 2.0, 4.0])

@@ -67,6 +67,9 @@ def test_checkpoint_stage_reports_ecg_r1_llm_keys(tmp_path: Path) -> None:
         "hallucination_rate.ecg_r1_llm",
         "cross_modal_consistency.ecg_r1_llm",
         "generation_cap.ecg_r1_llm",
+        "truncation_rate.ecg_r1_llm",
+        "truncation_rate.sft_llm",  # the same checkpoint before GRPO
+        "format_rate.sft_llm",
     ):
         assert key in metrics
     assert "diagnosis_jaccard.both.ecg_r1" in metrics

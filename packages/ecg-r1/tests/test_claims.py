@@ -49,14 +49,32 @@ def test_truncation_rate_counts_unclosed_answers_per_method() -> None:
 def test_answers_not_truncated_reads_the_truncation_rate() -> None:
     claim = _claim("answers_not_truncated")
     ok = {
+        "answer_tokens_p95.ecg_r1": 183.0,
+        "generation_cap.ecg_r1": 229.0,
         "truncation_rate.sft_only": 0.0,
         "truncation_rate.ecg_r1": 0.05,
         "format_rate.sft_only": 0.9,
     }
     assert evaluate_rule(claim.rule, ok)[0] is True
     # every answer capped: fails whatever the cap is relative to the answers' length
-    capped = ok | {"truncation_rate.ecg_r1": 1.0, "generation_cap.ecg_r1": 229.0}
+    capped = ok | {"truncation_rate.ecg_r1": 1.0}
     assert evaluate_rule(claim.rule, capped)[0] is False
+    # a cap lowered below the answers' p95 (max_new_tokens) fails the precondition
+    assert evaluate_rule(claim.rule, ok | {"generation_cap.ecg_r1": 24.0})[0] is False
+
+
+def test_llm_answers_not_truncated_needs_the_cap_over_p95_and_stops() -> None:
+    claim = _claim("llm_answers_not_truncated")
+    assert claim.profiles == ("full",)  # the SmolLM2 stage runs in `full` only
+    ok = {
+        "answer_tokens_p95.ecg_r1_llm": 192.0,
+        "generation_cap.ecg_r1_llm": 240.0,
+        "truncation_rate.ecg_r1_llm": 0.0,
+    }
+    assert evaluate_rule(claim.rule, ok)[0] is True
+    # a cap under the answers' p95 fails, whatever the truncation rate
+    assert evaluate_rule(claim.rule, ok | {"generation_cap.ecg_r1_llm": 150.0})[0] is False
+    assert evaluate_rule(claim.rule, ok | {"truncation_rate.ecg_r1_llm": 0.5})[0] is False
 
 
 def test_an_answer_that_runs_on_after_its_close_counts_as_truncated() -> None:

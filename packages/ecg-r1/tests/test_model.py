@@ -230,3 +230,41 @@ def test_generation_cap_covers_the_95th_percentile() -> None:
     assert cap >= p95
     assert sum(n > cap for n in lengths) == 0
     assert generation_cap([3, 4], floor=16)[0] == 16
+
+
+def test_run_caps_generation_at_the_measured_p95(setup: tuple) -> None:
+    """The cap a method generates with is :func:`generation_cap` of its own SFT answers'
+    token lengths (at least their p95); ``max_new_tokens`` lowers it only when set."""
+    from dataclasses import replace
+
+    from icml26.ecg_r1.methods import (
+        PROMPT,
+        MethodInputs,
+        MethodSpec,
+        PolicySettings,
+        generation_cap,
+        new_policy,
+        run_llm_method,
+    )
+
+    _, _, bank, c, texts = setup
+    inputs = MethodInputs(
+        policy=PolicySettings(hidden=32, layers=1, vocab_size=400),
+        sft=SFTSettings(steps=1, batch_size=2, lr=1e-3),
+        grpo=None,
+        drop=ModalityDropout(0.0, 0.0),
+        train=None,  # read by GRPO only
+        targets=list(c.features),
+        banks=(bank, bank),
+        n_eval=1,
+    )
+    spec = MethodSpec("probe")
+    out = run_llm_method(spec, inputs, seed=0)
+    model, tok = new_policy(inputs.policy, [PROMPT, *texts], bank, seed=0)  # the run's own
+    lengths = [len(x) for x in answer_ids(model, tok, texts)]
+    assert out["answer_tokens_p95"] == pytest.approx(np.percentile(lengths, 95))
+    assert out["generation_cap"] == generation_cap(lengths, floor=16)[0]
+    assert out["generation_cap"] >= out["answer_tokens_p95"] > 16
+    lowered = run_llm_method(spec, replace(inputs, max_new_tokens=8), seed=0)
+    assert lowered["generation_cap"] == 8
+    assert lowered["answer_tokens_p95"] == out["answer_tokens_p95"]

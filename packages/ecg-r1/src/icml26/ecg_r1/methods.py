@@ -37,7 +37,7 @@ from icml26.ecg_r1.model import (
 )
 from icml26.ecg_r1.protocol import free_text_answer, protocol_answer
 from icml26.ecg_r1.train import SFTSettings, answer_ids, train_grpo, train_sft
-from icml26.shared import rng_for
+from icml26.shared import log, rng_for
 from icml26.shared.llm.grpo import GRPOSettings
 
 __all__ = [
@@ -328,6 +328,11 @@ def run_llm_method(
     per_record = sft_targets(model, tok, targets, write)
     ids = [x for x in per_record if x is not None]
     cap, p95 = generation_cap([len(x) for x in ids], floor=16)
+    if max_new_tokens and max_new_tokens < p95:
+        log(
+            f"ecg-r1: {spec.name}: max_new_tokens={max_new_tokens} caps generation below the "
+            f"answers' p95 ({p95:.0f} tokens): outputs are truncated (smoke runs only)"
+        )
     cap = min(cap, max_new_tokens) if max_new_tokens else cap
     dropout = drop if spec.dropout else ModalityDropout(0.0, 0.0)
     losses = train_sft(

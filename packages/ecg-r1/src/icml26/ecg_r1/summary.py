@@ -5,7 +5,8 @@ Per method (``<m>``: ``ecg_r1``, ``sft_only``, ``no_dropout``, ``free_text``, ``
 the hallucination rate pooled over them; the others on the first seed): ``diagnosis_jaccard.<cond>.<m>``, ``macro_f1.<cond>.<m>``,
 ``evidence_accuracy.<m>``, ``hallucination_rate.<m>`` (pooled: contradicting statements /
 statements), ``format_rate.<m>``, ``truncation_rate.<m>`` (outputs that do not stop
-right after ``</answer>`` within the cap; ``ecg_r1_llm`` too when the SmolLM2 stage ran),
+right after ``</answer>`` within the cap; ``ecg_r1_llm`` too when the SmolLM2 stage ran, and
+``sft_llm``: that stage's model before GRPO),
 ``cross_modal_consistency.<m>``.
 
 Hallucination, one statistic: ``hallucination_rate.<m>`` pooled; its seed spread
@@ -195,6 +196,8 @@ def summarise(
             metrics[f"grpo_kl_last.{name}"] = float(g["kl"][-1] or 0.0)
     if llm is not None:
         metrics |= score_method(llm["texts"], feats[: cfg.llm_test]).metrics("ecg_r1_llm")
+        if "texts_sft" in llm:  # the same SmolLM2 model before GRPO
+            metrics |= score_method(llm["texts_sft"], feats[: cfg.llm_test]).metrics("sft_llm")
         metrics |= {
             f"{k}.ecg_r1_llm": float(llm[k])
             for k in ("answer_tokens_p95", "generation_cap", "sft_loss_last")

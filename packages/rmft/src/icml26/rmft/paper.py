@@ -55,12 +55,19 @@ PROFILES = {
     ),
     # The LLM study on the bundled SmolLM2-135M-Instruct (`smollm2-135m-instruct-q4_1`: the
     # Q4_1 GGUF's dequantised weights, not the released ones) with LoRA, beside the `quick`
-    # numerical study and the experts model. Sized by generation cost: a sampled reply costs
-    # about 1.7 CPU-s (prefill of a ~250-token prompt dominates) and on 2 cores shared with
-    # other jobs (load 12-20) this process got 20-30% of a core, so `K = 3`, `T = 4` games on
-    # 12 evaluation instances (the fewest a paired z is reported on), one RMFT iteration of
-    # 3 x 3 rollouts and 3 LoRA steps, and its random-selection control. `--set numeric=false`
-    # runs the LLM part alone.
+    # numerical study and the experts model. Sized by generation cost, measured 2026-12-05
+    # (a probe, 1 thread, load 7 on 2 cores, this process at ~20% of a core): a decision
+    # step of 16 episodes costs 14-15 CPU-s sampled (0.9 CPU-s a reply: prefill of a 185-215
+    # token prompt dominates, replies 14-18 tokens, 50-69% invalid) and 9-10 CPU-s greedy
+    # (0.6 a reply, 8 tokens, none invalid); a LoRA SFT step of 8 transcripts ~25 CPU-s. The
+    # issue's size (256 evaluation instances at T = 10, sampled and greedy base and RMFT, the
+    # random-selection control, the NL scenario; 16 x 4 rollouts, 20 SFT steps per loop)
+    # projects to ~16,800 CPU-s (4.7 CPU-h; 3.4 without the NL scenario): not 60 min here. One
+    # idle core gives ~3,600 CPU-s an hour: ~60 instances at T = 10 with the matched controls.
+    # Hence `K = 3`, `T = 4` games on 12 evaluation instances (the fewest a paired z is
+    # reported on), one RMFT iteration of 3 x 3 rollouts and 3 LoRA steps, and its
+    # random-selection control: too small to decide. `--set numeric=false` runs the LLM part
+    # alone.
     "full": RunConfig(
         eval_every_iteration=False,
         keep_per_instance=2,

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from icml26.shared.llm.sft import quiet_trainer
+from icml26.shared.llm.trl_compat import expose_output_bias
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -559,6 +560,7 @@ def make_grpo_trainer(
         )
     finally:
         restore()
+    expose_output_bias(trainer.model)  # new token rows on a tied head (peft wrapper): see there
     trainer.dynamic_sampling = settings.dynamic_sampling
     quiet_trainer(trainer)
     return trainer

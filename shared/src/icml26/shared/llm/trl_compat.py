@@ -16,6 +16,9 @@ private method's source differs from the one read (:func:`changed_private_names`
 hook stops behaving as relied on (rollout arguments, ``env_mask`` reaching the loss, extra
 rollout fields reaching the reward functions). To move to a new TRL: read the changed
 methods, adapt :mod:`icml26.shared.llm.grpo`, update the hashes and the range together.
+
+One gap between TRL and peft is bridged here too: :func:`expose_output_bias` (TRL's fused LM
+head reads ``lm_head.bias``, which peft's trainable-tokens wrapper does not forward).
 """
 
 from __future__ import annotations
@@ -23,8 +26,16 @@ from __future__ import annotations
 import hashlib
 import inspect
 from importlib import metadata
+from typing import Any
 
-__all__ = ["PRIVATE", "TRL_RANGE", "changed_private_names", "check_trl_version", "source_sha256"]
+__all__ = [
+    "PRIVATE",
+    "TRL_RANGE",
+    "changed_private_names",
+    "check_trl_version",
+    "expose_output_bias",
+    "source_sha256",
+]
 
 #: The TRL releases the GRPO path was read against (kept equal to ``pyproject.toml``'s pin).
 TRL_RANGE = ">=1.16,<1.17"
@@ -75,3 +86,36 @@ def check_trl_version() -> str:
             f"'trl{TRL_RANGE}', or re-check those names and update icml26.shared.llm.trl_compat"
         )
     return installed
+
+
+def expose_output_bias(model: Any) -> bool:
+    """Let TRL's fused LM head read ``bias`` on a peft trainable-tokens output layer.
+
+    ``GRPOTrainer`` (TRL 1.16) scores completions through ``add_fused_lm_head``, which reads
+    ``model.get_output_embeddings().bias`` on every forward. When new token rows train
+    (peft's ``trainable_token_indices``, as :func:`icml26.shared.llm.sft.add_lora` sets for
+    ``new_token_ids``) on a model whose output layer is tied to its input embeddings
+    (SmolLM2, a tied tiny model), peft wraps the output layer in a ``TrainableTokensWrapper``
+    that forwards ``weight`` (the merged rows, so gradients reach the new rows) but not
+    ``bias``: the first GRPO step raised ``AttributeError: 'TrainableTokensWrapper' object
+    has no attribute 'bias'``. This sets the wrapper's ``bias`` to the wrapped layer's own
+    (``None`` on Llama-style heads) as a plain attribute, so no parameter is added and the
+    state dict is unchanged.
+
+    Args:
+        model: a model or ``PeftModel`` (anything with ``get_output_embeddings``).
+
+    Returns:
+        Whether the output layer was such a wrapper (``False``: nothing to do, nothing done).
+    """
+    try:
+        from peft.utils.other import TrainableTokensWrapper
+    except ImportError:  # no peft, so no peft wrapper either
+        return False
+    get_head = getattr(model, "get_output_embeddings", None)
+    head = get_head() if get_head is not None else None
+    if not isinstance(head, TrainableTokensWrapper):
+        return False
+    if "bias" not in head.__dict__:
+        head.__dict__["bias"] = getattr(head.token_adapter.base_layer, "bias", None)
+    return True
