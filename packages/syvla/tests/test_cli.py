@@ -141,7 +141,7 @@ def test_babyai_profile_runs_registry_levels(
         ("clip=1.5", "clip"),
         ("guide_quantile=1.5", "guide_quantile"),
         ("guide_floor_quantile=-0.1", "guide_floor_quantile"),
-        ("vqa_target=0", "vqa_target"),
+        ("vqa_patience=0", "vqa_patience"),
         ("text_model=", "text_model must name"),
         ("demos_path=/nonexistent.npz", "does not exist"),
         ("device=tpu", "device must be"),

@@ -30,7 +30,6 @@ _FULL = RunConfig(
     seeds=5,
     demo_episodes=1500,
     vqa_train_states=10_000,
-    vqa_max_steps=6000,
     bc_steps=3000,
     rl_updates=60,
     eval_episodes=300,
