@@ -108,6 +108,8 @@ class RunConfig:
             this many steps and evaluate every model again on minigrid's partial RGB view
             through it (the same rooms); 0: no RGB evaluation.
         rgb_frames: training frames of the RGB encoder (random play on ``levels``).
+        rgb_methods: the methods evaluated again through the RGB view (a wiring check of
+            the pixel path: the tile encoder reads the codes exactly, so one method shows it).
     """
 
     seed: int = 0
@@ -159,6 +161,7 @@ class RunConfig:
     levels: tuple[str, ...] = ()
     rgb_steps: int = 0
     rgb_frames: int = 1500
+    rgb_methods: tuple[str, ...] = ("syvla",)
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.methods if m not in METHODS]
@@ -166,6 +169,8 @@ class RunConfig:
             raise ValueError(
                 f"methods must be a non-empty subset of {tuple(METHODS)}, got {self.methods}"
             )
+        if not set(self.rgb_methods) <= set(self.methods):
+            raise ValueError(f"rgb_methods {self.rgb_methods} must be among methods {self.methods}")
         if "bc" not in self.methods:
             raise ValueError("methods must include 'bc' (the reference every claim compares with)")
         if not self.text_model:
