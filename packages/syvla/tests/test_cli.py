@@ -155,7 +155,7 @@ def test_babyai_profile_runs_registry_levels(
         ("guide_quantile=1.5", "guide_quantile"),
         ("guide_floor_quantile=-0.1", "guide_floor_quantile"),
         ("vqa_patience=0", "vqa_patience"),
-        ("rgb_methods=bc_ppo", "rgb_methods"),
+        ("rgb_methods=ppo", "rgb_methods"),
         ("text_model=", "text_model must name"),
         ("demos_path=/nonexistent.npz", "does not exist"),
         ("device=tpu", "device must be"),
