@@ -71,7 +71,7 @@ def test_babyai_profile_runs_registry_levels(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     tiny = [
         "levels=BabyAI-PutNextLocal-v0",
-        "methods=syvla,bc,bc_ppo",
+        "methods=syvla,bc,bc_ppo,no_decoupling,no_cotrain",
         "seeds=2",
         "demo_episodes=4",
         "vqa_train_states=60",
@@ -99,8 +99,21 @@ def test_babyai_profile_runs_registry_levels(
         assert m[f"babyai.mean.{method}"] == m[f"babyai.putnextlocal.{method}"]
     assert m["babyai_demo_steps.putnextlocal"] > 0
     assert m["rl_frames_per_seed"] == 8
-    # the same models read minigrid's RGB view through the tile encoder
+    # per-seed figures and paired gaps (seed i of syvla against seed i of the baseline)
+    for b in ("bc_ppo", "no_decoupling"):
+        per_seed = [m[f"babyai.mean.syvla.seed{k}"] - m[f"babyai.mean.{b}.seed{k}"] for k in (0, 1)]
+        assert m[f"gap.babyai.mean.syvla.{b}"] == pytest.approx(np.mean(per_seed))
+        assert m[f"gap_margin.babyai.mean.syvla.{b}"] == pytest.approx(
+            12.7062 * m[f"gap_se.babyai.mean.syvla.{b}"], rel=1e-4
+        )  # t(0.975, 1)
+        assert m[f"gap.babyai.mean.{b}.{b}"] == pytest.approx(0.0)  # the placebo's figure
+    # the final models' held-out VQA accuracy, for the decoupling claim
+    for method in ("syvla", "bc", "bc_ppo", "no_decoupling"):
+        assert 0 <= m[f"vqa_accuracy.{method}"] <= 1
+    assert "gap.vqa_accuracy.syvla.no_decoupling" in m
+    # the syvla models read minigrid's RGB view through the tile encoder (a wiring check)
     assert 0 <= m["babyai_rgb.putnextlocal.syvla"] <= 1
+    assert "babyai_rgb.putnextlocal.bc_ppo" not in m
     assert 0 <= m["rgb_tile_accuracy.cell"] <= 1
     # each seed its own demonstrations (its demos stream) and its own BC models
     tag = "BabyAI-PutNextLocal-v0"
@@ -141,7 +154,8 @@ def test_babyai_profile_runs_registry_levels(
         ("clip=1.5", "clip"),
         ("guide_quantile=1.5", "guide_quantile"),
         ("guide_floor_quantile=-0.1", "guide_floor_quantile"),
-        ("vqa_target=0", "vqa_target"),
+        ("vqa_patience=0", "vqa_patience"),
+        ("rgb_methods=ppo", "rgb_methods"),
         ("text_model=", "text_model must name"),
         ("demos_path=/nonexistent.npz", "does not exist"),
         ("device=tpu", "device must be"),

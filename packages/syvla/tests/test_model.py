@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import torch
 
+from icml26.syvla.bc import BCConfig, train_bc
+from icml26.syvla.data import Demos, TextBank, all_instructions, random_states
 from icml26.syvla.levels import N_ACTIONS
 from icml26.syvla.model import ModelConfig, SyVLA
 from icml26.syvla.policy import Policy
@@ -153,6 +155,37 @@ def test_decoupled_action_token_loss_stays_out_of_the_backbone() -> None:
         grad = model.backbone.text[0].weight.grad
         assert (grad is None) == decouple
         assert model.reasoning_head[0].weight.grad.abs().sum() > 0
+
+
+class _BankEncoder:
+    dim = 384
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.random.default_rng(len(texts)).normal(size=(len(texts), 384)).astype(np.float32)
+
+
+def test_decoupled_bc_trains_neither_the_backbone_nor_the_reasoning_head_by_action() -> None:
+    """With the VQA loss off, decoupled BC moves only the action expert; joint BC moves the
+    backbone and the reasoning head too (the former decoupled BC trained the reasoning head,
+    the VQA answerer, by the action-token loss on detached features)."""
+    views = random_states(8, "train", 13, seed=0, stream="bc_test")
+    missions = ["go to the red ball"] * 8
+    demos = Demos(views, missions, np.arange(8) % N_ACTIONS, 8, 8)
+    bank = TextBank(_BankEncoder(), texts=all_instructions())  # type: ignore[arg-type]
+    for decouple in (True, False):
+        torch.manual_seed(0)
+        model = SyVLA(CFG, decouple=decouple)
+        head = [p.detach().clone() for p in model.reasoning_head.parameters()]
+        backbone = [p.detach().clone() for p in model.backbone_parameters()]
+        control = [p.detach().clone() for p in model.control_parameters()]
+        train_bc(model, demos, bank, BCConfig(steps=3, batch=8, vqa_coef=0.0), seed=0)
+
+        def same(before: list[torch.Tensor], after: list[torch.nn.Parameter]) -> bool:
+            return all(torch.equal(a, b) for a, b in zip(before, after, strict=True))
+
+        assert same(head, list(model.reasoning_head.parameters())) == decouple
+        assert same(backbone, model.backbone_parameters()) == decouple
+        assert not same(control, model.control_parameters())
 
 
 def test_policy_leaves_the_callers_train_mode_alone() -> None:

@@ -35,38 +35,48 @@ def test_training_views_never_equal_a_validation_or_test_view() -> None:
     assert len({v.tobytes() for v in train}) > 150
 
 
-def test_pretraining_stops_at_the_validation_target_and_touches_only_the_vl_part() -> None:
+def test_pretraining_stops_on_a_validation_plateau_and_touches_only_the_vl_part(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     torch.manual_seed(0)
     bank = TextBank(_Encoder(), texts=all_instructions() + question_texts())  # type: ignore[arg-type]
     train, val, _ = vqa_splits(64, 32, 8, 13, seed=1)
     model = SyVLA(ModelConfig())
     before = [p.clone() for p in model.control_parameters()]
-    res = pretrain_vqa(
-        model,
-        train,
-        val,
-        bank,
-        VQAPretrainConfig(max_steps=6, batch=8, target=1e-6, check_every=2),
-        seed=0,
-    )
-    assert res.reached
-    assert res.steps == 2
-    assert len(res.curve) == 1
+    # validation: rises, then two checks below best + min_delta (0.505 is a rise < 0.01)
+    accs = iter([0.3, 0.5, 0.505, 0.49, 0.9])
+    monkeypatch.setattr("icml26.syvla.pretrain.vqa_accuracy", lambda *_: next(accs))
+    cfg = VQAPretrainConfig(max_steps=20, batch=8, check_every=2, patience=2, min_delta=0.01)
+    res = pretrain_vqa(model, train, val, bank, cfg, seed=0)
+    assert res.stopped == "plateau"
+    assert res.steps == 8  # the fourth check ends it; the 0.9 is never seen
+    assert [s for s, _ in res.curve] == [2, 4, 6, 8]
+    assert (res.best_step, res.best_val) == (6, 0.505)  # best kept, though not a "rise"
     assert all(torch.equal(a, b) for a, b in zip(before, model.control_parameters(), strict=True))
+    accs = iter([0.1, 0.2, 0.3])
+    res = pretrain_vqa(
+        model, train, val, bank, VQAPretrainConfig(max_steps=5, batch=8, check_every=2), seed=0
+    )
+    assert res.stopped == "max_steps"
+    assert [s for s, _ in res.curve] == [2, 4, 5]
+    accs = iter([0.1, 0.95])
     res = pretrain_vqa(
         model,
         train,
         val,
         bank,
-        VQAPretrainConfig(max_steps=3, batch=8, target=1.0, check_every=2),
+        VQAPretrainConfig(max_steps=9, batch=8, check_every=2, target=0.9),
         seed=0,
     )
-    assert res.steps == 3
-    assert [s for s, _ in res.curve] == [2, 3]
+    assert (res.stopped, res.steps) == ("target", 4)
     with pytest.raises(ValueError, match="no training views"):
         pretrain_vqa(model, train[:0], val, bank, VQAPretrainConfig(), seed=0)
     with pytest.raises(ValueError, match="target"):
         VQAPretrainConfig(target=0)
+    with pytest.raises(ValueError, match="patience"):
+        VQAPretrainConfig(patience=0)
+    with pytest.raises(ValueError, match="min_delta"):
+        VQAPretrainConfig(min_delta=-0.1)
 
 
 def test_pretraining_keeps_the_best_validation_checkpoint(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -82,7 +92,7 @@ def test_pretraining_keeps_the_best_validation_checkpoint(monkeypatch: pytest.Mo
         return next(accs)
 
     monkeypatch.setattr("icml26.syvla.pretrain.vqa_accuracy", fake_accuracy)
-    cfg = VQAPretrainConfig(max_steps=6, batch=8, target=1.0, check_every=2)
+    cfg = VQAPretrainConfig(max_steps=6, batch=8, check_every=2, patience=5)
     res = pretrain_vqa(model, train, val, bank, cfg, seed=0)
     assert res.best_step == 4
     assert res.best_val == 0.7

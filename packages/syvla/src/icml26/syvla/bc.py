@@ -7,10 +7,11 @@ BC trains on the expert's (view, instruction, action) triples with three losses 
   as in the RL stage: the (VQA-pretrained) backbone is never trained by the action loss.
   With it off (the ``no_decoupling`` ablation and the ``bc_ppo`` baseline) it trains the
   backbone end to end,
-* the reasoning head's cross-entropy on the discrete action token ``act:<a>`` given the
-  instruction (knowledge-insulation style); it is an action loss too, so with decoupling on
-  it trains the reasoning head only, on the detached fused features (the backbone is moved
-  only by the VQA loss below); without decoupling it trains the backbone as well,
+* without decoupling only: the reasoning head's cross-entropy on the discrete action token
+  ``act:<a>`` given the instruction (knowledge-insulation style). It is an action loss too:
+  with decoupling on it is left out, so no action loss trains the backbone or the reasoning
+  head (the VQA answerer), which only the VQA loss below moves; without decoupling it
+  trains both,
 * the reasoning head's VQA cross-entropy on questions about the demonstration states.
 """
 
@@ -38,7 +39,9 @@ class BCConfig:
         batch: demonstration samples per step.
         lr: Adam learning rate.
         vqa_coef: weight of the VQA loss on demonstration states.
-        token_coef: weight of the reasoning head's discrete action-token loss.
+        token_coef: weight of the reasoning head's discrete action-token loss (used only
+            without decoupling: with ``model.decouple`` no action loss reaches the reasoning
+            head).
     """
 
     steps: int = 300
@@ -55,7 +58,9 @@ class BCConfig:
 def train_bc(
     model: SyVLA, demos: Demos, bank: TextBank, cfg: BCConfig, *, seed: int
 ) -> list[float]:
-    """Behaviour cloning (with the reasoning losses), decoupled as ``model.decouple`` says.
+    """Behaviour cloning (with the reasoning losses), decoupled as ``model.decouple`` says:
+    decoupled, the action loss trains only the action expert (intention queries, action and
+    value heads) and the VQA loss the backbone and reasoning head.
 
     Args:
         model: the network, trained in place.
@@ -87,7 +92,8 @@ def train_bc(
         out = model(views, vectors[text_ids[idx]])
         acts = torch.as_tensor(demos.actions[idx], device=device)
         loss = nn.functional.cross_entropy(out.logits, acts)
-        loss = loss + cfg.token_coef * nn.functional.cross_entropy(out.reasoning, tokens[idx])
+        if not model.decouple and cfg.token_coef:  # an action loss: never on the decoupled head
+            loss = loss + cfg.token_coef * nn.functional.cross_entropy(out.reasoning, tokens[idx])
         q_logits = model.reason(views, vectors[q_ids[idx]])
         answers = torch.as_tensor(vqa.answers[idx], device=device)
         loss = loss + cfg.vqa_coef * nn.functional.cross_entropy(q_logits, answers)

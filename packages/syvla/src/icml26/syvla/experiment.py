@@ -15,7 +15,7 @@ import numpy as np
 
 from icml26.shared import PICKLE, Stages, log, seed_for
 from icml26.syvla.config import METHODS, RunConfig
-from icml26.syvla.evaluate import evaluate_success
+from icml26.syvla.evaluate import evaluate_success, vqa_accuracy
 from icml26.syvla.figures import plot_run
 from icml26.syvla.levels import is_registry_level, observe
 from icml26.syvla.rgb import rgb_observer
@@ -93,8 +93,9 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
 def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     """The registry-level experiment: one VQA-pretrained backbone; per level of
     ``cfg.levels`` and seed the bot's demonstrations (the seed's ``demos`` stream), BC
-    (decoupled and joint), the RL stage of every RL method, and success on fresh rooms
-    (with ``rgb_steps``: also read from minigrid's RGB view by the tile encoder)."""
+    (decoupled and joint), the RL stage of every RL method, success on fresh rooms (with
+    ``rgb_steps``: for ``cfg.rgb_methods`` also read from minigrid's RGB view by the tile
+    encoder) and the final model's held-out VQA accuracy."""
     bad = [lv for lv in cfg.levels if not is_registry_level(lv)]
     if bad:
         raise ValueError(f"levels must be Gymnasium ids (BabyAI-GoToLocal-v0), got {bad}")
@@ -107,53 +108,79 @@ def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     rgb = tile_encoder(cfg, stages) if cfg.rgb_steps else None
     views = {"": observe} | ({"rgb": rgb_observer(rgb[0])} if rgb else {})
     success: dict[str, dict[str, dict[str, list[float]]]] = {v: {} for v in views}
+    vqa_acc: dict[str, dict[str, list[float]]] = {}
     budget: dict[str, list[dict[str, float]]] = {}
     for level in cfg.levels:
         for v in views:
-            success[v][level] = {m: [] for m in cfg.methods}
+            success[v][level] = {m: [] for m in cfg.methods if v == "" or m in cfg.rgb_methods}
+        vqa_acc[level] = {m: [] for m in cfg.methods}
         budget[level] = []
         for k in range(cfg.seeds):
             seed = cfg.seed + k
-            tag = f"-{level}"
-            demos = stages.once(
-                f"demos{tag}-seed{seed}",
-                partial(expert_demos, cfg, bank, seed, (level,)),
-                saver=PICKLE,
-            )
+            demos, out = _level_seed(cfg, stages, pre, bank, vqa[2], level, seed, views, run_dir)
             budget[level].append({"demo_episodes": demos.solved, "demo_steps": len(demos)})
-            bcs = {
-                d: behaviour_clone(cfg, stages, pre, demos, bank, seed, decouple=d, tag=tag)[0]
-                for d in (True, False)
-            }
-            for method in cfg.methods:
-                model = bcs[METHODS[method].decouple]
-                if METHODS[method].rl:
-                    model, _ = reinforce(
-                        cfg,
-                        stages,
-                        method,
-                        model,
-                        demos,
-                        bank,
-                        seed,
-                        run_dir.log_metrics,
-                        levels=(level,),
-                        tag=tag,
-                    )
-                for v, observer in views.items():  # the same rooms for every view
-                    out = stages.once(
-                        f"eval{v and '-' + v}{tag}-{method}-seed{seed}",
-                        partial(
-                            evaluate_success,
-                            model,
-                            bank,
-                            "train",
-                            cfg.eval_episodes,
-                            seed=seed_for(seed, "eval", level),
-                            levels=(level,),
-                            observer=observer,
-                        ),
-                    )
-                    success[v][level][method].append(out[0])
+            for method, (per_view, acc) in out.items():
+                for v, value in per_view.items():
+                    success[v][level][method].append(value)
+                vqa_acc[level][method].append(acc)
             log(f"syvla: {level} seed {seed} done ({len(demos)} expert steps)")
-    return summarise_levels(cfg, success, budget, pre_info, rgb[1] if rgb else None)
+    return summarise_levels(cfg, success, budget, pre_info, rgb[1] if rgb else None, vqa_acc)
+
+
+def _level_seed(
+    cfg: RunConfig,
+    stages: Stages,
+    pre: Any,
+    bank: Any,
+    vqa_test: Any,
+    level: str,
+    seed: int,
+    views: dict[str, Any],
+    run_dir: Any,
+) -> tuple[Any, dict[str, tuple[dict[str, float], float]]]:
+    """One level and seed of :func:`run_levels`: the bot's demonstrations, BC (decoupled and
+    joint), every method's RL stage, its success per view (the same rooms for every view and
+    method: the seed's ``eval`` stream) and its held-out VQA accuracy."""
+    tag = f"-{level}"
+    demos = stages.once(
+        f"demos{tag}-seed{seed}", partial(expert_demos, cfg, bank, seed, (level,)), saver=PICKLE
+    )
+    bcs = {
+        d: behaviour_clone(cfg, stages, pre, demos, bank, seed, decouple=d, tag=tag)[0]
+        for d in (True, False)
+    }
+    out: dict[str, tuple[dict[str, float], float]] = {}
+    for method in cfg.methods:
+        model = bcs[METHODS[method].decouple]
+        if METHODS[method].rl:
+            model, _ = reinforce(
+                cfg,
+                stages,
+                method,
+                model,
+                demos,
+                bank,
+                seed,
+                run_dir.log_metrics,
+                levels=(level,),
+                tag=tag,
+            )
+        per_view = {}
+        for v, observer in views.items():
+            if v and method not in cfg.rgb_methods:
+                continue
+            per_view[v] = stages.once(
+                f"eval{v and '-' + v}{tag}-{method}-seed{seed}",
+                partial(
+                    evaluate_success,
+                    model,
+                    bank,
+                    "train",
+                    cfg.eval_episodes,
+                    seed=seed_for(seed, "eval", level),
+                    levels=(level,),
+                    observer=observer,
+                ),
+            )[0]
+        out[method] = (per_view, vqa_accuracy(model, vqa_test, bank))
+    return demos, out

@@ -15,10 +15,11 @@
 fused features by learned query tokens, and with ``decouple=True`` the action path sees
 ``h.detach()`` — the action / RL losses never update the VL backbone, which is trained only by
 the reasoning head's VQA losses. The discrete action-token read-out of the forward
-(``PolicyOutput.reasoning``, trained by BC's action-token loss) is an action loss too: with
-``decouple=True`` it also reads ``h.detach()``, so behaviour cloning cannot move the
-pretrained backbone either (``model.reason`` for questions keeps the gradient). ``decouple=False`` is the
-ablation: the same network with gradients flowing from the action loss into the backbone.
+(``PolicyOutput.reasoning``) is an action loss too: BC trains it only without decoupling
+(:func:`icml26.syvla.bc.train_bc`), so with ``decouple=True`` no action loss reaches the
+backbone or the reasoning head (the VQA answerer), and with it the read-out sees
+``h.detach()`` anyway. ``decouple=False`` is the ablation: the same network with gradients
+flowing from the action losses into the backbone and the reasoning head.
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ class PolicyOutput:
     logits: torch.Tensor  # (B, n_actions)
     value: torch.Tensor  # (B,)
     reasoning: torch.Tensor  # (B, n_answers): the reasoning head on the control input (detached
-    # from the backbone when decoupled): the discrete action-token logits
+    # from the backbone when decoupled): the discrete action-token logits (trained by BC only
+    # without decoupling)
     key: torch.Tensor  # (B, (1 + T) * d): unit-norm flattened fused tokens (retrieval key)
 
 

@@ -5,6 +5,12 @@ on visual questions (:mod:`icml26.syvla.vqa`) about states of random play before
 is learnt. Training states, the validation states that decide when to stop, and the held-out
 states that report the accuracy come from three separate seed streams, and any training
 view equal in content to a validation or held-out view is dropped.
+
+When to stop is decided on the validation questions alone (early stopping with a patience):
+training ends once ``patience`` consecutive checks have not raised the best validation
+accuracy by ``min_delta``, and the best check's weights are kept. The held-out accuracy is
+measured afterwards and decides nothing. ``max_steps`` is a compute bound; the record says
+whether the plateau or the bound ended training.
 """
 
 from __future__ import annotations
@@ -32,32 +38,47 @@ class VQAPretrainConfig:
         max_steps: the most optimiser steps.
         batch: questions per step (a fresh question for each sampled training view).
         lr: Adam learning rate (backbone and reasoning head only).
-        target: stop once the validation accuracy reaches it.
         check_every: steps between validation checks.
+        patience: stop after this many consecutive checks that do not raise the best
+            validation accuracy by at least ``min_delta``.
+        min_delta: the smallest rise of the validation accuracy that counts as progress.
+        target: optionally, also stop once the validation accuracy reaches it (``None``:
+            the plateau rule alone).
+
+    Raises:
+        ValueError: a size below 1, a non-positive learning rate, a negative ``min_delta``
+            or a ``target`` outside ``(0, 1]``.
     """
 
-    max_steps: int = 3000
+    max_steps: int = 12_000
     batch: int = 128
     lr: float = 2e-3
-    target: float = 0.8
     check_every: int = 250
+    patience: int = 5
+    min_delta: float = 0.01
+    target: float | None = None
 
     def __post_init__(self) -> None:
-        if min(self.max_steps, self.batch, self.check_every) < 1 or self.lr <= 0:
-            raise ValueError("max_steps, batch and check_every must be >= 1 and lr positive")
-        if not 0 < self.target <= 1:
-            raise ValueError(f"target must be in (0, 1], got {self.target}")
+        if min(self.max_steps, self.batch, self.check_every, self.patience) < 1 or self.lr <= 0:
+            raise ValueError(
+                "max_steps, batch, check_every and patience must be >= 1 and lr positive"
+            )
+        if self.min_delta < 0:
+            raise ValueError(f"min_delta must be >= 0, got {self.min_delta}")
+        if self.target is not None and not 0 < self.target <= 1:
+            raise ValueError(f"target must be in (0, 1] or None, got {self.target}")
 
 
 @dataclass
 class VQAPretrainResult:
-    """Validation accuracy at each check (``curve``), the steps taken, whether the target was
-    reached, and the check whose weights the model keeps (``best_step``, ``best_val``: the
-    best validation accuracy; the last weights are not kept when an earlier check was
-    better)."""
+    """Validation accuracy at each check (``curve``), the steps taken, why training stopped
+    (``stopped``: ``"plateau"`` after ``patience`` checks without progress, ``"target"``, or
+    ``"max_steps"`` when the compute bound ended it first), and the check whose weights the
+    model keeps (``best_step``, ``best_val``: the best validation accuracy; the last weights
+    are not kept when an earlier check was better)."""
 
     steps: int = 0
-    reached: bool = False
+    stopped: str = "max_steps"
     curve: list[tuple[int, float]] = field(default_factory=list)
     best_step: int = 0
     best_val: float = float("nan")
@@ -89,8 +110,10 @@ def pretrain_vqa(
     seed: int,
 ) -> VQAPretrainResult:
     """Train ``model``'s backbone and reasoning head on questions about ``train_views`` until
-    the accuracy on ``val`` reaches ``cfg.target`` (or ``cfg.max_steps``), then restore the
-    weights of the check with the best validation accuracy.
+    the accuracy on ``val`` stops rising (``cfg.patience`` checks without a rise of
+    ``cfg.min_delta`` over the best), reaches ``cfg.target`` if one is set, or
+    ``cfg.max_steps``; then restore the weights of the check with the best validation
+    accuracy.
 
     Args:
         model: the network (only its backbone and reasoning head change; it ends with the
@@ -117,6 +140,7 @@ def pretrain_vqa(
     rng = rng_for(seed, "vqa_pretrain")
     result = VQAPretrainResult()
     best: dict[str, torch.Tensor] | None = None
+    since_progress = 0  # checks since the best validation accuracy last rose by min_delta
     for step in range(1, cfg.max_steps + 1):
         idx = rng.integers(0, len(train_views), size=cfg.batch)
         qs = vqa_set(train_views[idx], seed=int(rng.integers(2**31)))
@@ -131,11 +155,16 @@ def pretrain_vqa(
         if step % cfg.check_every == 0 or step == cfg.max_steps:
             acc = vqa_accuracy(model, val, bank)
             result.curve.append((step, acc))
+            progress = best is None or acc >= result.best_val + cfg.min_delta
+            since_progress = 0 if progress else since_progress + 1
             if best is None or acc > result.best_val:
                 result.best_step, result.best_val = step, acc
                 best = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            if acc >= cfg.target:
-                result.reached = True
+            if cfg.target is not None and acc >= cfg.target:
+                result.stopped = "target"
+                break
+            if since_progress >= cfg.patience:
+                result.stopped = "plateau"
                 break
     if best is not None:
         model.load_state_dict(best)

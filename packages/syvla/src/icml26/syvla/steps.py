@@ -135,13 +135,15 @@ def pretrain_backbone(
     which key and file (``cache_key``, ``cache_path``; ``None`` with ``cache_pretrain=False``);
     with ``run_dir`` the same goes into ``env.json`` as ``pretrain_cache_seed<seed>``."""
     model = make_model(cfg, seed)
-    settings = VQAPretrainConfig(max_steps=cfg.vqa_max_steps, lr=cfg.vqa_lr, target=cfg.vqa_target)
+    settings = VQAPretrainConfig(
+        max_steps=cfg.vqa_max_steps, lr=cfg.vqa_lr, patience=cfg.vqa_patience
+    )
 
     def train(m: SyVLA) -> dict[str, Any]:
         res = pretrain_vqa(m, vqa[0], vqa[1], bank, settings, seed=seed)
         return {
             "steps": res.steps,
-            "reached": res.reached,
+            "stopped": res.stopped,
             "curve": res.curve,
             "best_step": res.best_step,
             "best_val": res.best_val,
