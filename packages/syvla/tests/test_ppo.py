@@ -106,3 +106,51 @@ def test_guides_add_no_optimiser_steps(n_on: int, n_guides: int, minibatch: int,
     assert max(per_mb) - min(per_mb) <= 1  # guides spread evenly
     on_per_mb = [int((mb < n_on).sum()) for mb in mbs]
     assert max(on_per_mb) - min(on_per_mb) <= 1
+
+
+def test_a_rollout_never_retrieves_its_own_successes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guides come from the demonstrations and earlier rollouts only: the current rollout's
+    successes join the buffer after its update (before, a successful state retrieved itself at
+    cosine 1.0 and guidance became self-imitation)."""
+    from icml26.syvla import ppo as ppo_module
+    from icml26.syvla.data import TextBank, VecEnv, all_instructions
+    from icml26.syvla.guidance import SuccessBuffer
+    from icml26.syvla.model import ModelConfig, SyVLA
+    from icml26.syvla.vqa import question_texts
+
+    class _Encoder:
+        dim = 384
+
+        def encode(self, texts: list[str]) -> np.ndarray:
+            return np.random.default_rng(0).normal(size=(len(texts), 384)).astype(np.float32)
+
+    torch.manual_seed(0)
+    bank = TextBank(_Encoder(), texts=all_instructions() + question_texts())  # type: ignore[arg-type]
+    model = SyVLA(ModelConfig())
+    cfg = RLConfig(n_envs=2, n_steps=4, minibatch=8, updates=2, guided=True, vqa_cotrain=False)
+    env = VecEnv(2, "train", model.cfg.view_size, seed=0)
+    env.reset()
+    demo = ppo_module.collect_rollout(model, env, bank, cfg, torch.Generator().manual_seed(1))
+    events: list[str] = []
+    real_add, real_retrieve = SuccessBuffer.add, ppo_module.retrieve_guides
+
+    def add(self: SuccessBuffer, *args: np.ndarray) -> None:
+        events.append("add")
+        real_add(self, *args)
+
+    def retrieve(*args: object) -> object:
+        events.append("retrieve")
+        return real_retrieve(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SuccessBuffer, "add", add)
+    monkeypatch.setattr(ppo_module, "retrieve_guides", retrieve)
+    ppo_module.train_rl(
+        model,
+        cfg,
+        bank,
+        demo_views=demo.views,
+        demo_text_ids=demo.text_ids,
+        demo_actions=demo.actions,
+        seed=0,
+    )
+    assert events == ["retrieve", "add", "retrieve", "add"]

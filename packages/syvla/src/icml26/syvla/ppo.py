@@ -479,9 +479,6 @@ def train_rl(
     result = RLResult()
     for u in range(cfg.updates):
         roll = collect_rollout(model, env, bank, cfg, gen)
-        if buffer is not None:
-            m = roll.success_mask
-            buffer.add(roll.views[m], roll.text_ids[m], roll.actions[m])
         stats = ppo_update(
             model,
             optimizer,
@@ -492,6 +489,9 @@ def train_rl(
             gen=gen,
             seed=seed_for(seed, "rl", "update", u),
         )
+        if buffer is not None:  # after the update: a state must not retrieve itself as a guide
+            m = roll.success_mask
+            buffer.add(roll.views[m], roll.text_ids[m], roll.actions[m])
         mean_ret = float(np.mean(roll.episode_returns)) if roll.episode_returns else 0.0
         succ = float(np.mean(roll.episode_success)) if roll.episode_success else 0.0
         result.kl.append(stats.kl)
