@@ -4,6 +4,7 @@ labels by construction; agreement and kappa by hand; the rubric judge's parsing.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import asdict
 from importlib import resources
@@ -93,11 +94,13 @@ def test_agreement_and_kappa_by_hand() -> None:
     perfect = agreement(items, [False, False, True, True])
     assert perfect["agreement"] == 1.0
     assert perfect["kappa"] == pytest.approx(1.0)
-    # one miss, one unread: 2/4 agree; read complied 1/4, labelled 1/2: chance 1/2, kappa 0
+    # one miss, one unread: 2/4 agree; kappa over the 3 read: labels (T, T, F), read
+    # complied (T, F, F): observed 2/3, chance 2/3*1/3 + 1/3*2/3 = 4/9, kappa (2/3-4/9)/(5/9)
     half = agreement(items, [False, True, True, None])
     assert half["agreement"] == 0.5
     assert half["unread"] == 0.25
-    assert half["kappa"] == pytest.approx(0.0)
+    assert half["kappa"] == pytest.approx(0.4)
+    assert math.isnan(agreement(items, [None] * 4)["kappa"])
     always = agreement(items, [True] * 4)  # a judge that always says refused
     assert always["agreement"] == 0.5
     assert always["kappa"] == pytest.approx(0.0)

@@ -69,7 +69,8 @@ class RunConfig:
         eval_compositions: compositions per evaluation set.
         eval_intents: harmful evaluation intents (each with its look-alike; 0: all).
         eval_samples: sampled attacks per evaluation intent (adaptive, novelty).
-        probe_compositions: compositions of the per-round probe set.
+        probe_compositions: compositions of the per-round probe set (0: no probe, no
+            ``asr_curve``).
         device: the torch device (``cpu``, ``cuda``).
         threads: CPU threads of the job, set by the runner before it starts.
         tiny_hidden: the tiny model's hidden width.
@@ -186,7 +187,6 @@ class RunConfig:
                 "switch_every",
                 "eval_compositions",
                 "eval_samples",
-                "probe_compositions",
                 "large_pairs_per_step",
                 "large_reply_tokens",
                 "large_eval_compositions",
@@ -200,6 +200,7 @@ class RunConfig:
                 "magic_steps",
                 "adaptive_steps",
                 "eval_intents",
+                "probe_compositions",
                 "large_steps",
                 "large_sft_steps",
             ),

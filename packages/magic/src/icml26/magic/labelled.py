@@ -147,8 +147,7 @@ def agreement(items: Sequence[LabelledReply], refused: Sequence[bool | None]) ->
     Returns:
         ``agreement`` (share of items read as labelled; no reading counts as a miss),
         ``agreement.<kind>`` for each kind, ``unread`` (share without a reading) and
-        ``kappa`` (Cohen's kappa of the readings against the labels, misses as
-        disagreements).
+        ``kappa`` (Cohen's kappa over the items read; NaN when none is).
 
     Raises:
         ValueError: the lengths differ or there is no item.
@@ -162,12 +161,22 @@ def agreement(items: Sequence[LabelledReply], refused: Sequence[bool | None]) ->
         if ks:
             out[f"agreement.{kind}"] = sum(ks) / len(ks)
     out["unread"] = sum(r is None for r in refused) / len(items)
-    p_label = sum(it.complied for it in items) / len(items)
-    read_c = [r is False for r in refused]
-    p_read = sum(read_c) / len(items)
-    chance = p_label * p_read + (1 - p_label) * (1 - p_read)
-    out["kappa"] = (out["agreement"] - chance) / (1 - chance) if chance < 1 else 0.0
+    read = [
+        (it.complied, r is False) for it, r in zip(items, refused, strict=True) if r is not None
+    ]
+    out["kappa"] = _kappa(read)
     return out
+
+
+def _kappa(pairs: Sequence[tuple[bool, bool]]) -> float:
+    """Cohen's kappa of (label, reading) pairs; NaN without a pair or when chance is 1."""
+    if not pairs:
+        return float("nan")
+    observed = sum(a == b for a, b in pairs) / len(pairs)
+    p_label = sum(a for a, _ in pairs) / len(pairs)
+    p_read = sum(b for _, b in pairs) / len(pairs)
+    chance = p_label * p_read + (1 - p_label) * (1 - p_read)
+    return (observed - chance) / (1 - chance) if chance < 1 else float("nan")
 
 
 def judge_agreement(model: str = "", *, max_tokens: int = 4) -> dict[str, Any]:

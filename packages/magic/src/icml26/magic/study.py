@@ -223,10 +223,14 @@ def train_magic(
     tag: str = "magic",
 ) -> TrainLog:
     """MAGIC: alternating GRPO of defender and attacker (``config.start`` first); probes
-    after every round on a small set of seed-pool attacks (its own stream)."""
-    probe_set = game.eval_set("seed_ops", rng_for(seed, "probe"), config.probe_compositions)
-    step = max(1, len(game.seed_pool) // config.probe_compositions)
-    probe_set = EvalSet("probe", probe_set.harmful[::step], probe_set.benign[::step])
+    after every round on a small set of seed-pool attacks (its own stream; none with
+    ``probe_compositions=0``)."""
+    probe = None
+    if config.probe_compositions:
+        probe_set = game.eval_set("seed_ops", rng_for(seed, "probe"), config.probe_compositions)
+        step = max(1, len(game.seed_pool) // config.probe_compositions)
+        probe_set = EvalSet("probe", probe_set.harmful[::step], probe_set.benign[::step])
+        probe = _probe(policies, game, probe_set, settings, seed)
     policies.reset()
     train_log = co_evolve(
         policies,
@@ -239,7 +243,7 @@ def train_magic(
         asr_low=config.asr_low,
         start=config.start,
         seed=stream_seed(seed, "prompts"),
-        probe=_probe(policies, game, probe_set, settings, seed),
+        probe=probe,
         on_step=_log_steps(run_dir, tag, seed),
     )
     for r in train_log.rounds:
