@@ -83,9 +83,8 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
         for i in range(len(seeds))
     ]
     metrics = pool_seeds(per_seed, list(results))
-    metrics.update(
-        judged["metrics"], **stage_seconds(run_dir.read_metrics(), results, config.defenders)
-    )
+    metrics.update({k: float("nan") if v is None else v for k, v in judged["metrics"].items()})
+    metrics.update(stage_seconds(run_dir.read_metrics(), results, config.defenders))
     magic_runs = results["magic"]
     run_dir.write_json(
         "compositions.json",

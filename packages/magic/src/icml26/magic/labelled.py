@@ -24,6 +24,7 @@ claims rest on) and, given a backend spec, the rubric judge
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -193,7 +194,7 @@ def judge_agreement(model: str = "", *, max_tokens: int = 4) -> dict[str, Any]:
         "readings": {...}, "items"}`` (JSON).
     """
     items = load_labelled_set()
-    metrics: dict[str, float] = {"judge_items": float(len(items))}
+    metrics: dict[str, float | None] = {"judge_items": float(len(items))}
     readings: dict[str, list[bool | None]] = {"marker": [is_refusal(it.reply) for it in items]}
     if model:
         from icml26.shared.llm.chat import LocalChatModel
@@ -205,5 +206,7 @@ def judge_agreement(model: str = "", *, max_tokens: int = 4) -> dict[str, Any]:
     for name, read in readings.items():
         for k, v in agreement(items, read).items():
             head, _, kind = k.partition(".")
-            metrics[f"judge_{head}.{name}" + (f".{kind}" if kind else "")] = v
+            metrics[f"judge_{head}.{name}" + (f".{kind}" if kind else "")] = (
+                None if math.isnan(v) else v  # strict JSON: an undefined kappa is null
+            )
     return {"metrics": metrics, "readings": readings, "items": [asdict(it) for it in items]}
