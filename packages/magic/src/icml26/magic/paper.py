@@ -88,6 +88,9 @@ PROFILES = {
 # runs D, A, D (`every` 1): its second defender step meets the co-evolved attacker, so MAGIC's
 # defender is no copy of the frozen-attacker one (two defender steps each). No per-round probe
 # (its cost is a third of a step); the rubric judge on SmolLM2 scored on the labelled set.
+# Measured at b9ec945 with --set budget_minutes=48 (one thread, shared machine): 36.1 min wall,
+# 1,566 CPU-s; MAGIC 686 s wall a seed + 209 s warm start, 48 s per GRPO step; the baselines
+# did not fit (projected ~103 CPU-min for all five on an idle core).
 PROFILES["llm"] = RunConfig(
     model="smollm2-135m-instruct-q4_1",
     attacker="free_text",
