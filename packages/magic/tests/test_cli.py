@@ -83,7 +83,8 @@ def test_killed_run_resumes_to_the_same_results(smoke_run: Path, tmp_path: Path)
     copy = tmp_path / "resumed"
     shutil.copytree(smoke_run, copy)
     (copy / "results.json").unlink()
-    (copy / "stages" / "seed1.json").unlink()  # killed during the second replicate
+    (copy / "stages" / "base-seed1.json").unlink()  # killed in the last stage: it resumes
+    # from the saved warm start (the tiny model rebuilt, its weights loaded)
     assert main(["run", "magic", "--profile", "smoke", "--out", str(copy)]) == 0
     a = json.loads((smoke_run / "results.json").read_text())["metrics"]
     b = json.loads((copy / "results.json").read_text())["metrics"]

@@ -12,7 +12,8 @@ from icml26.magic.paper import PAPER
     ("changes", "message"),
     [
         ({"defenders": ("magic", "base", "ghost")}, "unknown defender"),
-        ({"defenders": ("magic",)}, "must include 'magic' and 'base'"),
+        ({"defenders": ("base", "magic")}, "must start with 'magic'"),
+        ({"budget_minutes": -1}, "budget_minutes must be"),
         ({"schedule": "coin"}, "schedule must be"),
         ({"asr_low": 0.7}, "asr_low < asr_high"),
         ({"schedule": "every", "asr_high": 0.9}, "schedule='metric' only"),

@@ -49,3 +49,55 @@ def test_self_play_batches_hold_whole_pairs(monkeypatch: pytest.MonkeyPatch) -> 
         assert h["ops"] == b["ops"]
     with pytest.raises(ValueError, match="not both 0"):
         self_play_role(None, GAME, settings, attack_tasks=0, defence_pairs=0)  # type: ignore[arg-type]
+
+
+def _fake_rollout(width: int):
+    """A stand-in for the shared rollout: ``width`` policy tokens for every row."""
+
+    def rollout(prompts, trainer):
+        n = len(prompts)
+        return {
+            "prompt_ids": [[1]] * n,
+            "completion_ids": [list(range(width)) for _ in range(n)],
+            "logprobs": None,
+            "env_mask": [[1] * width for _ in range(n)],
+        }
+
+    return lambda *a, **k: rollout
+
+
+@pytest.mark.parametrize("attacker", ["free_text", "operators"])
+def test_self_play_defence_rows_train_on_reply_tokens_only(
+    monkeypatch: pytest.MonkeyPatch, attacker: str
+) -> None:
+    """One adapter plays both sides under one completion budget (the larger role's); its
+    defence rows are cut to ``reply_tokens`` (what MAGIC's defender and the evaluation
+    generate), its attack rows keep theirs."""
+    from icml26.shared.llm import rollouts
+
+    monkeypatch.setattr(coevolve, "replies", lambda p, convs, *a, **k: ["roleplay"] * len(convs))
+    monkeypatch.setattr(coevolve, "play_free_text", _fake_dialogues)
+    width = 40
+    monkeypatch.setattr(rollouts, "multi_turn_rollout", _fake_rollout(width))
+    turns = 2 if attacker == "free_text" else 1
+    settings = GameSettings(
+        pairs_per_step=4, attacker=attacker, turns=turns, reply_tokens=7, attack_tokens=12
+    )
+    role = self_play_role(None, GAME, settings, attack_tasks=2, defence_pairs=2)  # type: ignore[arg-type]
+    rows = role.prompts(np.random.default_rng(0))
+    out = role.rollout_func([r["prompt"] for r in rows], None)
+    for r, ids, mask in zip(rows, out["completion_ids"], out["env_mask"], strict=True):
+        want = width if r["task"] == "attack" else 7
+        assert len(ids) == len(mask) == want, r["task"]
+    assert {r["task"] for r in rows} == {"attack", "defend"}
+
+
+def _fake_dialogues(policies, game, intents, attacker, defender, settings):
+    from icml26.magic.freetext import Dialogue
+
+    return [Dialogue(it, [it.description], ["ok"]) for it in intents]
+
+
+def test_cap_defence_rows_refuses_a_zero_cap() -> None:
+    with pytest.raises(ValueError, match="reply_tokens"):
+        coevolve.cap_defence_rows(lambda p, t: {}, 0)

@@ -54,11 +54,14 @@ def test_bad_replicates() -> None:
         pool_seeds([{"a": 1.0}, {"b": 1.0}], DEF)
 
 
+GAME_CLAIMS = [c for c in CLAIMS if c.id != "rubric_judge_agrees"]
+
+
 def test_claims_hold_on_a_clear_effect_and_fail_under_their_placebos() -> None:
     rng = np.random.default_rng(0)
     shift = {"magic": -0.4, "static": -0.5, "b_static": -0.6}
     pooled = pool_seeds([_seed(rng, shift) for _ in range(3)], DEF)
-    for c in CLAIMS:
+    for c in GAME_CLAIMS:
         holds, _, note = evaluate_rule(c.rule, pooled)
         assert holds, (c.id, note)
         assert c.under_placebo(pooled)[0] is False, c.id
@@ -69,8 +72,15 @@ def test_claims_fail_without_an_effect() -> None:
     pooled = pool_seeds([_seed(rng, {}) for _ in range(3)], DEF)
     pooled["novel_strategy_rate.attacker"] = pooled["novel_strategy_rate.attacker_sft"] = 0.1
     pooled["gap.novel_strategy_rate.attacker.attacker_sft"] = 0.0
-    for c in CLAIMS:
+    for c in GAME_CLAIMS:
         assert evaluate_rule(c.rule, pooled)[0] is False, c.id
+
+
+def test_rubric_judge_claim_reads_its_agreement() -> None:
+    judge = next(c for c in CLAIMS if c.id == "rubric_judge_agrees")
+    assert evaluate_rule(judge.rule, {"judge_agreement.rubric": 0.95})[0] is True
+    assert evaluate_rule(judge.rule, {"judge_agreement.rubric": 0.0})[0] is False
+    assert evaluate_rule(judge.rule, {})[0] is None  # no judge model: undecided
 
 
 def test_readme_tables_show_means_and_ses() -> None:

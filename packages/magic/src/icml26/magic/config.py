@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["DEFENDERS", "EVALS", "BenchConfig", "RunConfig"]
 
-#: The defenders of the main job, in the order they are trained.
-DEFENDERS = ("magic", "base", "static", "self_play", "frozen_attacker")
+#: The defenders of the main job in the issue's priority order (the order they run in: every
+#: seed of one before the next; what does not fit a budget is left undecided).
+DEFENDERS = ("magic", "frozen_attacker", "self_play", "static", "base")
 #: Fixed evaluation sets (``plain``: no operator, the XSTest-like check).
 EVALS = ("seed_ops", "heldout_combos", "unseen_ops", "plain")
 
@@ -48,7 +49,16 @@ class RunConfig:
             broken intent.
         model: ``"tiny"`` (a random tiny Llama trained here) or a checkpoint spec.
         catalogue: a JSON intent catalogue (``""``: the built-in one).
-        defenders: which defenders to train (``magic`` and ``base`` always).
+        defenders: which defenders to run, in order (``magic`` first: the baselines take its
+            step counts); every seed of one runs before the next. It may grow between legs
+            of one run folder (``resume: extend``).
+        budget_minutes: the run's wall-clock budget (0: none). Before a defender's first
+            unfinished seed the recipe checks that all its remaining seeds fit, from the
+            measured times of finished stages; a defender that does not fit is skipped
+            (its claims undecided, never decided on fewer seeds).
+        judge_model: the rubric judge's backend (a checkpoint spec such as
+            ``"smollm2-135m-instruct-q4_1"``), scored on the shipped labelled set
+            (:mod:`~icml26.magic.labelled`); ``""``: only the marker rule is scored.
         base_sft_steps: full fine-tuning of the tiny base on both warm-start sets.
         adapter_sft_steps: LoRA warm start of each adapter (checkpoints).
         magic_steps: schedule steps of co-evolution (both roles together).
@@ -59,7 +69,8 @@ class RunConfig:
         eval_compositions: compositions per evaluation set.
         eval_intents: harmful evaluation intents (each with its look-alike; 0: all).
         eval_samples: sampled attacks per evaluation intent (adaptive, novelty).
-        probe_compositions: compositions of the per-round probe set.
+        probe_compositions: compositions of the per-round probe set (0: no probe, no
+            ``asr_curve``).
         device: the torch device (``cpu``, ``cuda``).
         threads: CPU threads of the job, set by the runner before it starts.
         tiny_hidden: the tiny model's hidden width.
@@ -102,7 +113,9 @@ class RunConfig:
     model: str = "tiny"
     device: str = "cpu"
     catalogue: str = ""
-    defenders: tuple[str, ...] = DEFENDERS
+    defenders: tuple[str, ...] = field(default=DEFENDERS, metadata={"resume": "extend"})
+    budget_minutes: float = 0.0
+    judge_model: str = ""
     threads: int = 1
     # warm start
     tiny_hidden: int = 64
@@ -174,7 +187,6 @@ class RunConfig:
                 "switch_every",
                 "eval_compositions",
                 "eval_samples",
-                "probe_compositions",
                 "large_pairs_per_step",
                 "large_reply_tokens",
                 "large_eval_compositions",
@@ -188,6 +200,7 @@ class RunConfig:
                 "magic_steps",
                 "adaptive_steps",
                 "eval_intents",
+                "probe_compositions",
                 "large_steps",
                 "large_sft_steps",
             ),
@@ -203,8 +216,17 @@ class RunConfig:
         unknown = [d for d in self.defenders if d not in DEFENDERS]
         if unknown:
             raise ValueError(f"unknown defender(s) {unknown}; known: {list(DEFENDERS)}")
-        if "magic" not in self.defenders or "base" not in self.defenders:
-            raise ValueError("defenders must include 'magic' and 'base' (the claims compare them)")
+        if not self.defenders or self.defenders[0] != "magic":
+            raise ValueError(
+                f"defenders must start with 'magic' (the baselines take its step counts), got "
+                f"{self.defenders}"
+            )
+        if (
+            isinstance(self.budget_minutes, bool)
+            or not isinstance(self.budget_minutes, int | float)
+            or not self.budget_minutes >= 0
+        ):
+            raise ValueError(f"budget_minutes must be a number >= 0, got {self.budget_minutes!r}")
         if len(set(self.defenders)) != len(self.defenders):
             raise ValueError(f"defenders repeat: {self.defenders}")
         if self.schedule not in ("metric", "every"):

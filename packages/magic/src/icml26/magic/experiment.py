@@ -1,57 +1,99 @@
 """``icml26 run magic``: the safety game, co-evolution and the baselines, as named stages.
 
-1. ``seed<k>`` for each of ``config.seeds`` replicates (:func:`~icml26.magic.study.replicate`):
-   warm start; MAGIC's alternating GRPO (the defender first, as the official code); every
-   baseline with MAGIC's number of defender steps; every defender on the fixed evaluation
-   sets; an adaptive attacker against each; the co-evolved and the SFT-only attacker
-   against the co-evolved defender;
-2. ``large`` (``full``): MAGIC alone with LoRA on ``large_model`` (figures, no claim);
-3. the seeds pooled (:func:`~icml26.magic.summary.pool_seeds`: means, standard errors,
-   paired gaps) and the figures.
+1. ``judge``: the marker rule (and, with ``judge_model``, the rubric judge) scored on the
+   shipped labelled set (:mod:`~icml26.magic.labelled`);
+2. ``warm<s>`` (TORCH) for each seed: the warm-started adapters (and the tiny model's own
+   weights), built when a defender's stage first needs that seed;
+3. ``<defender>-seed<s>`` for each defender of ``config.defenders`` in that order (MAGIC
+   first: the baselines take its step counts), every seed of one before the next
+   (:func:`~icml26.magic.study.run_method`): trained from the seed's warm start (MAGIC's
+   alternating GRPO, the defender first as the official code; each baseline with MAGIC's
+   defender steps), scored on the fixed evaluation sets, attacked by an adaptive attacker;
+   MAGIC's stage also samples its co-evolved and the SFT-only attacker against its
+   defender. With ``budget_minutes``, a baseline whose remaining seeds do not all fit is
+   skipped (MAGIC always runs) (:class:`~icml26.magic.budget.StageBudget`): its claims stay undecided;
+4. ``large`` (``full``): MAGIC alone with LoRA on ``large_model`` (figures, no claim);
+5. the seeds pooled over the defenders that finished every seed
+   (:func:`~icml26.magic.summary.pool_seeds`: means, standard errors, paired gaps), each
+   defender's measured seconds per training step and per seed, and the figures.
 
-Each stage is saved under ``<run>/stages/``: a killed run resumes at the first unfinished
-replicate.
+A killed run resumes at the first unfinished stage.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from icml26.magic.config import DEFENDERS, RunConfig
+from icml26.magic.budget import StageBudget
+from icml26.magic.config import RunConfig
 from icml26.magic.figures import make_plots
-from icml26.magic.study import large_model_magic, replicate
-from icml26.magic.summary import pool_seeds
-from icml26.shared import RunDir, Stages
+from icml26.magic.labelled import judge_agreement
+from icml26.magic.policies import Policies, load_warm, warm_weights
+from icml26.magic.study import large_model_magic, make_game, run_method, skeleton, warm_start
+from icml26.magic.summary import pool_seeds, stage_seconds
+from icml26.shared import TORCH, RunDir, Stages, log
 
 __all__ = ["run"]
 
 
 def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
-    """Every replicate, pooled; returns the flat metrics.
-
-    Args:
-        config: the run's config.
-        run_dir: the run folder.
-
-    Returns:
-        The pooled metrics (means, ``se.*``, ``gap.*``, ``seeds``).
-    """
+    """The whole study (module docstring); returns the flat metrics."""
     stages = Stages(run_dir)
+    budget = StageBudget(run_dir, config.budget_minutes)
     run_dir.update_env(device=config.device)
-    replicates = [
-        stages.once(f"seed{k}", lambda k=k: replicate(config, config.seed + k, run_dir))
-        for k in range(config.seeds)
+    game = make_game(config)
+    judged = stages.once("judge", lambda: judge_agreement(config.judge_model))
+    seeds = list(range(config.seed, config.seed + config.seeds))
+    team: dict[str, Any] = {}  # the one model in memory: {"seed": s, "policies": Policies}
+    weights: dict[int, Any] = {}
+
+    def warm(s: int) -> dict[str, Any]:
+        team.update(seed=s, policies=warm_start(config, game, s))
+        return warm_weights(team["policies"], with_base=config.model == "tiny")
+
+    def policies_for(s: int) -> Policies:
+        if s not in weights:
+            weights[s] = stages.once(f"warm{s}", lambda: warm(s), saver=TORCH)
+        if team.get("seed") != s:
+            if "policies" not in team or config.model == "tiny":  # the tiny base is per seed
+                team["policies"] = skeleton(config, game, s)
+            load_warm(team["policies"], weights[s])
+            team["seed"] = s
+        return team["policies"]
+
+    results: dict[str, list[dict[str, Any]]] = {}
+    for m in config.defenders:
+        todo = [s for s in seeds if not stages.done(f"{m}-seed{s}")]
+        cold = sum(not stages.done(f"warm{s}", TORCH) for s in todo)
+        if m != "magic" and not budget.fits(m, todo, cold):  # MAGIC always runs
+            log(f"{m}: {len(todo)} seeds do not fit the budget; skipped (claims undecided)")
+            continue
+        magic = {s: r["steps"] for s, r in zip(seeds, results.get("magic", []), strict=False)}
+        results[m] = [
+            stages.once(
+                f"{m}-seed{s}",
+                lambda m=m, s=s, magic=magic: run_method(
+                    config, game, policies_for(s), run_dir, m, s, tuple(magic.get(s, (0, 0)))
+                ),
+            )
+            for s in seeds
+        ]
+    per_seed = [
+        {k: v for r in results.values() for k, v in r[i]["metrics"].items()}
+        for i in range(len(seeds))
     ]
-    defenders = [d for d in DEFENDERS if d in config.defenders]
-    metrics = pool_seeds([r["metrics"] for r in replicates], defenders)
+    metrics = pool_seeds(per_seed, list(results))
+    metrics.update({k: float("nan") if v is None else v for k, v in judged["metrics"].items()})
+    metrics.update(stage_seconds(run_dir.read_metrics(), results, config.defenders))
+    magic_runs = results["magic"]
     run_dir.write_json(
         "compositions.json",
         {
-            f"seed{k}": {"found": r["found"], "eval_sets": r["eval_sets"]}
-            for k, r in enumerate(replicates)
+            f"seed{s}": {"found": r["found"], "eval_sets": r["eval_sets"]}
+            for s, r in zip(seeds, magic_runs, strict=True)
         },
     )
     if config.large_model:
         metrics.update(stages.once("large", lambda: large_model_magic(config, run_dir)))
-    make_plots(run_dir, replicates, metrics)
+    make_plots(run_dir, magic_runs, metrics)
     return metrics

@@ -33,7 +33,16 @@ from icml26.magic.game import SafetyGame, attacker_messages
 from icml26.magic.operators import TRAIN_OPERATORS, Conversation, compose, format_ops
 from icml26.shared import rng_for, seed_for
 
-__all__ = ["ADAPTERS", "Policies", "build_policies", "replies", "stream_seed", "use_adapter"]
+__all__ = [
+    "ADAPTERS",
+    "Policies",
+    "build_policies",
+    "load_warm",
+    "replies",
+    "stream_seed",
+    "use_adapter",
+    "warm_weights",
+]
 
 ADAPTERS = ("attacker", "defender", "self")
 
@@ -275,3 +284,46 @@ def build_policies(
     policies = Policies(peft_model, tok, {}, time.perf_counter() - t0)
     policies.sft_states = {n: policies.state(n) for n in ADAPTERS}
     return policies
+
+
+def warm_weights(policies: Policies, *, with_base: bool) -> dict[str, Any]:
+    """The warm start as one flat tensor dict (a run's ``warm<s>`` stage): each adapter's
+    warm-start weights as ``"<adapter>::<key>"`` and, with ``with_base`` (the tiny model, whose
+    own weights are fine-tuned), every non-adapter weight as ``"base::<key>"``."""
+    out = {f"{n}::{k}": v for n, state in policies.sft_states.items() for k, v in state.items()}
+    if with_base:
+        out.update(
+            {
+                f"base::{k}": v.detach().clone()
+                for k, v in policies.model.state_dict().items()
+                if "lora_" not in k
+            }
+        )
+    return out
+
+
+def load_warm(policies: Policies, weights: dict[str, Any]) -> None:
+    """Put :func:`warm_weights` back into ``policies`` (the same model, tokenizer and adapter
+    layout): its base weights when saved, each adapter's warm start as ``sft_states``, and
+    every adapter reset to it.
+
+    Raises:
+        ValueError: a key with no ``<part>::`` prefix, an unknown adapter, or base weights the
+            model does not have.
+    """
+    states: dict[str, dict[str, Any]] = {}
+    base: dict[str, Any] = {}
+    for key, value in weights.items():
+        part, sep, rest = key.partition("::")
+        if not sep or part not in (*ADAPTERS, "base"):
+            raise ValueError(f"warm weight {key!r} names no adapter of {ADAPTERS} nor 'base'")
+        (base if part == "base" else states.setdefault(part, {}))[rest] = value
+    if base:
+        result = policies.model.load_state_dict(base, strict=False)
+        wrong = [k for k in result.unexpected_keys]
+        if wrong:
+            raise ValueError(f"the model has no weights {wrong[:3]} (another model's warm start?)")
+    if set(states) != set(ADAPTERS):
+        raise ValueError(f"warm weights hold adapters {sorted(states)}, need {list(ADAPTERS)}")
+    policies.sft_states = states
+    policies.reset()

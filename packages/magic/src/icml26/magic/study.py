@@ -53,8 +53,9 @@ __all__ = [
     "evaluate_defenders",
     "large_model_magic",
     "make_game",
-    "replicate",
-    "train_defenders",
+    "run_method",
+    "skeleton",
+    "train_method",
     "warm_start",
 ]
 
@@ -106,6 +107,25 @@ def warm_start(config: RunConfig, game: SafetyGame, seed: int, *, large: bool = 
         adapter_sft_steps=config.large_sft_steps if large else config.adapter_sft_steps,
         sft_lr=config.large_sft_lr if large else config.sft_lr,
         lora_rank=8 if large else config.lora_rank,
+        device=config.device,
+        seed=stream_seed(seed, "model"),
+        attacker=config.attacker,
+    )
+
+
+def skeleton(config: RunConfig, game: SafetyGame, seed: int) -> Policies:
+    """The model of ``config`` with fresh adapters and no warm start (its tokenizer built as
+    the warm start builds it for ``seed``): what :func:`~icml26.magic.policies.load_warm`
+    fills when a run resumes after its ``warm<s>`` stage."""
+    return build_policies(
+        game,
+        model=config.model,
+        tiny_hidden=config.tiny_hidden,
+        tiny_layers=config.tiny_layers,
+        vocab_size=config.vocab_size,
+        base_sft_steps=0,
+        adapter_sft_steps=0,
+        lora_rank=config.lora_rank,
         device=config.device,
         seed=stream_seed(seed, "model"),
         attacker=config.attacker,
@@ -203,10 +223,14 @@ def train_magic(
     tag: str = "magic",
 ) -> TrainLog:
     """MAGIC: alternating GRPO of defender and attacker (``config.start`` first); probes
-    after every round on a small set of seed-pool attacks (its own stream)."""
-    probe_set = game.eval_set("seed_ops", rng_for(seed, "probe"), config.probe_compositions)
-    step = max(1, len(game.seed_pool) // config.probe_compositions)
-    probe_set = EvalSet("probe", probe_set.harmful[::step], probe_set.benign[::step])
+    after every round on a small set of seed-pool attacks (its own stream; none with
+    ``probe_compositions=0``)."""
+    probe = None
+    if config.probe_compositions:
+        probe_set = game.eval_set("seed_ops", rng_for(seed, "probe"), config.probe_compositions)
+        step = max(1, len(game.seed_pool) // config.probe_compositions)
+        probe_set = EvalSet("probe", probe_set.harmful[::step], probe_set.benign[::step])
+        probe = _probe(policies, game, probe_set, settings, seed)
     policies.reset()
     train_log = co_evolve(
         policies,
@@ -219,7 +243,7 @@ def train_magic(
         asr_low=config.asr_low,
         start=config.start,
         seed=stream_seed(seed, "prompts"),
-        probe=_probe(policies, game, probe_set, settings, seed),
+        probe=probe,
         on_step=_log_steps(run_dir, tag, seed),
     )
     for r in train_log.rounds:
@@ -250,57 +274,70 @@ def _baseline_roles(
     return [role], n_def + n_att, "self", 2 * n_pairs
 
 
-def train_defenders(
-    config: RunConfig, game: SafetyGame, policies: Policies, run_dir: RunDir, seed: int
-) -> dict[str, dict[str, Any]]:
-    """Train MAGIC, then the baselines with MAGIC's number of defender steps (the same
-    prompt stream for every method: paired draws). Returns
-    ``{defender: {"state", "defender_steps", "cpu_seconds", ...}}``."""
+def train_method(
+    config: RunConfig,
+    game: SafetyGame,
+    policies: Policies,
+    run_dir: RunDir,
+    method: str,
+    seed: int,
+    magic_steps: tuple[int, int],
+) -> dict[str, Any]:
+    """Train one defender from the seed's warm start (``base``: none). MAGIC alternates its
+    two roles; each baseline gets MAGIC's number of defender steps (``magic_steps``: its
+    defender and attacker steps on this seed) and the same prompt stream (paired draws).
+
+    Returns:
+        ``{"state", "defender_steps", "defence_prompts", "cpu_seconds", "seconds",
+        "train_steps"}`` (MAGIC adds ``attacker_state``, ``attacker_steps``, ``rounds``).
+    """
     settings = settings_of(config, seed)
-    trained: dict[str, dict[str, Any]] = {
-        "base": {
+    policies.reset()
+    if method == "base":
+        return {
             "state": policies.sft_states["defender"],
             "defender_steps": 0,
             "defence_prompts": 0,
             "cpu_seconds": 0.0,
+            "seconds": 0.0,
+            "train_steps": 0,
         }
-    }
-    log(f"seed {seed}: MAGIC, alternating GRPO of defender and attacker")
-    tl = train_magic(
-        config, game, policies, run_dir, seed=seed, steps=config.magic_steps, settings=settings
-    )
-    trained["magic"] = {
-        "state": policies.state("defender"),
-        "attacker_state": policies.state("attacker"),
-        "defender_steps": tl.role_steps("defender"),
-        "attacker_steps": tl.role_steps("attacker"),
-        "defence_prompts": tl.role_steps("defender") * 2 * settings.pairs_per_step,
-        "rounds": tl.rounds,
-        "cpu_seconds": tl.cpu_seconds,
-    }
-    n_def, n_att = max(1, tl.role_steps("defender")), tl.role_steps("attacker")
-    for name in ("frozen_attacker", "static", "self_play"):
-        if name not in config.defenders:
-            continue
-        policies.reset()
-        roles, steps, adapter, per_step = _baseline_roles(
-            name, policies, game, settings, n_def, n_att
+    if method == "magic":
+        log(f"seed {seed}: MAGIC, alternating GRPO of defender and attacker")
+        tl = train_magic(
+            config, game, policies, run_dir, seed=seed, steps=config.magic_steps, settings=settings
         )
-        log(f"seed {seed}: {name}, {steps} steps, {steps * per_step} defence prompts")
-        tl = train_roles(
-            policies,
-            roles,
-            steps,
-            seed=stream_seed(seed, "prompts"),
-            on_step=_log_steps(run_dir, name, seed),
-        )
-        trained[name] = {
-            "state": policies.state(adapter),
-            "defender_steps": steps,
-            "defence_prompts": steps * per_step,
+        return {
+            "state": policies.state("defender"),
+            "attacker_state": policies.state("attacker"),
+            "defender_steps": tl.role_steps("defender"),
+            "attacker_steps": tl.role_steps("attacker"),
+            "defence_prompts": tl.role_steps("defender") * 2 * settings.pairs_per_step,
+            "rounds": tl.rounds,
             "cpu_seconds": tl.cpu_seconds,
+            "seconds": tl.seconds,
+            "train_steps": len(tl.steps),
         }
-    return trained
+    n_def, n_att = max(1, magic_steps[0]), magic_steps[1]
+    roles, steps, adapter, per_step = _baseline_roles(
+        method, policies, game, settings, n_def, n_att
+    )
+    log(f"seed {seed}: {method}, {steps} steps, {steps * per_step} defence prompts")
+    tl = train_roles(
+        policies,
+        roles,
+        steps,
+        seed=stream_seed(seed, "prompts"),
+        on_step=_log_steps(run_dir, method, seed),
+    )
+    return {
+        "state": policies.state(adapter),
+        "defender_steps": steps,
+        "defence_prompts": steps * per_step,
+        "cpu_seconds": tl.cpu_seconds,
+        "seconds": tl.seconds,
+        "train_steps": len(tl.steps),
+    }
 
 
 def evaluate_defenders(
@@ -389,32 +426,61 @@ def attacker_novelty(
     return out, found
 
 
-def replicate(config: RunConfig, seed: int, run_dir: RunDir) -> dict[str, Any]:
-    """The whole study for one seed. Returns ``{"metrics", "rounds", "found"}`` (JSON)."""
-    game = make_game(config)
-    c0 = time.process_time()
-    policies = warm_start(config, game, seed)
-    metrics: dict[str, float | None] = {"warm_start_cpu_s": time.process_time() - c0}
-    trained = train_defenders(config, game, policies, run_dir, seed)
+def run_method(
+    config: RunConfig,
+    game: SafetyGame,
+    policies: Policies,
+    run_dir: RunDir,
+    method: str,
+    seed: int,
+    magic_steps: tuple[int, int] = (0, 0),
+) -> dict[str, Any]:
+    """One defender on one seed (a run's ``<method>-seed<s>`` stage): trained from the seed's
+    warm start (:func:`train_method`), scored on the seed's evaluation sets, attacked by an
+    adaptive attacker; MAGIC's stage also samples its co-evolved and the SFT-only attacker
+    against its defender (novelty).
+
+    Returns:
+        ``{"metrics", "rounds", "found", "eval_sets", "seconds"}`` (JSON): the flat per-seed
+        metrics of this defender (keys ending in ``.<method>``; MAGIC's also the attackers'),
+        MAGIC's probe rounds and successes (empty for a baseline), and the wall seconds of
+        training, evaluation and the adaptive attack.
+    """
     sets = eval_sets(config, game, seed)
+    info = train_method(config, game, policies, run_dir, method, seed, magic_steps)
+    trained = {method: info}
+    t0 = time.perf_counter()
+    metrics: dict[str, float | None] = {}
     metrics.update(
         evaluate_defenders(game, policies, trained, sets, reply_tokens=config.reply_tokens)
     )
+    t1 = time.perf_counter()
     metrics.update(adaptive_attacks(config, game, policies, trained, seed))
-    novelty, found = attacker_novelty(config, game, policies, trained, seed)
-    metrics.update(novelty)
-    for name, info in trained.items():
-        metrics[f"defender_steps.{name}"] = float(info["defender_steps"])
-        metrics[f"defence_prompts.{name}"] = float(info["defence_prompts"])
-        metrics[f"train_cpu_s.{name}"] = float(info["cpu_seconds"])
-    metrics["attacker_steps.magic"] = float(trained["magic"]["attacker_steps"])
-    metrics["rounds.magic"] = float(len(trained["magic"]["rounds"]))
+    t2 = time.perf_counter()
+    found: dict[str, Any] = {}
+    if method == "magic":
+        novelty, counts = attacker_novelty(config, game, policies, trained, seed)
+        metrics.update(novelty)
+        found = {k: dict(v.most_common()) for k, v in counts.items()}
+        metrics["attacker_steps.magic"] = float(info["attacker_steps"])
+        metrics["rounds.magic"] = float(len(info["rounds"]))
+    metrics[f"defender_steps.{method}"] = float(info["defender_steps"])
+    metrics[f"defence_prompts.{method}"] = float(info["defence_prompts"])
+    metrics[f"train_cpu_s.{method}"] = float(info["cpu_seconds"])
     metrics["eval_prompts"] = float(sum(len(s.harmful) + len(s.benign) for s in sets.values()))
     return {
         "metrics": metrics,
-        "rounds": trained["magic"]["rounds"],
-        "found": {k: dict(v.most_common()) for k, v in found.items()},
+        "rounds": info.get("rounds", []),
+        "found": found,
         "eval_sets": {e: [list(c) for c in s.compositions] for e, s in sets.items()},
+        "steps": [int(info["defender_steps"]), int(info.get("attacker_steps", 0))],
+        "seconds": {
+            "train": float(info["seconds"]),
+            "train_steps": float(info["train_steps"]),
+            "evaluate": t1 - t0,
+            "adaptive": t2 - t1,
+            "novelty": time.perf_counter() - t2,
+        },
     }
 
 

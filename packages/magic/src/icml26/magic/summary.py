@@ -26,7 +26,7 @@ import numpy as np
 
 from icml26.shared.stats import mean_se
 
-__all__ = ["GAP_EVALS", "pool_seeds"]
+__all__ = ["GAP_EVALS", "pool_seeds", "stage_seconds"]
 
 #: ``(metric, eval set)`` pairs whose defender gaps are written.
 GAP_EVALS = (
@@ -96,4 +96,44 @@ def pool_seeds(
         key = f"{metric}.{a}"
         if key in keys:
             out[f"defined_seeds.{key}"] = float(sum(np.isfinite(_num(m[key])) for m in per_seed))
+    return out
+
+
+def stage_seconds(
+    records: Sequence[dict[str, Any]],
+    results: dict[str, Sequence[dict[str, Any]]],
+    defenders: Sequence[str],
+) -> dict[str, float]:
+    """The run's measured costs: ``completed_seeds.<defender>`` (its finished stages, a
+    skipped defender's included), ``method_seconds.<defender>`` (mean wall seconds of one
+    seed's stage), ``train_step_seconds.<defender>`` (mean wall seconds per GRPO step of the
+    defenders pooled here), ``warm_start_seconds`` and ``judge_seconds``.
+
+    Args:
+        records: the run's ``metrics.jsonl`` records (stage timings among them).
+        results: each pooled defender's stages (``seconds`` of :func:`run_method`).
+        defenders: every defender the run asked for.
+    """
+    walls: dict[str, list[float]] = {}
+    for rec in records:
+        name, wall = rec.get("stage"), rec.get("wall_s")
+        if isinstance(name, str) and isinstance(wall, int | float):
+            if name.startswith("warm"):
+                key = "warm_start_seconds"
+            elif "-seed" in name:
+                key = f"method_seconds.{name.split('-seed')[0]}"
+            else:
+                key = f"{name}_seconds"
+            walls.setdefault(key, []).append(float(wall))
+    out = {k: float(np.mean(v)) for k, v in walls.items()}
+    for d in defenders:
+        out[f"completed_seeds.{d}"] = float(len(walls.get(f"method_seconds.{d}", [])))
+    for d, runs in results.items():
+        per_step = [
+            r["seconds"]["train"] / r["seconds"]["train_steps"]
+            for r in runs
+            if r["seconds"]["train_steps"]
+        ]
+        if per_step:
+            out[f"train_step_seconds.{d}"] = float(np.mean(per_step))
     return out

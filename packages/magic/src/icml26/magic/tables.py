@@ -76,4 +76,53 @@ def readme_tables(results: Mapping[str, Any]) -> str:
         if defined is not None and defined < m["seeds"]:  # no success on some seeds
             cells[0] += f" (defined on {int(defined)}/{int(m['seeds'])} seeds)"
         lines.append(f"| `{a}` | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return "\n".join(lines + _judge(m) + _costs(m))
+
+
+def _judge(m: Mapping[str, Any]) -> list[str]:
+    """The judges' agreement with the labelled set's ground truth."""
+    rows = [j for j in ("marker", "rubric") if f"judge_agreement.{j}" in m]
+    if not rows:
+        return []
+    kinds = ("compliance", "apology_compliance", "refusal", "soft_refusal", "off_intent")
+    out = [
+        "",
+        f"| judge (labelled set, {_count(m.get('judge_items'))} items) | agreement | kappa | "
+        "unread | " + " | ".join(kinds) + " |",
+        "|---" * (len(kinds) + 4) + "|",
+    ]
+    for j in rows:
+        cells = [_cell(m, f"judge_{k}.{j}") for k in ("agreement", "kappa", "unread")]
+        cells += [_cell(m, f"judge_agreement.{j}.{k}") for k in kinds]
+        out.append(
+            f"| {'marker rule' if j == 'marker' else 'rubric judge'} | " + " | ".join(cells) + " |"
+        )
+    return out
+
+
+def _costs(m: Mapping[str, Any]) -> list[str]:
+    """Each defender's finished seeds and measured wall seconds (a skipped one's too)."""
+    asked = [d for d in DEFENDERS if f"completed_seeds.{d}" in m]
+    if not asked:
+        return []
+    out = [
+        "",
+        "| defender | seeds finished | wall s per seed (stage) | wall s per GRPO step | in the table |",
+        "|---|---|---|---|---|",
+    ]
+    for d in asked:
+        pooled = f"asr.unseen_ops.{d}" in m
+        out.append(
+            f"| `{d}` | {_count(m.get(f'completed_seeds.{d}'))} | "
+            f"{_num(m.get(f'method_seconds.{d}'))} | {_num(m.get(f'train_step_seconds.{d}'))} | "
+            f"{'yes' if pooled else 'no: did not fit the budget (claims undecided)'} |"
+        )
+    out.append(
+        f"\nWarm start {_num(m.get('warm_start_seconds'))} s wall per seed; judge stage "
+        f"{_num(m.get('judge_seconds'))} s."
+    )
+    return out
+
+
+def _num(v: float | None) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"{v:.0f}"
