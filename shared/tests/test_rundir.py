@@ -42,6 +42,7 @@ class Study:
     seed: int = 0
     methods: tuple[str, ...] = field(default=("a", "b"), metadata={"resume": "extend"})
     steps: tuple[int, ...] = (1, 2)
+    budget_minutes: float = field(default=0.0, metadata={"resume": "per_leg"})
 
 
 def test_an_extendable_field_may_grow_at_its_end_only(tmp_path: Path) -> None:
@@ -53,6 +54,14 @@ def test_an_extendable_field_may_grow_at_its_end_only(tmp_path: Path) -> None:
             RunDir(tmp_path / "run").prepare(Study(methods=methods))
     with pytest.raises(ConfigMismatchError, match="fields differing: steps"):
         RunDir(tmp_path / "run").prepare(Study(methods=("a", "b", "c"), steps=(1, 2, 3)))
+
+
+def test_a_per_leg_field_may_change_between_legs(tmp_path: Path) -> None:
+    RunDir(tmp_path / "run").prepare(Study(budget_minutes=48.0))
+    assert RunDir(tmp_path / "run").prepare(Study(budget_minutes=60.0)) is True
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["budget_minutes"] == 60.0
+    with pytest.raises(ConfigMismatchError, match="fields differing: seed"):
+        RunDir(tmp_path / "run").prepare(Study(seed=1, budget_minutes=30.0))
 
 
 def test_new_folders_are_unique(tmp_path: Path) -> None:

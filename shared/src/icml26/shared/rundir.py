@@ -251,7 +251,9 @@ class RunDir:
         of one folder: the new value resumes the old when it starts with every old item, in
         order (the finished items load from their stages, the new ones run). Stages record
         no code version and ``env.json`` is rewritten at each leg: extend only with the same
-        code and weights, and report every leg's commit.
+        code and weights, and report every leg's commit. A field declared
+        ``metadata={"resume": "per_leg"}`` (a setting of one leg that decides no stage's
+        result, e.g. a wall-clock budget) may take any value in a later leg.
 
         Raises:
             ConfigMismatchError: the folder holds a run with a different config.
@@ -263,11 +265,13 @@ class RunDir:
                 existing = json.loads(self.config_path.read_text(encoding="utf-8"))
             except json.JSONDecodeError:
                 existing = None
-            extendable = _extendable_fields(config)
+            extendable = _resume_fields(config, "extend")
+            per_leg = _resume_fields(config, "per_leg")
             diff = sorted(
                 k
                 for k in set(wanted) | set(existing or {})
                 if (existing or {}).get(k) != wanted.get(k)
+                and k not in per_leg
                 and not (k in extendable and _extends((existing or {}).get(k), wanted.get(k)))
             )
             if existing is None or diff:
@@ -333,11 +337,11 @@ class RunDir:
             yield tmp
 
 
-def _extendable_fields(config: Any) -> set[str]:
-    """Names of ``config``'s fields marked ``metadata={"resume": "extend"}``."""
+def _resume_fields(config: Any, kind: str) -> set[str]:
+    """Names of ``config``'s fields marked ``metadata={"resume": kind}``."""
     if not dataclasses.is_dataclass(config):
         return set()
-    return {f.name for f in dataclasses.fields(config) if f.metadata.get("resume") == "extend"}
+    return {f.name for f in dataclasses.fields(config) if f.metadata.get("resume") == kind}
 
 
 def _extends(old: Any, new: Any) -> bool:

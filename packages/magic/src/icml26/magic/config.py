@@ -55,7 +55,8 @@ class RunConfig:
         budget_minutes: the run's wall-clock budget (0: none). Before a defender's first
             unfinished seed the recipe checks that all its remaining seeds fit, from the
             measured times of finished stages; a defender that does not fit is skipped
-            (its claims undecided, never decided on fewer seeds).
+            (its claims undecided, never decided on fewer seeds). The budget of one leg: a
+            later leg of the same run folder may set another (``resume: per_leg``).
         judge_model: the rubric judge's backend (a checkpoint spec such as
             ``"smollm2-135m-instruct-q4_1"``), scored on the shipped labelled set
             (:mod:`~icml26.magic.labelled`); ``""``: only the marker rule is scored.
@@ -114,7 +115,7 @@ class RunConfig:
     device: str = "cpu"
     catalogue: str = ""
     defenders: tuple[str, ...] = field(default=DEFENDERS, metadata={"resume": "extend"})
-    budget_minutes: float = 0.0
+    budget_minutes: float = field(default=0.0, metadata={"resume": "per_leg"})
     judge_model: str = ""
     threads: int = 1
     # warm start
