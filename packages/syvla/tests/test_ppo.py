@@ -10,7 +10,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from icml26.syvla import ppo as ppo_module
+from icml26.syvla.data import TextBank, VecEnv, all_instructions
+from icml26.syvla.guidance import SuccessBuffer
+from icml26.syvla.model import ModelConfig, SyVLA
 from icml26.syvla.ppo import RLConfig, clipped_policy_loss, gae, minibatches, policy_kl
+from icml26.syvla.vqa import question_texts
 
 
 @settings(max_examples=30, deadline=None)
@@ -112,11 +117,6 @@ def test_a_rollout_never_retrieves_its_own_successes(monkeypatch: pytest.MonkeyP
     """Guides come from the demonstrations and earlier rollouts only: the current rollout's
     successes join the buffer after its update (before, a successful state retrieved itself at
     cosine 1.0 and guidance became self-imitation)."""
-    from icml26.syvla import ppo as ppo_module
-    from icml26.syvla.data import TextBank, VecEnv, all_instructions
-    from icml26.syvla.guidance import SuccessBuffer
-    from icml26.syvla.model import ModelConfig, SyVLA
-    from icml26.syvla.vqa import question_texts
 
     class _Encoder:
         dim = 384
