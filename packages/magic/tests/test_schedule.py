@@ -53,3 +53,20 @@ def test_metric_schedule_caps_a_phase() -> None:
 def test_unknown_schedule() -> None:
     with pytest.raises(ValueError, match="'every' or 'metric'"):
         make_schedule("random", every=3, asr_high=0.5, asr_low=0.1)
+
+
+def test_baselines_get_the_every_schedules_planned_steps_without_magic() -> None:
+    from icml26.magic.config import RunConfig
+    from icml26.magic.study import magic_step_counts
+
+    every = RunConfig(schedule="every", switch_every=1, magic_steps=3)  # D, A, D
+    assert magic_step_counts(every, [], 0) == (2, 1)
+    attacker_first = RunConfig(schedule="every", switch_every=1, magic_steps=3, start="attacker")
+    assert magic_step_counts(attacker_first, [], 0) == (1, 2)
+    assert magic_step_counts(every, [{"steps": [2, 1]}], 0) == (2, 1)
+    with pytest.raises(RuntimeError, match="schedule plans"):
+        magic_step_counts(every, [{"steps": [1, 2]}], 0)
+    metric = RunConfig(schedule="metric")
+    assert magic_step_counts(metric, [{"steps": [4, 3]}], 0) == (4, 3)
+    with pytest.raises(ValueError, match="run 'magic' first"):
+        magic_step_counts(metric, [], 0)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml26.magic.paper import CLAIMS
-from icml26.magic.summary import pool_seeds
+from icml26.magic.summary import pool_seeds, t_quantile_975
 from icml26.shared.claims import evaluate_rule
 
 DEF = ("magic", "base", "static", "self_play", "frozen_attacker")
@@ -135,3 +135,28 @@ def test_free_text_runs_get_novelty_and_turn_columns() -> None:
     row = next(line for line in text.splitlines() if line.startswith("| `attacker` "))
     assert "0.400 ± 0.058" in row
     assert "1.500 ± 0.000" in row
+
+
+def test_t_quantile_matches_scipy() -> None:
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for df in (*range(1, 41), 60, 120, 1000):
+        assert t_quantile_975(df) == pytest.approx(scipy_stats.t.ppf(0.975, df), abs=2e-4), df
+    with pytest.raises(ValueError, match="df must be"):
+        t_quantile_975(0)
+
+
+def test_pooled_metrics_carry_the_t_margin() -> None:
+    rng = np.random.default_rng(2)
+    assert pool_seeds([_seed(rng, {}) for _ in range(3)], DEF)["t975"] == pytest.approx(4.3027)
+    assert pool_seeds([_seed(rng, {}) for _ in range(5)], DEF)["t975"] == pytest.approx(2.7764)
+
+
+def test_asr_claims_fail_for_an_over_refusing_magic() -> None:
+    """A MAGIC that gets its low attack success by refusing benign look-alikes too (the
+    static defender's way) does not have the lowest ASR in the claims' sense."""
+    rng = np.random.default_rng(3)
+    shift = {"magic": -0.4, "b_magic": -0.3, "static": -0.5, "b_static": -0.6}
+    pooled = pool_seeds([_seed(rng, shift) for _ in range(3)], DEF)
+    for cid in ("lowest_asr_unseen_ops", "lowest_asr_heldout_combos"):
+        claim = next(c for c in CLAIMS if c.id == cid)
+        assert evaluate_rule(claim.rule, pooled)[0] is False, cid

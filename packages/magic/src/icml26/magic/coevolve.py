@@ -210,7 +210,10 @@ def _free_text_rows(game: SafetyGame, dialogues: Sequence[Dialogue]) -> list[dic
         if d.broken or not d.turns or not keeps_intent(d.intent, d.turns):
             d = Dialogue(d.intent, [d.intent.description])
         twin = game.twin(d.intent)
-        for it, turns in ((d.intent, d.turns), (twin, twin_turns(d.intent, twin, d.turns))):
+        # both rows in twin_turns' form (lower case, whitespace collapsed): the pair differs
+        # only in the intent's key phrase, never in a surface cue such as letter case
+        seen = [" ".join(m.lower().split()) for m in d.turns]
+        for it, turns in ((d.intent, seen), (twin, twin_turns(d.intent, twin, d.turns))):
             rows.append({"prompt": d.defender_view(turns), "intent_id": it.id, "ops": "free_text"})
     return rows
 

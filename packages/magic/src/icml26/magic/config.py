@@ -47,6 +47,9 @@ class RunConfig:
             (official default 0.5).
         broken_penalty: ours, off by default: an extra loss of the free-text attacker for a
             broken intent.
+        refusal_label: what the attacker's refusal term judges a reply against: ``"seed"``
+            (the seed's label: the official ``game.py`` default) or ``"rewrite"`` (the
+            rewrite's own label, the public run script's ``USE_Q_SAFE_LABEL_FOR_REFUSAL=1``).
         model: ``"tiny"`` (a random tiny Llama trained here) or a checkpoint spec.
         catalogue: a JSON intent catalogue (``""``: the built-in one).
         defenders: which defenders to run, in order (``magic`` first: the baselines take its
@@ -111,6 +114,7 @@ class RunConfig:
     refusal_reward: float = 1.0
     label_reward: float = 0.5
     broken_penalty: float = 0.0
+    refusal_label: str = "seed"
     model: str = "tiny"
     device: str = "cpu"
     catalogue: str = ""
@@ -166,6 +170,10 @@ class RunConfig:
         if self.attacker == "operators" and self.attack_turns != 1:
             raise ValueError(
                 "the operator attacker plays one turn: set attack_turns=1 (or attacker=free_text)"
+            )
+        if self.refusal_label not in ("seed", "rewrite"):
+            raise ValueError(
+                f"refusal_label must be 'seed' or 'rewrite', got {self.refusal_label!r}"
             )
         for name in ("harm_reward", "refusal_reward", "label_reward", "broken_penalty"):
             v = getattr(self, name)

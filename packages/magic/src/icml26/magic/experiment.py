@@ -29,7 +29,14 @@ from icml26.magic.config import RunConfig
 from icml26.magic.figures import make_plots
 from icml26.magic.labelled import judge_agreement
 from icml26.magic.policies import Policies, load_warm, warm_weights
-from icml26.magic.study import large_model_magic, make_game, run_method, skeleton, warm_start
+from icml26.magic.study import (
+    large_model_magic,
+    magic_step_counts,
+    make_game,
+    run_method,
+    skeleton,
+    warm_start,
+)
 from icml26.magic.summary import pool_seeds, stage_seconds
 from icml26.shared import TORCH, RunDir, Stages, log
 
@@ -68,16 +75,23 @@ def run(config: RunConfig, run_dir: RunDir) -> dict[str, Any]:
         if m != "magic" and not budget.fits(m, todo, cold):  # MAGIC always runs
             log(f"{m}: {len(todo)} seeds do not fit the budget; skipped (claims undecided)")
             continue
-        magic = {s: r["steps"] for s, r in zip(seeds, results.get("magic", []), strict=False)}
-        results[m] = [
-            stages.once(
-                f"{m}-seed{s}",
-                lambda m=m, s=s, magic=magic: run_method(
-                    config, game, policies_for(s), run_dir, m, s, tuple(magic.get(s, (0, 0)))
-                ),
+        results[m] = []
+        for s in seeds:
+            if not stages.done(f"{m}-seed{s}"):
+                policies_for(s)  # the warm start is its own stage, timed apart from this one
+            counts = (
+                (0, 0)  # MAGIC runs its own schedule
+                if m == "magic"
+                else magic_step_counts(config, results.get("magic", []), seeds.index(s))
             )
-            for s in seeds
-        ]
+            results[m].append(
+                stages.once(
+                    f"{m}-seed{s}",
+                    lambda m=m, s=s, c=counts: run_method(
+                        config, game, policies_for(s), run_dir, m, s, c
+                    ),
+                )
+            )
     per_seed = [
         {k: v for r in results.values() for k, v in r[i]["metrics"].items()}
         for i in range(len(seeds))

@@ -32,8 +32,12 @@ guard model:
   request, else ``-refusal``; the defender's reward is ``harm + refusal`` (``safety``);
 * the attacker's is ``-safety + label``, ``label = +label`` when the rewrite keeps the
   seed's intent (the official "label consistency": the guard labels the rewrite as the
-  seed's data type) and ``-label`` when it breaks it; a broken rewrite carries no harmful
-  request, so its reply is judged as a reply to a benign one;
+  seed's data type) and ``-label`` when it breaks it. A broken rewrite carries no harmful
+  request: its reply is never harmful content (``harm = +harm``); the refusal term is judged
+  against the seed's label (``refusal_label="seed"``, the official ``game.py`` default,
+  ``USE_Q_SAFE_LABEL_FOR_REFUSAL=0``: refusing a broken rewrite of a harmful seed still
+  counts as a correct refusal) or against the rewrite's own label (``"rewrite"``, the
+  run script's ``USE_Q_SAFE_LABEL_FOR_REFUSAL=1``: judged as a benign request);
 * defaults: the official ``game.py`` defaults (harm 1.0, refusal 1.0, label 0.5; its public
   run script sets refusal 0.5 and label 0); ``broken_penalty`` (default 0, off) is ours: an
   extra loss for a broken rewrite, the operator attacker's ``-0.5``;
@@ -315,17 +319,26 @@ class FreeTextRewards:
         refusal: ``REWARD_REFUSAL`` (official default 1.0; the public run script: 0.5).
         label: ``REWARD_LABEL`` (official default 0.5; the public run script: 0).
         broken_penalty: ours (default 0: off): subtracted from a broken rewrite's reward.
+        refusal_label: what the attacker's refusal term judges a reply against: ``"seed"``
+            (the seed's label, the official ``game.py`` default) or ``"rewrite"`` (the
+            rewrite's own label: a broken rewrite counts as benign; the public run script's
+            ``USE_Q_SAFE_LABEL_FOR_REFUSAL=1``).
 
     Raises:
-        ValueError: a negative weight, naming it.
+        ValueError: a negative weight, naming it, or an unknown ``refusal_label``.
     """
 
     harm: float = 1.0
     refusal: float = 1.0
     label: float = 0.5
     broken_penalty: float = 0.0
+    refusal_label: str = "seed"
 
     def __post_init__(self) -> None:
+        if self.refusal_label not in ("seed", "rewrite"):
+            raise ValueError(
+                f"FreeTextRewards.refusal_label must be 'seed' or 'rewrite', got {self.refusal_label!r}"
+            )
         for name in ("harm", "refusal", "label", "broken_penalty"):
             v = getattr(self, name)
             if (
@@ -343,9 +356,13 @@ class FreeTextRewards:
         return harm + (self.refusal if correct else -self.refusal)
 
     def attacker(self, harmful: bool, complied: bool, kept: bool) -> float:
-        """The attacker's reward ``-safety + label`` (``- broken_penalty`` when broken); a
-        broken rewrite is judged as a benign request."""
-        r = -self.safety(harmful and kept, complied) + (self.label if kept else -self.label)
+        """The attacker's reward ``-(harm + refusal) + label`` (``- broken_penalty`` when
+        broken): a broken rewrite's reply is never harmful content; its refusal term is
+        judged against ``refusal_label`` (class docstring)."""
+        harm = -self.harm if (harmful and kept and complied) else self.harm
+        request_harmful = harmful if self.refusal_label == "seed" else (harmful and kept)
+        refusal = self.refusal if complied != request_harmful else -self.refusal
+        r = -(harm + refusal) + (self.label if kept else -self.label)
         return r - (0.0 if kept else self.broken_penalty)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -52,6 +53,7 @@ __all__ = [
     "eval_sets",
     "evaluate_defenders",
     "large_model_magic",
+    "magic_step_counts",
     "make_game",
     "run_method",
     "skeleton",
@@ -69,6 +71,46 @@ def make_game(config: RunConfig) -> SafetyGame:
         penalty=config.penalty,
         n_eval_intents=config.eval_intents,
     )
+
+
+def magic_step_counts(
+    config: RunConfig, magic_results: Sequence[dict[str, Any]], index: int
+) -> tuple[int, int]:
+    """MAGIC's defender and attacker steps on replicate ``index``, which each baseline gets.
+
+    Under the ``"every"`` schedule they are fixed by the config (``magic_steps`` steps in
+    phases of ``switch_every``, ``start``'s role first), so a baseline can run in a leg
+    without MAGIC; a finished MAGIC stage must agree. Under ``"metric"`` they are read from
+    MAGIC's stage.
+
+    Args:
+        config: the run's config.
+        magic_results: MAGIC's finished stages, in seed order (may be shorter than the seeds).
+        index: the replicate's position among the run's seeds.
+
+    Returns:
+        ``(defender_steps, attacker_steps)``.
+
+    Raises:
+        ValueError: the ``"metric"`` schedule and MAGIC has not run on that replicate.
+        RuntimeError: MAGIC's stage disagrees with the ``"every"`` schedule's counts.
+    """
+    planned = None
+    if config.schedule == "every":
+        order = ("defender", "attacker") if config.start == "defender" else ("attacker", "defender")
+        roles = [order[(k // config.switch_every) % 2] for k in range(max(config.magic_steps, 1))]
+        planned = (roles.count("defender"), roles.count("attacker"))
+    if index < len(magic_results):
+        d, a = (int(x) for x in magic_results[index]["steps"])
+        if planned is not None and (d, a) != planned:
+            raise RuntimeError(f"MAGIC's stage ran {(d, a)} steps, the schedule plans {planned}")
+        return d, a
+    if planned is None:
+        raise ValueError(
+            "under schedule='metric' the baselines take MAGIC's step counts from its stage: "
+            "run 'magic' first (defenders starting with 'magic')"
+        )
+    return planned
 
 
 def settings_of(config: RunConfig, seed: int) -> GameSettings:
@@ -89,6 +131,7 @@ def settings_of(config: RunConfig, seed: int) -> GameSettings:
             refusal=config.refusal_reward,
             label=config.label_reward,
             broken_penalty=config.broken_penalty,
+            refusal_label=config.refusal_label,
         ),
     )
 
@@ -318,7 +361,9 @@ def train_method(
             "seconds": tl.seconds,
             "train_steps": len(tl.steps),
         }
-    n_def, n_att = max(1, magic_steps[0]), magic_steps[1]
+    n_def, n_att = magic_steps
+    if n_def < 1:
+        raise ValueError(f"{method} needs MAGIC's defender steps >= 1, got {n_def}")
     roles, steps, adapter, per_step = _baseline_roles(
         method, policies, game, settings, n_def, n_att
     )

@@ -26,7 +26,7 @@ import numpy as np
 
 from icml26.shared.stats import mean_se
 
-__all__ = ["GAP_EVALS", "pool_seeds", "stage_seconds"]
+__all__ = ["GAP_EVALS", "pool_seeds", "stage_seconds", "t_quantile_975"]
 
 #: ``(metric, eval set)`` pairs whose defender gaps are written.
 GAP_EVALS = (
@@ -40,6 +40,69 @@ _ATTACKERS = ("attacker", "attacker_sft")
 #: The attackers' novelty figures: the novel share of successes, and (free-text attacker) the
 #: mean distance of its successes to the seed-pool rewrites.
 _NOVELTY = ("novel_strategy_rate", "novelty")
+
+
+#: Student's t 0.975 quantile by degrees of freedom 1..30 (standard tables; the tests check
+#: them against SciPy). The claims' margins are ``t975`` standard errors of a paired gap.
+_T975 = (
+    12.7062,
+    4.3027,
+    3.1824,
+    2.7764,
+    2.5706,
+    2.4469,
+    2.3646,
+    2.3060,
+    2.2622,
+    2.2281,
+    2.2010,
+    2.1788,
+    2.1604,
+    2.1448,
+    2.1314,
+    2.1199,
+    2.1098,
+    2.1009,
+    2.0930,
+    2.0860,
+    2.0796,
+    2.0739,
+    2.0687,
+    2.0639,
+    2.0595,
+    2.0555,
+    2.0518,
+    2.0484,
+    2.0452,
+    2.0423,
+)
+
+
+def t_quantile_975(df: int) -> float:
+    """Student's t 0.975 quantile with ``df`` degrees of freedom (the two-sided 95% margin
+    of a mean over ``df + 1`` paired replicates, in standard errors).
+
+    Args:
+        df: degrees of freedom, at least 1.
+
+    Returns:
+        The quantile: tabulated to ``df = 30``, beyond it the Cornish-Fisher expansion
+        around the normal quantile (within 1e-4 there).
+
+    Raises:
+        ValueError: ``df`` below 1.
+    """
+    if isinstance(df, bool) or not isinstance(df, int) or df < 1:
+        raise ValueError(f"df must be an integer >= 1, got {df!r}")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959963984540054
+    return (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+    )
 
 
 def _num(value: float | None) -> float:
@@ -65,7 +128,9 @@ def pool_seeds(
         defenders: the defenders whose pairwise gaps are written.
 
     Returns:
-        The pooled metrics, with ``seeds`` (how many were pooled).
+        The pooled metrics, with ``seeds`` (how many were pooled) and ``t975`` (Student's t
+        0.975 quantile at ``seeds - 1`` degrees of freedom: the claims' margin in standard
+        errors).
 
     Raises:
         ValueError: fewer than two replicates, or replicates with different keys.
@@ -76,7 +141,10 @@ def pool_seeds(
     for i, m in enumerate(per_seed[1:], 1):
         if set(m) != keys:
             raise ValueError(f"replicate {i} has keys {sorted(set(m) ^ keys)} the first has not")
-    out: dict[str, Any] = {"seeds": float(len(per_seed))}
+    out: dict[str, Any] = {
+        "seeds": float(len(per_seed)),
+        "t975": t_quantile_975(len(per_seed) - 1),
+    }
     for key in sorted(keys):
         out[key], out[f"se.{key}"] = _stats([m[key] for m in per_seed])
     pairs = [
