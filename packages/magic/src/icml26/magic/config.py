@@ -52,8 +52,9 @@ class RunConfig:
             rewrite's own label, the public run script's ``USE_Q_SAFE_LABEL_FOR_REFUSAL=1``).
         model: ``"tiny"`` (a random tiny Llama trained here) or a checkpoint spec.
         catalogue: a JSON intent catalogue (``""``: the built-in one).
-        defenders: which defenders to run, in order (``magic`` first: the baselines take its
-            step counts); every seed of one runs before the next. It may grow between legs
+        defenders: which defenders to run, in order (``magic`` first under the ``"metric"``
+            schedule: the baselines take its step counts; ``"every"`` plans them, so a leg
+            may run baselines alone); every seed of one runs before the next. It may grow between legs
             of one run folder (``resume: extend``).
         budget_minutes: the run's wall-clock budget (0: none). Before a defender's first
             unfinished seed the recipe checks that all its remaining seeds fit, from the
@@ -225,9 +226,12 @@ class RunConfig:
         unknown = [d for d in self.defenders if d not in DEFENDERS]
         if unknown:
             raise ValueError(f"unknown defender(s) {unknown}; known: {list(DEFENDERS)}")
-        if not self.defenders or self.defenders[0] != "magic":
+        if not self.defenders:
+            raise ValueError("defenders must name at least one defender")
+        if self.schedule != "every" and self.defenders[0] != "magic":
             raise ValueError(
-                f"defenders must start with 'magic' (the baselines take its step counts), got "
+                f"defenders must start with 'magic' under schedule={self.schedule!r} (the "
+                f"baselines take its step counts; schedule='every' plans them), got "
                 f"{self.defenders}"
             )
         if (
