@@ -2,13 +2,19 @@
 
 The public API (torch, transformers, peft and TRL are imported on use)::
 
-    from icml26.magic import SafetyGame, builtin_catalogue, build_policies, co_evolve
+    import numpy as np
+    from icml26.magic import (GameSettings, SafetyGame, build_policies, builtin_catalogue,
+                              co_evolve, score_defender)
 
     game = SafetyGame(builtin_catalogue(), n_eval_intents=8)  # or load_catalogue("mine.json")
-    policies = build_policies(game, model="tiny")             # or a checkpoint with LoRA
-    co_evolve(policies, game, steps=30)                       # MAGIC's alternating GRPO
-    print(score_defender(policies, game, game.eval_set("unseen_ops", rng, 6), "defender",
-                         max_tokens=8))
+    policies = build_policies(game, model="tiny", attacker="free_text")  # or a checkpoint
+    settings = GameSettings(attacker="free_text", turns=2)    # the paper's free-text attacker
+    co_evolve(policies, game, steps=30, settings=settings)    # MAGIC's alternating GRPO
+    unseen = game.eval_set("unseen_ops", np.random.default_rng(0), 6)
+    print(score_defender(policies, game, unseen, "defender", max_tokens=8))
+
+(``GameSettings`` and ``build_policies`` default to ``attacker="operators"``, the one-turn
+operator-composition ablation: pass ``attacker="free_text"`` to both for the paper's game.)
 
 The game (no framework imports): :mod:`~icml26.magic.intents` (abstract intents and their
 benign look-alikes), :mod:`~icml26.magic.operators` (invertible rewrite operators),
