@@ -41,6 +41,7 @@ __all__ = [
     "VERIFY_TOLERANCE",
     "file_sha256",
     "find_shipped",
+    "shipped_backbone",
     "shipped_key",
     "write_backbone",
 ]
@@ -119,6 +120,31 @@ def find_shipped(
             raise ValueError(f"{weights} is missing or differs from its record {path}")
         return load_file(weights), record
     return None
+
+
+def shipped_backbone(name: str = "vqa-seed0") -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """A shipped backbone by name, for your own model (``SyVLA(ModelConfig())``: the sizes of
+    the ``quick`` profile), checked against its record's hash.
+
+    Args:
+        name: the files' stem in :data:`SHIPPED_DIR`.
+
+    Returns:
+        ``(state_dict, record)``: the weights (backbone, reasoning head and the untrained
+        action parts) and the provenance record (settings, accuracy at creation).
+
+    Raises:
+        FileNotFoundError: no shipped backbone of that name.
+        ValueError: the weights differ from the record's hash.
+    """
+    path = SHIPPED_DIR / f"{name}.json"
+    if not path.is_file():
+        names = sorted(p.stem for p in SHIPPED_DIR.glob("*.json"))
+        raise FileNotFoundError(f"no shipped backbone {name!r}; shipped: {names}")
+    found = find_shipped(json.loads(path.read_text(encoding="utf-8"))["key"])
+    if found is None:  # cannot happen: the record just read carries the key
+        raise FileNotFoundError(f"{path} could not be read back")
+    return found
 
 
 def write_backbone(
