@@ -34,7 +34,10 @@ def test_smoke_run_writes_the_contract_keys(
         "from_cache": False,
         "cache_key": None,
         "cache_path": None,
+        "from_shipped": False,  # no shipped backbone has the smoke profile's settings
+        "shipped_file": None,
     }
+    assert m["pretrain.from_shipped"] == 0
     for method in METHODS:
         for split in SPLIT_NAMES:
             assert 0.0 <= m[f"success.{split}.{method}"] <= 1.0

@@ -3,7 +3,10 @@ RL, on BabyAI (minigrid) with out-of-distribution splits.
 
 The policy (:class:`SyVLA`, :class:`ModelConfig`), its training steps (:func:`pretrain_vqa`,
 :func:`train_bc`, :func:`train_rl` with :class:`RLConfig`), the guidance gate
-(:func:`select_guides`), the evaluations, and the run's configs (:class:`RunConfig`).
+(:func:`select_guides`), the evaluations, the RGB path (:class:`TileEncoder` trained by
+:func:`train_tile_encoder` on :func:`tile_data`; :func:`rgb_observer` reads a minigrid
+environment's partial RGB view into the model's codes), and the run's configs
+(:class:`RunConfig`).
 """
 
 from __future__ import annotations
@@ -23,18 +26,25 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "SyVLA": ".model",
         "TextBank": ".data",
         "TextEncoder": ".language",
+        "TileEncoder": ".rgb",
+        "TileEncoderConfig": ".rgb",
         "VQAPretrainConfig": ".pretrain",
         "collect_demos": ".data",
         "evaluate_success": ".evaluate",
         "pretrain_vqa": ".pretrain",
+        "rgb_observer": ".rgb",
         "select_guides": ".guidance",
+        "shipped_backbone": ".backbone",
         "train_bc": ".bc",
+        "tile_data": ".rgb",
         "train_rl": ".ppo",
+        "train_tile_encoder": ".rgb",
         "vqa_accuracy": ".evaluate",
     },
 )
 
 if TYPE_CHECKING:
+    from icml26.syvla.backbone import shipped_backbone as shipped_backbone
     from icml26.syvla.bc import BCConfig as BCConfig
     from icml26.syvla.bc import train_bc as train_bc
     from icml26.syvla.config import RunConfig as RunConfig
@@ -51,3 +61,8 @@ if TYPE_CHECKING:
     from icml26.syvla.ppo import train_rl as train_rl
     from icml26.syvla.pretrain import VQAPretrainConfig as VQAPretrainConfig
     from icml26.syvla.pretrain import pretrain_vqa as pretrain_vqa
+    from icml26.syvla.rgb import TileEncoder as TileEncoder
+    from icml26.syvla.rgb import TileEncoderConfig as TileEncoderConfig
+    from icml26.syvla.rgb import rgb_observer as rgb_observer
+    from icml26.syvla.rgb import tile_data as tile_data
+    from icml26.syvla.rgb import train_tile_encoder as train_tile_encoder

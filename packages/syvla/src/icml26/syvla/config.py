@@ -64,6 +64,14 @@ class RunConfig:
         threads: CPU threads of the job, set by the runner before it starts.
         methods: the variants trained and evaluated (names of ``METHODS``).
         cache_text: cache the frozen encoder's sentence embeddings on disk.
+        pretrained_backbone: ``"shipped"``: start from the VQA-pretrained backbone shipped in
+            the wheel when its record matches this run's pretraining settings and data
+            (:mod:`icml26.syvla.backbone`; its held-out accuracy is measured again and must
+            agree with the record), else pretrain; ``"train"``: always pretrain (with
+            ``cache_pretrain=False`` also without the user cache).
+        pretrain_only: run the VQA pretraining alone and write the backbone with its
+            provenance record to ``<run>/backbone/`` (the ``pretrain`` profile, which
+            regenerates the shipped file).
         cache_pretrain: keep the VQA-pretrained backbone under the user cache
             (``~/.cache/icml26/syvla``), keyed by the code, settings, initial weights and
             data that decide it: a later run (another profile) with the same key loads it.
@@ -121,6 +129,8 @@ class RunConfig:
     text_model: str = "bundled"
     cache_text: bool = True
     cache_pretrain: bool = True
+    pretrained_backbone: str = "shipped"
+    pretrain_only: bool = False
     demos_path: Path | None = None
     # model
     view_size: int = 13
@@ -177,6 +187,10 @@ class RunConfig:
             raise ValueError("text_model must name a model ('bundled', a folder or an HF id)")
         if self.demos_path is not None and not Path(self.demos_path).is_file():
             raise ValueError(f"demos_path {self.demos_path} does not exist")
+        if self.pretrained_backbone not in ("shipped", "train"):
+            raise ValueError(
+                f"pretrained_backbone must be 'shipped' or 'train', got {self.pretrained_backbone!r}"
+            )
         if self.view_size < 3 or self.view_size % 2 == 0:
             raise ValueError(f"view_size must be odd and >= 3, got {self.view_size}")
         if self.view_size < 13:

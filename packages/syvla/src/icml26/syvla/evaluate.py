@@ -18,6 +18,7 @@ __all__ = [
     "FAMILIES",
     "evaluate_success",
     "question_family",
+    "slot_quotas",
     "vqa_accuracy",
     "vqa_accuracy_by_family",
 ]
@@ -93,6 +94,21 @@ def vqa_accuracy(model: SyVLA, data: VQASet, bank: TextBank) -> float:
     return correct / len(data)
 
 
+def slot_quotas(episodes: int, n_envs: int) -> np.ndarray:
+    """Episodes per lockstep slot: ``min(n_envs, episodes)`` slots whose quotas differ by at
+    most one and sum to ``episodes``.
+
+    Raises:
+        ValueError: ``episodes`` or ``n_envs`` below 1.
+    """
+    if episodes < 1 or n_envs < 1:
+        raise ValueError(f"episodes and n_envs must be >= 1, got {episodes} and {n_envs}")
+    n = min(n_envs, episodes)
+    quotas = np.full(n, episodes // n, dtype=np.int64)
+    quotas[: episodes % n] += 1
+    return quotas
+
+
 @torch.no_grad()
 def evaluate_success(
     model: SyVLA,
@@ -108,8 +124,9 @@ def evaluate_success(
 ) -> tuple[float, float]:
     """Success rate and mean return of the sampled policy over ``episodes`` on ``split``.
 
-    Every environment slot plays the same number of episodes, so short (successful)
-    episodes are not over-counted by the lockstep stepping.
+    Exactly ``episodes`` are played: each environment slot has a quota fixed before play
+    (:func:`slot_quotas`, equal up to one), so short (successful) episodes are not
+    over-counted by the lockstep stepping.
 
     Args:
         model: the policy.
@@ -131,15 +148,15 @@ def evaluate_success(
     """
     device = next(model.parameters()).device
     gen = torch.Generator().manual_seed(seed_for(seed, "eval", "policy"))
-    n = min(n_envs, episodes)
-    quota = -(-episodes // n)
+    quotas = slot_quotas(episodes, n_envs)
+    n = len(quotas)
     env = VecEnv(
         n, split, model.cfg.view_size, seed=seed, stream="eval", levels=levels, observer=observer
     )
     env.reset()
     done_per_env = np.zeros(n, dtype=np.int64)
     returns: list[float] = []
-    while done_per_env.min() < quota:
+    while (done_per_env < quotas).any():
         # missions of registry levels may be new texts: embed them, then look them up
         ids = bank.ids(env.missions)
         text = torch.as_tensor(bank.vectors[ids], device=device)
@@ -148,7 +165,7 @@ def evaluate_success(
         actions = torch.multinomial(probs, 1, generator=gen).squeeze(-1).numpy()
         _, _, finished = env.step(actions)
         for i, ret, _ in finished:
-            if done_per_env[i] < quota:
+            if done_per_env[i] < quotas[i]:
                 returns.append(ret)
                 done_per_env[i] += 1
         if frames is not None and len(frames) < 64 and done_per_env[0] == 0:

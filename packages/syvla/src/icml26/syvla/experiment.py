@@ -23,19 +23,22 @@ from icml26.syvla.steps import (
     behaviour_clone,
     evaluate_model,
     expert_demos,
+    export_backbone,
     pretrain_backbone,
     reinforce,
     text_bank,
     tile_encoder,
     vqa_data,
 )
-from icml26.syvla.tables import summarise, summarise_levels
+from icml26.syvla.tables import summarise, summarise_levels, summarise_pretrain
 
-__all__ = ["run", "run_levels"]
+__all__ = ["run", "run_levels", "run_pretrain"]
 
 
 def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     """The whole experiment (see the module docstring); returns the flat metrics."""
+    if cfg.pretrain_only:
+        return run_pretrain(cfg, run_dir)
     if cfg.levels:
         return run_levels(cfg, run_dir)
     run_dir.update_env(device=cfg.device)
@@ -88,6 +91,20 @@ def run(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
     metrics = summarise(cfg, evals, rl, pretrain, bc_info, demo_sets)
     plot_run(cfg, run_dir, metrics, rl, strip)
     return metrics
+
+
+def run_pretrain(cfg: RunConfig, run_dir: Any) -> dict[str, float]:
+    """The ``pretrain`` profile: the VQA pretraining alone, written to ``<run>/backbone/`` as
+    a shippable backbone with its provenance record (copy both files into the package's
+    ``backbones/`` folder to ship them); returns the pretraining metrics."""
+    run_dir.update_env(device=cfg.device)
+    stages = Stages(run_dir)
+    bank = text_bank(cfg)
+    vqa = stages.once("vqa-data", lambda: vqa_data(cfg), saver=PICKLE)
+    model, info = pretrain_backbone(cfg, stages, bank, vqa, cfg.seed, run_dir)
+    weights, record = export_backbone(cfg, model, info, vqa, run_dir)
+    log(f"syvla: backbone written to {weights} and {record}")
+    return summarise_pretrain(info)
 
 
 def run_levels(cfg: RunConfig, run_dir: Any) -> dict[str, float]:

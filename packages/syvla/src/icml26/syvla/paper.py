@@ -60,6 +60,10 @@ _BABYAI = RunConfig(
     eval_episodes=64,
 )
 
+#: the VQA pretraining alone, written as a shippable backbone (``<run>/backbone/``): the
+#: command that regenerates ``icml26/syvla/backbones/`` (:mod:`icml26.syvla.backbone`)
+_PRETRAIN = RunConfig(pretrain_only=True, pretrained_backbone="train", cache_pretrain=False)
+
 _MEASURED = ("quick", "full")
 CLAIMS = [
     Claim(
@@ -119,7 +123,7 @@ CLAIMS = [
         "action is learnt (the issue's bar for a backbone worth protecting).",
         "SyVLA starts from a pretrained VLM (method description)",
         "vqa_pretrained >= 0.8",
-        profiles=(*_MEASURED, "babyai"),
+        profiles=(*_MEASURED, "babyai", "pretrain"),
         kind="absolute",
         floor="the most frequent answer per question family scores about 0.35 and an untrained "
         "head about 0.05; 0.8 needs the backbone to ground colours, types and directions in "
@@ -167,7 +171,13 @@ BENCH_CLAIMS = [
 PAPER = Paper(
     slug="syvla",
     title="SyVLA: Intention Decoupling and similar-sample guided RL for vision-language-action models",
-    profiles={"smoke": _SMOKE, "quick": _QUICK, "full": _FULL, "babyai": _BABYAI},
+    profiles={
+        "smoke": _SMOKE,
+        "quick": _QUICK,
+        "full": _FULL,
+        "babyai": _BABYAI,
+        "pretrain": _PRETRAIN,
+    },
     run="icml26.syvla.experiment:run",
     claims=CLAIMS,
     bench="icml26.syvla.bench:bench",

@@ -137,9 +137,19 @@ class TileEncoderConfig:
 def tile_data(
     levels: tuple[str, ...], n: int, *, seed: int, stream: str, tile_size: int = TILE
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` (RGB frame, symbolic partial view) pairs of random play on ``levels``, from the
-    seed's ``env/<stream>`` episodes: frames ``(n, H, W, 3)``, codes ``(n, V, V, 3)`` in row
-    order (minigrid's ``image`` transposed)."""
+    """``n`` (RGB frame, symbolic partial view) pairs of random play on ``levels``.
+
+    Args:
+        levels: Gymnasium ids of minigrid environments (``BabyAI-GoToLocal-v0``).
+        n: the number of frames.
+        seed: the seed whose ``env/<stream>`` episodes and ``actions/<stream>`` play are used.
+        stream: the stream's name (training and test frames use different ones).
+        tile_size: pixels per cell.
+
+    Returns:
+        Frames ``(n, H, W, 3)`` uint8 and codes ``(n, V, V, 3)`` in row order (minigrid's
+        ``image`` transposed).
+    """
     env = VecEnv(min(n, 8), "train", 13, seed=seed, stream=stream, levels=levels)
     rng = rng_for(seed, "actions", stream)
     frames: list[np.ndarray] = []
@@ -157,8 +167,22 @@ def tile_data(
 def train_tile_encoder(
     encoder: TileEncoder, frames: np.ndarray, codes: np.ndarray, cfg: TileEncoderConfig, seed: int
 ) -> list[float]:
-    """Cross-entropy of every tile's three codes against the symbolic view; returns the
-    loss per step (batches from the seed's ``rgb`` stream)."""
+    """Train ``encoder`` by the cross-entropy of every tile's three codes against the
+    symbolic view.
+
+    Args:
+        encoder: the tile encoder (trained in place).
+        frames: ``(N, H, W, 3)`` RGB frames (:func:`tile_data`).
+        codes: ``(N, V, V, 3)`` their symbolic partial views.
+        cfg: the settings (``steps``, ``batch``, ``lr`` are used here).
+        seed: the seed of the batch draws (its ``rgb`` stream).
+
+    Returns:
+        The loss per step.
+
+    Raises:
+        ValueError: no frames, or frames and codes of different lengths.
+    """
     if len(frames) != len(codes) or len(frames) == 0:
         raise ValueError("frames and codes must be non-empty and of one length")
     device = next(encoder.parameters()).device
@@ -193,8 +217,16 @@ def tile_accuracy(encoder: TileEncoder, frames: np.ndarray, codes: np.ndarray) -
 
 
 def rgb_observer(encoder: TileEncoder) -> Callable[[Any, int], np.ndarray]:
-    """A view function for :class:`~icml26.syvla.data.VecEnv` (``observer=``): the agent's
-    RGB view through ``encoder``, placed in the model's frame."""
+    """A view function for :class:`~icml26.syvla.data.VecEnv` (``observer=``) or your own
+    loop: the agent's RGB view through ``encoder``, placed in the model's frame.
+
+    Args:
+        encoder: a trained :class:`TileEncoder` (put in eval mode).
+
+    Returns:
+        ``view(env, size)``: the ``(size, size, 3)`` codes of a minigrid environment's
+        partial RGB view (``env.unwrapped``), like :func:`~icml26.syvla.levels.observe`.
+    """
     encoder.eval()
 
     def view(env: Any, size: int) -> np.ndarray:

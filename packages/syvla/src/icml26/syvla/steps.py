@@ -8,9 +8,12 @@ environments, evaluation and VQA data each come from their own stream of the run
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import inspect
+import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -19,8 +22,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from icml26.shared import PICKLE, Stages, seed_for
+from icml26.shared import PICKLE, Stages, log, seed_for
 from icml26.syvla import pretrain as pretrain_module
+from icml26.syvla.backbone import VERIFY_TOLERANCE, find_shipped, shipped_key, write_backbone
 from icml26.syvla.bc import BCConfig, train_bc
 from icml26.syvla.config import METHODS, SPLIT_NAMES, RunConfig
 from icml26.syvla.data import Demos, TextBank, VQASet, collect_demos
@@ -43,9 +47,11 @@ __all__ = [
     "behaviour_clone",
     "evaluate_model",
     "expert_demos",
+    "export_backbone",
     "load_demos",
     "make_model",
     "pretrain_backbone",
+    "pretrain_settings",
     "reinforce",
     "text_bank",
     "tile_encoder",
@@ -121,6 +127,11 @@ def trained(
     return out["info"]
 
 
+def pretrain_settings(cfg: RunConfig) -> VQAPretrainConfig:
+    """The VQA pretraining settings of ``cfg``."""
+    return VQAPretrainConfig(max_steps=cfg.vqa_max_steps, lr=cfg.vqa_lr, patience=cfg.vqa_patience)
+
+
 def pretrain_backbone(
     cfg: RunConfig,
     stages: Stages,
@@ -131,15 +142,18 @@ def pretrain_backbone(
 ) -> tuple[SyVLA, dict[str, Any]]:
     """The VQA-pretrained backbone and reasoning head, with its held-out accuracy.
 
-    Its record says whether the weights came from the user cache (``from_cache``) and under
-    which key and file (``cache_key``, ``cache_path``; ``None`` with ``cache_pretrain=False``);
-    with ``run_dir`` the same goes into ``env.json`` as ``pretrain_cache_seed<seed>``."""
+    With ``cfg.pretrained_backbone == "shipped"`` the backbone shipped in the wheel
+    (:mod:`icml26.syvla.backbone`) is loaded when its key matches and its re-measured held-out
+    accuracy agrees with its record; otherwise it is trained (or loaded from the user cache).
+    Its record says where the weights came from (``from_shipped`` with ``shipped_file``;
+    ``from_cache`` with ``cache_key`` and ``cache_path``, ``None`` with ``cache_pretrain=False``);
+    with ``run_dir`` the same goes into ``env.json`` as ``pretrain_cache_seed<seed>``.
+    ``heldout_accuracy`` is always measured here, on the run's own held-out questions."""
     model = make_model(cfg, seed)
-    settings = VQAPretrainConfig(
-        max_steps=cfg.vqa_max_steps, lr=cfg.vqa_lr, patience=cfg.vqa_patience
-    )
+    settings = pretrain_settings(cfg)
 
     def train(m: SyVLA) -> dict[str, Any]:
+        start = time.process_time()
         res = pretrain_vqa(m, vqa[0], vqa[1], bank, settings, seed=seed)
         return {
             "steps": res.steps,
@@ -147,23 +161,109 @@ def pretrain_backbone(
             "curve": res.curve,
             "best_step": res.best_step,
             "best_val": res.best_val,
+            "cpu_seconds": time.process_time() - start,
         }
 
     if cfg.cache_pretrain:
         fit = _cached(_pretrain_key(cfg, model, settings, vqa, bank, seed), train)
     else:
         fit = train
+    if cfg.pretrained_backbone == "shipped":
+        key = shipped_key(model, settings, vqa, seed=seed, text_model=cfg.text_model)
+        fit = _shipped(key, fit, vqa[2], bank)
     info = trained(stages, f"pretrain-seed{seed}", model, fit)
     info.setdefault("from_cache", False)  # a stage file written before the field existed
     info.setdefault("cache_key", None)
     info.setdefault("cache_path", None)
+    info.setdefault("from_shipped", False)
+    info.setdefault("shipped_file", None)
     if run_dir is not None:
-        provenance = {k: info[k] for k in ("from_cache", "cache_key", "cache_path")}
-        run_dir.update_env(**{f"pretrain_cache_seed{seed}": provenance})
+        fields = ("from_cache", "cache_key", "cache_path", "from_shipped", "shipped_file")
+        run_dir.update_env(**{f"pretrain_cache_seed{seed}": {k: info[k] for k in fields}})
     info["heldout_accuracy"] = vqa_accuracy(model, vqa[2], bank)
     info["heldout_by_family"] = vqa_accuracy_by_family(model, vqa[2], bank)
     info["val_by_family"] = vqa_accuracy_by_family(model, vqa[1], bank)
     return model, info
+
+
+def _shipped(
+    key: str, fallback: Callable[[SyVLA], dict[str, Any]], heldout: VQASet, bank: TextBank
+) -> Callable[[SyVLA], dict[str, Any]]:
+    """Load the shipped backbone of ``key`` when there is one and its held-out accuracy,
+    measured again here, is within :data:`VERIFY_TOLERANCE` of its record; else ``fallback``
+    (training) from the initial weights. The record names the file and both figures."""
+
+    def run(m: SyVLA) -> dict[str, Any]:
+        found = find_shipped(key)
+        if found is None:
+            return fallback(m)
+        state, record = found
+        initial = {k: v.detach().clone() for k, v in m.state_dict().items()}
+        m.load_state_dict(state)
+        measured = vqa_accuracy(m, heldout, bank)
+        if abs(measured - record["heldout_accuracy"]) > VERIFY_TOLERANCE:
+            log(
+                f"syvla: shipped backbone {record['file']} rejected (held-out VQA {measured:.3f} "
+                f"here, {record['heldout_accuracy']:.3f} recorded); pretraining instead"
+            )
+            m.load_state_dict(initial)
+            return {**fallback(m), "shipped_rejected": record["file"]}
+        return {
+            **record["training"],
+            "from_shipped": True,
+            "from_cache": False,
+            "shipped_file": record["file"],
+            "shipped_sha256": record["sha256"],
+            "shipped_heldout_recorded": record["heldout_accuracy"],
+            "shipped_commit": record["created"]["git"].get("commit"),
+        }
+
+    return run
+
+
+def export_backbone(
+    cfg: RunConfig,
+    model: SyVLA,
+    info: dict[str, Any],
+    vqa: tuple[np.ndarray, VQASet, VQASet],
+    run_dir: Any,
+) -> tuple[Path, Path]:
+    """Write the pretrained ``model`` to ``<run>/backbone/`` as a shippable backbone: the
+    weights and a provenance record (command and commit from ``env.json``, the settings, how
+    training ended, its CPU time, validation and held-out accuracy, with ``shipped_key``)."""
+    settings = pretrain_settings(cfg)
+    key = shipped_key(
+        make_model(cfg, cfg.seed), settings, vqa, seed=cfg.seed, text_model=cfg.text_model
+    )
+    env = json.loads(run_dir.env_path.read_text(encoding="utf-8"))
+    argv = env.get("argv") or []
+    record = {
+        "settings": {
+            "model": dataclasses.asdict(model.cfg),
+            "pretrain": dataclasses.asdict(settings),
+            "seed": cfg.seed,
+            "text_model": cfg.text_model,
+            "vqa_train_states": cfg.vqa_train_states,
+            "vqa_val": cfg.vqa_val,
+            "vqa_eval": cfg.vqa_eval,
+            "training_views_kept": len(vqa[0]),
+        },
+        "training": {
+            k: info.get(k)
+            for k in ("steps", "stopped", "curve", "best_step", "best_val", "cpu_seconds")
+        },
+        "heldout_accuracy": info["heldout_accuracy"],
+        "heldout_by_family": info["heldout_by_family"],
+        "val_by_family": info["val_by_family"],
+        "created": {
+            "command": " ".join(["icml26", *argv[1:]]),
+            "git": env.get("git", {}),
+            "time": env.get("time"),
+            "packages": env.get("packages", {}),
+            "threads": cfg.threads,
+        },
+    }
+    return write_backbone(run_dir.path / "backbone", f"vqa-seed{cfg.seed}", model, key, record)
 
 
 def key_modules() -> list[ModuleType]:

@@ -33,6 +33,7 @@ __all__ = [
     "put_gaps",
     "summarise",
     "summarise_levels",
+    "summarise_pretrain",
     "t_margin",
 ]
 
@@ -116,10 +117,12 @@ def _pretrain_metrics(pretrain: list[dict[str, Any]]) -> dict[str, float]:
     family (``vqa_pretrained.<family>``), the validation accuracy of the kept check
     (``vqa_pretrain_val`` and ``vqa_pretrain_val.<family>``), the steps taken, the share
     ended by the validation plateau rather than the step bound (``vqa_pretrain_plateau``), and
-    ``pretrain.from_cache``: the fraction of pretrainings loaded from the user cache (0 or 1
-    for one; then the run's times exclude that pretraining)."""
+    ``pretrain.from_cache`` / ``pretrain.from_shipped``: the fraction of pretrainings loaded
+    from the user cache / the backbone shipped in the wheel (0 or 1 for one; then the run's
+    times exclude that pretraining, and ``vqa_pretrained`` is still measured by the run)."""
     m = {
         "pretrain.from_cache": float(np.mean([bool(p.get("from_cache")) for p in pretrain])),
+        "pretrain.from_shipped": float(np.mean([bool(p.get("from_shipped")) for p in pretrain])),
         "vqa_pretrained": float(np.mean([p["heldout_accuracy"] for p in pretrain])),
         "vqa_pretrain_val": float(np.mean([p["best_val"] for p in pretrain])),
         "vqa_pretrain_steps": float(np.mean([p["steps"] for p in pretrain])),
@@ -136,12 +139,28 @@ def _pretrain_metrics(pretrain: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def _from_cache(m: dict[str, float]) -> str:
-    """``; loaded from the user cache, not timed here`` when the run loaded its pretraining."""
-    share = m.get("pretrain.from_cache", 0.0)
-    if share <= 0:
-        return ""
-    which = "loaded" if share >= 1 else f"{share:.0%} loaded"
-    return f"; {which} from the user cache, so the run's times exclude it"
+    """``; loaded from the user cache, not timed here`` (or from the shipped backbone) when
+    the run loaded its pretraining."""
+    parts = []
+    for key, where in (
+        (
+            "pretrain.from_shipped",
+            "the backbone shipped in the wheel (held-out accuracy re-measured by the run)",
+        ),
+        ("pretrain.from_cache", "the user cache"),
+    ):
+        share = m.get(key, 0.0)
+        if share > 0:
+            parts.append(f"{'loaded' if share >= 1 else f'{share:.0%} loaded'} from {where}")
+    return f"; {' and '.join(parts)}, so the run's times exclude it" if parts else ""
+
+
+def summarise_pretrain(info: dict[str, Any]) -> dict[str, float]:
+    """The ``pretrain`` profile's metrics: :func:`_pretrain_metrics` of its one pretraining
+    and its CPU seconds (``vqa_pretrain_cpu_s``; NaN when loaded rather than trained)."""
+    m = _pretrain_metrics([info])
+    m["vqa_pretrain_cpu_s"] = float(info.get("cpu_seconds") or float("nan"))
+    return m
 
 
 def summarise(
