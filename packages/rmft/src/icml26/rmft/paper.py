@@ -55,19 +55,22 @@ PROFILES = {
     ),
     # The LLM study on the bundled SmolLM2-135M-Instruct (`smollm2-135m-instruct-q4_1`: the
     # Q4_1 GGUF's dequantised weights, not the released ones) with LoRA, beside the `quick`
-    # numerical study and the experts model. Sized by generation cost, measured 2026-12-05
-    # (a probe, 1 thread, load 7 on 2 cores, this process at ~20% of a core): a decision
-    # step of 16 episodes costs 14-15 CPU-s sampled (0.9 CPU-s a reply: prefill of a 185-215
-    # token prompt dominates, replies 14-18 tokens, 50-69% invalid) and 9-10 CPU-s greedy
-    # (0.6 a reply, 8 tokens, none invalid); a LoRA SFT step of 8 transcripts ~25 CPU-s. The
-    # issue's size (256 evaluation instances at T = 10, sampled and greedy base and RMFT, the
-    # random-selection control, the NL scenario; 16 x 4 rollouts, 20 SFT steps per loop)
-    # projects to ~16,800 CPU-s (4.7 CPU-h; 3.4 without the NL scenario): not 60 min here. One
-    # idle core gives ~3,600 CPU-s an hour: ~60 instances at T = 10 with the matched controls.
-    # Hence `K = 3`, `T = 4` games on 12 evaluation instances (the fewest a paired z is
-    # reported on), one RMFT iteration of 3 x 3 rollouts and 3 LoRA steps, and its
-    # random-selection control: too small to decide. `--set numeric=false` runs the LLM part
-    # alone.
+    # numerical study (the same figures: same seeds) and the experts model; sized to fit 50
+    # minutes of one CPU core. Generation cost (probes, 1 thread, on a loaded 2-core machine):
+    # 0.9-1.04 CPU-s a sampled reply, 0.6-0.84 greedy (2026-12-05, batches of 12-24; the
+    # ~182-token prompt's prefill dominates; replies of 8-24 tokens); a LoRA SFT step ~25
+    # CPU-s per 8 transcripts. The size (256 instances at T = 10, the NL scenario)
+    # projects to 3.4-4.7 CPU-h. Here: `K = 3`, `T = 4`, 96 paired evaluation instances,
+    # every policy of the matched controls (base and RMFT, sampled and greedy, and the loop
+    # distilling random rollouts: 3 sampled + 2 greedy evaluations, 384 decisions each), one
+    # RMFT iteration of 8 instances x 4 rollouts (best 1 kept) and 3 LoRA steps of 16, in
+    # each loop. Projected ~2,500 CPU-s (~2,800 pessimistic) with ~170 s of numerical study.
+    # The natural-language scenario is left out (`llm_nl_env=""`: 2 more sampled evaluations
+    # would cost a third of the instances; its claim is undecided, not run; `--set
+    # llm_nl_env=restaurants_k3_t4` runs it). At 96 instances a 10% gain is detectable with
+    # power ~0.3-0.5 (simulated base policies, per-instance SD), so the regret claims may
+    # stay undecided (`decidable_when`); the invalid-rate claim has no power gate.
+    # `--set numeric=false` runs the LLM part alone.
     "full": RunConfig(
         eval_every_iteration=False,
         keep_per_instance=2,
@@ -75,14 +78,14 @@ PROFILES = {
         experts_env="experts_k5_t50",
         llm_model="smollm2-135m-instruct-q4_1",
         llm_env="bernoulli_k3_t4",
-        llm_nl_env="restaurants_k3_t4",
+        llm_nl_env="",
         llm_iterations=1,
-        llm_eval_instances=12,
-        llm_rollout_instances=3,
-        llm_rollouts_per_instance=3,
+        llm_eval_instances=96,
+        llm_rollout_instances=8,
+        llm_rollouts_per_instance=4,
         llm_keep_per_instance=1,
         llm_steps=3,
-        llm_batch_size=12,
+        llm_batch_size=16,
         llm_max_tokens=24,
     ),
 }
@@ -248,6 +251,8 @@ CLAIMS = [
         _better("scenario", "llm_base", "llm_rmft"),
         decidable_when=_powered("scenario", "llm_base"),
         placebo={"llm_rmft": "llm_base"},
+        # `full` leaves the scenario out (its cost went to instances): undecided there, not
+        # run; `--set llm_nl_env=restaurants_k3_t4` measures it
         profiles=("full",),
     ),
 ]
@@ -273,5 +278,6 @@ PAPER = Paper(
     bench_profiles=BENCH_PROFILES,
     bench_claims=BENCH_CLAIMS,
     framework="torch",
+    readme_tables="icml26.rmft.tables:readme_tables",
     summary="Iterative RMFT: distil low-regret self-rollouts into numerical Transformers and LLMs (bandits, experts)",
 )
