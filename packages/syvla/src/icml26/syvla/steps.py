@@ -196,6 +196,7 @@ def _shipped(
     def run(m: SyVLA) -> dict[str, Any]:
         found = find_shipped(key)
         if found is None:
+            log(f"syvla: no shipped backbone for these settings (key {key[:12]}); pretraining")
             return fallback(m)
         state, record = found
         initial = {k: v.detach().clone() for k, v in m.state_dict().items()}
