@@ -84,6 +84,7 @@ def test_markup_must_be_known() -> None:
         PolicySettings("x", markup="xml")
 
 
+@pytest.mark.slow
 def test_probe_reports_lengths_logprobs_and_rates(checkpoint: tuple) -> None:
     from icml26.ecg_r1.probe import ProbeSettings, format_probe
 
