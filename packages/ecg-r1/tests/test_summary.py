@@ -1,4 +1,5 @@
-"""The dropout claims' figures pair ``ecg_r1`` and ``no_dropout`` by seed (hand-made numbers)."""
+"""The dropout claims' figures pair ``ecg_r1`` and ``no_dropout`` by seed, and the hallucination
+statistic is the pooled metric's difference (hand-made numbers)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from icml26.ecg_r1.evaluate import pooled_hallucination_test
 from icml26.ecg_r1.paper import PAPER
 from icml26.ecg_r1.summary import seed_paired_dropout
 from icml26.shared.claims import evaluate_rule
@@ -75,3 +77,25 @@ def test_seed_noise_larger_than_the_gap_fails_the_consistency_claim() -> None:
 def test_mismatched_seeds_are_refused() -> None:
     with pytest.raises(ValueError, match="same seeds"):
         seed_paired_dropout(R1, ND[:2])
+
+
+class _Counts:
+    """What :func:`pooled_hallucination_test` reads of a :class:`MethodScores`."""
+
+    def __init__(self, bad: list[float], total: list[float]) -> None:
+        self.halluc_bad, self.halluc_total = np.array(bad), np.array(total)
+
+
+def test_pooled_hallucination_test_is_the_pooled_metrics_difference() -> None:
+    """The statistic is the difference of the pooled rates (statements over records and seeds
+    pooled, records with no statement adding nothing), not of per-record rates."""
+    a = [_Counts([1, 0, 3, 0], [2, 0, 4, 10]), _Counts([2, 0, 0, 1], [2, 1, 0, 5])]
+    b = [_Counts([0, 0, 1, 0], [2, 1, 4, 10]), _Counts([1, 0, 0, 0], [2, 1, 0, 5])]
+    gap, se, z = pooled_hallucination_test(a, b, n_boot=500)  # type: ignore[arg-type]
+    assert gap == pytest.approx(7 / 24 - 2 / 25)
+    per_record = np.mean([1 / 2, 0, 3 / 4, 0]) - np.mean([0, 0, 1 / 4, 0])  # the old statistic
+    assert gap != pytest.approx(per_record)
+    assert se > 0
+    assert z == pytest.approx(gap / se)
+    same = pooled_hallucination_test(a, a, n_boot=200)  # type: ignore[arg-type]
+    assert same == (0.0, 0.0, 0.0)  # the placebo: a method against itself

@@ -41,6 +41,7 @@ from icml26.shared import log, rng_for
 from icml26.shared.llm.grpo import GRPOSettings
 
 __all__ = [
+    "PLACEHOLDERS",
     "SPECIAL",
     "MethodInputs",
     "MethodSpec",
@@ -54,19 +55,14 @@ __all__ = [
     "train_encoders",
 ]
 
-#: Markup, modality and record-digit tokens, then every label as one token: a small decoder
-#: that must spell ``first_degree_av_block`` from sub-words garbles it; as one token it is one
-#: choice.
-SPECIAL = [
-    "<think>",
-    "</think>",
-    "<answer>",
-    "</answer>",
-    "<sig>",
-    "<img>",
-    *RECORD_DIGITS,
-    *LABELS,
-]
+#: The modality placeholders and record digits: new tokens on every tokenizer (their input
+#: embeddings are replaced by the record's modality embeddings or zeros, their logits masked:
+#: they carry nothing to learn).
+PLACEHOLDERS = ["<sig>", "<img>", *RECORD_DIGITS]
+#: The tiny tokenizer's special tokens: markup, placeholders, digits, then every label as one
+#: token (a small decoder trained from scratch that must spell ``first_degree_av_block`` from
+#: sub-words garbles it; as one token it is one choice).
+SPECIAL = ["<think>", "</think>", "<answer>", "</answer>", *PLACEHOLDERS, *LABELS]
 
 
 def measured_targets(raw: np.ndarray, fs: float) -> list[Features | None]:
@@ -129,6 +125,13 @@ class PolicySettings:
         layers: the tiny Llama's layers.
         vocab_size: the tiny tokenizer's vocabulary, trained on the corpus.
         lora_rank: the LoRA rank on a checkpoint (ignored for ``"tiny"``).
+        markup: on a checkpoint, how the answer's markup (``<think>``, ``<answer>``, their
+            closing tags) and the label names are tokenised: ``"text"`` (default) by the
+            checkpoint's own vocabulary, so their embeddings are pretrained; ``"special"``: as
+            new special tokens whose embedding rows train through peft's trainable tokens
+            (the old way: on SmolLM2 those rows start at log-probability about -20 and 30 SFT
+            steps did not lift them, so no answer opened ``<think>``; README, Limits).
+            The tiny model always uses special tokens (:data:`SPECIAL`).
     """
 
     lm: str = "tiny"
@@ -136,6 +139,11 @@ class PolicySettings:
     layers: int = 2
     vocab_size: int = 600
     lora_rank: int = 8
+    markup: str = "text"
+
+    def __post_init__(self) -> None:
+        if self.markup not in ("text", "special"):
+            raise ValueError(f"markup must be 'text' or 'special', got {self.markup!r}")
 
 
 def new_policy(
@@ -189,11 +197,13 @@ def new_policy(
     from icml26.shared.llm.sft import add_lora
 
     lm, tok = load_causal_lm(settings.lm)
-    tok.add_special_tokens({"additional_special_tokens": SPECIAL})
+    new = PLACEHOLDERS if settings.markup == "text" else SPECIAL
+    tok.add_special_tokens({"additional_special_tokens": new})
     lm.resize_token_embeddings(len(tok))
     with_generation_markers(tok)
     model = ECGR1ForCausalLM.from_lm(lm, tok, **widths)
-    ids = tok.convert_tokens_to_ids(SPECIAL)
+    # Only tokens the answers contain need trainable rows: none with text markup.
+    ids = tok.convert_tokens_to_ids(SPECIAL) if settings.markup == "special" else []
     targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
     model = add_lora(model, rank=settings.lora_rank, new_token_ids=ids, targets=targets)
     for name, p in model.named_parameters():  # the projectors train in full

@@ -53,10 +53,16 @@ PROFILES = {
         # Then ECG-R1 alone on SmolLM2-135M-Instruct (the Q4_1 GGUF weights) with LoRA; sized
         # from a probe with the old 200-token cap (690 s). Its tokenizer writes the quick
         # run's 200 protocol answers in mean 178, p95 192, max 200 tokens: cap 240 now.
-        # Probe at that cap (2026-12-05, 1 thread, load 5-8; 64 targets): the 30 SFT steps took
-        # 251 CPU-s (loss 3.69 -> 0.78), greedy answers for 4 records 64 CPU-s; all 4 ran to
-        # the cap in markdown without `<think>` (format 0, truncation 1): the decoder, not the
-        # cap, is what the SmolLM2 figures now wait on (more SFT steps is the next change).
+        # Probe (2026-12-05, 64 measured targets, 30 SFT steps, 4 held-out records): with
+        # `<think>`, `<answer>` and the labels as new special tokens (`python -m
+        # icml26.ecg_r1.probe --markup special`) their tokens' mean log-probability went
+        # -16.6 -> -9.0 (the text's -3.2 -> -0.40): no answer opened `<think>` or closed it,
+        # all 4 invented steps 7, 8 up to the cap (235): truncation 4/4, format 0/4. As plain
+        # text in SmolLM2's vocabulary (the default now, `--markup text`): -4.7 -> -0.28, all
+        # 4 close `</answer>` and stop at 198 tokens (cap 259, p95 207): truncation 0/4;
+        # format 0/4 (an unknown label name in every answer). Expected stage cost on an idle core: SFT
+        # ~330 CPU-s, 4 GRPO steps of 8 completions ~300, 96 greedy answers (16 records x 3
+        # conditions, before and after GRPO) ~600: about 21 CPU-minutes.
         llm_model="smollm2-135m-instruct-q4_1",
         llm_sft_steps=30,
         llm_sft_batch=4,

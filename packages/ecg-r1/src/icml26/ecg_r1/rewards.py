@@ -102,7 +102,8 @@ def reward_functions(tokenizer: Any = None) -> list[Any]:
     Args:
         tokenizer: when given, completions are decoded from TRL's ``completion_ids`` with the
             special tokens kept (TRL's text drops them, and ``<think>``, ``<answer>`` and the
-            labels are special tokens of our tokenizers).
+            labels are special tokens of the tiny tokenizer, and of a checkpoint's with
+            ``PolicySettings(markup="special")``).
 
     Returns:
         Three functions named ``diagnosis``, ``evidence``, ``format``.
