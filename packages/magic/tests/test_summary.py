@@ -160,3 +160,15 @@ def test_asr_claims_fail_for_an_over_refusing_magic() -> None:
     for cid in ("lowest_asr_unseen_ops", "lowest_asr_heldout_combos"):
         claim = next(c for c in CLAIMS if c.id == cid)
         assert evaluate_rule(claim.rule, pooled)[0] is False, cid
+
+
+def test_novelty_claim_is_undecided_at_the_ceiling() -> None:
+    """With the SFT attacker already novel on more than 90% of its successes the rule's 10
+    points cannot be reached: undecided, not failed."""
+    claim = next(c for c in CLAIMS if c.id == "attacker_finds_novel_compositions")
+    rng = np.random.default_rng(4)
+    pooled = pool_seeds([_seed(rng, {}) for _ in range(3)], DEF)
+    pooled["novel_strategy_rate.attacker_sft"] = 1.0
+    assert claim.evaluate(pooled)["holds"] is None
+    pooled["novel_strategy_rate.attacker_sft"] = 0.1
+    assert claim.evaluate(pooled)["holds"] is True

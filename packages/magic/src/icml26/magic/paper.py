@@ -224,6 +224,9 @@ CLAIMS = [
         "the attacker evolves novel, previously unseen combinatorial strategies (qualitative)",
         f"{_NOVEL} - t975 * se.{_NOVEL} > 0 and {_NOVEL} >= 0.10 "
         "and novel_strategy_rate.attacker >= 0.2",
+        # the rule needs 10 points of room above the SFT attacker (review 37: at 1.0 the
+        # claim cannot show anything; the 0.5 distance threshold is not calibrated)
+        decidable_when="novel_strategy_rate.attacker_sft <= 0.9",
         placebo={"attacker": "attacker_sft"},
     ),
 ]
