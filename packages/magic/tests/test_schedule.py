@@ -61,6 +61,7 @@ def test_baselines_get_the_every_schedules_planned_steps_without_magic() -> None
 
     every = RunConfig(schedule="every", switch_every=1, magic_steps=3)  # D, A, D
     assert magic_step_counts(every, [], 0) == (2, 1)
+    assert magic_step_counts(RunConfig(schedule="every", magic_steps=0), [], 0) == (0, 0)
     attacker_first = RunConfig(schedule="every", switch_every=1, magic_steps=3, start="attacker")
     assert magic_step_counts(attacker_first, [], 0) == (1, 2)
     assert magic_step_counts(every, [{"steps": [2, 1]}], 0) == (2, 1)

@@ -98,7 +98,7 @@ def magic_step_counts(
     planned = None
     if config.schedule == "every":
         order = ("defender", "attacker") if config.start == "defender" else ("attacker", "defender")
-        roles = [order[(k // config.switch_every) % 2] for k in range(max(config.magic_steps, 1))]
+        roles = [order[(k // config.switch_every) % 2] for k in range(config.magic_steps)]
         planned = (roles.count("defender"), roles.count("attacker"))
     if index < len(magic_results):
         d, a = (int(x) for x in magic_results[index]["steps"])
