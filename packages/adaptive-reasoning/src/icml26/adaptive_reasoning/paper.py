@@ -28,13 +28,29 @@ PROFILES = {
     ),
     # The tiny model, every method trained separately, three seeds.
     "quick": AdaptiveConfig(train_problems=2000, eval_per_split=50, sft_steps=150, grpo_steps=5),
-    # <= ~30 min idle: longer training, more items, and `ours` on SmolLM2-135M with LoRA.
+    # <= ~30 min idle: the tiny model trained long enough for the premise to be testable.
+    # Sized (2026-12-05, seed 0, one thread) from stage-1 probes of the one-mode models on the
+    # held-out concise splits (the premise's figure, no method claim looked at): always-think
+    # complex accuracy 0.08 / 0.14 / 0.26 / 0.22 after 150x16 / 600x16 / 1000x32 / 2000x16
+    # conversations (simple 0.08 / 0.56 / 1.0 / 1.0), never-think 0.06 at 1000x32; ~100 CPU-s
+    # per stage-1 run at 1000x32.
     "full": AdaptiveConfig(
         train_problems=6000,
-        eval_per_split=300,
-        sft_steps=600,
-        grpo_steps=30,
-        grpo_prompts=16,
+        eval_per_split=200,
+        sft_steps=800,
+        sft_batch=32,
+        grpo_steps=15,
+        grpo_prompts=8,
+    ),
+    # ``ours`` also on SmolLM2-135M (the bundled Q4_1 GGUF) with LoRA, first seed, no claim:
+    # the full profile plus the pretrained stage (its wall time is not measured yet).
+    "smollm2": AdaptiveConfig(
+        train_problems=6000,
+        eval_per_split=200,
+        sft_steps=800,
+        sft_batch=32,
+        grpo_steps=15,
+        grpo_prompts=8,
         large_model="smollm2-135m-instruct-q4_1",
     ),
 }
