@@ -68,3 +68,31 @@ def test_load_trainable_state_refuses_partial_or_foreign_state() -> None:
         load_trainable_state(model(), {"1.weight": state["1.weight"]})
     with pytest.raises(ValueError, match=r"key\(s\) the model lacks.*2\.weight"):
         load_trainable_state(model(), {**state, "2.weight": state["1.weight"]})
+
+
+def test_per_seed_figures_split_rewards_and_the_held_out_wording_gap() -> None:
+    """Hand-computed: per-part rewards (correct - cost x reasoning tokens), the ood verbosity
+    gap from the items' wording flags, and a length mismatch refused."""
+    from icml26.adaptive_reasoning.methods import worst_over_seeds
+    from icml26.adaptive_reasoning.tables import per_seed_figures
+
+    ood = {
+        "correct": [1.0, 0.0, 1.0, 1.0],
+        "think": [0.0, 1.0, 1.0, 1.0],
+        "tokens": [2.0, 12.0, 8.0, 20.0],
+        "ops": [1, 3, 1, 4],
+        "reasoning": [0.0, 10.0, 6.0, 18.0],
+    }
+    figures = per_seed_figures({"m": {"ood": ood}}, 0.01, {"ood": [False, False, True, True]})
+    assert figures["reward.simple.m"] == pytest.approx((1.0 + 1.0 - 0.06) / 2)
+    assert figures["reward.complex.m"] == pytest.approx((0.0 - 0.10 + 1.0 - 0.18) / 2)
+    assert figures["accuracy.complex.m"] == pytest.approx(0.5)
+    assert figures["verbosity_gap_ood.m"] == pytest.approx(1.0)  # simple: verbose 1, concise 0
+    assert "verbosity_gap_ood.m" not in per_seed_figures({"m": {"ood": ood}}, 0.01)
+    with pytest.raises(ValueError, match="flags for 4 ood items"):
+        per_seed_figures({"m": {"ood": ood}}, 0.01, {"ood": [True]})
+    report = worst_over_seeds({}, {"eval_texts_in_train": 0.0, "distinct_simple_eval_programs": 9})
+    report = worst_over_seeds(
+        report, {"eval_texts_in_train": 2.0, "distinct_simple_eval_programs": 7}
+    )
+    assert report == {"eval_texts_in_train": 2.0, "distinct_simple_eval_programs": 7}

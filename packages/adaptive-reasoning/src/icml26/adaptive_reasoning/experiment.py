@@ -32,6 +32,8 @@ from icml26.adaptive_reasoning.methods import (
     train_grpo_stage,
     train_sft_stage,
     training_pools,
+    wording_of,
+    worst_over_seeds,
 )
 from icml26.adaptive_reasoning.tables import large_metrics, per_seed_figures, run_metrics
 from icml26.shared import PICKLE, TORCH, RunDir, Stages
@@ -57,7 +59,7 @@ def run(config: AdaptiveConfig, run_dir: RunDir) -> dict[str, Any]:
     for seed in range(config.seed, config.seed + config.seeds):
         pools = training_pools(config, seed)
         seen = stages.once(f"s{seed}-data", partial(data_report, pools, splits))
-        report = {k: max(v, report.get(k, v)) for k, v in seen.items()}  # worst over seeds
+        report = worst_over_seeds(report, seen)
         sft = {
             kind: stages.once(
                 f"s{seed}-sft-{kind}",
@@ -82,7 +84,7 @@ def run(config: AdaptiveConfig, run_dir: RunDir) -> dict[str, Any]:
             f"s{seed}-evaluate",
             partial(evaluate_seed, config, seed, states, pools["natural"], splits),
         )
-        figures.append(per_seed_figures(scores, config.token_cost))
+        figures.append(per_seed_figures(scores, config.token_cost, wording_of(splits)))
     metrics = run_metrics(figures, data=report, histories=histories)
     if config.large_model:
         large = stages.once("large", partial(large_stage, config))

@@ -35,10 +35,16 @@ __all__ = [
     "SFT_KINDS",
     "TRAINED",
     "MethodSpec",
+    "build_policy",
+    "data_report",
     "eval_splits",
+    "evaluate_seed",
+    "load_trainable_state",
     "train_grpo_stage",
     "train_sft_stage",
     "training_pools",
+    "wording_of",
+    "worst_over_seeds",
 ]
 
 
@@ -196,6 +202,13 @@ def train_grpo_stage(
     return {"state": _trainable_state(policy.model), "history": history}
 
 
+def _forced(mode: Mode | None) -> Any:
+    """A ``choose`` that answers every problem in ``mode`` (``None``: the model chooses)."""
+    if mode is None:
+        return None
+    return lambda problems: [mode] * len(problems)
+
+
 def evaluate_seed(
     config: AdaptiveConfig,
     seed: int,
@@ -203,20 +216,37 @@ def evaluate_seed(
     natural: Sequence[Problem],
     splits: dict[str, list[Problem]],
 ) -> dict[str, dict[str, dict[str, list[float]]]]:
-    """Greedy scores of every method of one seed on every split (``length_router`` forces
-    ``ours``' mode by prompt length, its threshold fitted on the natural pool)."""
+    """Greedy scores of every method of one seed on every split: a one-mode method
+    (``always_think``, ``never_think``, ``length_penalty``) answers in its mode, as it was
+    trained; ``length_router`` forces ``ours``' mode by prompt length, its threshold fitted on
+    the natural pool."""
     from icml26.adaptive_reasoning.baselines import fit_length_router
     from icml26.adaptive_reasoning.evaluate import evaluate_method
 
     out: dict[str, dict[str, dict[str, list[float]]]] = {}
     for method, state in states.items():
         policy = build_policy(config, seed, state)
-        plans = [(method, None)]
+        plans = [(method, _forced(TRAINED[method].force) if method in TRAINED else None)]
         if method == "ours":
             plans.append(("length_router", fit_length_router(list(natural), policy.prompt_length)))
         for name, choose in plans:
             scores = evaluate_method(policy, splits, choose, max_new_tokens=config.max_new_tokens)
             out[name] = {s: vars(sc) for s, sc in scores.items()}
+    return out
+
+
+def wording_of(splits: dict[str, list[Problem]]) -> dict[str, list[bool]]:
+    """Per split, whether each item is worded verbosely (for ``verbosity_gap_ood``)."""
+    return {s: [p.verbose for p in problems] for s, problems in splits.items()}
+
+
+def worst_over_seeds(report: dict[str, float], seen: dict[str, float]) -> dict[str, float]:
+    """Fold one seed's :func:`data_report` into ``report``, keeping the worst value: the most
+    evaluation items found in training, the fewest distinct programs."""
+    out = dict(report)
+    for k, v in seen.items():
+        worse = min if k.startswith("distinct_") else max
+        out[k] = worse(v, out[k]) if k in out else v
     return out
 
 

@@ -4,33 +4,60 @@ Per method ``m`` and split ``s`` (means over seeds, ``*_se`` the standard error 
 ``accuracy.<s>.<m>``, ``think_rate.<s>.<m>``, ``tokens.<s>.<m>``; over all splits
 ``accuracy.all.<m>``, ``tokens.all.<m>``, ``reward.all.<m>`` (the stage-2 reward: correct
 minus ``token_cost`` per reasoning token); on complex (``ops >= 3``) and simple items
-``accuracy.complex.<m>``, ``accuracy.simple.<m>``; ``verbosity_gap.<m>`` (think rate on
-simple_verbose minus simple_concise) and ``separation.<m>`` (think rate on complex items minus
-on simple items). ``gap.<q>.<m>.<b>`` / ``gap_se.<q>.<m>.<b>``: the mean over seeds of the
-per-seed difference ``q(m) - q(b)`` and its SE (paired by seed, every method answering the
-same items), for ``q`` in ``reward``, ``accuracy``, ``tokens``, ``verbosity_gap``,
-``separation`` and every pair of methods (so a claim's placebo finds its keys).
+``accuracy.complex.<m>``, ``accuracy.simple.<m>``, ``reward.complex.<m>``,
+``reward.simple.<m>``; ``verbosity_gap.<m>`` (think rate on simple_verbose minus
+simple_concise: the training wording), ``verbosity_gap_ood.<m>`` (the same on the ``ood``
+split's simple items: held-out fillers and verbs) and ``separation.<m>`` (think rate on
+complex items minus on simple items). ``gap.<q>.<m>.<b>`` / ``gap_se.<q>.<m>.<b>``: the mean
+over seeds of the per-seed difference ``q(m) - q(b)`` and its SE (paired by seed, every
+method answering the same items), for ``q`` in :data:`GAP_QUANTITIES` and every pair of
+methods (so a claim's placebo finds its keys).
 ``data.*``: the disjointness measured by content.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from icml26.shared.stats import mean_se
 
-__all__ = ["GAP_QUANTITIES", "large_metrics", "per_seed_figures", "run_metrics"]
+__all__ = ["GAP_KEYS", "GAP_QUANTITIES", "large_metrics", "per_seed_figures", "run_metrics"]
 
-GAP_QUANTITIES = ("reward", "accuracy", "tokens", "verbosity_gap", "separation")
+#: The paired-gap quantities and the per-seed key each reads (``{m}``: the method).
+GAP_KEYS = {
+    "reward": "reward.all.{m}",
+    "accuracy": "accuracy.all.{m}",
+    "tokens": "tokens.all.{m}",
+    "verbosity_gap": "verbosity_gap.{m}",
+    "verbosity_gap_ood": "verbosity_gap_ood.{m}",
+    "separation": "separation.{m}",
+    "accuracy_complex": "accuracy.complex.{m}",
+    "reward_complex": "reward.complex.{m}",
+    "reward_simple": "reward.simple.{m}",
+}
+GAP_QUANTITIES = tuple(GAP_KEYS)
 
 
 def per_seed_figures(
-    scores: Mapping[str, Mapping[str, Mapping[str, list[float]]]], token_cost: float
+    scores: Mapping[str, Mapping[str, Mapping[str, list[float]]]],
+    token_cost: float,
+    verbose: Mapping[str, Sequence[bool]] | None = None,
 ) -> dict[str, float]:
-    """One seed's figures (flat keys, no ``_se``) from its per-item scores."""
+    """One seed's figures (flat keys, no ``_se``) from its per-item scores.
+
+    Args:
+        scores: per method, per split, the per-item lists of
+            :class:`~icml26.adaptive_reasoning.evaluate.MethodScores`.
+        token_cost: the reward's cost per reasoning token.
+        verbose: per split, whether each item is worded verbosely (``verbosity_gap_ood``
+            needs the ``ood`` split's; omitted: no such key).
+
+    Returns:
+        The seed's flat figures.
+    """
     out: dict[str, float] = {}
     for m, by_split in scores.items():
         items: dict[str, list[float]] = {"correct": [], "think": [], "tokens": [], "ops": []}
@@ -47,8 +74,10 @@ def per_seed_figures(
         out[f"tokens.all.{m}"] = float(np.mean(items["tokens"]))
         out[f"reward.all.{m}"] = float(correct.mean() - token_cost * np.mean(reasoning))
         hard, easy = ops >= 3, ops == 1
-        out[f"accuracy.complex.{m}"] = float(correct[hard].mean()) if hard.any() else np.nan
-        out[f"accuracy.simple.{m}"] = float(correct[easy].mean()) if easy.any() else np.nan
+        reward = correct - token_cost * np.asarray(reasoning, float)
+        for part, mask in (("complex", hard), ("simple", easy)):
+            out[f"accuracy.{part}.{m}"] = float(correct[mask].mean()) if mask.any() else np.nan
+            out[f"reward.{part}.{m}"] = float(reward[mask].mean()) if mask.any() else np.nan
         out[f"separation.{m}"] = (
             float(think[hard].mean() - think[easy].mean()) if hard.any() and easy.any() else np.nan
         )
@@ -56,6 +85,18 @@ def per_seed_figures(
             out[f"verbosity_gap.{m}"] = (
                 out[f"think_rate.simple_verbose.{m}"] - out[f"think_rate.simple_concise.{m}"]
             )
+        if verbose is not None and "ood" in by_split and "ood" in verbose:
+            ood = by_split["ood"]
+            wordy = np.asarray(verbose["ood"], bool)
+            if len(wordy) != len(ood["think"]):
+                raise ValueError(
+                    f"verbose['ood'] has {len(wordy)} flags for {len(ood['think'])} ood items"
+                )
+            think_ood, simple_ood = np.asarray(ood["think"], float), np.asarray(ood["ops"]) == 1
+            if (simple_ood & wordy).any() and (simple_ood & ~wordy).any():
+                out[f"verbosity_gap_ood.{m}"] = float(
+                    think_ood[simple_ood & wordy].mean() - think_ood[simple_ood & ~wordy].mean()
+                )
     methods = list(scores)
     for q in GAP_QUANTITIES:
         for m in methods:
@@ -67,7 +108,7 @@ def per_seed_figures(
 
 
 def _key(q: str, m: str) -> str:
-    return f"{q}.all.{m}" if q in ("reward", "accuracy", "tokens") else f"{q}.{m}"
+    return GAP_KEYS[q].format(m=m)
 
 
 def run_metrics(
