@@ -394,7 +394,7 @@ def save_policy(
     folder: str | Path,
     model: Any,
     tokenizer: Any,
-    encoders: tuple[torch.nn.Module, torch.nn.Module] | None = None,
+    encoders: tuple[SignalEncoder, ImageEncoder] | None = None,
 ) -> Path:
     """Save a policy as a folder :func:`~icml26.ecg_r1.report.interpret_record` loads.
 

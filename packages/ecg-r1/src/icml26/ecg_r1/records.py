@@ -137,13 +137,13 @@ def load_record(path: str | Path, fs: float | None = None) -> tuple[np.ndarray, 
         return validate_record(data.T, fs, header)
     import wfdb
 
-    header = p.with_suffix(".hea")
-    if not header.is_file():
-        raise RecordError(f"no WFDB header at {header}")
-    rate = _wfdb_rate(header)
+    hea = p.with_suffix(".hea")
+    if not hea.is_file():
+        raise RecordError(f"no WFDB header at {hea}")
+    rate = _wfdb_rate(hea)
     if rate is None:
         raise RecordError(
-            f"unknown sampling rate: the WFDB header {header} gives none on its record line "
+            f"unknown sampling rate: the WFDB header {hea} gives none on its record line "
             "(wfdb would assume 250 Hz); add the rate in Hz after the signal count"
         )
     rec = wfdb.rdrecord(str(p))
