@@ -23,9 +23,10 @@ both-minus-``<single>`` Jaccard gap without dropout minus with it), its
 ``z.consistency_ecg_r1_minus_no_dropout``. One seed gives SE and z ``nan``.
 ``readout_ablation.jaccard_drop``: ``sft_only`` (first seed) minus ``no_readout`` diagnosis
 Jaccard with both modalities. The first seed's ``sft_only`` alone, the side the seed-0
-ablations (``free_text``, ``no_readout``) are compared with: ``evidence_accuracy.sft_only_seed0``,
-``truncation_rate.sft_only_seed0``, ``diagnosis_jaccard.both.sft_only_seed0``;
-``z.evidence_sft_only_minus_free_text`` pairs that seed's records with ``free_text``'s. ``answer_tokens_p95.<m>`` and ``generation_cap.<m>``: the
+ablations (``free_text``, ``no_readout``) are compared with:
+``evidence_accuracy.sft_only_seed0``, ``truncation_rate.sft_only_seed0``,
+``diagnosis_jaccard.both.sft_only_seed0``; ``z.evidence_sft_only_minus_free_text`` pairs that
+seed's records with ``free_text``'s. ``answer_tokens_p95.<m>`` and ``generation_cap.<m>``: the
 95th percentile of the SFT answers' token lengths and the generation cap used.
 """
 
