@@ -89,3 +89,62 @@ def test_an_answer_that_runs_on_after_its_close_counts_as_truncated() -> None:
     done = [protocol_answer(f) for f in feats]
     looping = [done[0], done[1] + "<answer>rbbb</answer><answer>rb"]  # runs on to the cap
     assert score_method({"both": looping}, feats).metrics("m")["truncation_rate.m"] == 0.5
+
+
+def _free_text(trunc_sft: float, trunc_ft: float) -> dict[str, float]:
+    return {
+        "evidence_accuracy.sft_only": 0.2,  # the mean over seeds: not what the claim reads
+        "evidence_accuracy.sft_only_seed0": 0.6,
+        "evidence_accuracy.free_text": 0.3,
+        "z.evidence_sft_only_minus_free_text": 4.0,
+        "truncation_rate.sft_only_seed0": trunc_sft,
+        "truncation_rate.free_text": trunc_ft,
+    }
+
+
+def test_protocol_claim_compares_seed_0_and_needs_finished_answers() -> None:
+    claim = _claim("protocol_beats_free_text")
+    assert claim.evaluate(_free_text(0.0, 0.05))["holds"] is True
+    assert claim.under_placebo(_free_text(0.0, 0.05))[0] is False
+    # mostly truncated answers on either side: undecided, not held
+    for trunc in ((0.8, 0.0), (0.0, 1.0)):
+        entry = claim.evaluate(_free_text(*trunc))
+        assert entry["holds"] is None
+        assert "not decidable" in entry["note"]
+    # the seed-0 figure decides, whatever the mean over seeds says
+    low = _free_text(0.0, 0.0) | {"evidence_accuracy.sft_only_seed0": 0.32}
+    assert claim.evaluate(low | {"evidence_accuracy.sft_only": 0.9})["holds"] is False
+
+
+def _readout(head: float, drop: float) -> dict[str, float]:
+    return {
+        "diagnosis_jaccard.both.sft_only": 0.1,  # the mean over seeds: not what the claim reads
+        "diagnosis_jaccard.both.sft_only_seed0": 0.5,
+        "diagnosis_jaccard.both.no_readout": 0.5 - drop,
+        "diagnosis_jaccard.both.signal_cnn": head,
+        "truncation_rate.sft_only_seed0": 0.0,
+        "truncation_rate.no_readout": 0.0,
+    }
+
+
+def test_readout_claim_is_undecided_when_the_encoder_head_cannot_diagnose() -> None:
+    claim = _claim("decoder_reads_the_classifier")
+    assert claim.evaluate(_readout(0.8, 0.2))["holds"] is True
+    assert claim.evaluate(_readout(0.8, 0.05))["holds"] is False
+    assert claim.under_placebo(_readout(0.8, 0.2))[0] is False
+    weak = claim.evaluate(_readout(0.067, 0.2))  # quick's signal_cnn: nothing to lean on
+    assert weak["holds"] is None
+    assert "signal_cnn" in weak["note"]
+    looping = _readout(0.8, 0.2) | {"truncation_rate.no_readout": 1.0}
+    assert claim.evaluate(looping)["holds"] is None
+
+
+def test_table_rows_only_for_measured_methods_with_the_smollm2_stage() -> None:
+    from icml26.ecg_r1.tables import tables_markdown
+
+    m = {"diagnosis_jaccard.both.ecg_r1": 0.5, "format_rate.ecg_r1_llm": 0.75}
+    rows = tables_markdown(m).splitlines()
+    assert [r.split(" | ")[0] for r in rows[2:]] == ["| ecg_r1", "| ecg_r1_llm"]
+    assert "0.750" in rows[-1]
+    m["truncation_rate.sft_llm"] = 0.0
+    assert "| sft_llm |" in tables_markdown(m)

@@ -207,7 +207,7 @@ def test_grpo_runs_through_the_shared_trl_path_with_kl(setup: tuple) -> None:
         model,
         tok,
         bank,
-        c.features,
+        [f.as_dict() for f in c.features],  # dicts, as a datasets column or JSON gives them
         settings,
         dropout=ModalityDropout(),
         rng=np.random.default_rng(0),
@@ -219,6 +219,23 @@ def test_grpo_runs_through_the_shared_trl_path_with_kl(setup: tuple) -> None:
     assert history[0]["kl"] is not None
     assert np.isfinite(history[0]["kl"])
     model.load_state_dict(before)
+
+
+def test_grpo_dataset_takes_features_or_their_dicts(setup: tuple) -> None:
+    from icml26.ecg_r1.train import grpo_dataset
+
+    model, _, _, c, _ = setup
+
+    def rows(truths: list) -> list:
+        return grpo_dataset(
+            model, truths, 5, dropout=ModalityDropout(), rng=np.random.default_rng(3)
+        )
+
+    assert rows([f.as_dict() for f in c.features]) == rows(list(c.features))
+    with pytest.raises(TypeError, match="record 1 must be Features or a dict"):
+        rows([c.features[0], "hr=70"])
+    with pytest.raises(KeyError):
+        rows([{"hr": 70.0}])
 
 
 def test_generation_cap_covers_the_95th_percentile() -> None:

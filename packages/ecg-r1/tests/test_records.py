@@ -67,6 +67,48 @@ def test_wfdb_round_trip(record: np.ndarray, tmp_path: Path) -> None:
         load_record(tmp_path / "missing")
 
 
+def _wrsamp(tmp_path: Path, x: np.ndarray, units: str, name: str = "rec") -> Path:
+    import wfdb
+
+    wfdb.wrsamp(
+        name,
+        fs=200,
+        units=[units] * 12,
+        sig_name=list(LEADS),
+        p_signal=x.T,
+        fmt=["16"] * 12,
+        write_dir=str(tmp_path),
+    )
+    return tmp_path / name
+
+
+def test_wfdb_header_without_a_rate_fails(record: np.ndarray, tmp_path: Path) -> None:
+    path = _wrsamp(tmp_path, record, "mV")
+    header = path.with_suffix(".hea")
+    lines = header.read_text().splitlines()
+    assert lines[0].split() == ["rec", "12", "200", str(record.shape[1])]
+    header.write_text("\n".join(["rec 12", *lines[1:]]) + "\n")  # no rate, no length
+    with pytest.raises(RecordError, match=r"unknown sampling rate.*250 Hz"):
+        load_record(path)
+
+
+def test_wfdb_units_uv_convert_and_others_fail(record: np.ndarray, tmp_path: Path) -> None:
+    x, _ = load_record(_wrsamp(tmp_path, record * 1000, "uV"))
+    np.testing.assert_allclose(x, record, atol=2e-3)
+    with pytest.raises(RecordError, match=r"'mmHg'.*mV or uV"):
+        load_record(_wrsamp(tmp_path, record, "mmHg", "pressure"))
+
+
+def test_a_record_in_uv_fails_the_amplitude_check(record: np.ndarray, tmp_path: Path) -> None:
+    path = tmp_path / "uv.csv"
+    np.savetxt(path, record.T * 1000, delimiter=",", header=",".join(LEADS), comments="")
+    with pytest.raises(RecordError, match=r"peak to peak.*in mV"):
+        load_record(path, 200.0)
+    with pytest.raises(RecordError, match="peak to peak"):
+        validate_record(record * 1000, 200.0)
+    validate_record(record, 200.0)  # the simulator's mV pass
+
+
 def test_report_rejects_bad_records_before_loading_the_model(
     record: np.ndarray, tmp_path: Path
 ) -> None:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # what type checkers see; nothing is imported at run time
     from .methods import PolicySettings as PolicySettings
     from .methods import measured_targets as measured_targets
     from .methods import new_policy as new_policy
+    from .methods import save_policy as save_policy
     from .methods import sft_targets as sft_targets
     from .model import ECGR1ForCausalLM as ECGR1ForCausalLM
     from .model import EncodedBank as EncodedBank
@@ -56,6 +57,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "make_dataset": ".data",
         "measured_targets": ".methods",
         "new_policy": ".methods",
+        "save_policy": ".methods",
         "sft_targets": ".methods",
         "ModalityDropout": ".model",
         "RecordError": ".records",

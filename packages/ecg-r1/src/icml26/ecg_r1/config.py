@@ -26,8 +26,10 @@ class RunConfig:
         grpo_steps, grpo_prompts, grpo_generations, grpo_lr: GRPO (the shared TRL path);
             the generation cap is not a knob: 1.25x the 95th percentile of the SFT answers'
             token lengths (reported as ``generation_cap.*`` beside ``answer_tokens_p95.*``).
-        grpo_beta: KL coefficient to the SFT model (TRL's ``beta``; 0 for a LoRA checkpoint,
-            whose adapter-free reference would lack the trained projectors).
+        grpo_beta: KL coefficient to the SFT model (TRL's ``beta``; 0 for a LoRA checkpoint:
+            TRL's reference for a peft model is the model with its adapters disabled, which
+            keeps the projectors but is the pre-SFT decoder, so a KL to it would pull towards
+            the untrained checkpoint, not towards the SFT model).
         grpo_temperature: sampling temperature of the rollouts (the loss scores tokens
             under the same temperature).
         max_new_tokens: 0 (default): the measured generation cap; > 0 caps it lower (the

@@ -2,9 +2,9 @@
 
 :func:`make_dataset` simulates records with :mod:`wavemodel`, draws each record's paper image
 with :class:`~render.ImageRasteriser` (matplotlib) and keeps, per record, the true features
-and label set. :func:`dataset_from_records` does the same for a user's records (features by
-:func:`~delineate.measure_features`; labels when given). Datasets save to and load from one
-``.npz`` file (the run's cache).
+and label set. A user's own records enter through :func:`~records.load_record` and
+:func:`~report.interpret_record` (features by :func:`~delineate.measure_features`); there is
+no dataset builder for them. Datasets save to and load from one ``.npz`` file.
 """
 
 from __future__ import annotations

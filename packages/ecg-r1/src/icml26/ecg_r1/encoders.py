@@ -3,7 +3,9 @@ pretrained on its own with multi-label and feature-regression heads.
 
 The official ECG-R1 keeps its ECG encoder (a CoCa model) frozen and trains only a projector
 into the language model; here each encoder is pretrained by :func:`pretrain_encoder` on the
-labels and the measured features of the training corpus, then frozen. The signal encoder with
+training corpus's 13 labels and the simulator's *true* features (not the delineator's
+measurements, which the SFT targets cite), then frozen: its read-out token hands the language
+model a classifier's label probabilities. The signal encoder with
 its heads is also the ``signal_cnn`` baseline (a multi-label 1-D CNN).
 
 Each encoder returns *tokens* (``n_tokens`` pooled feature-map positions, each ``width``

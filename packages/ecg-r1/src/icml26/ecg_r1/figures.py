@@ -44,19 +44,20 @@ def write_figures(
         )
         axes[1].text(0, 1, text, va="top", ha="left", fontsize=7, family="monospace", wrap=True)
     conds = ("both", "signal_only", "image_only")
+    methods = [x for x in METHODS if f"hallucination_rate.{x}" in m]  # the SmolLM2 rows if run
     with figure(run_dir.plot_path("jaccard_by_condition"), width=8, height=3.4) as (_, ax):
-        w = 0.8 / len(METHODS)
-        for j, meth in enumerate(METHODS):
+        w = 0.8 / len(methods)
+        for j, meth in enumerate(methods):
             vals = [m.get(f"diagnosis_jaccard.{c}.{meth}", np.nan) for c in conds]
             ax.bar(np.arange(3) + j * w, vals, w, label=meth, color=PALETTE[j % len(PALETTE)])
         ax.set_xticks(np.arange(3) + 0.4 - w / 2, conds)
         ax.set_ylabel("diagnosis Jaccard")
         ax.legend(fontsize=7, ncol=3)
     with figure(run_dir.plot_path("hallucination_rate"), width=6, height=3.2) as (_, ax):
-        vals = [m[f"hallucination_rate.{meth}"] for meth in METHODS]
-        errs = [m.get(f"hallucination_rate_se.{meth}", 0.0) for meth in METHODS]
+        vals = [m[f"hallucination_rate.{meth}"] for meth in methods]
+        errs = [m.get(f"hallucination_rate_se.{meth}", 0.0) for meth in methods]
         ax.bar(
-            METHODS, vals, yerr=errs, color=[PALETTE[j % len(PALETTE)] for j in range(len(METHODS))]
+            methods, vals, yerr=errs, color=[PALETTE[j % len(PALETTE)] for j in range(len(methods))]
         )
         ax.set_ylabel("contradicting statements / statements")
         ax.tick_params(axis="x", labelsize=7)

@@ -5,15 +5,19 @@ methods (SFT, then GRPO) and their interpretations.
   the protocol SFT targets cite these *measured* features, with the delineator's real errors
   (records it cannot delineate get no target), so SFT does not start at the evidence reward's
   optimum: GRPO's evidence reward scores the simulator's true features and has errors to fix.
-* :func:`train_encoders`: both encoders pretrained on the 13 labels and the feature targets,
-  then frozen. Their label and feature heads reach the language model as one read-out token
-  per modality (``readout=False`` drops it: the ablation).
+* :func:`train_encoders`: both encoders pretrained on the 13 labels and the simulator's true
+  features (not the measured ones), then frozen. Their label and feature heads reach the
+  language model as one read-out token per modality (``readout=False`` drops it: the
+  ablation).
 * :func:`run_llm_method`: one :class:`MethodSpec` (answers, dropout, GRPO or not, read-out),
   from the same initial weights per seed; returns the interpretations per condition.
+* :func:`save_policy`: a trained policy (LoRA adapters merged on a checkpoint), its
+  tokenizer and encoders as one folder that :func:`~report.interpret_record` loads.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +29,7 @@ import torch
 from icml26.ecg_r1.config import RunConfig
 from icml26.ecg_r1.data import ECGDataset
 from icml26.ecg_r1.delineate import DelineationError, measure_features
-from icml26.ecg_r1.encoders import ImageEncoder, SignalEncoder, pretrain_encoder
+from icml26.ecg_r1.encoders import ImageEncoder, SignalEncoder, pretrain_encoder, save_encoders
 from icml26.ecg_r1.labels import LABELS, Features
 from icml26.ecg_r1.model import (
     CONDITIONS,
@@ -51,6 +55,7 @@ __all__ = [
     "method_inputs",
     "new_policy",
     "run_llm_method",
+    "save_policy",
     "sft_targets",
     "train_encoders",
 ]
@@ -88,8 +93,9 @@ def measured_targets(raw: np.ndarray, fs: float) -> list[Features | None]:
 def train_encoders(
     train: ECGDataset, *, steps: int, batch_size: int, lr: float, seed: int, device: str = "cpu"
 ) -> dict[str, torch.Tensor]:
-    """Both encoders pretrained on ``train`` (labels + feature targets); their state dicts
-    flattened as ``signal.*`` and ``image.*`` (a :data:`~icml26.shared.TORCH` stage value)."""
+    """Both encoders pretrained on ``train`` (labels + the simulator's true features); their
+    state dicts flattened as ``signal.*`` and ``image.*`` (a :data:`~icml26.shared.TORCH`
+    stage value)."""
     torch.manual_seed(seed)
     se, ie = SignalEncoder(), ImageEncoder()
     rng = rng_for(seed, "encoders")
@@ -288,8 +294,9 @@ def method_inputs(
     ``llm_*`` run on ``cfg.llm_model`` with LoRA.
 
     GRPO at the stable setting: DAPO loss, clip 0.2 / 0.28, dynamic sampling, KL ``grpo_beta``
-    to the SFT model (0 on the LoRA checkpoint, whose adapter-free reference would lack the
-    trained projectors)."""
+    to the SFT model (0 on the LoRA checkpoint: TRL's reference for a peft model is the
+    adapter-free model, which keeps the projectors but is the pre-SFT decoder, not the SFT
+    model)."""
     grpo = GRPOSettings(
         steps=cfg.llm_grpo_steps if checkpoint else cfg.grpo_steps,
         prompts_per_step=cfg.llm_grpo_prompts if checkpoint else cfg.grpo_prompts,
@@ -378,10 +385,59 @@ def run_llm_method(
     else:
         out["texts"] = out["texts_sft"]
     if save_to is not None:
-        model.save_pretrained(save_to)
-        tok.save_pretrained(save_to)
+        save_policy(save_to, model, tok)
         torch.save(model.state_dict(), save_to.with_suffix(".pt"))
     return out
+
+
+def save_policy(
+    folder: str | Path,
+    model: Any,
+    tokenizer: Any,
+    encoders: tuple[SignalEncoder, ImageEncoder] | None = None,
+) -> Path:
+    """Save a policy as a folder :func:`~icml26.ecg_r1.report.interpret_record` loads.
+
+    On a checkpoint (:func:`new_policy` wraps it with LoRA) ``model.save_pretrained`` would
+    write the adapters alone: no ``config.json``, and not the modality projectors, which
+    train in full outside the adapters. Here a copy of the model has its adapters merged
+    into the weights (peft's ``merge_and_unload``), so the folder holds one plain
+    :class:`~icml26.ecg_r1.model.ECGR1ForCausalLM` (config, decoder with the adapters merged,
+    projectors); ``model`` itself keeps its adapters. The tiny model is saved as it is.
+
+    Args:
+        folder: the folder to write (created if missing).
+        model: the policy (:class:`~icml26.ecg_r1.model.ECGR1ForCausalLM`, or a peft model
+            around one).
+        tokenizer: its tokenizer, saved beside it.
+        encoders: the frozen ``(signal, image)`` encoders, saved as ``encoders.safetensors``
+            (:func:`~icml26.ecg_r1.encoders.save_encoders`) so the folder interprets a record
+            alone; ``None`` saves none.
+
+    Returns:
+        The folder.
+
+    Raises:
+        TypeError: ``model`` (or the model under its adapters) is not an
+            :class:`~icml26.ecg_r1.model.ECGR1ForCausalLM`.
+    """
+    path = Path(folder)
+    plain = model
+    if hasattr(model, "merge_and_unload"):  # a peft model: merge the adapters into a copy
+        base = model.get_base_model()
+        bank, base.bank = getattr(base, "bank", None), None  # data, not copied nor saved
+        try:
+            plain = copy.deepcopy(model).merge_and_unload()
+        finally:
+            base.bank = bank
+    if not isinstance(plain, ECGR1ForCausalLM):
+        raise TypeError(f"save_policy saves an ECGR1ForCausalLM, got {type(plain).__name__}")
+    path.mkdir(parents=True, exist_ok=True)
+    plain.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    if encoders is not None:
+        save_encoders(path, *encoders)
+    return path
 
 
 def interpret_conditions(

@@ -38,7 +38,7 @@ PROFILES = {
         grpo_steps=5,
         grpo_generations=4,
     ),
-    # The best two cores allow in about half an hour.
+    # The best two cores allow (its measured wall time: see the README's results block).
     "full": RunConfig(
         n_train=3000,
         n_test=200,
@@ -52,7 +52,8 @@ PROFILES = {
         grpo_generations=6,
         # Then ECG-R1 alone on SmolLM2-135M-Instruct (the Q4_1 GGUF weights) with LoRA; sized
         # from a probe with the old 200-token cap (690 s). Its tokenizer writes the quick
-        # run's 200 protocol answers in mean 178, p95 192, max 200 tokens: cap 240 now.
+        # run's 200 protocol answers in mean 178, p95 192, max 200 tokens; the cap is measured
+        # in the run: 1.25x the p95 of the stage's own SFT answers (``generation_cap``).
         # Probe (2026-12-05, 64 measured targets, 30 SFT steps, 4 held-out records): with
         # `<think>`, `<answer>` and the labels as new special tokens (`python -m
         # icml26.ecg_r1.probe --markup special`) their tokens' mean log-probability went
@@ -131,12 +132,17 @@ CLAIMS = [
     Claim(
         "protocol_beats_free_text",
         "Protocol-grounded training answers beat free-text answers (the same facts as a "
-        "narrative) on evidence accuracy, both SFT only: by at least 0.05, paired z > 2.",
+        "narrative) on evidence accuracy, both SFT only and on the same (first) seed: by at "
+        "least 0.05, z > 2 paired by record. Decided only where both sides finish their "
+        "answers (truncation rate <= 0.05 each): an answer cut at the cap cites what it "
+        "reached, so on truncated answers 'better' could mean 'less cut'.",
         "Protocol-Guided Instruction Data grounds interpretation in measurable features (qualitative)",
-        "evidence_accuracy.sft_only > evidence_accuracy.free_text + 0.05 and "
+        "evidence_accuracy.sft_only_seed0 > evidence_accuracy.free_text + 0.05 and "
         "z.evidence_sft_only_minus_free_text > 2",
         profiles=_QF,
-        placebo={"sft_only": "free_text"},
+        placebo={"sft_only_seed0": "free_text"},
+        decidable_when="truncation_rate.sft_only_seed0 <= 0.05 and "
+        "truncation_rate.free_text <= 0.05",
     ),
 ]
 
@@ -175,11 +181,17 @@ CLAIMS += [
     Claim(
         "decoder_reads_the_classifier",
         "The issue's ablation: the language model leans on the frozen encoders' label read-out "
-        "token; SFT without it loses at least 0.1 diagnosis Jaccard (both modalities).",
+        "token; SFT without it loses at least 0.1 diagnosis Jaccard (both modalities; the same "
+        "first seed on both sides). Decided only where the read-out carries a diagnosis (the "
+        "signal encoder's own label head, ``signal_cnn``, scores Jaccard >= 0.5: a head that "
+        "cannot diagnose gives the decoder nothing to lean on, so its removal cannot show an "
+        "effect) and both sides finish their answers (truncation rate <= 0.05 each).",
         "n/a (the frozen encoders are pretrained on the same 13 labels here)",
-        "diagnosis_jaccard.both.sft_only - diagnosis_jaccard.both.no_readout >= 0.1",
+        "diagnosis_jaccard.both.sft_only_seed0 - diagnosis_jaccard.both.no_readout >= 0.1",
         profiles=_QF,
-        placebo={"no_readout": "sft_only"},
+        placebo={"no_readout": "sft_only_seed0"},
+        decidable_when="diagnosis_jaccard.both.signal_cnn >= 0.5 and "
+        "truncation_rate.sft_only_seed0 <= 0.05 and truncation_rate.no_readout <= 0.05",
     ),
 ]
 

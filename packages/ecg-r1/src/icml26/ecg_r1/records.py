@@ -9,9 +9,16 @@ import numpy as np
 
 from icml26.ecg_r1.labels import LEADS
 
-__all__ = ["RecordError", "load_record", "validate_record"]
+__all__ = ["MAX_SPAN_MV", "RecordError", "load_record", "validate_record"]
 
 _ALIASES = {name.lower(): name for name in LEADS} | {"avr": "aVR", "avl": "aVL", "avf": "aVF"}
+
+
+#: The largest peak-to-peak span (mV) a lead may have: a surface ECG spans a few mV, so a
+#: record above it is in other units (uV) or broken.
+MAX_SPAN_MV = 50.0
+#: WFDB units accepted -> divisor to mV.
+_UNITS = {"mv": 1.0, "uv": 1000.0}
 
 
 class RecordError(ValueError):
@@ -22,7 +29,20 @@ def validate_record(
     signals: np.ndarray, fs: float | None, leads: list[str] | None = None
 ) -> tuple[np.ndarray, float]:
     """(12, T) float signals in the standard lead order and the sampling rate, or a
-    :class:`RecordError` naming what is wrong."""
+    :class:`RecordError` naming what is wrong.
+
+    Args:
+        signals: (leads, T) or, with ``leads`` given, (T, leads) samples in mV.
+        fs: the sampling rate in Hz.
+        leads: the lead names in the order of ``signals``; ``None``: the standard order.
+
+    Returns:
+        ``(signals, fs)``: (12, T) float mV in the standard lead order, and the rate.
+
+    Raises:
+        RecordError: missing leads, an unknown or implausible rate, NaN or infinite samples,
+            under 3 s, or a lead spanning more than :data:`MAX_SPAN_MV` (samples not in mV).
+    """
     x = np.asarray(signals, dtype=float)
     if x.ndim != 2:
         raise RecordError(f"a record must be 2-D (leads x samples), got shape {x.shape}")
@@ -50,7 +70,45 @@ def validate_record(
         )
     if x.shape[1] < 3 * fs:
         raise RecordError(f"the record lasts {x.shape[1] / fs:.1f} s; at least 3 s are needed")
+    span = x.max(axis=1) - x.min(axis=1)
+    if span.max() > MAX_SPAN_MV:
+        lead = int(span.argmax())
+        raise RecordError(
+            f"lead {LEADS[lead]} spans {span[lead]:.0f} mV peak to peak; a surface ECG spans a "
+            f"few mV (at most {MAX_SPAN_MV:.0f} accepted): the samples must be in mV (a record "
+            "in uV is 1000x too large: divide it by 1000)"
+        )
     return x, float(fs)
+
+
+def _wfdb_rate(header: Path) -> float | None:
+    """The sampling rate on a WFDB header's record line, or ``None`` where the line has no
+    rate field (``wfdb.rdrecord`` would read such a record at 250 Hz without a word)."""
+    for line in header.read_text(encoding="utf-8", errors="replace").splitlines():
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) < 3:  # record name, signal count: nothing more
+            return None
+        try:
+            return float(fields[2].split("/")[0].split("(")[0])
+        except ValueError as e:
+            raise RecordError(f"unreadable sampling rate {fields[2]!r} in {header}") from e
+    raise RecordError(f"the WFDB header {header} has no record line")
+
+
+def _to_mv(units: list[str], where: Path) -> np.ndarray:
+    """Per-signal factors from the WFDB units to mV (only mV and uV are accepted)."""
+    scale = []
+    for u in units:
+        key = u.strip().lower().replace("\u00b5", "u").replace("\u03bc", "u")
+        if key not in _UNITS:
+            raise RecordError(
+                f"the WFDB record {where} has a signal in {u!r}; ECG signals in mV or uV are "
+                "accepted"
+            )
+        scale.append(_UNITS[key])
+    return np.array(scale)
 
 
 def load_record(path: str | Path, fs: float | None = None) -> tuple[np.ndarray, float]:
@@ -65,7 +123,8 @@ def load_record(path: str | Path, fs: float | None = None) -> tuple[np.ndarray, 
         ``(signals, fs)``: (12, T) float mV in the standard lead order, and the rate.
 
     Raises:
-        RecordError: a missing file, missing leads, NaN samples, an unknown rate, or under
+        RecordError: a missing file, missing leads, NaN samples, an unknown rate (a WFDB
+            header without one too), units other than mV / uV, samples not in mV, or under
             3 s of signal (the message names which).
     """
     p = Path(path)
@@ -78,12 +137,19 @@ def load_record(path: str | Path, fs: float | None = None) -> tuple[np.ndarray, 
         return validate_record(data.T, fs, header)
     import wfdb
 
-    if not p.with_suffix(".hea").is_file():
-        raise RecordError(f"no WFDB header at {p.with_suffix('.hea')}")
+    hea = p.with_suffix(".hea")
+    if not hea.is_file():
+        raise RecordError(f"no WFDB header at {hea}")
+    rate = _wfdb_rate(hea)
+    if rate is None:
+        raise RecordError(
+            f"unknown sampling rate: the WFDB header {hea} gives none on its record line "
+            "(wfdb would assume 250 Hz); add the rate in Hz after the signal count"
+        )
     rec = wfdb.rdrecord(str(p))
     if rec.p_signal is None:
         raise RecordError(f"the WFDB record {p} has no physical signal")
-    units = [u.lower() for u in (rec.units or [])]
-    scale = np.array([1000.0 if u == "uv" else 1.0 for u in units]) if units else 1.0
-    sig = rec.p_signal.T / np.asarray(scale).reshape(-1, 1) if units else rec.p_signal.T
-    return validate_record(sig, rec.fs, list(rec.sig_name))
+    sig = rec.p_signal.T
+    if rec.units:
+        sig = sig / _to_mv(list(rec.units), p).reshape(-1, 1)
+    return validate_record(sig, rate, list(rec.sig_name))

@@ -3,7 +3,7 @@
 :func:`interpret_record` loads a WFDB record or a CSV file (:func:`~records.load_record`,
 which rejects wrong lead counts, unknown sampling rates and NaN samples with a
 :class:`~records.RecordError`), takes its first 10 s resampled to 200 Hz, draws it as an image, encodes both with the frozen encoders, and asks
-a saved :class:`~model.ECGR1ForCausalLM` (a ``save_pretrained`` folder, with its encoders in ``encoders.safetensors``) for its
+a saved :class:`~model.ECGR1ForCausalLM` (a :func:`~methods.save_policy` folder, with its encoders in ``encoders.safetensors``) for its
 interpretation in each condition, beside the features our delineator measures. A record
 shorter than 10 s (at least 3 s) is padded with its last value for the model's fixed 10 s
 input, and the report says by how much (``padded_s``); the delineator measures the real
@@ -83,7 +83,8 @@ def interpret_record(
     """The protocol report of one record.
 
     Args:
-        model_dir: a folder written by ``save_pretrained`` (model and tokenizer).
+        model_dir: a folder written by :func:`~icml26.ecg_r1.methods.save_policy` (or, for
+            a model without LoRA adapters, ``save_pretrained`` of model and tokenizer).
         record: a WFDB record path without extension, or a ``.csv`` file (one column per
             lead, a header row with the lead names; needs ``fs``).
         encoders: the frozen signal and image encoders the model was trained with; ``None``
@@ -100,12 +101,19 @@ def interpret_record(
 
     Raises:
         RecordError: a bad record (the message names the problem).
-        FileNotFoundError: no model folder, or (``encoders=None``) no encoders in it.
+        FileNotFoundError: no model folder, a folder of LoRA adapters alone, or
+            (``encoders=None``) no encoders in it.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     folder = Path(model_dir)
     if not (folder / "config.json").is_file():
+        if (folder / "adapter_config.json").is_file():
+            raise FileNotFoundError(
+                f"{folder} holds LoRA adapters only (a peft model's save_pretrained): no "
+                "config.json and no modality projectors; save the policy with "
+                "save_policy(folder, model, tokenizer, encoders), which merges the adapters"
+            )
         raise FileNotFoundError(f"no saved model (config.json) in {folder}")
     x, rate = load_record(record, fs)
     x200, padded_s = resample_10s(x, rate)

@@ -22,7 +22,11 @@ both-minus-``<single>`` Jaccard gap without dropout minus with it), its
 ``consistency_diff.ecg_r1_minus_no_dropout``, ``consistency_diff_seed_se...`` and
 ``z.consistency_ecg_r1_minus_no_dropout``. One seed gives SE and z ``nan``.
 ``readout_ablation.jaccard_drop``: ``sft_only`` (first seed) minus ``no_readout`` diagnosis
-Jaccard with both modalities. ``answer_tokens_p95.<m>`` and ``generation_cap.<m>``: the
+Jaccard with both modalities. The first seed's ``sft_only`` alone, the side the seed-0
+ablations (``free_text``, ``no_readout``) are compared with:
+``evidence_accuracy.sft_only_seed0``, ``truncation_rate.sft_only_seed0``,
+``diagnosis_jaccard.both.sft_only_seed0``; ``z.evidence_sft_only_minus_free_text`` pairs that
+seed's records with ``free_text``'s. ``answer_tokens_p95.<m>`` and ``generation_cap.<m>``: the
 95th percentile of the SFT answers' token lengths and the generation cap used.
 """
 
@@ -179,6 +183,17 @@ def summarise(
     metrics |= seed_paired_dropout(
         [s.metrics("ecg_r1") for s in r1], [s.metrics("no_dropout") for s in nd]
     )
+    # The first seed's sft_only: free_text and no_readout run on that seed only, so their
+    # claims compare it with them (``*.sft_only`` stays the mean over seeds).
+    first = so[0].metrics("sft_only_seed0")
+    metrics |= {
+        k: first[k]
+        for k in (
+            "evidence_accuracy.sft_only_seed0",
+            "truncation_rate.sft_only_seed0",
+            "diagnosis_jaccard.both.sft_only_seed0",
+        )
+    }
     metrics["z.evidence_sft_only_minus_free_text"] = paired_z(
         so[0].evidence, abl["free_text"].evidence
     )

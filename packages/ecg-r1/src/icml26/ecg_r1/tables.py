@@ -8,7 +8,19 @@ from icml26.shared import RunDir
 
 __all__ = ["METHODS", "readme_tables", "tables_markdown", "write_tables"]
 
-METHODS = ("ecg_r1", "sft_only", "no_dropout", "free_text", "no_readout", "signal_cnn", "rules")
+#: The table's rows, in order; ``sft_llm`` and ``ecg_r1_llm`` (the SmolLM2 stage before and
+#: after GRPO) only where that stage ran.
+METHODS = (
+    "ecg_r1",
+    "sft_only",
+    "no_dropout",
+    "free_text",
+    "no_readout",
+    "signal_cnn",
+    "rules",
+    "sft_llm",
+    "ecg_r1_llm",
+)
 _COLUMNS = (
     ("Jaccard both", "diagnosis_jaccard.both.{}"),
     ("Jaccard signal", "diagnosis_jaccard.signal_only.{}"),
@@ -22,14 +34,22 @@ _COLUMNS = (
 
 
 def tables_markdown(metrics: dict[str, Any]) -> str:
-    """One row per method, one column per headline metric (blank where not measured)."""
+    """One row per method the run measured (:data:`METHODS`), one column per headline metric
+    (blank where not measured).
+
+    Args:
+        metrics: the run's flat metrics.
+
+    Returns:
+        The markdown table.
+    """
     head = "| method | " + " | ".join(c for c, _ in _COLUMNS) + " |"
     rows = [head, "|" + "---|" * (len(_COLUMNS) + 1)]
     for m in METHODS:
-        cells = []
-        for _, key in _COLUMNS:
-            v = metrics.get(key.format(m))
-            cells.append("" if v is None else f"{v:.3f}")
+        values = [metrics.get(key.format(m)) for _, key in _COLUMNS]
+        if all(v is None for v in values):
+            continue
+        cells = ["" if v is None else f"{v:.3f}" for v in values]
         rows.append(f"| {m} | " + " | ".join(cells) + " |")
     return "\n".join(rows) + "\n"
 

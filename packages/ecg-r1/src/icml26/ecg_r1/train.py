@@ -18,7 +18,7 @@ answers, then GRPO with the evidence rewards, both with interleaved modality dro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,24 +159,52 @@ def train_sft(
 
 def grpo_dataset(
     model: ECGR1ForCausalLM,
-    truths: Sequence[Features],
+    truths: Sequence[Features | Mapping[str, Any]],
     n_rows: int,
     *,
     dropout: ModalityDropout,
     rng: np.random.Generator,
 ) -> list[dict[str, Any]]:
     """``n_rows`` GRPO prompts: a record drawn at random, a layout from ``dropout``, the
-    record's true features as the ``features`` column (a dict, as a ``datasets`` column
-    holds it)."""
+    record's reference features as the ``features`` column (a dict, as a ``datasets`` column
+    holds it).
+
+    Args:
+        model: the policy (writes the prompts).
+        truths: per record of the bank, its reference features: :class:`Features` or their
+            dict (``Features.as_dict()``, as a ``datasets`` column or a JSON file gives them).
+        n_rows: prompts to draw.
+        dropout: draws each prompt's layout.
+        rng: draws records and layouts.
+
+    Returns:
+        The rows, ``{"prompt": [user turn], "features": dict}``.
+
+    Raises:
+        TypeError: a record's features are neither :class:`Features` nor a dict.
+        KeyError, ValueError: a dict misses a feature or holds a non-finite value.
+    """
+    columns = [_feature_dict(t, i) for i, t in enumerate(truths)]
     recs = rng.integers(0, len(truths), n_rows)
     layouts = dropout.sample(rng, n_rows)
     return [
         {
             "prompt": [{"role": "user", "content": model.user_text(c, int(r))}],
-            "features": truths[int(r)].as_dict(),
+            "features": columns[int(r)],
         }
         for r, c in zip(recs, layouts, strict=True)
     ]
+
+
+def _feature_dict(truth: Features | Mapping[str, Any], i: int) -> dict[str, Any]:
+    """The ``features`` column of record ``i``: a dict checked by :meth:`Features.from_mapping`."""
+    if isinstance(truth, Features):
+        return truth.as_dict()
+    if isinstance(truth, Mapping):
+        return Features.from_mapping(truth).as_dict()
+    raise TypeError(
+        f"features of record {i} must be Features or a dict, got {type(truth).__name__}"
+    )
 
 
 _BANK_TRAINER: list[type] = []
@@ -204,7 +232,7 @@ def train_grpo(
     model: ECGR1ForCausalLM,
     tokenizer: Any,
     bank: EncodedBank,
-    truths: Sequence[Features],
+    truths: Sequence[Features | Mapping[str, Any]],
     settings: GRPOSettings,
     *,
     dropout: ModalityDropout,
@@ -216,8 +244,8 @@ def train_grpo(
         model: the policy (after SFT).
         tokenizer: its tokenizer.
         bank: the encoded training records.
-        truths: their true features (the rewards'
-            ``features`` column).
+        truths: their reference features (the rewards' ``features`` column):
+            :class:`Features` or their dicts (as a ``datasets`` column holds them).
         settings: the shared :class:`~icml26.shared.llm.grpo.GRPOSettings` (``beta > 0``: KL
             to ``model`` as it starts).
         dropout: the modality dropout of the prompts.
@@ -228,6 +256,7 @@ def train_grpo(
 
     Raises:
         ValueError: reward weights that do not match the three reward components.
+        TypeError: a record's features are neither :class:`Features` nor a dict.
     """
     if settings.reward_weights is not None and len(settings.reward_weights) != len(REWARD_NAMES):
         raise ValueError(f"need {len(REWARD_NAMES)} reward weights, got {settings.reward_weights}")
