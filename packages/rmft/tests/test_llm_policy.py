@@ -221,3 +221,38 @@ def test_llm_policy_rejects_unsupported_settings() -> None:
             sample_instances("experts_k3_t3", 1, np.random.default_rng(0)),
             np.random.default_rng(0),
         )
+
+
+def test_replies_cut_at_the_token_cap_are_recorded() -> None:
+    class Capped(ScriptedBackend):
+        def complete(self, conversations, **kwargs):  # type: ignore[no-untyped-def]
+            out = super().complete(conversations, **kwargs)
+            return [
+                Completion(c.text, 10, 8, "length" if i % 2 else "stop") for i, c in enumerate(out)
+            ]
+
+    inst = sample_instances("bernoulli_k3_t2", 4, np.random.default_rng(0))
+    policy = LLMPolicy(Capped(lambda conv, i: "Action: 2"), max_tokens=8)
+    trajs = rollout(policy, inst, np.random.default_rng(0))
+    assert policy.truncated.mean() == pytest.approx(0.5)
+    assert [s["truncated"] for s in trajs.records[1]] == [True, True]
+    assert not trajs.invalid.any()  # a cut reply that holds its Action line still decides
+
+
+def test_llm_rmft_iteration_refuses_an_endpoint_before_any_rollout() -> None:
+    from icml26.rmft.llm_rmft import llm_rmft_iteration
+
+    backend = ScriptedBackend(lambda conv, i: "Action: 1")  # no model / tokenizer: an endpoint
+    settings = LLMSettings(n_instances=1, rollouts_per_instance=1, steps=1)
+    with pytest.raises(TypeError, match="fine-tunes a local model"):
+        llm_rmft_iteration(
+            backend, parse_env("bernoulli_k3_t3"), settings, np.random.default_rng(0)
+        )
+    assert backend.calls == 0
+    from icml26.shared.llm import ChatClient
+
+    client = ChatClient("http://127.0.0.1:9/v1", "gpt-4o-mini")  # never contacted
+    with pytest.raises(TypeError, match="ChatClient has no model and tokenizer"):
+        llm_rmft_iteration(client, parse_env("bernoulli_k3_t3"), settings, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="parse"):
+        LLMSettings(parse="loose")

@@ -67,7 +67,8 @@ def test_llm_table_puts_the_invalid_rate_beside_each_iteration() -> None:
     assert rows["| random selection (control)"].endswith(
         "| 0.950 ± 0.050 | 0.930 ± 0.050 | 0.550 | 0.500 | n/a | n/a | 0.590 | 0.570 |"
     )
-    assert "strict parse" in text and "cut at 24 tokens" in text
+    assert "strict parse" in text
+    assert "cut at 24 tokens" in text
     assert "against the random-selection loop: paired z 1.25" in text
     assert "96 evaluation instances" in text
     assert "llm_base 0.42 (detectable ratio 0.870)" in text
