@@ -57,21 +57,28 @@ PROFILES = {
     ),
     # The LLM study on the bundled SmolLM2-135M-Instruct (`smollm2-135m-instruct-q4_1`: the
     # Q4_1 GGUF's dequantised weights, not the released ones) with LoRA, beside the `quick`
-    # numerical study (the same figures: same seeds) and the experts model; sized to fit 50
+    # numerical study (the same figures: same seeds) and the experts model; sized to fit 60
     # minutes of one CPU core. Generation cost (probes, 1 thread, on a loaded 2-core machine):
     # 0.9-1.04 CPU-s a sampled reply, 0.6-0.84 greedy (2026-12-05, batches of 12-24; the
     # ~182-token prompt's prefill dominates; replies of 8-24 tokens); a LoRA SFT step ~25
     # CPU-s per 8 transcripts. The size (256 instances at T = 10, the NL scenario)
     # projects to 3.4-4.7 CPU-h. Here: `K = 3`, `T = 4`, 96 paired evaluation instances,
-    # every policy of the matched controls (base and RMFT, sampled and greedy, and the loop
-    # distilling random rollouts: 3 sampled + 2 greedy evaluations, 384 decisions each), one
-    # RMFT iteration of 8 instances x 4 rollouts (best 1 kept) and 3 LoRA steps of 16, in
-    # each loop. Projected ~2,500 CPU-s (~2,800 pessimistic) with ~170 s of numerical study.
-    # The natural-language scenario is left out (`llm_nl_env=""`: 2 more sampled evaluations
-    # would cost a third of the instances; its claim is undecided, not run; `--set
-    # llm_nl_env=restaurants_k3_t4` runs it). At 96 instances a 10% gain is detectable with
-    # power ~0.3-0.5 (simulated base policies, per-instance SD), so the regret claims may
-    # stay undecided (`decidable_when`); the invalid-rate claim has no power gate.
+    # every policy of the matched controls (base, RMFT and the loop distilling random
+    # rollouts, each sampled and greedy: 3 sampled + 3 greedy evaluations, 384 decisions
+    # each), one RMFT iteration of 8 instances x 4 rollouts (best 1 kept) and 3 LoRA steps of
+    # 16, in each loop. Replies are read strictly (`llm_parse="strict"`: only an `Action: <n>`
+    # line decides); the lenient parse's invalid share is reported from the same replies. The
+    # 24-token cap cut 6 of 16 sampled probe replies; at 64 tokens none was cut and none of 32
+    # probe replies (16 sampled, 16 greedy) held an `Action:` line either, at 2.25 CPU-s a
+    # sampled reply: the cap stays and `truncated_rate` reports it per policy. full-14
+    # (b063b13, before the review-15 fixes) took 2,365 s wall (2,210 CPU-s), 2,145 s in the
+    # LLM stages; the greedy random-selection evaluation adds ~230-330 CPU-s and the numeric
+    # study at 1024 instances ~+150 s (quick: 256 s wall after the KV-cache fix): projected
+    # ~2,800 s. The natural-language scenario is left out (`llm_nl_env=""`: 2 more sampled
+    # evaluations would cost a third of the instances; its claim is undecided, not run;
+    # `--set llm_nl_env=restaurants_k3_t4` runs it). At 96 instances a 10% gain is detectable
+    # with power ~0.2-0.3, so the regret claims may stay undecided (`decidable_when`); the
+    # invalid-rate claim (against the random-selection loop) has no power gate.
     # `--set numeric=false` runs the LLM part alone.
     "full": RunConfig(
         eval_instances=1024,
