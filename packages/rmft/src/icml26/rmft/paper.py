@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from icml26.rmft.config import BenchConfig, RunConfig
 from icml26.shared import Claim, Paper
 
@@ -157,8 +159,16 @@ def _decidable(rule: str, axis: str, *controls: str) -> str:
     return f"({_powered(axis, *controls)}) or ({rule})"
 
 
-def _claim(cid: str, statement: str, paper: str, rule: str, axis: str, controls, **kw) -> Claim:
-    """A regret claim with its power guard (:func:`_decidable`) over ``controls``."""
+def _claim(
+    cid: str,
+    statement: str,
+    paper: str,
+    rule: str,
+    axis: str,
+    controls: tuple[str, ...],
+    **kw: Any,
+) -> Claim:
+    """A regret claim with its power guard (:func:`_decidable`) over ``controls`` on ``axis``."""
     return Claim(
         cid, statement, paper, rule, decidable_when=_decidable(rule, axis, *controls), **kw
     )
