@@ -72,3 +72,9 @@ def test_paper_module_imports_no_framework() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_llm_parse_is_strict_by_default_and_validated() -> None:
+    assert RunConfig().llm_parse == "strict"
+    with pytest.raises(ValueError, match="llm_parse"):
+        RunConfig(llm_parse="loose")

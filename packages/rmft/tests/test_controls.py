@@ -5,6 +5,7 @@ fail (and fail under their placebo)."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -100,9 +101,7 @@ def test_random_selection_ignores_regret_and_keeps_per_group() -> None:
 @pytest.mark.parametrize(
     ("cid", "control", "method"),
     [
-        ("numeric_rmft_improves", "base", "rmft"),
         ("rmft_greedy_beats_greedy_base", "base_greedy", "rmft_greedy"),
-        ("rmft_beats_random_selection", "random_select", "rmft"),
         ("llm_rmft_greedy_beats_greedy_base", "llm_base_greedy", "llm_rmft_greedy"),
     ],
 )
@@ -117,7 +116,7 @@ def test_control_claims_can_fail_and_fail_under_their_placebo(
         f"improvement_z_by_axis.{key}": 3.0,
         f"regret_ratio_by_axis.{same}": 1.0,
         f"improvement_z_by_axis.{same}": 0.0,
-        f"power_by_axis.train.{control}": 0.9,  # read by the LLM claims only
+        f"power_by_axis.train.{control}": 0.9,
     }
     assert claim.evaluate(ok)["holds"] is True
     assert claim.under_placebo(ok)[0] is False  # the control in the method's place
@@ -127,6 +126,73 @@ def test_control_claims_can_fail_and_fail_under_their_placebo(
     assert claim.evaluate(noise)["holds"] is False
     undecided = {**ok, f"improvement_z_by_axis.{key}": None}
     assert claim.evaluate(undecided)["holds"] is None
+    # the power guard (B2): an underpowered miss is undecided, an underpowered hit still holds
+    weak = {f"power_by_axis.train.{control}": 0.3}
+    assert claim.evaluate({**noise, **weak})["holds"] is None
+    assert claim.evaluate({**ok, **weak})["holds"] is True
+
+
+#: The claims that need the sampled pair and the matched greedy pair: (axis, prefix, control,
+#: the sampled pair's ratio threshold).
+BOTH_PAIRS = {
+    "numeric_rmft_improves": ("train", "", "base", 0.9),
+    "rmft_beats_random_selection": ("train", "", "random_select", 1.0),
+    "generalises_horizon": ("horizon", "", "base", 1.0),
+    "generalises_arms": ("arms", "", "base", 1.0),
+    "generalises_rewards": ("rewards", "", "base", 1.0),
+    "nonstationary_rmft_improves": ("nonstationary", "nonstationary_", "base", 1.0),
+    "experts_rmft_improves": ("experts", "experts_", "base", 1.0),
+    "llm_rmft_improves": ("train", "llm_", "base", 1.0),
+    "llm_rmft_beats_random_selection": ("train", "llm_", "random_select", 1.0),
+}
+
+
+def _both_pairs_metrics(cid: str, sampled=(0.8, 5.0), greedy=(0.8, 5.0), power=0.9) -> dict:
+    """Metrics for a both-pairs claim: the sampled pair's and the greedy pair's (ratio, z),
+    each control against itself (the placebo) and each control's power."""
+    axis, p, control, _ = BOTH_PAIRS[cid]
+    out = {}
+    for c, m, (ratio, z) in (
+        (p + control, p + "rmft", sampled),
+        (p + control + "_greedy", p + "rmft_greedy", greedy),
+    ):
+        out |= {
+            f"regret_ratio_by_axis.{axis}.{c}.{m}": ratio,
+            f"improvement_z_by_axis.{axis}.{c}.{m}": z,
+            f"regret_ratio_by_axis.{axis}.{c}.{c}": 1.0,
+            f"improvement_z_by_axis.{axis}.{c}.{c}": 0.0,
+            f"power_by_axis.{axis}.{c}": power,
+        }
+    return out
+
+
+@pytest.mark.parametrize("cid", sorted(BOTH_PAIRS))
+def test_both_pairs_claims_fail_when_the_greedy_base_stands_in(cid: str) -> None:
+    claim = _claim(cid)
+    threshold = BOTH_PAIRS[cid][3]
+    ok = _both_pairs_metrics(cid)
+    assert claim.evaluate(ok)["holds"] is True
+    assert claim.under_placebo(ok)[0] is False
+    # The review's placebo: the greedy-decoded base in the sampled RMFT model's place. Its
+    # sampled pair passes (ratio ~0.53 against a base sampled at temperature 1: sharpening),
+    # but its greedy pair is the greedy base against itself (ratio 1, z 0): the rule fails.
+    greedy_base = _both_pairs_metrics(cid, sampled=(0.53, 9.0), greedy=(1.0, 0.0))
+    assert claim.evaluate(greedy_base)["holds"] is False
+    # the sampled pair alone must clear its own bar too
+    weak_sampled = _both_pairs_metrics(cid, sampled=(threshold + 0.01, 5.0))
+    assert claim.evaluate(weak_sampled)["holds"] is False
+    noisy_greedy = _both_pairs_metrics(cid, greedy=(0.9, 1.0))
+    assert claim.evaluate(noisy_greedy)["holds"] is False
+    # the power guard (B2): at power <= 0.5 a miss is undecided, not failed; a hit holds
+    assert claim.evaluate({**noisy_greedy, **_power(cid, 0.3)})["holds"] is None
+    assert claim.evaluate({**greedy_base, **_power(cid, 0.17)})["holds"] is None
+    assert claim.evaluate({**ok, **_power(cid, 0.3)})["holds"] is True
+    entry = claim.evaluate({**noisy_greedy, **_power(cid, 0.42)})
+    assert "not decidable" in entry["note"]
+
+
+def _power(cid: str, power: float) -> dict:
+    return {k: v for k, v in _both_pairs_metrics(cid, power=power).items() if "power" in k}
 
 
 def test_llm_claims_are_decided_in_full_only() -> None:
@@ -190,14 +256,73 @@ def test_invalid_drop_z_and_its_claim() -> None:
     assert math.isnan(proportion_drop_z(1.0, 1.0 - 1e-12, 100)) is False
     claim = _claim("llm_rmft_lowers_invalid_rate")
     ok = {
-        "invalid_rate_by_iteration.0": 0.8,
-        "invalid_rate_by_iteration.1": 0.5,
-        "invalid_drop_z.0": 0.0,
-        "invalid_drop_z.1": 4.4,
+        "invalid_share.llm_base": 0.8,
+        "invalid_share.llm_rmft": 0.5,
+        "invalid_share.llm_random_select": 0.7,
+        "invalid_drop_z_by_control.llm_random_select.llm_rmft": 3.1,
+        "invalid_drop_z_by_control.llm_random_select.llm_random_select": 0.0,
     }
     assert claim.evaluate(ok)["holds"] is True
-    assert claim.under_placebo(ok)[0] is False
-    assert claim.evaluate({**ok, "invalid_drop_z.1": 1.5})["holds"] is False
+    assert claim.under_placebo(ok)[0] is False  # the random-selection loop in RMFT's place
+    noisy = {**ok, "invalid_drop_z_by_control.llm_random_select.llm_rmft": 1.5}
+    assert claim.evaluate(noisy)["holds"] is False
+    # full-14's figures: random selection lowers the rate as much (0.333 vs 0.336), however
+    # far both are below the base: SFT on the model's own valid replies, no regret signal
+    sft_only = {
+        **ok,
+        "invalid_share.llm_rmft": 0.336,
+        "invalid_share.llm_random_select": 0.333,
+        "invalid_drop_z_by_control.llm_random_select.llm_rmft": -0.1,
+    }
+    assert claim.evaluate(sft_only)["holds"] is False
+
+
+def test_invalid_rate_metrics_compare_rmft_with_the_random_selection_loop() -> None:
+    from icml26.rmft.config import RunConfig
+    from icml26.rmft.metrics import summary_metrics
+
+    rng = np.random.default_rng(0)
+    base_inv = np.full(24, 0.75)
+    rmft_inv = np.where(rng.random(24) < 0.8, 0.25, 0.5)
+    random_inv = np.where(rng.random(24) < 0.8, 0.5, 0.75)
+    summary = {
+        "llm_base": _llm_summary(np.ones(24), base_inv),
+        "llm_rmft_iter1": _llm_summary(np.ones(24), rmft_inv),
+        "llm_random_select_final": _llm_summary(np.ones(24), random_inv),
+        "llm_random_select_greedy_final": _llm_summary(np.ones(24), np.ones(24)),
+    }
+    summary["llm_base"] |= {"truncated": 0.25, "invalid_lenient": 0.5}
+    config = RunConfig(
+        numeric=False,
+        llm_model="tiny-random",
+        llm_env="bernoulli_k3_t4",
+        llm_nl_env="",
+        llm_iterations=1,
+        llm_eval_instances=24,
+    )
+    m = summary_metrics(config, {"bernoulli_k3_t4": summary}, {})
+    assert m["invalid_share"]["llm_rmft"] == pytest.approx(rmft_inv.mean())
+    assert m["invalid_share"]["llm_random_select_greedy"] == 1.0
+    by = m["invalid_drop_z_by_control"]
+    assert by["llm_random_select"]["llm_rmft"] == pytest.approx(paired_z(random_inv, rmft_inv))
+    assert by["llm_random_select"]["llm_random_select"] == 0.0
+    assert by["llm_base"]["llm_rmft"] == pytest.approx(paired_z(base_inv, rmft_inv))
+    assert m["truncated_rate"] == {"llm_base": 0.25}
+    assert m["invalid_lenient_rate"] == {"llm_base": 0.5}
+    flat = _flatten(m)
+    claim = _claim("llm_rmft_lowers_invalid_rate")
+    assert claim.evaluate(flat)["holds"] is True
+    assert claim.under_placebo(flat)[0] is False
+
+
+def _flatten(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out |= _flatten(v, f"{prefix}{k}.")
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
 
 
 def _llm_summary(final: np.ndarray, invalid: np.ndarray) -> dict:
@@ -261,56 +386,36 @@ def test_regret_ratio_is_nan_when_the_control_has_no_positive_regret() -> None:
     assert positive["regret_ratio"]["bernoulli_k3_t4"]["llm_base"]["llm_rmft"] == 0.5
 
 
-@pytest.mark.parametrize(
-    ("cid", "axis", "prefix"),
-    [
-        ("generalises_horizon", "horizon", ""),
-        ("generalises_arms", "arms", ""),
-        ("generalises_rewards", "rewards", ""),
-        ("nonstationary_rmft_improves", "nonstationary", "nonstationary_"),
-    ],
-)
-def test_generalisation_claims_need_the_greedy_pair_too(cid: str, axis: str, prefix: str) -> None:
-    claim = _claim(cid)
-    metrics = {}
-    for control, method in (("base", "rmft"), ("base_greedy", "rmft_greedy")):
-        c, m = prefix + control, prefix + method
-        metrics |= {
-            f"regret_ratio_by_axis.{axis}.{c}.{m}": 0.6,
-            f"improvement_z_by_axis.{axis}.{c}.{m}": 8.0,
-            f"regret_ratio_by_axis.{axis}.{c}.{c}": 1.0,
-            f"improvement_z_by_axis.{axis}.{c}.{c}": 0.0,
-        }
-    assert claim.evaluate(metrics)["holds"] is True
-    assert claim.under_placebo(metrics)[0] is False
-    greedy = f"{axis}.{prefix}base_greedy.{prefix}rmft_greedy"
-    # Sampled holds, greedy does not (the quick run's horizon figures): only sharpening.
-    sharpened = {
-        **metrics,
-        f"regret_ratio_by_axis.{greedy}": 1.178,
-        f"improvement_z_by_axis.{greedy}": -1.58,
-    }
-    assert claim.evaluate(sharpened)["holds"] is False
-    noisy = {**metrics, f"improvement_z_by_axis.{greedy}": 1.0}
-    assert claim.evaluate(noisy)["holds"] is False
+def test_claims_are_undecided_when_underpowered() -> None:
+    # numeric and LLM alike (B2): the guard reads each control's power
+    for cid in ("generalises_horizon", "llm_rmft_improves"):
+        claim = _claim(cid)
+        miss = _both_pairs_metrics(cid, sampled=(0.95, 1.0))
+        assert claim.evaluate(miss)["holds"] is False  # powered for a 10% gain: a real miss
+        axis, p, control, _ = BOTH_PAIRS[cid]
+        key = f"power_by_axis.{axis}.{p}{control}"
+        entry = claim.evaluate({**miss, key: 0.2})
+        assert entry["holds"] is None
+        assert entry["measured"][key] == 0.2
+        assert claim.evaluate({**miss, key: 0.5})["holds"] is None
+        assert claim.evaluate({**miss, key: None})["holds"] is None
 
 
-def test_llm_claims_are_undecided_when_underpowered() -> None:
-    claim = _claim("llm_rmft_improves")
-    key, same = "train.llm_base.llm_rmft", "train.llm_base.llm_base"
-    metrics = {
-        f"regret_ratio_by_axis.{key}": 0.95,
-        f"improvement_z_by_axis.{key}": 1.0,
-        f"regret_ratio_by_axis.{same}": 1.0,
-        f"improvement_z_by_axis.{same}": 0.0,
-        "power_by_axis.train.llm_base": 0.8,
-    }
-    assert claim.evaluate(metrics)["holds"] is False  # powered for a 10% gain: a real miss
-    weak = {**metrics, "power_by_axis.train.llm_base": 0.2}
-    entry = claim.evaluate(weak)
-    assert entry["holds"] is None
-    assert entry["measured"]["power_by_axis.train.llm_base"] == 0.2
-    assert claim.evaluate({**metrics, "power_by_axis.train.llm_base": 0.5})["holds"] is None
+def test_power_guard_reads_metrics_the_run_writes() -> None:
+    # every key a guard reads is a power the metrics compute (a self-pair's control)
+    m = _llm_metrics(np.ones(12), np.full(12, 0.5), np.zeros(12), np.zeros(12))
+    assert "llm_base" in m["power_by_axis"]["train"]
+    from icml26.rmft.metrics import PAIRS
+
+    controls = {c for c, _ in PAIRS}
+    for claim in PAPER.claims:
+        for key in re.findall(r"power_by_axis\.[\w.]+", claim.decidable_when):
+            short = key.split(".")[-1]
+            for prefix in ("llm_", "nonstationary_", "experts_", ""):
+                if short.startswith(prefix):
+                    short = short[len(prefix) :]
+                    break
+            assert short in controls, key
 
 
 def test_min_detectable_ratio_matches_the_z_formula() -> None:

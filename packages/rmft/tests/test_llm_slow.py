@@ -22,8 +22,16 @@ def test_smollm2_plays_a_bandit_and_one_rmft_iteration_fits_its_transcripts() ->
     model, tok = load_causal_lm("smollm2-135m-instruct-q4_1", device="cpu")
     with_generation_markers(tok)
     backend = LocalChatModel(add_lora(model, rank=4, alpha=8), tok, batch_size=4)
+    # SmolLM2-135M writes no `Action: <n>` line (no strict-valid reply in 32 probe replies,
+    # 2026-12-05), so this test of the SFT path reads its replies with the lenient ablation
     settings = LLMSettings(
-        n_instances=2, rollouts_per_instance=2, steps=3, lr=2e-4, batch_size=4, max_tokens=32
+        n_instances=2,
+        rollouts_per_instance=2,
+        steps=3,
+        lr=2e-4,
+        batch_size=4,
+        max_tokens=32,
+        parse="lenient",
     )
     stats, pairs = llm_rmft_iteration(
         backend, parse_env("bernoulli_k3_t2"), settings, np.random.default_rng(0)

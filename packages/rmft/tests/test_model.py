@@ -42,6 +42,21 @@ def test_incremental_decoding_equals_full_forward(model: ArmTransformer) -> None
     torch.testing.assert_close(torch.cat([first, rest], dim=1), full, atol=1e-5, rtol=1e-5)
 
 
+def test_cache_grows_in_place_and_still_equals_the_full_forward(model: ArmTransformer) -> None:
+    # 40 steps: the buffers grow past their first capacity (16) twice; a 5-position chunk,
+    # then one position at a time (the rollout's path: matmul attention on strided views)
+    x = _tokens(2, 45, 3)
+    full, _ = model(x)
+    logits, cache = model(x[:, :5])
+    steps = [logits]
+    for t in range(5, 45):
+        logits, cache = model(x[:, t : t + 1], cache)
+        steps.append(logits)
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=1e-5)
+    for keys, values in cache:
+        assert keys.shape[2] == values.shape[2] == 45
+
+
 def test_future_tokens_do_not_change_past_logits(model: ArmTransformer) -> None:
     x = _tokens(2, 8, 3)
     y = x.clone()

@@ -87,65 +87,67 @@ def _non_negative(obj: object, *names: str) -> None:
 class RunConfig:
     """Everything ``icml26 run rmft`` does.
 
-    Numerical Transformer (``numeric=False`` skips it: an LLM-only run): pretrained weakly on
-    ``train_env`` (random and greedy trajectories), then ``rmft_iterations`` of RMFT;
-    evaluated with ``eval_instances`` instances per environment of ``eval_envs`` after
-    pretraining and after every iteration, sampled and greedily (matched decoding).
-    ``eval_envs`` beyond ``train_env`` should change one thing each (horizon, arms or reward
-    process: see :func:`~icml26.rmft.metrics.generalisation_axis`). ``nonstationary_env``
-    trains a second model on the non-stationary bandit, its own setting, and ``experts_env``
-    (full information) a third one ("" skips either).
-    ``eval_every_iteration=False`` evaluates the iterations before the last (and the final
-    model decoded greedily) on the training environment only, a cheaper run with the same
-    final comparisons.
+        Numerical Transformer (``numeric=False`` skips it: an LLM-only run): pretrained weakly on
+        ``train_env`` (random and greedy trajectories), then ``rmft_iterations`` of RMFT;
+        evaluated with ``eval_instances`` instances per environment of ``eval_envs`` after
+        pretraining and after every iteration, sampled and greedily (matched decoding).
+        ``eval_envs`` beyond ``train_env`` should change one thing each (horizon, arms or reward
+        process: see :func:`~icml26.rmft.metrics.generalisation_axis`). ``nonstationary_env``
+        trains a second model on the non-stationary bandit, its own setting, and ``experts_env``
+        (full information) a third one ("" skips either).
+        ``eval_every_iteration=False`` evaluates the iterations before the last (and the final
+        model decoded greedily) on the training environment only, a cheaper run with the same
+        final comparisons.
 
-    LLM path (``llm_model`` = "" skips it): a built-in name (``smollm2-135m-instruct-q4_1``), a
-    folder, a GGUF file, a Hugging Face id, or ``tiny-random`` (a random model for smoke
-    runs). With ``llm_endpoint`` (an OpenAI-compatible URL) and ``llm_endpoint_model`` the
-    base policy is evaluated through the endpoint instead and the selected transcripts are
-    written as fine-tuning JSONL (closed models cannot be fine-tuned locally).
-    ``llm_invalid`` is how a malformed reply counts when rollouts are selected (``worst``
-    arm, ``end`` of the episode, or ``played``: the random fallback's regret, an ablation);
-    ``llm_engine`` the shared SFT engine (``trl`` or ``loop``); ``llm_random_control=False``
-    skips the LLM's random-selection loop (its claim is then undecided).
+        LLM path (``llm_model`` = "" skips it): a built-in name (``smollm2-135m-instruct-q4_1``), a
+        folder, a GGUF file, a Hugging Face id, or ``tiny-random`` (a random model for smoke
+        runs). With ``llm_endpoint`` (an OpenAI-compatible URL) and ``llm_endpoint_model`` the
+        base policy is evaluated through the endpoint instead and the selected transcripts are
+        written as fine-tuning JSONL (closed models cannot be fine-tuned locally).
+        ``llm_invalid`` is how a malformed reply counts when rollouts are selected (``worst``
+        arm, ``end`` of the episode, or ``played``: the random fallback's regret, an ablation);
+        ``llm_engine`` the shared SFT engine (``trl`` or ``loop``); ``llm_parse`` how replies are
+    read (``strict``: only the requested ``Action: <n>`` line is a valid decision; ``lenient``,
+    an ablation, also reads ``button 3`` or a lone number); ``llm_random_control=False``
+        skips the LLM's random-selection loop (its claim is then undecided).
 
-    Attributes:
-        seed: the run's seed; separate random streams are drawn from it.
-        device: the torch device (``cpu``, ``cuda``).
-        threads: CPU threads of the job, set by the runner before it starts.
-        baselines: the classical bandit algorithms evaluated beside the Transformer.
-        d_model: the numerical Transformer's width.
-        n_layers: its layers.
-        n_heads: its attention heads.
-        pretrain_trajectories: trajectories of the weak pretraining on ``train_env``.
-        greedy_fraction: share of them played by the greedy algorithm (the rest uniformly
-            random).
-        pretrain_steps: optimiser steps of the pretraining.
-        pretrain_lr: its learning rate.
-        batch_size: trajectories per optimiser step (pretraining and fine-tuning).
-        rollout_instances: fresh instances rolled out per RMFT iteration.
-        rollouts_per_instance: self-rollouts per instance (the selection ranks them by regret).
-        keep_per_instance: lowest-regret rollouts kept per instance for fine-tuning.
-        finetune_steps: optimiser steps of each iteration's fine-tuning.
-        finetune_lr: its learning rate.
-        rollout_temperature: sampling temperature of the rollouts.
-        llm_env: the LLM's numeric-prompt bandit environment.
-        llm_nl_env: the LLM's natural-language environment (``""`` skips it).
-        llm_iterations: RMFT iterations of the LLM.
-        llm_eval_instances: evaluation instances per LLM environment.
-        llm_rollout_instances: fresh instances rolled out per LLM iteration.
-        llm_rollouts_per_instance: LLM rollouts per instance.
-        llm_keep_per_instance: LLM rollouts kept per instance.
-        llm_steps: SFT optimiser steps per LLM iteration.
-        llm_lr: the LLM SFT's learning rate (LoRA).
-        llm_batch_size: the LLM SFT's batch size.
-        llm_temperature: sampling temperature of the LLM's rollouts.
-        llm_max_tokens: the LLM's reply length cap (tokens).
-        lora_rank: rank of the LLM's LoRA adapters.
+        Attributes:
+            seed: the run's seed; separate random streams are drawn from it.
+            device: the torch device (``cpu``, ``cuda``).
+            threads: CPU threads of the job, set by the runner before it starts.
+            baselines: the classical bandit algorithms evaluated beside the Transformer.
+            d_model: the numerical Transformer's width.
+            n_layers: its layers.
+            n_heads: its attention heads.
+            pretrain_trajectories: trajectories of the weak pretraining on ``train_env``.
+            greedy_fraction: share of them played by the greedy algorithm (the rest uniformly
+                random).
+            pretrain_steps: optimiser steps of the pretraining.
+            pretrain_lr: its learning rate.
+            batch_size: trajectories per optimiser step (pretraining and fine-tuning).
+            rollout_instances: fresh instances rolled out per RMFT iteration.
+            rollouts_per_instance: self-rollouts per instance (the selection ranks them by regret).
+            keep_per_instance: lowest-regret rollouts kept per instance for fine-tuning.
+            finetune_steps: optimiser steps of each iteration's fine-tuning.
+            finetune_lr: its learning rate.
+            rollout_temperature: sampling temperature of the rollouts.
+            llm_env: the LLM's numeric-prompt bandit environment.
+            llm_nl_env: the LLM's natural-language environment (``""`` skips it).
+            llm_iterations: RMFT iterations of the LLM.
+            llm_eval_instances: evaluation instances per LLM environment.
+            llm_rollout_instances: fresh instances rolled out per LLM iteration.
+            llm_rollouts_per_instance: LLM rollouts per instance.
+            llm_keep_per_instance: LLM rollouts kept per instance.
+            llm_steps: SFT optimiser steps per LLM iteration.
+            llm_lr: the LLM SFT's learning rate (LoRA).
+            llm_batch_size: the LLM SFT's batch size.
+            llm_temperature: sampling temperature of the LLM's rollouts.
+            llm_max_tokens: the LLM's reply length cap (tokens).
+            lora_rank: rank of the LLM's LoRA adapters.
 
-    Raises:
-        ValueError: a field out of range, an environment name of the wrong kind, an unknown
-            baseline, selection rule or engine, or a model spec that cannot be resolved.
+        Raises:
+            ValueError: a field out of range, an environment name of the wrong kind, an unknown
+                baseline, selection rule or engine, or a model spec that cannot be resolved.
     """
 
     seed: int = 0
@@ -201,6 +203,7 @@ class RunConfig:
     llm_invalid: str = "worst"
     llm_random_control: bool = True
     llm_engine: str = "trl"
+    llm_parse: str = "strict"
     lora_rank: int = 8
 
     def __post_init__(self) -> None:
@@ -272,6 +275,8 @@ class RunConfig:
             )
         if self.llm_engine not in ("trl", "loop"):
             raise ValueError(f"llm_engine must be 'trl' or 'loop', got {self.llm_engine!r}")
+        if self.llm_parse not in ("strict", "lenient"):
+            raise ValueError(f"llm_parse must be 'strict' or 'lenient', got {self.llm_parse!r}")
         if not self.numeric and not self.llm_enabled:
             raise ValueError("numeric=False needs the LLM path (llm_model or llm_endpoint)")
         if self.experts_env and env_kind(self.experts_env) != "experts":

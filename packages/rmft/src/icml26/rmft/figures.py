@@ -33,7 +33,7 @@ def _colour(policy: str) -> str:
         return PALETTE[4]
     if policy.endswith("base_greedy"):
         return PALETTE[4]  # the base's colour, dashed
-    if policy.endswith("random_select_final"):
+    if policy.endswith(("random_select_final", "random_select_greedy_final")):
         return PALETTE[5]
     return PALETTE[7] if "rmft" in policy else PALETTE[5]
 
@@ -41,7 +41,12 @@ def _colour(policy: str) -> str:
 _control_names = {
     f"{p}{c}"
     for p in ("", "llm_")
-    for c in ("base_greedy", "random_select_final", "rmft_greedy_final")
+    for c in (
+        "base_greedy",
+        "random_select_final",
+        "random_select_greedy_final",
+        "rmft_greedy_final",
+    )
 }
 
 

@@ -7,9 +7,13 @@ Each round the model sees the task (a *scenario*: the abstract ``buttons`` game,
 ``restaurants`` story, the natural-language-described scenario) and a summary of its own
 history (per-option counts and average rewards, the format that helps LLMs most in bandit
 studies), is asked for one sentence of reasoning and a last line ``Action: <number>`` (with
-a one-line example of the format: small models follow examples better than instructions). Replies that name no
-valid option are *invalid*: a uniformly random option is played instead and the step is
-counted in ``invalid_action_rate``. The full reply (reasoning and action) is kept in
+a one-line example of the format: small models follow examples better than instructions).
+A reply is a *valid* decision only in the requested form, a line ``Action: <n>`` with ``n``
+in range (:func:`parse_action`, ``parse="strict"``, the default); the ``"lenient"`` parse,
+which also reads ``button 3`` or a lone number anywhere in the reply, is an ablation: it
+takes non-decisions ("The game has a 3-game mode.") for choices. On an invalid reply a
+uniformly random option is played instead and the step is counted in
+``invalid_action_rate``. The full reply (reasoning and action) is kept in
 :attr:`LLMPolicy.records`, because RMFT fine-tunes on the model's own reasoning text.
 """
 
@@ -24,7 +28,10 @@ import numpy as np
 
 from icml26.rmft.envs import EnvSpec
 
-__all__ = ["SCENARIOS", "LLMPolicy", "Scenario", "build_messages", "parse_action"]
+__all__ = ["PARSE_MODES", "SCENARIOS", "LLMPolicy", "Scenario", "build_messages", "parse_action"]
+
+#: How a reply is read (:func:`parse_action`): the requested form only, or any recoverable choice.
+PARSE_MODES = ("strict", "lenient")
 
 
 @dataclass(frozen=True)
@@ -130,46 +137,63 @@ def _mentioned(text: str) -> set[int]:
     return named
 
 
-def parse_action(text: str, n_arms: int) -> int | None:
-    """The 0-based option a reply chose, or ``None`` when it is malformed.
+#: A line in the requested form: ``Action: <n>`` (``**Action:** 3``, ``Action: 2.`` and a
+#: trailing remark after the number are accepted; ``Action: button 2`` or ``Action: 1.5`` not).
+_STRICT_LINE = re.compile(r"^[\s*_]*action[*_]*\s*:[\s*_]*(\d+)(?![\d.]*\d)(?![\w])", re.IGNORECASE)
+
+
+def _parse_strict(text: str) -> int | None:
+    """The number of the reply's last ``Action: <n>`` line; None without such a line or when
+    the reply's ``Action`` mentions name different numbers (it changed its mind)."""
+    lines = [m.group(1) for line in text.splitlines() if (m := _STRICT_LINE.match(line))]
+    if not lines or len({int(n) for n in _ACTION.findall(text)}) != 1:
+        return None
+    return int(lines[-1])
+
+
+def _parse_lenient(text: str) -> int | None:
+    found = _ACTION.findall(text)
+    if found:
+        return int(found[-1])
+    if mentions := _mentioned(text):
+        return mentions.pop() if len(mentions) == 1 else None
+    numbers = set(_NUMBER.findall(text))
+    if len(numbers) != 1:
+        return None
+    only = numbers.pop()
+    return None if "." in only else int(only)
+
+
+def parse_action(text: str, n_arms: int, parse: str = "strict") -> int | None:
+    """The 0-based option a reply chose, or ``None`` when it made no valid decision.
 
     Args:
         text: the model's reply.
         n_arms: the number of options (``>= 2``).
+        parse: ``"strict"`` (the default): only the form the prompt asks for, a line
+            ``Action: <n>`` (markdown bold, a final period or a remark after the number
+            allowed); the last such line counts, and the reply is invalid when its
+            ``Action`` mentions disagree. ``"lenient"`` (an ablation): the last ``Action: <n>``
+            anywhere (also ``action = button 3``); otherwise a reply whose every mention of an
+            option (``button 3``, ``the 3rd button``, ``the third one``) names the same number;
+            otherwise a reply holding exactly one number (``I pick 2.``). The lenient parse
+            reads non-decisions as choices ("The game has a 3-game mode." -> 3).
 
     Returns:
-        The option index in ``0..n_arms-1``, or ``None``.
-
-    Rules, in order: the last ``Action: <n>`` (also ``action = button 3``, ``**Action:** #3``);
-    otherwise a reply whose every mention of an option (``button 3``, ``the 3rd button``,
-    ``the third one``) names the same number; otherwise a reply that holds exactly one number
-    (``3``, ``I pick 2.``). A number outside ``1..n_arms`` is invalid, and so is a reply that
-    mentions several options, or holds several different numbers, without an ``Action:`` line
-    (ambiguous).
+        The option index in ``0..n_arms-1``, or ``None`` (a number outside ``1..n_arms`` is
+        invalid too).
 
     Raises:
-        ValueError: ``n_arms < 2``.
+        ValueError: ``n_arms < 2`` or an unknown ``parse``.
     """
-    if not isinstance(text, str):
-        return None
+    if parse not in PARSE_MODES:
+        raise ValueError(f"parse must be one of {PARSE_MODES}, got {parse!r}")
     if n_arms < 2:
         raise ValueError(f"n_arms must be >= 2, got {n_arms}")
-    found = _ACTION.findall(text)
-    if found:
-        choice = int(found[-1])
-    elif mentions := _mentioned(text):
-        if len(mentions) != 1:
-            return None
-        choice = mentions.pop()
-    else:
-        numbers = set(_NUMBER.findall(text))
-        if len(numbers) != 1:
-            return None
-        only = numbers.pop()
-        if "." in only:
-            return None
-        choice = int(only)
-    return choice - 1 if 1 <= choice <= n_arms else None
+    if not isinstance(text, str):
+        return None
+    choice = _parse_strict(text) if parse == "strict" else _parse_lenient(text)
+    return choice - 1 if choice is not None and 1 <= choice <= n_arms else None
 
 
 class LLMPolicy:
@@ -181,14 +205,20 @@ class LLMPolicy:
         max_tokens: reply length cap (reasoning plus action).
         temperature: sampling temperature (``0``: greedy).
         name: the metric name (``llm_base``, ``llm_rmft_iter1``).
+        parse: how replies are read (:data:`PARSE_MODES`, :func:`parse_action`): ``"strict"``
+            (the requested ``Action: <n>`` line) or ``"lenient"`` (an ablation).
 
     Raises:
-        ValueError: an unknown scenario or ``max_tokens < 1``; at ``reset``, an environment
-            that is not a Bernoulli bandit with bandit feedback.
+        ValueError: an unknown scenario or parse mode, or ``max_tokens < 1``; at ``reset``,
+            an environment that is not a Bernoulli bandit with bandit feedback.
 
     Attributes (after a rollout):
-        invalid: ``(n, T)`` True where the reply was malformed.
-        records: per episode, per step: ``{"messages", "reply", "action", "valid"}``.
+        invalid: ``(n, T)`` True where the reply made no valid decision.
+        invalid_lenient: ``(n, T)`` True where the lenient parse too finds no choice in the
+            reply (the ablation's validity, read from the same replies).
+        truncated: ``(n, T)`` True where the reply hit ``max_tokens``.
+        records: per episode, per step: ``{"messages", "reply", "action", "valid",
+            "valid_lenient", "truncated"}``.
     """
 
     def __init__(
@@ -199,6 +229,7 @@ class LLMPolicy:
         max_tokens: int = 64,
         temperature: float = 0.7,
         name: str = "llm",
+        parse: str = "strict",
     ) -> None:
         if isinstance(scenario, str):
             if scenario not in SCENARIOS:
@@ -208,7 +239,9 @@ class LLMPolicy:
             scenario = SCENARIOS[scenario]
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
-        self.backend, self.scenario = backend, scenario
+        if parse not in PARSE_MODES:
+            raise ValueError(f"parse must be one of {PARSE_MODES}, got {parse!r}")
+        self.backend, self.scenario, self.parse = backend, scenario, parse
         self.max_tokens, self.temperature, self.name = max_tokens, temperature, name
 
     def reset(self, spec: EnvSpec, n: int, rng: np.random.Generator) -> None:
@@ -220,6 +253,8 @@ class LLMPolicy:
         self.counts = np.zeros((n, spec.n_arms))
         self.sums = np.zeros((n, spec.n_arms))
         self.invalid = np.zeros((n, spec.horizon), dtype=bool)
+        self.invalid_lenient = np.zeros((n, spec.horizon), dtype=bool)
+        self.truncated = np.zeros((n, spec.horizon), dtype=bool)
         self.records: list[list[dict[str, Any]]] = [[] for _ in range(n)]
 
     def conversations(self, t: int) -> list[list[dict[str, str]]]:
@@ -236,12 +271,23 @@ class LLMPolicy:
         )
         actions = np.zeros(self.n, dtype=np.int64)
         for i, (conv, reply) in enumerate(zip(convs, replies, strict=True)):
-            parsed = parse_action(reply.text, self.spec.n_arms)
+            parsed = parse_action(reply.text, self.spec.n_arms, self.parse)
             valid = parsed is not None
             actions[i] = parsed if valid else self.rng.integers(0, self.spec.n_arms)
             self.invalid[i, t] = not valid
+            self.invalid_lenient[i, t] = (
+                parse_action(reply.text, self.spec.n_arms, "lenient") is None
+            )
+            self.truncated[i, t] = getattr(reply, "finish_reason", "stop") == "length"
             self.records[i].append(
-                {"messages": conv, "reply": reply.text, "action": int(actions[i]), "valid": valid}
+                {
+                    "messages": conv,
+                    "reply": reply.text,
+                    "action": int(actions[i]),
+                    "valid": valid,
+                    "valid_lenient": not self.invalid_lenient[i, t],
+                    "truncated": bool(self.truncated[i, t]),
+                }
             )
         return actions
 

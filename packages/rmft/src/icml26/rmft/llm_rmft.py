@@ -18,7 +18,7 @@ import numpy as np
 from icml26.rmft.config import check_positive
 from icml26.rmft.envs import EnvSpec, sample_instances
 from icml26.rmft.llm_model import as_conversations
-from icml26.rmft.llm_policy import LLMPolicy, transcripts
+from icml26.rmft.llm_policy import PARSE_MODES, LLMPolicy, transcripts
 from icml26.rmft.rmft import IterationStats
 from icml26.rmft.rollouts import Trajectories, rollout
 from icml26.rmft.selection import INVALID_RULES, SELECTIONS, select, selection_regret
@@ -49,6 +49,9 @@ class LLMSettings:
         invalid: how a malformed reply counts in selection
             (:data:`~icml26.rmft.selection.INVALID_RULES`).
         engine: the shared SFT engine, ``"trl"`` (``SFTTrainer``) or ``"loop"``.
+        parse: how replies are read (:func:`~icml26.rmft.llm_policy.parse_action`):
+            ``"strict"`` (only the requested ``Action: <n>`` line is a valid decision) or
+            ``"lenient"`` (the ablation).
 
     Raises:
         ValueError: a value out of range or an unknown rule.
@@ -65,6 +68,7 @@ class LLMSettings:
     selection: str = "lowest_regret"
     invalid: str = "worst"
     engine: str = "trl"
+    parse: str = "strict"
 
     def __post_init__(self) -> None:
         if self.n_instances < 1 or self.rollouts_per_instance < 1 or self.steps < 0:
@@ -79,6 +83,8 @@ class LLMSettings:
             raise ValueError(f"invalid must be one of {INVALID_RULES}, got {self.invalid!r}")
         if self.engine not in ("trl", "loop"):
             raise ValueError(f"engine must be 'trl' or 'loop', got {self.engine!r}")
+        if self.parse not in PARSE_MODES:
+            raise ValueError(f"parse must be one of {PARSE_MODES}, got {self.parse!r}")
         check_positive(self, "temperature", "lr", "max_tokens")
 
 
@@ -134,11 +140,27 @@ def llm_rmft_iteration(
         ``(stats, pairs)``: the iteration's statistics (with the invalid-reply rates) and the
         transcripts trained on. With no valid step among the kept episodes nothing is trained
         (the losses are NaN).
+
+    Raises:
+        TypeError: ``backend`` has no local ``model`` and ``tokenizer`` to fine-tune (an
+            endpoint's ``ChatClient``: use :func:`select_llm_transcripts` and
+            :func:`write_openai_finetune_jsonl` to fine-tune at the provider), refused before
+            any rollout.
     """
+    if not (hasattr(backend, "model") and hasattr(backend, "tokenizer")):
+        raise TypeError(
+            f"llm_rmft_iteration fine-tunes a local model: {type(backend).__name__} has no "
+            "model and tokenizer (an endpoint? roll out with LLMPolicy, then "
+            "select_llm_transcripts and write_openai_finetune_jsonl for the provider)"
+        )
     m = settings.rollouts_per_instance
     instances = sample_instances(spec, settings.n_instances, rng).repeat(m)
     policy = LLMPolicy(
-        backend, scenario=scenario, max_tokens=settings.max_tokens, temperature=settings.temperature
+        backend,
+        scenario=scenario,
+        max_tokens=settings.max_tokens,
+        temperature=settings.temperature,
+        parse=settings.parse,
     )
     trajs = rollout(policy, instances, rng)
     keep, pairs = select_llm_transcripts(trajs, settings, rng)

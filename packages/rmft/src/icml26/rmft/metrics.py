@@ -12,17 +12,26 @@ a sampled model against a sampled control, a greedy model against the greedy bas
 * ``regret_ratio_by_axis.<axis>.<control>.<method>`` / ``improvement_z_by_axis...``: the
   worst over the environments of a generalisation axis (:func:`generalisation_axis`);
 * ``min_detectable_ratio_by_axis.<axis>.<control>``: the regret ratio a paired z of 2
-  needs given the control's per-instance SD and the number of instances (worst over the
-  axis's environments; :func:`min_detectable_ratio`), with ``power_by_axis...`` (the
+  needs given the control's per-instance SD and the number of instances (worst, i.e. lowest,
+  over the axis's environments; :func:`min_detectable_ratio`), with ``power_by_axis...`` (the
   chance a true 10% gain reaches z > 2, :func:`power_for_gain`; worst over the axis): the
-  LLM claims are undecided, not failed, when that power is at most 0.5 (the minimum
-  detectable ratio is above 0.9);
+  regret claims, numeric and LLM, are undecided, not failed, when that power is at most 0.5
+  (the minimum detectable ratio is then at or below 0.9: only a gain larger than 10% would
+  reach z > 2);
 * ``invalid_action_rate.<policy>`` and ``invalid_rate_by_iteration.<i>`` (LLM replies that
-  name no valid action: evaluation of iteration ``i``, 0 = base, sampled, on ``llm_env``)
-  with ``invalid_drop_z.<i>`` (paired z over evaluation episodes of the drop in each
-  episode's invalid share from the base, :func:`paired_z`: the T decisions of an episode are
-  not independent, so episodes are the unit; 0 for the base itself), beside ``train.llm_iter<i>.rollout_invalid`` (the rollouts iteration ``i``
-  selected from).
+  make no valid decision, by default the strict parse: no ``Action: <n>`` line; evaluation
+  of iteration ``i``, 0 = base, sampled, on ``llm_env``) with ``invalid_drop_z.<i>`` (paired
+  z over evaluation episodes of the drop in each episode's invalid share from the base,
+  :func:`paired_z`: the T decisions of an episode are not independent, so episodes are the
+  unit; 0 for the base itself), beside ``train.llm_iter<i>.rollout_invalid`` (the rollouts
+  iteration ``i`` selected from); ``invalid_lenient_rate.<policy>`` (the lenient parse's,
+  an ablation read from the same replies) and ``truncated_rate.<policy>`` (replies that hit
+  ``llm_max_tokens``);
+* ``invalid_share.<short>`` (the invalid rate on ``llm_env`` by short name: ``llm_base``,
+  ``llm_rmft``, ``llm_random_select``, their ``_greedy`` forms) and
+  ``invalid_drop_z_by_control.<control>.<method>`` (the paired z over episodes of the
+  control's invalid shares minus the method's, for :data:`INVALID_PAIRS`, each control also
+  against itself: the placebo).
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from icml26.rmft.config import RunConfig
 from icml26.rmft.envs import EnvSpec, parse_env
 
 __all__ = [
+    "INVALID_PAIRS",
     "PAIRS",
     "Z_MIN_INSTANCES",
     "generalisation_axis",
@@ -51,13 +61,20 @@ Z_MIN_INSTANCES = 10
 
 #: ``(control, method)`` name pairs (without the model prefix), at matched decoding:
 #: sampled RMFT against the sampled base and against the loop distilling random rollouts,
-#: greedy RMFT against the greedy base, and the random-selection loop against the base.
+#: greedy RMFT against the greedy base and the greedy random-selection model, and the
+#: random-selection loop against the base.
 PAIRS = (
     ("base", "rmft"),
     ("base_greedy", "rmft_greedy"),
     ("random_select", "rmft"),
+    ("random_select_greedy", "rmft_greedy"),
     ("base", "random_select"),
 )
+
+#: ``(control, method)`` pairs of the LLM's invalid-rate comparison (short names, sampled):
+#: RMFT against the base and against the loop distilling random transcripts (SFT on the
+#: model's own valid replies, chosen without the regret signal).
+INVALID_PAIRS = (("llm_base", "llm_rmft"), ("llm_random_select", "llm_rmft"))
 
 
 def generalisation_axis(train: EnvSpec, env: EnvSpec) -> str:
@@ -123,7 +140,8 @@ def power_for_gain(control: Any, gain: float = 0.1) -> float:
 
     Normal approximation with the control's per-instance SD as the SD of the differences:
     ``Phi(gain * mean / (sd / sqrt(n)) - 2)``; above 0.5 exactly when
-    :func:`min_detectable_ratio` is below ``1 - gain``.
+    :func:`min_detectable_ratio` is above ``1 - gain`` (a smaller gain than ``gain``
+    already reaches z = 2).
 
     Args:
         control: the control's per-instance regrets.
@@ -150,6 +168,7 @@ def _final_names(prefix: str, iterations: int) -> dict[str, str]:
         "rmft": f"{prefix}rmft_iter{iterations}",
         "rmft_greedy": f"{prefix}rmft_greedy_final",
         "random_select": f"{prefix}random_select_final",
+        "random_select_greedy": f"{prefix}random_select_greedy_final",
     }
 
 
@@ -226,7 +245,7 @@ def summary_metrics(
         for a, cs in by_axis.items()
     }
     metrics["min_detectable_ratio_by_axis"] = {
-        a: {c: _worst(vs, max) for c, vs in cs.items()} for a, cs in mdr.items()
+        a: {c: _worst(vs, min) for c, vs in cs.items()} for a, cs in mdr.items()
     }
     metrics["power_by_axis"] = {
         a: {c: _worst(vs, min) for c, vs in cs.items()} for a, cs in power.items()
@@ -240,14 +259,20 @@ def summary_metrics(
 
 
 def _invalid_rates(config: RunConfig, results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """Share of LLM replies naming no valid action, per LLM policy (mean over the LLM
-    environments it played) and per iteration on ``llm_env`` (0 = the base)."""
+    """Share of LLM replies making no valid decision, per LLM policy (mean over the LLM
+    environments it played; with the lenient parse's share and the share cut at the token
+    cap), per iteration on ``llm_env`` (0 = the base), and by short name with the paired
+    drop z against each control of :data:`INVALID_PAIRS`."""
     envs = [e for e in (config.llm_env, config.llm_nl_env) if e and e in results]
     policies = sorted({p for e in envs for p in results[e] if p.startswith("llm_")})
-    rates = {
-        p: float(np.mean([results[e][p]["invalid"] for e in envs if p in results[e]]))
-        for p in policies
-    }
+
+    def mean_of(field: str) -> dict[str, float]:
+        return {
+            p: float(np.mean([results[e][p][field] for e in envs if p in results[e]]))
+            for p in policies
+            if all(field in results[e][p] for e in envs if p in results[e])
+        }
+
     main = results.get(config.llm_env, {})
     by_iter: dict[str, float] = {}
     drop_z: dict[str, float] = {}
@@ -256,10 +281,23 @@ def _invalid_rates(config: RunConfig, results: Mapping[str, Mapping[str, Any]]) 
         if name in main and "llm_base" in main:
             by_iter[str(i)] = main[name]["invalid"]
             drop_z[str(i)] = _invalid_drop_z(main["llm_base"], main[name], config)
+    names = _final_names("llm_", config.llm_iterations)
+    short = {f"llm_{k}": v for k, v in names.items() if v in main}
+    share = {k: float(main[v]["invalid"]) for k, v in short.items()}
+    by_control: dict[str, dict[str, float]] = {}
+    for control, method in {*INVALID_PAIRS, *((c, c) for c, _ in INVALID_PAIRS)}:
+        if control in short and method in short:
+            by_control.setdefault(control, {})[method] = _invalid_drop_z(
+                main[short[control]], main[short[method]], config
+            )
     return {
-        "invalid_action_rate": rates,
+        "invalid_action_rate": mean_of("invalid"),
+        "invalid_lenient_rate": mean_of("invalid_lenient"),
+        "truncated_rate": mean_of("truncated"),
         "invalid_rate_by_iteration": by_iter,
         "invalid_drop_z": drop_z,
+        "invalid_share": share,
+        "invalid_drop_z_by_control": by_control,
     }
 
 

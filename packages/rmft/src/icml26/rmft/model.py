@@ -66,6 +66,45 @@ class ModelConfig:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
 
 
+class KVCache:
+    """One block's keys and values of the positions seen so far, each
+    ``(B·K, heads, length, d_head)``, in buffers that grow by doubling: appending one step
+    writes in place instead of copying the whole history (``torch.cat`` per step made a
+    T = 200 rollout of 1024 episodes spend two thirds of its time copying). Iterating gives
+    ``(keys, values)``. A cache is continued, not branched: :meth:`append` writes after the
+    positions it holds and returns the same object.
+    """
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor) -> None:
+        self._keys, self._values, self.length = keys, values, keys.shape[2]
+
+    def append(self, keys: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Add new positions; returns every position's keys and values so far."""
+        end = self.length + keys.shape[2]
+        if end > self._keys.shape[2]:
+            capacity = max(end, 2 * self._keys.shape[2], 16)
+            for name in ("_keys", "_values"):
+                old = getattr(self, name)
+                grown = old.new_empty((*old.shape[:2], capacity, old.shape[3]))
+                grown[:, :, : self.length] = old[:, :, : self.length]
+                setattr(self, name, grown)
+        self._keys[:, :, self.length : end] = keys
+        self._values[:, :, self.length : end] = values
+        self.length = end
+        return self.keys, self.values
+
+    @property
+    def keys(self) -> torch.Tensor:
+        return self._keys[:, :, : self.length]
+
+    @property
+    def values(self) -> torch.Tensor:
+        return self._values[:, :, : self.length]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter((self.keys, self.values))
+
+
 class _Block(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -81,11 +120,9 @@ class _Block(nn.Module):
         self.ff = nn.Sequential(nn.Linear(d, f), nn.GELU(), nn.Linear(f, d))
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(
-        self, h: torch.Tensor, cache: list[torch.Tensor] | None
-    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """``h``: ``(B, L, K, d)`` new positions; ``cache``: ``[keys, values]`` of earlier
-        positions, each ``(B·K, heads, L_past, d_head)``, or None."""
+    def forward(self, h: torch.Tensor, cache: KVCache | None) -> tuple[torch.Tensor, KVCache]:
+        """``h``: ``(B, L, K, d)`` new positions; ``cache``: the :class:`KVCache` of earlier
+        positions (continued in place), or None."""
         b, length, k, d = h.shape
         x = self.ln_time(h).permute(0, 2, 1, 3).reshape(b * k, length, d)
         q, key, v = self.qkv(x).split(d, dim=-1)
@@ -96,19 +133,25 @@ class _Block(nn.Module):
 
         q, key, v = split(q), split(key), split(v)
         if cache is not None:
-            key = torch.cat([cache[0], key], dim=2)
-            v = torch.cat([cache[1], v], dim=2)
+            key, v = cache.append(key, v)
+        else:
+            cache = KVCache(key, v)
         past = key.shape[2] - length
         # position i of the new chunk sees every cached position and new positions <= i
-        mask = torch.ones(length, key.shape[2], dtype=torch.bool, device=h.device).tril(past)
-        att = F.scaled_dot_product_attention(q, key, v, attn_mask=mask)
+        if length == 1 and past:  # one decoding step: every cached position is visible
+            # (the cache's views are strided, which scaled_dot_product_attention copies)
+            scores = (q @ key.transpose(-1, -2)) / math.sqrt(d // heads)
+            att = torch.softmax(scores, dim=-1) @ v
+        else:
+            mask = torch.ones(length, key.shape[2], dtype=torch.bool, device=h.device).tril(past)
+            att = F.scaled_dot_product_attention(q, key, v, attn_mask=mask)
         att = att.transpose(1, 2).reshape(b, k, length, d).permute(0, 2, 1, 3)
         h = h + self.drop(self.proj(att))
         z = self.ln_arms(h)
         pooled = z.mean(dim=2, keepdim=True).expand_as(z)
         h = h + self.drop(self.mix(torch.cat([z, pooled], dim=-1)))
         h = h + self.drop(self.ff(self.ln_ff(h)))
-        return h, [key, v]
+        return h, cache
 
 
 class ArmTransformer(nn.Module):
@@ -133,8 +176,8 @@ class ArmTransformer(nn.Module):
         self.head = nn.Linear(d, 1)
 
     def forward(
-        self, tokens: torch.Tensor, cache: list[list[torch.Tensor]] | None = None
-    ) -> tuple[torch.Tensor, list[list[torch.Tensor]]]:
+        self, tokens: torch.Tensor, cache: list[KVCache] | None = None
+    ) -> tuple[torch.Tensor, list[KVCache]]:
         """Logits for each new position and the updated cache (pass it back to continue)."""
         if tokens.ndim != 4 or tokens.shape[-1] != N_FEATURES:
             raise ValueError(f"tokens must be (B, L, K, {N_FEATURES}), got {tuple(tokens.shape)}")
@@ -219,7 +262,7 @@ class TransformerPolicy:
 
     def reset(self, spec, n: int, rng: np.random.Generator) -> None:  # type: ignore[no-untyped-def]
         self.k, self.n, self.rng = spec.n_arms, n, rng
-        self.cache: list[list[torch.Tensor]] | None = None
+        self.cache: list[KVCache] | None = None
         self.pending = start_tokens(n, self.k)
 
     @torch.inference_mode()

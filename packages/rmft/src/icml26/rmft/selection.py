@@ -1,8 +1,8 @@
 """Trajectory selection: keep the lowest-regret rollouts (the regret signal of RMFT), or, for
 the random-selection ablation, as many rollouts chosen at random.
 
-An LLM reply that names no valid action plays a random arm, and that arm's regret would let
-a lucky fallback be selected. :func:`selection_regret` charges such a step the *worst* arm's
+An LLM reply that makes no valid decision (by default: no ``Action: <n>`` line) plays a random
+arm, and that arm's regret would let a lucky fallback be selected. :func:`selection_regret` charges such a step the *worst* arm's
 regret (``invalid="worst"``), or ends the episode there (``invalid="end"``: that step and every
 later one are charged the worst arm), so only decisions the model made can earn a low regret.
 """

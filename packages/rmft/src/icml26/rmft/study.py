@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from icml26.rmft.baselines import make_baseline
 from icml26.rmft.config import RunConfig
 from icml26.rmft.envs import Instances, parse_env, sample_instances
@@ -158,6 +160,7 @@ def _llm_settings(config: RunConfig) -> Any:
         max_tokens=config.llm_max_tokens,
         invalid=config.llm_invalid,
         engine=config.llm_engine,
+        parse=config.llm_parse,
     )
 
 
@@ -170,7 +173,8 @@ def run_numeric(
 ) -> tuple[Results, dict[str, Any]]:
     """Weak pretraining (``<p>base``, ``<p>base_greedy``), RMFT iterations
     (``<p>rmft_iter<i>``, the last also ``<p>rmft_greedy_final``), and with
-    ``random_control`` the loop distilling random rollouts (``<p>random_select_final``);
+    ``random_control`` the loop distilling random rollouts (``<p>random_select_final``, and
+    greedily ``<p>random_select_greedy_final``: matched decoding for that control too);
     ``<p>`` is ``""`` for the main model, else ``"<tag>_"``. Returns results and train stats."""
     import torch
 
@@ -233,6 +237,7 @@ def run_numeric(
                     _merge(results, evaluate("rmft_greedy_final", True, setting.envs))
             elif last:
                 _merge(results, evaluate("random_select_final", False, setting.envs))
+                _merge(results, evaluate("random_select_greedy_final", True, setting.envs))
             return {"model": _snapshot(model), "stats": asdict(stats), "results": results}
 
         return compute
@@ -294,10 +299,13 @@ def run_llm(
 ) -> tuple[Results, dict[str, Any]]:
     """The LLM path: the base sampled (``llm_base``) and greedy (``llm_base_greedy``), the RMFT
     iterations (``llm_rmft_iter<i>``; the last also ``llm_rmft_greedy_final``) and the loop
-    distilling random rollouts (``llm_random_select_final``), on ``llm_env``; the base and the
+    distilling random rollouts (``llm_random_select_final``, and greedily
+    ``llm_random_select_greedy_final``), on ``llm_env``; the base and the
     final model, sampled, on the natural-language scenario ``llm_nl_env``. An endpoint only
     evaluates the base and exports one selection. Returns results (each summary with its
-    first episode's first two replies under ``samples``) and train stats."""
+    first episode's first two replies under ``samples``, the share of replies that hit
+    ``llm_max_tokens`` under ``truncated`` and the share the lenient parse finds no choice
+    in under ``invalid_lenient``) and train stats."""
     from icml26.rmft.llm_policy import LLMPolicy
     from icml26.rmft.llm_rmft import llm_rmft_iteration, write_openai_finetune_jsonl
 
@@ -318,9 +326,15 @@ def run_llm(
                 max_tokens=config.llm_max_tokens,
                 temperature=0.0 if greedy else config.llm_temperature,
                 name=name,
+                parse=config.llm_parse,
             )
             trajs = rollout(pol, inst, rng_for(config.seed, "eval", env, name))
             out[env] = {name: summarise(trajs)}
+            steps = [s for episode in trajs.records for s in episode]
+            out[env][name]["truncated"] = float(np.mean([s["truncated"] for s in steps]))
+            out[env][name]["invalid_lenient"] = float(
+                np.mean([not s["valid_lenient"] for s in steps])
+            )
             out[env][name]["samples"] = [
                 {"reply": s["reply"], "valid": s["valid"]} for s in trajs.records[0][:2]
             ]
@@ -357,6 +371,7 @@ def run_llm(
                     _merge(results, evaluate("llm_rmft_greedy_final", True, main))
             elif last:
                 _merge(results, evaluate("llm_random_select_final", False, main))
+                _merge(results, evaluate("llm_random_select_greedy_final", True, main))
             return {
                 "model": _snapshot(backend.model),
                 "stats": {**asdict(stats), "examples": len(pairs)},
@@ -394,7 +409,12 @@ def _llm_export(
         inst = sample_instances(config.llm_env, settings.n_instances, rng).repeat(
             settings.rollouts_per_instance
         )
-        pol = LLMPolicy(backend, max_tokens=settings.max_tokens, temperature=settings.temperature)
+        pol = LLMPolicy(
+            backend,
+            max_tokens=settings.max_tokens,
+            temperature=settings.temperature,
+            parse=settings.parse,
+        )
         _, pairs = select_llm_transcripts(rollout(pol, inst, rng), settings, rng)
         write_openai_finetune_jsonl(pairs, run_path / "rmft_selected_iter1.jsonl")
         return {"examples": len(pairs)}

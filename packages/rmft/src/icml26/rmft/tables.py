@@ -80,17 +80,25 @@ def readme_tables(results: Mapping[str, Any]) -> str:
         greedy = "llm_rmft_greedy_final" if i == n else ""
         rows.append((f"RMFT iteration {i}", f"llm_rmft_iter{i}", greedy, str(i), f"llm_iter{i}"))
     rows.append(
-        ("random selection (control)", "llm_random_select_final", "", "", f"llm_random_iter{n}")
+        (
+            "random selection (control)",
+            "llm_random_select_final",
+            "llm_random_select_greedy_final",
+            "",
+            f"llm_random_iter{n}",
+        )
     )
     lines = [
         f"LLM study: `{config.get('llm_model', '')}` on `{env}`, "
         f"{_num(m, 'eval_instances.llm', '.0f')} evaluation instances (paired; sampled at "
         f"temperature {config.get('llm_temperature')}, greedy at 0). Invalid: share of replies "
-        "naming no valid arm (a random arm is played and counted in the regret).",
+        f"without a valid decision ({config.get('llm_parse', 'lenient')} parse; a random arm is "
+        "played and counted in the regret); lenient: the lenient parse's share on the same "
+        f"replies; capped: share cut at {config.get('llm_max_tokens')} tokens (sampled).",
         "",
         "| policy | regret sampled | regret greedy | invalid sampled (drop z) | invalid greedy "
-        "| invalid, rollouts | invalid, kept |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| lenient | capped | invalid, rollouts | invalid, kept |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label, sampled, greedy, it, stage in rows:
         inv = _num(m, f"invalid_rate_by_iteration.{it}") if it else "n/a"
@@ -103,6 +111,8 @@ def readme_tables(results: Mapping[str, Any]) -> str:
             _regret(m, env, greedy) if greedy else "",
             inv,
             _num(m, f"invalid_action_rate.{greedy}") if greedy else "",
+            _num(m, f"invalid_lenient_rate.{sampled}"),
+            _num(m, f"truncated_rate.{sampled}"),
             _num(m, f"train.{stage}.rollout_invalid") if stage else "",
             _num(m, f"train.{stage}.selected_invalid") if stage else "",
         ]
@@ -110,14 +120,16 @@ def readme_tables(results: Mapping[str, Any]) -> str:
     power = ", ".join(
         f"{c} {_num(m, f'power_by_axis.train.{c}', '.2f')} (detectable ratio "
         f"{_num(m, f'min_detectable_ratio_by_axis.train.{c}')})"
-        for c in ("llm_base", "llm_base_greedy", "llm_random_select")
+        for c in ("llm_base", "llm_base_greedy", "llm_random_select", "llm_random_select_greedy")
     )
     wall = sum(
         v for k, v in m.items() if k.startswith("seconds.llm_") and isinstance(v, int | float)
     )
+    vs_random = _num(m, "invalid_drop_z_by_control.llm_random_select.llm_rmft", ".2f")
     lines += [
         "",
-        f"Power for a true 10% lower regret, per control: {power}; the regret claims are "
-        f"undecided at power <= 0.5. LLM stages: {wall:.0f} s wall.",
+        f"Invalid-rate drop of RMFT against the random-selection loop: paired z {vs_random}. "
+        f"Power for a true 10% lower regret, per control: {power}; a regret claim that misses "
+        f"is undecided at power <= 0.5. LLM stages: {wall:.0f} s wall.",
     ]
     return "\n".join(lines)
