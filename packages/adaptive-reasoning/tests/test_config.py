@@ -148,6 +148,9 @@ def test_smaller_verbosity_gap_reads_the_held_out_wording() -> None:
         no_augmentation={"verbosity_gap": 0.9, "verbosity_gap_ood": 0.9},
     )
     assert gap.evaluate(seen_only)["holds"] is False
+    # no shortcut to remove: the no-augmentation reasoner has no gap on held-out wording
+    no_shortcut = _metrics(no_augmentation={"verbosity_gap_ood": 0.05})
+    assert gap.evaluate(no_shortcut)["holds"] is None
 
 
 def test_one_token_cost_default() -> None:

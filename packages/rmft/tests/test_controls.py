@@ -261,8 +261,11 @@ def test_invalid_drop_z_and_its_claim() -> None:
         "invalid_share.llm_random_select": 0.7,
         "invalid_drop_z_by_control.llm_random_select.llm_rmft": 3.1,
         "invalid_drop_z_by_control.llm_random_select.llm_random_select": 0.0,
+        "train.llm_random_iter1.examples": 5.0,
     }
     assert claim.evaluate(ok)["holds"] is True
+    # a control that kept no valid reply trained nothing: SFT against no SFT, undecided
+    assert claim.evaluate({**ok, "train.llm_random_iter1.examples": 0.0})["holds"] is None
     assert claim.under_placebo(ok)[0] is False  # the random-selection loop in RMFT's place
     noisy = {**ok, "invalid_drop_z_by_control.llm_random_select.llm_rmft": 1.5}
     assert claim.evaluate(noisy)["holds"] is False
@@ -311,6 +314,7 @@ def test_invalid_rate_metrics_compare_rmft_with_the_random_selection_loop() -> N
     assert m["invalid_lenient_rate"] == {"llm_base": 0.5}
     flat = _flatten(m)
     claim = _claim("llm_rmft_lowers_invalid_rate")
+    flat["train.llm_random_iter1.examples"] = 3.0  # the control trained on something
     assert claim.evaluate(flat)["holds"] is True
     assert claim.under_placebo(flat)[0] is False
 
@@ -399,6 +403,10 @@ def test_claims_are_undecided_when_underpowered() -> None:
         assert entry["measured"][key] == 0.2
         assert claim.evaluate({**miss, key: 0.5})["holds"] is None
         assert claim.evaluate({**miss, key: None})["holds"] is None
+        # a significant harm is evidence at any power: decided, and the claim fails
+        z_key = next(k for k in miss if k.startswith(f"improvement_z_by_axis.{axis}.{p}{control}."))
+        harmed = claim.evaluate({**miss, key: 0.2, z_key: -2.5})
+        assert harmed["holds"] is False, cid
 
 
 def test_power_guard_reads_metrics_the_run_writes() -> None:

@@ -152,11 +152,26 @@ def _powered(axis: str, *controls: str) -> str:
     return " and ".join(f"power_by_axis.{axis}.{c} > 0.5" for c in controls)
 
 
+def _method_of(control: str) -> str:
+    """The RMFT policy paired with ``control`` (``llm_base_greedy`` -> ``llm_rmft_greedy``)."""
+    for prefix in ("llm_", "nonstationary_", "experts_", ""):
+        if control.startswith(prefix):
+            greedy = "_greedy" if control.endswith("_greedy") else ""
+            return f"{prefix}rmft{greedy}"
+    raise AssertionError(control)  # "" matches every name
+
+
+def _harmed(axis: str, *controls: str) -> str:
+    """RMFT significantly worse than one of ``controls`` (paired z < -2)."""
+    return " or ".join(f"improvement_z_by_axis.{axis}.{c}.{_method_of(c)} < -2" for c in controls)
+
+
 def _decidable(rule: str, axis: str, *controls: str) -> str:
     """``Claim.decidable_when``: powered (:func:`_powered`), or the rule holds anyway (a gain
-    that reaches z > 2 is evidence at any power). An underpowered run that misses is then
-    undecided, not failed."""
-    return f"({_powered(axis, *controls)}) or ({rule})"
+    that reaches z > 2 is evidence at any power), or RMFT is significantly worse than a
+    control (a harm that reaches z < -2 is evidence at any power: the claim fails). An
+    underpowered run that misses without a significant harm is undecided, not failed."""
+    return f"({_powered(axis, *controls)}) or ({rule}) or ({_harmed(axis, *controls)})"
 
 
 def _claim(
@@ -307,6 +322,9 @@ CLAIMS = [
         " and invalid_drop_z_by_control.llm_random_select.llm_rmft > 2",
         placebo={"llm_rmft": "llm_random_select"},
         profiles=("full",),
+        # the control must have trained on something: a loop that kept no valid reply is the
+        # base re-sampled, and the comparison would be SFT against no SFT
+        decidable_when="train.llm_random_iter1.examples >= 1",
     ),
     _claim(
         "llm_generalises_nl_scenario",
