@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from icml26.adaptive_reasoning.config import AdaptiveConfig, BenchConfig
 from icml26.shared import Claim, Paper
@@ -33,7 +34,7 @@ PROFILES = {
     # held-out concise splits (the premise's figure, no method claim looked at): always-think
     # complex accuracy 0.08 / 0.14 / 0.26 / 0.22 after 150x16 / 600x16 / 1000x32 / 2000x16
     # conversations (simple 0.08 / 0.56 / 1.0 / 1.0), never-think 0.06 at 1000x32; ~100 CPU-s
-    # per stage-1 run at 1000x32.
+    # per stage-1 run at 1000x32. Measured: 1,089 CPU-s (full-15, 2026-12-05).
     "full": AdaptiveConfig(
         train_problems=6000,
         eval_per_split=200,
@@ -42,18 +43,10 @@ PROFILES = {
         grpo_steps=15,
         grpo_prompts=8,
     ),
-    # ``ours`` also on SmolLM2-135M (the bundled Q4_1 GGUF) with LoRA, first seed, no claim:
-    # the full profile plus the pretrained stage (its wall time is not measured yet).
-    "smollm2": AdaptiveConfig(
-        train_problems=6000,
-        eval_per_split=200,
-        sft_steps=800,
-        sft_batch=32,
-        grpo_steps=15,
-        grpo_prompts=8,
-        large_model="smollm2-135m-instruct-q4_1",
-    ),
 }
+# ``smollm2``: the full profile plus ``ours`` on SmolLM2-135M (the bundled Q4_1 GGUF) with
+# LoRA, first seed, no claim (its wall time is not measured yet).
+PROFILES["smollm2"] = replace(PROFILES["full"], large_model="smollm2-135m-instruct-q4_1")
 
 BENCH_PROFILES = {
     "smoke": BenchConfig(
