@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -281,7 +282,6 @@ def test_invalid_drop_z_and_its_claim() -> None:
 
 
 def test_invalid_rate_metrics_compare_rmft_with_the_random_selection_loop() -> None:
-    from icml26.rmft.config import RunConfig
     from icml26.rmft.metrics import summary_metrics
 
     rng = np.random.default_rng(0)
@@ -295,14 +295,7 @@ def test_invalid_rate_metrics_compare_rmft_with_the_random_selection_loop() -> N
         "llm_random_select_greedy_final": _llm_summary(np.ones(24), np.ones(24)),
     }
     summary["llm_base"] |= {"truncated": 0.25, "invalid_lenient": 0.5}
-    config = RunConfig(
-        numeric=False,
-        llm_model="tiny-random",
-        llm_env="bernoulli_k3_t4",
-        llm_nl_env="",
-        llm_iterations=1,
-        llm_eval_instances=24,
-    )
+    config = _llm_config(24)
     m = summary_metrics(config, {"bernoulli_k3_t4": summary}, {})
     assert m["invalid_share"]["llm_rmft"] == pytest.approx(rmft_inv.mean())
     assert m["invalid_share"]["llm_random_select_greedy"] == 1.0
@@ -340,18 +333,24 @@ def _llm_summary(final: np.ndarray, invalid: np.ndarray) -> dict:
     }
 
 
-def _llm_metrics(base_final, rmft_final, base_invalid, rmft_invalid) -> dict:
+def _llm_config(instances: int) -> Any:
+    """An LLM-only RunConfig of one iteration on ``instances`` evaluation instances."""
     from icml26.rmft.config import RunConfig
-    from icml26.rmft.metrics import summary_metrics
 
-    config = RunConfig(
+    return RunConfig(
         numeric=False,
         llm_model="tiny-random",
         llm_env="bernoulli_k3_t4",
         llm_nl_env="",
         llm_iterations=1,
-        llm_eval_instances=len(base_final),
+        llm_eval_instances=instances,
     )
+
+
+def _llm_metrics(base_final, rmft_final, base_invalid, rmft_invalid) -> dict:
+    from icml26.rmft.metrics import summary_metrics
+
+    config = _llm_config(len(base_final))
     results = {
         "bernoulli_k3_t4": {
             "llm_base": _llm_summary(np.asarray(base_final, float), np.asarray(base_invalid)),
